@@ -6,9 +6,9 @@ import { Command, CommanderError } from "commander";
 import { register as registerNormalize } from "./normalize.js";
 import { register as registerValidate } from "./validate.js";
 
-export const EXIT_OK = 0;
-export const EXIT_INVALID = 1;
-export const EXIT_USAGE = 2;
+import { EXIT_OK, EXIT_USAGE } from "./exit.js";
+
+export { EXIT_OK, EXIT_INVALID, EXIT_USAGE } from "./exit.js";
 
 export function buildProgram(): Command {
   const program = new Command("tracepipe")
@@ -21,6 +21,11 @@ export function buildProgram(): Command {
 }
 
 export async function main(argv: string[] = process.argv): Promise<void> {
+  // `tracepipe normalize big.jsonl | head` closes stdout early: stop quietly, as Unix tools do.
+  process.stdout.on("error", (err: NodeJS.ErrnoException) => {
+    if (err.code === "EPIPE") process.exit(process.exitCode ?? EXIT_OK);
+    throw err;
+  });
   const program = buildProgram();
   try {
     await program.parseAsync(argv);

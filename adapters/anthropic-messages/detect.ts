@@ -1,0 +1,52 @@
+/** Structural recognition of Anthropic Messages payloads. Never throws. */
+import type { PayloadKind } from "../types.js";
+import { isObj } from "../common/guards.js";
+import { looksLikeChatRequest, requestEvidence } from "../common/markers.js";
+
+const EVENT_TYPES = new Set([
+  "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error",
+]);
+
+function isResponse(v: unknown): boolean {
+  return isObj(v) && v.type === "message" && v.role === "assistant" && Array.isArray(v.content);
+}
+
+function isRequest(v: unknown): boolean {
+  if (!looksLikeChatRequest(v)) return false;
+  const ev = requestEvidence(v);
+  return ev.anthropic && !ev.openai;
+}
+
+function isStream(v: unknown[]): boolean {
+  if (v.length === 0) return false;
+  let sawMessageEvent = false;
+  for (const e of v) {
+    if (!isObj(e) || typeof e.type !== "string" || !EVENT_TYPES.has(e.type)) return false;
+    if (e.type !== "ping" && e.type !== "error") sawMessageEvent = true;
+  }
+  return sawMessageEvent;
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const { request, response } = payload;
+      const hasReq = request !== undefined && request !== null;
+      const hasRes = response !== undefined && response !== null;
+      if (!hasReq && !hasRes) return null;
+      if (hasReq && !isRequest(request)) {
+        // A plain request is fine when the response settles the vendor.
+        if (!(looksLikeChatRequest(request) && !requestEvidence(request).openai && hasRes)) return null;
+      }
+      if (hasRes && !(isResponse(response) || (Array.isArray(response) && isStream(response)))) return null;
+      return "pair";
+    }
+    if (isResponse(payload)) return "response";
+    if (isRequest(payload)) return "request";
+    return null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,72 @@
+/** Small structural helpers shared by the adapters. Pure; throw only NormalizeError. */
+import { NormalizeError } from "../../src/errors.js";
+
+export type Loc = (string | number)[];
+export type Obj = Record<string, unknown>;
+
+export function isObj(v: unknown): v is Obj {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** Throw the one error type adapters are allowed to throw, naming the field. */
+export function fail(loc: Loc, msg: string, type = "value_error"): never {
+  throw new NormalizeError([{ loc, msg, type }]);
+}
+
+export function expectObj(v: unknown, loc: Loc): Obj {
+  if (!isObj(v)) fail(loc, `expected an object, got ${describe(v)}`, "object_type");
+  return v;
+}
+
+export function expectArray(v: unknown, loc: Loc): unknown[] {
+  if (!Array.isArray(v)) fail(loc, `expected an array, got ${describe(v)}`, "list_type");
+  return v;
+}
+
+export function expectString(v: unknown, loc: Loc): string {
+  if (typeof v !== "string") fail(loc, `expected a string, got ${describe(v)}`, "string_type");
+  return v;
+}
+
+export function optString(v: unknown, loc: Loc): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return expectString(v, loc);
+}
+
+/** Non-negative integer token count, or undefined when absent; anything else is an error. */
+export function optCount(v: unknown, loc: Loc): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) fail(loc, `expected a non-negative integer, got ${describe(v)}`, "int_type");
+  return v;
+}
+
+export function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "array";
+  return typeof v;
+}
+
+/**
+ * Copy the keys of `src` not listed in `known` into an extras object, or return
+ * undefined when there are none. DESIGN: nothing a vendor sent is dropped.
+ */
+export function leftovers(src: Obj, known: ReadonlySet<string>): Obj | undefined {
+  let out: Obj | undefined;
+  for (const k in src) {
+    if (known.has(k) || src[k] === undefined) continue;
+    (out ??= {})[k] = src[k];
+  }
+  return out;
+}
+
+type Located = { issues: { loc: Loc }[] };
+
+/** Run `fn`, prefixing the locations of any NormalizeError it throws with `prefix` (e.g. "request"). */
+export function under<T>(prefix: string | number, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err && typeof err === "object" && Array.isArray((err as Located).issues)) for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
+    throw err;
+  }
+}

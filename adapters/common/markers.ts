@@ -1,0 +1,101 @@
+/**
+ * Structural markers that tell OpenAI chat-completions payloads from Anthropic
+ * Messages payloads. Both adapters' `detect` use the same evidence so they can
+ * never both claim one payload: each claims only when its own markers are
+ * present and the other's are absent. A payload with neither (a bare
+ * `{messages:[{role:"user",content:"hi"}]}` with an unknown model) is left
+ * unclaimed, and `normalize` reports it instead of guessing.
+ */
+import { isObj, type Obj } from "./guards.js";
+
+export interface Evidence {
+  openai: boolean;
+  anthropic: boolean;
+}
+
+const OPENAI_REQUEST_KEYS = new Set([
+  "max_completion_tokens", "n", "response_format", "frequency_penalty", "presence_penalty", "logprobs",
+  "top_logprobs", "seed", "stream_options", "modalities", "audio", "reasoning_effort", "parallel_tool_calls",
+  "store", "logit_bias", "prediction", "web_search_options", "functions", "function_call", "verbosity",
+  "prompt_cache_key", "safety_identifier",
+]);
+const ANTHROPIC_REQUEST_KEYS = new Set([
+  "system", "stop_sequences", "top_k", "thinking", "anthropic_version", "container", "mcp_servers", "context_management",
+]);
+const OPENAI_ROLES = new Set(["system", "developer", "tool", "function"]);
+const OPENAI_PARTS = new Set(["image_url", "input_audio", "refusal"]);
+const ANTHROPIC_BLOCKS = new Set([
+  "tool_use", "tool_result", "document", "thinking", "redacted_thinking", "server_tool_use", "search_result",
+  "container_upload", "mcp_tool_use", "mcp_tool_result",
+]);
+const OPENAI_MESSAGE_KEYS = new Set(["tool_calls", "function_call", "refusal", "audio", "tool_call_id", "name", "reasoning_content"]);
+
+/** Model-name hints: a vendor's own model families. */
+export function modelHint(model: unknown): Evidence {
+  if (typeof model !== "string") return { openai: false, anthropic: false };
+  const m = model.toLowerCase();
+  return {
+    anthropic: m.startsWith("claude") || m.startsWith("anthropic."),
+    openai: /^(gpt-|o[1-9]|chatgpt|text-davinci|davinci|babbage|codex)/.test(m),
+  };
+}
+
+function blockEvidence(block: unknown, ev: Evidence): void {
+  if (!isObj(block)) return;
+  const t = block.type;
+  if (typeof t !== "string") return;
+  if (OPENAI_PARTS.has(t)) ev.openai = true;
+  else if (t === "file" && isObj(block.file)) ev.openai = true;
+  else if (ANTHROPIC_BLOCKS.has(t) || t.endsWith("_tool_result")) ev.anthropic = true;
+  else if (t === "image" && isObj(block.source)) ev.anthropic = true;
+  else if (t === "text" && Array.isArray(block.citations)) ev.anthropic = true;
+}
+
+function messageEvidence(msg: unknown, ev: Evidence): void {
+  if (!isObj(msg)) return;
+  if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
+  for (const k in msg) if (OPENAI_MESSAGE_KEYS.has(k)) ev.openai = true;
+  const content = msg.content;
+  if (Array.isArray(content)) for (const b of content) blockEvidence(b, ev);
+  else if (content === null) ev.openai = true; // Anthropic content is never null
+}
+
+function toolsEvidence(tools: unknown, ev: Evidence): void {
+  if (!Array.isArray(tools)) return;
+  for (const t of tools) {
+    if (!isObj(t)) continue;
+    if (isObj(t.function) || t.type === "function" || t.type === "custom") ev.openai = true;
+    else if ("input_schema" in t || (typeof t.type === "string" && /_\d{8}$/.test(t.type))) ev.anthropic = true;
+  }
+}
+
+/** Evidence from a request body `{model, messages, ...}`. */
+export function requestEvidence(body: Obj): Evidence {
+  const ev: Evidence = { openai: false, anthropic: false };
+  for (const k in body) {
+    if (OPENAI_REQUEST_KEYS.has(k)) ev.openai = true;
+    else if (ANTHROPIC_REQUEST_KEYS.has(k)) ev.anthropic = true;
+  }
+  if (typeof body.tool_choice === "string") ev.openai = true;
+  else if (isObj(body.tool_choice) && (body.tool_choice.type === "auto" || body.tool_choice.type === "any" || body.tool_choice.type === "tool")) ev.anthropic = true;
+  toolsEvidence(body.tools, ev);
+  const msgs = body.messages;
+  if (Array.isArray(msgs)) for (const m of msgs) messageEvidence(m, ev);
+  if (!ev.openai && !ev.anthropic) {
+    const hint = modelHint(body.model);
+    ev.openai = hint.openai;
+    ev.anthropic = hint.anthropic;
+  }
+  return ev;
+}
+
+/** True for an object that looks like a chat request at all: a `messages` array of role-bearing objects. */
+export function looksLikeChatRequest(body: unknown): body is Obj {
+  if (!isObj(body) || !Array.isArray(body.messages)) return false;
+  const msgs = body.messages;
+  for (let i = 0; i < msgs.length && i < 64; i++) {
+    const m = msgs[i];
+    if (!isObj(m) || typeof m.role !== "string") return false;
+  }
+  return true;
+}

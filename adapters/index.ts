@@ -1,0 +1,19 @@
+/**
+ * The adapter registry, in detection order. `normalize({format: "auto"})` asks
+ * each adapter's `detect`; see src/normalize.ts for how claims are resolved.
+ */
+import type { Adapter } from "./types.js";
+import { native } from "./native/index.js";
+import { openaiChat } from "./openai-chat/index.js";
+import { anthropicMessages } from "./anthropic-messages/index.js";
+
+export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
+
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, anthropicMessages];
+export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
+
+export function getAdapter(name: string): Adapter | undefined {
+  return ADAPTERS.find((a) => a.name === name);
+}
+
+export { native, openaiChat, anthropicMessages };

@@ -1,0 +1,177 @@
+/**
+ * The native adapter: payloads already in the native format, and the reply
+ * shapes SPEC §2.6 accepts for a model's output:
+ *   {choices:[{message:{role,content}}], usage_metadata?}, {message:{role,content}},
+ *   {role,content}, and the two-element array [role, content].
+ * `content` may be a string (one text block) or native blocks. There is no
+ * native stream form (SPEC §2.6: no reduce in JS/TS), so streams are rejected.
+ */
+import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseResult, StreamAccumulator } from "../types.js";
+import type { Message, UsageMetadata } from "../../src/format/schema.js";
+import { Message as MessageSchema, UsageMetadata as UsageSchema } from "../../src/format/schema.js";
+import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
+import { NormalizeError } from "../../src/errors.js";
+
+export const FORMAT = "native";
+const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
+
+/** One message: string content becomes a text block; the result must satisfy the schema. */
+function toMessage(raw: unknown, loc: Loc): Message {
+  const m = expectObj(raw, loc);
+  if (typeof m.role !== "string" || !ROLES.has(m.role)) {
+    fail([...loc, "role"], `expected one of system, reasoning, user, assistant, tool; got ${JSON.stringify(m.role)}`, "unsupported_role");
+  }
+  const candidate = typeof m.content === "string" ? { ...m, content: [{ type: "text", text: m.content }] } : m;
+  const parsed = MessageSchema.safeParse(candidate);
+  if (!parsed.success) {
+    throw new NormalizeError(parsed.error.issues.map((i) => ({ loc: [...loc, ...(i.path as (string | number)[])], msg: i.message, type: i.code })));
+  }
+  return parsed.data;
+}
+
+function pairToMessage(v: unknown[], loc: Loc): Message {
+  if (v.length !== 2) fail(loc, `a [role, content] reply has two elements, got ${v.length}`, "tuple_length");
+  return toMessage({ role: v[0], content: v[1] }, loc);
+}
+
+function usageOf(v: unknown, loc: Loc): UsageMetadata | undefined {
+  if (v === undefined || v === null) return undefined;
+  const parsed = UsageSchema.safeParse(v);
+  if (!parsed.success) throw new NormalizeError(parsed.error.issues.map((i) => ({ loc: [...loc, ...(i.path as (string | number)[])], msg: i.message, type: i.code })));
+  return parsed.data;
+}
+
+function isMessageLike(v: unknown): v is Obj {
+  return isObj(v) && typeof v.role === "string" && "content" in v;
+}
+
+function isNativeContent(c: unknown): boolean {
+  return typeof c === "string" || (Array.isArray(c) && c.every((b) => isObj(b) && typeof b.type === "string"));
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) {
+      return payload.length === 2 && typeof payload[0] === "string" && ROLES.has(payload[0]) && isNativeContent(payload[1]) ? "response" : null;
+    }
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const okReq = payload.request === undefined || payload.request === null || detect(payload.request) === "request";
+      const okRes = payload.response === undefined || payload.response === null || detect(payload.response) === "response";
+      return okReq && okRes ? "pair" : null;
+    }
+    if (Array.isArray(payload.messages)) {
+      return payload.messages.every((m) => MessageSchema.safeParse(isMessageLike(m) && typeof m.content === "string" ? { ...m, content: [] } : m).success) ? "request" : null;
+    }
+    if (Array.isArray(payload.choices)) {
+      const c = payload.choices;
+      if (!("usage_metadata" in payload) && payload.object === "chat.completion") return null;
+      return c.length > 0 && c.every((x) => isObj(x) && isMessageLike(x.message) && MessageSchema.safeParse(typeof x.message.content === "string" ? { ...x.message, content: [] } : x.message).success) && ("usage_metadata" in payload || !("usage" in payload))
+        ? "response"
+        : null;
+    }
+    if (isMessageLike(payload.message)) return isNativeContent(payload.message.content) && ROLES.has(payload.message.role as string) ? "response" : null;
+    if (isMessageLike(payload)) return isNativeContent(payload.content) && ROLES.has(payload.role as string) ? "response" : null;
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * True when the payload (a request, a reply, or a {request, response} pair) is
+ * native to the letter of the schema: content as blocks, no string shorthand.
+ * Such a payload stays native under auto-detection, whatever its model name.
+ */
+export function isStrictlyNative(payload: unknown): boolean {
+  if (isObj(payload) && ("request" in payload || "response" in payload)) {
+    const r = payload.request;
+    const s = payload.response;
+    return (r === undefined || r === null || isStrictlyNative(r)) && (s === undefined || s === null || isStrictlyNative(s)) && (r != null || s != null);
+  }
+  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => MessageSchema.safeParse(m).success);
+  if (isObj(payload) && Array.isArray(payload.choices)) return payload.choices.length > 0 && payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
+  if (isObj(payload) && isObj(payload.message)) return MessageSchema.safeParse(payload.message).success;
+  return false;
+}
+
+export function normalizeRequest(request: unknown): RequestResult {
+  const body = expectObj(request, []);
+  const list = expectArray(body.messages, ["messages"]);
+  const messages = list.map((m, i) => toMessage(m, ["messages", i]));
+  const invocation_params: Obj = {};
+  for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
+  const result: RequestResult = { messages, invocation_params };
+  if (typeof body.model === "string") result.trace_model_name = body.model;
+  return result;
+}
+
+export function normalizeResponse(response: unknown): ResponseResult {
+  let messages: Message[];
+  let usage: UsageMetadata | undefined;
+  let model: string | undefined;
+  if (Array.isArray(response)) {
+    messages = [pairToMessage(response, [])];
+  } else {
+    const r = expectObj(response, []);
+    if (typeof r.model === "string") model = r.model;
+    if (Array.isArray(r.choices)) {
+      messages = r.choices.map((c, i) => toMessage(expectObj(c, ["choices", i]).message, ["choices", i, "message"]));
+      usage = usageOf(r.usage_metadata, ["usage_metadata"]);
+    } else if (r.message !== undefined) {
+      messages = [toMessage(r.message, ["message"])];
+      usage = usageOf(r.usage_metadata, ["usage_metadata"]);
+    } else if (typeof r.role === "string") {
+      messages = [toMessage(r, [])];
+    } else {
+      return fail([], "expected a native reply: {choices:[{message}]}, {message}, {role, content} or [role, content]", "unknown_payload");
+    }
+  }
+  const first = messages[0];
+  usage ??= first?.usage_metadata;
+  if (first && usage && !first.usage_metadata) first.usage_metadata = usage;
+  const result: ResponseResult = { messages };
+  if (usage) result.usage_metadata = usage;
+  if (model !== undefined) result.trace_model_name = model;
+  return result;
+}
+
+export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
+  return fail([], `the native format has no stream form (SPEC §2.6); got ${describe(chunks)}`, "unsupported_stream");
+}
+
+export function createStreamAccumulator(): StreamAccumulator {
+  return {
+    push: (chunk: unknown) => fail([], `the native format has no stream form (SPEC §2.6); got ${describe(chunk)}`, "unsupported_stream"),
+    result: () => ({ messages: [] }),
+  };
+}
+
+export function normalize(payload: unknown): NormalizedRecord {
+  const out: NormalizedRecord = { format: FORMAT, metadata: {} };
+  let reqModel: string | undefined;
+  let res: ResponseResult | undefined;
+  const kind = detect(payload);
+  if (isObj(payload) && ("request" in payload || "response" in payload)) {
+    if (payload.request !== undefined && payload.request !== null) {
+      const req = under("request", () => normalizeRequest(payload.request));
+      out.inputs = { messages: req.messages };
+      reqModel = req.trace_model_name;
+    }
+    if (payload.response !== undefined && payload.response !== null) res = under("response", () => normalizeResponse(payload.response));
+    if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
+  } else if (kind === "request" || (isObj(payload) && Array.isArray(payload.messages))) {
+    const req = normalizeRequest(payload);
+    out.inputs = { messages: req.messages };
+    reqModel = req.trace_model_name;
+  } else {
+    res = normalizeResponse(payload);
+  }
+  if (res) out.outputs = { messages: res.messages };
+  const model = res?.trace_model_name ?? reqModel;
+  if (model !== undefined) out.metadata.trace_model_name = model;
+  return out;
+}
+
+export const native: Adapter = { name: FORMAT, detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator, normalize };
+export default native;

@@ -1,0 +1,55 @@
+/** Structural recognition of OpenAI chat-completions payloads. Never throws. */
+import type { PayloadKind } from "../types.js";
+import { isObj } from "../common/guards.js";
+import { looksLikeChatRequest, requestEvidence } from "../common/markers.js";
+
+function isResponse(v: unknown): boolean {
+  if (!isObj(v)) return false;
+  if (v.object === "chat.completion") return true;
+  // SPEC §2.6's native reply shape `{choices:[{message}], usage_metadata}` belongs to the native adapter.
+  if ("usage_metadata" in v && !("usage" in v)) return false;
+  const c = v.choices;
+  return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].message);
+}
+
+function isChunk(v: unknown): boolean {
+  if (!isObj(v)) return false;
+  if (v.object === "chat.completion.chunk") return true;
+  const c = v.choices;
+  return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].delta);
+}
+
+function isRequest(v: unknown): boolean {
+  if (!looksLikeChatRequest(v)) return false;
+  const ev = requestEvidence(v);
+  return ev.openai && !ev.anthropic;
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) {
+      // A stream: every element a chunk (usage-only chunks have empty choices, so look for one real chunk).
+      if (payload.length === 0) return null;
+      let sawChunk = false;
+      for (const c of payload) {
+        if (!isObj(c)) return null;
+        if (isChunk(c)) sawChunk = true;
+        else if (!(c.object === "chat.completion.chunk" || (Array.isArray(c.choices) && c.choices.length === 0))) return null;
+      }
+      return sawChunk || payload.every((c) => isObj(c) && c.object === "chat.completion.chunk") ? "stream" : null;
+    }
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const { request, response } = payload;
+      const reqOk = request === undefined || request === null || isRequest(request);
+      const resOk = response === undefined || response === null || isResponse(response) || (Array.isArray(response) && detect(response) === "stream");
+      const any = (request !== undefined && request !== null) || (response !== undefined && response !== null);
+      return any && reqOk && resOk ? "pair" : null;
+    }
+    if (isResponse(payload)) return "response";
+    if (isRequest(payload)) return "request";
+    return null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,117 @@
+/** OpenAI chat-completions request body -> native messages + invocation params. */
+import type { RequestResult } from "../types.js";
+import type { ContentBlock, Message } from "../../src/format/schema.js";
+import { describe, expectArray, expectObj, expectString, fail, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { contentToBlocks } from "./parts.js";
+import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
+
+const K_MSG = new Set(["role", "content", "name", "tool_calls", "function_call", "refusal", "audio", "tool_call_id", "reasoning_content"]);
+
+function msgExtras(m: Obj, extra?: Obj): Obj | undefined {
+  let ex = leftovers(m, K_MSG);
+  if (m.name !== undefined && m.name !== null) (ex ??= {}).name = m.name;
+  if (extra) ex = { ...ex, ...extra };
+  return ex;
+}
+
+function finish(role: Message["role"], content: ContentBlock[], extras: Obj | undefined): Message {
+  const msg: Message = { role, content };
+  if (extras) msg.extras = extras;
+  return msg;
+}
+
+/**
+ * Assistant message fields -> blocks, in the order a reader meets them:
+ * reasoning, text (content, refusal), audio, then tool calls.
+ */
+export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  if (typeof m.reasoning_content === "string" && m.reasoning_content !== "") {
+    blocks.push({ type: "reasoning", text: m.reasoning_content });
+  }
+  for (const b of contentToBlocks(m.content, [...loc, "content"])) blocks.push(b);
+  if (m.refusal !== undefined && m.refusal !== null) {
+    blocks.push({ type: "text", text: expectString(m.refusal, [...loc, "refusal"]), extras: { refusal: true } });
+  }
+  if (m.audio !== undefined && m.audio !== null) {
+    const a = expectObj(m.audio, [...loc, "audio"]);
+    const { id, ...rest } = a;
+    if (typeof id !== "string") fail([...loc, "audio", "id"], `expected a string, got ${describe(id)}`, "string_type");
+    const block: ContentBlock = { type: "audio", id };
+    if (Object.keys(rest).length) block.extras = rest;
+    blocks.push(block);
+  }
+  if (m.tool_calls !== undefined && m.tool_calls !== null) {
+    const calls = expectArray(m.tool_calls, [...loc, "tool_calls"]);
+    for (let j = 0; j < calls.length; j++) blocks.push(toolCallBlock(calls[j], [...loc, "tool_calls", j]));
+  }
+  if (m.function_call !== undefined && m.function_call !== null) {
+    blocks.push(legacyFunctionCallBlock(m.function_call, [...loc, "function_call"], legacyCallId(messageIndex)));
+  }
+  return blocks;
+}
+
+export function normalizeMessages(raw: unknown, loc: Loc = ["messages"]): Message[] {
+  const list = expectArray(raw, loc);
+  const out: Message[] = [];
+  // Legacy function calls awaiting their `function` reply, by function name, oldest first.
+  const pendingLegacy = new Map<string, string[]>();
+  for (let i = 0; i < list.length; i++) {
+    const mloc = [...loc, i];
+    const m = expectObj(list[i], mloc);
+    const role = m.role;
+    switch (role) {
+      case "system":
+        out.push(finish("system", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m)));
+        break;
+      case "developer":
+        // DESIGN: developer -> system, remembering the vendor's role.
+        out.push(finish("system", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m, { vendor_role: "developer" })));
+        break;
+      case "user":
+        out.push(finish("user", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m)));
+        break;
+      case "assistant": {
+        out.push(finish("assistant", assistantBlocks(m, mloc, i), msgExtras(m)));
+        if (m.function_call !== undefined && m.function_call !== null) {
+          const name = (m.function_call as Obj).name;
+          const key = typeof name === "string" ? name : "";
+          const q = pendingLegacy.get(key) ?? [];
+          q.push(legacyCallId(i));
+          pendingLegacy.set(key, q);
+        }
+        break;
+      }
+      case "tool": {
+        const id = expectString(m.tool_call_id, [...mloc, "tool_call_id"]);
+        const msg = finish("tool", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m));
+        msg.tool_call_id = id;
+        out.push(msg);
+        break;
+      }
+      case "function": {
+        // Legacy reply to a function_call: point it at the oldest unanswered call of that name.
+        const name = typeof m.name === "string" ? m.name : "";
+        const q = pendingLegacy.get(name);
+        const id = q?.shift() ?? `call_legacy_orphan_${i}`;
+        const msg = finish("tool", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m, { vendor_role: "function" }));
+        msg.tool_call_id = id;
+        out.push(msg);
+        break;
+      }
+      default:
+        fail([...mloc, "role"], `unsupported role ${JSON.stringify(role)}; expected system, developer, user, assistant, tool or function`, "unsupported_role");
+    }
+  }
+  return out;
+}
+
+export function normalizeRequest(request: unknown): RequestResult {
+  const body = expectObj(request, []);
+  const messages = normalizeMessages(body.messages);
+  const invocation_params: Obj = {};
+  for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
+  const result: RequestResult = { messages, invocation_params, trace_provider: "openai" };
+  if (typeof body.model === "string") result.trace_model_name = body.model;
+  return result;
+}

@@ -1,0 +1,205 @@
+/**
+ * Folding chat.completion.chunk objects into the same result as a response.
+ * Built for the wrapper's hot path (≤ 2 µs a chunk): deltas are appended to
+ * string arrays and tool arguments are parsed once, in result().
+ */
+import type { ResponseResult, StreamAccumulator } from "../types.js";
+import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
+import { parseToolArgs } from "../common/args.js";
+import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { normalizeUsage } from "./usage.js";
+
+interface ToolAcc {
+  id?: string;
+  type?: string;
+  name?: string;
+  args: string[];
+  customInput?: string[];
+}
+
+interface ChoiceAcc {
+  index: number;
+  text: string[];
+  refusal: string[];
+  reasoning: string[];
+  tools: Map<number, ToolAcc>;
+  fn?: { name?: string; args: string[] };
+  audio?: { id?: string; data: string[]; transcript: string[]; expires_at?: unknown };
+  finish_reason?: string;
+  logprobs?: unknown[];
+}
+
+const META_KEYS = ["id", "created", "system_fingerprint", "service_tier"] as const;
+
+export class OpenAIStreamAccumulator implements StreamAccumulator {
+  private readonly choices = new Map<number, ChoiceAcc>();
+  private model?: string;
+  private usage?: unknown;
+  private meta: Obj = {};
+  private seenContent = false;
+  private n = 0;
+
+  push(chunk: unknown): boolean {
+    const ci = this.n++;
+    if (!isObj(chunk)) fail([ci], `expected a chat.completion.chunk object, got ${describe(chunk)}`, "object_type");
+    if (typeof chunk.model === "string") this.model = chunk.model;
+    if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
+    for (const k of META_KEYS) if (chunk[k] !== undefined && chunk[k] !== null) this.meta[k] = chunk[k];
+    const choices = chunk.choices;
+    if (choices === undefined || choices === null) return false; // e.g. a usage-only or keep-alive chunk
+    if (!Array.isArray(choices)) fail([ci, "choices"], `expected an array, got ${describe(choices)}`, "list_type");
+    let first = false;
+    for (let i = 0; i < choices.length; i++) {
+      if (this.fold(choices[i], ci, i) && !this.seenContent) {
+        this.seenContent = true;
+        first = true;
+      }
+    }
+    return first;
+  }
+
+  /** Returns true when the delta carried content. */
+  private fold(choice: unknown, ci: number, i: number): boolean {
+    if (!isObj(choice)) fail([ci, "choices", i], `expected an object, got ${describe(choice)}`, "object_type");
+    const index = typeof choice.index === "number" ? choice.index : 0;
+    let acc = this.choices.get(index);
+    if (!acc) {
+      acc = { index, text: [], refusal: [], reasoning: [], tools: new Map() };
+      this.choices.set(index, acc);
+    }
+    if (typeof choice.finish_reason === "string") acc.finish_reason = choice.finish_reason;
+    if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) (acc.logprobs ??= []).push(...choice.logprobs.content);
+    const d = choice.delta;
+    if (!isObj(d)) return false;
+    let content = false;
+    if (typeof d.content === "string" && d.content !== "") {
+      acc.text.push(d.content);
+      content = true;
+    }
+    if (typeof d.refusal === "string" && d.refusal !== "") {
+      acc.refusal.push(d.refusal);
+      content = true;
+    }
+    if (typeof d.reasoning_content === "string" && d.reasoning_content !== "") {
+      acc.reasoning.push(d.reasoning_content);
+      content = true;
+    }
+    if (Array.isArray(d.tool_calls)) {
+      for (const tc of d.tool_calls) {
+        if (!isObj(tc)) continue;
+        // Fragments are keyed by `index`: id and name come first, argument pieces follow.
+        const ti = typeof tc.index === "number" ? tc.index : acc.tools.size;
+        let t = acc.tools.get(ti);
+        if (!t) {
+          t = { args: [] };
+          acc.tools.set(ti, t);
+        }
+        if (typeof tc.id === "string") t.id = tc.id;
+        if (typeof tc.type === "string") t.type = tc.type;
+        const fn = tc.function;
+        if (isObj(fn)) {
+          if (typeof fn.name === "string" && fn.name) t.name = fn.name;
+          if (typeof fn.arguments === "string") t.args.push(fn.arguments);
+        }
+        const cu = tc.custom;
+        if (isObj(cu)) {
+          t.type = "custom";
+          if (typeof cu.name === "string" && cu.name) t.name = cu.name;
+          if (typeof cu.input === "string") (t.customInput ??= []).push(cu.input);
+        }
+        content = true;
+      }
+    }
+    if (isObj(d.function_call)) {
+      const f = (acc.fn ??= { args: [] });
+      if (typeof d.function_call.name === "string") f.name = d.function_call.name;
+      if (typeof d.function_call.arguments === "string") f.args.push(d.function_call.arguments);
+      content = true;
+    }
+    if (isObj(d.audio)) {
+      const a = (acc.audio ??= { data: [], transcript: [] });
+      if (typeof d.audio.id === "string") a.id = d.audio.id;
+      if (typeof d.audio.data === "string") a.data.push(d.audio.data);
+      if (typeof d.audio.transcript === "string") a.transcript.push(d.audio.transcript);
+      if (d.audio.expires_at !== undefined) a.expires_at = d.audio.expires_at;
+      content = true;
+    }
+    return content;
+  }
+
+  private message(acc: ChoiceAcc, many: boolean): Message {
+    const content: ContentBlock[] = [];
+    if (acc.reasoning.length) content.push({ type: "reasoning", text: acc.reasoning.join("") });
+    if (acc.text.length) content.push({ type: "text", text: acc.text.join("") });
+    if (acc.refusal.length) content.push({ type: "text", text: acc.refusal.join(""), extras: { refusal: true } });
+    if (acc.audio) {
+      const extras: Obj = {};
+      if (acc.audio.data.length) extras.data = acc.audio.data.join("");
+      if (acc.audio.transcript.length) extras.transcript = acc.audio.transcript.join("");
+      if (acc.audio.expires_at !== undefined) extras.expires_at = acc.audio.expires_at;
+      const block: ContentBlock = acc.audio.id !== undefined ? { type: "audio", id: acc.audio.id } : { type: "audio", base64: (extras.data as string) ?? "" };
+      if (Object.keys(extras).length) block.extras = extras;
+      content.push(block);
+    }
+    const tools = [...acc.tools.entries()].sort((a, b) => a[0] - b[0]);
+    for (const [, t] of tools) {
+      if (t.type === "custom") {
+        const block: ContentBlock = { type: "tool_call", args: {}, extras: { tool_type: "custom", input: (t.customInput ?? []).join("") } };
+        if (t.name !== undefined) block.name = t.name;
+        if (t.id !== undefined) block.id = t.id;
+        content.push(block);
+        continue;
+      }
+      const parsed = parseToolArgs(t.args.join(""));
+      const block: ContentBlock = { type: "tool_call", args: parsed.args };
+      if (t.name !== undefined) block.name = t.name;
+      if (t.id !== undefined) block.id = t.id;
+      if (parsed.extras) block.extras = { ...parsed.extras };
+      content.push(block);
+    }
+    if (acc.fn) {
+      const parsed = parseToolArgs(acc.fn.args.join(""));
+      const block: ContentBlock = { type: "tool_call", id: "call_legacy_0", args: parsed.args, extras: { ...parsed.extras, legacy_function_call: true } };
+      if (acc.fn.name !== undefined) block.name = acc.fn.name;
+      content.push(block);
+    }
+    const msg: Message = { role: "assistant", content };
+    const extras: Obj = {};
+    if (acc.finish_reason !== undefined) extras.finish_reason = acc.finish_reason;
+    if (many) extras.choice_index = acc.index;
+    if (acc.logprobs) extras.logprobs = { content: acc.logprobs };
+    if (Object.keys(extras).length) msg.extras = extras;
+    return msg;
+  }
+
+  result(): ResponseResult {
+    const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
+    const many = accs.length > 1;
+    const messages = accs.map((a) => this.message(a, many));
+    let usage: UsageMetadata | undefined;
+    if (this.usage !== undefined) usage = normalizeUsage(this.usage, ["usage"]);
+    if (messages.length === 0 && (usage || Object.keys(this.meta).length)) messages.push({ role: "assistant", content: [] });
+    const first = messages[0];
+    if (first) {
+      if (usage) first.usage_metadata = usage;
+      if (Object.keys(this.meta).length) first.extras = { ...this.meta, ...first.extras };
+    }
+    const result: ResponseResult = { messages, trace_provider: "openai" };
+    if (this.model !== undefined) result.trace_model_name = this.model;
+    if (usage) result.usage_metadata = usage;
+    const fr = accs[0]?.finish_reason;
+    if (fr !== undefined) result.stop_reason = fr;
+    return result;
+  }
+}
+
+export function createStreamAccumulator(): StreamAccumulator {
+  return new OpenAIStreamAccumulator();
+}
+
+export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
+  if (!Array.isArray(chunks)) fail([], `expected an array of chunks, got ${describe(chunks)}`, "list_type");
+  const acc = new OpenAIStreamAccumulator();
+  for (const c of chunks) acc.push(c);
+  return acc.result();
+}

@@ -1,0 +1,41 @@
+/**
+ * OpenAI usage -> native usage_metadata (DESIGN "Usage"): prompt_tokens is
+ * input_tokens with cached tokens included; cached_tokens -> cache_read;
+ * reasoning_tokens -> output_token_details.reasoning; audio on both sides.
+ * Other numeric details (accepted/rejected prediction tokens) keep their names.
+ */
+import type { UsageMetadata } from "../../src/format/schema.js";
+import { expectObj, isObj, optCount, type Loc, type Obj } from "../common/guards.js";
+
+const RENAME_IN: Record<string, string> = { cached_tokens: "cache_read", audio_tokens: "audio" };
+const RENAME_OUT: Record<string, string> = { reasoning_tokens: "reasoning", audio_tokens: "audio" };
+
+function details(src: unknown, loc: Loc, rename: Record<string, string>): Record<string, number> | undefined {
+  if (!isObj(src)) return undefined;
+  let out: Record<string, number> | undefined;
+  for (const k in src) {
+    const n = optCount(src[k], [...loc, k]);
+    if (n === undefined) continue;
+    (out ??= {})[rename[k] ?? k] = n;
+  }
+  return out;
+}
+
+const K_USAGE = new Set(["prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"]);
+
+export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  const u = expectObj(raw, loc);
+  const input = optCount(u.prompt_tokens, [...loc, "prompt_tokens"]) ?? 0;
+  const output = optCount(u.completion_tokens, [...loc, "completion_tokens"]) ?? 0;
+  const total = optCount(u.total_tokens, [...loc, "total_tokens"]) ?? input + output;
+  const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
+  const inD = details(u.prompt_tokens_details, [...loc, "prompt_tokens_details"], RENAME_IN);
+  const outD = details(u.completion_tokens_details, [...loc, "completion_tokens_details"], RENAME_OUT);
+  if (inD) usage.input_token_details = inD;
+  if (outD) usage.output_token_details = outD;
+  let extras: Obj | undefined;
+  for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined) (extras ??= {})[k] = u[k];
+  if (extras) usage.extras = extras;
+  return usage;
+}

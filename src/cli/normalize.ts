@@ -1,0 +1,63 @@
+/** `tracepipe normalize [--format F] [FILE|-]`: vendor payloads in, native records out (DESIGN "CLI"). */
+import type { Command } from "commander";
+import { FORMAT_NAMES } from "../../adapters/index.js";
+import { ValidationError } from "../errors.js";
+import { normalize } from "../normalize.js";
+import { InputError, openInput, readRecords, writeLine } from "./io.js";
+import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+
+export interface NormalizeCommandOptions {
+  format: string;
+}
+
+export async function runNormalize(file: string | undefined, opts: NormalizeCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
+  if (opts.format !== "auto" && !FORMAT_NAMES.includes(opts.format)) {
+    await writeLine(io.stderr, `tracepipe normalize: unknown --format ${JSON.stringify(opts.format)}; expected auto, ${FORMAT_NAMES.join(", ")}`);
+    return EXIT_USAGE;
+  }
+  let input;
+  try {
+    input = openInput(file, io.stdin);
+  } catch (err) {
+    if (err instanceof InputError) {
+      await writeLine(io.stderr, `tracepipe normalize: ${err.message}`);
+      return EXIT_USAGE;
+    }
+    throw err;
+  }
+  let invalid = 0;
+  for await (const rec of readRecords(input)) {
+    if ("error" in rec) {
+      invalid++;
+      await writeLine(io.stderr, JSON.stringify({ line: rec.line, error: rec.error }));
+      continue;
+    }
+    try {
+      await writeLine(io.stdout, JSON.stringify(normalize(rec.value, { format: opts.format })));
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      invalid++;
+      for (const issue of err.issues) await writeLine(io.stderr, JSON.stringify({ line: rec.line, error: issue }));
+    }
+  }
+  return invalid > 0 ? EXIT_INVALID : EXIT_OK;
+}
+
+export function register(program: Command): void {
+  program
+    .command("normalize")
+    .summary("normalize vendor payloads into native messages")
+    .description(
+      "Normalize vendor payloads (OpenAI chat-completions, Anthropic Messages, native reply shapes) into native messages.\n" +
+        "Input: JSON or JSONL from FILE or stdin; a record is a request body, a response body, an array of stream chunks/events,\n" +
+        'or {"request": ..., "response": ...}. Output: one JSON line per record on stdout:\n' +
+        '  {"format", "inputs"?: {"messages"}, "outputs"?: {"messages"}, "metadata": {"trace_provider", "trace_model_name"}}\n' +
+        'An invalid record prints {"line": N, "error": {"loc", "msg", "type"}} on stderr and the rest still run.\n' +
+        "Exit codes: 0 all records normalized, 1 some records invalid, 2 usage error.",
+    )
+    .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
+    .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto")
+    .action(async (file: string | undefined, opts: NormalizeCommandOptions) => {
+      process.exitCode = await runNormalize(file, opts);
+    });
+}

@@ -1,0 +1,55 @@
+/**
+ * normalize(payload, {format}) -> DESIGN.md's output record, or NormalizeError.
+ *
+ * `auto` asks every adapter's `detect`. Resolution, never a guess:
+ * 1. a payload that is native to the letter (content as native blocks) stays
+ *    native, whatever its model name: a vendor adapter could only lose blocks;
+ * 2. otherwise exactly one vendor claim wins (it also knows the provider);
+ * 3. otherwise a native claim (string shorthand content, reply shapes) wins;
+ * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.
+ */
+import type { NormalizedRecord } from "../adapters/types.js";
+import { ADAPTERS, FORMAT_NAMES, getAdapter } from "../adapters/index.js";
+import { isStrictlyNative } from "../adapters/native/index.js";
+import { NormalizeError } from "./errors.js";
+
+export interface NormalizeOptions {
+  /** `auto` (default) or an adapter name: `native`, `openai-chat`, `anthropic-messages`. */
+  format?: string;
+}
+
+function describePayload(p: unknown): string {
+  if (Array.isArray(p)) return `an array of ${p.length} element(s)`;
+  if (p === null || typeof p !== "object") return `a ${p === null ? "null" : typeof p}`;
+  const keys = Object.keys(p).slice(0, 8);
+  return `an object with keys ${keys.map((k) => JSON.stringify(k)).join(", ") || "(none)"}`;
+}
+
+export function detectFormat(payload: unknown): string {
+  const claims = ADAPTERS.filter((a) => a.detect(payload) !== null).map((a) => a.name);
+  const nativeClaim = claims.includes("native");
+  if (nativeClaim && isStrictlyNative(payload)) return "native";
+  const vendors = claims.filter((c) => c !== "native");
+  if (vendors.length === 1) return vendors[0]!;
+  if (vendors.length === 0 && nativeClaim) return "native";
+  if (vendors.length === 0) {
+    throw new NormalizeError([
+      {
+        loc: [],
+        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions or Anthropic Messages request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
+        type: "unknown_format",
+      },
+    ]);
+  }
+  throw new NormalizeError([{ loc: [], msg: `ambiguous payload: it matches ${vendors.join(" and ")}; pass --format`, type: "ambiguous_format" }]);
+}
+
+export function normalize(payload: unknown, opts: NormalizeOptions = {}): NormalizedRecord {
+  const format = opts.format ?? "auto";
+  if (format === "auto") return getAdapter(detectFormat(payload))!.normalize(payload);
+  const adapter = getAdapter(format);
+  if (!adapter) {
+    throw new NormalizeError([{ loc: ["format"], msg: `unknown format ${JSON.stringify(format)}; expected auto or one of ${FORMAT_NAMES.join(", ")}`, type: "unknown_format" }]);
+  }
+  return adapter.normalize(payload);
+}

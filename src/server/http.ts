@@ -1,0 +1,50 @@
+/**
+ * The collector's route contract. Every endpoint group (ingest, query, OTLP,
+ * deployments, webhooks) is a list of `Route`s; the server dispatches on method
+ * and path pattern and turns a thrown `HttpError` into `{detail}` JSON.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+
+export interface RequestContext {
+  method: string;
+  /** Path without the query string, e.g. `/runs/0192...`. */
+  path: string;
+  /** Values captured by `:name` segments of the route's path pattern. */
+  params: Record<string, string>;
+  query: URLSearchParams;
+  headers: IncomingHttpHeaders;
+  /** Remote address, used as the IP identity key for rate limits. */
+  ip: string;
+  /** The raw request, for streaming parsers (busboy). Do not read it and also call body(). */
+  req: IncomingMessage;
+  /** The whole body, decompressed (gzip), bounded by the collector's max body size (413 past it). */
+  body(): Promise<Buffer>;
+  /** body() parsed as JSON; malformed JSON is a 400 with `detail`. */
+  json(): Promise<unknown>;
+}
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export type Handler = (ctx: RequestContext) => Promise<Reply> | Reply;
+
+export interface Route {
+  method: "GET" | "POST" | "PATCH" | "PUT" | "DELETE";
+  /** Path pattern with `:name` segments, e.g. `/v2/deployments/:id/revisions/:revision_id`. */
+  path: string;
+  handler: Handler;
+}
+
+/** Throw from a handler to answer with `{detail}` (a string, or SPEC §7's ValidationError list for 422). */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: unknown,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(typeof detail === "string" ? detail : `HTTP ${status}`);
+  }
+}
