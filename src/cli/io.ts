@@ -25,13 +25,33 @@ export function openInput(file: string | undefined, stdin: Readable = process.st
   return createReadStream(file);
 }
 
-/** Where in a multi-line document a JSON.parse error points, as a 1-based line number. */
-function errorLine(text: string, err: unknown, firstLine: number): number {
-  const m = /position (\d+)/.exec(String((err as Error)?.message));
-  if (!m) return firstLine;
-  const pos = Number(m[1]);
+/**
+ * Where in a multi-line document a JSON.parse error is, as a 1-based line number.
+ * Node 20 does not always say the position, so find the shortest prefix that
+ * fails for a reason other than "the input ended early" (a binary search).
+ */
+function prefixEndsEarly(text: string, k: number): boolean {
+  try {
+    JSON.parse(text.slice(0, k));
+    return true;
+  } catch (err) {
+    const msg = String((err as Error).message);
+    const m = /position (\d+)/.exec(msg);
+    if (m) return Number(m[1]) >= k;
+    return /end of JSON input|Unterminated string/.test(msg);
+  }
+}
+
+function errorLine(text: string, firstLine: number): number {
+  let lo = 1;
+  let hi = text.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (prefixEndsEarly(text, mid)) lo = mid + 1;
+    else hi = mid;
+  }
   let line = firstLine;
-  for (let i = 0; i < pos && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
+  for (let i = 0; i < lo - 1 && i < text.length; i++) if (text.charCodeAt(i) === 10) line++;
   return line;
 }
 
@@ -72,7 +92,7 @@ export async function* readRecords(input: Readable): AsyncGenerator<InputRecord>
     try {
       yield { line: docStart, value: JSON.parse(text) };
     } catch (err) {
-      yield { line: errorLine(text, err, docStart), error: { loc: [], msg: parseError(err), type: "json_invalid" } };
+      yield { line: errorLine(text, docStart), error: { loc: [], msg: parseError(err), type: "json_invalid" } };
     }
   }
 }

@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { jsonLines, runCli } from "../helpers/cli.js";
+
+const EXAMPLE = new URL("../../examples/normalize/openai-and-anthropic.jsonl", import.meta.url).pathname;
+
+describe("tracepipe normalize", () => {
+  it("normalizes the bundled example, one line per record, exit 0", async () => {
+    const r = await runCli(["normalize", EXAMPLE]);
+    expect(r.code).toBe(0);
+    const out = jsonLines(r.stdout) as { format: string; metadata: Record<string, string> }[];
+    expect(out.map((o) => o.format)).toEqual(["openai-chat", "anthropic-messages", "openai-chat", "native"]);
+    expect(out[0]!.metadata).toEqual({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06" });
+    expect(r.stderr).toBe("");
+  });
+
+  it("reports a bad line with its number on stderr, runs the rest and exits 1", async () => {
+    const input = ['{"model":"gpt-4o","messages":[{"role":"user","content":"a"}]}', "{not json", '{"hello":1}', '["assistant","ok"]'].join("\n");
+    const r = await runCli(["normalize", "-"], { input });
+    expect(r.code).toBe(1);
+    expect(jsonLines(r.stdout)).toHaveLength(2);
+    const errs = jsonLines(r.stderr) as { line: number; error: { type: string } }[];
+    expect(errs.map((e) => [e.line, e.error.type])).toEqual([
+      [2, "json_invalid"],
+      [3, "unknown_format"],
+    ]);
+  });
+
+  it("reads one pretty-printed JSON document as one record", async () => {
+    const doc = JSON.stringify({ type: "message", role: "assistant", model: "claude-haiku-4-5", content: [{ type: "text", text: "hi" }] }, null, 2);
+    const r = await runCli(["normalize"], { input: doc });
+    expect(r.code).toBe(0);
+    expect(jsonLines(r.stdout)).toHaveLength(1);
+  });
+
+  it("names the line of a syntax error inside a multi-line document", async () => {
+    const r = await runCli(["normalize"], { input: '{\n  "a": 1,\n  "b": oops\n}' });
+    expect(r.code).toBe(1);
+    expect((jsonLines(r.stderr)[0] as { line: number }).line).toBe(3);
+  });
+
+  it("honours --format and rejects an unknown one with exit 2", async () => {
+    const forced = await runCli(["normalize", "--format", "anthropic-messages"], { input: '{"messages":[{"role":"user","content":"x"}]}' });
+    expect((jsonLines(forced.stdout)[0] as { format: string }).format).toBe("anthropic-messages");
+    const bad = await runCli(["normalize", "--format", "gemini"], { input: "" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/unknown --format "gemini"/);
+  });
+
+  it("exits 2 on a missing file and on an unknown option", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tp-"));
+    expect((await runCli(["normalize", join(dir, "nope.jsonl")])).code).toBe(2);
+    expect((await runCli(["normalize", "--bogus"])).code).toBe(2);
+  });
+
+  it("prints help with the defaults", async () => {
+    const r = await runCli(["normalize", "--help"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/default: "auto"/);
+  });
+});
+
+describe("tracepipe validate", () => {
+  it("passes valid records and reports each problem with line, loc, msg and type", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "tp-"));
+    const file = join(dir, "in.jsonl");
+    writeFileSync(
+      file,
+      [
+        JSON.stringify({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] }),
+        JSON.stringify({ messages: [{ role: "tool", tool_call_id: "nope", content: [] }] }),
+        JSON.stringify([{ role: "user", content: [{ type: "image", url: "https://x.test/i.png" }] }]),
+      ].join("\n"),
+    );
+    const r = await runCli(["validate", file]);
+    expect(r.code).toBe(1);
+    expect(jsonLines(r.stdout)).toEqual([
+      { line: 1, valid: true, errors: 0 },
+      { line: 2, valid: false, errors: 1 },
+      { line: 3, valid: true, errors: 0 },
+    ]);
+    expect(jsonLines(r.stderr)).toEqual([{ line: 2, loc: ["messages", 0, "tool_call_id"], msg: expect.any(String), type: "unknown_tool_call_id" }]);
+
+    const strict = await runCli(["validate", "--strict", file]);
+    expect(jsonLines(strict.stderr).map((e) => (e as { line: number }).line)).toEqual([2, 3]);
+  });
+
+  it("exits 0 when everything is valid", async () => {
+    const r = await runCli(["validate"], { input: '{"messages":[]}\n' });
+    expect(r.code).toBe(0);
+  });
+});
