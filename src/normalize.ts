@@ -11,6 +11,7 @@
 import type { NormalizedRecord } from "../adapters/types.js";
 import { ADAPTERS, FORMAT_NAMES, getAdapter } from "../adapters/index.js";
 import { isStrictlyNative } from "../adapters/native/index.js";
+import { detectionScope } from "../adapters/common/markers.js";
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {
@@ -26,7 +27,7 @@ function describePayload(p: unknown): string {
 }
 
 export function detectFormat(payload: unknown): string {
-  const claims = ADAPTERS.filter((a) => a.detect(payload) !== null).map((a) => a.name);
+  const claims = detectionScope(() => ADAPTERS.filter((a) => a.detect(payload) !== null).map((a) => a.name));
   const nativeClaim = claims.includes("native");
   if (nativeClaim && isStrictlyNative(payload)) return "native";
   const vendors = claims.filter((c) => c !== "native");

@@ -24,25 +24,25 @@ const K_SERVER_RESULT = new Set(["type", "tool_use_id", "content"]);
  * original is recoverable and the block still has exactly one source.
  */
 function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
-  const src = expectObj(b.source, [...loc, "source"]);
+  const src = expectObj(b.source, loc, "source");
   const extras: Obj = { ...leftovers(b, K_MEDIA) };
   switch (src.type) {
     case "base64": {
-      const data = expectString(src.data, [...loc, "source", "data"]);
-      const mime = expectString(src.media_type, [...loc, "source", "media_type"]);
+      const data = expectString(src.data, loc, "source", "data");
+      const mime = expectString(src.media_type, loc, "source", "media_type");
       return withExtras({ type: kind, base64: data, mime_type: mime }, { ...extras, ...leftovers(src, K_SOURCE_B64) });
     }
     case "url":
-      return withExtras({ type: kind, url: expectString(src.url, [...loc, "source", "url"]) }, { ...extras, ...leftovers(src, K_SOURCE_URL) });
+      return withExtras({ type: kind, url: expectString(src.url, loc, "source", "url") }, { ...extras, ...leftovers(src, K_SOURCE_URL) });
     case "file":
-      return withExtras({ type: kind, id: expectString(src.file_id, [...loc, "source", "file_id"]) }, { ...extras, ...leftovers(src, K_SOURCE_FILE) });
+      return withExtras({ type: kind, id: expectString(src.file_id, loc, "source", "file_id") }, { ...extras, ...leftovers(src, K_SOURCE_FILE) });
     case "text": {
-      const data = expectString(src.data, [...loc, "source", "data"]);
+      const data = expectString(src.data, loc, "source", "data");
       const mime = typeof src.media_type === "string" ? src.media_type : "text/plain";
       return withExtras({ type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text" });
     }
     case "content": {
-      const content = expectArray(src.content, [...loc, "source", "content"]);
+      const content = expectArray(src.content, loc, "source", "content");
       const json = JSON.stringify(content);
       return withExtras({ type: kind, base64: Buffer.from(json, "utf8").toString("base64"), mime_type: "application/json" }, { ...extras, source_type: "content" });
     }
@@ -53,8 +53,8 @@ function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
 
 function citations(b: Obj, loc: Loc): Obj[] | undefined {
   if (b.citations === undefined || b.citations === null) return undefined;
-  const list = expectArray(b.citations, [...loc, "citations"]);
-  return list.map((c, i) => expectObj(c, [...loc, "citations", i]));
+  const list = expectArray(b.citations, loc, "citations");
+  return list.map((c, i) => expectObj(c, loc, "citations", i));
 }
 
 /** Server tool results carry an error object (type `*_error`, or an `error_code`) instead of content on failure. */
@@ -64,8 +64,8 @@ function resultStatus(content: unknown): "success" | "error" {
 }
 
 function toolUse(b: Obj, loc: Loc): { id: string; name: string; args: Obj; extras: Obj } {
-  const id = expectString(b.id, [...loc, "id"]);
-  const name = expectString(b.name, [...loc, "name"]);
+  const id = expectString(b.id, loc, "id");
+  const name = expectString(b.name, loc, "name");
   const parsed = parseToolArgs(b.input);
   return { id, name, args: parsed.args, extras: { ...leftovers(b, K_TOOL_USE), ...parsed.extras } };
 }
@@ -76,7 +76,7 @@ export function blockToNative(block: unknown, loc: Loc): ContentBlock {
   const type = b.type;
   switch (type) {
     case "text": {
-      const out: ContentBlock = { type: "text", text: expectString(b.text, [...loc, "text"]) };
+      const out: ContentBlock = { type: "text", text: expectString(b.text, loc, "text") };
       const anns = citations(b, loc);
       if (anns) out.annotations = anns;
       return withExtras(out, leftovers(b, K_TEXT));
@@ -95,7 +95,7 @@ export function blockToNative(block: unknown, loc: Loc): ContentBlock {
       return withExtras({ type: "server_tool_call", id: t.id, name: t.name, args: t.args }, type === "mcp_tool_use" ? { ...t.extras, vendor_type: type } : t.extras);
     }
     case "thinking": {
-      const text = expectString(b.thinking, [...loc, "thinking"]);
+      const text = expectString(b.thinking, loc, "thinking");
       return withExtras({ type: "reasoning", text }, leftovers(b, K_THINKING));
     }
     case "redacted_thinking":
@@ -104,19 +104,19 @@ export function blockToNative(block: unknown, loc: Loc): ContentBlock {
     case "search_result": {
       // A search result is text the model may cite: its text blocks are joined, and
       // source, title and the original blocks stay in extras.
-      const content = expectArray(b.content, [...loc, "content"]);
-      const texts = content.map((c, i) => expectString(expectObj(c, [...loc, "content", i]).text, [...loc, "content", i, "text"]));
+      const content = expectArray(b.content, loc, "content");
+      const texts = content.map((c, i) => expectString(expectObj(c, loc, "content", i).text, [...loc, "content", i, "text"]));
       return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "search_result", ...leftovers(b, new Set(["type"])) });
     }
     case "container_upload":
-      return withExtras({ type: "file", id: expectString(b.file_id, [...loc, "file_id"]) }, { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) });
+      return withExtras({ type: "file", id: expectString(b.file_id, loc, "file_id") }, { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) });
     case "mcp_tool_result": {
-      const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, [...loc, "tool_use_id"]), status: b.is_error === true ? "error" : "success", output: b.content };
+      const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: b.is_error === true ? "error" : "success", output: b.content };
       return withExtras(out, { vendor_type: type, ...leftovers(b, new Set(["type", "tool_use_id", "content", "is_error"])) });
     }
     default:
       if (typeof type === "string" && type.endsWith("_tool_result")) {
-        const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, [...loc, "tool_use_id"]), status: resultStatus(b.content), output: b.content };
+        const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: resultStatus(b.content), output: b.content };
         return withExtras(out, { vendor_type: type, ...leftovers(b, K_SERVER_RESULT) });
       }
       return fail([...loc, "type"], `unsupported content block type ${JSON.stringify(type)}`, "unsupported_block");

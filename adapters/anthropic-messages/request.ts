@@ -15,7 +15,7 @@ function systemMessage(system: unknown): Message | undefined {
 
 /** DESIGN: each tool_result becomes its own `tool` message; `is_error` -> extras.is_error. */
 function toolResultMessage(b: Obj, loc: Loc): Message {
-  const id = expectString(b.tool_use_id, [...loc, "tool_use_id"]);
+  const id = expectString(b.tool_use_id, loc, "tool_use_id");
   const content = b.content === undefined || b.content === null ? [] : contentToNative(b.content, [...loc, "content"]);
   const msg: Message = { role: "tool", content, tool_call_id: id };
   const extras: Obj = { ...leftovers(b, K_TOOL_RESULT) };

@@ -13,10 +13,10 @@ const K_USAGE = new Set(["input_tokens", "output_tokens", "cache_read_input_toke
 export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;
   const u = expectObj(raw, loc);
-  const base = optCount(u.input_tokens, [...loc, "input_tokens"]) ?? 0;
-  const read = optCount(u.cache_read_input_tokens, [...loc, "cache_read_input_tokens"]);
-  const created = optCount(u.cache_creation_input_tokens, [...loc, "cache_creation_input_tokens"]);
-  const output = optCount(u.output_tokens, [...loc, "output_tokens"]) ?? 0;
+  const base = optCount(u.input_tokens, loc, "input_tokens") ?? 0;
+  const read = optCount(u.cache_read_input_tokens, loc, "cache_read_input_tokens");
+  const created = optCount(u.cache_creation_input_tokens, loc, "cache_creation_input_tokens");
+  const output = optCount(u.output_tokens, loc, "output_tokens") ?? 0;
   const input = base + (read ?? 0) + (created ?? 0);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
   if (read !== undefined || created !== undefined) {

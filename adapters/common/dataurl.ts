@@ -36,7 +36,9 @@ export function parseDataUrl(url: string): DataUrl | undefined {
   if (!/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(mime)) return undefined;
   let base64: string;
   if (isBase64) {
-    base64 = data.replace(/\s+/g, "");
+    // Kept verbatim: whitespace inside base64 is ignored by decoders, and copying
+    // or even scanning megabytes of image data on every record is not free.
+    base64 = data;
   } else {
     try {
       base64 = Buffer.from(decodeURIComponent(data), "utf8").toString("base64");

@@ -2,6 +2,17 @@
 import { NormalizeError } from "../../src/errors.js";
 
 export type Loc = (string | number)[];
+export type Key = string | number;
+
+/**
+ * The expect* helpers take the parent location plus up to two trailing keys, so
+ * the success path (nearly every call) allocates no location array; the full
+ * path is only built when something is wrong.
+ */
+function at(loc: Loc, k1?: Key, k2?: Key): Loc {
+  if (k1 === undefined) return loc;
+  return k2 === undefined ? [...loc, k1] : [...loc, k1, k2];
+}
 export type Obj = Record<string, unknown>;
 
 export function isObj(v: unknown): v is Obj {
@@ -13,30 +24,30 @@ export function fail(loc: Loc, msg: string, type = "value_error"): never {
   throw new NormalizeError([{ loc, msg, type }]);
 }
 
-export function expectObj(v: unknown, loc: Loc): Obj {
-  if (!isObj(v)) fail(loc, `expected an object, got ${describe(v)}`, "object_type");
+export function expectObj(v: unknown, loc: Loc, k1?: Key, k2?: Key): Obj {
+  if (!isObj(v)) fail(at(loc, k1, k2), `expected an object, got ${describe(v)}`, "object_type");
   return v;
 }
 
-export function expectArray(v: unknown, loc: Loc): unknown[] {
-  if (!Array.isArray(v)) fail(loc, `expected an array, got ${describe(v)}`, "list_type");
+export function expectArray(v: unknown, loc: Loc, k1?: Key, k2?: Key): unknown[] {
+  if (!Array.isArray(v)) fail(at(loc, k1, k2), `expected an array, got ${describe(v)}`, "list_type");
   return v;
 }
 
-export function expectString(v: unknown, loc: Loc): string {
-  if (typeof v !== "string") fail(loc, `expected a string, got ${describe(v)}`, "string_type");
+export function expectString(v: unknown, loc: Loc, k1?: Key, k2?: Key): string {
+  if (typeof v !== "string") fail(at(loc, k1, k2), `expected a string, got ${describe(v)}`, "string_type");
   return v;
 }
 
-export function optString(v: unknown, loc: Loc): string | undefined {
+export function optString(v: unknown, loc: Loc, k1?: Key, k2?: Key): string | undefined {
   if (v === undefined || v === null) return undefined;
-  return expectString(v, loc);
+  return expectString(v, loc, k1, k2);
 }
 
 /** Non-negative integer token count, or undefined when absent; anything else is an error. */
-export function optCount(v: unknown, loc: Loc): number | undefined {
+export function optCount(v: unknown, loc: Loc, k1?: Key, k2?: Key): number | undefined {
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) fail(loc, `expected a non-negative integer, got ${describe(v)}`, "int_type");
+  if (typeof v !== "number" || !Number.isInteger(v) || v < 0) fail(at(loc, k1, k2), `expected a non-negative integer, got ${describe(v)}`, "int_type");
   return v;
 }
 

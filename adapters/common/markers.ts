@@ -28,7 +28,7 @@ const ANTHROPIC_BLOCKS = new Set([
   "tool_use", "tool_result", "document", "thinking", "redacted_thinking", "server_tool_use", "search_result",
   "container_upload", "mcp_tool_use", "mcp_tool_result",
 ]);
-const OPENAI_MESSAGE_KEYS = new Set(["tool_calls", "function_call", "refusal", "audio", "tool_call_id", "name", "reasoning_content"]);
+const OPENAI_MESSAGE_KEYS_LIST = ["tool_calls", "function_call", "refusal", "audio", "tool_call_id", "name", "reasoning_content"] as const;
 
 /** Model-name hints: a vendor's own model families. */
 export function modelHint(model: unknown): Evidence {
@@ -54,7 +54,7 @@ function blockEvidence(block: unknown, ev: Evidence): void {
 function messageEvidence(msg: unknown, ev: Evidence): void {
   if (!isObj(msg)) return;
   if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
-  for (const k in msg) if (OPENAI_MESSAGE_KEYS.has(k)) ev.openai = true;
+  for (const k of OPENAI_MESSAGE_KEYS_LIST) if (k in msg) ev.openai = true;
   const content = msg.content;
   if (Array.isArray(content)) for (const b of content) blockEvidence(b, ev);
   else if (content === null) ev.openai = true; // Anthropic content is never null
@@ -69,8 +69,33 @@ function toolsEvidence(tools: unknown, ev: Evidence): void {
   }
 }
 
+// Both vendor adapters ask about the same body during one auto-detection. Inside
+// `detectionScope` the scan is done once; outside it every call scans afresh, so
+// nothing is remembered across payloads (no stale answers, no retained memory).
+let scope: WeakMap<Obj, Evidence> | undefined;
+
+export function detectionScope<T>(fn: () => T): T {
+  const outer = scope;
+  scope = new WeakMap();
+  try {
+    return fn();
+  } finally {
+    scope = outer;
+  }
+}
+
 /** Evidence from a request body `{model, messages, ...}`. */
 export function requestEvidence(body: Obj): Evidence {
+  if (!scope) return scanRequest(body);
+  let ev = scope.get(body);
+  if (!ev) {
+    ev = scanRequest(body);
+    scope.set(body, ev);
+  }
+  return ev;
+}
+
+function scanRequest(body: Obj): Evidence {
   const ev: Evidence = { openai: false, anthropic: false };
   for (const k in body) {
     if (OPENAI_REQUEST_KEYS.has(k)) ev.openai = true;

@@ -45,6 +45,29 @@ function isMessageLike(v: unknown): v is Obj {
   return isObj(v) && typeof v.role === "string" && "content" in v;
 }
 
+const NATIVE_BLOCKS = new Set(["text", "reasoning", "image", "file", "audio", "video", "tool_call", "server_tool_call", "server_tool_result"]);
+const MESSAGE_KEYS = new Set(["role", "content", "tool_call_id", "usage_metadata", "extras"]);
+const VENDOR_BLOCK_KEYS = ["source", "image_url", "input_audio", "citations", "input", "tool_use_id", "thinking", "cache_control"];
+
+/**
+ * A cheap structural test (no schema parse) for "could be a native message":
+ * native roles and keys, string or native-typed blocks, no vendor-only block
+ * fields. Detection runs on every record, so it must not cost a full validation;
+ * normalizing still validates.
+ */
+function looksNative(m: unknown): boolean {
+  if (!isObj(m) || typeof m.role !== "string" || !ROLES.has(m.role)) return false;
+  for (const k in m) if (!MESSAGE_KEYS.has(k)) return false;
+  const c = m.content;
+  if (typeof c === "string") return true;
+  if (!Array.isArray(c)) return false;
+  for (const b of c) {
+    if (!isObj(b) || typeof b.type !== "string" || !NATIVE_BLOCKS.has(b.type)) return false;
+    for (const k of VENDOR_BLOCK_KEYS) if (k in b) return false;
+  }
+  return true;
+}
+
 function isNativeContent(c: unknown): boolean {
   return typeof c === "string" || (Array.isArray(c) && c.every((b) => isObj(b) && typeof b.type === "string"));
 }
@@ -56,19 +79,17 @@ export function detect(payload: unknown): PayloadKind | null {
     }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {
-      const okReq = payload.request === undefined || payload.request === null || detect(payload.request) === "request";
+      // The response side is the cheaper test, and usually settles it.
       const okRes = payload.response === undefined || payload.response === null || detect(payload.response) === "response";
-      return okReq && okRes ? "pair" : null;
+      if (!okRes) return null;
+      const okReq = payload.request === undefined || payload.request === null || detect(payload.request) === "request";
+      return okReq ? "pair" : null;
     }
-    if (Array.isArray(payload.messages)) {
-      return payload.messages.every((m) => MessageSchema.safeParse(isMessageLike(m) && typeof m.content === "string" ? { ...m, content: [] } : m).success) ? "request" : null;
-    }
+    if (Array.isArray(payload.messages)) return payload.messages.every(looksNative) ? "request" : null;
     if (Array.isArray(payload.choices)) {
       const c = payload.choices;
       if (!("usage_metadata" in payload) && payload.object === "chat.completion") return null;
-      return c.length > 0 && c.every((x) => isObj(x) && isMessageLike(x.message) && MessageSchema.safeParse(typeof x.message.content === "string" ? { ...x.message, content: [] } : x.message).success) && ("usage_metadata" in payload || !("usage" in payload))
-        ? "response"
-        : null;
+      return c.length > 0 && c.every((x) => isObj(x) && looksNative(x.message)) && ("usage_metadata" in payload || !("usage" in payload)) ? "response" : null;
     }
     if (isMessageLike(payload.message)) return isNativeContent(payload.message.content) && ROLES.has(payload.message.role as string) ? "response" : null;
     if (isMessageLike(payload)) return isNativeContent(payload.content) && ROLES.has(payload.role as string) ? "response" : null;
@@ -89,7 +110,7 @@ export function isStrictlyNative(payload: unknown): boolean {
     const s = payload.response;
     return (r === undefined || r === null || isStrictlyNative(r)) && (s === undefined || s === null || isStrictlyNative(s)) && (r != null || s != null);
   }
-  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => MessageSchema.safeParse(m).success);
+  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => looksNative(m) && typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
   if (isObj(payload) && Array.isArray(payload.choices)) return payload.choices.length > 0 && payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
   if (isObj(payload) && isObj(payload.message)) return MessageSchema.safeParse(payload.message).success;
   return false;

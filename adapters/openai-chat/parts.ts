@@ -61,7 +61,7 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock {
   const type = p.type;
   switch (type) {
     case "text": {
-      const text = expectString(p.text, [...loc, "text"]);
+      const text = expectString(p.text, loc, "text");
       return withExtras({ type: "text", text }, leftovers(p, K_TEXT));
     }
     case "image_url": {
@@ -70,22 +70,22 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock {
       let extras = leftovers(p, K_PART_IMAGE);
       if (typeof iu === "string") url = iu;
       else {
-        const o = expectObj(iu, [...loc, "image_url"]);
-        url = expectString(o.url, [...loc, "image_url", "url"]);
+        const o = expectObj(iu, loc, "image_url");
+        url = expectString(o.url, loc, "image_url", "url");
         extras = merge(extras, leftovers(o, K_IMAGE_URL));
         if (o.detail !== undefined && o.detail !== null) extras = merge(extras, { detail: o.detail });
       }
       return imageFromUrl(url, extras);
     }
     case "input_audio": {
-      const a = expectObj(p.input_audio, [...loc, "input_audio"]);
-      const data = expectString(a.data, [...loc, "input_audio", "data"]);
-      const format = expectString(a.format, [...loc, "input_audio", "format"]);
+      const a = expectObj(p.input_audio, loc, "input_audio");
+      const data = expectString(a.data, loc, "input_audio", "data");
+      const format = expectString(a.format, loc, "input_audio", "format");
       const extras = merge(leftovers(p, K_PART_AUDIO), leftovers(a, K_AUDIO));
       return withExtras({ type: "audio", base64: data, mime_type: audioMime(format) }, extras);
     }
     case "file": {
-      const f = expectObj(p.file, [...loc, "file"]);
+      const f = expectObj(p.file, loc, "file");
       let extras = merge(leftovers(p, K_PART_FILE), leftovers(f, K_FILE));
       if (f.filename !== undefined) extras = merge(extras, { filename: f.filename });
       if (typeof f.file_data === "string") {
@@ -104,7 +104,7 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock {
       return fail([...loc, "file"], "a file part needs file_id or file_data", "missing");
     }
     case "refusal": {
-      const text = expectString(p.refusal, [...loc, "refusal"]);
+      const text = expectString(p.refusal, loc, "refusal");
       return withExtras({ type: "text", text }, merge({ refusal: true }, leftovers(p, K_REFUSAL)));
     }
     default:

@@ -31,10 +31,10 @@ export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number): Content
   }
   for (const b of contentToBlocks(m.content, [...loc, "content"])) blocks.push(b);
   if (m.refusal !== undefined && m.refusal !== null) {
-    blocks.push({ type: "text", text: expectString(m.refusal, [...loc, "refusal"]), extras: { refusal: true } });
+    blocks.push({ type: "text", text: expectString(m.refusal, loc, "refusal"), extras: { refusal: true } });
   }
   if (m.audio !== undefined && m.audio !== null) {
-    const a = expectObj(m.audio, [...loc, "audio"]);
+    const a = expectObj(m.audio, loc, "audio");
     const { id, ...rest } = a;
     if (typeof id !== "string") fail([...loc, "audio", "id"], `expected a string, got ${describe(id)}`, "string_type");
     const block: ContentBlock = { type: "audio", id };
@@ -42,7 +42,7 @@ export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number): Content
     blocks.push(block);
   }
   if (m.tool_calls !== undefined && m.tool_calls !== null) {
-    const calls = expectArray(m.tool_calls, [...loc, "tool_calls"]);
+    const calls = expectArray(m.tool_calls, loc, "tool_calls");
     for (let j = 0; j < calls.length; j++) blocks.push(toolCallBlock(calls[j], [...loc, "tool_calls", j]));
   }
   if (m.function_call !== undefined && m.function_call !== null) {
@@ -83,7 +83,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"]): Messag
         break;
       }
       case "tool": {
-        const id = expectString(m.tool_call_id, [...mloc, "tool_call_id"]);
+        const id = expectString(m.tool_call_id, mloc, "tool_call_id");
         const msg = finish("tool", contentToBlocks(m.content, [...mloc, "content"]), msgExtras(m));
         msg.tool_call_id = id;
         out.push(msg);

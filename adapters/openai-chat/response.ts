@@ -14,7 +14,7 @@ function attachAnnotations(blocks: ContentBlock[], annotations: unknown, loc: Lo
   if (annotations === undefined || annotations === null) return;
   const list = expectArray(annotations, loc);
   if (list.length === 0) return;
-  const anns = list.map((a, i) => expectObj(a, [...loc, i]));
+  const anns = list.map((a, i) => expectObj(a, loc, i));
   const text = blocks.find((b) => b.type === "text" && !(b.extras && b.extras.refusal));
   if (text && text.type === "text") text.annotations = anns;
   else blocks.push({ type: "text", text: "", annotations: anns });
@@ -22,7 +22,7 @@ function attachAnnotations(blocks: ContentBlock[], annotations: unknown, loc: Lo
 
 export function choiceToMessage(choice: unknown, loc: Loc, many: boolean): Message {
   const c = expectObj(choice, loc);
-  const m = expectObj(c.message, [...loc, "message"]);
+  const m = expectObj(c.message, loc, "message");
   const content = assistantBlocks(m, [...loc, "message"], 0);
   attachAnnotations(content, m.annotations, [...loc, "message", "annotations"]);
   const msg: Message = { role: "assistant", content };

@@ -9,13 +9,13 @@ const K_CUSTOM = new Set(["name", "input"]);
 
 export function toolCallBlock(call: unknown, loc: Loc): ContentBlock {
   const c = expectObj(call, loc);
-  const id = optString(c.id, [...loc, "id"]);
+  const id = optString(c.id, loc, "id");
   const type = c.type ?? "function";
   let extras: Obj | undefined = leftovers(c, K_CALL);
   if (type === "custom") {
     // Custom tools take free-form text input, not JSON: keep it verbatim in extras.
-    const cu = expectObj(c.custom, [...loc, "custom"]);
-    const name = optString(cu.name, [...loc, "custom", "name"]);
+    const cu = expectObj(c.custom, loc, "custom");
+    const name = optString(cu.name, loc, "custom", "name");
     extras = { ...extras, ...leftovers(cu, K_CUSTOM), tool_type: "custom", input: cu.input };
     const block: ContentBlock = { type: "tool_call", args: {}, extras };
     if (name !== undefined) block.name = name;
@@ -23,8 +23,8 @@ export function toolCallBlock(call: unknown, loc: Loc): ContentBlock {
     return block;
   }
   if (type !== "function") fail([...loc, "type"], `unsupported tool call type ${JSON.stringify(type)}; expected function or custom`, "unsupported_tool_call");
-  const fn = expectObj(c.function, [...loc, "function"]);
-  const name = optString(fn.name, [...loc, "function", "name"]);
+  const fn = expectObj(c.function, loc, "function");
+  const name = optString(fn.name, loc, "function", "name");
   const parsed = parseToolArgs(fn.arguments);
   extras = { ...extras, ...leftovers(fn, K_FN), ...parsed.extras };
   const block: ContentBlock = { type: "tool_call", args: parsed.args };
@@ -44,7 +44,7 @@ export function legacyCallId(messageIndex: number): string {
 
 export function legacyFunctionCallBlock(fc: unknown, loc: Loc, id: string): ContentBlock {
   const f = expectObj(fc, loc);
-  const name = optString(f.name, [...loc, "name"]);
+  const name = optString(f.name, loc, "name");
   const parsed = parseToolArgs(f.arguments);
   const extras: Obj = { ...leftovers(f, K_FN), ...parsed.extras, legacy_function_call: true };
   const block: ContentBlock = { type: "tool_call", id, args: parsed.args, extras };

@@ -26,9 +26,9 @@ const K_USAGE = new Set(["prompt_tokens", "completion_tokens", "total_tokens", "
 export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;
   const u = expectObj(raw, loc);
-  const input = optCount(u.prompt_tokens, [...loc, "prompt_tokens"]) ?? 0;
-  const output = optCount(u.completion_tokens, [...loc, "completion_tokens"]) ?? 0;
-  const total = optCount(u.total_tokens, [...loc, "total_tokens"]) ?? input + output;
+  const input = optCount(u.prompt_tokens, loc, "prompt_tokens") ?? 0;
+  const output = optCount(u.completion_tokens, loc, "completion_tokens") ?? 0;
+  const total = optCount(u.total_tokens, loc, "total_tokens") ?? input + output;
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
   const inD = details(u.prompt_tokens_details, [...loc, "prompt_tokens_details"], RENAME_IN);
   const outD = details(u.completion_tokens_details, [...loc, "completion_tokens_details"], RENAME_OUT);
