@@ -1,0 +1,117 @@
+/**
+ * Sliding-window rate limiters. The rule they keep: in EVERY window of
+ * `windowMs`, at most `limit` units are granted for a key (SPEC §8 counts
+ * requests; callers acquire before every attempt, retries included).
+ *
+ * MemoryRateLimiter keeps, per key, the grant times of the last `limit` units
+ * in a ring buffer: a unit may be granted at time t only if the unit granted
+ * `limit` units earlier is at least `windowMs` old. That is exact (no
+ * fixed-window burst at the edges), allocates nothing per call, and lets a
+ * waiting caller sleep exactly until the oldest grant leaves the window, so
+ * a busy client runs at the full limit.
+ */
+
+export type TryResult =
+  | { ok: true; remaining: number; resetMs: number }
+  | { ok: false; remaining: 0; retryAfterMs: number; resetMs: number };
+
+export interface RateLimiter {
+  /** Wait until `cost` units may be taken for `key`, then take them. */
+  acquire(key: string, cost: number, limit: number, windowMs: number, signal?: AbortSignal): Promise<void>;
+  /** Take `cost` units now if allowed; otherwise say how long to wait. Never waits. */
+  tryAcquire(key: string, cost: number, limit: number, windowMs: number): TryResult | Promise<TryResult>;
+}
+
+class Window {
+  readonly times: Float64Array;
+  /** Index of the oldest grant. */
+  head = 0;
+  count = 0;
+  constructor(readonly limit: number) {
+    this.times = new Float64Array(limit);
+  }
+
+  /** Drop grants older than the window. */
+  expire(now: number, windowMs: number): void {
+    while (this.count > 0 && now - this.times[this.head]! >= windowMs) {
+      this.head = (this.head + 1) % this.limit;
+      this.count--;
+    }
+  }
+
+  /** When the unit `k` places from the oldest leaves the window. */
+  freeAt(k: number, windowMs: number): number {
+    return this.times[(this.head + k) % this.limit]! + windowMs;
+  }
+
+  push(now: number): void {
+    this.times[(this.head + this.count) % this.limit] = now;
+    this.count++;
+  }
+}
+
+export interface MemoryRateLimiterOptions {
+  /** Clock in milliseconds; performance.now() by default (monotonic). */
+  now?: () => number;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, Window>();
+  private readonly now: () => number;
+
+  constructor(opts: MemoryRateLimiterOptions = {}) {
+    this.now = opts.now ?? (() => performance.now());
+  }
+
+  private window(key: string, limit: number): Window {
+    let w = this.windows.get(key);
+    if (!w || w.limit !== limit) {
+      const next = new Window(limit);
+      // A changed limit keeps the grants that still fit, so the rule is not broken by reconfiguration.
+      if (w) for (let i = Math.max(0, w.count - limit); i < w.count; i++) next.push(w.times[(w.head + i) % w.limit]!);
+      w = next;
+      this.windows.set(key, w);
+    }
+    return w;
+  }
+
+  tryAcquire(key: string, cost: number, limit: number, windowMs: number): TryResult {
+    if (cost > limit) throw new RangeError(`cost ${cost} exceeds the limit ${limit}; it could never be granted`);
+    const now = this.now();
+    const w = this.window(key, limit);
+    w.expire(now, windowMs);
+    const resetMs = w.count > 0 ? Math.max(0, w.freeAt(0, windowMs) - now) : 0;
+    if (w.count + cost <= limit) {
+      for (let i = 0; i < cost; i++) w.push(now);
+      return { ok: true, remaining: limit - w.count, resetMs: w.count > 0 ? Math.max(0, w.freeAt(0, windowMs) - now) : windowMs };
+    }
+    // Enough room appears when the (count + cost - limit)-th oldest grant expires.
+    const retryAfterMs = Math.max(0, w.freeAt(w.count + cost - limit - 1, windowMs) - now);
+    return { ok: false, remaining: 0, retryAfterMs, resetMs };
+  }
+
+  async acquire(key: string, cost: number, limit: number, windowMs: number, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      signal?.throwIfAborted();
+      const r = this.tryAcquire(key, cost, limit, windowMs);
+      if (r.ok) return;
+      // +1 ms: timers may fire a hair early relative to performance.now().
+      await sleep(Math.ceil(r.retryAfterMs) + 1, signal);
+    }
+  }
+}
+
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const t = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(signal!.reason);
+    };
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
