@@ -5,6 +5,7 @@
 import { Command, CommanderError } from "commander";
 import { register as registerNormalize } from "./normalize.js";
 import { register as registerValidate } from "./validate.js";
+import { register as registerServe } from "./serve.js";
 
 import { EXIT_OK, EXIT_USAGE } from "./exit.js";
 
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .exitOverride();
   registerNormalize(program);
   registerValidate(program);
+  registerServe(program);
   return program;
 }
 

@@ -1,0 +1,183 @@
+/**
+ * The local collector: the service side of SPEC, over node:http and SQLite.
+ *
+ *   const c = createCollector({ db: ".tracepipe/traces.db" });
+ *   const { url } = await c.listen(8484);
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { timingSafeEqual } from "node:crypto";
+import { HttpError, type Reply, type RequestContext, type Route } from "./http.js";
+import { Router } from "./router.js";
+import { decodedStream, parseJson, readAll } from "./body.js";
+import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js";
+import { ingestRoutes } from "./routes/ingest.js";
+import { queryRoutes } from "./routes/query.js";
+import { otelRoutes } from "./routes/otel.js";
+import { matchLimit, MemoryRateLimiter, type RateLimiter, type Region } from "../ratelimit/index.js";
+
+export const COLLECTOR_VERSION = "0.1.0";
+
+export interface CollectorOptions {
+  /** A SQLite path (`:memory:` for tests) or an open store. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
+  db?: string | SqliteRunStore;
+  /** When set, every request needs `X-Api-Key` equal to it (401 otherwise). */
+  apiKey?: string;
+  /** Which column of SPEC §8's table to enforce where US and EU differ. Default `us`. */
+  region?: Region;
+  /**
+   * SPEC §8 limits: on by default. `false` turns them off (bulk local use).
+   * `overrides` replaces a row's limit by its id (see src/ratelimit/table.ts), e.g.
+   * `{ "runs-multipart": { limit: 50, windowMs: 1000 } }` for tests.
+   */
+  rateLimits?: boolean | { overrides?: Record<string, { limit: number; windowMs: number }> };
+  /** Largest accepted request body, raw or decompressed. Default 64 MiB; larger gets 413. */
+  maxBodyBytes?: number;
+  /** Batch bounds advertised in GET /info. Defaults 1000 runs and 20 MiB. */
+  batchSizeLimit?: number;
+  batchSizeBytesLimit?: number;
+  /** Extra endpoint groups (deployments, webhooks). */
+  routes?: Route[];
+  /** Called after a root run with an end time was stored. Must not throw; must not block. */
+  onRunCompleted?: (run: StoredRun) => void;
+  /** Shared limiter (e.g. Redis); a process-local one by default. */
+  limiter?: RateLimiter;
+}
+
+export interface Collector {
+  server: Server;
+  store: SqliteRunStore;
+  listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
+  close(): Promise<void>;
+}
+
+function keyMatches(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function send(res: ServerResponse, reply: Reply): void {
+  const body = reply.body === undefined ? "" : JSON.stringify(reply.body);
+  res.writeHead(reply.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...reply.headers });
+  res.end(body);
+}
+
+export function createCollector(opts: CollectorOptions = {}): Collector {
+  const ownStore = typeof opts.db !== "object";
+  const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? process.env.TRACEPIPE_DB ?? ".tracepipe/traces.db");
+  const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024 * 1024;
+  const region = opts.region ?? "us";
+  const limitsOn = opts.rateLimits !== false;
+  const overrides = typeof opts.rateLimits === "object" ? (opts.rateLimits.overrides ?? {}) : {};
+  const limiter = opts.limiter ?? new MemoryRateLimiter();
+  const router = new Router()
+    .add(
+      ingestRoutes({
+        store,
+        version: COLLECTOR_VERSION,
+        maxBodyBytes,
+        batchSizeLimit: opts.batchSizeLimit ?? 1000,
+        batchSizeBytesLimit: opts.batchSizeBytesLimit ?? 20 * 1024 * 1024,
+        onRunCompleted: opts.onRunCompleted,
+      }),
+    )
+    .add(queryRoutes(store))
+    .add(otelRoutes(store))
+    .add(opts.routes ?? []);
+
+  async function rateLimit(req: IncomingMessage, path: string, ip: string): Promise<Record<string, string>> {
+    if (!limitsOn) return {};
+    const m = matchLimit({ method: req.method ?? "GET", path, headers: req.headers, ip }, region);
+    if (!m) return {};
+    const o = overrides[m.rule.id];
+    const limit = o?.limit ?? m.limit;
+    const windowMs = o?.windowMs ?? m.windowMs;
+    const r = await limiter.tryAcquire(m.key, 1, limit, windowMs);
+    const headers = {
+      "x-ratelimit-limit": String(limit),
+      "x-ratelimit-remaining": String(r.remaining),
+      "x-ratelimit-reset": String(Math.ceil(r.resetMs / 1000)),
+    };
+    if (!r.ok) {
+      throw new HttpError(429, `rate limit exceeded: ${limit} requests per ${windowMs / 1000} s for ${m.rule.category} (${m.rule.id}); retry after ${Math.ceil(r.retryAfterMs)} ms`, {
+        ...headers,
+        "retry-after": String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))),
+      });
+    }
+    return headers;
+  }
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", "http://collector");
+    const method = (req.method ?? "GET").toUpperCase();
+    const ip = req.socket.remoteAddress ?? "unknown";
+    let limitHeaders: Record<string, string> = {};
+    try {
+      if (opts.apiKey !== undefined && !keyMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
+        throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
+      }
+      limitHeaders = await rateLimit(req, url.pathname, ip);
+      const found = router.match(method, url.pathname);
+      if (!found) throw new HttpError(404, `no endpoint ${method} ${url.pathname}`);
+      if ("allowed" in found) throw new HttpError(405, `${method} is not allowed on ${url.pathname}; allowed: ${found.allowed.join(", ")}`, { allow: found.allowed.join(", ") });
+      let body: Promise<Buffer> | undefined;
+      const ctx: RequestContext = {
+        method,
+        path: url.pathname,
+        params: found.params,
+        query: url.searchParams,
+        headers: req.headers,
+        ip,
+        req,
+        body: () => (body ??= readAll(decodedStream(req, maxBodyBytes))),
+        json: async () => parseJson(await ctx.body()),
+      };
+      const reply = await found.handler(ctx);
+      send(res, { ...reply, headers: { ...limitHeaders, ...reply.headers } });
+    } catch (err) {
+      if (err instanceof HttpError) {
+        send(res, { status: err.status, body: { detail: err.detail }, headers: { ...limitHeaders, ...err.headers } });
+      } else {
+        console.error(`tracepipe serve: ${method} ${url.pathname} failed:`, err);
+        send(res, { status: 500, body: { detail: "internal error; see the collector's log" } });
+      }
+      // An error answered before the body was read: drain it so the connection stays usable.
+      if (!req.complete) req.resume();
+    }
+  }
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((err) => {
+      console.error("tracepipe serve: unhandled", err);
+      if (!res.headersSent) send(res, { status: 500, body: { detail: "internal error" } });
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+
+  return {
+    server,
+    store,
+    listen(port = 8484, host = "127.0.0.1") {
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          const addr = server.address() as AddressInfo;
+          const h = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+          resolve({ port: addr.port, url: `http://${h}:${addr.port}` });
+        });
+      });
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.close(() => {
+          if (ownStore) store.close();
+          resolve();
+        });
+        server.closeAllConnections();
+      });
+    },
+  };
+}

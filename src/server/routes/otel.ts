@@ -1,0 +1,22 @@
+/**
+ * POST /otel/v1/traces (OTLP/HTTP, JSON or protobuf). Until the OTel span
+ * adapter lands, spans are stored as they came, attributes intact, in
+ * `otel_spans`; the answer is OTLP's ExportTraceServiceResponse.
+ */
+import type { Route } from "../http.js";
+import type { SqliteRunStore } from "../store/index.js";
+import { decodeOtlp } from "../otlp.js";
+
+export function otelRoutes(store: SqliteRunStore): Route[] {
+  return [
+    {
+      method: "POST",
+      path: "/otel/v1/traces",
+      handler: async (ctx) => {
+        const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""));
+        store.storeSpans(spans as unknown as Record<string, unknown>[]);
+        return { status: 200, body: { partialSuccess: {} } };
+      },
+    },
+  ];
+}

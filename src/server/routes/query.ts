@@ -1,0 +1,56 @@
+/** Read endpoints: GET /runs/:id, POST /runs/query, DELETE /sessions. */
+import { z } from "zod";
+import type { Route } from "../http.js";
+import { HttpError } from "../http.js";
+import type { SqliteRunStore } from "../store/index.js";
+
+const Query = z.strictObject({
+  trace_id: z.string().optional(),
+  project: z.string().optional(),
+  run_type: z.string().optional(),
+  start_time_gte: z.string().optional(),
+  start_time_lt: z.string().optional(),
+  limit: z.number().int().min(1).max(1000).optional(),
+  cursor: z.string().nullable().optional(),
+});
+
+export function queryRoutes(store: SqliteRunStore): Route[] {
+  return [
+    {
+      method: "GET",
+      path: "/runs/:id",
+      handler: (ctx) => {
+        const run = store.getRun(ctx.params.id!);
+        if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
+        return { status: 200, body: { ...run, attachments: store.listAttachments(run.id) } };
+      },
+    },
+    {
+      method: "POST",
+      path: "/runs/query",
+      handler: async (ctx) => {
+        const parsed = Query.safeParse(await ctx.json());
+        if (!parsed.success) throw new HttpError(422, parsed.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })));
+        try {
+          return { status: 200, body: store.queryRuns(parsed.data) };
+        } catch (err) {
+          if (err instanceof RangeError) throw new HttpError(422, [{ loc: ["cursor"], msg: err.message, type: "value_error" }]);
+          throw err;
+        }
+      },
+    },
+    {
+      method: "DELETE",
+      path: "/sessions",
+      handler: async (ctx) => {
+        let name = ctx.query.get("name") ?? ctx.query.get("project");
+        if (!name) {
+          const body = (await ctx.body()).length ? ((await ctx.json()) as { name?: unknown }) : {};
+          if (typeof body?.name === "string") name = body.name;
+        }
+        if (!name) throw new HttpError(422, [{ loc: ["query", "name"], msg: "the project name is required (?name=...)", type: "missing" }]);
+        return { status: 200, body: { deleted_runs: store.deleteProject(name), name } };
+      },
+    },
+  ];
+}

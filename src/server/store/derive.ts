@@ -1,0 +1,62 @@
+/**
+ * What the store derives from a run on ingest (issue "Serve", SPEC §2.6):
+ * - for `llm` runs, native messages beside the raw payload and the detected
+ *   format; a run that cannot be normalized is still stored, with the reason;
+ * - `first_token_time` from the first `new_token` event.
+ */
+import { normalize } from "../../normalize.js";
+import { validate } from "../../format/validate.js";
+import { ValidationError } from "../../errors.js";
+
+type Obj = Record<string, unknown>;
+
+export interface Derived {
+  detected_format: string | null;
+  normalized_inputs: { messages: unknown[] } | null;
+  normalized_outputs: { messages: unknown[] } | null;
+  normalize_error: string | null;
+  first_token_time: string | null;
+}
+
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Native `{messages}` that validate as they are need no conversion. */
+function nativeMessages(v: unknown): unknown[] | undefined {
+  if (!isObj(v) || !Array.isArray(v.messages)) return undefined;
+  return validate(v.messages).length === 0 ? v.messages : undefined;
+}
+
+/** The payloads a producer may log as outputs: the response body, or a wrapper around it. */
+function responsePayload(outputs: Obj): unknown {
+  return Object.keys(outputs).length === 1 && "output" in outputs ? outputs.output : outputs;
+}
+
+export function deriveLlm(inputs: unknown, outputs: unknown): Pick<Derived, "detected_format" | "normalized_inputs" | "normalized_outputs" | "normalize_error"> {
+  const none = { detected_format: null, normalized_inputs: null, normalized_outputs: null, normalize_error: null };
+  const hasIn = isObj(inputs) && Object.keys(inputs).length > 0;
+  const hasOut = isObj(outputs) && Object.keys(outputs).length > 0;
+  if (!hasIn && !hasOut) return none;
+  const nIn = hasIn ? nativeMessages(inputs) : undefined;
+  const nOut = hasOut ? nativeMessages(outputs) : undefined;
+  if ((nIn || !hasIn) && (nOut || !hasOut)) {
+    return { detected_format: "native", normalized_inputs: nIn ? { messages: nIn } : null, normalized_outputs: nOut ? { messages: nOut } : null, normalize_error: null };
+  }
+  try {
+    const rec = normalize({ request: hasIn ? inputs : undefined, response: hasOut ? responsePayload(outputs as Obj) : undefined });
+    return {
+      detected_format: rec.format,
+      normalized_inputs: rec.inputs ?? (nIn ? { messages: nIn } : null),
+      normalized_outputs: rec.outputs ?? (nOut ? { messages: nOut } : null),
+      normalize_error: null,
+    };
+  } catch (err) {
+    const msg = err instanceof ValidationError ? err.message : `normalizer failed: ${String(err)}`;
+    return { ...none, normalize_error: msg };
+  }
+}
+
+export function firstTokenTime(events: unknown): string | null {
+  if (!Array.isArray(events)) return null;
+  for (const e of events) if (isObj(e) && e.name === "new_token" && typeof e.time === "string") return e.time;
+  return null;
+}

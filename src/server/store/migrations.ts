@@ -1,0 +1,86 @@
+/**
+ * Numbered schema migrations. Each runs once, in order, inside a transaction;
+ * `schema_migrations` records what ran. Add new steps at the end, never edit old ones.
+ */
+import type Database from "better-sqlite3";
+
+export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+  {
+    version: 1,
+    name: "runs, projects, attachments, otel spans",
+    sql: `
+      CREATE TABLE runs (
+        id TEXT PRIMARY KEY,
+        trace_id TEXT,
+        parent_run_id TEXT,
+        dotted_order TEXT,
+        name TEXT,
+        run_type TEXT,
+        session_name TEXT,
+        start_time TEXT,
+        end_time TEXT,
+        has_post INTEGER NOT NULL DEFAULT 0,
+        inputs TEXT,
+        outputs TEXT,
+        error TEXT,
+        events TEXT,
+        tags TEXT,
+        extra TEXT,
+        serialized TEXT,
+        other TEXT,
+        detected_format TEXT,
+        normalized_inputs TEXT,
+        normalized_outputs TEXT,
+        normalize_error TEXT,
+        first_token_time TEXT,
+        received_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX runs_trace ON runs (trace_id, dotted_order);
+      CREATE INDEX runs_project_start ON runs (session_name, start_time, id);
+      CREATE INDEX runs_start ON runs (start_time, id);
+      CREATE TABLE projects (name TEXT PRIMARY KEY, created_at TEXT NOT NULL);
+      CREATE TABLE attachments (
+        run_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        content_type TEXT,
+        size INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        data BLOB NOT NULL,
+        PRIMARY KEY (run_id, name)
+      );
+      CREATE TABLE otel_spans (
+        trace_id TEXT NOT NULL,
+        span_id TEXT NOT NULL,
+        parent_span_id TEXT,
+        name TEXT,
+        kind INTEGER,
+        start_time TEXT,
+        end_time TEXT,
+        resource TEXT,
+        scope TEXT,
+        attributes TEXT,
+        events TEXT,
+        links TEXT,
+        status TEXT,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (trace_id, span_id)
+      );
+    `,
+  },
+];
+
+export function migrate(db: Database.Database): number {
+  db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
+  const done = new Set((db.prepare("SELECT version FROM schema_migrations").all() as { version: number }[]).map((r) => r.version));
+  let applied = 0;
+  for (const m of MIGRATIONS) {
+    if (done.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
+    })();
+    applied++;
+  }
+  return applied;
+}

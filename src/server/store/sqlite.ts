@@ -1,0 +1,241 @@
+/**
+ * SqliteRunStore: the RunStore over better-sqlite3 in WAL mode.
+ *
+ * Merge rules (idempotent by id, order-independent for one post + patches):
+ * - a post fills the fields that are still empty; it never overwrites what a
+ *   patch (or an earlier post) already set, so a duplicate post changes nothing
+ *   and a post arriving after its patch does not undo the patch;
+ * - a patch overwrites the fields it carries with non-null values (end_time,
+ *   outputs, error, events, ...): it is the later state of the run;
+ * - a patch before its post creates a partial row that the post completes.
+ * Each ingest() is one transaction: all of a request lands, or none of it.
+ */
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import type { Run, RunPatch } from "../../run/schema.js";
+import type { IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
+import { migrate } from "./migrations.js";
+import { canonicalTime } from "./time.js";
+import { deriveLlm, firstTokenTime } from "./derive.js";
+
+type Obj = Record<string, unknown>;
+
+/** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
+const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
+const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
+const TIME = new Set(["start_time", "end_time"]);
+const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
+
+interface Row {
+  id: string;
+  has_post: number;
+  other: string | null;
+  received_at: string;
+  detected_format: string | null;
+  normalized_inputs: string | null;
+  normalized_outputs: string | null;
+  normalize_error: string | null;
+  first_token_time: string | null;
+  [k: string]: unknown;
+}
+
+export interface SqliteRunStoreOptions {
+  /** Derive native messages for llm runs on ingest (the collector does; default true). */
+  normalizeOnIngest?: boolean;
+}
+
+export class SqliteRunStore implements RunStore {
+  readonly db: Database.Database;
+  private readonly normalizeOnIngest: boolean;
+  private readonly getStmt: Database.Statement;
+  private readonly upsertStmt: Database.Statement;
+  private readonly projectStmt: Database.Statement;
+
+  constructor(path: string, opts: SqliteRunStoreOptions = {}) {
+    if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    migrate(this.db);
+    this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
+    this.getStmt = this.db.prepare("SELECT * FROM runs WHERE id = ?");
+    const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "received_at", "updated_at"];
+    this.upsertStmt = this.db.prepare(`INSERT OR REPLACE INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")})`);
+    this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
+  }
+
+  /** Apply one post or patch to the current row state (in memory). */
+  private apply(row: Obj, change: Obj, isPost: boolean): void {
+    for (const k in change) {
+      if (k === "id") continue;
+      let v = change[k];
+      if (v === undefined) continue;
+      if (TIME.has(k) && typeof v === "string") v = canonicalTime(v) ?? v;
+      const target = KNOWN.has(k) ? row : ((row.__other as Obj) ??= {});
+      const current = target[k];
+      if (isPost) {
+        if (current === undefined || current === null) target[k] = v;
+      } else if (v !== null) {
+        target[k] = v;
+      }
+    }
+  }
+
+  private load(id: string): { state: Obj; row: Row | undefined } {
+    const row = this.getStmt.get(id) as Row | undefined;
+    const state: Obj = { id };
+    if (!row) return { state, row };
+    for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
+    for (const c of JSONCOL) if (row[c] !== null) state[c] = JSON.parse(row[c] as string);
+    if (row.other) state.__other = JSON.parse(row.other);
+    return { state, row };
+  }
+
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string): void {
+    const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
+    for (const c of SCALAR) params[c] = state[c] ?? null;
+    for (const c of JSONCOL) params[c] = state[c] === undefined ? null : JSON.stringify(state[c]);
+    params.other = state.__other ? JSON.stringify(state.__other) : null;
+    params.first_token_time = firstTokenTime(state.events);
+    if (this.normalizeOnIngest && state.run_type === "llm") {
+      const d = deriveLlm(state.inputs, state.outputs);
+      params.detected_format = d.detected_format;
+      params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_outputs = d.normalized_outputs ? JSON.stringify(d.normalized_outputs) : null;
+      params.normalize_error = d.normalize_error;
+    } else {
+      params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
+    }
+    this.upsertStmt.run(params);
+    if (typeof state.session_name === "string") this.projectStmt.run(state.session_name, now);
+  }
+
+  ingest(batch: IngestBatch): IngestResult {
+    const run = this.db.transaction((b: IngestBatch): IngestResult => {
+      // Group by id so a post and its patches in one request are one read and one write.
+      const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
+      const slot = (id: string) => {
+        let s = byId.get(id);
+        if (!s) byId.set(id, (s = { posts: [], patches: [] }));
+        return s;
+      };
+      for (const p of b.post ?? []) slot(p.id).posts.push(p as Obj);
+      for (const p of b.patch ?? []) slot(p.id).patches.push(p as Obj);
+      const now = new Date().toISOString();
+      let created = 0;
+      let updated = 0;
+      for (const [id, s] of byId) {
+        const { state, row } = this.load(id);
+        // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
+        for (const p of s.posts) this.apply(state, p, true);
+        for (const p of s.patches) this.apply(state, p, false);
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now);
+        if (row) updated++;
+        else created++;
+      }
+      return { created, updated };
+    });
+    return run(batch);
+  }
+
+  /** Attachments ride with runs in multipart ingest; stored by (run id, name). */
+  putAttachment(runId: string, name: string, contentType: string | undefined, data: Buffer, sha256: string): void {
+    this.db.prepare("INSERT OR REPLACE INTO attachments (run_id, name, content_type, size, sha256, data) VALUES (?, ?, ?, ?, ?, ?)").run(runId, name, contentType ?? null, data.length, sha256, data);
+  }
+
+  listAttachments(runId: string): { name: string; content_type: string | null; size: number; sha256: string }[] {
+    return this.db.prepare("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = ? ORDER BY name").all(runId) as { name: string; content_type: string | null; size: number; sha256: string }[];
+  }
+
+  private toStored(row: Row): StoredRun {
+    const out: Obj = { id: row.id };
+    if (row.other) Object.assign(out, JSON.parse(row.other));
+    for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
+    for (const c of JSONCOL) if (row[c] !== null) out[c] = JSON.parse(row[c] as string);
+    out.detected_format = row.detected_format;
+    out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs) : null;
+    out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs) : null;
+    out.normalize_error = row.normalize_error;
+    out.first_token_time = row.first_token_time;
+    return out as unknown as StoredRun;
+  }
+
+  getRun(id: string): StoredRun | undefined {
+    const row = this.getStmt.get(id) as Row | undefined;
+    return row ? this.toStored(row) : undefined;
+  }
+
+  queryRuns(q: RunQuery): { runs: StoredRun[]; cursor: string | null } {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    if (q.trace_id) (where.push("trace_id = ?"), args.push(q.trace_id));
+    if (q.project) (where.push("session_name = ?"), args.push(q.project));
+    if (q.run_type) (where.push("run_type = ?"), args.push(q.run_type));
+    if (q.start_time_gte) (where.push("start_time >= ?"), args.push(canonicalTime(q.start_time_gte) ?? q.start_time_gte));
+    if (q.start_time_lt) (where.push("start_time < ?"), args.push(canonicalTime(q.start_time_lt) ?? q.start_time_lt));
+    if (q.cursor) {
+      const [t, id] = decodeCursor(q.cursor);
+      where.push("(start_time > ? OR (start_time = ? AND id > ?))");
+      args.push(t, t, id);
+    }
+    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, limit + 1) as Row[];
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeCursor(String(last.start_time ?? ""), last.id) : null };
+  }
+
+  countRuns(project?: string): number {
+    const r = (project === undefined ? this.db.prepare("SELECT COUNT(*) AS n FROM runs").get() : this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = ?").get(project)) as { n: number };
+    return r.n;
+  }
+
+  deleteProject(name: string): number {
+    return this.db.transaction(() => {
+      this.db.prepare("DELETE FROM attachments WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
+      const n = this.db.prepare("DELETE FROM runs WHERE session_name = ?").run(name).changes;
+      this.db.prepare("DELETE FROM projects WHERE name = ?").run(name);
+      return n;
+    })();
+  }
+
+  storeSpans(spans: Obj[]): number {
+    const stmt = this.db.prepare(
+      "INSERT OR REPLACE INTO otel_spans (trace_id, span_id, parent_span_id, name, kind, start_time, end_time, resource, scope, attributes, events, links, status, received_at) VALUES (@trace_id, @span_id, @parent_span_id, @name, @kind, @start_time, @end_time, @resource, @scope, @attributes, @events, @links, @status, @received_at)",
+    );
+    const now = new Date().toISOString();
+    this.db.transaction(() => {
+      for (const s of spans) stmt.run({ ...s, received_at: now });
+    })();
+    return spans.length;
+  }
+
+  close(): void {
+    if (!this.db.open) return;
+    try {
+      this.db.pragma("wal_checkpoint(TRUNCATE)");
+    } finally {
+      this.db.close();
+    }
+  }
+}
+
+export function encodeCursor(startTime: string, id: string): string {
+  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
+}
+
+export function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw new RangeError("invalid cursor");
+}
+
+export type { Run, RunPatch };

@@ -1,0 +1,18 @@
+/**
+ * Timestamps are stored in one fixed-width form, `YYYY-MM-DDTHH:MM:SS.ffffffZ`,
+ * so string order is time order (indexes, cursors) and microseconds survive
+ * (Date would cut them to milliseconds).
+ */
+const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+export function canonicalTime(value: string): string | undefined {
+  const m = ISO.exec(value);
+  if (m && (m[4] === undefined || m[4].toUpperCase() === "Z")) {
+    return `${m[1]}T${m[2]}.${(m[3] ?? "").padEnd(6, "0").slice(0, 6)}Z`;
+  }
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) return undefined;
+  // An offset: convert through Date, then put back the sub-millisecond digits it dropped.
+  const micro = m?.[3] ? m[3].padEnd(6, "0").slice(3, 6) : "000";
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, `.$1${micro}Z`);
+}

@@ -1,0 +1,58 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCollector, type Collector, type CollectorOptions } from "../../src/server/app.js";
+
+export interface Running {
+  collector: Collector;
+  url: string;
+  dbPath: string;
+  close(): Promise<void>;
+}
+
+/** A real collector on a loopback port with a temp SQLite file. */
+export async function startCollector(opts: CollectorOptions = {}): Promise<Running> {
+  const dbPath = typeof opts.db === "string" ? opts.db : join(mkdtempSync(join(tmpdir(), "tp-collector-")), "traces.db");
+  const collector = createCollector({ rateLimits: false, ...opts, db: opts.db ?? dbPath });
+  const { url } = await collector.listen(0, "127.0.0.1");
+  return { collector, url, dbPath, close: () => collector.close() };
+}
+
+let counter = 0;
+/** A deterministic, valid uuid for tests (v7-shaped). */
+export function testId(): string {
+  counter++;
+  const hex = counter.toString(16).padStart(12, "0");
+  return `0192b3c4-d5e6-7f00-8000-${hex}`;
+}
+
+export function runRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  const id = (overrides.id as string) ?? testId();
+  return {
+    id,
+    trace_id: id,
+    dotted_order: `20261122T101500123456Z${id}`,
+    name: "test-run",
+    run_type: "chain",
+    start_time: "2026-11-22T10:15:00.123456Z",
+    inputs: { question: "why?" },
+    session_name: "default",
+    ...overrides,
+  };
+}
+
+/** A multipart body as the client sends it, encoded by undici's FormData (not by hand). */
+export function multipart(parts: { post?: Record<string, unknown>[]; patch?: Record<string, unknown>[] }): FormData {
+  const fd = new FormData();
+  for (const kind of ["post", "patch"] as const) {
+    for (const run of parts[kind] ?? []) {
+      const { inputs, outputs, events, extra, error, serialized, ...rest } = run;
+      const id = run.id as string;
+      fd.append(`${kind}.${id}`, new Blob([JSON.stringify(rest)], { type: "application/json" }));
+      for (const [k, v] of Object.entries({ inputs, outputs, events, extra, error, serialized })) {
+        if (v !== undefined) fd.append(`${kind}.${id}.${k}`, new Blob([JSON.stringify(v)], { type: "application/json" }));
+      }
+    }
+  }
+  return fd;
+}
