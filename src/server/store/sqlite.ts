@@ -170,11 +170,15 @@ export class SqliteRunStore implements RunStore {
   queryRuns(q: RunQuery): { runs: StoredRun[]; cursor: string | null } {
     const where: string[] = [];
     const args: unknown[] = [];
-    if (q.trace_id) (where.push("trace_id = ?"), args.push(q.trace_id));
-    if (q.project) (where.push("session_name = ?"), args.push(q.project));
-    if (q.run_type) (where.push("run_type = ?"), args.push(q.run_type));
-    if (q.start_time_gte) (where.push("start_time >= ?"), args.push(canonicalTime(q.start_time_gte) ?? q.start_time_gte));
-    if (q.start_time_lt) (where.push("start_time < ?"), args.push(canonicalTime(q.start_time_lt) ?? q.start_time_lt));
+    const cond = (sql: string, value: unknown) => {
+      where.push(sql);
+      args.push(value);
+    };
+    if (q.trace_id) cond("trace_id = ?", q.trace_id);
+    if (q.project) cond("session_name = ?", q.project);
+    if (q.run_type) cond("run_type = ?", q.run_type);
+    if (q.start_time_gte) cond("start_time >= ?", canonicalTime(q.start_time_gte) ?? q.start_time_gte);
+    if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
     if (q.cursor) {
       const [t, id] = decodeCursor(q.cursor);
       where.push("(start_time > ? OR (start_time = ? AND id > ?))");
