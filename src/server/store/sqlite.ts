@@ -58,11 +58,20 @@ export class SqliteRunStore implements RunStore {
     this.db.pragma("journal_mode = WAL");
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
+    // Ingest is write-heavy: a bigger page cache and in-memory temp tables keep it off the disk where they can.
+    this.db.pragma("cache_size = -65536");
+    this.db.pragma("temp_store = MEMORY");
     migrate(this.db);
     this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
     this.getStmt = this.db.prepare("SELECT * FROM runs WHERE id = ?");
     const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "received_at", "updated_at"];
-    this.upsertStmt = this.db.prepare(`INSERT OR REPLACE INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")})`);
+    // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
+    this.upsertStmt = this.db.prepare(
+      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
+        .filter((c) => c !== "id" && c !== "received_at")
+        .map((c) => `${c} = excluded.${c}`)
+        .join(", ")}`,
+    );
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
   }
 
