@@ -14,6 +14,7 @@ afterAll(async () => {
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
   fetch(c.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const j = async (r: Response): Promise<any> => r.json();
 const getRun = async (id: string) => (await fetch(`${c.url}/runs/${id}`)).json() as Promise<Record<string, any>>;
 
 describe("ingest round trip", () => {
@@ -102,7 +103,7 @@ describe("bad input", () => {
   it("answers malformed JSON with 400 and a detail", async () => {
     const res = await post("/runs/batch", "{nope");
     expect(res.status).toBe(400);
-    expect((await res.json()).detail).toMatch(/malformed JSON/);
+    expect((await j(res)).detail).toMatch(/malformed JSON/);
   });
 
   it("answers a multipart part with no run id with 400", async () => {
@@ -110,7 +111,7 @@ describe("bad input", () => {
     fd.append("post.", new Blob(["{}"], { type: "application/json" }));
     const res = await fetch(c.url + "/runs/multipart", { method: "POST", body: fd });
     expect(res.status).toBe(400);
-    expect((await res.json()).detail).toMatch(/no run id/);
+    expect((await j(res)).detail).toMatch(/no run id/);
   });
 
   it("answers a malformed JSON part with 400 naming the part", async () => {
@@ -119,7 +120,7 @@ describe("bad input", () => {
     fd.append(`post.${id}`, new Blob(["{bad"], { type: "application/json" }));
     const res = await fetch(c.url + "/runs/multipart", { method: "POST", body: fd });
     expect(res.status).toBe(400);
-    expect((await res.json()).detail).toContain(`post.${id}`);
+    expect((await j(res)).detail).toContain(`post.${id}`);
   });
 
   it("answers a run that fails validation with 422 and locations", async () => {
@@ -127,7 +128,7 @@ describe("bad input", () => {
     delete bad.name;
     const res = await post("/runs/batch", { post: [runRecord(), bad] });
     expect(res.status).toBe(422);
-    const { detail } = await res.json();
+    const { detail } = await j(res);
     expect(detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ["post", 1, "start_time"] }), expect.objectContaining({ loc: ["post", 1, "name"] })]));
     for (const d of detail) expect(Object.keys(d).sort()).toEqual(["loc", "msg", "type"]);
   });
@@ -143,7 +144,7 @@ describe("bad input", () => {
     try {
       const res = await fetch(small.url + "/runs/batch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ post: [runRecord({ inputs: { big: "x".repeat(5000) } })] }) });
       expect(res.status).toBe(413);
-      expect((await res.json()).detail).toMatch(/exceeds the limit of 1024 bytes/);
+      expect((await j(res)).detail).toMatch(/exceeds the limit of 1024 bytes/);
     } finally {
       await small.close();
     }
@@ -180,7 +181,7 @@ describe("auth and rate limits", () => {
     try {
       const missing = await fetch(k.url + "/info");
       expect(missing.status).toBe(401);
-      expect((await missing.json()).detail).toMatch(/missing X-Api-Key/);
+      expect((await j(missing)).detail).toMatch(/missing X-Api-Key/);
       expect((await fetch(k.url + "/info", { headers: { "x-api-key": "wrong" } })).status).toBe(401);
       expect((await fetch(k.url + "/info", { headers: { "x-api-key": "secret" } })).status).toBe(200);
     } finally {
@@ -233,7 +234,7 @@ describe("query and projects", () => {
     let cursor: string | null = null;
     do {
       const res = await post("/runs/query", { project, limit: 10, cursor });
-      const page = (await res.json()) as { runs: { id: string }[]; cursor: string | null };
+      const page = (await j(res)) as { runs: { id: string }[]; cursor: string | null };
       seen.push(...page.runs.map((r) => r.id));
       cursor = page.cursor;
     } while (cursor);
@@ -256,7 +257,7 @@ describe("query and projects", () => {
     const project = `del-${testId()}`;
     await post("/runs/batch", { post: [runRecord({ session_name: project }), runRecord({ session_name: project })] });
     const res = await fetch(`${c.url}/sessions?name=${project}`, { method: "DELETE" });
-    expect(await res.json()).toEqual({ deleted_runs: 2, name: project });
+    expect(await j(res)).toEqual({ deleted_runs: 2, name: project });
     expect(c.collector.store.countRuns(project)).toBe(0);
   });
 
