@@ -115,6 +115,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     const ip = req.socket.remoteAddress ?? "unknown";
     let limitHeaders: Record<string, string> = {};
     try {
+      if (closing) throw new HttpError(503, "the collector is shutting down", { "retry-after": "1" });
       if (opts.apiKey !== undefined && !keyMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
         throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
       }
@@ -148,6 +149,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     }
   }
 
+  let closing = false;
   const server = createServer((req, res) => {
     handle(req, res).catch((err) => {
       console.error("tracepipe serve: unhandled", err);
@@ -171,6 +173,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       });
     },
     close() {
+      closing = true;
       return new Promise((resolve) => {
         server.close(() => {
           if (ownStore) store.close();

@@ -1,0 +1,80 @@
+/** Client options with their documented defaults (DESIGN.md "Environment"). */
+import { join, dirname } from "node:path";
+import type { RateLimiter } from "../ratelimit/limiter.js";
+import type { Sink } from "./sink.js";
+
+export interface ClientOptions {
+  /** Ingest endpoint. Default `TRACEPIPE_ENDPOINT`; unset means the embedded SQLite store. */
+  endpoint?: string;
+  /** Sent as `x-api-key`. Default `TRACEPIPE_API_KEY`. */
+  apiKey?: string;
+  /** `session_name` for runs that do not set one. Default `TRACEPIPE_PROJECT` or `default`. */
+  project?: string;
+  /** Embedded store path. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
+  dbPath?: string;
+  /** Override SPEC §8's limit for POST /runs/multipart, e.g. `{limit: 50, windowMs: 1000}`. */
+  rateLimit?: { limit: number; windowMs: number };
+  /** Shared limiter (e.g. Redis across processes). Default: in-process sliding window. */
+  limiter?: RateLimiter;
+  /** gzip request bodies: `auto` (default) when GET /info advertises it. */
+  gzip?: boolean | "auto";
+  /** Most runs per batch. Default 100; GET /info may lower it. */
+  batchSize?: number;
+  /** Most bytes per batch. Default 20 MiB; GET /info may lower it. */
+  batchBytes?: number;
+  /** Batches in flight at once. Default 4. */
+  concurrency?: number;
+  /** How long a partial batch waits for company. Default 50 ms. */
+  flushIntervalMs?: number;
+  /** Queued bytes kept in memory; past this, runs are spilled to the spool. Default 64 MiB. */
+  maxQueueBytes?: number;
+  /** Spool directory. Default `<dir of the db>/spool`, i.e. `.tracepipe/spool`. */
+  spoolDir?: string;
+  /** Where refused batches go. Default `<dir of the db>/dead-letter.jsonl`. */
+  deadLetterPath?: string;
+  /** Attempts per batch before it is spooled for a later retry. Default 12 (about 3 minutes of backoff). */
+  maxAttempts?: number;
+  /** Backoff bounds. Defaults 200 ms and 30 s. */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** A custom sink instead of HTTP or embedded. */
+  sink?: Sink;
+  /** Deliver or spool on process exit (beforeExit / exit hooks). Default true. */
+  exitHooks?: boolean;
+  /** Where warnings go. Default process.emitWarning. */
+  warn?: (msg: string) => void;
+}
+
+export interface ResolvedOptions {
+  endpoint?: string;
+  apiKey?: string;
+  project: string;
+  dbPath: string;
+  batchSize: number;
+  batchBytes: number;
+  concurrency: number;
+  flushIntervalMs: number;
+  maxQueueBytes: number;
+  spoolDir: string;
+  deadLetterPath: string;
+  maxAttempts: number;
+}
+
+export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
+  const endpoint = o.endpoint ?? (env.TRACEPIPE_ENDPOINT || undefined);
+  const dbPath = o.dbPath ?? env.TRACEPIPE_DB ?? join(".tracepipe", "traces.db");
+  const base = dirname(dbPath === ":memory:" ? join(".tracepipe", "x") : dbPath);
+  return {
+    endpoint,
+    apiKey: o.apiKey ?? (env.TRACEPIPE_API_KEY || undefined),
+    project: o.project ?? (env.TRACEPIPE_PROJECT || "default"),
+    dbPath,
+    batchSize: o.batchSize ?? 100,
+    batchBytes: o.batchBytes ?? 20 * 1024 * 1024,
+    concurrency: o.concurrency ?? 4,
+    flushIntervalMs: o.flushIntervalMs ?? 50,
+    maxQueueBytes: o.maxQueueBytes ?? 64 * 1024 * 1024,
+    spoolDir: o.spoolDir ?? join(base, "spool"),
+    deadLetterPath: o.deadLetterPath ?? join(base, "dead-letter.jsonl"),
+    maxAttempts: o.maxAttempts ?? 12,
+  };
+}

@@ -1,0 +1,8 @@
+export { Client, type ClientStats } from "./client.js";
+export { type ClientOptions } from "./config.js";
+export { getDefaultClient, setDefaultClient, flush } from "./default.js";
+export { SinkError, type Sink, type SinkLimits } from "./sink.js";
+export { HttpSink } from "./http-sink.js";
+export { EmbeddedSink } from "./embedded-sink.js";
+export { encodeMultipart } from "./multipart.js";
+export type { Op, Attachments } from "./ops.js";

@@ -1,0 +1,209 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import busboy from "busboy";
+import { Readable } from "node:stream";
+import { Client } from "../../src/ingest/index.js";
+import { encodeMultipart } from "../../src/ingest/multipart.js";
+import { postOp, patchOp } from "../../src/ingest/ops.js";
+import { openStore } from "../../src/server/store/index.js";
+import { startCollector, type Running } from "../helpers/collector.js";
+import { maxInWindow, startProxy, type Proxy } from "../helpers/proxy.js";
+import { makeRun, tempDir } from "../helpers/runs.js";
+
+const cleanup: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanup.length) await cleanup.pop()!();
+});
+
+async function collector(opts: Parameters<typeof startCollector>[0] = {}): Promise<Running> {
+  const c = await startCollector(opts);
+  cleanup.push(() => c.close());
+  return c;
+}
+
+function client(endpoint: string | undefined, extra: ConstructorParameters<typeof Client>[0] = {}): Client {
+  const dir = tempDir("tp-client-");
+  const c = new Client({ endpoint, apiKey: "test-key", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), dbPath: join(dir, "traces.db"), backoff: { baseMs: 20, maxMs: 500 }, warn: () => {}, ...extra });
+  cleanup.push(() => c.shutdown());
+  return c;
+}
+
+describe("multipart encoding", () => {
+  it("gives every part a Content-Type and a Content-Length, and busboy reads it back", async () => {
+    const run = makeRun();
+    const ops = [postOp({ ...run, outputs: { a: 1 }, events: [] }, { img: ["image/png", new Uint8Array([1, 2, 3])] }), patchOp(makeRun().id, { end_time: "2026-11-22T10:16:00Z" })];
+    const { body, contentType } = encodeMultipart(ops);
+    const text = body.toString("latin1");
+    const parts = text.split(/--tracepipe-[0-9a-f]+(?:--)?\r\n/).filter((p) => p.includes("Content-Disposition"));
+    expect(parts.map((p) => /name="([^"]+)"/.exec(p)![1])).toEqual([`post.${run.id}`, `post.${run.id}.inputs`, `post.${run.id}.outputs`, `post.${run.id}.events`, `attachment.${run.id}.img`, `patch.${ops[1]!.id}`]);
+    for (const p of parts) {
+      const [head, data] = p.split("\r\n\r\n") as [string, string];
+      expect(head).toMatch(/Content-Type: \S+/);
+      expect(Number(/Content-Length: (\d+)/.exec(head)![1])).toBe(Buffer.byteLength(data.replace(/\r\n$/, ""), "latin1"));
+    }
+    const seen: string[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const bb = busboy({ headers: { "content-type": contentType } });
+      bb.on("field", (name) => seen.push(name));
+      bb.on("file", (name, s) => (seen.push(name), s.resume()));
+      bb.on("close", resolve);
+      bb.on("error", reject);
+      Readable.from([body]).pipe(bb);
+    });
+    expect(seen).toHaveLength(6);
+  });
+});
+
+describe("Client delivery", () => {
+  it("writes runs into the embedded SQLite store when no endpoint is set", async () => {
+    const c = client(undefined);
+    const runs = Array.from({ length: 250 }, () => makeRun("embedded"));
+    for (const r of runs) c.createRun(r);
+    for (const r of runs.slice(0, 10)) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { ok: true } });
+    await c.flush();
+    const store = openStore(c.options.dbPath);
+    try {
+      expect(store.countRuns("embedded")).toBe(250);
+      expect(store.getRun(runs[0]!.id)).toMatchObject({ outputs: { ok: true }, end_time: "2026-11-22T10:16:00.000000Z" });
+    } finally {
+      store.close();
+    }
+  });
+
+  it("merges a create and an update of one id into one post", async () => {
+    const col = await collector();
+    const c = client(col.url);
+    const r = makeRun("merge");
+    c.createRun(r);
+    c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { v: 1 } });
+    await c.flush();
+    expect(c.stats.delivered).toBe(1);
+    const got = col.collector.store.getRun(r.id)!;
+    expect(got).toMatchObject({ name: "work", outputs: { v: 1 } });
+  });
+
+  it("fills session_name from the project", async () => {
+    const col = await collector();
+    const c = client(col.url, { project: "proj-x" });
+    const r = makeRun();
+    delete (r as Record<string, unknown>).session_name;
+    c.createRun(r);
+    await c.flush();
+    expect(col.collector.store.getRun(r.id)?.session_name).toBe("proj-x");
+  });
+
+  it("loses and duplicates nothing when the server answers 429 with Retry-After", async () => {
+    const col = await collector();
+    const proxy = await startProxy(col.url, (n) => (n % 2 === 0 ? { status: 429, headers: { "retry-after": "0" } } : "pass"));
+    cleanup.push(() => proxy.close());
+    const c = client(proxy.url, { batchSize: 50 });
+    const runs = Array.from({ length: 1000 }, () => makeRun("r429"));
+    for (const r of runs) c.createRun(r);
+    await c.flush();
+    expect(proxy.statuses.filter((s) => s === 429).length).toBeGreaterThan(5);
+    expect(col.collector.store.countRuns("r429")).toBe(1000);
+    expect(c.stats.deadLettered).toBe(0);
+  });
+
+  it("loses and duplicates nothing when every third request fails with 500", async () => {
+    const col = await collector();
+    const proxy = await startProxy(col.url, (n) => (n % 3 === 0 ? { status: 500 } : "pass"));
+    cleanup.push(() => proxy.close());
+    const c = client(proxy.url, { batchSize: 40 });
+    const runs = Array.from({ length: 2000 }, () => makeRun("r500"));
+    for (const r of runs) c.createRun(r);
+    for (const r of runs) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z" });
+    await c.flush();
+    expect(col.collector.store.countRuns("r500")).toBe(2000);
+    const ended = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL").get() as { n: number };
+    expect(ended.n).toBe(2000);
+  });
+
+  it("delivers all of 20k runs when the server is down for 5 s in the middle", async () => {
+    const dir = tempDir("tp-down-");
+    const db = join(dir, "traces.db");
+    let col = await startCollector({ db });
+    const port = Number(new URL(col.url).port);
+    const c = client(col.url, { batchSize: 200 });
+    const runs = Array.from({ length: 20_000 }, () => makeRun("down", 300));
+    for (const r of runs.slice(0, 8000)) c.createRun(r);
+    await new Promise((r) => setTimeout(r, 50));
+    await col.close();
+    for (const r of runs.slice(8000)) c.createRun(r);
+    await new Promise((r) => setTimeout(r, 5000));
+    const { createCollector } = await import("../../src/server/app.js");
+    const again = createCollector({ db, rateLimits: false });
+    await again.listen(port);
+    col = { ...col, collector: again, close: () => again.close() };
+    cleanup.push(() => again.close());
+    await c.flush();
+    expect(c.stats.retried).toBeGreaterThan(0);
+    expect(again.store.countRuns("down")).toBe(20_000);
+  }, 60_000);
+
+  it("never exceeds a lowered limit in any sliding window", async () => {
+    const col = await collector();
+    const proxy = await startProxy(col.url);
+    cleanup.push(() => proxy.close());
+    const c = client(proxy.url, { batchSize: 5, rateLimit: { limit: 50, windowMs: 1000 }, concurrency: 8 });
+    for (let i = 0; i < 600; i++) c.createRun(makeRun("limited", 200));
+    await c.flush();
+    expect(col.collector.store.countRuns("limited")).toBe(600);
+    expect(proxy.times.length).toBeGreaterThanOrEqual(120);
+    expect(maxInWindow(proxy.times, 1000)).toBeLessThanOrEqual(50);
+    // While work waited the client used the limit: 120 requests need just over two windows.
+    const span = proxy.times[proxy.times.length - 1]! - proxy.times[0]!;
+    expect(span).toBeLessThan(3500);
+  }, 30_000);
+
+  it("splits a batch the server finds too large (413) and delivers the halves", async () => {
+    const col = await collector({ maxBodyBytes: 12_000 });
+    const c = client(col.url, { batchSize: 40, gzip: false });
+    for (let i = 0; i < 40; i++) c.createRun(makeRun("split", 2000));
+    await c.flush();
+    expect(col.collector.store.countRuns("split")).toBe(40);
+  });
+
+  it("sends a run the server refuses to the dead-letter file, with status and detail, and delivers the rest", async () => {
+    const col = await collector();
+    const c = client(col.url, { batchSize: 10 });
+    const bad = { ...makeRun("dl"), start_time: "not a time" };
+    const good = Array.from({ length: 9 }, () => makeRun("dl"));
+    c.createRun(good[0]!);
+    c.createRun(bad);
+    for (const g of good.slice(1)) c.createRun(g);
+    await c.flush();
+    expect(col.collector.store.countRuns("dl")).toBe(9);
+    const lines = readFileSync(c.options.deadLetterPath, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ status: 422, runs: [{ id: bad.id }], detail: [expect.objectContaining({ loc: [`post.${bad.id}`, "start_time"] })] });
+  });
+
+  it("spills to the spool past maxQueueBytes and still delivers everything", async () => {
+    const col = await collector();
+    const c = client(col.url, { maxQueueBytes: 20_000, batchSize: 10 });
+    for (let i = 0; i < 300; i++) c.createRun(makeRun("spill", 1000));
+    expect(c.stats.spooled).toBeGreaterThan(0);
+    await c.flush();
+    expect(col.collector.store.countRuns("spill")).toBe(300);
+    expect(readdirSync(c.options.spoolDir).filter((f) => !f.endsWith(".open"))).toEqual([]);
+  });
+
+  it("spools batches when the endpoint stays down, and a later client delivers them", async () => {
+    const dir = tempDir("tp-spool-");
+    const spoolDir = join(dir, "spool");
+    const c1 = new Client({ endpoint: "http://127.0.0.1:9", apiKey: "k", spoolDir, deadLetterPath: join(dir, "dl.jsonl"), maxAttempts: 2, backoff: { baseMs: 5, maxMs: 10 }, warn: () => {} });
+    for (let i = 0; i < 30; i++) c1.createRun(makeRun("later"));
+    await c1.flush();
+    await c1.shutdown();
+    expect(c1.stats.spooled).toBe(30);
+    expect(existsSync(spoolDir)).toBe(true);
+    await new Promise((r) => setTimeout(r, 30));
+    const col = await collector();
+    const c2 = new Client({ endpoint: col.url, apiKey: "k", spoolDir, warn: () => {} });
+    cleanup.push(() => c2.shutdown());
+    await c2.flush();
+    expect(col.collector.store.countRuns("later")).toBe(30);
+  });
+});

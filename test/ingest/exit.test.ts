@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "../../src/ingest/index.js";
+import { startCollector, type Running } from "../helpers/collector.js";
+import { tempDir } from "../helpers/runs.js";
+
+const CHILD = fileURLToPath(new URL("../fixtures/scripts/exit-child.ts", import.meta.url));
+let col: Running | undefined;
+afterEach(async () => {
+  await col?.close();
+});
+
+/** Async, so the collector in this process keeps answering while the child runs. */
+async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural"): Promise<void> {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  expect(code, stderr).toBe(0);
+}
+
+describe("process exit", () => {
+  it("delivers runs created just before the event loop empties (beforeExit)", async () => {
+    col = await startCollector();
+    const spool = join(tempDir("tp-exit-"), "spool");
+    await runChild(col.url, spool, 500, "natural");
+    expect(col.collector.store.countRuns("exit-natural")).toBe(500);
+  });
+
+  it("spools runs on process.exit() and the next client start delivers each exactly once", async () => {
+    col = await startCollector();
+    const spool = join(tempDir("tp-exit-"), "spool");
+    await runChild(col.url, spool, 700, "exit");
+    expect(col.collector.store.countRuns("exit-exit")).toBeLessThanOrEqual(700);
+    const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, warn: () => {} });
+    await next.flush();
+    await next.shutdown();
+    expect(col.collector.store.countRuns("exit-exit")).toBe(700);
+    const dup = col.collector.store.db.prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
+    expect(dup.d).toBe(dup.n);
+  });
+});
