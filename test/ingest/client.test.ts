@@ -8,7 +8,7 @@ import { encodeMultipart } from "../../src/ingest/multipart.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
 import { openStore } from "../../src/server/store/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
-import { maxInWindow, startProxy, type Proxy } from "../helpers/proxy.js";
+import { maxInWindow, startProxy } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
 const cleanup: (() => Promise<void>)[] = [];
