@@ -28,6 +28,8 @@ import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 import { Spool } from "./spool.js";
 
 export interface ClientStats {
+  /** HTTP (or store) send attempts, retries included. */
+  requests: number;
   queued: number;
   inFlight: number;
   delivered: number;
@@ -67,7 +69,7 @@ export class Client implements RunWriter {
     if (this.hasWork()) void this.flush();
   };
   private readonly onExit = () => this.spoolEverything();
-  readonly stats: ClientStats = { queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, deadLettered: 0 };
+  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, deadLettered: 0 };
 
   constructor(opts: ClientOptions = {}) {
     this.options = resolveOptions(opts);
@@ -243,6 +245,7 @@ export class Client implements RunWriter {
   private async deliver(batch: Op[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
+        this.stats.requests++;
         await this.sink.send(batch);
         this.stats.delivered += batch.length;
         this.account(batch);
