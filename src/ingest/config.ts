@@ -26,7 +26,7 @@ export interface ClientOptions {
   concurrency?: number;
   /** How long a partial batch waits for company. Default 50 ms. */
   flushIntervalMs?: number;
-  /** Queued bytes kept in memory; past this, runs are spilled to the spool. Default 64 MiB. */
+  /** Queued bytes kept in memory; past this, runs are spilled to the spool. Default 16 MiB (memory stays flat however many runs a producer makes). */
   maxQueueBytes?: number;
   /** Spool directory. Default `<dir of the db>/spool`, i.e. `.tracepipe/spool`. */
   spoolDir?: string;
@@ -72,7 +72,7 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     batchBytes: o.batchBytes ?? 20 * 1024 * 1024,
     concurrency: o.concurrency ?? 4,
     flushIntervalMs: o.flushIntervalMs ?? 50,
-    maxQueueBytes: o.maxQueueBytes ?? 64 * 1024 * 1024,
+    maxQueueBytes: o.maxQueueBytes ?? 16 * 1024 * 1024,
     spoolDir: o.spoolDir ?? join(base, "spool"),
     deadLetterPath: o.deadLetterPath ?? join(base, "dead-letter.jsonl"),
     maxAttempts: o.maxAttempts ?? 12,

@@ -1,0 +1,82 @@
+/**
+ * Run ids and times.
+ *
+ * - uuidv7 (RFC 9562): 48-bit Unix milliseconds, then a 12-bit counter that
+ *   increases within one millisecond (seeded randomly each new millisecond), then
+ *   62 random bits. Ids made by one process sort in creation order.
+ * - Microsecond timestamps from performance.timeOrigin + performance.now(),
+ *   forced strictly increasing, so `dotted_order` segments of siblings started in
+ *   the same millisecond still sort chronologically.
+ */
+import { randomFillSync } from "node:crypto";
+
+const pool = new Uint8Array(256 * 16);
+let poolPos = pool.length;
+
+function random10(): Uint8Array {
+  if (poolPos + 10 > pool.length) {
+    randomFillSync(pool);
+    poolPos = 0;
+  }
+  const out = pool.subarray(poolPos, poolPos + 10);
+  poolPos += 10;
+  return out;
+}
+
+const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+let lastMs = -1;
+let counter = 0;
+
+export function uuidv7(nowMs: number = Date.now()): string {
+  let ms = Math.floor(nowMs);
+  const r = random10();
+  if (ms > lastMs) {
+    lastMs = ms;
+    counter = ((r[0]! << 8) | r[1]!) & 0x7ff; // leave headroom so the counter rarely overflows
+  } else {
+    ms = lastMs;
+    counter++;
+    if (counter > 0xfff) {
+      // Counter exhausted inside one millisecond: borrow the next millisecond, staying monotonic.
+      lastMs = ++ms;
+      counter = 0;
+    }
+  }
+  const b = new Array<string>(16);
+  b[0] = HEX[Math.floor(ms / 2 ** 40) & 0xff]!;
+  b[1] = HEX[Math.floor(ms / 2 ** 32) & 0xff]!;
+  b[2] = HEX[(ms >>> 24) & 0xff]!;
+  b[3] = HEX[(ms >>> 16) & 0xff]!;
+  b[4] = HEX[(ms >>> 8) & 0xff]!;
+  b[5] = HEX[ms & 0xff]!;
+  b[6] = HEX[0x70 | ((counter >>> 8) & 0x0f)]!;
+  b[7] = HEX[counter & 0xff]!;
+  b[8] = HEX[0x80 | (r[2]! & 0x3f)]!;
+  for (let i = 9; i < 16; i++) b[i] = HEX[r[i - 6]!]!;
+  return `${b[0]}${b[1]}${b[2]}${b[3]}-${b[4]}${b[5]}-${b[6]}${b[7]}-${b[8]}${b[9]}-${b[10]}${b[11]}${b[12]}${b[13]}${b[14]}${b[15]}`;
+}
+
+let lastMicros = 0;
+
+/** Microseconds since the Unix epoch, strictly increasing within this process. */
+export function nowMicros(): number {
+  const us = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  lastMicros = us > lastMicros ? us : lastMicros + 1;
+  return lastMicros;
+}
+
+function pad(n: number, w: number): string {
+  return String(n).padStart(w, "0");
+}
+
+/** `2026-11-22T10:15:00.123456Z` */
+export function isoMicros(us: number): string {
+  const d = new Date(Math.floor(us / 1000));
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(us % 1_000_000, 6)}Z`;
+}
+
+/** A dotted_order segment: `YYYYMMDDTHHMMSSffffffZ` followed by the run id. */
+export function dottedSegment(us: number, id: string): string {
+  const d = new Date(Math.floor(us / 1000));
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}${pad(d.getUTCSeconds(), 2)}${pad(us % 1_000_000, 6)}Z${id}`;
+}

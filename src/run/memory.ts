@@ -1,0 +1,25 @@
+/** An in-memory RunWriter: every create and update in order, and the merged runs by id. For tests and debugging. */
+import type { Run, RunPatch } from "./schema.js";
+import type { RunWriter } from "./writer.js";
+
+export class MemoryWriter implements RunWriter {
+  readonly calls: ({ kind: "create"; run: Run } | { kind: "update"; id: string; patch: Omit<RunPatch, "id"> })[] = [];
+  readonly runs = new Map<string, Run>();
+
+  createRun(run: Run): void {
+    this.calls.push({ kind: "create", run: structuredClone(run) });
+    this.runs.set(run.id, { ...structuredClone(run), ...this.runs.get(run.id) });
+  }
+
+  updateRun(id: string, patch: Omit<RunPatch, "id">): void {
+    this.calls.push({ kind: "update", id, patch: structuredClone(patch) });
+    const cur = this.runs.get(id) ?? ({ id } as Run);
+    const next = { ...cur };
+    for (const [k, v] of Object.entries(patch)) if (v !== undefined) (next as Record<string, unknown>)[k] = structuredClone(v);
+    this.runs.set(id, next);
+  }
+
+  list(): Run[] {
+    return [...this.runs.values()];
+  }
+}

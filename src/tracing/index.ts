@@ -1,0 +1,3 @@
+export { traceable, type TraceableOptions } from "./traceable.js";
+export { getCurrentRun, tracingEnabled } from "./context.js";
+export { wrapOpenAI, wrapAnthropic, type WrapOptions, type OpenAIWrapOptions } from "./wrappers.js";

@@ -1,0 +1,200 @@
+/**
+ * The shared core of wrapOpenAI and wrapAnthropic: one vendor call becomes one
+ * `llm` run whose inputs and outputs are native messages (via the adapters),
+ * with trace_provider / trace_model_name, invocation params, usage (reported,
+ * else estimated) and, for streams, a `new_token` event at the first token.
+ *
+ * The caller gets back exactly what the SDK returned: the same APIPromise, the
+ * same Stream object. Observation happens through two hooks that change
+ * nothing the caller can see:
+ * - the APIPromise's own `parseResponse` is wrapped, so the parsed result is
+ *   seen when (and only when) the caller's code parses it, never twice;
+ * - a Stream's `iterator` factory is wrapped, so every way of reading it
+ *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
+ *   each chunk through one accumulator.
+ */
+import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
+import type { Message } from "../format/schema.js";
+import type { RunWriter } from "../run/writer.js";
+import type { RunTree } from "../run/tree.js";
+import { nowMicros } from "../run/ids.js";
+import { serialize } from "../run/serialize.js";
+import { estimateUsage } from "../tokens/index.js";
+import { startRun } from "./traceable.js";
+
+export interface WrapOptions {
+  /** Where runs go; the default client otherwise. */
+  client?: RunWriter;
+  project?: string;
+  /** Run name. Default `ChatOpenAI` / `ChatAnthropic`. */
+  name?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  /** Record every streamed chunk as a `new_chunk` event (off by default: it grows runs a lot). */
+  chunkEvents?: boolean;
+  processInputs?: (inputs: Record<string, unknown>) => Record<string, unknown>;
+  processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
+}
+
+type Obj = Record<string, unknown>;
+
+interface ApiPromiseLike {
+  parseResponse: (...args: unknown[]) => unknown;
+  responsePromise: Promise<unknown>;
+}
+
+interface StreamLike {
+  iterator: () => AsyncIterator<unknown>;
+}
+
+function isAbort(err: unknown): boolean {
+  const name = (err as { name?: string } | undefined)?.name ?? "";
+  return name === "AbortError" || name === "APIUserAbortError";
+}
+
+export class LlmCall {
+  private readonly run: RunTree;
+  private readonly finishRun: (outputs?: Obj, error?: unknown) => void;
+  private readonly request?: RequestResult;
+  private done = false;
+
+  constructor(
+    private readonly adapter: Adapter,
+    private readonly provider: string,
+    body: Obj,
+    writer: RunWriter,
+    private readonly opts: WrapOptions,
+    defaultName: string,
+  ) {
+    let inputs: Obj;
+    const metadata: Obj = { ...opts.metadata, trace_provider: provider };
+    try {
+      this.request = adapter.normalizeRequest(body);
+      inputs = { messages: this.request.messages };
+      metadata.invocation_params = serialize(this.request.invocation_params);
+      if (this.request.trace_model_name) metadata.trace_model_name = this.request.trace_model_name;
+    } catch (err) {
+      // Keep what was sent even when it is not a shape we know; say why.
+      inputs = serialize(body) as Obj;
+      metadata.normalize_error = (err as Error).message;
+      if (typeof body.model === "string") metadata.trace_model_name = body.model;
+    }
+    if (opts.processInputs) inputs = opts.processInputs(inputs);
+    const { run, finish } = startRun(writer, { name: opts.name ?? defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    this.run = run;
+    this.finishRun = finish;
+  }
+
+  /** Outputs from a result, with usage reported or estimated, and the model recorded. */
+  private complete(res: ResponseResult, error?: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    const messages: Message[] = res.messages;
+    const model = res.trace_model_name ?? this.request?.trace_model_name;
+    if (model) this.run.metadata.trace_model_name = model;
+    const first = messages[0];
+    if (first && !first.usage_metadata && this.request) {
+      first.usage_metadata = estimateUsage({ model, provider: this.provider, inputs: this.request.messages, outputs: messages });
+    }
+    this.finishRun({ messages }, error);
+  }
+
+  fail(err: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.finishRun(undefined, err);
+  }
+
+  /** Watch an APIPromise without changing it (see the module comment). */
+  observe<T>(promise: T, streaming: boolean): T {
+    const p = promise as unknown as ApiPromiseLike;
+    if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
+    const original = p.parseResponse;
+    let seen = false;
+    p.parseResponse = (...args: unknown[]) => {
+      const parsed = original.apply(p, args);
+      if (seen) return parsed;
+      seen = true;
+      return Promise.resolve(parsed).then(
+        (value) => {
+          if (streaming) this.instrument(value as StreamLike);
+          else {
+            try {
+              this.complete(this.adapter.normalizeResponse(value));
+            } catch (err) {
+              this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+              this.done = true;
+            }
+          }
+          return value;
+        },
+        (err) => {
+          this.fail(err);
+          throw err;
+        },
+      );
+    };
+    // HTTP errors (4xx/5xx, network) reject the response before any parsing.
+    p.responsePromise.then(undefined, (err) => this.fail(err));
+    return promise;
+  }
+
+  private instrument(stream: StreamLike): void {
+    if (typeof stream?.iterator !== "function") return;
+    const make = stream.iterator;
+    const call = this;
+    stream.iterator = function (this: unknown) {
+      return call.wrapIterator(make.call(this));
+    };
+  }
+
+  private wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> {
+    const acc: StreamAccumulator = this.adapter.createStreamAccumulator();
+    const run = this.run;
+    const chunkEvents = this.opts.chunkEvents === true;
+    let firstToken = false;
+    const settle = (error?: unknown) => {
+      let res: ResponseResult;
+      try {
+        res = acc.result();
+      } catch (err) {
+        res = { messages: [] };
+        error ??= err;
+      }
+      this.complete(res, error);
+    };
+    return {
+      next: (...args: [] | [unknown]) =>
+        it.next(...args).then(
+          (step) => {
+            if (step.done) settle();
+            else {
+              try {
+                if (acc.push(step.value) && !firstToken) {
+                  firstToken = true;
+                  run.addEvent("new_token", undefined, nowMicros());
+                }
+              } catch {
+                // A chunk we cannot fold is the caller's business, not a reason to break their stream.
+              }
+              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(step.value) });
+            }
+            return step;
+          },
+          (err) => {
+            settle(isAbort(err) ? "cancelled" : err);
+            throw err;
+          },
+        ),
+      return: (value?: unknown) => {
+        // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
+        settle("cancelled");
+        return it.return ? it.return(value) : Promise.resolve({ done: true as const, value });
+      },
+      throw: (err?: unknown) => {
+        settle(err);
+        return it.throw ? it.throw(err) : Promise.reject(err);
+      },
+    };
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * traceable(fn, opts): the same function, recorded as a run. Works for sync and
+ * async functions, generators and async generators. Nesting follows
+ * AsyncLocalStorage, so parallel children find the right parent. Errors are
+ * recorded on the run and rethrown unchanged.
+ *
+ *   const answer = traceable(async (q: string) => llm(q), { name: "answer", run_type: "chain" });
+ */
+import type { RunWriter } from "../run/writer.js";
+import { RunTree } from "../run/tree.js";
+import { serialize, serializeRecord } from "../run/serialize.js";
+import { runContext, tracingEnabled } from "./context.js";
+import { getDefaultClient } from "../ingest/default.js";
+
+export interface TraceableOptions {
+  name?: string;
+  run_type?: string;
+  metadata?: Record<string, unknown>;
+  tags?: string[];
+  /** Where runs go; the default client otherwise. */
+  client?: RunWriter;
+  /** Project (session_name); the client's project otherwise. */
+  project?: string;
+  /** Rewrite (e.g. redact) the inputs before they are recorded. */
+  processInputs?: (inputs: Record<string, unknown>) => Record<string, unknown>;
+  /** Rewrite (e.g. redact) the outputs before they are recorded. */
+  processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
+}
+
+/** One plain-object argument is the inputs; anything else is {args: [...]}. */
+function inputsOf(args: unknown[]): Record<string, unknown> {
+  if (args.length === 1 && typeof args[0] === "object" && args[0] !== null && !Array.isArray(args[0]) && Object.getPrototypeOf(args[0]) === Object.prototype) {
+    return serializeRecord(args[0]);
+  }
+  return args.length === 0 ? {} : { args: serialize(args) };
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
+}
+
+function isIterator(v: unknown): v is Iterator<unknown> & Iterable<unknown> {
+  return typeof v === "object" && v !== null && typeof (v as { next?: unknown }).next === "function" && typeof (v as Record<symbol, unknown>)[Symbol.iterator] === "function";
+}
+
+function isAsyncIterator(v: unknown): v is AsyncIterator<unknown> & AsyncIterable<unknown> {
+  return typeof v === "object" && v !== null && typeof (v as { next?: unknown }).next === "function" && typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === "function";
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof Error) return `${err.name}: ${err.message}`;
+  return String(err);
+}
+
+/** Start a run under the current one (or as a root), post it, and hand back how to finish it. */
+export function startRun(
+  writer: RunWriter,
+  init: { name: string; run_type: string; inputs: Record<string, unknown>; metadata?: Record<string, unknown>; tags?: string[]; project?: string },
+  processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
+): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown): void } {
+  const parent = runContext.getStore();
+  const spec = { name: init.name, run_type: init.run_type, inputs: init.inputs, metadata: init.metadata, tags: init.tags, session_name: init.project };
+  const run = parent ? parent.createChild(spec) : new RunTree(spec);
+  writer.createRun(run.toRun());
+  return {
+    run,
+    finish(outputs, error) {
+      if (run.ended) return;
+      let out = outputs;
+      if (out && processOutputs) {
+        try {
+          out = processOutputs(out);
+        } catch (e) {
+          out = { error: `processOutputs failed: ${errorText(e)}` };
+        }
+      }
+      run.end(out, error === undefined ? undefined : errorText(error));
+      writer.updateRun(run.id, { end_time: run.toRun().end_time, outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata: { ...run.metadata } } });
+    },
+  };
+}
+
+export function traceable<F extends (...args: any[]) => any>(fn: F, opts: TraceableOptions = {}): F {
+  if (!tracingEnabled()) return fn;
+  const name = opts.name ?? (fn.name || "traceable");
+  const runType = opts.run_type ?? "chain";
+  const wrapped = function (this: unknown, ...args: unknown[]): unknown {
+    if (!tracingEnabled()) return fn.apply(this, args);
+    const writer = opts.client ?? getDefaultClient();
+    let inputs = inputsOf(args);
+    if (opts.processInputs) {
+      try {
+        inputs = opts.processInputs(inputs);
+      } catch (e) {
+        inputs = { error: `processInputs failed: ${errorText(e)}` };
+      }
+    }
+    const { run, finish } = startRun(writer, { name, run_type: runType, inputs, metadata: opts.metadata ? { ...opts.metadata } : {}, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    let result: unknown;
+    try {
+      result = runContext.run(run, () => fn.apply(this, args));
+    } catch (err) {
+      finish(undefined, err);
+      throw err;
+    }
+    if (isThenable(result)) {
+      return Promise.resolve(result).then(
+        (v) => {
+          finish(serializeRecord(v));
+          return v;
+        },
+        (err) => {
+          finish(undefined, err);
+          throw err;
+        },
+      );
+    }
+    if (isAsyncIterator(result)) return traceAsyncIterator(result, run, finish);
+    if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return traceIterator(result, run, finish);
+    finish(serializeRecord(result));
+    return result;
+  };
+  Object.defineProperty(wrapped, "name", { value: fn.name });
+  return wrapped as unknown as F;
+}
+
+/** Generators: each step runs inside the run's context; yielded values become the outputs. */
+function traceIterator(it: Iterator<unknown>, run: RunTree, finish: (o?: Record<string, unknown>, e?: unknown) => void): Generator<unknown> {
+  const yielded: unknown[] = [];
+  const gen = (function* () {
+    let input: unknown;
+    try {
+      for (;;) {
+        const step = runContext.run(run, () => it.next(input));
+        if (step.done) {
+          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          return step.value;
+        }
+        yielded.push(step.value);
+        input = yield step.value;
+      }
+    } catch (err) {
+      finish({ output: serialize(yielded) }, err);
+      throw err;
+    } finally {
+      if (!run.ended) {
+        it.return?.();
+        finish({ output: serialize(yielded) }, "cancelled");
+      }
+    }
+  })();
+  return gen;
+}
+
+function traceAsyncIterator(it: AsyncIterator<unknown>, run: RunTree, finish: (o?: Record<string, unknown>, e?: unknown) => void): AsyncGenerator<unknown> {
+  const yielded: unknown[] = [];
+  return (async function* () {
+    let input: unknown;
+    try {
+      for (;;) {
+        const step = await runContext.run(run, () => it.next(input));
+        if (step.done) {
+          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          return step.value;
+        }
+        yielded.push(step.value);
+        input = yield step.value;
+      }
+    } catch (err) {
+      finish({ output: serialize(yielded) }, err);
+      throw err;
+    } finally {
+      if (!run.ended) {
+        await it.return?.();
+        finish({ output: serialize(yielded) }, "cancelled");
+      }
+    }
+  })();
+}

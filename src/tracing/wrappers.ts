@@ -1,0 +1,72 @@
+/**
+ * wrapOpenAI(client) and wrapAnthropic(client): the same client object, with
+ * its chat-completions / messages `create` traced. The SDKs' helpers
+ * (chat.completions.parse, chat.completions.stream(), messages.stream() with
+ * finalMessage()) call `create` on the same resource, so they are traced too,
+ * once each.
+ *
+ * Only the request body and the response are recorded: API keys, headers and
+ * the client object never enter a run.
+ *
+ * OpenAI streams report usage only when asked (`stream_options.include_usage`).
+ * With `includeUsage: true` the wrapper asks for it, which adds one final chunk
+ * with empty `choices` to what the caller reads; it is off by default so the
+ * caller sees exactly the unwrapped stream, and usage is then estimated.
+ */
+import { openaiChat } from "../../adapters/openai-chat/index.js";
+import { anthropicMessages } from "../../adapters/anthropic-messages/index.js";
+import type { Adapter } from "../../adapters/types.js";
+import { getDefaultClient } from "../ingest/default.js";
+import { tracingEnabled } from "./context.js";
+import { LlmCall, type WrapOptions } from "./llm.js";
+
+export type { WrapOptions } from "./llm.js";
+
+export interface OpenAIWrapOptions extends WrapOptions {
+  /** Add `stream_options: {include_usage: true}` to streamed calls so usage is reported, not estimated. */
+  includeUsage?: boolean;
+}
+
+const WRAPPED = Symbol.for("tracepipe.wrapped");
+
+type CreateFn = (body: Record<string, unknown>, options?: unknown) => unknown;
+
+function patchCreate(resource: { create: CreateFn } & Record<symbol, unknown>, adapter: Adapter, provider: string, defaultName: string, opts: WrapOptions, rewrite?: (body: Record<string, unknown>) => Record<string, unknown>): void {
+  if (resource[WRAPPED]) return; // wrapping twice would trace every call twice
+  const original = resource.create;
+  const traced: CreateFn = function (this: unknown, body, options) {
+    if (!tracingEnabled() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
+    const sent = rewrite ? rewrite(body) : body;
+    const call = new LlmCall(adapter, provider, body, opts.client ?? getDefaultClient(), opts, defaultName);
+    let promise: unknown;
+    try {
+      promise = original.call(this ?? resource, sent, options);
+    } catch (err) {
+      call.fail(err);
+      throw err;
+    }
+    return call.observe(promise, body.stream === true);
+  };
+  Object.defineProperty(resource, "create", { value: traced, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(resource, WRAPPED, { value: true });
+}
+
+export function wrapOpenAI<T extends object>(client: T, opts: OpenAIWrapOptions = {}): T {
+  if (!tracingEnabled()) return client; // TRACEPIPE_TRACING=false: the client as it is, nothing added
+  const completions = (client as { chat?: { completions?: { create: CreateFn } & Record<symbol, unknown> } }).chat?.completions;
+  if (!completions || typeof completions.create !== "function") throw new TypeError("wrapOpenAI expects an OpenAI client (client.chat.completions.create)");
+  const rewrite = opts.includeUsage
+    ? (body: Record<string, unknown>) =>
+        body.stream === true && !(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage ? { ...body, stream_options: { ...(body.stream_options as object), include_usage: true } } : body
+    : undefined;
+  patchCreate(completions, openaiChat, "openai", "ChatOpenAI", opts, rewrite);
+  return client;
+}
+
+export function wrapAnthropic<T extends object>(client: T, opts: WrapOptions = {}): T {
+  if (!tracingEnabled()) return client;
+  const messages = (client as { messages?: { create: CreateFn } & Record<symbol, unknown> }).messages;
+  if (!messages || typeof messages.create !== "function") throw new TypeError("wrapAnthropic expects an Anthropic client (client.messages.create)");
+  patchCreate(messages, anthropicMessages, "anthropic", "ChatAnthropic", opts);
+  return client;
+}

@@ -1,0 +1,239 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import OpenAI from "openai";
+import Anthropic from "@anthropic-ai/sdk";
+import { z } from "zod";
+import { zodResponseFormat } from "openai/helpers/zod";
+import { wrapOpenAI, wrapAnthropic, traceable } from "../../src/tracing/index.js";
+import { MemoryWriter } from "../../src/run/memory.js";
+import { validate } from "../../src/format/validate.js";
+import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
+const SECRET = "sk-test-SECRET-do-not-log";
+
+let server: ReplayServer;
+beforeAll(async () => {
+  server = await startReplayServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+let writer: MemoryWriter;
+beforeEach(() => {
+  writer = new MemoryWriter();
+});
+
+const openai = () => new OpenAI({ apiKey: SECRET, baseURL: `${server.url}/v1`, maxRetries: 0 });
+const anthropic = () => new Anthropic({ apiKey: SECRET, baseURL: server.url, maxRetries: 0 });
+const ask = { model: "gpt-4o", temperature: 0.2, max_tokens: 50, messages: [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "Weather in Paris?" }] };
+
+function onlyRun() {
+  const runs = writer.list();
+  expect(runs).toHaveLength(1);
+  return runs[0]! as Record<string, any>;
+}
+
+describe("wrapOpenAI", () => {
+  it("records a non-streamed call as an llm run and returns the unwrapped result", async () => {
+    server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
+    const plain = await openai().chat.completions.create(ask);
+    const traced = await wrapOpenAI(openai(), { client: writer }).chat.completions.create(ask);
+    expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
+    const run = onlyRun();
+    expect(run).toMatchObject({ run_type: "llm", name: "ChatOpenAI", inputs: { messages: [{ role: "system" }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] } });
+    expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.2, max_tokens: 50 } });
+    expect(run.outputs.messages[0]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } });
+    expect(run.end_time >= run.start_time).toBe(true);
+    expect(validate(run.inputs.messages)).toEqual([]);
+    expect(validate(run.outputs.messages)).toEqual([]);
+  });
+
+  it("passes a stream through byte for byte and stamps new_token between start and end", async () => {
+    const chunks = fixture("openai-stream.json");
+    server.push({ sse: chunks, delayMs: 3 }, { sse: chunks, delayMs: 3 });
+    const collect = async (c: OpenAI) => {
+      const out: unknown[] = [];
+      for await (const ch of await c.chat.completions.create({ ...ask, stream: true })) out.push(ch);
+      return out;
+    };
+    const plain = await collect(openai());
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const stream = await wrapped.chat.completions.create({ ...ask, stream: true });
+    expect(stream.constructor.name).toBe("Stream");
+    expect(typeof stream.tee).toBe("function");
+    expect(typeof stream.toReadableStream).toBe("function");
+    expect(stream.controller).toBeInstanceOf(AbortController);
+    const seen: unknown[] = [];
+    for await (const ch of stream) seen.push(ch);
+    expect(JSON.stringify(seen)).toBe(JSON.stringify(plain));
+    const run = onlyRun();
+    const tok = run.events.find((e: { name: string }) => e.name === "new_token");
+    expect(tok).toBeDefined();
+    expect(tok.time > run.start_time && tok.time < run.end_time).toBe(true);
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
+    // No usage in the stream: estimated locally, and marked so.
+    expect(run.outputs.messages[0].usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+    expect(server.requests.at(-1)!.body.stream_options).toBeUndefined();
+  });
+
+  it("asks for stream usage with includeUsage and records the reported counts", async () => {
+    server.push({ sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] });
+    const wrapped = wrapOpenAI(openai(), { client: writer, includeUsage: true });
+    for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
+    expect(server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 12, output_tokens: 7, total_tokens: 19 });
+  });
+
+  it("traces chat.completions.parse once", async () => {
+    const completion = fixture("openai-completion.json");
+    completion.choices[0].message.content = '{"city":"Paris","celsius":18}';
+    server.push({ json: completion });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const parsed = await wrapped.chat.completions.parse({ ...ask, response_format: zodResponseFormat(z.object({ city: z.string(), celsius: z.number() }), "weather") });
+    expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
+    expect(onlyRun().outputs.messages[0].content[0].text).toBe('{"city":"Paris","celsius":18}');
+  });
+
+  it("traces the .stream() helper once, with its events and finalChatCompletion intact", async () => {
+    server.push({ sse: fixture("openai-stream.json") });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const deltas: string[] = [];
+    const s = wrapped.chat.completions.stream(ask).on("content", (d) => deltas.push(d));
+    const final = await s.finalChatCompletion();
+    expect(deltas.join("")).toBe("Hello! How can I help?");
+    expect(final.choices[0]!.message.content).toBe("Hello! How can I help?");
+    expect(onlyRun().outputs.messages[0].content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
+  });
+
+  it("keeps tee() working and counts each chunk once", async () => {
+    server.push({ sse: fixture("openai-stream.json") });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const [a, b] = (await wrapped.chat.completions.create({ ...ask, stream: true })).tee();
+    const read = async (s: AsyncIterable<{ choices: { delta: { content?: string | null } }[] }>) => {
+      let t = "";
+      for await (const c of s) t += c.choices[0]?.delta.content ?? "";
+      return t;
+    };
+    expect(await read(a)).toBe("Hello! How can I help?");
+    expect(await read(b)).toBe("Hello! How can I help?");
+    expect(onlyRun().outputs.messages[0].content[0].text).toBe("Hello! How can I help?");
+  });
+
+  it("records an abandoned stream as cancelled and keeps the partial output", async () => {
+    server.push({ sse: fixture("openai-stream.json"), delayMs: 2 });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    let n = 0;
+    for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) if (++n === 3) break;
+    const run = onlyRun();
+    expect(run.error).toBe("cancelled");
+    expect(run.outputs.messages[0].content[0].text).toBe("Hello!");
+  });
+
+  it("records and rethrows a vendor 4xx unchanged", async () => {
+    server.push({ status: 400, json: { error: { message: "bad model", type: "invalid_request_error", code: "model_not_found" } } });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const err = await wrapped.chat.completions.create(ask).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(onlyRun().error).toMatch(/bad model/);
+  });
+
+  it("records and rethrows a stream that breaks off", async () => {
+    server.push({ sse: fixture("openai-stream.json"), breakAfter: 3 });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const err = await (async () => {
+      for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    const run = onlyRun();
+    expect(run.error).toBeTruthy();
+    expect(run.outputs.messages[0].content[0].text).toBe("Hello!");
+  });
+
+  it("nests under traceable and keeps secrets out of every run", async () => {
+    server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const pipeline = traceable(async (q: string) => (await wrapped.chat.completions.create({ ...ask, messages: [{ role: "user", content: q }] })).choices[0]!.message.content, { name: "pipeline", client: writer });
+    await pipeline("Weather?");
+    const runs = writer.list();
+    const root = runs.find((r) => r.name === "pipeline")!;
+    const llm = runs.find((r) => r.run_type === "llm")!;
+    expect(llm.parent_run_id).toBe(root.id);
+    expect(llm.trace_id).toBe(root.id);
+    expect(llm.dotted_order.startsWith(root.dotted_order + ".")).toBe(true);
+    expect(JSON.stringify(writer.calls)).not.toContain(SECRET);
+    expect(JSON.stringify(writer.calls)).not.toMatch(/authorization/i);
+  });
+
+  it("redacts with processInputs and processOutputs", async () => {
+    server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    await wrapped.chat.completions.create(ask);
+    expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
+  });
+});
+
+describe("wrapAnthropic", () => {
+  const req = { model: "claude-sonnet-4-5", max_tokens: 100, system: "Be brief.", messages: [{ role: "user" as const, content: "Say hi in French" }] };
+
+  it("records messages.create with cache tokens folded into input_tokens", async () => {
+    server.push({ json: fixture("anthropic-message.json") }, { json: fixture("anthropic-message.json") });
+    const plain = await anthropic().messages.create(req);
+    const traced = await wrapAnthropic(anthropic(), { client: writer }).messages.create(req);
+    expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
+    const run = onlyRun();
+    expect(run.extra.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929", invocation_params: { max_tokens: 100 } });
+    expect(run.inputs.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: "Be brief." }] });
+    expect(run.outputs.messages[0].usage_metadata).toEqual({ input_tokens: 114, output_tokens: 5, total_tokens: 119, input_token_details: { cache_read: 100, cache_creation: 0 } });
+  });
+
+  it("records a streamed create with new_token and the cumulative usage", async () => {
+    server.push({ sse: fixture("anthropic-stream.json"), anthropic: true, delayMs: 2 }, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    const read = async (c: Anthropic) => {
+      const events: unknown[] = [];
+      for await (const ev of await c.messages.create({ ...req, stream: true })) events.push(ev);
+      return JSON.stringify(events);
+    };
+    const traced = await read(wrapAnthropic(anthropic(), { client: writer }));
+    expect(traced).toBe(await read(anthropic()));
+    const run = onlyRun();
+    expect(run.events.map((e: { name: string }) => e.name)).toContain("new_token");
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Hi there" }]);
+    expect(run.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 20, output_tokens: 6 });
+  });
+
+  it("traces messages.stream() once and finalMessage() still works", async () => {
+    server.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
+    const wrapped = wrapAnthropic(anthropic(), { client: writer });
+    const final = await wrapped.messages.stream(req).finalMessage();
+    expect(final.content).toEqual([{ type: "text", text: "Hi there", citations: null }].map((b) => (final.content[0] && "citations" in final.content[0] ? b : { type: b.type, text: b.text })));
+    expect(onlyRun().outputs.messages[0].content[0].text).toBe("Hi there");
+  });
+
+  it("records and rethrows a vendor error", async () => {
+    server.push({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
+    const wrapped = wrapAnthropic(anthropic(), { client: writer });
+    await expect(wrapped.messages.create(req)).rejects.toBeInstanceOf(Anthropic.APIError);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(onlyRun().error).toMatch(/Overloaded/);
+  });
+});
+
+describe("TRACEPIPE_TRACING=false", () => {
+  it("returns the client and functions untouched", () => {
+    const prev = process.env.TRACEPIPE_TRACING;
+    process.env.TRACEPIPE_TRACING = "false";
+    try {
+      const c = openai();
+      const create = c.chat.completions.create;
+      expect(wrapOpenAI(c, { client: writer }).chat.completions.create).toBe(create);
+      const fn = (x: number) => x + 1;
+      expect(traceable(fn, { client: writer })).toBe(fn);
+    } finally {
+      if (prev === undefined) delete process.env.TRACEPIPE_TRACING;
+      else process.env.TRACEPIPE_TRACING = prev;
+    }
+  });
+});
