@@ -142,9 +142,9 @@ export class LlmCall {
   private instrument(stream: StreamLike): void {
     if (typeof stream?.iterator !== "function") return;
     const make = stream.iterator;
-    const call = this;
+    const wrap = (it: AsyncIterator<unknown>) => this.wrapIterator(it);
     stream.iterator = function (this: unknown) {
-      return call.wrapIterator(make.call(this));
+      return wrap(make.call(this));
     };
   }
 
