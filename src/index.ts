@@ -1,10 +1,21 @@
 /** tracepipe: capture, normalize and deliver LLM traces. */
+// Normalize
 export { normalize, detectFormat, type NormalizeOptions } from "./normalize.js";
 export { validate, type ValidateOptions } from "./format/validate.js";
 export * as format from "./format/index.js";
 export type { Message, ContentBlock, UsageMetadata, Role } from "./format/schema.js";
 export { nativeMessagesJsonSchema } from "./format/json-schema.js";
-export { Run, RunPatch, RunEvent } from "./run/schema.js";
-export { TracepipeError, ValidationError, NormalizeError, RateLimitError, TransportError, ConfigError, type Issue } from "./errors.js";
 export { ADAPTERS, FORMAT_NAMES, getAdapter } from "../adapters/index.js";
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator } from "../adapters/types.js";
+// Capture
+export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
+export { Run, RunPatch, RunEvent } from "./run/schema.js";
+export { RunTree, MemoryWriter, serialize, uuidv7, type RunWriter } from "./run/index.js";
+export { estimateUsage, countTextTokens, freeEncoders } from "./tokens/index.js";
+// Deliver
+export { Client, getDefaultClient, setDefaultClient, flush, type ClientOptions, type Sink } from "./ingest/index.js";
+export { RATE_LIMITS, matchLimit, MemoryRateLimiter, type RateLimiter } from "./ratelimit/index.js";
+// Serve
+export { createCollector, openStore, type CollectorOptions } from "./server/index.js";
+// Errors
+export { TracepipeError, ValidationError, NormalizeError, RateLimitError, TransportError, ConfigError, type Issue } from "./errors.js";
