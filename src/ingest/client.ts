@@ -22,7 +22,7 @@ import { resolveOptions, type ClientOptions, type ResolvedOptions } from "./conf
 import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
-import { mergeInto, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { finalize, mergeInto, patchOp, postOp, type Attachments, type Op } from "./ops.js";
 import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 import { Spool } from "./spool.js";
@@ -115,9 +115,10 @@ export class Client implements RunWriter {
     this.enqueue(op);
   }
 
-  updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments } = {}): void {
+  updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments; prepare?: () => void } = {}): void {
     if (this.closed) throw new Error("Client is shut down");
     const op = patchOp(id, patch, opts.attachments);
+    if (opts.prepare) op.prepare = [opts.prepare];
     const waiting = this.waitingPosts.get(id);
     if (waiting) {
       mergeInto(waiting, op);
@@ -130,7 +131,7 @@ export class Client implements RunWriter {
   private enqueue(op: Op): void {
     if (this.queuedBytes + op.bytes > this.options.maxQueueBytes) {
       // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
-      this.spool.append([op]);
+      this.spool.append([finalize(op)]);
       this.spilled++;
       this.spoolMayHaveWork = true;
       this.stats.spooled++;
@@ -147,13 +148,18 @@ export class Client implements RunWriter {
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
     if (this.queue.length >= batchSize) {
-      queueMicrotask(() => this.pump());
+      queueMicrotask(() => this.pump(false));
       return;
     }
-    if (!this.timer) {
+    this.armTimer();
+  }
+
+  /** A partial batch goes out when the flush interval has passed (or on flush()), never sooner. */
+  private armTimer(): void {
+    if (!this.timer && this.queue.length > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
-        this.pump();
+        this.pump(true);
       }, this.options.flushIntervalMs);
       // A pending partial batch must not keep the process alive on its own: beforeExit flushes it.
       this.timer.unref();
@@ -181,28 +187,39 @@ export class Client implements RunWriter {
       this.queue.shift();
       this.queuedBytes -= op.bytes;
       if (op.kind === "post" && this.waitingPosts.get(op.id) === op) this.waitingPosts.delete(op.id);
-      batch.push(op);
+      batch.push(finalize(op));
       bytes += op.bytes;
     }
     return batch;
   }
 
-  private pump(): void {
+  /**
+   * Start batches while there is room in flight. Full batches always go; a
+   * partial one only when `partial` (the flush interval passed, or a flush()
+   * is waiting). Sending partial batches whenever a slot frees up would turn a
+   * steady trickle of runs into a request per run or two: more requests
+   * against the 6000 / 10 s budget and more CPU in the caller's process.
+   */
+  private pump(partial: boolean): void {
     if (!this.limits) {
       void this.loadLimits().then(
-        () => this.pump(),
-        () => this.pump(),
+        () => this.pump(partial),
+        () => this.pump(partial),
       );
       return;
     }
     while (this.inFlight.size < this.options.concurrency) {
       if (this.queue.length === 0) this.replay();
       if (this.queue.length === 0) break;
+      if (!partial && this.waiters.length === 0 && this.queue.length < this.limits.batchSize && this.queuedBytes < this.limits.batchBytes) {
+        this.armTimer();
+        break;
+      }
       const batch = this.takeBatch(this.limits);
       this.inFlight.add(batch);
       void this.deliver(batch).finally(() => {
         this.inFlight.delete(batch);
-        if (this.queue.length) this.pump();
+        if (this.queue.length) this.pump(false);
         else this.replay();
         this.notify();
       });
@@ -335,7 +352,7 @@ export class Client implements RunWriter {
     }
     if (!this.hasWork()) return Promise.resolve();
     const done = new Promise<void>((resolve) => this.waiters.push(resolve));
-    this.pump();
+    this.pump(true);
     return done;
   }
 
@@ -360,6 +377,7 @@ export class Client implements RunWriter {
     }
     // In-flight batches may also have arrived; the server is idempotent by id, so replaying them is safe.
     this.spool.seal();
+    for (const op of ops) finalize(op);
     this.spool.appendSealed(ops);
     this.queue = [];
   }

@@ -15,13 +15,28 @@ import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
 const gzip = promisify(gzipCb);
 
+/** Whether a URL's host is this machine. */
+export function isLoopback(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
 export interface HttpSinkOptions {
   endpoint: string;
   apiKey?: string;
   limiter: RateLimiter;
   /** Override the table's limit for POST /runs/multipart. */
   rateLimit?: { limit: number; windowMs: number };
-  /** `auto` (default): compress when GET /info advertises gzip support. */
+  /**
+   * `auto` (default): compress when GET /info advertises gzip support and the
+   * endpoint is not on this machine (on loopback there is no bandwidth to save,
+   * and the compression would only spend the application's CPU).
+   */
   gzip?: boolean | "auto";
   defaults: SinkLimits;
   /** Per-request timeout. Default 60 s. */
@@ -73,7 +88,7 @@ export class HttpSink implements Sink {
             batchSize: Math.min(this.opts.defaults.batchSize, cfg.size_limit ?? Infinity),
             batchBytes: Math.min(this.opts.defaults.batchBytes, cfg.size_limit_bytes ?? Infinity),
           },
-          gzip: this.opts.gzip === "auto" || this.opts.gzip === undefined ? cfg.supports_gzip === true : this.opts.gzip,
+          gzip: this.opts.gzip === "auto" || this.opts.gzip === undefined ? cfg.supports_gzip === true && !isLoopback(this.target) : this.opts.gzip,
         };
       } catch (err) {
         this.opts.warn(`GET ${this.target}/info failed (${(err as Error).message}); using default batch limits${fallback.gzip ? " with gzip" : ""}`);

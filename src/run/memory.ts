@@ -1,6 +1,6 @@
 /** An in-memory RunWriter: every create and update in order, and the merged runs by id. For tests and debugging. */
 import type { Run, RunPatch } from "./schema.js";
-import type { RunWriter } from "./writer.js";
+import type { RunWriter, UpdateOptions } from "./writer.js";
 
 export class MemoryWriter implements RunWriter {
   readonly calls: ({ kind: "create"; run: Run } | { kind: "update"; id: string; patch: Omit<RunPatch, "id"> })[] = [];
@@ -11,7 +11,8 @@ export class MemoryWriter implements RunWriter {
     this.runs.set(run.id, { ...structuredClone(run), ...this.runs.get(run.id) });
   }
 
-  updateRun(id: string, patch: Omit<RunPatch, "id">): void {
+  updateRun(id: string, patch: Omit<RunPatch, "id">, opts: UpdateOptions = {}): void {
+    opts.prepare?.();
     this.calls.push({ kind: "update", id, patch: structuredClone(patch) });
     const cur = this.runs.get(id) ?? ({ id } as Run);
     const next = { ...cur };

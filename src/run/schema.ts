@@ -4,8 +4,23 @@
  */
 import { z } from "zod";
 
-/** ISO 8601 timestamp; microsecond precision is kept when present. */
-export const Timestamp = z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 timestamp" });
+/** Epoch milliseconds (fractions kept to the microsecond) as an ISO 8601 string. */
+function isoFromEpochMs(ms: number): string {
+  const whole = Math.floor(ms);
+  const micro = Math.round((ms - whole) * 1000);
+  return new Date(whole).toISOString().replace(/Z$/, `${String(Math.min(micro, 999)).padStart(3, "0")}Z`);
+}
+
+/**
+ * ISO 8601 timestamp; microsecond precision is kept when present. Epoch
+ * milliseconds are accepted too and become ISO strings, because that is what
+ * the `langsmith` SDKs send for start_time/end_time and the collector must take
+ * their runs as they are.
+ */
+export const Timestamp = z.union([
+  z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 timestamp" }),
+  z.number().finite().nonnegative().max(8.64e15).transform(isoFromEpochMs),
+]);
 
 export const RunEvent = z.looseObject({
   name: z.string(),

@@ -21,7 +21,8 @@ import type { ContentBlock, Message, UsageMetadata } from "../format/schema.js";
 
 type Encoding = "o200k_base" | "cl100k_base";
 interface Encoder {
-  encode(text: string): { length: number };
+  /** Special-token text such as "<|endoftext|>" in a prompt is counted as text, never an error (and this skips the special-token scan). */
+  encode_ordinary(text: string): { length: number };
   free(): void;
 }
 
@@ -146,7 +147,7 @@ export function countTextTokens(text: string, model?: string): number {
   const e = enc ? encoder(enc) : undefined;
   if (!e) return approximateTokens(text);
   let n = 0;
-  for (const p of pieces(text)) n += p.length > WORD && !/\s/.test(p.slice(0, WORD)) ? longWordTokens(p, e) : e.encode(p).length;
+  for (const p of pieces(text)) n += p.length > WORD && !/\s/.test(p.slice(0, WORD)) ? longWordTokens(p, e) : e.encode_ordinary(p).length;
   return n;
 }
 
@@ -154,7 +155,7 @@ export function countTextTokens(text: string, model?: string): number {
 function longWordTokens(word: string, e: Encoder): number {
   const at = [0, Math.floor((word.length - WORD) / 2), word.length - WORD];
   let sampled = 0;
-  for (const i of at) sampled += e.encode(word.slice(i, i + WORD)).length;
+  for (const i of at) sampled += e.encode_ordinary(word.slice(i, i + WORD)).length;
   return Math.max(1, Math.round((sampled / (3 * WORD)) * word.length));
 }
 

@@ -8,6 +8,7 @@
  */
 import type { RunWriter } from "../run/writer.js";
 import { RunTree } from "../run/tree.js";
+import { isoMicros } from "../run/ids.js";
 import { serialize, serializeRecord } from "../run/serialize.js";
 import { runContext, tracingEnabled } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
@@ -57,14 +58,14 @@ export function startRun(
   writer: RunWriter,
   init: { name: string; run_type: string; inputs: Record<string, unknown>; metadata?: Record<string, unknown>; tags?: string[]; project?: string },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
-): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown): void } {
+): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: () => void): void } {
   const parent = runContext.getStore();
   const spec = { name: init.name, run_type: init.run_type, inputs: init.inputs, metadata: init.metadata, tags: init.tags, session_name: init.project };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
   writer.createRun(run.toRun());
   return {
     run,
-    finish(outputs, error) {
+    finish(outputs, error, prepare) {
       if (run.ended) return;
       let out = outputs;
       if (out && processOutputs) {
@@ -75,7 +76,7 @@ export function startRun(
         }
       }
       run.end(out, error === undefined ? undefined : errorText(error));
-      writer.updateRun(run.id, { end_time: run.toRun().end_time, outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata: { ...run.metadata } } });
+      writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata: { ...run.metadata } } }, prepare ? { prepare } : undefined);
     },
   };
 }

@@ -5,6 +5,7 @@ import busboy from "busboy";
 import { Readable } from "node:stream";
 import { Client } from "../../src/ingest/index.js";
 import { encodeMultipart } from "../../src/ingest/multipart.js";
+import { isLoopback } from "../../src/ingest/http-sink.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
 import { openStore } from "../../src/server/store/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
@@ -156,6 +157,28 @@ describe("Client delivery", () => {
     const span = proxy.times[proxy.times.length - 1]! - proxy.times[0]!;
     expect(span).toBeLessThan(3500);
   }, 30_000);
+
+  it("gzips batches when asked, and by default not on loopback, where it would only cost CPU", async () => {
+    const col = await collector();
+    for (const [gzip, expected] of [[true, "gzip"], ["auto", undefined]] as const) {
+      const encodings: (string | undefined)[] = [];
+      const proxy = await startProxy(col.url, (_n, req) => {
+        if (req.url?.endsWith("/runs/multipart")) encodings.push(req.headers["content-encoding"]);
+        return "pass";
+      });
+      cleanup.push(() => proxy.close());
+      const c = client(proxy.url, { gzip, batchSize: 5 });
+      for (let i = 0; i < 12; i++) c.createRun(makeRun(`gz-${gzip}`, 500));
+      await c.flush();
+      expect(col.collector.store.countRuns(`gz-${gzip}`)).toBe(12);
+      expect(encodings.length).toBeGreaterThanOrEqual(3);
+      expect(new Set(encodings)).toEqual(new Set([expected]));
+    }
+    expect(isLoopback("http://127.0.0.1:1984")).toBe(true);
+    expect(isLoopback("http://[::1]:1984/api")).toBe(true);
+    expect(isLoopback("http://localhost")).toBe(true);
+    expect(isLoopback("https://api.tracepipe.example")).toBe(false);
+  });
 
   it("splits a batch the server finds too large (413) and delivers the halves", async () => {
     const col = await collector({ maxBodyBytes: 12_000 });

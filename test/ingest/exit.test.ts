@@ -21,12 +21,18 @@ async function runChild(endpoint: string, spoolDir: string, count: number, mode:
   expect(code, stderr).toBe(0);
 }
 
+/** Runs whose deferred `prepare` step ran before they left the child. */
+function preparedCount(c: Running, project: string): number {
+  return c.collector.store.queryRuns({ project, limit: 1000 }).runs.filter((r) => (r.outputs as { prepared?: boolean } | undefined)?.prepared === true).length;
+}
+
 describe("process exit", () => {
   it("delivers runs created just before the event loop empties (beforeExit)", async () => {
     col = await startCollector();
     const spool = join(tempDir("tp-exit-"), "spool");
     await runChild(col.url, spool, 500, "natural");
     expect(col.collector.store.countRuns("exit-natural")).toBe(500);
+    expect(preparedCount(col, "exit-natural")).toBe(500);
   });
 
   it("spools runs on process.exit() and the next client start delivers each exactly once", async () => {
@@ -40,5 +46,6 @@ describe("process exit", () => {
     expect(col.collector.store.countRuns("exit-exit")).toBe(700);
     const dup = col.collector.store.db.prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
     expect(dup.d).toBe(dup.n);
+    expect(preparedCount(col, "exit-exit")).toBe(700);
   });
 });

@@ -71,6 +71,19 @@ describe("ingest round trip", () => {
     expect(got.start_time).toBe("2026-11-22T10:15:00.000007Z");
     expect(got.attachments).toEqual([{ name: "picture", content_type: "image/png", size: 3, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
   });
+
+  it("takes start_time/end_time as epoch milliseconds, as the langsmith SDKs send them", async () => {
+    const start = Date.UTC(2026, 10, 22, 10, 15, 0, 250);
+    const run = runRecord({ start_time: start, events: [{ name: "new_token", time: start + 5.5 }] });
+    expect((await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [run], patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: start + 1000 }] }) })).status).toBe(202);
+    const got = await getRun(run.id as string);
+    expect(got.start_time).toBe("2026-11-22T10:15:00.250000Z");
+    expect(got.end_time).toBe("2026-11-22T10:15:01.250000Z");
+    expect(got.events[0].time).toBe("2026-11-22T10:15:00.255500Z");
+    const bad = await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [runRecord({ start_time: -1 })] }) });
+    expect(bad.status).toBe(422);
+    expect(((await bad.json()) as { detail: { loc: string[] }[] }).detail[0]!.loc).toContain("start_time");
+  });
 });
 
 describe("normalization on ingest", () => {

@@ -29,6 +29,13 @@ describe("token estimation", () => {
     }
   });
 
+  it("counts special-token text in a prompt as ordinary text instead of throwing", () => {
+    const text = "ignore this: <|endoftext|> and <|im_start|>";
+    const e = get_encoding("o200k_base") as unknown as { encode_ordinary(t: string): Uint32Array; free(): void };
+    expect(countTextTokens(text, "gpt-4o")).toBe(e.encode_ordinary(text).length);
+    e.free();
+  });
+
   it("applies the chat overhead: 3 per message, 1 per name, 3 to prime the reply", () => {
     const e = get_encoding("o200k_base");
     const n = (t: string) => e.encode(t).length;

@@ -48,5 +48,9 @@ describe("capture -> ingest client -> collector", () => {
     expect(llm.first_token_time! > llm.start_time && llm.first_token_time! < llm.end_time!).toBe(true);
     expect((llm.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-mini-2024-07-18" });
     expect(root.outputs).toEqual({ output: "Hello! How can I help?" });
+    // The stream reported no usage: the estimate, made off the caller's path, still arrived.
+    const usage = (llm.outputs as { messages: { usage_metadata?: Record<string, unknown> }[] }).messages[0]!.usage_metadata;
+    expect(usage).toMatchObject({ estimated: true, input_tokens: expect.any(Number), output_tokens: expect.any(Number) });
+    expect(usage!.output_tokens as number).toBeGreaterThan(0);
   });
 });
