@@ -16,7 +16,7 @@ export interface ClientOptions {
   rateLimit?: { limit: number; windowMs: number };
   /** Shared limiter (e.g. Redis across processes). Default: in-process sliding window. */
   limiter?: RateLimiter;
-  /** gzip request bodies: `auto` (default) when GET /info advertises it. */
+  /** gzip request bodies: `auto` (default) when GET /info advertises it and the endpoint is not loopback. */
   gzip?: boolean | "auto";
   /** Most runs per batch. Default 100; GET /info may lower it. */
   batchSize?: number;
