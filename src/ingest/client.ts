@@ -22,6 +22,7 @@ import { resolveOptions, type ClientOptions, type ResolvedOptions } from "./conf
 import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
+import { freeEncoders } from "../tokens/index.js";
 import { finalize, mergeInto, patchOp, postOp, type Attachments, type Op } from "./ops.js";
 import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
@@ -356,7 +357,11 @@ export class Client implements RunWriter {
     return done;
   }
 
-  /** Flush, then release the sink, timers and exit hooks. The client takes no runs after this. */
+  /**
+   * Flush, then release the sink, timers, exit hooks and the token encoders
+   * (tiktoken's WASM tables, tens of MB; they load again if anything estimates later).
+   * The client takes no runs after this.
+   */
   async shutdown(): Promise<void> {
     await this.flush();
     this.closed = true;
@@ -365,6 +370,7 @@ export class Client implements RunWriter {
     process.off("beforeExit", this.onBeforeExit);
     process.off("exit", this.onExit);
     await this.sink.close();
+    freeEncoders();
   }
 
   /** The process is exiting (no more async work): write everything undelivered to the spool. */

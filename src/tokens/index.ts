@@ -81,6 +81,11 @@ function encoder(enc: Encoding): Encoder | undefined {
   return e;
 }
 
+/** Which encoders are loaded now (for tests and diagnostics). */
+export function loadedEncodings(): Encoding[] {
+  return [...encoders.keys()];
+}
+
 export function freeEncoders(): void {
   for (const e of encoders.values()) e.free();
   encoders.clear();

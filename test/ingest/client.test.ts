@@ -6,6 +6,7 @@ import { Readable } from "node:stream";
 import { Client } from "../../src/ingest/index.js";
 import { encodeMultipart } from "../../src/ingest/multipart.js";
 import { isLoopback } from "../../src/ingest/http-sink.js";
+import { countTextTokens, loadedEncodings } from "../../src/tokens/index.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
 import { openStore } from "../../src/server/store/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
@@ -57,6 +58,14 @@ describe("multipart encoding", () => {
 });
 
 describe("Client delivery", () => {
+  it("releases the token encoders on shutdown", async () => {
+    const c = new Client({ endpoint: undefined, dbPath: ":memory:", spoolDir: join(tempDir("tp-enc-"), "spool"), exitHooks: false, warn: () => {} });
+    countTextTokens("hello there", "gpt-4o");
+    expect(loadedEncodings()).toContain("o200k_base");
+    await c.shutdown();
+    expect(loadedEncodings()).toEqual([]);
+  });
+
   it("writes runs into the embedded SQLite store when no endpoint is set", async () => {
     const c = client(undefined);
     const runs = Array.from({ length: 250 }, () => makeRun("embedded"));
