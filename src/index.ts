@@ -15,6 +15,8 @@ export { estimateUsage, countTextTokens, freeEncoders } from "./tokens/index.js"
 // Deliver
 export { Client, getDefaultClient, setDefaultClient, flush, type ClientOptions, type Sink } from "./ingest/index.js";
 export { RATE_LIMITS, matchLimit, MemoryRateLimiter, type RateLimiter } from "./ratelimit/index.js";
+export { RedisRateLimiter, type RedisRateLimiterOptions } from "./ratelimit/redis.js";
+export { backfill, type BackfillOptions, type BackfillResult } from "./backfill/pipeline.js";
 // Serve
 export { createCollector, openStore, type CollectorOptions } from "./server/index.js";
 // Errors

@@ -6,6 +6,7 @@ import { Command, CommanderError } from "commander";
 import { register as registerNormalize } from "./normalize.js";
 import { register as registerValidate } from "./validate.js";
 import { register as registerServe } from "./serve.js";
+import { register as registerBackfill } from "./backfill.js";
 
 import { EXIT_OK, EXIT_USAGE } from "./exit.js";
 
@@ -19,6 +20,7 @@ export function buildProgram(): Command {
   registerNormalize(program);
   registerValidate(program);
   registerServe(program);
+  registerBackfill(program);
   return program;
 }
 

@@ -65,6 +65,7 @@ export class Client implements RunWriter {
   private limits?: SinkLimits;
   private limitsLoading?: Promise<SinkLimits>;
   private waiters: (() => void)[] = [];
+  private roomWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onBeforeExit = () => {
     if (this.hasWork()) void this.flush();
@@ -332,9 +333,29 @@ export class Client implements RunWriter {
     return this.queue.length > 0 || this.inFlight.size > 0 || this.spilled > 0;
   }
 
+  private hasRoom(): boolean {
+    const batchSize = this.limits?.batchSize ?? this.options.batchSize;
+    return this.queuedBytes < this.options.maxQueueBytes / 2 && this.queue.length < batchSize * this.options.concurrency * 4;
+  }
+
+  /**
+   * Resolves when the in-memory queue has room (under half its byte bound and
+   * a few batches per connection), so a bulk producer such as backfill can
+   * pace itself to delivery instead of spilling to the spool.
+   */
+  whenRoom(): Promise<void> {
+    if (this.hasRoom() || this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.roomWaiters.push(resolve));
+  }
+
   private notify(): void {
     this.stats.queued = this.queue.length;
     this.stats.inFlight = this.inFlight.size;
+    if (this.roomWaiters.length && this.hasRoom()) {
+      const w = this.roomWaiters;
+      this.roomWaiters = [];
+      for (const fn of w) fn();
+    }
     if (this.hasWork()) return;
     const w = this.waiters;
     this.waiters = [];

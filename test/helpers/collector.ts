@@ -56,3 +56,54 @@ export function multipart(parts: { post?: Record<string, unknown>[]; patch?: Rec
   }
   return fd;
 }
+
+export interface ServeProcess {
+  url: string;
+  dbPath: string;
+  /** Runs in a project, and distinct ids among them, read from the SQLite file. */
+  count(project: string): { n: number; d: number };
+  close(): Promise<void>;
+}
+
+/**
+ * `tracepipe serve` in its own process: where a test measures arrival times,
+ * the collector's synchronous SQLite work must not stall the measuring loop.
+ */
+export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"]): Promise<ServeProcess> {
+  const { spawn } = await import("node:child_process");
+  const { default: Database } = await import("better-sqlite3");
+  const entry = new URL("../../src/cli/run.ts", import.meta.url).pathname;
+  const dbPath = join(mkdtempSync(join(tmpdir(), "tp-serve-")), "traces.db");
+  const child = spawn(process.execPath, ["--import", "tsx", entry, "serve", "--port", "0", "--db", dbPath, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`tracepipe serve did not start: ${out}`)), 20_000);
+    const onData = (d: string) => {
+      out += d;
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.setEncoding("utf8").on("data", onData);
+    child.stderr!.setEncoding("utf8").on("data", onData);
+    child.once("exit", (code) => reject(new Error(`tracepipe serve exited (${code}): ${out}`)));
+  });
+  let db: InstanceType<typeof Database> | undefined;
+  return {
+    url,
+    dbPath,
+    count(project) {
+      db ??= new Database(dbPath, { readonly: true });
+      return db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+    },
+    close: () =>
+      new Promise((r) => {
+        db?.close();
+        if (child.exitCode !== null) return r();
+        child.once("exit", () => r());
+        child.kill("SIGTERM");
+      }),
+  };
+}

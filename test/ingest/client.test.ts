@@ -189,6 +189,19 @@ describe("Client delivery", () => {
     expect(isLoopback("https://api.tracepipe.example")).toBe(false);
   });
 
+  it("warns that without an API key the per-IP catch-all (100 / 60 s) limits multipart ingest", () => {
+    const warnings: string[] = [];
+    const keyless = new Client({ endpoint: "http://127.0.0.1:9", spoolDir: join(tempDir("tp-keyless-"), "spool"), exitHooks: false, warn: (m) => warnings.push(m) });
+    cleanup.push(() => keyless.shutdown());
+    expect(warnings.join("\n")).toMatch(/no API key.*100 \/ 60 s/);
+    warnings.length = 0;
+    const keyed = client("http://127.0.0.1:9", { warn: (m: string) => warnings.push(m) });
+    const limited = client("http://127.0.0.1:9", { apiKey: undefined, rateLimit: { limit: 50, windowMs: 1000 }, warn: (m: string) => warnings.push(m) });
+    expect(keyed).toBeDefined();
+    expect(limited).toBeDefined();
+    expect(warnings).toEqual([]);
+  });
+
   it("splits a batch the server finds too large (413) and delivers the halves", async () => {
     const col = await collector({ maxBodyBytes: 12_000 });
     const c = client(col.url, { batchSize: 40, gzip: false });

@@ -51,16 +51,23 @@ describe("MemoryRateLimiter", () => {
   });
 
   it("acquire() waits for room and keeps waiting callers near the limit in real time", async () => {
-    const lim = new MemoryRateLimiter();
+    // Record each grant at the instant the limiter decided it (on its own clock): a time
+    // taken after `await acquire()` returns can lag by whatever else the loop ran first.
     const granted: number[] = [];
+    let clock = 0;
+    class Recording extends MemoryRateLimiter {
+      override tryAcquire(...args: Parameters<MemoryRateLimiter["tryAcquire"]>) {
+        const r = super.tryAcquire(...args);
+        if (r.ok) granted.push(clock);
+        return r;
+      }
+    }
+    const lim = new Recording({ now: () => (clock = performance.now()) });
     const t0 = performance.now();
     // 4 concurrent workers wanting 120 grants against 40 / 200 ms: needs 3 windows.
     await Promise.all(
       Array.from({ length: 4 }, async () => {
-        for (let i = 0; i < 30; i++) {
-          await lim.acquire("k", 1, 40, 200);
-          granted.push(performance.now());
-        }
+        for (let i = 0; i < 30; i++) await lim.acquire("k", 1, 40, 200);
       }),
     );
     expect(granted).toHaveLength(120);

@@ -1,0 +1,140 @@
+/** `tracepipe backfill`: historical LLM logs -> runs -> the sink (DESIGN "CLI"). */
+import { type Command, InvalidArgumentError, Option } from "commander";
+import { join } from "node:path";
+import { backfill } from "../backfill/pipeline.js";
+import { FORMATS, type FormatName } from "../backfill/formats.js";
+import { createProgress, printSummary } from "../backfill/progress.js";
+import { Client } from "../ingest/client.js";
+import { RedisRateLimiter } from "../ratelimit/redis.js";
+import { ValidationError } from "../errors.js";
+import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+
+/** Ctrl-C: the run stopped cleanly at a checkpoint; rerunning the command resumes. */
+export const EXIT_INTERRUPTED = 130;
+
+function positiveInt(name: string) {
+  return (v: string) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
+    return n;
+  };
+}
+
+function shard(v: string): { index: number; count: number } {
+  const m = /^(\d+)\/(\d+)$/.exec(v.trim());
+  if (!m) throw new InvalidArgumentError("expected i/n, e.g. 0/4");
+  const index = Number(m[1]);
+  const count = Number(m[2]);
+  if (count < 1 || index >= count) throw new InvalidArgumentError(`expected 0 <= i < n, got ${index}/${count}`);
+  return { index, count };
+}
+
+/** `50/1s`, `6000/10s`, `100/500ms`: a lowered limit for the ingest path. */
+export function rateLimit(v: string): { limit: number; windowMs: number } {
+  const m = /^(\d+)\/(\d+(?:\.\d+)?)(ms|s|m)$/.exec(v.trim());
+  if (!m || Number(m[1]) < 1 || Number(m[2]) <= 0) throw new InvalidArgumentError("expected N/<window>, e.g. 50/1s, 6000/10s or 100/500ms");
+  const unit = m[3] === "ms" ? 1 : m[3] === "s" ? 1000 : 60_000;
+  return { limit: Number(m[1]), windowMs: Number(m[2]) * unit };
+}
+
+interface BackfillCliOptions {
+  format: FormatName;
+  endpoint?: string;
+  apiKey?: string;
+  project?: string;
+  db?: string;
+  checkpoint?: string;
+  deadLetter: string;
+  dryRun?: boolean;
+  shard?: { index: number; count: number };
+  rateLimiter?: string;
+  rateLimit?: { limit: number; windowMs: number };
+  batchSize?: number;
+  spoolDir?: string;
+  progress: "auto" | "bar" | "json" | "none";
+  progressEvery: number;
+  checkpointEvery: number;
+}
+
+export function register(program: Command): void {
+  program
+    .command("backfill")
+    .summary("turn historical LLM logs into runs, resumably")
+    .description(
+      "Stream historical log files through the same pipeline as live traces: normalize, validate, estimate missing\n" +
+        "usage, and deliver to the endpoint (or, with none configured, the embedded SQLite store).\n" +
+        "Formats (detected per file from its first records, or --format):\n" +
+        "  openai-batch     Batch API input {custom_id, method, url, body} and output {id, custom_id, response, error};\n" +
+        "                   give both files to join requests to responses by custom_id\n" +
+        "  anthropic-batch  Message Batches requests {custom_id, params} and results {custom_id, result}\n" +
+        "  generic          {request, response, start_time?, end_time?, first_token_time?, metadata?, tags?, id?}\n" +
+        "  runs             native Run records\n" +
+        "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's\n" +
+        "custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved\n" +
+        "every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with\n" +
+        "file, line, reason and the raw line.\n" +
+        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server, 2 usage error,\n" +
+        "130 interrupted (rerun to resume).",
+    )
+    .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz)")
+    .addOption(new Option("-f, --format <format>", "input format").choices([...FORMATS]).default("auto"))
+    .option("--endpoint <url>", "ingest endpoint (default TRACEPIPE_ENDPOINT; unset: the embedded store)", process.env.TRACEPIPE_ENDPOINT || undefined)
+    .option("--api-key <key>", "sent as X-Api-Key (default TRACEPIPE_API_KEY)", process.env.TRACEPIPE_API_KEY || undefined)
+    .option("--project <name>", "project for runs that name none (default TRACEPIPE_PROJECT or 'default')", process.env.TRACEPIPE_PROJECT || undefined)
+    .option("--db <path>", "embedded store when no endpoint is set (default TRACEPIPE_DB or .tracepipe/traces.db)")
+    .option("--checkpoint <path>", "save progress here and resume from it")
+    .option("--dead-letter <path>", "where bad lines go", join(".tracepipe", "backfill-dead-letter.jsonl"))
+    .option("--dry-run", "parse, normalize and validate everything; send nothing")
+    .option("--shard <i/n>", "take only lines with (line - 1) % n == i (run n processes with 0/n .. n-1/n)", shard)
+    .option("--rate-limiter <url>", "share the rate limit across processes through Redis, e.g. redis://127.0.0.1:6379")
+    .option("--rate-limit <n/window>", "override the limit for POST /runs/multipart, e.g. 50/1s (default SPEC §8: 6000/10s with an API key, the 100/60s catch-all without)", rateLimit)
+    .option("--batch-size <n>", "most runs per request (default 100, or what GET /info says)", positiveInt("--batch-size"))
+    .option("--spool-dir <path>", "client spool directory (default .tracepipe/spool)")
+    .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))
+    .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
+    .option("--checkpoint-every <ms>", "how often progress is flushed and checkpointed", positiveInt("--checkpoint-every"), 2000)
+    .action(async (files: string[], opts: BackfillCliOptions) => {
+      const limiter = opts.rateLimiter ? new RedisRateLimiter(opts.rateLimiter) : undefined;
+      const client = opts.dryRun
+        ? undefined
+        : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir });
+      const abort = new AbortController();
+      const onSigint = () => {
+        if (abort.signal.aborted) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: leave now
+        process.stderr.write("\ntracepipe backfill: stopping at the next checkpoint (Ctrl-C again to quit at once)\n");
+        abort.abort();
+      };
+      process.on("SIGINT", onSigint);
+      try {
+        const result = await backfill({
+          files,
+          format: opts.format,
+          project: opts.project,
+          client,
+          checkpointPath: opts.checkpoint,
+          deadLetterPath: opts.deadLetter,
+          dryRun: opts.dryRun,
+          shard: opts.shard,
+          progress: createProgress(opts.progress, opts.progressEvery),
+          checkpointEveryMs: opts.checkpointEvery,
+          signal: abort.signal,
+        });
+        await client?.shutdown();
+        const { interrupted, ...summary } = result;
+        printSummary(summary);
+        process.exitCode = interrupted ? EXIT_INTERRUPTED : result.dead_lettered + result.refused_by_server > 0 ? EXIT_INVALID : EXIT_OK;
+      } catch (err) {
+        await client?.shutdown().catch(() => undefined);
+        if (err instanceof ValidationError) {
+          for (const i of err.issues) process.stderr.write(JSON.stringify({ error: i }) + "\n");
+          process.stderr.write(`tracepipe backfill: ${err.message}\n`);
+          process.exitCode = EXIT_USAGE;
+          return;
+        }
+        throw err;
+      } finally {
+        process.off("SIGINT", onSigint);
+        await limiter?.close();
+      }
+    });
+}

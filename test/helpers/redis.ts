@@ -1,0 +1,61 @@
+/**
+ * A real redis-server (Debian's package; `.ci/run` installs it) on a free
+ * loopback port, with persistence off, for the shared rate-limiter tests.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+
+export interface RunningRedis {
+  url: string;
+  close(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startRedis(): Promise<RunningRedis> {
+  if (spawnSync("redis-server", ["--version"]).error) {
+    throw new Error("redis-server is not installed: `apt-get install redis-server` (.ci/run does this)");
+  }
+  // A free port can be taken between the probe and the bind; try a few.
+  for (let attempt = 0; ; attempt++) {
+    const port = await freePort();
+    const child: ChildProcess = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 10_000);
+      child.stdout!.setEncoding("utf8").on("data", (d: string) => {
+        out += d;
+        if (out.includes("Ready to accept connections")) {
+          clearTimeout(timer);
+          resolve(true);
+        }
+      });
+      child.once("exit", () => {
+        clearTimeout(timer);
+        resolve(false);
+      });
+    });
+    if (ready) {
+      return {
+        url: `redis://127.0.0.1:${port}`,
+        close: () =>
+          new Promise((r) => {
+            if (child.exitCode !== null) return r();
+            child.once("exit", () => r());
+            child.kill("SIGTERM");
+          }),
+      };
+    }
+    child.kill("SIGKILL");
+    if (attempt >= 4) throw new Error(`redis-server did not start: ${out.slice(-500)}`);
+  }
+}
