@@ -12,6 +12,8 @@ export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, type TraceableOpti
 export { Run, RunPatch, RunEvent } from "./run/schema.js";
 export { RunTree, MemoryWriter, serialize, uuidv7, type RunWriter } from "./run/index.js";
 export { estimateUsage, countTextTokens, freeEncoders } from "./tokens/index.js";
+export { TraceSpanProcessor, createOtlpTraceExporter, type TraceSpanProcessorOptions, type SpanFilter, type OtlpTraceExporterOptions } from "./otel/index.js";
+export { ADAPTERS as SPAN_ADAPTERS, type SpanAdapter, type SpanLike, type SpanResult } from "../adapters/span-index.js";
 // Deliver
 export { Client, getDefaultClient, setDefaultClient, flush, type ClientOptions, type Sink } from "./ingest/index.js";
 export { RATE_LIMITS, matchLimit, MemoryRateLimiter, type RateLimiter } from "./ratelimit/index.js";

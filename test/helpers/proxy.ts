@@ -1,11 +1,14 @@
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
+/** Headers that describe one hop (and a body fetch() re-frames itself), never forwarded. */
+const HOP_BY_HOP = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "expect", "upgrade"]);
+
 export type Verdict = "pass" | { status: number; headers?: Record<string, string>; body?: unknown };
 
 export interface Proxy {
   url: string;
-  /** Arrival times (performance.now()) of POST /runs/multipart requests that reached the proxy. */
+  /** Arrival times (performance.now()) of ingest requests (POST /runs/multipart, /otel/v1/traces) that reached the proxy. */
   times: number[];
   statuses: number[];
   close(): Promise<void>;
@@ -21,7 +24,7 @@ export async function startProxy(target: string, script: (n: number, req: Incomi
   const statuses: number[] = [];
   let n = 0;
   const server: Server = createServer(async (req, res) => {
-    const ingest = req.method === "POST" && req.url === "/runs/multipart";
+    const ingest = req.method === "POST" && (req.url === "/runs/multipart" || req.url === "/otel/v1/traces");
     // Stamp arrival as a server would count it: when the request line arrives.
     if (ingest) times.push(performance.now());
     const chunks: Buffer[] = [];
@@ -35,7 +38,7 @@ export async function startProxy(target: string, script: (n: number, req: Incomi
       return;
     }
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && k !== "host" && k !== "connection" && k !== "content-length") headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !HOP_BY_HOP.has(k)) headers[k] = v;
     try {
       const upstream = await fetch(target + req.url, { method: req.method, headers, body: req.method === "GET" || req.method === "HEAD" ? undefined : body });
       const out = Buffer.from(await upstream.arrayBuffer());

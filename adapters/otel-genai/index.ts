@@ -1,0 +1,334 @@
+/**
+ * OpenTelemetry GenAI semantic conventions, current and legacy, as a span adapter.
+ *
+ * Current (semconv 1.37+): `gen_ai.operation.name`, `gen_ai.provider.name`,
+ * `gen_ai.input.messages` / `gen_ai.output.messages` / `gen_ai.system_instructions`
+ * (JSON: messages of typed parts, see parts.ts), `gen_ai.usage.input_tokens` /
+ * `output_tokens` with the cache and reasoning counts, and
+ * `gen_ai.response.time_to_first_chunk` (seconds).
+ *
+ * Legacy: `gen_ai.system`, `gen_ai.usage.prompt_tokens` / `completion_tokens`,
+ * the indexed `gen_ai.prompt.{i}.*` / `gen_ai.completion.{i}.*` attributes that
+ * OpenLLMetry emits (tool calls included), and the `gen_ai.content.prompt` /
+ * `gen_ai.content.completion` events carrying the messages as JSON.
+ *
+ * When a span has both (an instrumentation in transition), the current
+ * attributes win and the legacy ones are not read.
+ */
+import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
+import { parseToolArgs } from "../common/args.js";
+import { parseDataUrl } from "../common/dataurl.js";
+import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
+import type { Attributes, SpanAdapter, SpanLike, SpanResult, SpanRunType } from "../spans.js";
+import { readParts, resultContent } from "./parts.js";
+
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+function json(attrs: Attributes, key: string): unknown {
+  const v = attrs[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "string") return v;
+  try {
+    return JSON.parse(v);
+  } catch (err) {
+    return fail([key], `expected JSON: ${(err as Error).message}`, "json_invalid");
+  }
+}
+
+const num = (attrs: Attributes, ...keys: string[]): number | undefined => {
+  for (const k of keys) {
+    const v = attrs[k];
+    if (typeof v === "number" && Number.isFinite(v)) return v;
+    if (typeof v === "string" && v.trim() !== "" && Number.isFinite(Number(v))) return Number(v);
+  }
+  return undefined;
+};
+const text = (attrs: Attributes, ...keys: string[]): string | undefined => {
+  for (const k of keys) if (typeof attrs[k] === "string" && attrs[k] !== "") return attrs[k];
+  return undefined;
+};
+
+function role(raw: unknown, loc: Loc): { role: Message["role"]; vendor?: string } {
+  if (typeof raw !== "string") fail(loc, "expected a role", "string_type");
+  if (ROLES.has(raw)) return { role: raw as Message["role"] };
+  if (raw === "developer") return { role: "system", vendor: raw };
+  // An unknown role keeps its name; its content is still the user's side of the turn.
+  return { role: "user", vendor: raw };
+}
+
+/** One OTel message -> native messages (tool responses become their own `tool` messages). */
+function fromOtelMessage(m: unknown, loc: Loc): Message[] {
+  if (!isObj(m)) fail(loc, "expected a message object", "object_type");
+  const r = role(m.role, [...loc, "role"]);
+  const parts = readParts(m.parts, [...loc, "parts"]);
+  const out: Message[] = [];
+  const extras: Obj = {};
+  if (r.vendor) extras.vendor_role = r.vendor;
+  if (typeof m.name === "string") extras.name = m.name;
+  if (typeof m.finish_reason === "string") extras.finish_reason = m.finish_reason;
+  if (parts.unknown.length) extras.otel_parts = parts.unknown;
+  if (r.role === "tool" && parts.blocks.length === 0 && parts.toolResults.length > 0) {
+    for (const t of parts.toolResults) out.push(withExtras({ role: "tool", content: t.content, ...(t.id ? { tool_call_id: t.id } : {}) }, extras));
+    return out;
+  }
+  if (parts.blocks.length || !parts.toolResults.length) out.push(withExtras({ role: r.role, content: parts.blocks }, extras));
+  for (const t of parts.toolResults) out.push({ role: "tool", content: t.content, ...(t.id ? { tool_call_id: t.id } : {}) });
+  return out;
+}
+
+function withExtras(m: Message, extras: Obj): Message {
+  if (Object.keys(extras).length) m.extras = { ...extras };
+  return m;
+}
+
+function currentMessages(attrs: Attributes): { input?: Message[]; output?: Message[] } {
+  const res: { input?: Message[]; output?: Message[] } = {};
+  const system = json(attrs, "gen_ai.system_instructions");
+  const input = json(attrs, "gen_ai.input.messages");
+  const output = json(attrs, "gen_ai.output.messages");
+  if (system !== undefined || input !== undefined) {
+    res.input = [];
+    if (system !== undefined) {
+      const parts = readParts(system, ["gen_ai.system_instructions"]);
+      const m: Message = { role: "system", content: parts.blocks };
+      if (parts.unknown.length) m.extras = { otel_parts: parts.unknown };
+      res.input.push(m);
+    }
+    if (input !== undefined) {
+      if (!Array.isArray(input)) fail(["gen_ai.input.messages"], "expected an array of messages", "list_type");
+      input.forEach((m, i) => res.input!.push(...fromOtelMessage(m, ["gen_ai.input.messages", i])));
+    }
+  }
+  if (output !== undefined) {
+    if (!Array.isArray(output)) fail(["gen_ai.output.messages"], "expected an array of messages", "list_type");
+    res.output = output.flatMap((m, i) => fromOtelMessage(m, ["gen_ai.output.messages", i]));
+  }
+  return res;
+}
+
+// ---- legacy ------------------------------------------------------------------------------
+
+/** Legacy `content`: a string, or (OpenLLMetry, multimodal) the vendor's parts as JSON text. */
+function legacyContent(v: unknown): ContentBlock[] {
+  if (v === undefined || v === null) return [];
+  let parts: unknown = v;
+  if (typeof v === "string") {
+    const t = v.trimStart();
+    if (!t.startsWith("[")) return [{ type: "text", text: v }];
+    try {
+      parts = JSON.parse(v);
+    } catch {
+      return [{ type: "text", text: v }];
+    }
+  }
+  if (!Array.isArray(parts)) return [{ type: "text", text: typeof v === "string" ? v : JSON.stringify(v) }];
+  const blocks: ContentBlock[] = [];
+  for (const p of parts) {
+    if (typeof p === "string") blocks.push({ type: "text", text: p });
+    else if (isObj(p) && typeof p.text === "string" && (p.type === "text" || p.type === undefined || p.type === "input_text" || p.type === "output_text")) blocks.push({ type: "text", text: p.text });
+    else if (isObj(p) && p.type === "image_url") {
+      const url = isObj(p.image_url) ? p.image_url.url : p.image_url;
+      const d = typeof url === "string" ? parseDataUrl(url) : undefined;
+      if (d) blocks.push({ type: "image", base64: d.base64, mime_type: d.mime_type });
+      else if (typeof url === "string") blocks.push({ type: "image", url });
+    } else blocks.push({ type: "text", text: JSON.stringify(p), extras: { otel_part: p } });
+  }
+  return blocks;
+}
+
+function indexed(attrs: Attributes, prefix: string): Map<number, Map<string, unknown>> {
+  const out = new Map<number, Map<string, unknown>>();
+  const re = new RegExp(`^${prefix.replace(/\./g, "\\.")}\\.(\\d+)\\.(.+)$`);
+  for (const k in attrs) {
+    const m = re.exec(k);
+    if (!m) continue;
+    const i = Number(m[1]);
+    let fields = out.get(i);
+    if (!fields) out.set(i, (fields = new Map()));
+    fields.set(m[2]!, attrs[k]);
+  }
+  return new Map([...out.entries()].sort((a, b) => a[0] - b[0]));
+}
+
+function legacyToolCalls(fields: Map<string, unknown>): ContentBlock[] {
+  const calls = new Map<number, Obj>();
+  for (const [k, v] of fields) {
+    const m = /^tool_calls\.(\d+)\.(id|name|arguments)$/.exec(k);
+    if (!m) continue;
+    const i = Number(m[1]);
+    const c = calls.get(i) ?? {};
+    c[m[2]!] = v;
+    calls.set(i, c);
+  }
+  if (fields.has("function_call.name")) calls.set(-1, { name: fields.get("function_call.name"), arguments: fields.get("function_call.arguments") });
+  return [...calls.entries()]
+    .sort((a, b) => a[0] - b[0])
+    .map(([, c]) => {
+      const { args, extras } = parseToolArgs(c.arguments);
+      const block: ContentBlock = { type: "tool_call", name: typeof c.name === "string" ? c.name : "", args };
+      if (typeof c.id === "string") block.id = c.id;
+      if (extras) block.extras = extras;
+      return block;
+    });
+}
+
+function legacyIndexed(attrs: Attributes, prefix: "gen_ai.prompt" | "gen_ai.completion"): Message[] | undefined {
+  const entries = indexed(attrs, prefix);
+  if (entries.size === 0) return undefined;
+  const out: Message[] = [];
+  for (const [i, f] of entries) {
+    const r = role(f.get("role") ?? (prefix === "gen_ai.completion" ? "assistant" : undefined), [`${prefix}.${i}.role`]);
+    const content = [...legacyContent(f.get("content")), ...legacyToolCalls(f)];
+    const m: Message = { role: r.role, content };
+    if (r.role === "tool" && typeof f.get("tool_call_id") === "string") m.tool_call_id = f.get("tool_call_id") as string;
+    const extras: Obj = {};
+    if (r.vendor) extras.vendor_role = r.vendor;
+    if (typeof f.get("finish_reason") === "string") extras.finish_reason = f.get("finish_reason");
+    if (Object.keys(extras).length) m.extras = extras;
+    out.push(m);
+  }
+  return out;
+}
+
+/** `gen_ai.content.prompt` / `gen_ai.content.completion` events: `[{role, content}]` as JSON. */
+function legacyEvents(span: SpanLike): { input?: Message[]; output?: Message[] } {
+  const res: { input?: Message[]; output?: Message[] } = {};
+  for (const [event, attr, side] of [
+    ["gen_ai.content.prompt", "gen_ai.prompt", "input"],
+    ["gen_ai.content.completion", "gen_ai.completion", "output"],
+  ] as const) {
+    const e = span.events.find((x) => x.name === event);
+    if (!e) continue;
+    const list = json(e.attributes, attr);
+    if (!Array.isArray(list)) fail([`events[${event}]`, attr], "expected a JSON array of messages", "list_type");
+    res[side] = list.map((m, i) => {
+      if (!isObj(m)) fail([`events[${event}]`, attr, i], "expected a message object", "object_type");
+      const r = role(m.role ?? (side === "output" ? "assistant" : undefined), [`events[${event}]`, attr, i, "role"]);
+      const msg: Message = { role: r.role, content: [...legacyContent(m.content), ...legacyToolCalls(new Map(Object.entries(flatToolCalls(m))))] };
+      if (r.role === "tool" && typeof m.tool_call_id === "string") msg.tool_call_id = m.tool_call_id;
+      if (r.vendor) msg.extras = { vendor_role: r.vendor };
+      return msg;
+    });
+  }
+  return res;
+}
+
+/** `{tool_calls: [{id, function: {name, arguments}}]}` -> the flat keys legacyToolCalls reads. */
+function flatToolCalls(m: Obj): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!Array.isArray(m.tool_calls)) return out;
+  m.tool_calls.forEach((c, i) => {
+    if (!isObj(c)) return;
+    const fn = isObj(c.function) ? c.function : c;
+    out[`tool_calls.${i}.id`] = c.id;
+    out[`tool_calls.${i}.name`] = fn.name;
+    out[`tool_calls.${i}.arguments`] = fn.arguments;
+  });
+  return out;
+}
+
+// ---- shared ------------------------------------------------------------------------------
+
+function usage(attrs: Attributes): UsageMetadata | undefined {
+  const input = num(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens");
+  const output = num(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens");
+  if (input === undefined && output === undefined) return undefined;
+  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(attrs, "gen_ai.usage.total_tokens", "llm.usage.total_tokens") ?? (input ?? 0) + (output ?? 0) };
+  const cacheRead = num(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens");
+  const cacheCreation = num(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens");
+  const reasoning = num(attrs, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens");
+  if (cacheRead !== undefined || cacheCreation !== undefined) u.input_token_details = { ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}), ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}) };
+  if (reasoning !== undefined) u.output_token_details = { reasoning };
+  return u;
+}
+
+/** Provider names as the rest of tracepipe spells them (`openai`, `anthropic`, ...). */
+export function providerName(raw: string | undefined): string | undefined {
+  if (!raw) return undefined;
+  const p = raw.trim().toLowerCase();
+  if (p === "az.ai.openai" || p === "azure.ai.openai" || p === "azure_openai" || p === "azure") return "azure_openai";
+  if (p === "aws.bedrock") return "bedrock";
+  if (p === "gcp.vertex_ai" || p === "gcp.gen_ai" || p === "gcp.gemini") return "google";
+  return p;
+}
+
+const PARAMS: Record<string, string> = {
+  "gen_ai.request.temperature": "temperature",
+  "gen_ai.request.max_tokens": "max_tokens",
+  "gen_ai.request.top_p": "top_p",
+  "gen_ai.request.top_k": "top_k",
+  "gen_ai.request.frequency_penalty": "frequency_penalty",
+  "gen_ai.request.presence_penalty": "presence_penalty",
+  "gen_ai.request.stop_sequences": "stop",
+  "gen_ai.request.seed": "seed",
+  "gen_ai.request.choice.count": "n",
+  "gen_ai.request.encoding_formats": "encoding_formats",
+  "gen_ai.output.type": "output_type",
+  "llm.is_streaming": "stream",
+};
+
+function invocationParams(attrs: Attributes): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, name] of Object.entries(PARAMS)) if (attrs[k] !== undefined && attrs[k] !== null) out[name] = attrs[k];
+  const tools = attrs["gen_ai.tool.definitions"];
+  if (tools !== undefined) out.tools = typeof tools === "string" ? json(attrs, "gen_ai.tool.definitions") : tools;
+  return out;
+}
+
+function runType(attrs: Attributes): SpanRunType {
+  const op = text(attrs, "gen_ai.operation.name") ?? text(attrs, "llm.request.type");
+  switch (op) {
+    case "embeddings":
+    case "embedding":
+      return "embedding";
+    case "execute_tool":
+      return "tool";
+    case "invoke_agent":
+    case "create_agent":
+    case "invoke_workflow":
+      return "chain";
+    default:
+      return "llm";
+  }
+}
+
+const CURRENT = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.provider.name"];
+
+export const otelGenAi: SpanAdapter = {
+  name: "otel-genai",
+  detect(span) {
+    const a = span.attributes;
+    if (a["gen_ai.operation.name"] !== undefined || a["gen_ai.system"] !== undefined || a["gen_ai.provider.name"] !== undefined) return true;
+    for (const k in a) if (k.startsWith("gen_ai.prompt.") || k.startsWith("gen_ai.completion.") || k.startsWith("gen_ai.input.") || k.startsWith("gen_ai.output.")) return true;
+    return span.events.some((e) => e.name === "gen_ai.content.prompt" || e.name === "gen_ai.content.completion");
+  },
+  read(span) {
+    const a = span.attributes;
+    const type = runType(a);
+    const result: SpanResult = { convention: "otel-genai", run_type: type };
+    result.trace_provider = providerName(text(a, "gen_ai.provider.name", "gen_ai.system"));
+    result.trace_model_name = text(a, "gen_ai.response.model", "gen_ai.request.model");
+    if (type === "tool") {
+      const args = a["gen_ai.tool.call.arguments"];
+      result.inputs = { name: text(a, "gen_ai.tool.name"), tool_call_id: text(a, "gen_ai.tool.call.id"), args: typeof args === "string" ? parseToolArgs(args).args : args };
+      const res = a["gen_ai.tool.call.result"];
+      if (res !== undefined) result.outputs = { output: typeof res === "string" ? (resultContent(res)[0] as { text: string }).text : res };
+      return result;
+    }
+    const current = CURRENT.some((k) => a[k] !== undefined) ? currentMessages(a) : {};
+    const legacy: { input?: Message[]; output?: Message[] } = current.input || current.output ? {} : { input: legacyIndexed(a, "gen_ai.prompt"), output: legacyIndexed(a, "gen_ai.completion"), ...dropUndefined(legacyEvents(span)) };
+    result.input_messages = current.input ?? legacy.input;
+    result.output_messages = current.output ?? legacy.output;
+    result.usage_metadata = usage(a);
+    const params = invocationParams(a);
+    if (Object.keys(params).length) result.invocation_params = params;
+    const ttft = num(a, "gen_ai.response.time_to_first_chunk");
+    if (ttft !== undefined && ttft >= 0) result.time_to_first_token_ms = ttft * 1000;
+    return result;
+  },
+};
+
+function dropUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+

@@ -1,0 +1,107 @@
+/**
+ * OTel GenAI message parts -> native content blocks.
+ *
+ * | part                          | native                                            |
+ * |-------------------------------|---------------------------------------------------|
+ * | text `{content}`              | text                                              |
+ * | reasoning `{content}`         | reasoning                                         |
+ * | tool_call `{id, name, arguments}` | tool_call (arguments parsed to an object)     |
+ * | tool_call_response `{id, response | result}` | its own `tool` message, `tool_call_id` = id |
+ * | server_tool_call `{id, name, server_tool_call}` | server_tool_call, args = the payload |
+ * | server_tool_call_response `{id, server_tool_call_response}` | server_tool_result |
+ * | blob `{modality, mime_type, content}` | image / audio / video (else file) with base64 |
+ * | uri `{modality, mime_type, uri}` | the same with url                               |
+ * | file `{modality, mime_type, file_id}` | the same with id                           |
+ * | anything else                 | kept whole in the message's `extras.otel_parts`   |
+ */
+import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
+import { parseToolArgs } from "../common/args.js";
+import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
+
+export interface ReadParts {
+  blocks: ContentBlock[];
+  /** tool_call_response parts: each becomes a `tool` message. */
+  toolResults: { id: string | undefined; content: ContentBlock[] }[];
+  /** Parts with no native home. */
+  unknown: Obj[];
+}
+
+const MEDIA: Record<string, MediaBlock["type"]> = { image: "image", audio: "audio", video: "video" };
+
+function str(v: unknown, loc: Loc): string {
+  if (typeof v !== "string") fail(loc, `expected a string, got ${v === null ? "null" : typeof v}`, "string_type");
+  return v;
+}
+
+function optStr(v: unknown): string | undefined {
+  return typeof v === "string" ? v : undefined;
+}
+
+/** A tool's result as content: text stays text, anything else is its JSON text. */
+export function resultContent(v: unknown): ContentBlock[] {
+  if (v === undefined || v === null) return [];
+  if (typeof v === "string") return [{ type: "text", text: v }];
+  return [{ type: "text", text: JSON.stringify(v) }];
+}
+
+function media(p: Obj, source: "base64" | "url" | "id", value: string): MediaBlock {
+  const type = MEDIA[optStr(p.modality) ?? ""] ?? "file";
+  const block = { type, [source]: value } as MediaBlock;
+  if (typeof p.mime_type === "string") block.mime_type = p.mime_type;
+  if (type === "file" && typeof p.modality === "string") block.extras = { modality: p.modality };
+  return block;
+}
+
+export function readParts(parts: unknown, loc: Loc): ReadParts {
+  if (!Array.isArray(parts)) fail(loc, "expected an array of parts", "list_type");
+  const out: ReadParts = { blocks: [], toolResults: [], unknown: [] };
+  parts.forEach((p, i) => {
+    const at = [...loc, i];
+    if (!isObj(p)) fail(at, "expected a part object", "object_type");
+    switch (p.type) {
+      case "text":
+        out.blocks.push({ type: "text", text: str(p.content, [...at, "content"]) });
+        break;
+      case "reasoning":
+        out.blocks.push({ type: "reasoning", text: str(p.content, [...at, "content"]) });
+        break;
+      case "tool_call": {
+        const { args, extras } = parseToolArgs(p.arguments);
+        const block: ContentBlock = { type: "tool_call", name: str(p.name, [...at, "name"]), args };
+        if (typeof p.id === "string") block.id = p.id;
+        if (extras) block.extras = extras;
+        out.blocks.push(block);
+        break;
+      }
+      case "tool_call_response":
+        // The semantic conventions call it `response`; some emitters wrote `result`.
+        out.toolResults.push({ id: optStr(p.id), content: resultContent(p.response !== undefined ? p.response : p.result) });
+        break;
+      case "server_tool_call": {
+        const payload = isObj(p.server_tool_call) ? p.server_tool_call : {};
+        out.blocks.push({ type: "server_tool_call", id: optStr(p.id) ?? "", name: str(p.name, [...at, "name"]), args: payload });
+        break;
+      }
+      case "server_tool_call_response": {
+        const payload = p.server_tool_call_response;
+        const isError = isObj(payload) && (payload.error !== undefined || (typeof payload.type === "string" && payload.type.endsWith("_error")));
+        const block: ContentBlock = { type: "server_tool_result", tool_call_id: optStr(p.id) ?? "", status: isError ? "error" : "success", output: payload };
+        out.blocks.push(block);
+        break;
+      }
+      case "blob":
+        out.blocks.push(media(p, "base64", str(p.content, [...at, "content"])));
+        break;
+      case "uri":
+        out.blocks.push(media(p, "url", str(p.uri, [...at, "uri"])));
+        break;
+      case "file":
+        out.blocks.push(media(p, "id", str(p.file_id, [...at, "file_id"])));
+        break;
+      default:
+        if (typeof p.type !== "string") fail([...at, "type"], "expected a part type", "string_type");
+        out.unknown.push(p);
+    }
+  });
+  return out;
+}

@@ -1,0 +1,52 @@
+/**
+ * The contract of span adapters: pure functions from one finished span's
+ * attributes and events (no OpenTelemetry SDK types, no I/O, no clock) to
+ * what a run needs. Each instrumentation convention (OTel GenAI, OpenLLMetry's
+ * indexed attributes, OpenInference, the Vercel AI SDK) is one adapter; the
+ * span processor (src/otel) asks them in order.
+ */
+import type { Message, UsageMetadata } from "../src/format/schema.js";
+
+export type AttrValue = string | number | boolean | readonly (string | number | boolean | null | undefined)[] | null | undefined;
+export type Attributes = Readonly<Record<string, AttrValue>>;
+
+export interface SpanEventLike {
+  name: string;
+  /** Milliseconds after the span's start. */
+  offsetMs: number;
+  attributes: Attributes;
+}
+
+export interface SpanLike {
+  name: string;
+  attributes: Attributes;
+  events: readonly SpanEventLike[];
+}
+
+export type SpanRunType = "llm" | "chain" | "tool" | "retriever" | "embedding" | "prompt" | "parser";
+
+export interface SpanResult {
+  /** Which adapter read it, e.g. `otel-genai`. */
+  convention: string;
+  run_type: SpanRunType;
+  /** For llm runs: native messages in and out; usage sits on the first output message. */
+  input_messages?: Message[];
+  output_messages?: Message[];
+  usage_metadata?: UsageMetadata;
+  /** For other runs: whatever inputs and outputs the convention records. */
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  trace_provider?: string;
+  trace_model_name?: string;
+  invocation_params?: Record<string, unknown>;
+  /** Delay from the span's start to the first token, when recorded. */
+  time_to_first_token_ms?: number;
+}
+
+export interface SpanAdapter {
+  readonly name: string;
+  /** Whether the span follows this convention (cheap: attribute names only). Never throws. */
+  detect(span: SpanLike): boolean;
+  /** Read the span. Throws NormalizeError naming the attribute when a value is malformed. */
+  read(span: SpanLike): SpanResult;
+}

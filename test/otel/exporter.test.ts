@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
+import { createOtlpTraceExporter, resolveOtlpTarget } from "../../src/otel/index.js";
+import { ConfigError } from "../../src/errors.js";
+import { startCollector, type Running } from "../helpers/collector.js";
+import { maxInWindow, startProxy } from "../helpers/proxy.js";
+
+let col: Running;
+beforeAll(async () => {
+  col = await startCollector({ apiKey: "otlp-key" });
+});
+afterAll(async () => {
+  await col.close();
+});
+
+describe("createOtlpTraceExporter: where it sends", () => {
+  it("follows the endpoint option, then the signal-specific, generic and tracepipe variables", () => {
+    expect(resolveOtlpTarget({ endpoint: "http://h:1/", env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://x/y" } }).url).toBe("http://h:1/otel/v1/traces");
+    expect(resolveOtlpTarget({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/custom/path", OTEL_EXPORTER_OTLP_ENDPOINT: "http://g" } }).url).toBe("http://collector:4318/custom/path");
+    expect(resolveOtlpTarget({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/", TRACEPIPE_ENDPOINT: "http://t" } }).url).toBe("http://collector:4318/v1/traces");
+    expect(resolveOtlpTarget({ env: { TRACEPIPE_ENDPOINT: "http://127.0.0.1:8484" } }).url).toBe("http://127.0.0.1:8484/otel/v1/traces");
+    expect(() => resolveOtlpTarget({ env: {} })).toThrow(ConfigError);
+    expect(() => resolveOtlpTarget({ endpoint: "ftp://x", env: {} })).toThrow(/http/);
+  });
+
+  it("reads k=v header lists (signal-specific over generic), percent-decoded, and adds the API key and project", () => {
+    const { headers } = resolveOtlpTarget({
+      endpoint: "http://h",
+      apiKey: "k1",
+      project: "p1",
+      env: { OTEL_EXPORTER_OTLP_HEADERS: "Authorization=Bearer%20abc, x-team = core", OTEL_EXPORTER_OTLP_TRACES_HEADERS: "x-team=traces" },
+    });
+    expect(headers).toEqual({ authorization: "Bearer abc", "x-team": "traces", "x-api-key": "k1", "x-tracepipe-project": "p1" });
+    try {
+      resolveOtlpTarget({ endpoint: "http://h", env: { OTEL_EXPORTER_OTLP_HEADERS: "good=1,broken" } });
+      expect.unreachable();
+    } catch (err) {
+      expect((err as ConfigError).issues[0]).toMatchObject({ loc: ["OTEL_EXPORTER_OTLP_HEADERS", 1], type: "value_error" });
+    }
+  });
+});
+
+describe("createOtlpTraceExporter: sending", () => {
+  it("exports spans to the collector's /otel/v1/traces with the API key, and the project travels with them", async () => {
+    const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project: "otlp-proj", env: {} });
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracer = provider.getTracer("exporter-test");
+    const s = tracer.startSpan("chat gpt-4o", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" } });
+    s.end();
+    await provider.forceFlush();
+    await provider.shutdown();
+    const rows = col.collector.store.db.prepare("SELECT name, attributes, resource FROM otel_spans WHERE name = 'chat gpt-4o'").all() as { name: string; attributes: string; resource: string }[];
+    expect(rows).toHaveLength(1);
+    expect(JSON.parse(rows[0]!.attributes)).toMatchObject({ "gen_ai.request.model": "gpt-4o" });
+    expect(JSON.parse(rows[0]!.resource)).toMatchObject({ "tracepipe.project": "otlp-proj" });
+  });
+
+  it("waits for the rate limit instead of exceeding it", async () => {
+    const proxy = await startProxy(col.url);
+    const exporter = createOtlpTraceExporter({ endpoint: proxy.url, apiKey: "otlp-key", rateLimit: { limit: 3, windowMs: 400 }, env: {} });
+    const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    const tracer = provider.getTracer("limited");
+    const t0 = performance.now();
+    for (let i = 0; i < 8; i++) tracer.startSpan(`span ${i}`).end();
+    await provider.forceFlush();
+    await provider.shutdown();
+    const times = [...proxy.times];
+    expect(proxy.statuses).toEqual(Array(8).fill(200));
+    await proxy.close();
+    const rows = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM otel_spans WHERE name LIKE 'span %'").get() as { n: number };
+    expect(rows.n).toBe(8);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(800); // 8 exports at 3 per 400 ms need two full windows
+    expect(times).toHaveLength(8);
+    expect(maxInWindow(times, 400)).toBeLessThanOrEqual(3);
+  });
+});

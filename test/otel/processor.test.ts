@@ -1,0 +1,159 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { trace, context, SpanStatusCode } from "@opentelemetry/api";
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { OpenAIInstrumentation } from "@traceloop/instrumentation-openai";
+import { TraceSpanProcessor } from "../../src/otel/index.js";
+import { Client } from "../../src/ingest/index.js";
+import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { startCollector, type Running } from "../helpers/collector.js";
+import { tempDir } from "../helpers/runs.js";
+import type { StoredRun } from "../../src/server/store/types.js";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
+type Meta = { metadata: Record<string, unknown> };
+const meta = (r: StoredRun) => (r.extra as Meta).metadata;
+const messages = (v: unknown) => (v as { messages: Record<string, unknown>[] }).messages;
+
+let vendor: ReplayServer;
+let col: Running;
+beforeAll(async () => {
+  // What provider.register() would install: active spans follow async work.
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  vendor = await startReplayServer();
+  col = await startCollector({ apiKey: "otel-key" });
+});
+afterAll(async () => {
+  context.disable();
+  await vendor.close();
+  await col.close();
+});
+
+/** A tracer provider with our processor, and the real OpenLLMetry instrumentation on the real openai client. */
+function setup(project: string, filter?: ConstructorParameters<typeof TraceSpanProcessor>[0] extends infer O ? (O extends { filter?: infer F } ? F : never) : never) {
+  const client = new Client({ endpoint: col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+  const processor = new TraceSpanProcessor({ client, filter });
+  const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+  const instrumentation = new OpenAIInstrumentation({ traceContent: true });
+  instrumentation.setTracerProvider(provider);
+  instrumentation.manuallyInstrument(OpenAI);
+  const tracer = provider.getTracer("app");
+  const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1`, maxRetries: 0 });
+  return { client, processor, provider, tracer, openai, instrumentation };
+}
+
+describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
+  it("turns the instrumentation's spans into llm runs under the nearest kept ancestor, with messages, tools, usage and model", async () => {
+    const { client, provider, tracer, openai, instrumentation } = setup("otel-openllmetry");
+    const toolCompletion = {
+      ...fixture("openai-completion.json"),
+      id: "chatcmpl-tool",
+      choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }, finish_reason: "tool_calls", logprobs: null }],
+    };
+    vendor.push({ json: toolCompletion }, { sse: fixture("openai-stream.json"), delayMs: 2 });
+    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+
+    await tracer.startActiveSpan("weather agent", { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather" } }, async (agent) => {
+      // An HTTP-framework span between the agent and the model calls: dropped by the default filter.
+      await tracer.startActiveSpan("GET /internal/route", { attributes: { "http.request.method": "GET" } }, async (http) => {
+        await openai.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "Weather in Paris?" }], tools, temperature: 0 });
+        let text = "";
+        for await (const c of await openai.chat.completions.create({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Say hello" }] })) text += c.choices[0]?.delta.content ?? "";
+        expect(text).toBe("Hello! How can I help?");
+        http.end();
+      });
+      agent.end();
+    });
+    await provider.forceFlush();
+    await provider.shutdown();
+    instrumentation.disable();
+    await client.shutdown();
+
+    const { runs } = col.collector.store.queryRuns({ project: "otel-openllmetry" });
+    expect(runs.map((r) => r.name).sort()).toEqual(["chat gpt-4o", "chat gpt-4o-mini", "weather agent"]);
+    const agent = runs.find((r) => r.name === "weather agent")!;
+    const tool = runs.find((r) => r.name === "chat gpt-4o")!;
+    const stream = runs.find((r) => r.name === "chat gpt-4o-mini")!;
+    expect(agent).toMatchObject({ run_type: "chain", trace_id: agent.id });
+    expect(agent.parent_run_id ?? null).toBeNull();
+    for (const r of [tool, stream]) {
+      expect(r.run_type).toBe("llm");
+      expect(r.parent_run_id).toBe(agent.id); // re-attached past the filtered HTTP span
+      expect(r.trace_id).toBe(agent.id);
+      expect(r.dotted_order.startsWith(agent.dotted_order + ".")).toBe(true);
+      expect(r.dotted_order.split(".")).toHaveLength(2);
+      expect(r.detected_format).toBe("native");
+    }
+    expect(meta(tool)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", otel: { convention: "otel-genai", scope: expect.stringContaining("openai") } });
+    expect((meta(tool).invocation_params as Record<string, unknown>).tools).toEqual(tools);
+    expect(messages(tool.inputs)).toEqual([
+      { role: "system", content: [{ type: "text", text: "Be terse." }] },
+      { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+    ]);
+    const out = messages(tool.outputs)[0]!;
+    expect(out.content).toEqual([{ type: "tool_call", id: "call_1", name: "get_weather", args: { city: "Paris" } }]);
+    expect(out.usage_metadata).toEqual({ input_tokens: 25, output_tokens: 9, total_tokens: 34 });
+    // The stream's spans carry no usage: estimated with tiktoken, and marked so.
+    expect(messages(stream.outputs)[0]!.content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
+    expect(messages(stream.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+  });
+
+  it("keeps every span with filter 'all', records errors, and puts time to first token on the new_token event", async () => {
+    const { client, provider, tracer } = setup("otel-all", "all");
+    tracer.startActiveSpan("root job", (root) => {
+      const started = Date.now();
+      const llm = tracer.startSpan("chat claude", {
+        startTime: started,
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.provider.name": "anthropic",
+          "gen_ai.request.model": "claude-sonnet-4-5",
+          "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
+        },
+      });
+      llm.setAttributes({
+        "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
+        "gen_ai.usage.input_tokens": 8,
+        "gen_ai.usage.output_tokens": 2,
+        "gen_ai.response.time_to_first_chunk": 0.12,
+      });
+      llm.end(started + 400);
+      const failing = tracer.startSpan("db query", { attributes: { "db.system": "postgresql" } }, trace.setSpan(context.active(), root));
+      failing.recordException(new TypeError("connection reset"));
+      failing.setStatus({ code: SpanStatusCode.ERROR });
+      failing.end();
+      root.end();
+    });
+    await provider.forceFlush();
+    await client.shutdown();
+    const { runs } = col.collector.store.queryRuns({ project: "otel-all" });
+    const byName = Object.fromEntries(runs.map((r) => [r.name, r]));
+    expect(Object.keys(byName).sort()).toEqual(["chat claude", "db query", "root job"]);
+    expect(byName["root job"]!.run_type).toBe("chain");
+    expect(byName["db query"]).toMatchObject({ run_type: "chain", error: "TypeError: connection reset", parent_run_id: byName["root job"]!.id, inputs: { otel_attributes: { "db.system": "postgresql" } } });
+    const llm = byName["chat claude"]!;
+    expect(llm.parent_run_id).toBe(byName["root job"]!.id);
+    const start = Date.parse(llm.start_time);
+    expect(Date.parse(llm.first_token_time!)).toBe(start + 120);
+    expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({ input_tokens: 8, output_tokens: 2, total_tokens: 10 });
+  });
+
+  it("still records a recognised span whose attributes are malformed, with the reason, and never throws into the app", async () => {
+    const { client, provider, tracer } = setup("otel-bad");
+    const s = tracer.startSpan("chat broken", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.input.messages": "[{oops" } });
+    expect(() => s.end()).not.toThrow();
+    await provider.forceFlush();
+    await client.shutdown();
+    const { runs } = col.collector.store.queryRuns({ project: "otel-bad" });
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { otel_attributes: { "gen_ai.input.messages": "[{oops" } } });
+    expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
+  });
+
+  it("rejects an unknown filter with the field named", () => {
+    expect(() => new TraceSpanProcessor({ filter: "some" as never })).toThrow(/filter|genai/);
+  });
+});
