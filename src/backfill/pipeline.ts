@@ -105,7 +105,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
     if (!existsSync(path) || !statSync(path).isFile()) throw new ConfigError([{ loc: ["files", i], msg: `${path}: no such file`, type: "file_not_found" }]);
     const kind = await detectFile(path, o.format, i);
     if (kind === "otlp-json") {
-      throw new ConfigError([{ loc: ["files", i], msg: `${path}: OTLP JSON trace exports cannot be backfilled yet (the span-to-run mapping of the OpenTelemetry issue is not built)`, type: "unsupported_format" }]);
+      throw new ConfigError([{ loc: ["files", i], msg: `${path}: OTLP JSON trace exports cannot be backfilled yet (runs need whole traces assembled across lines; use TraceSpanProcessor at capture time)`, type: "unsupported_format" }]);
     }
     const st = statSync(path);
     inputs.push({ path, kind, fingerprint: fileFingerprint(path), size: st.size, mtimeMs: st.mtimeMs, joinOnly: false });

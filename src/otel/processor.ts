@@ -5,7 +5,8 @@
  *   new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })] })
  *
  * At span start it notes the span's parent and start time (cheap, nothing is
- * converted). At span end, the span adapters (adapters/otel-*) read it; an LLM
+ * converted). At span end, the span adapters (adapters/span-index.ts: the Vercel
+ * AI SDK, OpenInference, OTel GenAI current and legacy) read it; an LLM
  * span becomes an `llm` run with native messages, other spans `chain` / `tool`
  * / `embedding` runs, or nothing, as the filter decides. Parentage and
  * `dotted_order` come from span ids and start times; a run whose parent span
@@ -189,6 +190,12 @@ export class TraceSpanProcessor implements SpanProcessor {
       extra: { metadata },
     };
     if (chain.length > 1) run.parent_run_id = chain[chain.length - 2]!.runId;
+    if (span.droppedAttributesCount > 0) {
+      // The SDK's attribute limit (128 by default) cut attributes off: with indexed conventions
+      // that is the end of a long conversation. Say so on the run, and once in the log.
+      (metadata.otel as Record<string, unknown>).dropped_attributes = span.droppedAttributesCount;
+      warnTruncated(span.droppedAttributesCount);
+    }
     if (this.opts.project) run.session_name = this.opts.project;
     if (span.status.code === ERROR) run.error = errorOf(span);
 
@@ -220,7 +227,8 @@ export class TraceSpanProcessor implements SpanProcessor {
       }
       const problems = validate([...inputs, ...outputs]);
       if (problems.length) metadata.validation_errors = problems;
-      run.inputs = { messages: inputs };
+      // A convention that recorded only raw input values (no messages) keeps them as they are.
+      run.inputs = !result.input_messages && result.inputs ? result.inputs : { messages: inputs };
       if (result.output_messages) run.outputs = { messages: outputs };
       else if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
     } else {
@@ -243,6 +251,16 @@ export class TraceSpanProcessor implements SpanProcessor {
     await this.client.flush();
     this.nodes.clear();
   }
+}
+
+let warnedTruncated = false;
+function warnTruncated(n: number): void {
+  if (warnedTruncated) return;
+  warnedTruncated = true;
+  process.emitWarning(
+    `tracepipe: a span lost ${n} attributes to the OpenTelemetry SDK's attribute limit, so its messages may be cut short; raise it with spanLimits: {attributeCountLimit} or OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`,
+    "TracepipeWarning",
+  );
 }
 
 function spanLike(span: Span | ReadableSpan): SpanLike {

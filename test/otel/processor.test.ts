@@ -153,6 +153,29 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
   });
 
+  it("marks a run whose span lost attributes to the SDK's attribute limit, and the limit can be raised", async () => {
+    const project = "otel-limit";
+    const client = new Client({ endpoint: col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const attrs: Record<string, string> = { "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o" };
+    for (let i = 0; i < 80; i++) {
+      attrs[`gen_ai.prompt.${i}.role`] = "user";
+      attrs[`gen_ai.prompt.${i}.content`] = `turn ${i}`;
+    }
+    for (const [name, limits] of [["default limit", undefined], ["raised limit", { attributeCountLimit: 1024 }]] as const) {
+      const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })], spanLimits: limits });
+      provider.getTracer("t").startSpan(name, { attributes: attrs }).end();
+      await provider.forceFlush();
+    }
+    await client.shutdown();
+    const { runs } = col.collector.store.queryRuns({ project });
+    const cut = runs.find((r) => r.name === "default limit")!;
+    const whole = runs.find((r) => r.name === "raised limit")!;
+    expect((meta(cut).otel as Record<string, unknown>).dropped_attributes).toBe(162 - 128);
+    expect(messages(cut.inputs).length).toBeLessThan(80);
+    expect((meta(whole).otel as Record<string, unknown>).dropped_attributes).toBeUndefined();
+    expect(messages(whole.inputs)).toHaveLength(80);
+  });
+
   it("rejects an unknown filter with the field named", () => {
     expect(() => new TraceSpanProcessor({ filter: "some" as never })).toThrow(/filter|genai/);
   });

@@ -1,0 +1,182 @@
+/**
+ * OpenInference (Arize) span conventions as a span adapter.
+ *
+ * `openinference.span.kind` says what the span is (LLM, CHAIN, AGENT, TOOL,
+ * RETRIEVER, EMBEDDING, RERANKER, GUARDRAIL, EVALUATOR, PROMPT). LLM spans
+ * carry messages as indexed attributes:
+ *   llm.input_messages.{i}.message.role / content / name / tool_call_id
+ *   llm.input_messages.{i}.message.contents.{j}.message_content.type / text / image.image.url
+ *   llm.input_messages.{i}.message.tool_calls.{k}.tool_call.id / function.name / function.arguments
+ * (and llm.output_messages the same), usage as llm.token_count.prompt /
+ * completion / total with prompt_details.cache_read / cache_write / audio and
+ * completion_details.reasoning / audio, the model as llm.model_name, the
+ * provider as llm.provider or llm.system, and parameters as the JSON text
+ * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema. Other kinds
+ * keep input.value / output.value (parsed when their mime type is JSON);
+ * retrievers also list retrieval.documents.
+ */
+import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
+import { parseToolArgs } from "../common/args.js";
+import { parseDataUrl } from "../common/dataurl.js";
+import { unflatten } from "../common/flat.js";
+import { fail, isObj, type Obj } from "../common/guards.js";
+import { providerName } from "../otel-genai/index.js";
+import type { Attributes, SpanAdapter, SpanResult, SpanRunType } from "../spans.js";
+
+const KINDS: Record<string, SpanRunType> = {
+  LLM: "llm",
+  CHAIN: "chain",
+  AGENT: "chain",
+  TOOL: "tool",
+  RETRIEVER: "retriever",
+  RERANKER: "retriever",
+  EMBEDDING: "embedding",
+  GUARDRAIL: "chain",
+  EVALUATOR: "chain",
+  PROMPT: "prompt",
+};
+const ROLES = new Set(["system", "user", "assistant", "tool"]);
+
+const num = (a: Attributes, k: string): number | undefined => (typeof a[k] === "number" ? (a[k] as number) : undefined);
+const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+const compact = <T>(v: unknown): T[] => (Array.isArray(v) ? (v.filter((x) => x !== undefined && x !== null) as T[]) : []);
+
+function imageBlock(url: string): ContentBlock {
+  const d = parseDataUrl(url);
+  return d ? { type: "image", base64: d.base64, mime_type: d.mime_type } : { type: "image", url };
+}
+
+function content(msg: Obj, at: string): ContentBlock[] {
+  const blocks: ContentBlock[] = [];
+  if (typeof msg.content === "string") blocks.push({ type: "text", text: msg.content });
+  for (const [j, c] of compact<Obj>(msg.contents).entries()) {
+    const mc = isObj(c.message_content) ? c.message_content : {};
+    if (mc.type === "text" || (mc.type === undefined && typeof mc.text === "string")) blocks.push({ type: "text", text: String(mc.text ?? "") });
+    else if (mc.type === "image") {
+      const url = isObj(mc.image) && isObj(mc.image.image) ? mc.image.image.url : undefined;
+      if (typeof url !== "string") fail([`${at}.contents.${j}.message_content.image.image.url`], "expected the image URL", "string_type");
+      blocks.push(imageBlock(url));
+    } else blocks.push({ type: "text", text: typeof mc.text === "string" ? mc.text : JSON.stringify(mc), extras: { openinference_content: mc } });
+  }
+  for (const tc of compact<Obj>(msg.tool_calls)) {
+    const call = isObj(tc.tool_call) ? tc.tool_call : {};
+    const fn = isObj(call.function) ? call.function : {};
+    const { args, extras } = parseToolArgs(fn.arguments);
+    const block: ContentBlock = { type: "tool_call", name: str(fn.name) ?? "", args };
+    if (typeof call.id === "string") block.id = call.id;
+    if (extras) block.extras = extras;
+    blocks.push(block);
+  }
+  return blocks;
+}
+
+function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_messages"): Message[] | undefined {
+  const list = unflatten(a, prefix);
+  if (!list) return undefined;
+  return list.map((entry, i) => {
+    const at = `${prefix}.${i}.message`;
+    const msg = isObj(entry) && isObj(entry.message) ? entry.message : fail([`${prefix}.${i}`], "expected message.* attributes", "object_type");
+    const rawRole = str(msg.role) ?? (prefix === "llm.output_messages" ? "assistant" : undefined);
+    if (!rawRole) fail([`${at}.role`], "expected a role", "string_type");
+    const role = ROLES.has(rawRole) ? (rawRole as Message["role"]) : rawRole === "developer" ? "system" : "user";
+    const m: Message = { role, content: content(msg, at) };
+    if (role === "tool" && typeof msg.tool_call_id === "string") m.tool_call_id = msg.tool_call_id;
+    const extras: Obj = {};
+    if (role !== rawRole) extras.vendor_role = rawRole;
+    if (typeof msg.name === "string") extras.name = msg.name;
+    if (Object.keys(extras).length) m.extras = extras;
+    return m;
+  });
+}
+
+function usage(a: Attributes): UsageMetadata | undefined {
+  const input = num(a, "llm.token_count.prompt");
+  const output = num(a, "llm.token_count.completion");
+  if (input === undefined && output === undefined) return undefined;
+  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(a, "llm.token_count.total") ?? (input ?? 0) + (output ?? 0) };
+  const inD: Record<string, number> = {};
+  const outD: Record<string, number> = {};
+  for (const [k, name] of [["cache_read", "cache_read"], ["cache_write", "cache_creation"], ["audio", "audio"]] as const) {
+    const v = num(a, `llm.token_count.prompt_details.${k}`);
+    if (v) inD[name] = v;
+  }
+  for (const k of ["reasoning", "audio"] as const) {
+    const v = num(a, `llm.token_count.completion_details.${k}`);
+    if (v) outD[k] = v;
+  }
+  if (Object.keys(inD).length) u.input_token_details = inD;
+  if (Object.keys(outD).length) u.output_token_details = outD;
+  return u;
+}
+
+function value(a: Attributes, which: "input" | "output"): unknown {
+  const v = a[`${which}.value`];
+  if (typeof v === "string" && a[`${which}.mime_type`] === "application/json") {
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
+function params(a: Attributes): Record<string, unknown> | undefined {
+  let out: Record<string, unknown> = {};
+  const raw = a["llm.invocation_parameters"];
+  if (typeof raw === "string") {
+    try {
+      const p: unknown = JSON.parse(raw);
+      if (isObj(p)) out = { ...p };
+    } catch {
+      out.invocation_parameters = raw;
+    }
+  }
+  delete out.model;
+  delete out.messages;
+  const tools = unflatten(a, "llm.tools");
+  if (tools) {
+    out.tools = tools.map((t) => {
+      const schema = isObj(t) && isObj(t.tool) ? t.tool.json_schema : undefined;
+      if (typeof schema !== "string") return schema;
+      try {
+        return JSON.parse(schema) as unknown;
+      } catch {
+        return schema;
+      }
+    });
+  }
+  return Object.keys(out).length ? out : undefined;
+}
+
+export const openInference: SpanAdapter = {
+  name: "openinference",
+  detect: (span) => typeof span.attributes["openinference.span.kind"] === "string",
+  read(span) {
+    const a = span.attributes;
+    const kind = String(a["openinference.span.kind"]).toUpperCase();
+    const result: SpanResult = { convention: "openinference", run_type: KINDS[kind] ?? "chain" };
+    result.trace_provider = providerName(str(a["llm.provider"]) ?? str(a["llm.system"]));
+    result.trace_model_name = str(a["llm.model_name"]) ?? str(a["embedding.model_name"]);
+    const p = params(a);
+    if (p) result.invocation_params = p;
+    if (result.run_type === "llm") {
+      result.input_messages = messages(a, "llm.input_messages");
+      result.output_messages = messages(a, "llm.output_messages");
+      result.usage_metadata = usage(a);
+      const first = span.events.find((e) => e.name === "First Token Stream Event" || e.name === "first_token");
+      if (first) result.time_to_first_token_ms = first.offsetMs;
+      // No indexed messages (an instrumentation that only records input.value): keep the raw values.
+      if (!result.input_messages && a["input.value"] !== undefined) result.inputs = { input: value(a, "input") };
+      return result;
+    }
+    const input = value(a, "input");
+    const output = value(a, "output");
+    result.inputs = input !== undefined ? { input } : {};
+    if (kind === "TOOL" && typeof a["tool.name"] === "string") result.inputs.name = a["tool.name"];
+    if (output !== undefined) result.outputs = { output };
+    const docs = unflatten(a, "retrieval.documents");
+    if (docs) result.outputs = { ...result.outputs, documents: docs.map((d) => (isObj(d) && isObj(d.document) ? d.document : d)) };
+    return result;
+  },
+};

@@ -1,0 +1,130 @@
+/**
+ * The span processor behind real instrumentations from npm, each driving a real
+ * client against the loopback replay server: OpenInference's OpenAI
+ * instrumentation, and the Vercel AI SDK's own telemetry with @ai-sdk/openai.
+ * (OpenLLMetry's is in processor.test.ts: each file gets a fresh module graph,
+ * so two instrumentations never patch the same OpenAI class here.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import OpenAI from "openai";
+import { context } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
+import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
+import { OpenAIInstrumentation } from "@arizeai/openinference-instrumentation-openai";
+import { generateText, jsonSchema, streamText, tool } from "ai";
+import { createOpenAI } from "@ai-sdk/openai";
+import { TraceSpanProcessor } from "../../src/otel/index.js";
+import { Client } from "../../src/ingest/index.js";
+import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { startCollector, type Running } from "../helpers/collector.js";
+import { tempDir } from "../helpers/runs.js";
+import type { StoredRun } from "../../src/server/store/types.js";
+
+const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
+const meta = (r: StoredRun) => (r.extra as { metadata: Record<string, unknown> }).metadata;
+const messages = (v: unknown) => (v as { messages: Record<string, unknown>[] }).messages;
+
+let vendor: ReplayServer;
+let col: Running;
+beforeAll(async () => {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  vendor = await startReplayServer();
+  col = await startCollector({ apiKey: "k" });
+});
+afterAll(async () => {
+  context.disable();
+  await vendor.close();
+  await col.close();
+});
+
+function pipeline(project: string) {
+  const client = new Client({ endpoint: col.url, apiKey: "k", project, spoolDir: join(tempDir("tp-otel-i-"), "spool"), warn: () => {} });
+  const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })] });
+  return { client, provider };
+}
+
+describe("@arizeai/openinference-instrumentation-openai", () => {
+  it("its LLM spans become llm runs with multimodal input, tool calls and results, usage and model", async () => {
+    const { client, provider } = pipeline("oi");
+    const inst = new OpenAIInstrumentation();
+    inst.setTracerProvider(provider);
+    inst.manuallyInstrument(OpenAI);
+    vendor.push({ json: fixture("openai-completion.json") });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1`, maxRetries: 0 });
+    await provider.getTracer("app").startActiveSpan("answer", { attributes: { "openinference.span.kind": "CHAIN", "input.value": "q" } }, async (root) => {
+      await openai.chat.completions.create({
+        model: "gpt-4o",
+        temperature: 0.5,
+        messages: [
+          { role: "system", content: "sys" },
+          { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } }] },
+          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] },
+          { role: "tool", tool_call_id: "c1", content: "res" },
+        ],
+      });
+      root.end();
+    });
+    await provider.forceFlush();
+    inst.disable();
+    await client.shutdown();
+    const { runs } = col.collector.store.queryRuns({ project: "oi" });
+    const root = runs.find((r) => r.name === "answer")!;
+    const llm = runs.find((r) => r.run_type === "llm")!;
+    expect(runs).toHaveLength(2);
+    expect(root).toMatchObject({ run_type: "chain", inputs: { input: "q" } });
+    expect(llm.parent_run_id).toBe(root.id);
+    expect(meta(llm)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.5 }, otel: { convention: "openinference" } });
+    expect(messages(llm.inputs)).toEqual([
+      { role: "system", content: [{ type: "text", text: "sys" }] },
+      { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", base64: "iVBOR", mime_type: "image/png" }] },
+      { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "f", args: { a: 1 } }] },
+      { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "res" }] },
+    ]);
+    expect(messages(llm.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } }]);
+  });
+});
+
+describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
+  it("generateText with tools and streamText become chain runs over llm runs, with usage and time to first token", async () => {
+    const { client, provider } = pipeline("ai-sdk");
+    const tracer = provider.getTracer("ai");
+    vendor.push({ json: fixture("openai-completion.json") }, { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")], delayMs: 5 });
+    const openai = createOpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1` });
+    const g = await generateText({
+      model: openai.chat("gpt-4o"),
+      system: "Be terse.",
+      messages: [{ role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }],
+      tools: { weather: tool({ description: "weather by city", inputSchema: jsonSchema({ type: "object", properties: { city: { type: "string" } } }) }) },
+      experimental_telemetry: { isEnabled: true, tracer },
+    });
+    expect(g.text).toBe("Paris is 18°C and rainy.");
+    const s = streamText({ model: openai.chat("gpt-4o-mini"), prompt: "Say hello", experimental_telemetry: { isEnabled: true, tracer } });
+    let text = "";
+    for await (const d of s.textStream) text += d;
+    expect(text).toBe("Hello! How can I help?");
+    await provider.forceFlush();
+    await client.shutdown();
+
+    const { runs } = col.collector.store.queryRuns({ project: "ai-sdk" });
+    const by = (name: string) => runs.find((r) => r.name === name)!;
+    expect(runs.map((r) => r.name).sort()).toEqual(["ai.generateText", "ai.generateText.doGenerate", "ai.streamText", "ai.streamText.doStream"]);
+    const gen = by("ai.generateText.doGenerate");
+    const stream = by("ai.streamText.doStream");
+    expect(by("ai.generateText").run_type).toBe("chain");
+    expect(gen).toMatchObject({ run_type: "llm", parent_run_id: by("ai.generateText").id });
+    expect(stream).toMatchObject({ run_type: "llm", parent_run_id: by("ai.streamText").id });
+    expect(meta(gen)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", otel: { convention: "vercel-ai" } });
+    expect((meta(gen).invocation_params as { tools: unknown[] }).tools).toEqual([{ type: "function", name: "weather", description: "weather by city", inputSchema: { type: "object", properties: { city: { type: "string" } } } }]);
+    expect(messages(gen.inputs)).toEqual([
+      { role: "system", content: [{ type: "text", text: "Be terse." }] },
+      { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+    ]);
+    expect(messages(gen.outputs)[0]).toMatchObject({ content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } });
+    expect(messages(stream.outputs)[0]).toMatchObject({ content: [{ type: "text", text: "Hello! How can I help?" }], usage_metadata: { input_tokens: 12, output_tokens: 7 } });
+    // ai.response.msToFirstChunk became the new_token event, between start and end.
+    expect(stream.first_token_time).toBeTruthy();
+    expect(stream.first_token_time! > stream.start_time && stream.first_token_time! <= stream.end_time!).toBe(true);
+  });
+});
