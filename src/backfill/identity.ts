@@ -34,14 +34,4 @@ export function fileFingerprint(path: string): string {
   }
 }
 
-export function deterministicUuid(parts: string[], timeMs?: number): string {
-  const h = createHash("sha256").update(parts.join("\u0000")).digest();
-  if (timeMs !== undefined && Number.isFinite(timeMs) && timeMs >= 0 && timeMs < 2 ** 48) {
-    const ms = Math.floor(timeMs);
-    h.writeUIntBE(ms, 0, 6);
-    h[6] = (h[6]! & 0x0f) | 0x70; // version 7
-  } else h[6] = (h[6]! & 0x0f) | 0x80; // version 8
-  h[8] = (h[8]! & 0x3f) | 0x80; // RFC 9562 variant
-  const x = h.subarray(0, 16).toString("hex");
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
-}
+export { stableUuid as deterministicUuid } from "../run/ids.js";

@@ -6,26 +6,25 @@
  *
  * At span start it notes the span's parent and start time (cheap, nothing is
  * converted). At span end, the span adapters (adapters/span-index.ts: the Vercel
- * AI SDK, OpenInference, OTel GenAI current and legacy) read it; an LLM
- * span becomes an `llm` run with native messages, other spans `chain` / `tool`
- * / `embedding` runs, or nothing, as the filter decides. Parentage and
+ * AI SDK, OpenInference, OTel GenAI current and legacy) read it; an LLM span
+ * becomes an `llm` run with native messages, other spans `chain` / `tool` /
+ * `embedding` runs, or nothing, as the filter decides. Parentage and
  * `dotted_order` come from span ids and start times; a run whose parent span
- * was filtered out hangs under its nearest kept ancestor. Runs go through the
- * ingest Client (batched, rate-limited, spooled). onEnd never throws: a span
- * whose attributes cannot be read still becomes a run, with the reason.
+ * was filtered out hangs under its nearest kept ancestor. Run ids are stable
+ * functions of trace id, span id and start (the collector derives the same
+ * ones from OTLP). Runs go through the ingest Client (batched, rate-limited,
+ * spooled). onEnd never throws: a span whose attributes cannot be read still
+ * becomes a run, with the reason.
  */
 import type { Context } from "@opentelemetry/api";
 import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { ADAPTERS as SPAN_ADAPTERS } from "../../adapters/span-index.js";
-import type { SpanAdapter, SpanLike, SpanResult } from "../../adapters/spans.js";
+import type { Attributes, SpanAdapter, SpanResult } from "../../adapters/spans.js";
 import { ValidationError } from "../errors.js";
-import { validate } from "../format/validate.js";
-import type { Message } from "../format/schema.js";
 import type { Client } from "../ingest/client.js";
 import { getDefaultClient } from "../ingest/default.js";
-import { dottedSegment, isoMicros, uuidv7 } from "../run/ids.js";
-import type { Run, RunEvent } from "../run/schema.js";
-import { estimateUsage } from "../tokens/index.js";
+import { dottedSegment } from "../run/ids.js";
+import { keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "./convert.js";
 
 /**
  * Which spans become runs:
@@ -34,7 +33,7 @@ import { estimateUsage } from "../tokens/index.js";
  *   framework spans are dropped, their LLM descendants re-attached upward;
  * - `llm`: LLM calls only;
  * - `all`: every span (unrecognised ones as `chain` runs with their attributes);
- * - a function of the span, for anything else.
+ * - a function of the span and what the adapters made of it, for anything else.
  */
 export type SpanFilter = "genai" | "llm" | "all" | ((span: ReadableSpan, result: SpanResult | undefined) => boolean);
 
@@ -51,7 +50,8 @@ export interface TraceSpanProcessorOptions {
 }
 
 interface Node {
-  runId: string;
+  traceId: string;
+  spanId: string;
   parent?: string;
   startUs: number;
   span: Span | ReadableSpan;
@@ -59,12 +59,29 @@ interface Node {
   ended: boolean;
   /** Decided once, when first needed (at its end, or when a descendant ends first). */
   keep?: boolean;
-  result?: SpanResult | null;
 }
 
 const hrToUs = (t: readonly [number, number]) => t[0] * 1_000_000 + Math.floor(t[1] / 1000);
 const keyOf = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
-const ERROR = 2; // SpanStatusCode.ERROR
+
+export function toSpanRecord(span: ReadableSpan | Span): SpanRecord {
+  const ctx = span.spanContext();
+  const startUs = hrToUs(span.startTime);
+  return {
+    traceId: ctx.traceId,
+    spanId: ctx.spanId,
+    parentSpanId: span.parentSpanContext?.spanId,
+    name: span.name,
+    kind: span.kind,
+    scope: span.instrumentationScope?.name,
+    startUs,
+    endUs: span.ended ? hrToUs(span.endTime) : startUs,
+    attributes: span.attributes as Attributes,
+    events: span.events.map((e) => ({ name: e.name, timeUs: hrToUs(e.time), attributes: (e.attributes ?? {}) as Attributes })),
+    status: { code: span.status.code, message: span.status.message },
+    droppedAttributesCount: span.droppedAttributesCount,
+  };
+}
 
 export class TraceSpanProcessor implements SpanProcessor {
   private readonly nodes = new Map<string, Node>();
@@ -93,8 +110,7 @@ export class TraceSpanProcessor implements SpanProcessor {
     const parentKey = parentCtx && !parentCtx.isRemote ? keyOf(ctx.traceId, parentCtx.spanId) : undefined;
     const parent = parentKey ? this.nodes.get(parentKey) : undefined;
     if (parent) parent.children++;
-    const startUs = hrToUs(span.startTime);
-    this.nodes.set(keyOf(ctx.traceId, ctx.spanId), { runId: uuidv7(startUs / 1000), parent: parent ? parentKey : undefined, startUs, span, children: 0, ended: false });
+    this.nodes.set(keyOf(ctx.traceId, ctx.spanId), { traceId: ctx.traceId, spanId: ctx.spanId, parent: parent ? parentKey : undefined, startUs: hrToUs(span.startTime), span, children: 0, ended: false });
   }
 
   onEnd(span: ReadableSpan): void {
@@ -103,14 +119,18 @@ export class TraceSpanProcessor implements SpanProcessor {
     let node = this.nodes.get(key);
     if (!node) {
       // Started before this processor was registered: a root of its own.
-      const startUs = hrToUs(span.startTime);
-      node = { runId: uuidv7(startUs / 1000), startUs, span, children: 0, ended: false };
+      node = { traceId: ctx.traceId, spanId: ctx.spanId, startUs: hrToUs(span.startTime), span, children: 0, ended: false };
       this.nodes.set(key, node);
     }
     node.span = span;
     node.ended = true;
     try {
-      if (!this.closed && this.keep(node)) this.client.createRun(this.toRun(node, span));
+      if (!this.closed) {
+        const record = toSpanRecord(span);
+        const reading = readSpan(spanLike(record), this.adapters);
+        if (this.keep(node, reading)) this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
+        if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
+      }
     } catch (err) {
       // Never let tracing break the traced program.
       process.emitWarning(`tracepipe: span ${span.name} was not recorded: ${(err as Error).message}`, "TracepipeWarning");
@@ -132,113 +152,29 @@ export class TraceSpanProcessor implements SpanProcessor {
     }
   }
 
-  /** The adapters' reading of a span; cached only once it has ended (attributes are final then). */
-  private read(node: Node): SpanResult | undefined {
-    if (node.ended && node.result !== undefined) return node.result ?? undefined;
-    const like = spanLike(node.span);
-    const adapter = this.adapters.find((a) => a.detect(like));
-    const result = adapter ? adapter.read(like) : null;
-    if (node.ended) node.result = result;
-    return result ?? undefined;
-  }
-
-  private keep(node: Node): boolean {
+  /** Kept or not, decided once; an ancestor still open is judged on the attributes it has so far. */
+  private keep(node: Node, reading?: Reading): boolean {
     if (node.keep !== undefined) return node.keep;
-    let result: SpanResult | undefined;
-    let unreadable = false;
-    try {
-      result = this.read(node);
-    } catch {
-      unreadable = true; // recognised but malformed: still an LLM-ish span worth keeping
-    }
+    const r = reading ?? readSpan(spanLike(toSpanRecord(node.span)), this.adapters);
     const f = this.filter;
-    node.keep =
-      typeof f === "function" ? f(node.span as ReadableSpan, result) : f === "all" ? true : f === "llm" ? unreadable || result?.run_type === "llm" : unreadable || result !== undefined;
+    node.keep = typeof f === "function" ? f(node.span as ReadableSpan, "result" in r ? r.result : undefined) : keepByMode(f, r);
     return node.keep;
   }
 
-  private toRun(node: Node, span: ReadableSpan): Run {
-    // Kept ancestors, nearest first: the parent and the dotted_order skip filtered spans.
+  /** Id, trace, parent and dotted_order: kept ancestors only, so filtered spans are skipped. */
+  private place(node: Node) {
     const chain: Node[] = [node];
     for (let p = node.parent ? this.nodes.get(node.parent) : undefined; p; p = p.parent ? this.nodes.get(p.parent) : undefined) {
       if (this.keep(p)) chain.push(p);
     }
     chain.reverse();
-    const ctx = span.spanContext();
-    const startUs = node.startUs;
-    const endUs = Math.max(hrToUs(span.endTime), startUs);
-    const metadata: Record<string, unknown> = {
-      otel: {
-        trace_id: ctx.traceId,
-        span_id: ctx.spanId,
-        ...(span.parentSpanContext ? { parent_span_id: span.parentSpanContext.spanId } : {}),
-        kind: span.kind,
-        scope: span.instrumentationScope?.name,
-      },
+    const ids = chain.map((n) => spanRunId(n));
+    return {
+      id: ids[ids.length - 1]!,
+      traceId: ids[0]!,
+      parentId: ids.length > 1 ? ids[ids.length - 2] : undefined,
+      dottedOrder: chain.map((n, i) => dottedSegment(n.startUs, ids[i]!)).join("."),
     };
-    const run: Run = {
-      id: node.runId,
-      trace_id: chain[0]!.runId,
-      dotted_order: chain.map((n) => dottedSegment(n.startUs, n.runId)).join("."),
-      name: span.name,
-      run_type: "chain",
-      start_time: isoMicros(startUs),
-      end_time: isoMicros(endUs),
-      inputs: {},
-      events: [],
-      tags: [],
-      extra: { metadata },
-    };
-    if (chain.length > 1) run.parent_run_id = chain[chain.length - 2]!.runId;
-    if (span.droppedAttributesCount > 0) {
-      // The SDK's attribute limit (128 by default) cut attributes off: with indexed conventions
-      // that is the end of a long conversation. Say so on the run, and once in the log.
-      (metadata.otel as Record<string, unknown>).dropped_attributes = span.droppedAttributesCount;
-      warnTruncated(span.droppedAttributesCount);
-    }
-    if (this.opts.project) run.session_name = this.opts.project;
-    if (span.status.code === ERROR) run.error = errorOf(span);
-
-    let result: SpanResult | undefined;
-    try {
-      result = this.read(node);
-    } catch (err) {
-      // Recognised, but an attribute is malformed: keep the raw attributes and say why.
-      run.run_type = "llm";
-      run.inputs = { otel_attributes: { ...span.attributes } };
-      metadata.normalize_error = err instanceof ValidationError ? err.issues : String(err);
-      return run;
-    }
-    if (!result) {
-      run.inputs = { otel_attributes: { ...span.attributes } };
-      return run;
-    }
-    run.run_type = result.run_type;
-    (metadata.otel as Record<string, unknown>).convention = result.convention;
-    if (result.trace_provider) metadata.trace_provider = result.trace_provider;
-    if (result.trace_model_name) metadata.trace_model_name = result.trace_model_name;
-    if (result.invocation_params) metadata.invocation_params = result.invocation_params;
-    if (result.run_type === "llm") {
-      const inputs: Message[] = result.input_messages ?? [];
-      const outputs: Message[] = result.output_messages ?? [];
-      if (outputs[0] && result.usage_metadata) outputs[0].usage_metadata = result.usage_metadata;
-      else if (outputs[0] && this.opts.estimateUsage !== false) {
-        outputs[0].usage_metadata = estimateUsage({ model: result.trace_model_name, provider: result.trace_provider, inputs, outputs });
-      }
-      const problems = validate([...inputs, ...outputs]);
-      if (problems.length) metadata.validation_errors = problems;
-      // A convention that recorded only raw input values (no messages) keeps them as they are.
-      run.inputs = !result.input_messages && result.inputs ? result.inputs : { messages: inputs };
-      if (result.output_messages) run.outputs = { messages: outputs };
-      else if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
-    } else {
-      run.inputs = result.inputs ?? {};
-      if (result.outputs) run.outputs = result.outputs;
-    }
-    const events: RunEvent[] = [];
-    if (result.time_to_first_token_ms !== undefined) events.push({ name: "new_token", time: isoMicros(startUs + Math.round(result.time_to_first_token_ms * 1000)) });
-    run.events = events;
-    return run;
   }
 
   async forceFlush(): Promise<void> {
@@ -261,21 +197,4 @@ function warnTruncated(n: number): void {
     `tracepipe: a span lost ${n} attributes to the OpenTelemetry SDK's attribute limit, so its messages may be cut short; raise it with spanLimits: {attributeCountLimit} or OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT`,
     "TracepipeWarning",
   );
-}
-
-function spanLike(span: Span | ReadableSpan): SpanLike {
-  const startUs = hrToUs(span.startTime);
-  return {
-    name: span.name,
-    attributes: span.attributes as SpanLike["attributes"],
-    events: span.events.map((e) => ({ name: e.name, offsetMs: (hrToUs(e.time) - startUs) / 1000, attributes: (e.attributes ?? {}) as SpanLike["attributes"] })),
-  };
-}
-
-function errorOf(span: ReadableSpan): string {
-  const ex = span.events.find((e) => e.name === "exception");
-  const type = ex?.attributes?.["exception.type"];
-  const msg = ex?.attributes?.["exception.message"] ?? span.status.message;
-  if (typeof msg === "string" && msg) return typeof type === "string" && type ? `${type}: ${msg}` : msg;
-  return span.status.message || "error";
 }

@@ -8,7 +8,7 @@
  *   forced strictly increasing, so `dotted_order` segments of siblings started in
  *   the same millisecond still sort chronologically.
  */
-import { randomFillSync } from "node:crypto";
+import { createHash, randomFillSync } from "node:crypto";
 
 const pool = new Uint8Array(256 * 16);
 let poolPos = pool.length;
@@ -79,4 +79,23 @@ export function isoMicros(us: number): string {
 export function dottedSegment(us: number, id: string): string {
   const d = new Date(Math.floor(us / 1000));
   return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}${pad(d.getUTCSeconds(), 2)}${pad(us % 1_000_000, 6)}Z${id}`;
+}
+
+/**
+ * A UUID that is a pure function of `parts`: SHA-256 of them, as a UUIDv7
+ * whose 48-bit timestamp is `timeMs` when given (the run record contract, and
+ * ids still sort by time), else as a version-8 UUID (RFC 9562's custom layout).
+ * Backfill and span conversion use it so that converting the same input twice
+ * yields the same runs, not duplicates.
+ */
+export function stableUuid(parts: string[], timeMs?: number): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest();
+  if (timeMs !== undefined && Number.isFinite(timeMs) && timeMs >= 0 && timeMs < 2 ** 48) {
+    const ms = Math.floor(timeMs);
+    h.writeUIntBE(ms, 0, 6);
+    h[6] = (h[6]! & 0x0f) | 0x70; // version 7
+  } else h[6] = (h[6]! & 0x0f) | 0x80; // version 8
+  h[8] = (h[8]! & 0x3f) | 0x80; // RFC 9562 variant
+  const x = h.subarray(0, 16).toString("hex");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }

@@ -1,6 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { join } from "node:path";
+import { context } from "@opentelemetry/api";
+import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
-import { createOtlpTraceExporter, resolveOtlpTarget } from "../../src/otel/index.js";
+import { createOtlpTraceExporter, resolveOtlpTarget, TraceSpanProcessor } from "../../src/otel/index.js";
+import { Client } from "../../src/ingest/index.js";
+import { tempDir } from "../helpers/runs.js";
 import { ConfigError } from "../../src/errors.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
@@ -72,5 +77,54 @@ describe("createOtlpTraceExporter: sending", () => {
     expect(performance.now() - t0).toBeGreaterThanOrEqual(800); // 8 exports at 3 per 400 ms need two full windows
     expect(times).toHaveLength(8);
     expect(maxInWindow(times, 400)).toBeLessThanOrEqual(3);
+  });
+});
+
+describe("the collector turns OTLP spans into runs", () => {
+  it("makes the same runs from exported spans as the in-process span processor does, once the root has arrived", async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const viaProcessor = await startCollector({ apiKey: "otlp-key" });
+    try {
+      const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project: "both-ways", spoolDir: join(tempDir("tp-otlp-runs-"), "spool"), warn: () => {} });
+      const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project: "both-ways", env: {} });
+      const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
+      const tracer = provider.getTracer("app");
+      await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
+        await tracer.startActiveSpan("GET /x", { attributes: { "http.request.method": "GET" } }, async (http) => {
+          const chat = tracer.startSpan("chat gpt-4o", {
+            attributes: {
+              "gen_ai.operation.name": "chat",
+              "gen_ai.provider.name": "openai",
+              "gen_ai.response.model": "gpt-4o-2024-08-06",
+              "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
+              "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
+              "gen_ai.usage.input_tokens": 3,
+              "gen_ai.usage.output_tokens": 1,
+              "gen_ai.response.time_to_first_chunk": 0.05,
+            },
+          });
+          chat.end();
+          await provider.forceFlush();
+          // The root has not arrived yet: spans are stored, no runs so far.
+          expect(col.collector.store.countRuns("both-ways")).toBe(0);
+          http.end();
+        });
+        agent.end();
+      });
+      await provider.forceFlush();
+      await provider.shutdown();
+      await client.shutdown();
+      const fromOtlp = col.collector.store.queryRuns({ project: "both-ways" }).runs;
+      const fromProcessor = viaProcessor.collector.store.queryRuns({ project: "both-ways" }).runs;
+      expect(fromOtlp).toHaveLength(2);
+      const shape = (r: (typeof fromOtlp)[number]) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, run_type: r.run_type, name: r.name, inputs: r.inputs, outputs: r.outputs, first_token_time: r.first_token_time, start_time: r.start_time });
+      expect(fromOtlp.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order))).toEqual(fromProcessor.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order)));
+      const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
+      expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
+      expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4 });
+    } finally {
+      context.disable();
+      await viaProcessor.close();
+    }
   });
 });

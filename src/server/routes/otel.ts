@@ -1,11 +1,57 @@
 /**
- * POST /otel/v1/traces (OTLP/HTTP, JSON or protobuf). Until the OTel span
- * adapter lands, spans are stored as they came, attributes intact, in
- * `otel_spans`; the answer is OTLP's ExportTraceServiceResponse.
+ * POST /otel/v1/traces (OTLP/HTTP, JSON or protobuf). Spans are stored as they
+ * came, attributes intact, in `otel_spans`; the answer is OTLP's
+ * ExportTraceServiceResponse.
+ *
+ * Spans also become runs, with the same span adapters and conversion as the
+ * client's TraceSpanProcessor (src/otel/convert.ts): once a trace's root span
+ * has arrived (roots end last, so the rest of a process's trace is in by
+ * then), the whole stored trace is converted and ingested. Run ids are stable
+ * functions of the spans, so a span that arrives after its root converts the
+ * trace again and upserts the same runs. Traces whose root never reaches this
+ * collector (a remote parent) keep their spans stored but make no runs.
  */
 import type { Route } from "../http.js";
 import type { SqliteRunStore } from "../store/index.js";
 import { decodeOtlp } from "../otlp.js";
+import { traceToRuns, type SpanRecord } from "../../otel/convert.js";
+import type { Attributes } from "../../../adapters/spans.js";
+
+export const PROJECT_HEADER = "x-tracepipe-project";
+
+const isoToUs = (iso: unknown): number => {
+  if (typeof iso !== "string" || !iso) return 0;
+  const m = /\.(\d{1,6})\d*Z$/.exec(iso);
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) * 1_000_000 + (m ? Number(m[1]!.padEnd(6, "0")) : (ms % 1000) * 1000) : 0;
+};
+
+function parse<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** A stored span row back to the SDK-neutral record the converter reads. */
+export function rowToSpanRecord(r: Record<string, unknown>): SpanRecord {
+  const events = parse<{ name: string; time: string; attributes: Attributes }[]>(r.events, []);
+  return {
+    traceId: String(r.trace_id),
+    spanId: String(r.span_id),
+    parentSpanId: typeof r.parent_span_id === "string" && r.parent_span_id ? r.parent_span_id : undefined,
+    name: String(r.name ?? ""),
+    kind: typeof r.kind === "number" ? r.kind : undefined,
+    scope: parse<{ name?: string }>(r.scope, {}).name || undefined,
+    startUs: isoToUs(r.start_time),
+    endUs: isoToUs(r.end_time),
+    attributes: parse<Attributes>(r.attributes, {}),
+    events: events.map((e) => ({ name: e.name, timeUs: isoToUs(e.time), attributes: e.attributes ?? {} })),
+    status: parse<{ code: number; message?: string }>(r.status, { code: 0 }),
+  };
+}
 
 export function otelRoutes(store: SqliteRunStore): Route[] {
   return [
@@ -15,11 +61,20 @@ export function otelRoutes(store: SqliteRunStore): Route[] {
       handler: async (ctx) => {
         const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""));
         // The project an exporter names (createOtlpTraceExporter's `project`) travels with the spans.
-        const project = ctx.headers["x-tracepipe-project"];
-        if (typeof project === "string" && project) {
+        const header = ctx.headers[PROJECT_HEADER];
+        const project = typeof header === "string" && header ? header : undefined;
+        if (project) {
           for (const s of spans) s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
         }
         store.storeSpans(spans as unknown as Record<string, unknown>[]);
+        for (const traceId of new Set(spans.map((s) => s.trace_id))) {
+          if (!store.hasRootSpan(traceId)) continue;
+          const rows = store.spansOfTrace(traceId);
+          const root = rows.find((r) => !r.parent_span_id);
+          const traceProject = project ?? parse<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
+          const runs = traceToRuns(rows.map(rowToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
+          if (runs.length) store.ingest({ post: runs });
+        }
         return { status: 200, body: { partialSuccess: {} } };
       },
     },

@@ -227,6 +227,16 @@ export class SqliteRunStore implements RunStore {
     return spans.length;
   }
 
+  /** Every stored span of one trace, as stored (JSON columns as text). */
+  spansOfTrace(traceId: string): Obj[] {
+    return this.db.prepare("SELECT * FROM otel_spans WHERE trace_id = ? ORDER BY start_time").all(traceId) as Obj[];
+  }
+
+  /** Whether the trace's root span (no parent) has arrived. */
+  hasRootSpan(traceId: string): boolean {
+    return this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? AND (parent_span_id IS NULL OR parent_span_id = '') LIMIT 1").get(traceId) !== undefined;
+  }
+
   close(): void {
     if (!this.db.open) return;
     try {

@@ -1,0 +1,181 @@
+/**
+ * One span, read by the span adapters, to one Run; and a whole trace of spans
+ * to runs. Shared by TraceSpanProcessor (live spans in this process) and the
+ * collector (OTLP spans received over HTTP), so both make the same runs.
+ */
+import { ADAPTERS as SPAN_ADAPTERS } from "../../adapters/span-index.js";
+import type { Attributes, SpanAdapter, SpanLike, SpanResult } from "../../adapters/spans.js";
+import { ValidationError } from "../errors.js";
+import type { Message } from "../format/schema.js";
+import { validate } from "../format/validate.js";
+import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
+import type { Run, RunEvent } from "../run/schema.js";
+import { estimateUsage } from "../tokens/index.js";
+
+/** A finished span, SDK-neutral. Times in microseconds since the epoch. */
+export interface SpanRecord {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind?: number;
+  scope?: string;
+  startUs: number;
+  endUs: number;
+  attributes: Attributes;
+  events: readonly { name: string; timeUs: number; attributes: Attributes }[];
+  status: { code: number; message?: string };
+  droppedAttributesCount?: number;
+}
+
+/** What the adapters made of a span: a reading, nothing (no convention matched), or the error. */
+export type Reading = { result: SpanResult } | { result: undefined } | { error: unknown };
+
+export type FilterMode = "genai" | "llm" | "all";
+
+const ERROR = 2; // SpanStatusCode.ERROR
+
+export function spanLike(s: Pick<SpanRecord, "name" | "attributes" | "events" | "startUs">): SpanLike {
+  return { name: s.name, attributes: s.attributes, events: s.events.map((e) => ({ name: e.name, offsetMs: (e.timeUs - s.startUs) / 1000, attributes: e.attributes })) };
+}
+
+export function readSpan(like: SpanLike, adapters: readonly SpanAdapter[] = SPAN_ADAPTERS): Reading {
+  const adapter = adapters.find((a) => a.detect(like));
+  if (!adapter) return { result: undefined };
+  try {
+    return { result: adapter.read(like) };
+  } catch (err) {
+    return { error: err };
+  }
+}
+
+/** The named filters. A span recognised but unreadable still counts as an LLM span: it is kept, with the reason. */
+export function keepByMode(mode: FilterMode, r: Reading): boolean {
+  if (mode === "all") return true;
+  if ("error" in r) return true;
+  if (mode === "llm") return r.result?.run_type === "llm";
+  return r.result !== undefined;
+}
+
+export interface Placement {
+  id: string;
+  traceId: string;
+  parentId?: string;
+  dottedOrder: string;
+}
+
+export interface ConvertOptions {
+  project?: string;
+  /** Estimate usage with tiktoken when a span reports none (default true). */
+  estimateUsage?: boolean;
+}
+
+export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: ConvertOptions = {}): Run {
+  const otel: Record<string, unknown> = { trace_id: s.traceId, span_id: s.spanId };
+  if (s.parentSpanId) otel.parent_span_id = s.parentSpanId;
+  if (s.kind !== undefined) otel.kind = s.kind;
+  if (s.scope) otel.scope = s.scope;
+  if (s.droppedAttributesCount) otel.dropped_attributes = s.droppedAttributesCount;
+  const metadata: Record<string, unknown> = { otel };
+  const run: Run = {
+    id: at.id,
+    trace_id: at.traceId,
+    dotted_order: at.dottedOrder,
+    name: s.name,
+    run_type: "chain",
+    start_time: isoMicros(s.startUs),
+    end_time: isoMicros(Math.max(s.endUs, s.startUs)),
+    inputs: {},
+    events: [],
+    tags: [],
+    extra: { metadata },
+  };
+  if (at.parentId) run.parent_run_id = at.parentId;
+  if (o.project) run.session_name = o.project;
+  if (s.status.code === ERROR) run.error = errorOf(s);
+
+  if ("error" in reading) {
+    // Recognised, but an attribute is malformed: keep the raw attributes and say why.
+    run.run_type = "llm";
+    run.inputs = { otel_attributes: { ...s.attributes } };
+    metadata.normalize_error = reading.error instanceof ValidationError ? reading.error.issues : String(reading.error);
+    return run;
+  }
+  const result = reading.result;
+  if (!result) {
+    run.inputs = { otel_attributes: { ...s.attributes } };
+    return run;
+  }
+  run.run_type = result.run_type;
+  otel.convention = result.convention;
+  if (result.trace_provider) metadata.trace_provider = result.trace_provider;
+  if (result.trace_model_name) metadata.trace_model_name = result.trace_model_name;
+  if (result.invocation_params) metadata.invocation_params = result.invocation_params;
+  if (result.run_type === "llm") {
+    const inputs: Message[] = result.input_messages ?? [];
+    const outputs: Message[] = result.output_messages ?? [];
+    if (outputs[0] && result.usage_metadata) outputs[0].usage_metadata = result.usage_metadata;
+    else if (outputs[0] && o.estimateUsage !== false) {
+      outputs[0].usage_metadata = estimateUsage({ model: result.trace_model_name, provider: result.trace_provider, inputs, outputs });
+    }
+    const problems = validate([...inputs, ...outputs]);
+    if (problems.length) metadata.validation_errors = problems;
+    // A convention that recorded only raw input values (no messages) keeps them as they are.
+    run.inputs = !result.input_messages && result.inputs ? result.inputs : { messages: inputs };
+    if (result.output_messages) run.outputs = { messages: outputs };
+    else if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
+  } else {
+    run.inputs = result.inputs ?? {};
+    if (result.outputs) run.outputs = result.outputs;
+  }
+  const events: RunEvent[] = [];
+  if (result.time_to_first_token_ms !== undefined) events.push({ name: "new_token", time: isoMicros(s.startUs + Math.round(result.time_to_first_token_ms * 1000)) });
+  run.events = events;
+  return run;
+}
+
+function errorOf(s: SpanRecord): string {
+  const ex = s.events.find((e) => e.name === "exception");
+  const type = ex?.attributes["exception.type"];
+  const msg = ex?.attributes["exception.message"] ?? s.status.message;
+  if (typeof msg === "string" && msg) return typeof type === "string" && type ? `${type}: ${msg}` : msg;
+  return s.status.message || "error";
+}
+
+/** A stable run id for a span: the same span converted twice is the same run. */
+export function spanRunId(s: Pick<SpanRecord, "traceId" | "spanId" | "startUs">): string {
+  return stableUuid(["otel", s.traceId, s.spanId], s.startUs / 1000);
+}
+
+/**
+ * A whole trace (or what has arrived of it) to runs: the filter applied, each
+ * kept span placed under its nearest kept ancestor. Spans whose parent is not
+ * among `spans` are roots. Ids are stable, so converting a trace again when
+ * more of it arrives upserts the same runs.
+ */
+export function traceToRuns(spans: readonly SpanRecord[], o: ConvertOptions & { filter?: FilterMode; adapters?: readonly SpanAdapter[] } = {}): Run[] {
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const readings = new Map<string, Reading>();
+  const reading = (s: SpanRecord) => {
+    let r = readings.get(s.spanId);
+    if (!r) readings.set(s.spanId, (r = readSpan(spanLike(s), o.adapters)));
+    return r;
+  };
+  const kept = (s: SpanRecord) => keepByMode(o.filter ?? "genai", reading(s));
+  const runs: Run[] = [];
+  for (const s of spans) {
+    if (!kept(s)) continue;
+    const chain: SpanRecord[] = [s];
+    const seen = new Set([s.spanId]);
+    for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p && !seen.has(p.spanId); p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) {
+      seen.add(p.spanId); // a malformed trace may loop; stop there
+      if (kept(p)) chain.push(p);
+    }
+    chain.reverse();
+    const ids = chain.map(spanRunId);
+    runs.push(
+      spanToRun(s, reading(s), { id: ids[ids.length - 1]!, traceId: ids[0]!, parentId: ids.length > 1 ? ids[ids.length - 2] : undefined, dottedOrder: chain.map((c, i) => dottedSegment(c.startUs, ids[i]!)).join(".") }, o),
+    );
+  }
+  return runs;
+}
