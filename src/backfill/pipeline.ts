@@ -18,6 +18,9 @@ import { callToRun, type CallRecord } from "./convert.js";
 import { detectKind, READER, type FileKind, type FormatName } from "./formats.js";
 import { fileFingerprint } from "./identity.js";
 import { RequestIndex } from "./join.js";
+import { TraceIndex } from "./traces.js";
+import { traceToRuns } from "../otel/convert.js";
+import { plainToSpanRecord, toPlain } from "../otel/otlp-json.js";
 import { readLines } from "./lines.js";
 import { createProgress, type Progress, type ProgressState, type Summary } from "./progress.js";
 
@@ -104,9 +107,6 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
   for (const [i, path] of o.files.entries()) {
     if (!existsSync(path) || !statSync(path).isFile()) throw new ConfigError([{ loc: ["files", i], msg: `${path}: no such file`, type: "file_not_found" }]);
     const kind = await detectFile(path, o.format, i);
-    if (kind === "otlp-json") {
-      throw new ConfigError([{ loc: ["files", i], msg: `${path}: OTLP JSON trace exports cannot be backfilled yet (runs need whole traces assembled across lines; use TraceSpanProcessor at capture time)`, type: "unsupported_format" }]);
-    }
     const st = statSync(path);
     inputs.push({ path, kind, fingerprint: fileFingerprint(path), size: st.size, mtimeMs: st.mtimeMs, joinOnly: false });
   }
@@ -159,6 +159,67 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
     if (useCheckpoint) saveCheckpoint(o.checkpointPath!, { ...cp, counts, deadLetterBytes });
   };
 
+  const countRun = (run: RunT) => {
+    counts.sent++;
+    if ((run.outputs as { messages?: { usage_metadata?: { estimated?: boolean } }[] } | undefined)?.messages?.[0]?.usage_metadata?.estimated) counts.estimated++;
+    if (run.error) counts.errored++;
+  };
+
+  /**
+   * An OTLP JSON file: gather its spans by trace (lines in any order), then
+   * turn each whole trace into runs. The file is one unit for checkpoints: an
+   * interrupted one is read again from the start, and its runs' stable ids make
+   * the second delivery an update, not a duplicate. Shards split it by trace,
+   * so a trace is never cut in two. Returns true when interrupted.
+   */
+  const otlpFile = async (f: InputFile, pos: FilePosition): Promise<boolean> => {
+    const traces = new TraceIndex();
+    try {
+      for await (const l of readLines(f.path, { onBytes: (b) => (bytesDone = b) })) {
+        if (o.signal?.aborted) return true;
+        counts.lines++;
+        if (!l.text.trim()) continue;
+        const own = !o.shard || (l.line - 1) % o.shard.count === o.shard.index;
+        if (own) counts.records++;
+        else counts.skipped++;
+        recordsThisRun++;
+        try {
+          let v: unknown;
+          try {
+            v = JSON.parse(l.text);
+          } catch (err) {
+            throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
+          }
+          if (typeof v !== "object" || v === null || !Array.isArray((v as { resourceSpans?: unknown }).resourceSpans)) {
+            throw new ValidationError([{ loc: ["resourceSpans"], msg: "expected an OTLP ExportTraceServiceRequest with a resourceSpans array", type: "missing" }]);
+          }
+          for (const span of toPlain(v as Record<string, unknown>)) traces.add(span, l.line);
+        } catch (err) {
+          if (own) deadLetter(f.path, l.line, l.text, err); // each shard reports its own lines
+        }
+        if (l.line % 2000 === 0) progress.update(state("indexing requests"));
+      }
+      let n = 0;
+      for (const traceId of traces.traceIds()) {
+        if (o.signal?.aborted) return true;
+        if (o.shard && parseInt(traceId.slice(-8), 16) % o.shard.count !== o.shard.index) continue;
+        for (const run of traceToRuns(traces.spans(traceId).map(plainToSpanRecord), { project: o.project })) {
+          countRun(run);
+          if (client) {
+            client.createRun(run);
+            if (++n % 64 === 0) await client.whenRoom();
+          }
+        }
+        if (n % 256 === 0) progress.update(state(o.dryRun ? "dry run" : "sending"));
+      }
+      pos.offset = f.size;
+      pos.done = true;
+      return false;
+    } finally {
+      traces.close();
+    }
+  };
+
   const index = new RequestIndex();
   let interrupted = false;
   try {
@@ -201,6 +262,17 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
         diskBefore += f.size;
         continue;
       }
+      if (f.kind === "otlp-json") {
+        const stop = await otlpFile(f, pos);
+        if (stop) {
+          interrupted = true;
+          break;
+        }
+        diskBefore += f.size;
+        bytesDone = diskBefore;
+        await checkpoint();
+        continue;
+      }
       const family = READER[f.kind].joinsWith;
       for await (const l of readLines(f.path, { offset: pos.offset, line: pos.line, onBytes: (b) => (bytesDone = diskBefore + b) })) {
         if (o.signal?.aborted) {
@@ -226,9 +298,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
               deadLetter(f.path, l.line, l.text, err);
             }
             if (run) {
-              counts.sent++;
-              if ((run.outputs as { messages?: { usage_metadata?: { estimated?: boolean } }[] } | undefined)?.messages?.[0]?.usage_metadata?.estimated) counts.estimated++;
-              if (run.error) counts.errored++;
+              countRun(run);
               if (client) {
                 client.createRun(run);
                 if (recordsThisRun % 64 === 0) await client.whenRoom();

@@ -69,6 +69,8 @@ export function register(program: Command): void {
         "  anthropic-batch  Message Batches requests {custom_id, params} and results {custom_id, result}\n" +
         "  generic          {request, response, start_time?, end_time?, first_token_time?, metadata?, tags?, id?}\n" +
         "  runs             native Run records\n" +
+        "  otlp-json        OTLP JSON trace exports, one ExportTraceServiceRequest per line; spans are gathered\n" +
+        "                   by trace and LLM spans become runs (shards split these by trace)\n" +
         "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's\n" +
         "custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved\n" +
         "every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with\n" +

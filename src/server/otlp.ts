@@ -6,6 +6,12 @@
  */
 import protobuf from "protobufjs";
 import { HttpError } from "./http.js";
+import { ValidationError } from "../errors.js";
+import { toPlain, type PlainSpan } from "../otel/otlp-json.js";
+
+export type { PlainSpan };
+
+type Obj = Record<string, any>;
 
 const descriptor = {
   nested: {
@@ -61,94 +67,14 @@ const descriptor = {
 
 const Request = protobuf.Root.fromJSON(descriptor).lookupType("otlp.ExportTraceServiceRequest");
 
-/** A span as the store keeps it: ids in hex, times as canonical ISO strings, attributes as plain values. */
-export interface PlainSpan {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: number;
-  start_time: string;
-  end_time: string;
-  resource: string;
-  scope: string;
-  attributes: string;
-  events: string;
-  links: string;
-  status: string;
-}
-
-type Obj = Record<string, any>;
-
-/** OTLP AnyValue -> a plain JSON value (int64 as number when safe, else string). */
-export function anyValue(v: Obj | undefined | null): unknown {
-  if (!v) return null;
-  if ("stringValue" in v) return v.stringValue;
-  if ("boolValue" in v) return v.boolValue;
-  if ("intValue" in v) {
-    const n = Number(v.intValue);
-    return Number.isSafeInteger(n) ? n : String(v.intValue);
+/** toPlain, with its validation errors as the 400 the endpoint answers. */
+function plain(req: Record<string, unknown>): PlainSpan[] {
+  try {
+    return toPlain(req);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new HttpError(400, err.issues[0]?.msg ?? err.message);
+    throw err;
   }
-  if ("doubleValue" in v) return Number(v.doubleValue);
-  if ("arrayValue" in v) return ((v.arrayValue?.values ?? []) as Obj[]).map(anyValue);
-  if ("kvlistValue" in v) return attributes(v.kvlistValue?.values);
-  if ("bytesValue" in v) return typeof v.bytesValue === "string" ? v.bytesValue : Buffer.from(v.bytesValue).toString("base64");
-  return null;
-}
-
-export function attributes(kvs: Obj[] | undefined): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const kv of kvs ?? []) if (kv && typeof kv.key === "string") out[kv.key] = anyValue(kv.value);
-  return out;
-}
-
-/** JSON OTLP carries ids as hex (the spec) but some exporters send base64: accept both. */
-function hexId(v: unknown, bytes: number): string {
-  if (v === undefined || v === null || v === "") return "";
-  if (v instanceof Uint8Array) return Buffer.from(v).toString("hex");
-  const s = String(v);
-  if (s.length === bytes * 2 && /^[0-9a-fA-F]+$/.test(s)) return s.toLowerCase();
-  return Buffer.from(s, "base64").toString("hex");
-}
-
-export function nanosToIso(v: unknown): string {
-  if (v === undefined || v === null) return "";
-  const ns = BigInt(typeof v === "object" ? String(v) : (v as string | number));
-  const ms = ns / 1_000_000n;
-  const micro = (ns / 1000n) % 1000n;
-  return new Date(Number(ms)).toISOString().replace(/Z$/, `${micro.toString().padStart(3, "0")}Z`);
-}
-
-function toPlain(req: Obj): PlainSpan[] {
-  const out: PlainSpan[] = [];
-  for (const rs of (req.resourceSpans ?? []) as Obj[]) {
-    const resource = JSON.stringify(attributes(rs.resource?.attributes));
-    for (const ss of (rs.scopeSpans ?? rs.instrumentationLibrarySpans ?? []) as Obj[]) {
-      const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
-      const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "", attributes: attributes(scopeObj.attributes) });
-      for (const s of (ss.spans ?? []) as Obj[]) {
-        const trace_id = hexId(s.traceId, 16);
-        const span_id = hexId(s.spanId, 8);
-        if (!trace_id || !span_id) throw new HttpError(400, `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`);
-        out.push({
-          trace_id,
-          span_id,
-          parent_span_id: hexId(s.parentSpanId, 8) || null,
-          name: String(s.name ?? ""),
-          kind: Number(s.kind ?? 0),
-          start_time: nanosToIso(s.startTimeUnixNano),
-          end_time: nanosToIso(s.endTimeUnixNano),
-          resource,
-          scope,
-          attributes: JSON.stringify(attributes(s.attributes)),
-          events: JSON.stringify(((s.events ?? []) as Obj[]).map((e) => ({ name: e.name, time: nanosToIso(e.timeUnixNano), attributes: attributes(e.attributes) }))),
-          links: JSON.stringify(((s.links ?? []) as Obj[]).map((l) => ({ trace_id: hexId(l.traceId, 16), span_id: hexId(l.spanId, 8), attributes: attributes(l.attributes) }))),
-          status: JSON.stringify({ code: Number(s.status?.code ?? 0), message: s.status?.message ?? "" }),
-        });
-      }
-    }
-  }
-  return out;
 }
 
 export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
@@ -161,7 +87,7 @@ export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
       throw new HttpError(400, `malformed JSON in OTLP body: ${(err as Error).message}`);
     }
     if (typeof v !== "object" || v === null) throw new HttpError(400, "an OTLP JSON body is an object with resourceSpans");
-    return toPlain(v as Obj);
+    return plain(v as Obj);
   }
   if (ct === "application/x-protobuf" || ct === "application/protobuf") {
     let msg: Obj;
@@ -170,7 +96,7 @@ export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
     } catch (err) {
       throw new HttpError(400, `malformed OTLP protobuf body: ${(err as Error).message}`);
     }
-    return toPlain(msg);
+    return plain(msg);
   }
   throw new HttpError(415, `unsupported Content-Type ${JSON.stringify(contentType)} for OTLP; use application/json or application/x-protobuf`);
 }

@@ -143,10 +143,6 @@ describe("backfill formats", () => {
     cleanup.push(() => client.shutdown());
     await expect(backfill({ files: [p], client, deadLetterPath: join(dir, "d.jsonl") })).rejects.toThrow(ConfigError);
     await expect(backfill({ files: [p], client, deadLetterPath: join(dir, "d.jsonl") })).rejects.toMatchObject({ issues: [{ loc: ["files", 0], type: "unknown_format" }] });
-    // OTLP JSON exports are recognised, and refused with the reason rather than mistaken for another format.
-    const otlp = join(dir, "spans.jsonl");
-    writeFileSync(otlp, jsonl([{ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [] }] }]));
-    await expect(backfill({ files: [otlp], client, deadLetterPath: join(dir, "d.jsonl") })).rejects.toMatchObject({ issues: [{ loc: ["files", 0], type: "unsupported_format", msg: expect.stringContaining("OTLP JSON") }] });
     const dry = await run({ "a.jsonl": [openaiOutput("q", "Q.")] }, { dryRun: true });
     expect(dry.result).toMatchObject({ sent: 1, dry_run: true, delivered: 0 });
     expect(dry.runs).toEqual([]);

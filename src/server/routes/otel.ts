@@ -14,44 +14,10 @@
 import type { Route } from "../http.js";
 import type { SqliteRunStore } from "../store/index.js";
 import { decodeOtlp } from "../otlp.js";
-import { traceToRuns, type SpanRecord } from "../../otel/convert.js";
-import type { Attributes } from "../../../adapters/spans.js";
+import { traceToRuns } from "../../otel/convert.js";
+import { parseJson, plainToSpanRecord } from "../../otel/otlp-json.js";
 
 export const PROJECT_HEADER = "x-tracepipe-project";
-
-const isoToUs = (iso: unknown): number => {
-  if (typeof iso !== "string" || !iso) return 0;
-  const m = /\.(\d{1,6})\d*Z$/.exec(iso);
-  const ms = Date.parse(iso);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) * 1_000_000 + (m ? Number(m[1]!.padEnd(6, "0")) : (ms % 1000) * 1000) : 0;
-};
-
-function parse<T>(text: unknown, fallback: T): T {
-  if (typeof text !== "string") return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-/** A stored span row back to the SDK-neutral record the converter reads. */
-export function rowToSpanRecord(r: Record<string, unknown>): SpanRecord {
-  const events = parse<{ name: string; time: string; attributes: Attributes }[]>(r.events, []);
-  return {
-    traceId: String(r.trace_id),
-    spanId: String(r.span_id),
-    parentSpanId: typeof r.parent_span_id === "string" && r.parent_span_id ? r.parent_span_id : undefined,
-    name: String(r.name ?? ""),
-    kind: typeof r.kind === "number" ? r.kind : undefined,
-    scope: parse<{ name?: string }>(r.scope, {}).name || undefined,
-    startUs: isoToUs(r.start_time),
-    endUs: isoToUs(r.end_time),
-    attributes: parse<Attributes>(r.attributes, {}),
-    events: events.map((e) => ({ name: e.name, timeUs: isoToUs(e.time), attributes: e.attributes ?? {} })),
-    status: parse<{ code: number; message?: string }>(r.status, { code: 0 }),
-  };
-}
 
 export function otelRoutes(store: SqliteRunStore): Route[] {
   return [
@@ -71,8 +37,8 @@ export function otelRoutes(store: SqliteRunStore): Route[] {
           if (!store.hasRootSpan(traceId)) continue;
           const rows = store.spansOfTrace(traceId);
           const root = rows.find((r) => !r.parent_span_id);
-          const traceProject = project ?? parse<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
-          const runs = traceToRuns(rows.map(rowToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
+          const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
+          const runs = traceToRuns(rows.map(plainToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
           if (runs.length) store.ingest({ post: runs });
         }
         return { status: 200, body: { partialSuccess: {} } };

@@ -1,0 +1,136 @@
+/**
+ * OTLP trace data in its JSON form (ExportTraceServiceRequest, as the OTLP
+ * exporters and the collector's file exporter write it) to plain span rows,
+ * and rows to the SDK-neutral SpanRecord the converter reads. Shared by the
+ * collector (which also decodes protobuf into the same object shape) and
+ * backfill (OTLP JSON files, one request per line).
+ */
+import { ValidationError } from "../errors.js";
+import type { Attributes } from "../../adapters/spans.js";
+import type { SpanRecord } from "./convert.js";
+
+/** A span as the store keeps it: ids in hex, times as canonical ISO strings, attributes as plain values. */
+export interface PlainSpan {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: number;
+  start_time: string;
+  end_time: string;
+  resource: string;
+  scope: string;
+  attributes: string;
+  events: string;
+  links: string;
+  status: string;
+}
+
+type Obj = Record<string, any>;
+
+/** OTLP AnyValue -> a plain JSON value (int64 as number when safe, else string). */
+export function anyValue(v: Obj | undefined | null): unknown {
+  if (!v) return null;
+  if ("stringValue" in v) return v.stringValue;
+  if ("boolValue" in v) return v.boolValue;
+  if ("intValue" in v) {
+    const n = Number(v.intValue);
+    return Number.isSafeInteger(n) ? n : String(v.intValue);
+  }
+  if ("doubleValue" in v) return Number(v.doubleValue);
+  if ("arrayValue" in v) return ((v.arrayValue?.values ?? []) as Obj[]).map(anyValue);
+  if ("kvlistValue" in v) return attributes(v.kvlistValue?.values);
+  if ("bytesValue" in v) return typeof v.bytesValue === "string" ? v.bytesValue : Buffer.from(v.bytesValue).toString("base64");
+  return null;
+}
+
+export function attributes(kvs: Obj[] | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const kv of kvs ?? []) if (kv && typeof kv.key === "string") out[kv.key] = anyValue(kv.value);
+  return out;
+}
+
+/** JSON OTLP carries ids as hex (the spec) but some exporters send base64: accept both. */
+function hexId(v: unknown, bytes: number): string {
+  if (v === undefined || v === null || v === "") return "";
+  if (v instanceof Uint8Array) return Buffer.from(v).toString("hex");
+  const s = String(v);
+  if (s.length === bytes * 2 && /^[0-9a-fA-F]+$/.test(s)) return s.toLowerCase();
+  return Buffer.from(s, "base64").toString("hex");
+}
+
+export function nanosToIso(v: unknown): string {
+  if (v === undefined || v === null) return "";
+  const ns = BigInt(typeof v === "object" ? String(v) : (v as string | number));
+  const ms = ns / 1_000_000n;
+  const micro = (ns / 1000n) % 1000n;
+  return new Date(Number(ms)).toISOString().replace(/Z$/, `${micro.toString().padStart(3, "0")}Z`);
+}
+
+export function toPlain(req: Obj): PlainSpan[] {
+  const out: PlainSpan[] = [];
+  for (const rs of (req.resourceSpans ?? []) as Obj[]) {
+    const resource = JSON.stringify(attributes(rs.resource?.attributes));
+    for (const ss of (rs.scopeSpans ?? rs.instrumentationLibrarySpans ?? []) as Obj[]) {
+      const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
+      const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "", attributes: attributes(scopeObj.attributes) });
+      for (const s of (ss.spans ?? []) as Obj[]) {
+        const trace_id = hexId(s.traceId, 16);
+        const span_id = hexId(s.spanId, 8);
+        if (!trace_id || !span_id) throw new ValidationError([{ loc: ["resourceSpans", "scopeSpans", "spans"], msg: `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`, type: "missing" }]);
+        out.push({
+          trace_id,
+          span_id,
+          parent_span_id: hexId(s.parentSpanId, 8) || null,
+          name: String(s.name ?? ""),
+          kind: Number(s.kind ?? 0),
+          start_time: nanosToIso(s.startTimeUnixNano),
+          end_time: nanosToIso(s.endTimeUnixNano),
+          resource,
+          scope,
+          attributes: JSON.stringify(attributes(s.attributes)),
+          events: JSON.stringify(((s.events ?? []) as Obj[]).map((e) => ({ name: e.name, time: nanosToIso(e.timeUnixNano), attributes: attributes(e.attributes) }))),
+          links: JSON.stringify(((s.links ?? []) as Obj[]).map((l) => ({ trace_id: hexId(l.traceId, 16), span_id: hexId(l.spanId, 8), attributes: attributes(l.attributes) }))),
+          status: JSON.stringify({ code: Number(s.status?.code ?? 0), message: s.status?.message ?? "" }),
+        });
+      }
+    }
+  }
+  return out;
+}
+
+
+const isoToUs = (iso: unknown): number => {
+  if (typeof iso !== "string" || !iso) return 0;
+  const m = /\.(\d{1,6})\d*Z$/.exec(iso);
+  const ms = Date.parse(iso);
+  return Number.isFinite(ms) ? Math.floor(ms / 1000) * 1_000_000 + (m ? Number(m[1]!.padEnd(6, "0")) : (ms % 1000) * 1000) : 0;
+};
+
+export function parseJson<T>(text: unknown, fallback: T): T {
+  if (typeof text !== "string") return fallback;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    return fallback;
+  }
+}
+
+/** A stored span row back to the SDK-neutral record the converter reads. */
+export function plainToSpanRecord(r: PlainSpan | Record<string, unknown>): SpanRecord {
+  const events = parseJson<{ name: string; time: string; attributes: Attributes }[]>(r.events, []);
+  return {
+    traceId: String(r.trace_id),
+    spanId: String(r.span_id),
+    parentSpanId: typeof r.parent_span_id === "string" && r.parent_span_id ? r.parent_span_id : undefined,
+    name: String(r.name ?? ""),
+    kind: typeof r.kind === "number" ? r.kind : undefined,
+    scope: parseJson<{ name?: string }>(r.scope, {}).name || undefined,
+    startUs: isoToUs(r.start_time),
+    endUs: isoToUs(r.end_time),
+    attributes: parseJson<Attributes>(r.attributes, {}),
+    events: events.map((e) => ({ name: e.name, timeUs: isoToUs(e.time), attributes: e.attributes ?? {} })),
+    status: parseJson<{ code: number; message?: string }>(r.status, { code: 0 }),
+  };
+}
+
