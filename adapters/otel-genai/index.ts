@@ -20,7 +20,7 @@ import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
 import type { Attributes, SpanAdapter, SpanLike, SpanResult, SpanRunType } from "../spans.js";
-import { readParts, resultContent } from "./parts.js";
+import { readParts } from "./parts.js";
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 
@@ -275,21 +275,15 @@ function invocationParams(attrs: Attributes): Record<string, unknown> {
   return out;
 }
 
+/** Operations that are one model call; everything else named (agents, steps, workflows) is a chain. */
+const LLM_OPS = new Set(["chat", "text_completion", "generate_content", "completion", "responses"]);
+
 function runType(attrs: Attributes): SpanRunType {
   const op = text(attrs, "gen_ai.operation.name") ?? text(attrs, "llm.request.type");
-  switch (op) {
-    case "embeddings":
-    case "embedding":
-      return "embedding";
-    case "execute_tool":
-      return "tool";
-    case "invoke_agent":
-    case "create_agent":
-    case "invoke_workflow":
-      return "chain";
-    default:
-      return "llm";
-  }
+  if (op === undefined || LLM_OPS.has(op)) return "llm"; // legacy spans name no operation: they are model calls
+  if (op === "embeddings" || op === "embedding") return "embedding";
+  if (op === "execute_tool") return "tool";
+  return "chain"; // invoke_agent, create_agent, agent_step (AI SDK v7), invoke_workflow, ...
 }
 
 const CURRENT = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions", "gen_ai.provider.name"];
@@ -312,9 +306,10 @@ export const otelGenAi: SpanAdapter = {
       const args = a["gen_ai.tool.call.arguments"];
       result.inputs = { name: text(a, "gen_ai.tool.name"), tool_call_id: text(a, "gen_ai.tool.call.id"), args: typeof args === "string" ? parseToolArgs(args).args : args };
       const res = a["gen_ai.tool.call.result"];
-      if (res !== undefined) result.outputs = { output: typeof res === "string" ? (resultContent(res)[0] as { text: string }).text : res };
+      if (res !== undefined) result.outputs = { output: typeof res === "string" ? jsonOrText(res) : res };
       return result;
     }
+    if (type === "embedding") return result;
     const current = CURRENT.some((k) => a[k] !== undefined) ? currentMessages(a) : {};
     const legacy: { input?: Message[]; output?: Message[] } = current.input || current.output ? {} : { input: legacyIndexed(a, "gen_ai.prompt"), output: legacyIndexed(a, "gen_ai.completion"), ...dropUndefined(legacyEvents(span)) };
     result.input_messages = current.input ?? legacy.input;
@@ -322,11 +317,27 @@ export const otelGenAi: SpanAdapter = {
     result.usage_metadata = usage(a);
     const params = invocationParams(a);
     if (Object.keys(params).length) result.invocation_params = params;
-    const ttft = num(a, "gen_ai.response.time_to_first_chunk");
+    if (type === "chain") {
+      // An agent span (invoke_agent) may carry the whole conversation and the summed usage.
+      if (result.input_messages) result.inputs = { messages: result.input_messages };
+      if (result.output_messages) result.outputs = { messages: result.output_messages };
+      delete result.input_messages;
+      delete result.output_messages;
+    }
+    // Seconds: the span attribute of semconv, or the metric's name that the AI SDK v7 also sets on its spans.
+    const ttft = num(a, "gen_ai.response.time_to_first_chunk", "gen_ai.client.operation.time_to_first_chunk");
     if (ttft !== undefined && ttft >= 0) result.time_to_first_token_ms = ttft * 1000;
     return result;
   },
 };
+
+function jsonOrText(s: string): unknown {
+  try {
+    return JSON.parse(s) as unknown;
+  } catch {
+    return s;
+  }
+}
 
 function dropUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

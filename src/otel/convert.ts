@@ -127,6 +127,8 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   } else {
     run.inputs = result.inputs ?? {};
     if (result.outputs) run.outputs = result.outputs;
+    // An agent's or a chain's summed usage: on the run, not on a message, so it is not counted twice.
+    if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
   }
   const events: RunEvent[] = [];
   if (result.time_to_first_token_ms !== undefined) events.push({ name: "new_token", time: isoMicros(s.startUs + Math.round(result.time_to_first_token_ms * 1000)) });

@@ -87,3 +87,46 @@ describe("Vercel AI SDK span adapter", () => {
     expect(ADAPTERS.find((a) => a.detect(v7))?.name).toBe("otel-genai");
   });
 });
+
+describe("AI SDK v7 spans (GenAI conventions through @ai-sdk/otel)", () => {
+  // Shaped after the v7 telemetry documentation (the v7 packages need Node 22, so no real run here).
+  it("become an agent chain, a step chain, an llm run with time to first chunk, and a tool run", async () => {
+    const { traceToRuns } = await import("../../src/otel/convert.js");
+    const T = 1_800_000_000_000_000; // µs
+    const span = (spanId: string, parentSpanId: string | undefined, name: string, startUs: number, attributes: Record<string, unknown>) => ({
+      traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+      spanId,
+      parentSpanId,
+      name,
+      startUs,
+      endUs: startUs + 900_000,
+      attributes: attributes as Record<string, string>,
+      events: [],
+      status: { code: 0 },
+    });
+    const msgs = j([{ role: "user", parts: [{ type: "text", content: "Weather in Oslo?" }] }]);
+    const runs = traceToRuns([
+      span("a000000000000001", undefined, "invoke_agent gpt-4o", T, { "gen_ai.operation.name": "invoke_agent", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": msgs, "gen_ai.usage.input_tokens": 30, "gen_ai.usage.output_tokens": 8 }),
+      span("a000000000000002", "a000000000000001", "step 0", T + 10, { "gen_ai.operation.name": "agent_step" }),
+      span("a000000000000003", "a000000000000002", "chat gpt-4o", T + 20, {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.input.messages": msgs,
+        "gen_ai.output.messages": j([{ role: "assistant", finish_reason: "tool_call", parts: [{ type: "tool_call", id: "c1", name: "weather", arguments: { city: "Oslo" } }] }]),
+        "gen_ai.usage.input_tokens": 30,
+        "gen_ai.usage.output_tokens": 8,
+        "gen_ai.client.operation.time_to_first_chunk": 0.2,
+      }),
+      span("a000000000000004", "a000000000000002", "execute_tool weather", T + 500_000, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "weather", "gen_ai.tool.call.id": "c1", "gen_ai.tool.call.arguments": '{"city":"Oslo"}', "gen_ai.tool.call.result": '{"c":3}' }),
+    ]);
+    const by = Object.fromEntries(runs.map((r) => [r.name, r]));
+    expect(by["invoke_agent gpt-4o"]).toMatchObject({ run_type: "chain", inputs: { messages: [{ role: "user", content: [{ type: "text", text: "Weather in Oslo?" }] }] } });
+    expect((by["invoke_agent gpt-4o"]!.extra as { metadata: Record<string, unknown> }).metadata.usage_metadata).toEqual({ input_tokens: 30, output_tokens: 8, total_tokens: 38 });
+    expect(by["step 0"]).toMatchObject({ run_type: "chain", parent_run_id: by["invoke_agent gpt-4o"]!.id });
+    const chat = by["chat gpt-4o"]!;
+    expect(chat).toMatchObject({ run_type: "llm", parent_run_id: by["step 0"]!.id, trace_id: by["invoke_agent gpt-4o"]!.id });
+    expect(chat.events).toEqual([{ name: "new_token", time: "2027-01-15T08:00:00.200020Z" }]);
+    expect(by["execute_tool weather"]).toMatchObject({ run_type: "tool", parent_run_id: by["step 0"]!.id, inputs: { name: "weather", tool_call_id: "c1", args: { city: "Oslo" } }, outputs: { output: { c: 3 } } });
+  });
+});
