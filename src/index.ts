@@ -19,6 +19,9 @@ export { Client, getDefaultClient, setDefaultClient, flush, type ClientOptions, 
 export { RATE_LIMITS, matchLimit, MemoryRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 export { RedisRateLimiter, type RedisRateLimiterOptions } from "./ratelimit/redis.js";
 export { backfill, type BackfillOptions, type BackfillResult } from "./backfill/pipeline.js";
+// Control plane
+export { Deployments, ControlPlaneError, type DeploymentsOptions, type WaitOptions } from "./control/client.js";
+export { DeploymentCreateRequest, DeploymentPatchRequest, ResourceSpec, type Deployment, type Revision } from "./control/schema.js";
 // Serve
 export { createCollector, openStore, type CollectorOptions } from "./server/index.js";
 // Errors

@@ -14,6 +14,8 @@ import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
 import { otelRoutes } from "./routes/otel.js";
+import { deploymentRoutes } from "./routes/deployments.js";
+import { ControlPlane } from "../control/service.js";
 import { matchLimit, MemoryRateLimiter, type RateLimiter, type Region } from "../ratelimit/index.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
@@ -38,6 +40,8 @@ export interface CollectorOptions {
   batchSizeBytesLimit?: number;
   /** Extra endpoint groups (deployments, webhooks). */
   routes?: Route[];
+  /** How long the control plane's simulated builds take before a revision is DEPLOYED, ms (default 1500). */
+  deploymentBuildMs?: number;
   /** Called after a root run with an end time was stored. Must not throw; must not block. */
   onRunCompleted?: (run: StoredRun) => void;
   /** Shared limiter (e.g. Redis); a process-local one by default. */
@@ -85,6 +89,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     )
     .add(queryRoutes(store))
     .add(otelRoutes(store))
+    .add(deploymentRoutes(new ControlPlane(store.db, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.routes ?? []);
 
   async function rateLimit(req: IncomingMessage, path: string, ip: string): Promise<Record<string, string>> {

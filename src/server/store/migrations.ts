@@ -68,6 +68,26 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 2,
+    name: "deployments and revisions (control plane)",
+    sql: `
+      CREATE TABLE deployments (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE TABLE revisions (
+        id TEXT PRIMARY KEY,
+        deployment_id TEXT NOT NULL REFERENCES deployments (id),
+        body TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX revisions_deployment ON revisions (deployment_id, created_at);
+    `,
+  },
 ];
 
 export function migrate(db: Database.Database): number {

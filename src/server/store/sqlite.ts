@@ -227,6 +227,15 @@ export class SqliteRunStore implements RunStore {
     return spans.length;
   }
 
+  /** A tracing project, created empty (creating a deployment creates the project of its name). */
+  ensureProject(name: string): void {
+    this.projectStmt.run(name, new Date().toISOString());
+  }
+
+  projectExists(name: string): boolean {
+    return this.db.prepare("SELECT 1 FROM projects WHERE name = ?").get(name) !== undefined;
+  }
+
   /** Every stored span of one trace, as stored (JSON columns as text). */
   spansOfTrace(traceId: string): Obj[] {
     return this.db.prepare("SELECT * FROM otel_spans WHERE trace_id = ? ORDER BY start_time").all(traceId) as Obj[];

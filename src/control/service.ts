@@ -1,0 +1,152 @@
+/**
+ * The deployment control plane over the collector's SQLite file: create, read
+ * and PATCH deployments, with revisions per SPEC §3. Builds are simulated: a
+ * revision is QUEUED, then BUILDING, then DEPLOYED after `buildMs`, so a
+ * client has something to poll. Status is derived from the clock on read, so
+ * nothing runs in the background.
+ */
+import type Database from "better-sqlite3";
+import { ValidationError } from "../errors.js";
+import { stableUuid, uuidv7 } from "../run/ids.js";
+import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
+import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
+
+export class NotFoundError extends Error {
+  override name = "NotFoundError";
+  readonly status = 404;
+}
+
+export interface ControlPlaneOptions {
+  /** How long a simulated build takes, ms. Default 1500. */
+  buildMs?: number;
+  /** Owner tenant reported on deployments. */
+  tenantId?: string;
+  /** Called when a deployment is created (the collector creates the tracing project of its name). */
+  onCreate?: (d: Deployment) => void;
+  now?: () => number;
+}
+
+export interface Outcome<T> {
+  value: T;
+  warnings: string[];
+}
+
+type StoredRevision = Omit<Revision, "status">;
+
+const nonNull = (o: Record<string, unknown> | null | undefined): Record<string, unknown> => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null));
+
+export class ControlPlane {
+  private readonly buildMs: number;
+  private readonly tenantId: string;
+  private readonly now: () => number;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly opts: ControlPlaneOptions = {},
+  ) {
+    this.buildMs = opts.buildMs ?? 1500;
+    this.tenantId = opts.tenantId ?? stableUuid(["tracepipe-local-tenant"]);
+    this.now = opts.now ?? Date.now;
+  }
+
+  private status(r: StoredRevision): RevisionStatus {
+    const age = this.now() - Date.parse(r.created_at);
+    return age >= this.buildMs ? "DEPLOYED" : age >= this.buildMs / 3 ? "BUILDING" : "QUEUED";
+  }
+
+  private revisions(deploymentId: string): StoredRevision[] {
+    return (this.db.prepare("SELECT body FROM revisions WHERE deployment_id = ? ORDER BY created_at, id").all(deploymentId) as { body: string }[]).map((r) => JSON.parse(r.body) as StoredRevision);
+  }
+
+  /** The stored deployment with its derived fields (latest and active revision). */
+  private view(stored: Omit<Deployment, "latest_revision_id" | "active_revision_id">): Deployment {
+    const revs = this.revisions(stored.id);
+    const deployed = revs.filter((r) => this.status(r) === "DEPLOYED");
+    return { ...stored, latest_revision_id: revs.at(-1)?.id ?? null, active_revision_id: deployed.at(-1)?.id ?? null };
+  }
+
+  private load(id: string): Omit<Deployment, "latest_revision_id" | "active_revision_id"> {
+    const row = this.db.prepare("SELECT body FROM deployments WHERE id = ?").get(id) as { body: string } | undefined;
+    if (!row) throw new NotFoundError(`deployment ${id} not found`);
+    return JSON.parse(row.body) as Omit<Deployment, "latest_revision_id" | "active_revision_id">;
+  }
+
+  private addRevision(d: { id: string; source_revision_config: Record<string, unknown>; source_config: Record<string, unknown>; secrets: { name: string }[] }, at: string): void {
+    const rev: StoredRevision = {
+      id: uuidv7(),
+      deployment_id: d.id,
+      created_at: at,
+      source_revision_config: { ...d.source_revision_config },
+      resource_spec: (d.source_config.resource_spec as Record<string, unknown> | undefined) ?? null,
+      secrets: d.secrets.map((s) => s.name),
+    };
+    this.db.prepare("INSERT INTO revisions (id, deployment_id, body, created_at) VALUES (?, ?, ?, ?)").run(rev.id, d.id, JSON.stringify(rev), at);
+  }
+
+  create(body: unknown): Outcome<Deployment> {
+    const req = parseBody(DeploymentCreateRequest, body);
+    checkSourceFields(req.source, req.source_config, req.source_revision_config);
+    const sc = nonNull(req.source_config as Record<string, unknown>);
+    const src = nonNull(req.source_revision_config as Record<string, unknown>);
+    checkTagBuildOnPush(src.repo_ref, sc.build_on_push);
+    const spec = req.source_config?.resource_spec;
+    if (spec) {
+      checkResourceSpec(spec);
+      sc.resource_spec = withDefaults(spec);
+    }
+    if (req.source === "github" && !src.repo_ref) throw new RuleError("source_revision_config.repo_ref is required for github deployments");
+    if (req.source === "external_docker" && !src.image_uri) throw new RuleError("source_revision_config.image_uri is required for external_docker deployments");
+    if (this.db.prepare("SELECT 1 FROM deployments WHERE name = ?").get(req.name)) throw new RuleError(`a deployment named ${JSON.stringify(req.name)} already exists`);
+    const at = new Date(this.now()).toISOString();
+    const id = uuidv7(this.now());
+    if (req.source === "github") sc.custom_url = `https://${req.name}.deployments.tracepipe.local`;
+    const stored = { id, tenant_id: this.tenantId, name: req.name, source: req.source, source_config: sc, source_revision_config: src, secrets: req.secrets ?? [], created_at: at, updated_at: at, status: "READY" as const, image_version: null };
+    this.db.transaction(() => {
+      this.db.prepare("INSERT INTO deployments (id, name, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").run(id, req.name, JSON.stringify(stored), at, at);
+      this.addRevision(stored, at);
+    })();
+    const d = this.view(stored);
+    this.opts.onCreate?.(d);
+    return { value: d, warnings: doNotUseWarnings(spec) };
+  }
+
+  get(id: string): Deployment {
+    return this.view(this.load(id));
+  }
+
+  getRevision(id: string, revisionId: string): Revision {
+    this.load(id);
+    const rev = this.revisions(id).find((r) => r.id === revisionId);
+    if (!rev) throw new NotFoundError(`revision ${revisionId} of deployment ${id} not found`);
+    return { ...rev, status: this.status(rev) };
+  }
+
+  /** SPEC §4.1: every member optional and nullable; null leaves a field as it is. */
+  patch(id: string, body: unknown): Outcome<Deployment> {
+    const current = this.load(id);
+    // name and source first: they are not PATCH members at all, and saying why beats "unrecognized key".
+    checkCreationOnly(body);
+    const req = parseBody(DeploymentPatchRequest, body);
+    checkImmutable(req, current);
+    checkSourceFields(current.source, req.source_config, req.source_revision_config);
+    const sc = { ...current.source_config, ...nonNull(req.source_config as Record<string, unknown>) };
+    const src = { ...current.source_revision_config, ...nonNull(req.source_revision_config as Record<string, unknown>) };
+    const listener = req.source_config?.listener_config;
+    if (listener) sc.listener_config = { ...((current.source_config.listener_config as object) ?? {}), ...nonNull(listener) };
+    checkTagBuildOnPush(src.repo_ref, sc.build_on_push);
+    const spec = req.source_config?.resource_spec;
+    if (spec) {
+      checkResourceSpec(spec);
+      sc.resource_spec = withDefaults(spec as ResourceSpec); // a new resource_spec replaces the old one whole
+    }
+    const at = new Date(this.now()).toISOString();
+    const next = { ...current, source_config: sc, source_revision_config: src, secrets: req.secrets ?? current.secrets, updated_at: at };
+    this.db.transaction(() => {
+      this.db.prepare("UPDATE deployments SET body = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(next), at, id);
+      if (triggersRevision(req)) this.addRevision(next, at);
+    })();
+    return { value: this.view(next), warnings: doNotUseWarnings(spec) };
+  }
+}
+
+export { RuleError, ValidationError };
