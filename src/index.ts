@@ -22,6 +22,10 @@ export { backfill, type BackfillOptions, type BackfillResult } from "./backfill/
 // Control plane
 export { Deployments, ControlPlaneError, type DeploymentsOptions, type WaitOptions } from "./control/client.js";
 export { DeploymentCreateRequest, DeploymentPatchRequest, ResourceSpec, type Deployment, type Revision } from "./control/schema.js";
+// Webhooks
+export { loadWebhookConfig, checkWebhookConfig, type WebhookConfig } from "./webhooks/config.js";
+export { vetWebhookUrl, isPublicAddress, WebhookUrlError } from "./webhooks/policy.js";
+export { WebhookSender, type WebhookSenderOptions } from "./webhooks/sender.js";
 // Serve
 export { createCollector, openStore, type CollectorOptions } from "./server/index.js";
 // Errors

@@ -7,6 +7,7 @@ import { register as registerNormalize } from "./normalize.js";
 import { register as registerValidate } from "./validate.js";
 import { register as registerServe } from "./serve.js";
 import { register as registerBackfill } from "./backfill.js";
+import { register as registerCheckConfig } from "./check-config.js";
 
 import { EXIT_OK, EXIT_USAGE } from "./exit.js";
 
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   registerValidate(program);
   registerServe(program);
   registerBackfill(program);
+  registerCheckConfig(program);
   return program;
 }
 

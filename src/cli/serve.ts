@@ -1,6 +1,9 @@
 /** `tracepipe serve`: the local collector (DESIGN "CLI"). */
 import { type Command, InvalidArgumentError, Option } from "commander";
+import { readFileSync } from "node:fs";
 import { createCollector } from "../server/app.js";
+import { ConfigError } from "../errors.js";
+import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -18,6 +21,9 @@ export interface ServeOptions {
   region: "us" | "eu";
   rateLimit: boolean;
   maxBodyBytes: number;
+  graphConfig?: string;
+  webhookToken?: string;
+  buildMs: number;
 }
 
 export function register(program: Command): void {
@@ -27,7 +33,9 @@ export function register(program: Command): void {
     .description(
       "Run the local collector: the ingest endpoints of SPEC over a SQLite file.\n" +
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id,\n" +
-        "POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf).\n" +
+        "POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf),\n" +
+        "POST/GET/PATCH /v2/deployments[/:id[/revisions/:revision_id]], and with --webhook-token POST /webhooks/runs.\n" +
+        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (SPEC §6).\n" +
         "SPEC §8's rate limits are enforced per identity key (429 with Retry-After) unless --no-rate-limit.",
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
@@ -37,8 +45,23 @@ export function register(program: Command): void {
     .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")
     .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
+    .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
+    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs?token=<token>", process.env.TRACEPIPE_WEBHOOK_TOKEN)
+    .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
     .action(async (opts: ServeOptions) => {
-      const collector = createCollector({ db: opts.db, apiKey: opts.apiKey, region: opts.region, rateLimits: opts.rateLimit, maxBodyBytes: opts.maxBodyBytes });
+      let webhooks: WebhookConfig | undefined;
+      if (opts.graphConfig) {
+        try {
+          webhooks = loadWebhookConfig(JSON.parse(readFileSync(opts.graphConfig, "utf8")));
+        } catch (err) {
+          // A missing header variable (or any other problem) blocks start-up, each one named.
+          const issues = err instanceof ConfigError ? err.issues : [{ loc: ["--graph-config"], msg: (err as Error).message, type: "value_error" }];
+          for (const i of issues) process.stderr.write(`tracepipe serve: ${opts.graphConfig}: ${i.loc.join(".")}: ${i.msg}\n`);
+          process.exitCode = 2;
+          return;
+        }
+      }
+      const collector = createCollector({ db: opts.db, apiKey: opts.apiKey, region: opts.region, rateLimits: opts.rateLimit, maxBodyBytes: opts.maxBodyBytes, webhooks, webhookToken: opts.webhookToken, deploymentBuildMs: opts.buildMs });
       const { url } = await collector.listen(opts.port, opts.host);
       console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, SPEC §8 limits (${opts.region})` : ", no rate limits"})`);
       const stop = async (signal: string) => {

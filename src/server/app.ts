@@ -16,6 +16,10 @@ import { queryRoutes } from "./routes/query.js";
 import { otelRoutes } from "./routes/otel.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
+import { webhookReceiverRoutes } from "./routes/webhooks.js";
+import type { WebhookConfig } from "../webhooks/config.js";
+import { WebhookSender, type WebhookSenderOptions } from "../webhooks/sender.js";
+import { webhookPayload, webhookUrlOf } from "../webhooks/runs.js";
 import { matchLimit, MemoryRateLimiter, type RateLimiter, type Region } from "../ratelimit/index.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
@@ -40,6 +44,14 @@ export interface CollectorOptions {
   batchSizeBytesLimit?: number;
   /** Extra endpoint groups (deployments, webhooks). */
   routes?: Route[];
+  /** Outbound run-completion webhooks (graph.json's `webhooks` / `http`, see loadWebhookConfig). */
+  webhooks?: WebhookConfig;
+  /** Delivery options for outbound webhooks (attempts, backoff, allowPrivateNetworks for local use). */
+  webhookDelivery?: WebhookSenderOptions;
+  /** Accept agent-server webhooks at POST /webhooks/runs?token=<this>; they become trace runs. */
+  webhookToken?: string;
+  /** Project of runs received by webhook (default `agent-server`). */
+  webhookProject?: string;
   /** How long the control plane's simulated builds take before a revision is DEPLOYED, ms (default 1500). */
   deploymentBuildMs?: number;
   /** Called after a root run with an end time was stored. Must not throw; must not block. */
@@ -51,6 +63,8 @@ export interface CollectorOptions {
 export interface Collector {
   server: Server;
   store: SqliteRunStore;
+  /** The outbound webhook sender, when webhooks are configured. */
+  webhooks?: WebhookSender;
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -76,6 +90,18 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
   const limitsOn = opts.rateLimits !== false;
   const overrides = typeof opts.rateLimits === "object" ? (opts.rateLimits.overrides ?? {}) : {};
   const limiter = opts.limiter ?? new MemoryRateLimiter();
+  // Outbound webhooks: one POST per completed root run that asked for one, once per run.
+  const delivery: WebhookSenderOptions = { ...opts.webhookDelivery };
+  const sender = opts.webhooks ? new WebhookSender(opts.webhooks, delivery) : undefined;
+  const notified = new Set<string>();
+  const completed = (run: StoredRun) => {
+    opts.onRunCompleted?.(run);
+    const hook = sender && webhookUrlOf(run);
+    if (hook && !notified.has(run.id)) {
+      notified.add(run.id);
+      sender.send(hook, webhookPayload(run));
+    }
+  };
   const router = new Router()
     .add(
       ingestRoutes({
@@ -84,12 +110,13 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         maxBodyBytes,
         batchSizeLimit: opts.batchSizeLimit ?? 1000,
         batchSizeBytesLimit: opts.batchSizeBytesLimit ?? 20 * 1024 * 1024,
-        onRunCompleted: opts.onRunCompleted,
+        onRunCompleted: completed,
       }),
     )
     .add(queryRoutes(store))
     .add(otelRoutes(store))
     .add(deploymentRoutes(new ControlPlane(store.db, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(opts.routes ?? []);
 
   async function rateLimit(req: IncomingMessage, path: string, ip: string): Promise<Record<string, string>> {
@@ -121,7 +148,9 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     let limitHeaders: Record<string, string> = {};
     try {
       if (closing) throw new HttpError(503, "the collector is shutting down", { "retry-after": "1" });
-      if (opts.apiKey !== undefined && !keyMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
+      // Agent servers authenticate their webhooks with the URL's token, not our API key.
+      const tokenRoute = opts.webhookToken !== undefined && url.pathname === "/webhooks/runs";
+      if (opts.apiKey !== undefined && !tokenRoute && !keyMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
         throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
       }
       limitHeaders = await rateLimit(req, url.pathname, ip);
@@ -166,6 +195,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
   return {
     server,
     store,
+    webhooks: sender,
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         server.once("error", reject);
@@ -173,7 +203,9 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
           server.off("error", reject);
           const addr = server.address() as AddressInfo;
           const h = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
-          resolve({ port: addr.port, url: `http://${h}:${addr.port}` });
+          const self = `http://${h}:${addr.port}`;
+          delivery.baseUrl ??= self; // relative webhook URLs call back into this server
+          resolve({ port: addr.port, url: self });
         });
       });
     },

@@ -1,0 +1,80 @@
+/**
+ * The `webhooks` and `http` sections of `graph.json` (SPEC §6): parsed with
+ * zod, headers' `${{ env.NAME }}` references resolved against the environment
+ * (only names with the allowed prefix, `SVC_WEBHOOK_` unless
+ * `webhooks.env_prefix` says otherwise), and every problem reported at once
+ * with its location, so a server refuses to start with a clear list.
+ */
+import { z } from "zod";
+import { ConfigError, type Issue } from "../errors.js";
+
+export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
+
+const UrlPolicy = z.strictObject({
+  allowed_domains: z.array(z.string().min(1)).optional(),
+  require_https: z.boolean().optional(),
+  allowed_ports: z.array(z.number().int().min(1).max(65535)).optional(),
+  disable_loopback: z.boolean().optional(),
+  max_url_length: z.number().int().positive().optional(),
+});
+
+const WebhooksSection = z.strictObject({
+  headers: z.record(z.string(), z.string()).optional(),
+  env_prefix: z.string().min(1).optional(),
+  url: UrlPolicy.optional(),
+});
+
+const HttpSection = z.looseObject({ disable_webhooks: z.boolean().optional() });
+
+/** The sections we read; the rest of graph.json (graphs, dependencies, ...) is not ours to judge. */
+export const GraphConfig = z.looseObject({ webhooks: WebhooksSection.optional(), http: HttpSection.optional() });
+
+export type UrlPolicy = z.infer<typeof UrlPolicy>;
+
+export interface WebhookConfig {
+  enabled: boolean;
+  /** Static headers, env references resolved. */
+  headers: Record<string, string>;
+  policy: UrlPolicy;
+}
+
+const REF = /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+
+/** Every problem in a parsed graph.json's webhook configuration, or the resolved configuration. */
+export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
+  const r = GraphConfig.safeParse(raw);
+  if (!r.success) return { issues: r.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })) };
+  const issues: Issue[] = [];
+  const wh = r.data.webhooks ?? {};
+  const prefix = wh.env_prefix ?? DEFAULT_ENV_PREFIX;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(wh.headers ?? {})) {
+    headers[name] = value.replace(REF, (_m, ref: string) => {
+      if (!ref.startsWith(prefix)) {
+        issues.push({ loc: ["webhooks", "headers", name], msg: `references env.${ref}, but only variables starting with ${prefix} may be used${wh.env_prefix ? " (webhooks.env_prefix)" : ""}`, type: "env_prefix" });
+        return "";
+      }
+      const v = env[ref];
+      if (v === undefined) {
+        issues.push({ loc: ["webhooks", "headers", name], msg: `references env.${ref}, which is not set`, type: "env_missing" });
+        return "";
+      }
+      return v;
+    });
+    if (/\$\{\{/.test(value.replace(REF, ""))) issues.push({ loc: ["webhooks", "headers", name], msg: "a ${{ ... }} reference that is not of the form ${{ env.NAME }}", type: "value_error" });
+  }
+  for (const [i, d] of (wh.url?.allowed_domains ?? []).entries()) {
+    if (!/^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(d)) {
+      issues.push({ loc: ["webhooks", "url", "allowed_domains", i], msg: `${JSON.stringify(d)} is not a hostname or a *.domain wildcard`, type: "value_error" });
+    }
+  }
+  if (issues.length) return { issues };
+  return { config: { enabled: r.data.http?.disable_webhooks !== true, headers, policy: wh.url ?? {} }, issues: [] };
+}
+
+/** For server start-up: the configuration, or a ConfigError listing every problem. */
+export function loadWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): WebhookConfig {
+  const { config, issues } = checkWebhookConfig(raw, env);
+  if (!config) throw new ConfigError(issues);
+  return config;
+}

@@ -1,0 +1,93 @@
+/**
+ * Run records in and out of webhooks.
+ *
+ * Out (SPEC §6): the completed root run as a Run record, with its input,
+ * configuration and metadata under `kwargs`.
+ *
+ * In: an agent server's run-completion webhook (`run_id`, `thread_id`,
+ * `assistant_id`, `status`, `created_at`, `updated_at`, `kwargs: {input,
+ * config, metadata}`, and the output as `values` or `output`) becomes a trace
+ * run, so agent-server runs show up beside traced calls.
+ */
+import { ValidationError, type Issue } from "../errors.js";
+import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
+import type { Run } from "../run/schema.js";
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The webhook URL a run asked for: `extra.metadata.webhook`. */
+export function webhookUrlOf(run: { extra?: unknown }): string | undefined {
+  const md = isObj(run.extra) && isObj(run.extra.metadata) ? run.extra.metadata : undefined;
+  return typeof md?.webhook === "string" && md.webhook ? md.webhook : undefined;
+}
+
+export function webhookPayload(run: Run): Obj {
+  const extra = isObj(run.extra) ? run.extra : {};
+  const metadata = isObj(extra.metadata) ? { ...extra.metadata } : {};
+  const { webhook: _webhook, ...rest } = metadata;
+  void _webhook;
+  return {
+    run_id: run.id,
+    thread_id: typeof metadata.thread_id === "string" ? metadata.thread_id : null,
+    assistant_id: typeof metadata.assistant_id === "string" ? metadata.assistant_id : null,
+    name: run.name,
+    run_type: run.run_type,
+    status: run.error ? "error" : "success",
+    created_at: run.start_time,
+    updated_at: run.end_time ?? run.start_time,
+    error: run.error ?? null,
+    output: run.outputs ?? null,
+    kwargs: { input: run.inputs ?? {}, config: isObj(extra.config) ? extra.config : isObj(extra.runtime) ? extra.runtime : {}, metadata: rest },
+  };
+}
+
+const ERROR_STATUSES = new Set(["error", "timeout", "interrupted"]);
+
+function time(v: unknown, loc: string, issues: Issue[]): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  const ms = typeof v === "string" ? Date.parse(v) : typeof v === "number" ? v : NaN;
+  if (!Number.isFinite(ms)) {
+    issues.push({ loc: ["body", loc], msg: "expected an ISO 8601 time", type: "datetime_parsing" });
+    return undefined;
+  }
+  return ms;
+}
+
+export function agentRunToTraceRun(body: unknown, project: string | undefined): Run {
+  if (!isObj(body)) throw new ValidationError([{ loc: ["body"], msg: "expected a JSON object (a run record)", type: "object_type" }]);
+  const issues: Issue[] = [];
+  const runId = body.run_id;
+  if (typeof runId !== "string" || !runId) issues.push({ loc: ["body", "run_id"], msg: "expected a non-empty string", type: "missing" });
+  if (body.kwargs !== undefined && !isObj(body.kwargs)) issues.push({ loc: ["body", "kwargs"], msg: "expected an object", type: "object_type" });
+  const created = time(body.created_at, "created_at", issues);
+  const updated = time(body.updated_at, "updated_at", issues);
+  if (issues.length) throw new ValidationError(issues);
+  const kwargs = (body.kwargs ?? {}) as Obj;
+  const id = UUID.test(runId as string) ? (runId as string).toLowerCase() : stableUuid(["agent-server-run", runId as string], created);
+  const startUs = Math.round((created ?? updated ?? Date.now()) * 1000);
+  const endUs = Math.max(Math.round((updated ?? created ?? Date.now()) * 1000), startUs);
+  const status = typeof body.status === "string" ? body.status : "success";
+  const metadata: Obj = { ...(isObj(kwargs.metadata) ? kwargs.metadata : {}), source: "agent-server-webhook", status };
+  for (const k of ["thread_id", "assistant_id"] as const) if (typeof body[k] === "string") metadata[k] = body[k];
+  const input = kwargs.input;
+  const output = body.values !== undefined ? body.values : body.output;
+  const run: Run = {
+    id,
+    trace_id: id,
+    dotted_order: dottedSegment(startUs, id),
+    name: typeof body.assistant_id === "string" ? `agent ${body.assistant_id}` : "agent-server run",
+    run_type: "chain",
+    start_time: isoMicros(startUs),
+    end_time: isoMicros(endUs),
+    inputs: isObj(input) ? input : input === undefined ? {} : { input },
+    events: [],
+    tags: ["agent-server"],
+    extra: { metadata, ...(isObj(kwargs.config) ? { config: kwargs.config } : {}) },
+  };
+  if (output !== undefined && output !== null) run.outputs = isObj(output) ? output : { output };
+  if (ERROR_STATUSES.has(status)) run.error = typeof body.error === "string" ? body.error : status;
+  if (project) run.session_name = project;
+  return run;
+}
