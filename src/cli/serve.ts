@@ -40,7 +40,7 @@ export function register(program: Command): void {
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--db <path>", "SQLite file (':memory:' keeps nothing)", process.env.TRACEPIPE_DB ?? ".tracepipe/traces.db")
+    .option("--db <path>", "SQLite file (':memory:' keeps nothing)", process.env.TRACEPIPE_DB || ".tracepipe/traces.db")
     .option("--api-key <key>", "require this X-Api-Key on every request", process.env.TRACEPIPE_API_KEY)
     .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")

@@ -61,7 +61,7 @@ export interface ResolvedOptions {
 
 export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
   const endpoint = o.endpoint ?? (env.TRACEPIPE_ENDPOINT || undefined);
-  const dbPath = o.dbPath ?? env.TRACEPIPE_DB ?? join(".tracepipe", "traces.db");
+  const dbPath = o.dbPath ?? (env.TRACEPIPE_DB || join(".tracepipe", "traces.db")); // an empty variable is unset, not a temporary database
   const base = dirname(dbPath === ":memory:" ? join(".tracepipe", "x") : dbPath);
   return {
     endpoint,

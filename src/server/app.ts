@@ -84,7 +84,7 @@ function send(res: ServerResponse, reply: Reply): void {
 
 export function createCollector(opts: CollectorOptions = {}): Collector {
   const ownStore = typeof opts.db !== "object";
-  const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? process.env.TRACEPIPE_DB ?? ".tracepipe/traces.db");
+  const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? (process.env.TRACEPIPE_DB || ".tracepipe/traces.db"));
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024 * 1024;
   const region = opts.region ?? "us";
   const limitsOn = opts.rateLimits !== false;

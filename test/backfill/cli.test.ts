@@ -7,6 +7,7 @@ import { startCollector, type Running } from "../helpers/collector.js";
 import { runCli, jsonLines } from "../helpers/cli.js";
 import { writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
+import { openStore } from "../../src/server/store/index.js";
 
 const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
 let col: Running | undefined;
@@ -63,6 +64,23 @@ describe("tracepipe backfill", () => {
     expect(counts(col, "kill")).toEqual({ n: 40_000 - bad.length, d: 40_000 - bad.length });
     expect(deadLines(dead)).toEqual(bad); // each bad line once, though some were met before the kill
   }, 150_000);
+
+  it("runs the README's first command: the bundled example into the embedded store by default", async () => {
+    const cwd = tempDir("tp-bf-readme-");
+    const example = fileURLToPath(new URL("../../examples/backfill/generic.jsonl", import.meta.url));
+    const r = await runCli(["backfill", example], { cwd, env: { TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "" } });
+    expect(r.code, r.stderr).toBe(0);
+    expect((jsonLines(r.stdout).at(-1) as { summary: Record<string, unknown> }).summary).toMatchObject({ records: 3, sent: 3, delivered: 3, dead_lettered: 0, estimated_usage: 1 });
+    const store = openStore(join(cwd, ".tracepipe", "traces.db"));
+    try {
+      const runs = store.queryRuns({ limit: 10 }).runs;
+      expect(runs).toHaveLength(3);
+      const openai = runs.find((x) => (x.extra as { metadata: { trace_model_name?: string } }).metadata.trace_model_name === "gpt-4o-mini-2024-07-18")!;
+      expect(openai.first_token_time).toBe("2026-01-01T12:00:00.120000Z");
+    } finally {
+      store.close();
+    }
+  });
 
   it("draws a progress bar on a terminal (a real pty through script(1))", async () => {
     const dir = tempDir("tp-bf-tty-");

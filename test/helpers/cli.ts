@@ -2,6 +2,8 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
+/** tsx's loader by absolute URL, so the CLI runs from any working directory. */
+export const TSX = new URL("../../node_modules/tsx/dist/loader.mjs", import.meta.url).href;
 
 export interface CliResult {
   code: number | null;
@@ -12,7 +14,7 @@ export interface CliResult {
 /** Run the real CLI in a child process (through tsx, so no build is needed). */
 export function runCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", ENTRY, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--import", TSX, ENTRY, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
