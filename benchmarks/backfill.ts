@@ -12,12 +12,12 @@
  *   npx tsx benchmarks/backfill.ts            # 100k and 1M lines (the 1M file is generated, then deleted)
  *   npx tsx benchmarks/backfill.ts --quick    # 100k only
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openStore } from "../src/server/store/index.js";
+import { startServeProcess, type ServeProcess } from "../test/helpers/collector.js";
 import { writeGenericLog } from "../test/helpers/logs.js";
 import { maxInWindow, startProxy } from "../test/helpers/proxy.js";
 
@@ -26,18 +26,6 @@ const quick = process.argv.includes("--quick");
 const sizes = quick ? [100_000] : [100_000, 1_000_000];
 const LIMIT_LINES = 20_000;
 const work = mkdtempSync(join(tmpdir(), "tp-bench-backfill-"));
-
-function serve(name: string, args: string[]): Promise<{ url: string; db: string; proc: ChildProcess }> {
-  const db = join(work, `${name}.db`);
-  const proc = spawn(process.execPath, ["--import", "tsx", join(root, "src/cli/run.ts"), "serve", "--port", "0", "--db", db, ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    proc.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      const m = /listening on (http:\/\/\S+)/.exec(d);
-      if (m) resolve({ url: m[1]!, db, proc });
-    });
-    proc.on("exit", (code) => reject(new Error(`collector ${name} exited ${code}`)));
-  });
-}
 
 type Result = Record<string, number | string | null>;
 function worker(peer: string, url: string, log: string, project: string, opts: object = {}): Promise<Result> {
@@ -55,9 +43,10 @@ function worker(peer: string, url: string, log: string, project: string, opts: o
   });
 }
 
-const open = await serve("open", ["--no-rate-limit"]);
-const table = await serve("table", []);
-const stores = { open: openStore(open.db), table: openStore(table.db) };
+const open = await startServeProcess(["--no-rate-limit"]);
+const table = await startServeProcess([]);
+const stored = (c: ServeProcess) => (project: string) => c.count(project).n;
+const stores = { open: { countRuns: stored(open) }, table: { countRuns: stored(table) } };
 console.log(`backfill benchmark (${work}); collectors: ${open.url} (no limits), ${table.url} (SPEC §8 enforced)`);
 
 const row = (label: string, n: number, r: Result, stored: number) =>
@@ -73,7 +62,7 @@ for (const n of sizes) {
   const bad = await writeGenericLog(log, n, 0.01, n, `n${n}`);
   console.log(`N=${n}: generated ${(statSync(log).size / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${bad.length} corrupted lines)`);
   const results: Record<string, Result> = {};
-  const runs: [string, string, ReturnType<typeof openStore>, object][] = [
+  const runs: [string, string, { countRuns(p: string): number }, object][] = [
     ["unlimited", open.url, stores.open, { rateLimit: { limit: 1e9, windowMs: 1000 } }],
     ["table", table.url, stores.table, {}],
   ];
@@ -108,8 +97,6 @@ for (const n of sizes) {
   await proxy.close();
 }
 
-stores.open.close();
-stores.table.close();
-open.proc.kill("SIGTERM");
-table.proc.kill("SIGTERM");
+await open.close();
+await table.close();
 rmSync(work, { recursive: true, force: true });

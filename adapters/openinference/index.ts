@@ -18,6 +18,7 @@
 import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
+import { jsonOrText } from "../common/attrs.js";
 import { unflatten } from "../common/flat.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
 import { providerName } from "../otel-genai/index.js";
@@ -111,14 +112,7 @@ function usage(a: Attributes): UsageMetadata | undefined {
 
 function value(a: Attributes, which: "input" | "output"): unknown {
   const v = a[`${which}.value`];
-  if (typeof v === "string" && a[`${which}.mime_type`] === "application/json") {
-    try {
-      return JSON.parse(v);
-    } catch {
-      return v;
-    }
-  }
-  return v;
+  return typeof v === "string" && a[`${which}.mime_type`] === "application/json" ? jsonOrText(v) : v;
 }
 
 function params(a: Attributes): Record<string, unknown> | undefined {
@@ -138,12 +132,7 @@ function params(a: Attributes): Record<string, unknown> | undefined {
   if (tools) {
     out.tools = tools.map((t) => {
       const schema = isObj(t) && isObj(t.tool) ? t.tool.json_schema : undefined;
-      if (typeof schema !== "string") return schema;
-      try {
-        return JSON.parse(schema) as unknown;
-      } catch {
-        return schema;
-      }
+      return typeof schema === "string" ? jsonOrText(schema) : schema;
     });
   }
   return Object.keys(out).length ? out : undefined;

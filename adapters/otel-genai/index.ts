@@ -18,22 +18,12 @@
 import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
+import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
 import type { Attributes, SpanAdapter, SpanLike, SpanResult, SpanRunType } from "../spans.js";
 import { readParts } from "./parts.js";
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
-
-function json(attrs: Attributes, key: string): unknown {
-  const v = attrs[key];
-  if (v === undefined || v === null) return undefined;
-  if (typeof v !== "string") return v;
-  try {
-    return JSON.parse(v);
-  } catch (err) {
-    return fail([key], `expected JSON: ${(err as Error).message}`, "json_invalid");
-  }
-}
 
 const num = (attrs: Attributes, ...keys: string[]): number | undefined => {
   for (const k of keys) {
@@ -83,9 +73,9 @@ function withExtras(m: Message, extras: Obj): Message {
 
 function currentMessages(attrs: Attributes): { input?: Message[]; output?: Message[] } {
   const res: { input?: Message[]; output?: Message[] } = {};
-  const system = json(attrs, "gen_ai.system_instructions");
-  const input = json(attrs, "gen_ai.input.messages");
-  const output = json(attrs, "gen_ai.output.messages");
+  const system = attrJson(attrs, "gen_ai.system_instructions");
+  const input = attrJson(attrs, "gen_ai.input.messages");
+  const output = attrJson(attrs, "gen_ai.output.messages");
   if (system !== undefined || input !== undefined) {
     res.input = [];
     if (system !== undefined) {
@@ -199,7 +189,7 @@ function legacyEvents(span: SpanLike): { input?: Message[]; output?: Message[] }
   ] as const) {
     const e = span.events.find((x) => x.name === event);
     if (!e) continue;
-    const list = json(e.attributes, attr);
+    const list = attrJson(e.attributes, attr);
     if (!Array.isArray(list)) fail([`events[${event}]`, attr], "expected a JSON array of messages", "list_type");
     res[side] = list.map((m, i) => {
       if (!isObj(m)) fail([`events[${event}]`, attr, i], "expected a message object", "object_type");
@@ -271,7 +261,7 @@ function invocationParams(attrs: Attributes): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, name] of Object.entries(PARAMS)) if (attrs[k] !== undefined && attrs[k] !== null) out[name] = attrs[k];
   const tools = attrs["gen_ai.tool.definitions"];
-  if (tools !== undefined) out.tools = typeof tools === "string" ? json(attrs, "gen_ai.tool.definitions") : tools;
+  if (tools !== undefined) out.tools = typeof tools === "string" ? attrJson(attrs, "gen_ai.tool.definitions") : tools;
   return out;
 }
 
@@ -330,14 +320,6 @@ export const otelGenAi: SpanAdapter = {
     return result;
   },
 };
-
-function jsonOrText(s: string): unknown {
-  try {
-    return JSON.parse(s) as unknown;
-  } catch {
-    return s;
-  }
-}
 
 function dropUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;

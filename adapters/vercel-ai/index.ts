@@ -25,6 +25,7 @@
 import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
+import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
 import { providerName } from "../otel-genai/index.js";
 import type { Attributes, SpanAdapter, SpanResult } from "../spans.js";
@@ -34,16 +35,6 @@ const num = (a: Attributes, ...keys: string[]): number | undefined => {
   for (const k of keys) if (typeof a[k] === "number") return a[k] as number;
   return undefined;
 };
-
-function json(a: Attributes, key: string): unknown {
-  const v = a[key];
-  if (typeof v !== "string") return v;
-  try {
-    return JSON.parse(v);
-  } catch (err) {
-    return fail([key], `expected JSON: ${(err as Error).message}`, "json_invalid");
-  }
-}
 
 const kindOf = (mime: string | undefined, fallback: "image" | "file") =>
   mime?.startsWith("image/") ? "image" : mime?.startsWith("audio/") ? "audio" : mime?.startsWith("video/") ? "video" : mime ? "file" : fallback;
@@ -122,7 +113,7 @@ function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results
 }
 
 function promptMessages(a: Attributes): Message[] | undefined {
-  const list = json(a, "ai.prompt.messages");
+  const list = attrJson(a, "ai.prompt.messages");
   if (list === undefined) return undefined;
   if (!Array.isArray(list)) fail(["ai.prompt.messages"], "expected an array of messages", "list_type");
   const out: Message[] = [];
@@ -148,7 +139,7 @@ function responseMessage(a: Attributes): Message[] | undefined {
   if (text) content.push({ type: "text", text });
   const object = a["ai.response.object"];
   if (typeof object === "string") content.push({ type: "text", text: object, extras: { structured_output: true } });
-  const calls = json(a, "ai.response.toolCalls");
+  const calls = attrJson(a, "ai.response.toolCalls");
   if (calls !== undefined) {
     if (!Array.isArray(calls)) fail(["ai.response.toolCalls"], "expected an array of tool calls", "list_type");
     for (const c of calls) {
@@ -179,17 +170,9 @@ function params(a: Attributes): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
   for (const k in a) if (k.startsWith("ai.settings.") && a[k] !== undefined) out[k.slice("ai.settings.".length)] = a[k];
   const tools = a["ai.prompt.tools"];
-  if (Array.isArray(tools)) out.tools = tools.map((t) => (typeof t === "string" ? safeJson(t) : t));
-  if (typeof a["ai.prompt.toolChoice"] === "string") out.tool_choice = safeJson(a["ai.prompt.toolChoice"]);
+  if (Array.isArray(tools)) out.tools = tools.map((t) => (typeof t === "string" ? jsonOrText(t) : t));
+  if (typeof a["ai.prompt.toolChoice"] === "string") out.tool_choice = jsonOrText(a["ai.prompt.toolChoice"]);
   return Object.keys(out).length ? out : undefined;
-}
-
-function safeJson(s: string): unknown {
-  try {
-    return JSON.parse(s);
-  } catch {
-    return s;
-  }
 }
 
 const MODEL_CALL = /^ai\.(generateText|streamText|generateObject|streamObject)\.do(Generate|Stream)$/;
@@ -218,9 +201,9 @@ export const vercelAi: SpanAdapter = {
     }
     if (op === "ai.toolCall") {
       result.run_type = "tool";
-      result.inputs = { name: str(a["ai.toolCall.name"]), tool_call_id: str(a["ai.toolCall.id"]), args: safeJson(String(a["ai.toolCall.input"] ?? a["ai.toolCall.args"] ?? "{}")) };
+      result.inputs = { name: str(a["ai.toolCall.name"]), tool_call_id: str(a["ai.toolCall.id"]), args: jsonOrText(String(a["ai.toolCall.input"] ?? a["ai.toolCall.args"] ?? "{}")) };
       const out = a["ai.toolCall.output"] ?? a["ai.toolCall.result"];
-      if (out !== undefined) result.outputs = { output: typeof out === "string" ? safeJson(out) : out };
+      if (out !== undefined) result.outputs = { output: typeof out === "string" ? jsonOrText(out) : out };
       return result;
     }
     if (op.startsWith("ai.embed")) {
@@ -229,10 +212,10 @@ export const vercelAi: SpanAdapter = {
       return result;
     }
     const prompt = a["ai.prompt"];
-    result.inputs = typeof prompt === "string" ? (isObj(safeJson(prompt)) ? (safeJson(prompt) as Obj) : { prompt }) : {};
+    result.inputs = typeof prompt === "string" ? (isObj(jsonOrText(prompt)) ? (jsonOrText(prompt) as Obj) : { prompt }) : {};
     const outputs: Obj = {};
     if (typeof a["ai.response.text"] === "string") outputs.text = a["ai.response.text"];
-    if (typeof a["ai.response.object"] === "string") outputs.object = safeJson(a["ai.response.object"]);
+    if (typeof a["ai.response.object"] === "string") outputs.object = jsonOrText(a["ai.response.object"]);
     if (Object.keys(outputs).length) result.outputs = outputs;
     const u = usage(a);
     if (u) result.usage_metadata = u;

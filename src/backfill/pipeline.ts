@@ -88,6 +88,15 @@ async function detectFile(path: string, format: FormatName | undefined, index: n
   ]);
 }
 
+/** One log line as JSON; malformed JSON is a ValidationError, so it is dead-lettered like any bad record. */
+function parseLine(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
+  }
+}
+
 function reasonOf(err: unknown): { reason: string; errors?: Issue[] } {
   if (err instanceof ValidationError) return { reason: err.message, errors: err.issues };
   return { reason: err instanceof Error ? err.message : String(err) };
@@ -184,12 +193,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
         else counts.skipped++;
         recordsThisRun++;
         try {
-          let v: unknown;
-          try {
-            v = JSON.parse(l.text);
-          } catch (err) {
-            throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
-          }
+          const v = parseLine(l.text);
           if (typeof v !== "object" || v === null || !Array.isArray((v as { resourceSpans?: unknown }).resourceSpans)) {
             throw new ValidationError([{ loc: ["resourceSpans"], msg: "expected an OTLP ExportTraceServiceRequest with a resourceSpans array", type: "missing" }]);
           }
@@ -231,12 +235,12 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
       for await (const l of readLines(f.path, { onBytes: (b) => (bytesDone = b) })) {
         if (!l.text.trim()) continue;
         try {
-          const v: unknown = JSON.parse(l.text);
+          const v = parseLine(l.text);
           if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValidationError([{ loc: [], msg: "expected a JSON object", type: "object_type" }]);
           const { customId, body } = READER[f.kind].index!(v as Record<string, unknown>);
           index.add(family, customId, body);
         } catch (err) {
-          if (!already) deadLetter(f.path, l.line, l.text, err instanceof SyntaxError ? new Error(`malformed JSON: ${err.message}`) : err);
+          if (!already) deadLetter(f.path, l.line, l.text, err);
         }
         if (l.line % 2000 === 0) progress.update(state("indexing requests"));
       }
@@ -287,13 +291,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
             recordsThisRun++;
             let run: RunT | undefined;
             try {
-              let v: unknown;
-              try {
-                v = JSON.parse(l.text);
-              } catch (err) {
-                throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
-              }
-              run = toRun(f, family, v, l.line, index, o.project);
+              run = toRun(f, family, parseLine(l.text), l.line, index, o.project);
             } catch (err) {
               deadLetter(f.path, l.line, l.text, err);
             }

@@ -6,7 +6,6 @@
  * nothing runs in the background.
  */
 import type Database from "better-sqlite3";
-import { ValidationError } from "../errors.js";
 import { stableUuid, uuidv7 } from "../run/ids.js";
 import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
@@ -149,4 +148,3 @@ export class ControlPlane {
   }
 }
 
-export { RuleError, ValidationError };

@@ -7,7 +7,7 @@
 import { gzip as gzipCb, constants as zc } from "node:zlib";
 import { promisify } from "node:util";
 import { matchLimit } from "../ratelimit/match.js";
-import type { RateLimiter } from "../ratelimit/limiter.js";
+import { arrivalWindowMs, type RateLimiter } from "../ratelimit/limiter.js";
 import { encodeMultipart } from "./multipart.js";
 import type { Op } from "./ops.js";
 import { isRetryableStatus, retryAfterMs } from "./retry.js";
@@ -65,12 +65,7 @@ export class HttpSink implements Sink {
     this.limitKey = m?.key ?? "runs-multipart";
     this.limit = opts.rateLimit?.limit ?? m?.limit ?? 6000;
     const windowMs = opts.rateLimit?.windowMs ?? m?.windowMs ?? 10_000;
-    // The server counts arrivals, which lag our grants by a varying delay: a few milliseconds
-    // in steady state, but up to ~200 ms while a process starts (new connections, a busy
-    // event loop), and two processes sharing a Redis window see each other's lag. A window
-    // 250 ms longer (a quarter of it for windows under a second) absorbs that, and still
-    // uses 97.6% of the 6000 / 10 s table row.
-    this.windowMs = windowMs + Math.min(250, windowMs * 0.25);
+    this.windowMs = arrivalWindowMs(windowMs);
     if (!opts.rateLimit && m && m.rule.category !== "Multipart ingest") {
       // Without an API key, SPEC §8 counts POST /runs/multipart against the per-IP catch-all
       // (100 / 60 s): about 170 runs/s. Silent, that looks like a hang in a bulk load.

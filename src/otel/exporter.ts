@@ -20,7 +20,7 @@ import type { ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { ConfigError } from "../errors.js";
-import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
+import { arrivalWindowMs, MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit } from "../ratelimit/match.js";
 
 export interface OtlpTraceExporterOptions {
@@ -109,8 +109,7 @@ export function createOtlpTraceExporter(o: OtlpTraceExporterOptions = {}): OTLPT
   const m = matchLimit({ method: "POST", path: "/otel/v1/traces", headers, ip: "self" });
   const limit = o.rateLimit?.limit ?? m?.limit ?? 2000;
   const windowMs = o.rateLimit?.windowMs ?? m?.windowMs ?? 10_000;
-  // The same margin as the ingest sink: grants lead arrivals by a varying delay.
-  const window = windowMs + Math.min(250, windowMs * 0.25);
+  const window = arrivalWindowMs(windowMs);
   const limiter = o.limiter ?? new MemoryRateLimiter();
   const key = m?.key ?? "otel-traces";
   return new RateLimitedOtlpTraceExporter({ url, headers, timeoutMillis: o.timeoutMillis }, () => limiter.acquire(key, 1, limit, window));

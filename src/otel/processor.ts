@@ -125,11 +125,14 @@ export class TraceSpanProcessor implements SpanProcessor {
     node.span = span;
     node.ended = true;
     try {
-      if (!this.closed) {
+      // A span already judged (as an ancestor of one that ended first) and dropped is not read again.
+      if (!this.closed && node.keep !== false) {
         const record = toSpanRecord(span);
         const reading = readSpan(spanLike(record), this.adapters);
-        if (this.keep(node, reading)) this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
-        if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
+        if (this.keep(node, reading)) {
+          this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
+          if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
+        }
       }
     } catch (err) {
       // Never let tracing break the traced program.

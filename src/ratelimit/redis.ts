@@ -12,7 +12,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
-import { sleep, type RateLimiter, type TryResult } from "./limiter.js";
+import { acquireBy, type RateLimiter, type TryResult } from "./limiter.js";
 
 const SCRIPT = `
 local t = redis.call('TIME')
@@ -62,13 +62,8 @@ export class RedisRateLimiter implements RateLimiter {
     return { ok: false, remaining: 0, retryAfterMs: a / 1000, resetMs: resetUs / 1000 };
   }
 
-  async acquire(key: string, cost: number, limit: number, windowMs: number, signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      signal?.throwIfAborted();
-      const r = await this.tryAcquire(key, cost, limit, windowMs);
-      if (r.ok) return;
-      await sleep(Math.ceil(r.retryAfterMs) + 1, signal);
-    }
+  acquire(key: string, cost: number, limit: number, windowMs: number, signal?: AbortSignal): Promise<void> {
+    return acquireBy(() => this.tryAcquire(key, cost, limit, windowMs), signal);
   }
 
   async close(): Promise<void> {

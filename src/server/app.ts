@@ -6,8 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { timingSafeEqual } from "node:crypto";
-import { HttpError, type Reply, type RequestContext, type Route } from "./http.js";
+import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
 import { Router } from "./router.js";
 import { decodedStream, parseJson, readAll } from "./body.js";
 import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js";
@@ -69,12 +68,6 @@ export interface Collector {
   close(): Promise<void>;
 }
 
-function keyMatches(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 function send(res: ServerResponse, reply: Reply): void {
   const body = reply.body === undefined ? "" : JSON.stringify(reply.body);
@@ -150,7 +143,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       if (closing) throw new HttpError(503, "the collector is shutting down", { "retry-after": "1" });
       // Agent servers authenticate their webhooks with the URL's token, not our API key.
       const tokenRoute = opts.webhookToken !== undefined && url.pathname === "/webhooks/runs";
-      if (opts.apiKey !== undefined && !tokenRoute && !keyMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
+      if (opts.apiKey !== undefined && !tokenRoute && !secretMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
         throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
       }
       limitHeaders = await rateLimit(req, url.pathname, ip);

@@ -3,6 +3,7 @@
  * deployments, webhooks) is a list of `Route`s; the server dispatches on method
  * and path pattern and turns a thrown `HttpError` into `{detail}` JSON.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 
 export interface RequestContext {
@@ -47,4 +48,16 @@ export class HttpError extends Error {
   ) {
     super(typeof detail === "string" ? detail : `HTTP ${status}`);
   }
+}
+
+/**
+ * Whether a presented secret (API key, webhook token) equals the expected one,
+ * in constant time: both are hashed to equal-length digests first, so neither
+ * the comparison nor a length check leaks anything about the secret.
+ */
+export function secretMatches(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
 }

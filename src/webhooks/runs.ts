@@ -12,9 +12,8 @@
 import { ValidationError, type Issue } from "../errors.js";
 import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
 import type { Run } from "../run/schema.js";
+import { isObj, type Obj } from "../../adapters/common/guards.js";
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The webhook URL a run asked for: `extra.metadata.webhook`. */
@@ -25,9 +24,8 @@ export function webhookUrlOf(run: { extra?: unknown }): string | undefined {
 
 export function webhookPayload(run: Run): Obj {
   const extra = isObj(run.extra) ? run.extra : {};
-  const metadata = isObj(extra.metadata) ? { ...extra.metadata } : {};
-  const { webhook: _webhook, ...rest } = metadata;
-  void _webhook;
+  const metadata: Obj = isObj(extra.metadata) ? { ...extra.metadata } : {};
+  delete metadata.webhook; // where to send it is not part of what is sent
   return {
     run_id: run.id,
     thread_id: typeof metadata.thread_id === "string" ? metadata.thread_id : null,
@@ -39,7 +37,7 @@ export function webhookPayload(run: Run): Obj {
     updated_at: run.end_time ?? run.start_time,
     error: run.error ?? null,
     output: run.outputs ?? null,
-    kwargs: { input: run.inputs ?? {}, config: isObj(extra.config) ? extra.config : isObj(extra.runtime) ? extra.runtime : {}, metadata: rest },
+    kwargs: { input: run.inputs ?? {}, config: isObj(extra.config) ? extra.config : isObj(extra.runtime) ? extra.runtime : {}, metadata },
   };
 }
 

@@ -3,12 +3,14 @@
  * completed root run that was ingested with a `webhook` URL. Each URL is vetted
  * (policy.ts) before any connection, the connection goes to the vetted
  * address (no DNS rebinding), redirects are not followed, and delivery is
- * retried with backoff on network errors, 408, 429 and 5xx. Sending runs off
+ * retried with the ingest client's backoff on network errors and the statuses
+ * it retries (408, 425, 429, 5xx). Sending runs off
  * the ingest path: `send()` returns at once.
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
+import { backoffMs, isRetryableStatus } from "../ingest/retry.js";
 import { sleep } from "../ratelimit/limiter.js";
 import type { WebhookConfig } from "./config.js";
 import { vetWebhookUrl, WebhookUrlError, type PolicyOptions } from "./policy.js";
@@ -56,8 +58,6 @@ function post(target: Awaited<ReturnType<typeof vetWebhookUrl>>, headers: Record
   });
 }
 
-const retryable = (status: number) => status === 408 || status === 429 || status >= 500;
-
 export class WebhookSender {
   readonly stats: WebhookStats = { delivered: 0, failed: 0, refused: 0, attempts: 0 };
   private readonly pending = new Set<Promise<void>>();
@@ -93,7 +93,7 @@ export class WebhookSender {
       return;
     }
     const max = this.opts.maxAttempts ?? 5;
-    const { baseMs, maxMs } = this.opts.backoff ?? { baseMs: 500, maxMs: 30_000 };
+    const backoff = this.opts.backoff ?? { baseMs: 500, maxMs: 30_000 };
     let last: WebhookResult = { url, ok: false, attempts: 0 };
     for (let attempt = 1; attempt <= max; attempt++) {
       this.stats.attempts++;
@@ -105,11 +105,11 @@ export class WebhookSender {
           last.error = "redirects are not followed";
           break;
         }
-        if (!retryable(status)) break;
+        if (!isRetryableStatus(status)) break;
       } catch (err) {
         last = { url, ok: false, attempts: attempt, error: (err as Error).message };
       }
-      if (attempt < max) await sleep(Math.min(maxMs, baseMs * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2));
+      if (attempt < max) await sleep(backoffMs(attempt - 1, backoff));
     }
     if (last.ok) this.stats.delivered++;
     else this.stats.failed++;

@@ -2,18 +2,7 @@
 import { createWriteStream } from "node:fs";
 import { once } from "node:events";
 import { createGzip } from "node:zlib";
-
-/** A small deterministic PRNG (mulberry32), so a corrupted line's number is known in advance. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from "../../benchmarks/corpus.js";
 
 /** One generic-log line: alternately an OpenAI and an Anthropic call, some streamed-style with TTFT, some without usage. */
 export function genericLine(i: number, salt = ""): string {
@@ -51,7 +40,7 @@ export function genericLine(i: number, salt = ""): string {
  * `salt` (written into each record's metadata) makes a distinct one.
  */
 export async function writeGenericLog(path: string, n: number, corrupt = 0, seed = 1, salt = ""): Promise<number[]> {
-  const rnd = prng(seed);
+  const rnd = rng(seed); // seeded, so a corrupted line's number is known in advance
   const bad: number[] = [];
   const file = createWriteStream(path);
   const out = path.endsWith(".gz") ? createGzip() : file;

@@ -12,6 +12,12 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readFileSync } from "node:fs";
+
+/** A recorded-style vendor payload from test/fixtures/replay. */
+export function fixture(name: string): any {
+  return JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
+}
 
 export interface Scripted {
   status?: number;

@@ -5,42 +5,23 @@
  * (OpenLLMetry's is in processor.test.ts: each file gets a fresh module graph,
  * so two instrumentations never patch the same OpenAI class here.)
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import OpenAI from "openai";
-import { context } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
 import { OpenAIInstrumentation } from "@arizeai/openinference-instrumentation-openai";
 import { generateText, jsonSchema, streamText, tool } from "ai";
 import { createOpenAI } from "@ai-sdk/openai";
 import { TraceSpanProcessor } from "../../src/otel/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { fixture } from "../helpers/replay-server.js";
+import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
-import type { StoredRun } from "../../src/server/store/types.js";
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
-const meta = (r: StoredRun) => (r.extra as { metadata: Record<string, unknown> }).metadata;
-const messages = (v: unknown) => (v as { messages: Record<string, unknown>[] }).messages;
-
-let vendor: ReplayServer;
-let col: Running;
-beforeAll(async () => {
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  vendor = await startReplayServer();
-  col = await startCollector({ apiKey: "k" });
-});
-afterAll(async () => {
-  context.disable();
-  await vendor.close();
-  await col.close();
-});
+const env = otelEnvironment("k");
 
 function pipeline(project: string) {
-  const client = new Client({ endpoint: col.url, apiKey: "k", project, spoolDir: join(tempDir("tp-otel-i-"), "spool"), warn: () => {} });
+  const client = new Client({ endpoint: env.col.url, apiKey: "k", project, spoolDir: join(tempDir("tp-otel-i-"), "spool"), warn: () => {} });
   const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })] });
   return { client, provider };
 }
@@ -51,8 +32,8 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
     const inst = new OpenAIInstrumentation();
     inst.setTracerProvider(provider);
     inst.manuallyInstrument(OpenAI);
-    vendor.push({ json: fixture("openai-completion.json") });
-    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1`, maxRetries: 0 });
+    env.vendor.push({ json: fixture("openai-completion.json") });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
     await provider.getTracer("app").startActiveSpan("answer", { attributes: { "openinference.span.kind": "CHAIN", "input.value": "q" } }, async (root) => {
       await openai.chat.completions.create({
         model: "gpt-4o",
@@ -69,7 +50,7 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
     await provider.forceFlush();
     inst.disable();
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project: "oi" });
+    const { runs } = env.col.collector.store.queryRuns({ project: "oi" });
     const root = runs.find((r) => r.name === "answer")!;
     const llm = runs.find((r) => r.run_type === "llm")!;
     expect(runs).toHaveLength(2);
@@ -90,8 +71,8 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
   it("generateText with tools and streamText become chain runs over llm runs, with usage and time to first token", async () => {
     const { client, provider } = pipeline("ai-sdk");
     const tracer = provider.getTracer("ai");
-    vendor.push({ json: fixture("openai-completion.json") }, { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")], delayMs: 5 });
-    const openai = createOpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1` });
+    env.vendor.push({ json: fixture("openai-completion.json") }, { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")], delayMs: 5 });
+    const openai = createOpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1` });
     const g = await generateText({
       model: openai.chat("gpt-4o"),
       system: "Be terse.",
@@ -107,7 +88,7 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
     await provider.forceFlush();
     await client.shutdown();
 
-    const { runs } = col.collector.store.queryRuns({ project: "ai-sdk" });
+    const { runs } = env.col.collector.store.queryRuns({ project: "ai-sdk" });
     const by = (name: string) => runs.find((r) => r.name === name)!;
     expect(runs.map((r) => r.name).sort()).toEqual(["ai.generateText", "ai.generateText.doGenerate", "ai.streamText", "ai.streamText.doStream"]);
     const gen = by("ai.generateText.doGenerate");

@@ -1,47 +1,27 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
+import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { trace, context, SpanStatusCode } from "@opentelemetry/api";
 import { NodeTracerProvider } from "@opentelemetry/sdk-trace-node";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { OpenAIInstrumentation } from "@traceloop/instrumentation-openai";
 import { TraceSpanProcessor } from "../../src/otel/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { fixture } from "../helpers/replay-server.js";
+import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
-import type { StoredRun } from "../../src/server/store/types.js";
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
-type Meta = { metadata: Record<string, unknown> };
-const meta = (r: StoredRun) => (r.extra as Meta).metadata;
-const messages = (v: unknown) => (v as { messages: Record<string, unknown>[] }).messages;
-
-let vendor: ReplayServer;
-let col: Running;
-beforeAll(async () => {
-  // What provider.register() would install: active spans follow async work.
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  vendor = await startReplayServer();
-  col = await startCollector({ apiKey: "otel-key" });
-});
-afterAll(async () => {
-  context.disable();
-  await vendor.close();
-  await col.close();
-});
+const env = otelEnvironment("otel-key");
 
 /** A tracer provider with our processor, and the real OpenLLMetry instrumentation on the real openai client. */
 function setup(project: string, filter?: ConstructorParameters<typeof TraceSpanProcessor>[0] extends infer O ? (O extends { filter?: infer F } ? F : never) : never) {
-  const client = new Client({ endpoint: col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+  const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
   const processor = new TraceSpanProcessor({ client, filter });
   const provider = new NodeTracerProvider({ spanProcessors: [processor] });
   const instrumentation = new OpenAIInstrumentation({ traceContent: true });
   instrumentation.setTracerProvider(provider);
   instrumentation.manuallyInstrument(OpenAI);
   const tracer = provider.getTracer("app");
-  const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1`, maxRetries: 0 });
+  const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
   return { client, processor, provider, tracer, openai, instrumentation };
 }
 
@@ -53,7 +33,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
       id: "chatcmpl-tool",
       choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }, finish_reason: "tool_calls", logprobs: null }],
     };
-    vendor.push({ json: toolCompletion }, { sse: fixture("openai-stream.json"), delayMs: 2 });
+    env.vendor.push({ json: toolCompletion }, { sse: fixture("openai-stream.json"), delayMs: 2 });
     const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
 
     await tracer.startActiveSpan("weather agent", { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather" } }, async (agent) => {
@@ -72,7 +52,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     instrumentation.disable();
     await client.shutdown();
 
-    const { runs } = col.collector.store.queryRuns({ project: "otel-openllmetry" });
+    const { runs } = env.col.collector.store.queryRuns({ project: "otel-openllmetry" });
     expect(runs.map((r) => r.name).sort()).toEqual(["chat gpt-4o", "chat gpt-4o-mini", "weather agent"]);
     const agent = runs.find((r) => r.name === "weather agent")!;
     const tool = runs.find((r) => r.name === "chat gpt-4o")!;
@@ -129,7 +109,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     });
     await provider.forceFlush();
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project: "otel-all" });
+    const { runs } = env.col.collector.store.queryRuns({ project: "otel-all" });
     const byName = Object.fromEntries(runs.map((r) => [r.name, r]));
     expect(Object.keys(byName).sort()).toEqual(["chat claude", "db query", "root job"]);
     expect(byName["root job"]!.run_type).toBe("chain");
@@ -147,7 +127,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(() => s.end()).not.toThrow();
     await provider.forceFlush();
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project: "otel-bad" });
+    const { runs } = env.col.collector.store.queryRuns({ project: "otel-bad" });
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { otel_attributes: { "gen_ai.input.messages": "[{oops" } } });
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
@@ -155,7 +135,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
 
   it("marks a run whose span lost attributes to the SDK's attribute limit, and the limit can be raised", async () => {
     const project = "otel-limit";
-    const client = new Client({ endpoint: col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
     const attrs: Record<string, string> = { "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o" };
     for (let i = 0; i < 80; i++) {
       attrs[`gen_ai.prompt.${i}.role`] = "user";
@@ -167,7 +147,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
       await provider.forceFlush();
     }
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project });
+    const { runs } = env.col.collector.store.queryRuns({ project });
     const cut = runs.find((r) => r.name === "default limit")!;
     const whole = runs.find((r) => r.name === "raised limit")!;
     expect((meta(cut).otel as Record<string, unknown>).dropped_attributes).toBe(162 - 128);

@@ -1,14 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import OpenAI from "openai";
 import { wrapOpenAI, traceable } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
 
 let vendor: ReplayServer;
 let col: Running;

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { readFileSync } from "node:fs";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
@@ -7,9 +6,8 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { wrapOpenAI, wrapAnthropic, traceable } from "../../src/tracing/index.js";
 import { MemoryWriter } from "../../src/run/memory.js";
 import { validate } from "../../src/format/validate.js";
-import { startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 
-const fixture = (name: string) => JSON.parse(readFileSync(new URL(`../fixtures/replay/${name}`, import.meta.url), "utf8"));
 const SECRET = "sk-test-SECRET-do-not-log";
 
 let server: ReplayServer;

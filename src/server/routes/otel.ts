@@ -16,8 +16,7 @@ import type { SqliteRunStore } from "../store/index.js";
 import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
 import { parseJson, plainToSpanRecord } from "../../otel/otlp-json.js";
-
-export const PROJECT_HEADER = "x-tracepipe-project";
+import { PROJECT_HEADER } from "../../otel/exporter.js";
 
 export function otelRoutes(store: SqliteRunStore): Route[] {
   return [

@@ -3,18 +3,10 @@
  * (SPEC §5–6) become trace runs. The token is compared in constant time; a
  * missing or wrong token is 401 and stores nothing.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { ValidationError } from "../../errors.js";
 import { agentRunToTraceRun } from "../../webhooks/runs.js";
 import type { SqliteRunStore } from "../store/index.js";
-import { HttpError, type Route } from "../http.js";
-
-/** Equal-length digests, so neither the comparison nor an early length check leaks the token. */
-export function tokenMatches(given: string, expected: string): boolean {
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
-}
+import { HttpError, secretMatches, type Route } from "../http.js";
 
 export function webhookReceiverRoutes(store: SqliteRunStore, token: string, project = "agent-server"): Route[] {
   return [
@@ -23,7 +15,7 @@ export function webhookReceiverRoutes(store: SqliteRunStore, token: string, proj
       path: "/webhooks/runs",
       handler: async (ctx) => {
         const given = ctx.query.get("token");
-        if (!given || !tokenMatches(given, token)) throw new HttpError(401, "missing or invalid webhook token (?token=...)");
+        if (!given || !secretMatches(given, token)) throw new HttpError(401, "missing or invalid webhook token (?token=...)");
         const body = await ctx.json();
         let run;
         try {
