@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
 import { Router } from "./router.js";
 import { decodedStream, parseJson, readAll } from "./body.js";
-import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js";
+import Database from "better-sqlite3";
+import { migrate, openStore, type SqliteRunStore, type StoredRun } from "../store/index.js";
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
 import { otelRoutes } from "./routes/otel.js";
@@ -78,6 +79,11 @@ function send(res: ServerResponse, reply: Reply): void {
 export function createCollector(opts: CollectorOptions = {}): Collector {
   const ownStore = typeof opts.db !== "object";
   const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? (process.env.TRACEPIPE_DB || ".tracepipe/traces.db"));
+  // The control plane keeps its tables in the same file, through a connection of its own
+  // (the run store's connection is its own business); `:memory:` gets a private database.
+  const controlDb = new Database(store.path);
+  controlDb.pragma("busy_timeout = 5000");
+  migrate(controlDb);
   const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024 * 1024;
   const region = opts.region ?? "us";
   const limitsOn = opts.rateLimits !== false;
@@ -108,7 +114,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     )
     .add(queryRoutes(store))
     .add(otelRoutes(store))
-    .add(deploymentRoutes(new ControlPlane(store.db, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(deploymentRoutes(new ControlPlane(controlDb, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(opts.routes ?? []);
 
@@ -206,6 +212,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       closing = true;
       return new Promise((resolve) => {
         server.close(() => {
+          controlDb.close();
           if (ownStore) store.close();
           resolve();
         });

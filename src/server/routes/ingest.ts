@@ -1,15 +1,13 @@
 /** Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id. */
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
-import type { Issue } from "../../errors.js";
-import type { Run, RunPatch } from "../../run/schema.js";
-import type { SqliteRunStore, StoredRun } from "../store/index.js";
+import { ValidationError } from "../../errors.js";
+import type { IngestBatch, RunStore, StoredRun } from "../../store/index.js";
 import { decodedStream } from "../body.js";
 import { parseMultipart } from "../multipart.js";
-import { checkPatch, checkPost } from "../validation.js";
 
 export interface IngestDeps {
-  store: SqliteRunStore;
+  store: RunStore;
   version: string;
   maxBodyBytes: number;
   /** Batch bounds advertised to clients in GET /info. */
@@ -18,21 +16,26 @@ export interface IngestDeps {
   onRunCompleted?: (run: StoredRun) => void;
 }
 
-function reject422(issues: Issue[]): never {
-  throw new HttpError(422, issues);
-}
-
-/** Store a validated batch and tell the hook about root runs that now have an end time. */
-function store(deps: IngestDeps, post: Run[], patch: RunPatch[]): { created: number; updated: number } {
-  const result = deps.store.ingest({ post, patch });
+/**
+ * The store's one ingest operation (validate -> merge -> derive -> store): an
+ * invalid record is a 422 listing every problem, and nothing is stored. Root
+ * runs that now have an end time are handed to the completion hook.
+ */
+async function store(deps: IngestDeps, batch: IngestBatch): Promise<{ created: number; updated: number; attachments: number }> {
+  let result;
+  try {
+    result = await deps.store.ingest(batch);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new HttpError(422, err.issues);
+    throw err;
+  }
   if (deps.onRunCompleted) {
-    const ids = new Set([...post.filter((r) => r.end_time).map((r) => r.id), ...patch.filter((r) => r.end_time).map((r) => r.id)]);
-    for (const id of ids) {
+    for (const id of result.completedRoots) {
       const run = deps.store.getRun(id);
-      if (run && !run.parent_run_id && run.end_time) deps.onRunCompleted(run);
+      if (run) deps.onRunCompleted(run);
     }
   }
-  return result;
+  return { created: result.created, updated: result.updated, attachments: result.attachments };
 }
 
 export function ingestRoutes(deps: IngestDeps): Route[] {
@@ -59,25 +62,16 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       path: "/runs/multipart",
       handler: async (ctx: RequestContext) => {
         const parsed = await parseMultipart(decodedStream(ctx.req, deps.maxBodyBytes), ctx.headers, deps.maxBodyBytes);
-        const issues: Issue[] = [];
-        const post: Run[] = [];
-        const patch: RunPatch[] = [];
-        for (const [id, r] of parsed.post) {
-          const ok = checkPost(r, [`post.${id}`], issues);
-          if (ok) post.push(ok);
-        }
-        for (const [id, r] of parsed.patch) {
-          const ok = checkPatch(r, [`patch.${id}`], issues);
-          if (ok) patch.push(ok);
-        }
-        if (issues.length) reject422(issues);
+        const post = [...parsed.post];
+        const patch = [...parsed.patch];
         // One transaction for the runs and their attachments: nothing half-written.
-        const result = deps.store.db.transaction(() => {
-          const r = store(deps, post, patch);
-          for (const a of parsed.attachments) deps.store.putAttachment(a.runId, a.name, a.contentType, a.data, a.sha256);
-          return r;
-        })();
-        return { status: 202, body: { ...result, attachments: parsed.attachments.length } };
+        const body = await store(deps, {
+          post: post.map(([, r]) => r),
+          patch: patch.map(([, r]) => r),
+          attachments: parsed.attachments,
+          locate: (kind, i) => [`${kind}.${(kind === "post" ? post : patch)[i]![0]}`],
+        });
+        return { status: 202, body };
       },
     },
     {
@@ -87,35 +81,20 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const body = await ctx.json();
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
-        const issues: Issue[] = [];
-        const post: Run[] = [];
-        const patch: RunPatch[] = [];
-        for (const [key, list, check, out] of [
-          ["post", b.post, checkPost, post],
-          ["patch", b.patch, checkPatch, patch],
-        ] as const) {
-          if (list === undefined || list === null) continue;
-          if (!Array.isArray(list)) {
-            issues.push({ loc: [key], msg: "expected an array", type: "list_type" });
-            continue;
-          }
-          list.forEach((r, i) => {
-            const ok = check(r, [key, i], issues);
-            if (ok) (out as (Run | RunPatch)[]).push(ok);
-          });
+        for (const key of ["post", "patch"] as const) {
+          const list = b[key];
+          if (list !== undefined && list !== null && !Array.isArray(list)) throw new HttpError(422, [{ loc: [key], msg: "expected an array", type: "list_type" }]);
         }
-        if (issues.length) reject422(issues);
-        return { status: 202, body: store(deps, post, patch) };
+        const { created, updated } = await store(deps, { post: (b.post ?? []) as unknown[], patch: (b.patch ?? []) as unknown[] });
+        return { status: 202, body: { created, updated } };
       },
     },
     {
       method: "POST",
       path: "/runs",
       handler: async (ctx) => {
-        const issues: Issue[] = [];
-        const run = checkPost(await ctx.json(), [], issues);
-        if (!run) reject422(issues);
-        return { status: 202, body: store(deps, [run], []) };
+        const { created, updated } = await store(deps, { post: [await ctx.json()], locate: () => [] });
+        return { status: 202, body: { created, updated } };
       },
     },
     {
@@ -126,10 +105,8 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
-        const issues: Issue[] = [];
-        const patch = checkPatch({ ...b, id: ctx.params.id }, [], issues);
-        if (!patch) reject422(issues);
-        return { status: 202, body: store(deps, [], [patch]) };
+        const { created, updated } = await store(deps, { patch: [{ ...b, id: ctx.params.id }], locate: () => [] });
+        return { status: 202, body: { created, updated } };
       },
     },
   ];

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import type { Route } from "../http.js";
 import { HttpError } from "../http.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { SqliteRunStore } from "../../store/index.js";
 
 const Query = z.strictObject({
   trace_id: z.string().optional(),
