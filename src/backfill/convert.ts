@@ -7,6 +7,7 @@
  */
 import { ValidationError } from "../errors.js";
 import { llmRun, readVendorCall } from "../run/llm.js";
+import { isObj } from "../format/obj.js";
 import type { Run } from "../run/schema.js";
 import { deterministicUuid } from "./identity.js";
 
@@ -79,8 +80,4 @@ export function callToRun(rec: CallRecord, ctx: ConvertContext): Run {
     { validation: "reject", estimate: "now", rawInputs: isObj(rec.request) ? rec.request : undefined },
   );
   return run;
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }

@@ -4,6 +4,7 @@
  *   const c = createCollector({ db: ".tracepipe/traces.db" });
  *   const { url } = await c.listen(8484);
  */
+import { dbPathFrom } from "../env.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
@@ -78,7 +79,7 @@ function send(res: ServerResponse, reply: Reply): void {
 
 export function createCollector(opts: CollectorOptions = {}): Collector {
   const ownStore = typeof opts.db !== "object";
-  const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? (process.env.TRACEPIPE_DB || ".tracepipe/traces.db"));
+  const store = typeof opts.db === "object" ? opts.db : openStore(dbPathFrom(opts.db));
   // The control plane keeps its tables in the same file, through a connection of its own
   // (the run store's connection is its own business); `:memory:` gets a private database.
   const controlDb = new Database(store.path);

@@ -8,7 +8,7 @@ import { normalize } from "../normalize.js";
 import { validate } from "../format/validate.js";
 import { ValidationError } from "../errors.js";
 
-type Obj = Record<string, unknown>;
+import { isObj, type Obj } from "../format/obj.js";
 
 export interface Derived {
   detected_format: string | null;
@@ -18,7 +18,6 @@ export interface Derived {
   first_token_time: string | null;
 }
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Native `{messages}` that validate as they are need no conversion. */
 function nativeMessages(v: unknown): unknown[] | undefined {

@@ -4,26 +4,22 @@
  * relative to the request (so the collector's 422 and the embedded sink's
  * refusal name the same field).
  */
-import type { z } from "zod";
 import { Run, RunPatch } from "../run/schema.js";
-import type { Issue } from "../errors.js";
+import { zodIssues, type Issue } from "../errors.js";
 
 export type Loc = (string | number)[];
 
-export function zodIssues(err: z.ZodError, prefix: Loc): Issue[] {
-  return err.issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
-}
 
 export function checkPost(value: unknown, prefix: Loc, out: Issue[]): Run | undefined {
   const r = Run.safeParse(value);
   if (r.success) return r.data;
-  out.push(...zodIssues(r.error, prefix));
+  out.push(...zodIssues(r.error.issues, prefix));
   return undefined;
 }
 
 export function checkPatch(value: unknown, prefix: Loc, out: Issue[]): RunPatch | undefined {
   const r = RunPatch.safeParse(value);
   if (r.success) return r.data;
-  out.push(...zodIssues(r.error, prefix));
+  out.push(...zodIssues(r.error.issues, prefix));
   return undefined;
 }

@@ -6,7 +6,7 @@
  * with its location, so a server refuses to start with a clear list.
  */
 import { z } from "zod";
-import { ConfigError, type Issue } from "../errors.js";
+import { ConfigError, zodIssues, type Issue } from "../errors.js";
 
 export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
 
@@ -43,7 +43,7 @@ const REF = /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 /** Every problem in a parsed graph.json's webhook configuration, or the resolved configuration. */
 export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
   const r = GraphConfig.safeParse(raw);
-  if (!r.success) return { issues: r.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })) };
+  if (!r.success) return { issues: zodIssues(r.error.issues) };
   const issues: Issue[] = [];
   const wh = r.data.webhooks ?? {};
   const prefix = wh.env_prefix ?? DEFAULT_ENV_PREFIX;

@@ -13,7 +13,7 @@ import { ValidationError, type Issue } from "../errors.js";
 import { stableUuid } from "../run/ids.js";
 import { buildRun } from "../run/llm.js";
 import type { Run } from "../run/schema.js";
-import { isObj, type Obj } from "../../adapters/common/guards.js";
+import { isObj, type Obj } from "../format/obj.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
