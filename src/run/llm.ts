@@ -106,8 +106,11 @@ export function readVendorCall(rec: { format?: string; request?: unknown; respon
   return { format, call: callFromResults(req, res) };
 }
 
-/** How a producer treats messages that fail `validate`. */
-export type ValidationPolicy = "reject" | "annotate";
+/**
+ * How a producer treats messages that fail `validate`. `later` is for the
+ * first half of a call that is checked whole when it completes (the wrappers).
+ */
+export type ValidationPolicy = "reject" | "annotate" | "later";
 /** When usage is estimated when the vendor reported none: now, deferred to delivery, or never. */
 export type EstimatePolicy = "now" | "defer" | "never";
 
@@ -143,7 +146,7 @@ export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {
   if (model) metadata.trace_model_name = model;
   if (call.invocation_params && Object.keys(call.invocation_params).length) metadata.invocation_params = call.invocation_params;
 
-  const problems = validate(outputs ? [...inputs, ...outputs] : inputs).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
+  const problems = opts.validation === "later" ? [] : validate(outputs ? [...inputs, ...outputs] : inputs).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
   if (problems.length) {
     if (opts.validation === "reject") throw new ValidationError(problems);
     metadata.validation_errors = problems;

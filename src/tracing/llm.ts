@@ -69,7 +69,7 @@ export class LlmCall {
     let metadata: Obj;
     try {
       this.request = adapter.normalizeRequest(body);
-      const f = llmFields(callFromResults(this.request, undefined), { validation: "annotate", estimate: "never" });
+      const f = llmFields(callFromResults(this.request, undefined), { validation: "later", estimate: "never" });
       inputs = f.inputs;
       metadata = { ...opts.metadata, trace_provider: provider, ...f.metadata };
       if (metadata.invocation_params) metadata.invocation_params = serialize(metadata.invocation_params);
