@@ -42,7 +42,7 @@ export function register(program: Command): void {
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--db <path>", "SQLite file (':memory:' keeps nothing)", dbPathFrom(undefined))
-    .option("--api-key <key>", "require this X-Api-Key on every request", envValue("TRACEPIPE_API_KEY"))
+    .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
     .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")
     .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
