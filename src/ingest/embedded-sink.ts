@@ -6,10 +6,14 @@
  * so a wrapper user who never writes locally never loads it.
  */
 import { createHash } from "node:crypto";
+import { resolve } from "node:path";
 import { ValidationError } from "../errors.js";
 import type { RunStore, AttachmentInput } from "../store/index.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
+
+/** Stores already announced in this process: say where runs go once, not per batch. */
+const announced = new Set<string>();
 
 export class EmbeddedSink implements Sink {
   readonly target: string;
@@ -52,6 +56,7 @@ export class EmbeddedSink implements Sink {
         // The same locations the collector's multipart route reports.
         locate: (kind, i) => [`${kind}.${(kind === "post" ? posts : patches)[i]!.id}`],
       });
+      this.announce();
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.
       if (err instanceof ValidationError) throw new SinkError(`${this.path} refused the batch: ${err.message}`, "fatal", 422, err.issues);
@@ -59,6 +64,14 @@ export class EmbeddedSink implements Sink {
       const code = (err as { code?: string }).code ?? "";
       throw new SinkError(`writing ${this.path} failed: ${(err as Error).message}`, code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") ? "retry" : "fatal");
     }
+  }
+
+  /** With no endpoint configured, the first stored runs say where they went and how to see them. */
+  private announce(): void {
+    const where = this.path === ":memory:" ? this.path : resolve(this.path);
+    if (announced.has(where)) return;
+    announced.add(where);
+    process.emitWarning(`tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve --db ${JSON.stringify(where)}\``, "TracepipeWarning");
   }
 
   async close(): Promise<void> {
