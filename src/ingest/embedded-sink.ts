@@ -4,21 +4,23 @@
  * useful with no server running.
  */
 import { createHash } from "node:crypto";
-import { openStore, type SqliteRunStore } from "../server/store/index.js";
+// Type-only: the store (better-sqlite3) loads on first send, so `import "tracepipe"` stays light
+// and a bundled app that always sets an endpoint never evaluates the native driver.
+import type { SqliteRunStore } from "../server/store/index.js";
 import type { Run, RunPatch } from "../run/schema.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
 export class EmbeddedSink implements Sink {
   readonly target: string;
-  private store?: SqliteRunStore;
+  private store?: Promise<SqliteRunStore>;
 
   constructor(private readonly path: string) {
     this.target = path;
   }
 
-  private open(): SqliteRunStore {
-    return (this.store ??= openStore(this.path));
+  private open(): Promise<SqliteRunStore> {
+    return (this.store ??= import("../server/store/index.js").then(({ openStore }) => openStore(this.path)));
   }
 
   async limits(): Promise<SinkLimits> {
@@ -26,7 +28,12 @@ export class EmbeddedSink implements Sink {
   }
 
   async send(ops: Op[]): Promise<void> {
-    const store = this.open();
+    // A store that could not open (unwritable directory, a bundle without the native driver) is
+    // retried like any failed send, so the next attempt opens afresh.
+    const store = await this.open().catch((err: unknown) => {
+      this.store = undefined;
+      throw err;
+    });
     const post = ops.filter((o) => o.kind === "post").map((o) => o.run as unknown as Run);
     const patch = ops.filter((o) => o.kind === "patch").map((o) => o.run as unknown as RunPatch);
     try {
@@ -47,7 +54,8 @@ export class EmbeddedSink implements Sink {
   }
 
   async close(): Promise<void> {
-    this.store?.close();
+    const store = this.store;
     this.store = undefined;
+    (await store?.catch(() => undefined))?.close();
   }
 }
