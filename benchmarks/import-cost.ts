@@ -8,14 +8,16 @@
  * imports `langsmith` + `langsmith/wrappers` (the equivalent surface:
  * traceable and wrapOpenAI). Rounds interleave the variants in a fresh random
  * order, so drift in machine load falls on all of them alike. Reported: median
- * wall time per process, the same over bare node (the import's share), the
- * import as timed inside the child, RSS after the import, and the ratio of the
- * imports' shares (issue 12's target: at most 1.2x). Also timed: `node
- * bin/tracepipe.js --help` (target: at most 0.25 s).
+ * wall time per process, the same over bare node (the import's share), CPU
+ * time per process (user + system, read at exit; steadier than wall time on a
+ * busy machine) and over bare node, the import as timed inside the child, RSS
+ * after the import, and the ratios of the imports' shares (issue 12's target:
+ * at most 1.2x). Also timed: `node bin/tracepipe.js --help` (target: at most
+ * 0.25 s).
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -44,21 +46,26 @@ writeFileSync(join(app, "langsmith.mjs"), child(["langsmith", "langsmith/wrapper
 
 interface Sample {
   wall: number;
+  cpu: number;
   ms: number;
   rss: number;
 }
+
+// Every child reports its own CPU time as it exits, on stderr.
+const CPU_AT_EXIT = `data:text/javascript,process.on("exit",()=>{const c=process.cpuUsage();process.stderr.write("\\ncpu-us:"+(c.user+c.system)+"\\n")})`;
 type Variant = "bare" | "tracepipe" | "langsmith" | "help";
 const samples: Record<Variant, Sample[]> = { bare: [], tracepipe: [], langsmith: [], help: [] };
 
 function run(variant: Variant): Sample {
-  const args = variant === "help" ? [join(ROOT, "bin/tracepipe.js"), "--help"] : [join(app, `${variant}.mjs`)];
+  const args = ["--import", CPU_AT_EXIT, ...(variant === "help" ? [join(ROOT, "bin/tracepipe.js"), "--help"] : [join(app, `${variant}.mjs`)])];
   const t0 = process.hrtime.bigint();
   const r = spawnSync(process.execPath, args, { cwd: app, encoding: "utf8" });
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${variant} exited ${r.status}: ${r.stderr}`);
-  if (variant === "help") return { wall, ms: Number.NaN, rss: Number.NaN };
+  const cpu = Number(/cpu-us:(\d+)/.exec(r.stderr)?.[1]) / 1000;
+  if (variant === "help") return { wall, cpu, ms: Number.NaN, rss: Number.NaN };
   const { ms, rss } = JSON.parse(r.stdout) as { ms: number; rss: number };
-  return { wall, ms, rss };
+  return { wall, cpu, ms, rss };
 }
 
 function shuffled<T>(xs: T[]): T[] {
@@ -83,16 +90,15 @@ for (let round = 0; round < ROUNDS; round++) {
 }
 
 const med = (v: Variant, k: keyof Sample) => median(samples[v].map((s) => s[k]));
-const bare = med("bare", "wall");
-console.log(`import cost, ${ROUNDS} interleaved rounds of whole cold processes (node ${process.version}); medians:`);
-console.log(`  ${"".padEnd(34)} ${"process".padStart(9)} ${"over bare".padStart(10)} ${"in child".padStart(9)} ${"RSS".padStart(8)}`);
+const over = (v: Variant, k: "wall" | "cpu") => med(v, k) - med("bare", k);
+const ms = (x: number) => `${x.toFixed(0)} ms`;
+console.log(`import cost, ${ROUNDS} interleaved rounds of whole cold processes (node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs); medians:`);
+console.log(`  ${"".padEnd(34)} ${"wall".padStart(7)} ${"over bare".padStart(10)} ${"CPU".padStart(7)} ${"over bare".padStart(10)} ${"in child".padStart(9)} ${"RSS".padStart(8)}`);
 const row = (label: string, v: Variant) =>
-  console.log(`  ${label.padEnd(34)} ${`${med(v, "wall").toFixed(0)} ms`.padStart(9)} ${`${(med(v, "wall") - bare).toFixed(0)} ms`.padStart(10)} ${`${med(v, "ms").toFixed(0)} ms`.padStart(9)} ${`${(med(v, "rss") / 2 ** 20).toFixed(0)} MiB`.padStart(8)}`);
+  console.log(`  ${label.padEnd(34)} ${ms(med(v, "wall")).padStart(7)} ${ms(over(v, "wall")).padStart(10)} ${ms(med(v, "cpu")).padStart(7)} ${ms(over(v, "cpu")).padStart(10)} ${ms(med(v, "ms")).padStart(9)} ${`${(med(v, "rss") / 2 ** 20).toFixed(0)} MiB`.padStart(8)}`);
 row("node (bare)", "bare");
 row('import("tracepipe")', "tracepipe");
 row('import("langsmith") + "/wrappers"', "langsmith");
-const ratio = (med("tracepipe", "wall") - bare) / (med("langsmith", "wall") - bare);
-const inChild = med("tracepipe", "ms") / med("langsmith", "ms");
-console.log(`  -> ratio tracepipe/langsmith, process time over bare node: ${ratio.toFixed(2)}x (target <= 1.2x); import timed in the child: ${inChild.toFixed(2)}x`);
-const help = med("help", "wall") / 1000;
-console.log(`  node bin/tracepipe.js --help: ${help.toFixed(3)} s per process (target <= 0.25 s)`);
+const ratio = (k: "wall" | "cpu") => (over("tracepipe", k) / over("langsmith", k)).toFixed(2);
+console.log(`  -> ratio tracepipe/langsmith over bare node: wall ${ratio("wall")}x, CPU ${ratio("cpu")}x (target <= 1.2x); import timed in the child ${(med("tracepipe", "ms") / med("langsmith", "ms")).toFixed(2)}x`);
+console.log(`  node bin/tracepipe.js --help: ${(med("help", "wall") / 1000).toFixed(3)} s wall, ${(med("help", "cpu") / 1000).toFixed(3)} s CPU per process (target <= 0.25 s)`);

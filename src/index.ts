@@ -16,8 +16,9 @@ export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type Clie
 export { normalize, detectFormat, type NormalizeOptions } from "./normalize.js";
 export { validate, type ValidateOptions } from "./format/validate.js";
 export { FORMAT_NAMES } from "../adapters/index.js";
-// Types
-export { Run, RunPatch, RunEvent } from "./run/schema.js";
+// Types (type-only: the zod schemas of a run cost ~10 ms to build at import, and only the
+// collector validates runs; they are exported from tracepipe/server)
+export type { Run, RunPatch, RunEvent } from "./run/schema.js";
 export type { RunWriter } from "./run/writer.js";
 export type { Message, ContentBlock, UsageMetadata, Role } from "./format/schema.js";
 export type { NormalizedRecord } from "../adapters/types.js";
