@@ -22,7 +22,8 @@ let out: Record<string, unknown>;
 if (peer === "tracepipe") {
   const tp = await loadBuilt<typeof import("../src/index.js")>("src/index.js");
   const client = new tp.Client({ endpoint: url, apiKey: "bench", project, spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "client-dl.jsonl"), exitHooks: false, rateLimit: opts.rateLimit, batchSize: opts.batchSize });
-  const r = await tp.backfill({ files: [log], client, project, deadLetterPath: join(dir, "dead.jsonl") });
+  const { backfill } = await loadBuilt<typeof import("../src/backfill/index.js")>("src/backfill/index.js");
+  const r = await backfill({ files: [log], client, project, deadLetterPath: join(dir, "dead.jsonl") });
   await client.shutdown();
   out = { records: r.records, delivered: r.delivered, dead: r.dead_lettered, requests: client.stats.requests, retried: client.stats.retried };
 } else {

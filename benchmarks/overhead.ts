@@ -136,7 +136,7 @@ console.log(`  -> ratio tracepipe/langsmith added CPU: per call ${(rows.tracepip
 await tpClient.flush();
 await lsClient.awaitPendingTraceBatches();
 await tpClient.shutdown();
-const { openStore } = tp;
+const { openStore } = await loadBuilt<typeof import("../src/server/index.js")>("src/server/index.js");
 const store = openStore(dbPath);
 const expected = (ROUNDS + 1) * (CALLS + STREAMS);
 console.log(`  runs in the collector: tracepipe ${store.countRuns("overhead-tracepipe")}/${expected}, langsmith ${store.countRuns("overhead-langsmith")}/${expected}`);

@@ -8,7 +8,9 @@
 // conventions, two of them for the same call), and with no TRACEPIPE_ENDPOINT
 // set the runs go to the embedded store (.tracepipe/traces.db, or TRACEPIPE_DB).
 import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
-import { Client, TraceSpanProcessor, openStore } from "tracepipe";
+import { Client } from "tracepipe";
+import { TraceSpanProcessor } from "tracepipe/otel";
+import { openStore } from "tracepipe/server";
 
 // 1. Your existing pipeline: here a stand-in exporter that prints what it gets,
 //    behind a processor that passes on everything but LLM spans.

@@ -1,28 +1,65 @@
 /**
  * `tracepipe` command line. One file per command; each exports `register(program)`.
  * Exit codes (DESIGN.md): 0 success, 1 some records invalid, 2 usage error.
+ *
+ * Only the command being run is loaded: its modules pull in the collector,
+ * SQLite, Redis or the progress bar, and `tracepipe --help` should cost little
+ * more than starting node. The other commands are listed from COMMANDS by name
+ * and summary (test/package/cli.test.ts checks those against the real ones).
  */
-import { Command, CommanderError } from "commander";
-import { register as registerNormalize } from "./normalize.js";
-import { register as registerValidate } from "./validate.js";
-import { register as registerServe } from "./serve.js";
-import { register as registerBackfill } from "./backfill.js";
-import { register as registerCheckConfig } from "./check-config.js";
-
+import { readFileSync } from "node:fs";
+import { Command, CommanderError, Help } from "commander";
 import { EXIT_OK, EXIT_USAGE } from "./exit.js";
 
 export { EXIT_OK, EXIT_INVALID, EXIT_USAGE } from "./exit.js";
 
-export function buildProgram(): Command {
+export interface CommandEntry {
+  /** As the top-level help lists it: name, `[options]`, arguments. */
+  term: string;
+  summary: string;
+  load: () => Promise<{ register: (program: Command) => void }>;
+}
+
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  normalize: { term: "normalize [options] [file]", summary: "normalize vendor payloads into native messages", load: () => import("./normalize.js") },
+  validate: { term: "validate [options] [file]", summary: "check native {messages} records", load: () => import("./validate.js") },
+  serve: { term: "serve [options]", summary: "run the local collector (ingest API over SQLite)", load: () => import("./serve.js") },
+  backfill: { term: "backfill [options] <files...>", summary: "turn historical LLM logs into runs, resumably", load: () => import("./backfill.js") },
+  "check-config": { term: "check-config <file>", summary: "check the webhooks and http sections of a graph.json", load: () => import("./check-config.js") },
+};
+
+/** The command an argument list runs (`help X` shows X's help): the first operand, since no global option takes a value. */
+export function commandOf(args: readonly string[]): string | undefined {
+  const operands = args.filter((a) => !a.startsWith("-"));
+  return operands[0] === "help" ? operands[1] : operands[0];
+}
+
+/** The version in the package.json above this file (dist/src/cli or src/cli, so the depth differs). */
+function packageVersion(): string {
+  for (let dir = new URL("./", import.meta.url); ; dir = new URL("../", dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { name?: string; version?: string };
+      if (pkg.name === "tracepipe" && pkg.version) return pkg.version;
+    } catch {
+      // no package.json at this level: keep climbing
+    }
+    if (new URL("../", dir).href === dir.href) return "unknown";
+  }
+}
+
+/** The program with `command` loaded in full (when it names one) and the others as listings. */
+export async function buildProgram(command?: string): Promise<Command> {
   const program = new Command("tracepipe")
     .description("Trace LLM calls: normalize vendor formats, collect and deliver runs.")
+    .version(packageVersion(), "-V, --version", "print the tracepipe version")
     .showHelpAfterError()
     .exitOverride();
-  registerNormalize(program);
-  registerValidate(program);
-  registerServe(program);
-  registerBackfill(program);
-  registerCheckConfig(program);
+  const defaultTerm = new Help().subcommandTerm.bind(new Help());
+  program.configureHelp({ subcommandTerm: (cmd) => COMMANDS[cmd.name()]?.term ?? defaultTerm(cmd) });
+  for (const [name, entry] of Object.entries(COMMANDS)) {
+    if (name === command) (await entry.load()).register(program);
+    else program.command(name).summary(entry.summary);
+  }
   return program;
 }
 
@@ -32,8 +69,8 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     if (err.code === "EPIPE") process.exit(process.exitCode ?? EXIT_OK);
     throw err;
   });
-  const program = buildProgram();
   try {
+    const program = await buildProgram(commandOf(argv.slice(2)));
     await program.parseAsync(argv);
   } catch (err) {
     if (err instanceof CommanderError) {
@@ -45,5 +82,3 @@ export async function main(argv: string[] = process.argv): Promise<void> {
     process.exitCode = EXIT_USAGE;
   }
 }
-
-

@@ -8,6 +8,8 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { ValidationError } from "../errors.js";
+// Type-only: the store (better-sqlite3) loads on first send, so `import "tracepipe"` stays light
+// and a bundled app that always sets an endpoint never evaluates the native driver.
 import type { RunStore, AttachmentInput } from "../store/index.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
@@ -36,8 +38,10 @@ export class EmbeddedSink implements Sink {
     try {
       store = await this.open();
     } catch (err) {
+      // A store that could not open (an unwritable directory, a bundle without the native driver)
+      // is retried like any failed send, so the next attempt opens afresh.
       this.store = undefined;
-      throw new SinkError(`opening ${this.path} failed: ${(err as Error).message}`, "fatal");
+      throw new SinkError(`opening ${this.path} failed: ${(err as Error).message}`, "retry");
     }
     const posts = ops.filter((o) => o.kind === "post");
     const patches = ops.filter((o) => o.kind === "patch");

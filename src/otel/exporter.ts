@@ -23,6 +23,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { ConfigError } from "../errors.js";
 import { arrivalWindowMs, MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit } from "../ratelimit/match.js";
+import { PROJECT_HEADER } from "./otlp-json.js";
 
 export interface OtlpTraceExporterOptions {
   /** tracepipe endpoint (the collector or the hosted API); `/otel/v1/traces` is appended. */
@@ -40,7 +41,7 @@ export interface OtlpTraceExporterOptions {
   env?: Record<string, string | undefined>;
 }
 
-export const PROJECT_HEADER = "x-tracepipe-project";
+export { PROJECT_HEADER };
 
 /** `k1=v1,k2=v2` as the OTLP exporter spec writes headers; values are percent-decoded. */
 export function parseOtlpHeaders(value: string, variable: string): Record<string, string> {

@@ -9,6 +9,9 @@ import { ValidationError } from "../errors.js";
 import type { Attributes } from "../../adapters/spans.js";
 import type { SpanRecord } from "./convert.js";
 
+/** The project of exported spans: set by createOtlpTraceExporter, read by the collector (here, so it never loads the OTel exporter). */
+export const PROJECT_HEADER = "x-tracepipe-project";
+
 /** A span as the store keeps it: ids in hex, times as canonical ISO strings, attributes as plain values. */
 export interface PlainSpan {
   trace_id: string;

@@ -21,7 +21,8 @@ import { webhookReceiverRoutes } from "./routes/webhooks.js";
 import type { WebhookConfig } from "../webhooks/config.js";
 import { WebhookSender, type WebhookSenderOptions } from "../webhooks/sender.js";
 import { webhookPayload, webhookUrlOf } from "../webhooks/runs.js";
-import { matchLimit, MemoryRateLimiter, type RateLimiter, type Region } from "../ratelimit/index.js";
+import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
+import { matchLimit, type Region } from "../ratelimit/match.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
 

@@ -1,9 +1,18 @@
 /**
  * A real redis-server (Debian's package; `.ci/run` installs it) on a free
  * loopback port, with persistence off, for the shared rate-limiter tests.
+ * Without one, `skipWithoutRedis()` skips them with a notice (fails under CI).
  */
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
+import { installed, skipWithout } from "./services.js";
+
+export const REDIS_HINT = "`apt-get install redis-server`; .ci/run does this";
+
+/** Call at collection time: true when the Redis tests should be skipped (announced on stderr). */
+export function skipWithoutRedis(): boolean {
+  return skipWithout("redis-server", REDIS_HINT);
+}
 
 export interface RunningRedis {
   url: string;
@@ -22,9 +31,7 @@ function freePort(): Promise<number> {
 }
 
 export async function startRedis(): Promise<RunningRedis> {
-  if (spawnSync("redis-server", ["--version"]).error) {
-    throw new Error("redis-server is not installed: `apt-get install redis-server` (.ci/run does this)");
-  }
+  if (!installed("redis-server")) throw new Error(`redis-server is not installed: ${REDIS_HINT}`);
   // A free port can be taken between the probe and the bind; try a few.
   for (let attempt = 0; ; attempt++) {
     const port = await freePort();

@@ -2,92 +2,95 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { readFileSync } from "node:fs";
 import { RedisRateLimiter } from "../../src/ratelimit/redis.js";
-import { startRedis, type RunningRedis } from "../helpers/redis.js";
+import { skipWithoutRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
 import { startServeProcess, type ServeProcess } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
 import { runCli, jsonLines } from "../helpers/cli.js";
 import { writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
 
-let redis: RunningRedis;
-beforeAll(async () => {
-  redis = await startRedis();
-}, 20_000);
-afterAll(async () => {
-  await redis?.close();
-});
-
-describe("RedisRateLimiter", () => {
-  it("grants exactly the limit across processes' connections racing for one key, then says when room appears", async () => {
-    const a = new RedisRateLimiter(redis.url);
-    const b = new RedisRateLimiter(redis.url);
-    try {
-      const key = `race-${Date.now()}`;
-      const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).tryAcquire(key, 1, 20, 60_000)));
-      expect(results.filter((r) => r.ok)).toHaveLength(20);
-      const refused = results.find((r) => !r.ok)!;
-      expect(refused.ok).toBe(false);
-      if (!refused.ok) {
-        expect(refused.retryAfterMs).toBeGreaterThan(50_000);
-        expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
-      }
-      // Another key counts separately; a cost above the limit can never be granted.
-      expect((await a.tryAcquire(`${key}-other`, 5, 20, 60_000)).ok).toBe(true);
-      await expect(a.tryAcquire(key, 21, 20, 1000)).rejects.toThrow(RangeError);
-    } finally {
-      await a.close();
-      await b.close();
-    }
-  });
-
-  it("acquire() waits for the window to slide instead of failing", async () => {
-    const lim = new RedisRateLimiter(redis.url);
-    try {
-      const key = `wait-${Date.now()}`;
-      const t0 = performance.now();
-      for (let i = 0; i < 6; i++) await lim.acquire(key, 1, 3, 300);
-      // Grants 4..6 had to wait for grants 1..3 to leave the 300 ms window.
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
-    } finally {
-      await lim.close();
-    }
-  });
-});
-
-describe("two sharded backfill processes sharing one Redis limiter", () => {
-  let col: ServeProcess;
+// Without redis-server (and not under CI) every test here is skipped with a notice.
+describe.skipIf(skipWithoutRedis())("with a real redis-server", () => {
+  let redis: RunningRedis;
   beforeAll(async () => {
-    col = await startServeProcess();
-  }, 30_000);
+    redis = await startRedis();
+  }, 20_000);
   afterAll(async () => {
-    await col?.close();
+    await redis?.close();
   });
 
-  it("never exceed the lowered limit in any window together, and deliver every record exactly once", async () => {
-    const proxy = await startProxy(col.url);
-    try {
-      const dir = tempDir("tp-bf-redis-");
-      const log = join(dir, "shared.jsonl");
-      const bad = await writeGenericLog(log, 400, 0.01, 11);
-      const common = ["--endpoint", proxy.url, "--api-key", "shared-key", "--project", "sharded", "--rate-limiter", redis.url, "--rate-limit", "10/1s", "--batch-size", "5", "--progress", "none"];
-      const [r0, r1] = await Promise.all(
-        [0, 1].map((i) => runCli(["backfill", log, "--shard", `${i}/2`, "--dead-letter", join(dir, `dead-${i}.jsonl`), "--spool-dir", join(dir, `spool-${i}`), ...common], { timeoutMs: 90_000 })),
-      );
-      for (const r of [r0!, r1!]) expect(r.code, r.stderr.slice(-1500)).toBe(bad.length ? 1 : 0);
-      const s = [r0!, r1!].map((r) => (jsonLines(r.stdout).at(-1) as { summary: { records: number; delivered: number; skipped_other_shards: number } }).summary);
-      expect(s[0]!.records + s[1]!.records).toBe(400);
-      expect(s[0]!.skipped_other_shards).toBe(s[1]!.records);
-      expect(s[0]!.delivered + s[1]!.delivered).toBe(400 - bad.length);
-      expect(col.count("sharded")).toEqual({ n: 400 - bad.length, d: 400 - bad.length });
-      const deadLines = [0, 1].flatMap((i) => readFileSync(join(dir, `dead-${i}.jsonl`), "utf8").trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { line: number }).line));
-      expect(deadLines.sort((x, y) => x - y)).toEqual(bad);
-      // Measured where the server counts: arrivals at the proxy. Two processes with their own
-      // in-memory limiters would reach 20 here; the shared window holds both to 10.
-      expect(proxy.times.length).toBeGreaterThanOrEqual(80);
-      expect(maxInWindow(proxy.times, 1000)).toBeLessThanOrEqual(10);
-      expect(maxInWindow(proxy.times, 1000)).toBeGreaterThanOrEqual(8);
-    } finally {
-      await proxy.close();
-    }
-  }, 120_000);
+  describe("RedisRateLimiter", () => {
+    it("grants exactly the limit across processes' connections racing for one key, then says when room appears", async () => {
+      const a = new RedisRateLimiter(redis.url);
+      const b = new RedisRateLimiter(redis.url);
+      try {
+        const key = `race-${Date.now()}`;
+        const results = await Promise.all(Array.from({ length: 100 }, (_, i) => (i % 2 ? a : b).tryAcquire(key, 1, 20, 60_000)));
+        expect(results.filter((r) => r.ok)).toHaveLength(20);
+        const refused = results.find((r) => !r.ok)!;
+        expect(refused.ok).toBe(false);
+        if (!refused.ok) {
+          expect(refused.retryAfterMs).toBeGreaterThan(50_000);
+          expect(refused.retryAfterMs).toBeLessThanOrEqual(60_000);
+        }
+        // Another key counts separately; a cost above the limit can never be granted.
+        expect((await a.tryAcquire(`${key}-other`, 5, 20, 60_000)).ok).toBe(true);
+        await expect(a.tryAcquire(key, 21, 20, 1000)).rejects.toThrow(RangeError);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it("acquire() waits for the window to slide instead of failing", async () => {
+      const lim = new RedisRateLimiter(redis.url);
+      try {
+        const key = `wait-${Date.now()}`;
+        const t0 = performance.now();
+        for (let i = 0; i < 6; i++) await lim.acquire(key, 1, 3, 300);
+        // Grants 4..6 had to wait for grants 1..3 to leave the 300 ms window.
+        expect(performance.now() - t0).toBeGreaterThanOrEqual(290);
+      } finally {
+        await lim.close();
+      }
+    });
+  });
+
+  describe("two sharded backfill processes sharing one Redis limiter", () => {
+    let col: ServeProcess;
+    beforeAll(async () => {
+      col = await startServeProcess();
+    }, 30_000);
+    afterAll(async () => {
+      await col?.close();
+    });
+
+    it("never exceed the lowered limit in any window together, and deliver every record exactly once", async () => {
+      const proxy = await startProxy(col.url);
+      try {
+        const dir = tempDir("tp-bf-redis-");
+        const log = join(dir, "shared.jsonl");
+        const bad = await writeGenericLog(log, 400, 0.01, 11);
+        const common = ["--endpoint", proxy.url, "--api-key", "shared-key", "--project", "sharded", "--rate-limiter", redis.url, "--rate-limit", "10/1s", "--batch-size", "5", "--progress", "none"];
+        const [r0, r1] = await Promise.all(
+          [0, 1].map((i) => runCli(["backfill", log, "--shard", `${i}/2`, "--dead-letter", join(dir, `dead-${i}.jsonl`), "--spool-dir", join(dir, `spool-${i}`), ...common], { timeoutMs: 90_000 })),
+        );
+        for (const r of [r0!, r1!]) expect(r.code, r.stderr.slice(-1500)).toBe(bad.length ? 1 : 0);
+        const s = [r0!, r1!].map((r) => (jsonLines(r.stdout).at(-1) as { summary: { records: number; delivered: number; skipped_other_shards: number } }).summary);
+        expect(s[0]!.records + s[1]!.records).toBe(400);
+        expect(s[0]!.skipped_other_shards).toBe(s[1]!.records);
+        expect(s[0]!.delivered + s[1]!.delivered).toBe(400 - bad.length);
+        expect(col.count("sharded")).toEqual({ n: 400 - bad.length, d: 400 - bad.length });
+        const deadLines = [0, 1].flatMap((i) => readFileSync(join(dir, `dead-${i}.jsonl`), "utf8").trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { line: number }).line));
+        expect(deadLines.sort((x, y) => x - y)).toEqual(bad);
+        // Measured where the server counts: arrivals at the proxy. Two processes with their own
+        // in-memory limiters would reach 20 here; the shared window holds both to 10.
+        expect(proxy.times.length).toBeGreaterThanOrEqual(80);
+        expect(maxInWindow(proxy.times, 1000)).toBeLessThanOrEqual(10);
+        expect(maxInWindow(proxy.times, 1000)).toBeGreaterThanOrEqual(8);
+      } finally {
+        await proxy.close();
+      }
+    }, 120_000);
+  });
 });

@@ -15,8 +15,7 @@ import type { Route } from "../http.js";
 import type { SqliteRunStore } from "../../store/index.js";
 import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
-import { parseJson, plainToSpanRecord } from "../../otel/otlp-json.js";
-import { PROJECT_HEADER } from "../../otel/exporter.js";
+import { parseJson, plainToSpanRecord, PROJECT_HEADER } from "../../otel/otlp-json.js";
 
 export function otelRoutes(store: SqliteRunStore): Route[] {
   return [
