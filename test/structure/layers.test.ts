@@ -27,7 +27,8 @@ const ALLOWED: Record<string, string[]> = {
   otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens"],
   backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "store"],
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
-  control: [...BASE, "run", "ratelimit"],
+  // tracepipe/control is one entry point for deployments and webhooks: its index re-exports webhooks/.
+  control: [...BASE, "run", "ratelimit", "webhooks"],
   server: [...BASE, "adapters", "normalize", "run", "store", "otel", "ratelimit", "control", "webhooks", "ingest"],
   index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "backfill", "control", "webhooks", "server", "store"],
 };
