@@ -27,7 +27,7 @@ async function collector(opts: Parameters<typeof startCollector>[0] = {}): Promi
 function client(endpoint: string | undefined, extra: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-client-");
   const c = new Client({ endpoint, apiKey: "test-key", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), dbPath: join(dir, "traces.db"), backoff: { baseMs: 20, maxMs: 500 }, warn: () => {}, ...extra });
-  cleanup.push(() => c.shutdown());
+  cleanup.push(async () => void (await c.shutdown()));
   return c;
 }
 
@@ -192,7 +192,7 @@ describe("Client delivery", () => {
   it("warns that without an API key the per-IP catch-all (100 / 60 s) limits multipart ingest", () => {
     const warnings: string[] = [];
     const keyless = new Client({ endpoint: "http://127.0.0.1:9", spoolDir: join(tempDir("tp-keyless-"), "spool"), exitHooks: false, warn: (m) => warnings.push(m) });
-    cleanup.push(() => keyless.shutdown());
+    cleanup.push(async () => void (await keyless.shutdown()));
     expect(warnings.join("\n")).toMatch(/no API key.*100 \/ 60 s/);
     warnings.length = 0;
     const keyed = client("http://127.0.0.1:9", { warn: (m: string) => warnings.push(m) });
@@ -247,7 +247,7 @@ describe("Client delivery", () => {
     await new Promise((r) => setTimeout(r, 30));
     const col = await collector();
     const c2 = new Client({ endpoint: col.url, apiKey: "k", spoolDir, warn: () => {} });
-    cleanup.push(() => c2.shutdown());
+    cleanup.push(async () => void (await c2.shutdown()));
     await c2.flush();
     expect(col.collector.store.countRuns("later")).toBe(30);
   });
