@@ -261,8 +261,9 @@ export class Client implements RunWriter {
 
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    if (this.queue.length >= batchSize) {
-      queueMicrotask(() => this.pump(false));
+    if (this.queue.length >= batchSize || this.waiters.length > 0) {
+      // A full batch, or a flush() waiting: no reason to wait for company.
+      queueMicrotask(() => this.pump(this.waiters.length > 0));
       return;
     }
     this.armTimer();
@@ -356,14 +357,16 @@ export class Client implements RunWriter {
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
     if (!this.spoolMayHaveWork || this.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
-    let claimed = this.spool.claim();
-    if (!claimed && this.spilled > 0) {
+    // Enough segments for a full batch at once: segments written behind a retry hold one op each.
+    const want = this.limits?.batchSize ?? this.options.batchSize;
+    let claimed = this.spool.claim(want);
+    if (claimed.length === 0 && this.spilled > 0) {
       // Spilled ops may still sit in the segment being written: seal it so it can be read back.
       this.spool.seal();
       for (const e of this.spooledRuns.values()) e.open = false;
-      claimed = this.spool.claim();
+      claimed = this.spool.claim(want);
     }
-    if (!claimed) {
+    if (claimed.length === 0) {
       if (this.spilled > 0) {
         // Sealed and still not claimable: another process sharing the spool took them.
         this.spilled = 0;
@@ -373,7 +376,7 @@ export class Client implements RunWriter {
       if (this.spool.nextDueAt !== undefined) this.armReplayTimer(this.spool.nextDueAt);
       return;
     }
-    this.load(claimed.segment, claimed.ops);
+    for (const c of claimed) this.load(c.segment, c.ops);
   }
 
   /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
@@ -478,18 +481,32 @@ export class Client implements RunWriter {
       finalize(next, this.valueLimits);
       mergeOps(op, next);
     }
-    const done = this.spool.appendSealed(batch, due);
-    this.account(batch);
-    if (!done) return this.drop(batch.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
-    this.stats.spooled += batch.length;
-    this.stats.inSpool += batch.length;
+    // A run with newer ops already in the spool (written behind an earlier try of this op) goes
+    // just before them, not at the new due time, or they would replay first.
+    const groups = new Map<number, Op[]>();
     for (const op of batch) {
       const e = this.spooledRuns.get(op.id);
-      if (e) e.n++;
-      else this.spooledRuns.set(op.id, { due, open: false, n: 1 });
+      const at = e ? Math.min(due, e.due - 1) : due;
+      const g = groups.get(at);
+      if (g) g.push(op);
+      else groups.set(at, [op]);
+    }
+    this.account(batch);
+    for (const [at, ops] of groups) {
+      if (!this.spool.appendSealed(ops, at)) {
+        this.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
+        continue;
+      }
+      this.stats.spooled += ops.length;
+      this.stats.inSpool += ops.length;
+      for (const op of ops) {
+        const e = this.spooledRuns.get(op.id);
+        if (e) e.n++;
+        else this.spooledRuns.set(op.id, { due: at, open: false, n: 1 });
+      }
     }
     this.spoolMayHaveWork = true;
-    this.armReplayTimer(due);
+    for (const at of groups.keys()) this.armReplayTimer(at);
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {

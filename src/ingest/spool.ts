@@ -229,18 +229,25 @@ export class Spool {
     return !alive(Number(m[6]));
   }
 
-  /** Claim the first replayable segment that is due; sets nextDueAt to the earliest one that is not. */
-  claim(): { segment: string; ops: Op[] } | undefined {
+  /**
+   * Claim replayable segments that are due, oldest first, until they hold at
+   * least `minOps` ops (one listing of the directory for all of them); sets
+   * nextDueAt to the earliest segment that is not due yet.
+   */
+  claim(minOps = 1): { segment: string; ops: Op[] }[] {
     const now = Date.now();
+    const out: { segment: string; ops: Op[] }[] = [];
+    let n = 0;
     this.nextDueAt = undefined;
     for (const { dir, name, m } of this.listAll()) {
       if (!this.replayable(m)) continue;
       const due = Number(m[1]);
       if (due > now) {
-        // A failed batch waiting for its retry time.
-        this.nextDueAt = Math.min(this.nextDueAt ?? Infinity, due);
-        continue;
+        // A failed batch waiting for its retry time; names sort by due time, so all later ones wait too.
+        this.nextDueAt = due;
+        break;
       }
+      if (n >= minOps) break;
       const base = name.replace(/(\.open|\.replaying-\d+)$/, "");
       const target = join(dir, `${base}.replaying-${process.pid}`);
       try {
@@ -254,9 +261,11 @@ export class Spool {
       } catch {
         continue; // unreadable now; the rename leaves it for the next process
       }
-      return { segment: target, ops: decode(text, target) };
+      const ops = decode(text, target);
+      out.push({ segment: target, ops });
+      n += ops.length;
     }
-    return undefined;
+    return out;
   }
 
   /** Every op of this segment is accounted for. */

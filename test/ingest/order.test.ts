@@ -1,13 +1,11 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { spawn } from "node:child_process";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { Client } from "../../src/ingest/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { startProxy, type Verdict } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
+import { runChild } from "./child.js";
 
-const CHILD = fileURLToPath(new URL("./fixtures/updates-child.ts", import.meta.url));
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
@@ -23,14 +21,6 @@ function client(endpoint: string, spoolDir = join(tempDir("tp-order-"), "spool")
   const c = new Client({ endpoint, apiKey: "k", spoolDir, deadLetterPath: join(spoolDir, "..", "dead.jsonl"), exitHooks: false, backoff: { baseMs: 20, maxMs: 200 }, warn: () => {}, ...extra });
   cleanup.push(async () => void (await c.shutdown({ timeoutMs: 5000 })));
   return c;
-}
-
-export async function runChild(endpoint: string, spoolDir: string, count: number, project: string, exitAfterMs: number): Promise<void> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), project, String(exitAfterMs)], { stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-  expect(code, stderr).toBe(0);
 }
 
 function outputsV(col: Running, id: string): unknown {
