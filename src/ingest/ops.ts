@@ -39,13 +39,13 @@ export function nextSeq(): number {
 }
 
 /**
- * Approximate JSON length of a value without serializing it. Linear and
- * bounded whatever it is given: cycles count as a marker and the walk stops
- * after `budget` nodes (issue 19: the old walk was exponential in shared
- * back-references). Values made by makeSafe() get their size from it instead.
+ * Approximate JSON length of a value without serializing it. Bounded whatever
+ * it is given: the walk stops after `budget` values and 64 levels, so a cycle
+ * or a DAG with exponentially many paths costs at most the budget (issue 19:
+ * the old walk was exponential in shared back-references). Only updates with
+ * deferred work are measured this way; makeSafe() sizes everything else.
  */
-export function approxJsonSize(v: unknown, budget = 1_000_000): number {
-  const path = new Set<object>();
+export function approxJsonSize(v: unknown, budget = 200_000): number {
   let nodes = 0;
   const walk = (x: unknown, depth: number): number => {
     if (++nodes > budget) return 0;
@@ -64,23 +64,20 @@ export function approxJsonSize(v: unknown, budget = 1_000_000): number {
         return 0;
     }
     if (x === null) return 4;
-    if (path.has(x) || depth > 64) return 12;
+    if (depth > 64) return 12;
     if (ArrayBuffer.isView(x)) return x.byteLength * 2;
-    path.add(x);
     let n = 2;
     try {
       if (Array.isArray(x)) for (let i = 0; i < x.length && nodes <= budget; i++) n += walk(x[i], depth + 1) + 1;
       else {
         const o = x as Record<string, unknown>;
-        for (const k of Object.keys(o)) {
+        for (const k in o) {
           if (nodes > budget) break;
           n += k.length + 4 + walk(o[k], depth + 1);
         }
       }
     } catch {
       // a throwing getter or proxy: makeSafe will mark it; the estimate only shapes batches
-    } finally {
-      path.delete(x);
     }
     return n;
   };

@@ -50,15 +50,23 @@ export const MAX_DEPTH_MARK = "[MaxDepth]";
 /** The key under which an object records how many of its keys the size budget cut. */
 export const TRUNCATED_KEYS = "__truncated_keys";
 
+const TRACK_AFTER = 1000;
+
 const DEFAULTS = { maxDepth: 64, maxStringLength: 8 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
 
 class Walker {
   /** Budget left, in approximate JSON bytes. Every value written spends from it, so repeats and huge values are bounded. */
   left: number;
-  /** Objects on the current path: meeting one again is a cycle. */
-  private readonly path = new Set<object>();
-  /** Objects already written, with the bytes their copy took: a shared object is written again only if the budget allows. */
-  private readonly done = new Map<object, number>();
+  /** The objects on the current path, by depth: meeting one again is a cycle. A scan of at most maxDepth entries, cheaper than a Set for the usual shallow values. */
+  private readonly path: object[] = [];
+  /**
+   * Objects already written, with the bytes their copy took: a shared object
+   * is written again only if the budget allows. Kept only once a value has
+   * more than TRACK_AFTER objects: small values cannot blow up, and the map
+   * would be most of the cost of copying them.
+   */
+  private done?: Map<object, number>;
+  private objects = 0;
 
   /**
    * Bytes that repeats of shared objects may take. Without it a DAG whose
@@ -136,28 +144,35 @@ class Walker {
       return null;
     }
     const o = v as object;
-    if (this.path.has(o)) return this.str(CIRCULAR);
+    const path = this.path;
+    for (let i = 0; i < depth; i++) if (path[i] === o) return this.str(CIRCULAR);
     if (depth >= this.lim.maxDepth) return this.str(MAX_DEPTH_MARK);
     if (this.left <= 0) return TRUNCATED;
-    const before = this.done.get(o);
-    // A shared object (a DAG, not a cycle): write it again only when its earlier copy fits the budget.
+    const before = this.done?.get(o);
     if (before !== undefined) {
+      // A shared object (a DAG, not a cycle): write it again only when its earlier copy fits the budget.
       if (before > this.left || before > this.repeatLeft) return this.str(SHARED);
       this.repeatLeft -= before;
     }
+    if (++this.objects > TRACK_AFTER) this.done ??= new Map();
     const start = this.left;
-    this.path.add(o);
+    path[depth] = o;
+    let out: unknown;
     try {
-      return this.object(o, depth);
+      out = this.object(o, depth);
     } catch (err) {
-      return this.str(`[Thrown: ${errorText(err)}]`);
-    } finally {
-      this.path.delete(o);
-      this.done.set(o, start - this.left);
+      out = this.str(`[Thrown: ${errorText(err)}]`);
     }
+    path[depth] = undefined as unknown as object;
+    this.done?.set(o, start - this.left);
+    return out;
   }
 
   private object(o: object, depth: number): unknown {
+    if (Array.isArray(o)) return this.list(o, o.length, depth, (x) => this.value(x, depth + 1) ?? null);
+    const proto: unknown = Object.getPrototypeOf(o);
+    // The common case first: a plain object (no class, so no Date/Map/Error/... checks needed).
+    if ((proto === Object.prototype || proto === null) && typeof (o as { toJSON?: unknown }).toJSON !== "function") return this.fields(o, Object.keys(o), depth, {});
     if (o instanceof Date) {
       const t = o.getTime();
       return Number.isNaN(t) ? null : this.str(o.toISOString());
@@ -174,7 +189,6 @@ class Walker {
     }
     if (o instanceof Map) return { __type: "Map", entries: this.list(o.entries(), o.size, depth, (e) => { const [k, val] = e as [unknown, unknown]; return [this.value(k, depth + 2) ?? null, this.value(val, depth + 2) ?? null]; }) };
     if (o instanceof Set) return { __type: "Set", values: this.list(o.values(), o.size, depth, (x) => this.value(x, depth + 1) ?? null) };
-    if (Array.isArray(o)) return this.list(o, o.length, depth, (x) => this.value(x, depth + 1) ?? null);
     if (o instanceof String || o instanceof Number || o instanceof Boolean) return this.value(o.valueOf(), depth);
     if (typeof (o as { toJSON?: unknown }).toJSON === "function") {
       let j: unknown;
