@@ -77,6 +77,9 @@ interface SpooledEntry {
   n: number;
 }
 
+/** Spooled runs tracked one by one (for update order) before new ops simply all go behind them. */
+const MAX_TRACKED_RUNS = 100_000;
+
 let warnedOnce = new Set<string>();
 
 export class Client implements RunWriter {
@@ -102,6 +105,8 @@ export class Client implements RunWriter {
   private readonly inFlight = new Set<Op[]>();
   /** Ops per claimed spool segment not yet accounted for. */
   private readonly segmentOps = new Map<string, number>();
+  /** Set while spilled runs are not tracked one by one (see MAX_TRACKED_RUNS): the due time of the segment where that began. */
+  private untrackedSince?: number;
   /** Ops this client spilled to the spool (for lack of memory) and will read back before flush() resolves. */
   private spilled = 0;
   /** Spilled ops per spool segment (by key), so reading a segment back settles its share of `spilled`. */
@@ -118,9 +123,15 @@ export class Client implements RunWriter {
   private roomWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onBeforeExit = () => {
-    if (this.hasWork()) void this.flush();
+    if (this.hasWork()) void this.flush().catch(() => undefined);
   };
-  private readonly onExit = () => this.spoolEverything();
+  private readonly onExit = () => {
+    try {
+      this.spoolEverything();
+    } catch {
+      // An exit handler that throws would replace the host's exit code with a crash.
+    }
+  };
   readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0 };
 
   constructor(opts: ClientOptions = {}) {
@@ -201,9 +212,9 @@ export class Client implements RunWriter {
   /** Route an op so that no older op of its run can land after it. */
   private enqueue(op: Op, fromSpool = false): void {
     const spooled = this.spooledRuns.get(op.id);
-    if (spooled && !fromSpool) {
-      // An older op of this run waits in the spool: this one goes right behind it.
-      this.toSpoolBehind(op, spooled);
+    if (!fromSpool && (spooled || this.untrackedSince !== undefined)) {
+      // An older op of this run waits in the spool (or may: see MAX_TRACKED_RUNS): this one goes right behind it.
+      this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
       return;
     }
     const waiting = this.unsent.get(op.id);
@@ -218,6 +229,12 @@ export class Client implements RunWriter {
       finalize(op, this.valueLimits);
       const at = this.spill(op);
       if (at === undefined) return this.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
+      if (this.spooledRuns.size >= MAX_TRACKED_RUNS) {
+        // Tracking every spilled run would make memory grow with the outage. Past this many,
+        // everything new goes behind the spilled ops, in file order, until they are read back.
+        this.untrackedSince = at;
+        return;
+      }
       this.spooledRuns.set(op.id, { due: at, open: true, n: 1 });
       return;
     }
@@ -371,6 +388,7 @@ export class Client implements RunWriter {
         // Sealed and still not claimable: another process sharing the spool took them.
         this.spilled = 0;
         this.spillKeys.clear();
+        this.untrackedSince = undefined;
       }
       this.spoolMayHaveWork = false;
       if (this.spool.nextDueAt !== undefined) this.armReplayTimer(this.spool.nextDueAt);
@@ -410,6 +428,7 @@ export class Client implements RunWriter {
     if (mine !== undefined) {
       this.spillKeys.delete(key);
       this.spilled = Math.max(0, this.spilled - mine);
+      if (this.spilled === 0) this.untrackedSince = undefined;
     }
     for (const op of ops) {
       const e = this.spooledRuns.get(op.id);
@@ -426,7 +445,11 @@ export class Client implements RunWriter {
     } catch (err) {
       // attempt() handles every failure it knows; this is the last guard for the host.
       this.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
-      this.spoolForRetry(batch, 0);
+      try {
+        this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
+      } catch {
+        this.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
+      }
     }
   }
 
@@ -485,8 +508,8 @@ export class Client implements RunWriter {
     // just before them, not at the new due time, or they would replay first.
     const groups = new Map<number, Op[]>();
     for (const op of batch) {
-      const e = this.spooledRuns.get(op.id);
-      const at = e ? Math.min(due, e.due - 1) : due;
+      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
+      const at = after !== undefined ? Math.min(due, after - 1) : due;
       const g = groups.get(at);
       if (g) g.push(op);
       else groups.set(at, [op]);
@@ -657,8 +680,8 @@ export class Client implements RunWriter {
     const groups = new Map<number, Op[]>();
     const now = Date.now();
     for (const op of byId.values()) {
-      const e = this.spooledRuns.get(op.id);
-      const due = e ? Math.min(now, e.due - 1) : now;
+      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
+      const due = after !== undefined ? Math.min(now, after - 1) : now;
       const g = groups.get(due);
       if (g) g.push(op);
       else groups.set(due, [op]);

@@ -84,6 +84,30 @@ export function approxJsonSize(v: unknown, budget = 200_000): number {
   return walk(v, 0);
 }
 
+/**
+ * Attachments as the encoders expect them: [mime type, bytes] with real bytes.
+ * Anything else (a string, a plain object, a detached view) is left out here,
+ * at hand-over, rather than failing every later encoding of the batch.
+ */
+export function safeAttachments(a: unknown): Attachments | undefined {
+  if (typeof a !== "object" || a === null) return undefined;
+  const out: Attachments = {};
+  let n = 0;
+  try {
+    for (const [name, v] of Object.entries(a)) {
+      if (!Array.isArray(v)) continue;
+      const [mime, data] = v as [unknown, unknown];
+      if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) continue;
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      out[name] = [typeof mime === "string" && mime ? mime : "application/octet-stream", bytes];
+      n++;
+    }
+  } catch {
+    return n ? out : undefined;
+  }
+  return n ? out : undefined;
+}
+
 function attachmentBytes(attachments?: Attachments): number {
   let n = 0;
   if (attachments) for (const k in attachments) n += attachments[k]![1].byteLength + 200;
@@ -95,8 +119,9 @@ function asRecord(v: unknown, id: unknown): Record<string, unknown> {
 }
 
 /** A create: the run is made safe here, once, when it is handed over. */
-export function postOp(run: Run | Record<string, unknown>, attachments?: Attachments, limits?: SafeLimits): Op {
+export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Attachments, limits?: SafeLimits): Op {
   const s = makeSafe(run, limits);
+  const attachments = safeAttachments(rawAttachments);
   const r = asRecord(s.value, (run as { id?: unknown } | null)?.id);
   return { kind: "post", id: String(r.id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq: nextSeq() };
 }
@@ -106,8 +131,9 @@ export function postOp(run: Run | Record<string, unknown>, attachments?: Attachm
  * objects are kept (prepare completes them in place, later) and finalize()
  * makes the run safe once prepare has run.
  */
-export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, attachments?: Attachments, prepare?: () => void, limits?: SafeLimits): Op {
+export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, rawAttachments?: Attachments, prepare?: () => void, limits?: SafeLimits): Op {
   const seq = nextSeq();
+  const attachments = safeAttachments(rawAttachments);
   if (prepare) {
     const r = { ...asRecord(patch, id), id: String(id) };
     return { kind: "patch", id: String(id), run: r, attachments, bytes: approxJsonSize(r) + 200 + attachmentBytes(attachments), seq, prepare: [prepare], raw: true };

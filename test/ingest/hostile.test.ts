@@ -108,3 +108,17 @@ describe("hostile values handed to the Client", () => {
     expect(c.stats.dropped).toBe(2);
   });
 });
+
+describe("hostile attachments", () => {
+  it("keeps real bytes, leaves out what is not bytes, and delivers the run", async () => {
+    const col = await startCollector();
+    cleanup.push(() => col.close());
+    const c = client(col.url);
+    const run = makeRun("attach");
+    const bad = { ok: ["text/plain", new TextEncoder().encode("hi")], str: ["text/plain", "not bytes"], obj: { x: 1 } } as unknown as Record<string, [string, Uint8Array]>;
+    expect(() => c.createRun(run, { attachments: bad })).not.toThrow();
+    expect((await c.flush()).ok).toBe(true);
+    const names = col.collector.store.listAttachments(run.id).map((a) => a.name);
+    expect(names).toEqual(["ok"]);
+  });
+});
