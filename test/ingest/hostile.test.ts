@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
+import { traceable } from "../../src/tracing/traceable.js";
 import { CIRCULAR } from "../../src/run/safe.js";
 import { openStore } from "../../src/server/store/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
@@ -120,5 +121,26 @@ describe("hostile attachments", () => {
     expect((await c.flush()).ok).toBe(true);
     const names = col.collector.store.listAttachments(run.id).map((a) => a.name);
     expect(names).toEqual(["ok"]);
+  });
+});
+
+describe("traceable with hostile values", () => {
+  it("returns, reads the caller's graph once, and the run arrives with the cycles marked", async () => {
+    const col = await startCollector();
+    cleanup.push(() => col.close());
+    const c = client(col.url);
+    const g = backRefGraph(1000);
+    const handle = traceable((entity: Record<string, unknown>) => ({ entity, big: 1n }), { name: "orm", client: c });
+    const out = handle(g.root);
+    expect(out.entity).toBe(g.root);
+    // Inputs and outputs each copied once, at hand-over: two reads per field, whatever the graph holds.
+    expect(g.reads()).toBe(2 * g.fields);
+    expect((await c.flush()).ok).toBe(true);
+    const [stored] = col.collector.store.queryRuns({ project: "default", limit: 10 }).runs.filter((r) => r.name === "orm");
+    // One plain-object argument is the inputs themselves.
+    const children = (stored!.inputs as { children: Record<string, unknown>[] }).children;
+    expect(children).toHaveLength(1000);
+    expect(children.every((ch) => ch.parent === CIRCULAR)).toBe(true);
+    expect((stored!.outputs as { big: string }).big).toBe("1");
   });
 });

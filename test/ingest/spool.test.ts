@@ -151,3 +151,22 @@ describe("flush and shutdown with a timeout", () => {
     expect(distinct(col, "timeout").n).toBe(120);
   });
 });
+
+describe("a process killed with runs spilled to the spool", () => {
+  it("leaves them in its open segment, and the next Client replays each exactly once", async () => {
+    const { spawn } = await import("node:child_process");
+    const { fileURLToPath } = await import("node:url");
+    const col = await collector();
+    const spoolDir = join(tempDir("tp-kill-"), "spool");
+    const script = fileURLToPath(new URL("./fixtures/spill-child.ts", import.meta.url));
+    const child = spawn(process.execPath, ["--import", "tsx", script, col.url, spoolDir, "400", "killed"], { stdio: "ignore" });
+    const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on("close", (_code, sig) => resolve(sig)));
+    expect(signal).toBe("SIGKILL");
+    expect(readdirSync(spoolDir).some((n) => n.endsWith(".jsonl.open"))).toBe(true);
+    const c = client(col.url, { spoolDir });
+    expect((await c.flush()).ok).toBe(true);
+    expect(distinct(col, "killed")).toEqual({ n: 400, d: 400 });
+    const v = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'killed' AND json_extract(outputs, '$.v') IS NOT NULL").get() as { n: number };
+    expect(v.n).toBe(200);
+  });
+});
