@@ -68,6 +68,17 @@ function decode(text: string, segment: string): Op[] {
   return ops;
 }
 
+function countLines(path: string): number {
+  try {
+    const text = readFileSync(path, "utf8");
+    let n = 0;
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) n++;
+    return n;
+  } catch {
+    return 0;
+  }
+}
+
 function alive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
@@ -79,6 +90,16 @@ function alive(pid: number): boolean {
 }
 
 const NAME = /^segment-(\d+)-(\d+)-(\d+)-(\d+)-[0-9a-f]+\.jsonl(\.open|\.replaying-(\d+))?$/;
+/** Segments written before names carried a sequence and a count: `segment-<due>-<pid>-<random>.jsonl`. */
+const OLD_NAME = /^segment-(\d+)-(\d+)-([0-9a-f]+)\.jsonl(\.open|\.replaying-(\d+))?$/;
+
+/** An old name as a NAME match: sequence 0, count -1 (unknown: pendingOps counts its lines). */
+function oldMatch(name: string): RegExpExecArray | undefined {
+  const o = OLD_NAME.exec(name);
+  if (!o) return undefined;
+  const m = [name, o[1]!, "0", "-1", o[2]!, o[4], o[5]] as unknown as RegExpExecArray;
+  return m;
+}
 
 /** A segment's identity across the renames of sealing and claiming: its random part. */
 export function keyOf(path: string): string {
@@ -215,7 +236,7 @@ export class Spool {
         continue;
       }
       for (const name of names) {
-        const m = NAME.exec(name);
+        const m = NAME.exec(name) ?? oldMatch(name);
         if (m) out.push({ dir, name, m });
       }
     }
@@ -280,7 +301,12 @@ export class Spool {
   /** Ops waiting in the spool (due or not, this process's open segment included; not those claimed by a live process). */
   pendingOps(): number {
     let n = this.current?.count ?? 0;
-    for (const { m } of this.listAll()) if (m[5] === undefined || this.replayable(m)) n += Number(m[3]);
+    for (const { dir, name, m } of this.listAll()) {
+      if (!this.replayable(m)) continue;
+      const count = Number(m[3]);
+      // A dead process's open segment, or an old name: the count is not in the name.
+      n += m[5] === ".open" || count < 0 ? countLines(join(dir, name)) : count;
+    }
     return n;
   }
 }

@@ -170,3 +170,19 @@ describe("a process killed with runs spilled to the spool", () => {
     expect(v.n).toBe(200);
   });
 });
+
+describe("segments written by an earlier version", () => {
+  it("are counted and replayed (names without a sequence or a count)", async () => {
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    const col = await collector();
+    const spoolDir = join(tempDir("tp-old-"), "spool");
+    mkdirSync(spoolDir, { recursive: true });
+    const runs = Array.from({ length: 25 }, () => makeRun("old-names"));
+    writeFileSync(join(spoolDir, `segment-${Date.now() - 1000}-99999999-0badcafe.jsonl`), runs.map((r) => JSON.stringify({ kind: "post", id: r.id, run: r }) + "\n").join(""));
+    const { Spool } = await import("../../src/ingest/spool.js");
+    expect(new Spool(spoolDir).pendingOps()).toBe(25);
+    const c = client(col.url, { spoolDir });
+    expect(await c.flush()).toMatchObject({ ok: true, spooled: 0 });
+    expect(distinct(col, "old-names")).toEqual({ n: 25, d: 25 });
+  });
+});
