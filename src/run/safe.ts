@@ -16,6 +16,7 @@
  * | Buffer                        | {"__type": "Buffer", "base64": "..."}                     |
  * | typed array / DataView        | {"__type": "Float32Array", "length": n, "base64": "..."}  |
  * | ArrayBuffer                   | {"__type": "ArrayBuffer", "base64": "..."}                |
+ * | bytes whose base64 is over the string cap or the budget | {"__type", "byteLength", "truncated": true} |
  * | function                      | "[Function name]"                                         |
  * | symbol                        | "Symbol(description)"                                     |
  * | undefined                     | omitted in objects, null in arrays (as JSON does)         |
