@@ -77,8 +77,14 @@ interface SpooledEntry {
   n: number;
 }
 
-/** Spooled runs tracked one by one (for update order) before new ops simply all go behind them. */
-const MAX_TRACKED_RUNS = 100_000;
+/**
+ * Spooled runs tracked one by one (for update order) before new ops simply all
+ * go behind them: about 160 bytes each, so tracking stays within a tenth of
+ * the queue's memory bound (16 MiB: ~10k runs), and never under 1000.
+ */
+function maxTrackedRuns(maxQueueBytes: number): number {
+  return Math.max(1000, Math.floor(maxQueueBytes / 1600));
+}
 
 let warnedOnce = new Set<string>();
 
@@ -105,7 +111,7 @@ export class Client implements RunWriter {
   private readonly inFlight = new Set<Op[]>();
   /** Ops per claimed spool segment not yet accounted for. */
   private readonly segmentOps = new Map<string, number>();
-  /** Set while spilled runs are not tracked one by one (see MAX_TRACKED_RUNS): the due time of the segment where that began. */
+  /** Set while spilled runs are not tracked one by one (see maxTrackedRuns): the due time of the segment where that began. */
   private untrackedSince?: number;
   /** Ops this client spilled to the spool (for lack of memory) and will read back before flush() resolves. */
   private spilled = 0;
@@ -213,7 +219,7 @@ export class Client implements RunWriter {
   private enqueue(op: Op, fromSpool = false): void {
     const spooled = this.spooledRuns.get(op.id);
     if (!fromSpool && (spooled || this.untrackedSince !== undefined)) {
-      // An older op of this run waits in the spool (or may: see MAX_TRACKED_RUNS): this one goes right behind it.
+      // An older op of this run waits in the spool (or may: see maxTrackedRuns): this one goes right behind it.
       this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
       return;
     }
@@ -229,7 +235,7 @@ export class Client implements RunWriter {
       finalize(op, this.valueLimits);
       const at = this.spill(op);
       if (at === undefined) return this.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
-      if (this.spooledRuns.size >= MAX_TRACKED_RUNS) {
+      if (this.spooledRuns.size >= maxTrackedRuns(this.options.maxQueueBytes)) {
         // Tracking every spilled run would make memory grow with the outage. Past this many,
         // everything new goes behind the spilled ops, in file order, until they are read back.
         this.untrackedSince = at;

@@ -69,7 +69,8 @@ describe("updates of one run apply in the order they were made", () => {
     down = false;
     let res = await c.flush();
     for (let i = 0; i < 100 && !res.ok; i++) {
-      await new Promise((r) => setTimeout(r, 50)); // the spool's retry timer replays them
+      for (let i = 0; i < 400 && c.stats.queued < 1000; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(c.stats.queued).toBeGreaterThanOrEqual(1000); // the spool's retry timer replays them
       res = await c.flush();
     }
     expect(res).toMatchObject({ ok: true, spooled: 0 });
@@ -85,5 +86,29 @@ describe("updates of one run apply in the order they were made", () => {
     const rows = col.collector.store.db.prepare("SELECT id, outputs FROM runs WHERE session_name = 'order-exit'").all() as { id: string; outputs: string }[];
     expect(rows).toHaveLength(200);
     expect(rows.filter((r) => JSON.parse(r.outputs).v === 2)).toHaveLength(200);
+  });
+});
+
+describe("updates of spilled runs", () => {
+  it("keep their order past the number of spilled runs tracked one by one", async () => {
+    const col = await collector();
+    // A 1-byte memory bound: every op is spilled, and past 1000 spilled runs they are no longer tracked one by one.
+    // One batch in flight at a time, paced, so most creates read back are still waiting in memory when the newest updates come.
+    const c = client(col.url, undefined, { maxQueueBytes: 1, concurrency: 1, batchSize: 500, rateLimit: { limit: 2, windowMs: 400 } });
+    const runs = Array.from({ length: 2500 }, () => makeRun("spilled-order", 4000));
+    for (const r of runs) c.createRun(r);
+    for (const r of runs) c.updateRun(r.id, { outputs: { v: "old" } });
+    // Replay starts: the first 8 MiB segment (creates only) is read back while the "old" updates wait in the next one.
+    const flushed = c.flush();
+    for (let i = 0; i < 400 && c.stats.queued < 1000; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(c.stats.queued).toBeGreaterThanOrEqual(1000);
+    for (const r of runs.slice(0, 1200)) c.updateRun(r.id, { outputs: { v: "new" } });
+    await flushed;
+    expect((await c.flush()).ok).toBe(true);
+    expect(c.stats.spooled).toBe(2500 + 2500 + 1200);
+    const rows = col.collector.store.db.prepare("SELECT id, json_extract(outputs, '$.v') AS v FROM runs WHERE session_name = 'spilled-order'").all() as { id: string; v: string }[];
+    expect(rows).toHaveLength(2500);
+    const want = new Map(runs.map((r, i) => [r.id, i < 1200 ? "new" : "old"]));
+    expect(rows.filter((r) => r.v !== want.get(r.id))).toEqual([]);
   });
 });
