@@ -241,8 +241,9 @@ describe("Client delivery", () => {
     const c1 = new Client({ endpoint: "http://127.0.0.1:9", apiKey: "k", spoolDir, deadLetterPath: join(dir, "dl.jsonl"), maxAttempts: 2, backoff: { baseMs: 5, maxMs: 10 }, warn: () => {} });
     for (let i = 0; i < 30; i++) c1.createRun(makeRun("later"));
     await c1.flush();
-    await c1.shutdown();
-    expect(c1.stats.spooled).toBe(30);
+    // The spool's due-time timer may retry (and spool again) before shutdown: what counts is what is left.
+    const left = await c1.shutdown();
+    expect(left).toMatchObject({ ok: false, spooled: 30 });
     expect(existsSync(spoolDir)).toBe(true);
     await new Promise((r) => setTimeout(r, 30));
     const col = await collector();

