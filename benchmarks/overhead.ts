@@ -89,7 +89,7 @@ const median = (xs: number[]) => {
 const perRound: Record<string, { call: number[]; stream: number[]; callMean: number[]; cpuCall: number[]; cpuStream: number[] }> = {};
 for (const name of Object.keys(variants)) perRound[name] = { call: [], stream: [], callMean: [], cpuCall: [], cpuStream: [] };
 /** Deliver what a tracer still holds, so its background CPU is charged to its own segment. */
-const drain: Record<string, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: () => tpClient.flush(), langsmith: () => lsClient.awaitPendingTraceBatches() };
+const drain: Record<string, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
 const cpuMs = () => {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;

@@ -1,18 +1,21 @@
 /**
  * The ingest Client: every run handed to it reaches the sink exactly once by
  * id (at-least-once delivery into an idempotent store), as fast as SPEC §8
- * allows and no faster.
+ * allows and no faster, and nothing it does throws into the host.
  *
  *   const client = new Client({ endpoint: "http://127.0.0.1:8484", apiKey });
  *   client.createRun(run); client.updateRun(run.id, { end_time, outputs });
- *   await client.flush();          // serverless: before the handler returns
+ *   await client.flush({ timeoutMs: 2000 });   // serverless: before the handler returns
  *
- * Flow: createRun/updateRun queue an op (a create and an update of one id that
- * meet in the queue become one post). Batches bounded by count and bytes go to
- * the sink, `concurrency` at a time. A failed batch is retried with backoff
- * (Retry-After honoured), split on 413, dead-lettered on other 4xx, and spooled
- * to disk after `maxAttempts`. Past `maxQueueBytes` new ops go to the spool
- * instead of memory. On exit, whatever is left is spooled; the next Client
+ * Flow: createRun/updateRun make the value safe (src/run/safe.ts) and queue an
+ * op. Ops of one run never overtake each other (issue 13 item 3): a newer op
+ * merges into an older one still waiting, waits ("parked") while an older one
+ * is in flight or retrying, and follows an older one into the spool. Batches
+ * bounded by count and bytes go to the sink, `concurrency` at a time. A failed
+ * batch is retried with backoff (Retry-After honoured), split on 413,
+ * dead-lettered on other 4xx, and spooled to disk after `maxAttempts`. Past
+ * `maxQueueBytes` new ops go to the spool instead of memory. On exit, whatever
+ * is left is spooled; the next Client (or a timer, for segments not yet due)
  * replays the spool.
  */
 import type { Run, RunPatch } from "../run/schema.js";
@@ -23,10 +26,10 @@ import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
-import { finalize, mergeInto, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
 import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
-import { Spool } from "./spool.js";
+import { keyOf, Spool } from "./spool.js";
 
 export interface ClientStats {
   /** HTTP (or store) send attempts, retries included. */
@@ -35,8 +38,52 @@ export interface ClientStats {
   inFlight: number;
   delivered: number;
   retried: number;
+  /** Ops written to the spool so far (for lack of memory, after `maxAttempts`, or on exit). */
   spooled: number;
+  /** Ops waiting in the spool now: not delivered yet. Refreshed by flush() and shutdown(). */
+  inSpool: number;
   deadLettered: number;
+  /** Ops lost: neither the spool nor the dead-letter file could be written, or handed over after shutdown(). */
+  dropped: number;
+}
+
+export interface FlushResult {
+  /** Every op handed over so far was delivered or dead-lettered; none waits, none was dropped. */
+  ok: boolean;
+  /** The timeout passed first. */
+  timedOut: boolean;
+  /** Ops still queued or in flight (only after a timeout). */
+  pending: number;
+  /** Ops waiting in the spool for a later retry: undelivered. */
+  spooled: number;
+  /** Ops dropped since the client started (see ClientStats.dropped). */
+  dropped: number;
+  /** Ops dead-lettered since the client started. */
+  deadLettered: number;
+}
+
+export interface FlushOptions {
+  /** Stop waiting after this long; what is left keeps going (flush) or is spooled (shutdown). */
+  timeoutMs?: number;
+}
+
+/** Where a run's newest spooled op is, so a newer op of the run can be put behind it. */
+interface SpooledEntry {
+  /** The due time of its segment. */
+  due: number;
+  /** In the segment still being written (spilled for lack of memory), not a sealed retry segment. */
+  open: boolean;
+  /** Ops of the run this client spooled and has not read back. */
+  n: number;
+}
+
+/**
+ * Spooled runs tracked one by one (for update order) before new ops simply all
+ * go behind them: about 160 bytes each, so tracking stays within a tenth of
+ * the queue's memory bound (16 MiB: ~10k runs), and never under 1000.
+ */
+function maxTrackedRuns(maxQueueBytes: number): number {
+  return Math.max(1000, Math.floor(maxQueueBytes / 1600));
 }
 
 let warnedOnce = new Set<string>();
@@ -48,35 +95,56 @@ export class Client implements RunWriter {
   private readonly deadLetters: DeadLetterFile;
   private readonly warn: (msg: string) => void;
   private readonly backoff: ClientOptions["backoff"];
+  private readonly valueLimits: ClientOptions["valueLimits"];
 
   private queue: Op[] = [];
+  /** Bytes of ops held in memory: queued and parked. */
   private queuedBytes = 0;
-  /** Posts still waiting in the queue, by id, so an update can be folded into them. */
-  private readonly waitingPosts = new Map<string, Op>();
+  /** The unsent op of each run (queued or parked): a newer op of the run merges into it. */
+  private readonly unsent = new Map<string, Op>();
+  /** Ops whose run has an older op in flight; they go to the queue when it is done with. */
+  private readonly parked = new Map<string, Op>();
+  /** Runs with an op in flight (sending or waiting to retry). */
+  private readonly busy = new Set<string>();
+  /** Runs with an op in the spool put there by this client and not read back yet. */
+  private readonly spooledRuns = new Map<string, SpooledEntry>();
   private readonly inFlight = new Set<Op[]>();
   /** Ops per claimed spool segment not yet accounted for. */
   private readonly segmentOps = new Map<string, number>();
-  /** Ops written to the spool for lack of memory, not yet read back. */
+  /** Set while spilled runs are not tracked one by one (see maxTrackedRuns): the due time of the segment where that began. */
+  private untrackedSince?: number;
+  /** Ops this client spilled to the spool (for lack of memory) and will read back before flush() resolves. */
   private spilled = 0;
+  /** Spilled ops per spool segment (by key), so reading a segment back settles its share of `spilled`. */
+  private readonly spillKeys = new Map<string, number>();
   /** Whether the spool directory may hold something to replay; avoids listing it after every batch. */
   private spoolMayHaveWork = true;
+  /** Everything in memory was spooled (exit, or shutdown after its timeout): batches still in flight must not spool again. */
+  private abandoned = false;
   private timer?: NodeJS.Timeout;
-  private retryTimer?: NodeJS.Timeout;
+  private replayTimer?: { at: number; t: NodeJS.Timeout };
   private limits?: SinkLimits;
   private limitsLoading?: Promise<SinkLimits>;
   private waiters: (() => void)[] = [];
   private roomWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onBeforeExit = () => {
-    if (this.hasWork()) void this.flush();
+    if (this.hasWork()) void this.flush().catch(() => undefined);
   };
-  private readonly onExit = () => this.spoolEverything();
-  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, deadLettered: 0 };
+  private readonly onExit = () => {
+    try {
+      this.spoolEverything();
+    } catch {
+      // An exit handler that throws would replace the host's exit code with a crash.
+    }
+  };
+  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0 };
 
   constructor(opts: ClientOptions = {}) {
     this.options = resolveOptions(opts);
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning"));
     this.backoff = opts.backoff;
+    this.valueLimits = opts.valueLimits;
     this.sink =
       opts.sink ??
       (this.options.endpoint
@@ -90,13 +158,14 @@ export class Client implements RunWriter {
             warn: (m) => this.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
-    this.spool = new Spool(this.options.spoolDir);
-    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath);
+    this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.warnOnce(m) });
+    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.warnOnce(m));
     if (opts.exitHooks !== false) {
       process.setMaxListeners(process.getMaxListeners() + 2);
       process.on("beforeExit", this.onBeforeExit);
       process.on("exit", this.onExit);
     }
+    this.stats.inSpool = this.spool.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
   }
@@ -104,53 +173,120 @@ export class Client implements RunWriter {
   private warnOnce(msg: string): void {
     if (warnedOnce.has(msg)) return;
     warnedOnce.add(msg);
-    this.warn(msg);
+    try {
+      this.warn(msg);
+    } catch {
+      // a throwing warn callback is the host's; it must not stop delivery
+    }
   }
 
   // ---- producer side ----------------------------------------------------------------
 
+  /** Hand a run over. Returns at once; the run is copied (made safe) now, so later changes to it are not seen. Never throws. */
   createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments } = {}): void {
-    if (this.closed) throw new Error("Client is shut down");
-    const r = run as Record<string, unknown>;
-    const withProject = r.session_name === undefined ? { ...r, session_name: this.options.project } : { ...r };
-    const op = postOp(withProject, opts.attachments);
-    this.enqueue(op);
+    if (this.refuseClosed()) return;
+    try {
+      const op = postOp(run, opts.attachments, this.valueLimits);
+      if (op.run.session_name === undefined) op.run.session_name = this.options.project;
+      this.enqueue(op);
+    } catch (err) {
+      this.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
+    }
   }
 
+  /** Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between. Never throws. */
   updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments; prepare?: () => void } = {}): void {
-    if (this.closed) throw new Error("Client is shut down");
-    const op = patchOp(id, patch, opts.attachments);
-    if (opts.prepare) op.prepare = [opts.prepare];
-    const waiting = this.waitingPosts.get(id);
-    if (waiting) {
-      mergeInto(waiting, op);
-      this.queuedBytes += op.bytes;
+    if (this.refuseClosed()) return;
+    try {
+      this.enqueue(patchOp(id, patch, opts.attachments, opts.prepare, this.valueLimits));
+    } catch (err) {
+      this.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
+    }
+  }
+
+  private refuseClosed(): boolean {
+    if (!this.closed) return false;
+    this.drop(1, "tracepipe: runs handed to a Client after shutdown() are dropped");
+    return true;
+  }
+
+  private drop(n: number, msg: string): void {
+    this.stats.dropped += n;
+    this.warnOnce(msg);
+  }
+
+  /** Route an op so that no older op of its run can land after it. */
+  private enqueue(op: Op, fromSpool = false): void {
+    const spooled = this.spooledRuns.get(op.id);
+    if (!fromSpool && (spooled || this.untrackedSince !== undefined)) {
+      // An older op of this run waits in the spool (or may: see maxTrackedRuns): this one goes right behind it.
+      this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
       return;
     }
-    this.enqueue(op);
-  }
-
-  private enqueue(op: Op): void {
-    if (this.queuedBytes + op.bytes > this.options.maxQueueBytes) {
+    const waiting = this.unsent.get(op.id);
+    if (waiting) {
+      const before = waiting.bytes;
+      mergeOps(waiting, op);
+      this.queuedBytes += waiting.bytes - before;
+      return;
+    }
+    if (!fromSpool && this.queuedBytes + op.bytes > this.options.maxQueueBytes) {
       // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
-      this.spool.append([finalize(op)]);
-      this.spilled++;
-      this.spoolMayHaveWork = true;
-      this.stats.spooled++;
+      finalize(op, this.valueLimits);
+      const at = this.spill(op);
+      if (at === undefined) return this.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
+      if (this.spooledRuns.size >= maxTrackedRuns(this.options.maxQueueBytes)) {
+        // Tracking every spilled run would make memory grow with the outage. Past this many,
+        // everything new goes behind the spilled ops, in file order, until they are read back.
+        this.untrackedSince = at;
+        return;
+      }
+      this.spooledRuns.set(op.id, { due: at, open: true, n: 1 });
+      return;
+    }
+    this.unsent.set(op.id, op);
+    this.queuedBytes += op.bytes;
+    if (this.busy.has(op.id)) {
+      this.parked.set(op.id, op);
       return;
     }
     this.queue.push(op);
-    this.queuedBytes += op.bytes;
-    if (op.kind === "post") this.waitingPosts.set(op.id, op);
     this.schedule();
+  }
+
+  private toSpoolBehind(op: Op, entry: SpooledEntry): void {
+    finalize(op, this.valueLimits);
+    // Spilled ops sit in the open segment, and anything appended now lands after them;
+    // a sealed retry segment is followed by one with the same due time and a later sequence.
+    const ok = entry.open ? this.spill(op) !== undefined : this.spool.appendSealed([op], entry.due);
+    if (!ok) return this.drop(1, `tracepipe: the spool is not writable; runs are being dropped`);
+    if (!entry.open) {
+      this.stats.spooled++;
+      this.stats.inSpool++;
+    }
+    entry.n++;
+    this.spoolMayHaveWork = true;
+  }
+
+  /** Write one op to the open spool segment, to be read back as the queue drains. Returns the segment's due time. */
+  private spill(op: Op): number | undefined {
+    const at = this.spool.append([op]);
+    if (!at) return undefined;
+    this.spillKeys.set(at.key, (this.spillKeys.get(at.key) ?? 0) + 1);
+    this.spilled++;
+    this.spoolMayHaveWork = true;
+    this.stats.spooled++;
+    this.stats.inSpool++;
+    return at.due;
   }
 
   // ---- delivery -----------------------------------------------------------------------
 
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    if (this.queue.length >= batchSize) {
-      queueMicrotask(() => this.pump(false));
+    if (this.queue.length >= batchSize || this.waiters.length > 0) {
+      // A full batch, or a flush() waiting: no reason to wait for company.
+      queueMicrotask(() => this.pump(this.waiters.length > 0));
       return;
     }
     this.armTimer();
@@ -188,8 +324,9 @@ export class Client implements RunWriter {
       if (batch.length > 0 && bytes + op.bytes > limits.batchBytes) break;
       this.queue.shift();
       this.queuedBytes -= op.bytes;
-      if (op.kind === "post" && this.waitingPosts.get(op.id) === op) this.waitingPosts.delete(op.id);
-      batch.push(finalize(op));
+      if (this.unsent.get(op.id) === op) this.unsent.delete(op.id);
+      this.busy.add(op.id);
+      batch.push(finalize(op, this.valueLimits));
       bytes += op.bytes;
     }
     return batch;
@@ -221,6 +358,7 @@ export class Client implements RunWriter {
       this.inFlight.add(batch);
       void this.deliver(batch).finally(() => {
         this.inFlight.delete(batch);
+        for (const op of batch) this.release(op.id);
         if (this.queue.length) this.pump(false);
         else this.replay();
         this.notify();
@@ -229,40 +367,101 @@ export class Client implements RunWriter {
     this.notify();
   }
 
-  /** Read the next spool segment into the queue when memory allows. */
+  /** The run's op in flight is done with: its parked successor may go. */
+  private release(id: string): void {
+    this.busy.delete(id);
+    const next = this.parked.get(id);
+    if (!next) return;
+    this.parked.delete(id);
+    this.queue.push(next);
+    this.schedule();
+  }
+
+  /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.spoolMayHaveWork || this.queuedBytes > this.options.maxQueueBytes / 2) return;
-    const claimed = this.spool.claim();
-    if (!claimed) {
-      if (this.spilled === 0) this.spoolMayHaveWork = false;
+    if (!this.spoolMayHaveWork || this.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
+    // Enough segments for a full batch at once: segments written behind a retry hold one op each.
+    const want = this.limits?.batchSize ?? this.options.batchSize;
+    let claimed = this.spool.claim(want);
+    if (claimed.length === 0 && this.spilled > 0) {
       // Spilled ops may still sit in the segment being written: seal it so it can be read back.
+      this.spool.seal();
+      for (const e of this.spooledRuns.values()) e.open = false;
+      claimed = this.spool.claim(want);
+    }
+    if (claimed.length === 0) {
       if (this.spilled > 0) {
-        this.spool.seal();
-        const again = this.spool.claim();
-        if (again) this.load(again.segment, again.ops);
+        // Sealed and still not claimable: another process sharing the spool took them.
+        this.spilled = 0;
+        this.spillKeys.clear();
+        this.untrackedSince = undefined;
       }
+      this.spoolMayHaveWork = false;
+      if (this.spool.nextDueAt !== undefined) this.armReplayTimer(this.spool.nextDueAt);
       return;
     }
-    this.load(claimed.segment, claimed.ops);
+    for (const c of claimed) this.load(c.segment, c.ops);
+  }
+
+  /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
+  private armReplayTimer(at: number): void {
+    if (this.closed || this.abandoned) return;
+    if (this.replayTimer && this.replayTimer.at <= at) return;
+    if (this.replayTimer) clearTimeout(this.replayTimer.t);
+    const t = setTimeout(
+      () => {
+        this.replayTimer = undefined;
+        this.spoolMayHaveWork = true;
+        this.replay();
+        this.notify();
+      },
+      Math.max(10, at - Date.now() + 10),
+    );
+    // The spool outlives the process; waiting for a retry time must not keep it alive.
+    t.unref();
+    this.replayTimer = { at, t };
   }
 
   private load(segment: string, ops: Op[]): void {
+    this.stats.inSpool = Math.max(0, this.stats.inSpool - ops.length);
     if (ops.length === 0) {
       this.spool.release(segment);
       return;
     }
     this.segmentOps.set(segment, ops.length);
-    this.spilled = Math.max(0, this.spilled - ops.length);
+    const key = keyOf(segment);
+    const mine = this.spillKeys.get(key);
+    if (mine !== undefined) {
+      this.spillKeys.delete(key);
+      this.spilled = Math.max(0, this.spilled - mine);
+      if (this.spilled === 0) this.untrackedSince = undefined;
+    }
     for (const op of ops) {
-      this.queue.push(op);
-      this.queuedBytes += op.bytes;
+      const e = this.spooledRuns.get(op.id);
+      if (e && --e.n <= 0) this.spooledRuns.delete(op.id);
+      this.enqueue(op, true);
     }
     this.schedule();
   }
 
-  /** One batch, to the end: delivered, split, dead-lettered or spooled. */
+  /** One batch, to the end: delivered, split, dead-lettered or spooled. Never rejects. */
   private async deliver(batch: Op[]): Promise<void> {
+    try {
+      await this.attempt(batch);
+    } catch (err) {
+      // attempt() handles every failure it knows; this is the last guard for the host.
+      this.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
+      try {
+        this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
+      } catch {
+        this.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
+      }
+    }
+  }
+
+  private async attempt(batch: Op[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
+      if (this.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
       try {
         this.stats.requests++;
         await this.sink.send(batch);
@@ -271,25 +470,21 @@ export class Client implements RunWriter {
         return;
       } catch (err) {
         const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
+        if (this.abandoned) return;
         // A refused batch (413 too large, or 400/422 for one bad run) is bisected, so one bad
         // run ends up alone in the dead-letter file and the others still arrive.
         if (e.kind === "split" || (e.kind === "fatal" && batch.length > 1 && (e.status === 400 || e.status === 422))) {
           if (batch.length === 1) return this.deadLetter(batch, e);
           const mid = Math.ceil(batch.length / 2);
-          await this.deliver(batch.slice(0, mid));
-          await this.deliver(batch.slice(mid));
+          await this.attempt(batch.slice(0, mid));
+          await this.attempt(batch.slice(mid));
           return;
         }
         if (e.kind === "fatal") return this.deadLetter(batch, e);
         if (attempt + 1 >= this.options.maxAttempts || this.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
-          const retryIn = this.backoff?.maxMs ?? 30_000;
-          this.spool.appendSealed(batch, retryIn);
-          this.stats.spooled += batch.length;
-          this.spoolMayHaveWork = true;
-          this.account(batch);
-          this.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.options.spoolDir} and will be retried`);
-          this.scheduleSpoolRetry();
+          this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
+          this.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spool.writeDir ?? this.options.spoolDir} and will be retried`);
           return;
         }
         this.stats.retried += batch.length;
@@ -298,39 +493,78 @@ export class Client implements RunWriter {
     }
   }
 
-  private scheduleSpoolRetry(): void {
-    if (this.retryTimer || this.closed) return;
-    this.retryTimer = setTimeout(() => {
-      this.retryTimer = undefined;
-      this.spoolMayHaveWork = true;
-      this.replay();
-    }, (this.backoff?.maxMs ?? 30_000) + 10);
-    this.retryTimer.unref();
+  /**
+   * Put a batch that kept failing in the spool, due after `delayMs`. A newer
+   * op of the same run parked behind it is folded in first (newest fields
+   * win), and newer ops that come later are spooled behind it, so its retry
+   * can never land after them.
+   */
+  private spoolForRetry(batch: Op[], delayMs: number): void {
+    const due = Date.now() + delayMs;
+    for (const op of batch) {
+      const next = this.parked.get(op.id);
+      if (!next) continue;
+      this.parked.delete(op.id);
+      this.unsent.delete(op.id);
+      this.queuedBytes -= next.bytes;
+      finalize(next, this.valueLimits);
+      mergeOps(op, next);
+    }
+    // A run with newer ops already in the spool (written behind an earlier try of this op) goes
+    // just before them, not at the new due time, or they would replay first.
+    const groups = new Map<number, Op[]>();
+    for (const op of batch) {
+      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
+      const at = after !== undefined ? Math.min(due, after - 1) : due;
+      const g = groups.get(at);
+      if (g) g.push(op);
+      else groups.set(at, [op]);
+    }
+    this.account(batch);
+    for (const [at, ops] of groups) {
+      if (!this.spool.appendSealed(ops, at)) {
+        this.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
+        continue;
+      }
+      this.stats.spooled += ops.length;
+      this.stats.inSpool += ops.length;
+      for (const op of ops) {
+        const e = this.spooledRuns.get(op.id);
+        if (e) e.n++;
+        else this.spooledRuns.set(op.id, { due: at, open: false, n: 1 });
+      }
+    }
+    this.spoolMayHaveWork = true;
+    for (const at of groups.keys()) this.armReplayTimer(at);
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {
-    this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
-    this.stats.deadLettered += batch.length;
-    this.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.options.deadLetterPath}`);
+    const ok = this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
+    if (ok) {
+      this.stats.deadLettered += batch.length;
+      this.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
+    } else this.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
     this.account(batch);
   }
 
   /** These ops are done with: release spool segments whose ops are all accounted for. */
   private account(batch: Op[]): void {
     for (const op of batch) {
-      if (!op.segment) continue;
-      const left = (this.segmentOps.get(op.segment) ?? 1) - 1;
-      if (left <= 0) {
-        this.segmentOps.delete(op.segment);
-        this.spool.release(op.segment);
-      } else this.segmentOps.set(op.segment, left);
+      for (const seg of op.segments ?? []) {
+        const left = (this.segmentOps.get(seg) ?? 1) - 1;
+        if (left <= 0) {
+          this.segmentOps.delete(seg);
+          this.spool.release(seg);
+        } else this.segmentOps.set(seg, left);
+      }
+      op.segments = undefined;
     }
   }
 
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.length > 0 || this.inFlight.size > 0 || this.spilled > 0;
+    return this.queue.length > 0 || this.inFlight.size > 0 || this.parked.size > 0 || this.spilled > 0;
   }
 
   private hasRoom(): boolean {
@@ -349,7 +583,7 @@ export class Client implements RunWriter {
   }
 
   private notify(): void {
-    this.stats.queued = this.queue.length;
+    this.stats.queued = this.queue.length + this.parked.size;
     this.stats.inFlight = this.inFlight.size;
     if (this.roomWaiters.length && this.hasRoom()) {
       const w = this.roomWaiters;
@@ -362,51 +596,112 @@ export class Client implements RunWriter {
     for (const fn of w) fn();
   }
 
+  private pendingOps(): number {
+    let n = this.queue.length + this.parked.size;
+    for (const b of this.inFlight) n += b.length;
+    return n;
+  }
+
+  private result(timedOut: boolean): FlushResult {
+    this.stats.inSpool = this.spool.pendingOps();
+    const pending = this.abandoned ? 0 : this.pendingOps();
+    const spooled = this.stats.inSpool;
+    return { ok: pending === 0 && spooled === 0 && this.stats.dropped === 0, timedOut, pending, spooled, dropped: this.stats.dropped, deadLettered: this.stats.deadLettered };
+  }
+
   /**
    * Resolves when every run handed over so far is delivered, dead-lettered, or
-   * (after `maxAttempts`) spooled for a later retry. In serverless handlers,
-   * `await client.flush()` before returning.
+   * (after `maxAttempts`) spooled for a later retry, or when `timeoutMs` has
+   * passed. The result counts what is still not delivered: ops in the spool
+   * (written by this or an earlier process) and, after a timeout, ops still
+   * queued or in flight. In serverless handlers, `await client.flush({ timeoutMs })`
+   * before returning. Never rejects.
    */
-  flush(): Promise<void> {
+  async flush(opts: FlushOptions = {}): Promise<FlushResult> {
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (!this.hasWork()) return Promise.resolve();
-    const done = new Promise<void>((resolve) => this.waiters.push(resolve));
-    this.pump(true);
-    return done;
+    let timedOut = false;
+    if (this.hasWork() && !this.abandoned) {
+      let waiter!: () => void;
+      const done = new Promise<void>((resolve) => this.waiters.push((waiter = resolve)));
+      this.pump(true);
+      if (opts.timeoutMs === undefined) await done;
+      else {
+        let t: NodeJS.Timeout | undefined;
+        const expired = new Promise<boolean>((resolve) => (t = setTimeout(() => resolve(true), Math.max(0, opts.timeoutMs!))));
+        timedOut = await Promise.race([done.then(() => false), expired]);
+        clearTimeout(t);
+        if (timedOut) this.waiters = this.waiters.filter((w) => w !== waiter);
+      }
+    }
+    return this.result(timedOut);
   }
 
   /**
-   * Flush, then release the sink, timers, exit hooks and the token encoders
-   * (tiktoken's WASM tables, tens of MB; they load again if anything estimates later).
-   * The client takes no runs after this.
+   * Flush (for at most `timeoutMs`), then spool whatever is still in memory,
+   * and release the sink, timers, exit hooks and the token encoders
+   * (tiktoken's WASM tables, tens of MB; they load again if anything estimates
+   * later). Runs handed over after this are dropped (counted in stats.dropped).
+   * The result counts what was not delivered. Never rejects.
    */
-  async shutdown(): Promise<void> {
-    await this.flush();
+  async shutdown(opts: FlushOptions = {}): Promise<FlushResult> {
+    const flushed = await this.flush(opts);
     this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
+    if (flushed.timedOut) this.spoolEverything();
+    if (this.replayTimer) clearTimeout(this.replayTimer.t);
+    this.replayTimer = undefined;
     this.spool.seal();
     process.off("beforeExit", this.onBeforeExit);
     process.off("exit", this.onExit);
-    await this.sink.close();
+    if (!flushed.timedOut) await this.sink.close().catch(() => undefined);
     freeEncoders();
+    return this.result(flushed.timedOut);
   }
 
-  /** The process is exiting (no more async work): write everything undelivered to the spool. */
+  /**
+   * The process is exiting (no more async work), or shutdown ran out of time:
+   * write everything undelivered to the spool. The ops of one run (in flight,
+   * parked) become one, newest fields winning; a run whose older op is
+   * already in the spool is written with an earlier due time, so it replays
+   * before that op's successors.
+   */
   private spoolEverything(): void {
-    const ops = [...this.queue];
-    for (const b of this.inFlight) ops.push(...b);
-    if (ops.length === 0) {
-      this.spool.seal();
-      return;
-    }
+    if (this.abandoned) return;
+    const byId = new Map<string, Op>();
+    const add = (op: Op) => {
+      finalize(op, this.valueLimits);
+      const had = byId.get(op.id);
+      if (had) mergeOps(had, op);
+      else byId.set(op.id, op);
+    };
     // In-flight batches may also have arrived; the server is idempotent by id, so replaying them is safe.
+    for (const b of this.inFlight) for (const op of b) add(op);
+    for (const op of this.queue) add(op);
+    for (const op of this.parked.values()) add(op);
     this.spool.seal();
-    for (const op of ops) finalize(op);
-    this.spool.appendSealed(ops);
+    this.abandoned = true;
+    if (byId.size === 0) return;
+    const groups = new Map<number, Op[]>();
+    const now = Date.now();
+    for (const op of byId.values()) {
+      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
+      const due = after !== undefined ? Math.min(now, after - 1) : now;
+      const g = groups.get(due);
+      if (g) g.push(op);
+      else groups.set(due, [op]);
+    }
+    let written = 0;
+    for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
+    else this.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
+    this.stats.spooled += written;
+    if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
+    this.segmentOps.clear();
     this.queue = [];
+    this.parked.clear();
+    this.unsent.clear();
+    this.queuedBytes = 0;
   }
 }
 

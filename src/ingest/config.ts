@@ -3,6 +3,7 @@ import { dbPathFrom, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.j
 import { join, dirname } from "node:path";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import type { Sink } from "./sink.js";
+import type { SafeLimits } from "../run/safe.js";
 
 export interface ClientOptions {
   /** Ingest endpoint. Default `TRACEPIPE_ENDPOINT`; unset means the embedded SQLite store. */
@@ -43,6 +44,12 @@ export interface ClientOptions {
   exitHooks?: boolean;
   /** Where warnings go. Default process.emitWarning. */
   warn?: (msg: string) => void;
+  /**
+   * Caps applied when a run is handed over (makeSafe): nesting (default 64),
+   * one string (default 8 Mi chars, the rest cut with a marker), the whole
+   * value (default 16 MiB).
+   */
+  valueLimits?: SafeLimits;
 }
 
 export interface ResolvedOptions {

@@ -1,9 +1,12 @@
 /**
  * What the client queues: one create (post) or update (patch) of a run, with
- * its serialized size so memory can be bounded. A create and an update for the
- * same id that meet in the queue are merged into one post (issue "Deliver").
+ * its approximate encoded size so memory can be bounded, and its sequence
+ * number so updates of one run apply in the order they were made. Ops of one
+ * id that meet (in the queue, parked behind an op in flight, or read back from
+ * the spool) are merged into one, the newer fields winning (issue 13 item 3).
  */
 import type { Run, RunPatch } from "../run/schema.js";
+import { makeSafe, type SafeLimits } from "../run/safe.js";
 
 export type Attachments = Record<string, [mimeType: string, data: Uint8Array]>;
 
@@ -14,77 +17,134 @@ export interface Op {
   attachments?: Attachments;
   /** Approximate encoded size, for batching by bytes and bounding the queue. */
   bytes: number;
+  /** When the op was made (later ops of a run have larger numbers, across processes too: see nextSeq). */
+  seq: number;
   /** Deferred work that completes `run` in place; run by finalize() before the op is serialized. */
   prepare?: (() => void)[];
-  /** The spool segment this op was replayed from, so the segment is deleted once all its ops are delivered. */
-  segment?: string;
+  /** `run` still holds the caller's values (its prepare steps complete them in place); finalize() makes it safe. */
+  raw?: boolean;
+  /** The spool segments this op was read back from, deleted once all their ops are accounted for. */
+  segments?: string[];
+}
+
+let lastSeq = 0;
+/**
+ * A sequence number that grows within a process and, being based on the
+ * clock in microseconds, across processes that follow one another: an op
+ * spooled by a process that exited sorts before the ops of the next one.
+ */
+export function nextSeq(): number {
+  lastSeq = Math.max(lastSeq + 1, Date.now() * 1000);
+  return lastSeq;
 }
 
 /**
- * Approximate JSON length of a value, by walking it rather than serializing it:
- * it runs on every createRun/updateRun, on the caller's path, where a
- * JSON.stringify would cost about ten times more. Escapes and non-ASCII are not
- * counted exactly; the figure only bounds the queue and shapes batches (the
- * server's 413 is still handled by splitting).
+ * Approximate JSON length of a value without serializing it. Bounded whatever
+ * it is given: the walk stops after `budget` values and 64 levels, so a cycle
+ * or a DAG with exponentially many paths costs at most the budget (issue 19:
+ * the old walk was exponential in shared back-references). Only updates with
+ * deferred work are measured this way; makeSafe() sizes everything else.
  */
-export function approxJsonSize(v: unknown, depth = 0): number {
-  switch (typeof v) {
-    case "string":
-      return v.length + 2;
-    case "number":
-      return 12;
-    case "boolean":
-      return 5;
-    case "object": {
-      if (v === null) return 4;
-      if (depth > 64) return jsonLength(v); // pathological nesting: measure it the slow, exact way
-      let n = 2;
-      if (Array.isArray(v)) {
-        for (let i = 0; i < v.length; i++) n += approxJsonSize(v[i], depth + 1) + 1;
-        return n;
-      }
-      if (ArrayBuffer.isView(v)) return v.byteLength * 4;
-      const o = v as Record<string, unknown>;
-      for (const k in o) {
-        const x = o[k];
-        if (x !== undefined && typeof x !== "function") n += k.length + 4 + approxJsonSize(x, depth + 1);
-      }
-      return n;
+export function approxJsonSize(v: unknown, budget = 200_000): number {
+  let nodes = 0;
+  const walk = (x: unknown, depth: number): number => {
+    if (++nodes > budget) return 0;
+    switch (typeof x) {
+      case "string":
+        return x.length + 2;
+      case "number":
+        return 12;
+      case "boolean":
+        return 5;
+      case "bigint":
+        return 24;
+      case "object":
+        break;
+      default:
+        return 0;
     }
-    case "bigint":
-      return 24;
-    default:
-      return 0;
-  }
+    if (x === null) return 4;
+    if (depth > 64) return 12;
+    if (ArrayBuffer.isView(x)) return x.byteLength * 2;
+    let n = 2;
+    try {
+      if (Array.isArray(x)) for (let i = 0; i < x.length && nodes <= budget; i++) n += walk(x[i], depth + 1) + 1;
+      else {
+        const o = x as Record<string, unknown>;
+        for (const k in o) {
+          if (nodes > budget) break;
+          n += k.length + 4 + walk(o[k], depth + 1);
+        }
+      }
+    } catch {
+      // a throwing getter or proxy: makeSafe will mark it; the estimate only shapes batches
+    }
+    return n;
+  };
+  return walk(v, 0);
 }
 
-function jsonLength(v: unknown): number {
+/**
+ * Attachments as the encoders expect them: [mime type, bytes] with real bytes.
+ * Anything else (a string, a plain object, a detached view) is left out here,
+ * at hand-over, rather than failing every later encoding of the batch.
+ */
+export function safeAttachments(a: unknown): Attachments | undefined {
+  if (typeof a !== "object" || a === null) return undefined;
+  const out: Attachments = {};
+  let n = 0;
   try {
-    return JSON.stringify(v)?.length ?? 0;
+    for (const [name, v] of Object.entries(a)) {
+      if (!Array.isArray(v)) continue;
+      const [mime, data] = v as [unknown, unknown];
+      if (!ArrayBuffer.isView(data) && !(data instanceof ArrayBuffer)) continue;
+      const bytes = data instanceof ArrayBuffer ? new Uint8Array(data) : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+      out[name] = [typeof mime === "string" && mime ? mime : "application/octet-stream", bytes];
+      n++;
+    }
   } catch {
-    return 0;
+    return n ? out : undefined;
   }
+  return n ? out : undefined;
 }
 
-/** Size estimate: approximate JSON length of the run plus attachment bytes. */
-export function sizeOf(run: Record<string, unknown>, attachments?: Attachments): number {
-  let n = approxJsonSize(run) + 200;
+function attachmentBytes(attachments?: Attachments): number {
+  let n = 0;
   if (attachments) for (const k in attachments) n += attachments[k]![1].byteLength + 200;
   return n;
 }
 
-export function postOp(run: Run | Record<string, unknown>, attachments?: Attachments): Op {
-  const r = run as Record<string, unknown>;
-  return { kind: "post", id: String(r.id), run: r, attachments, bytes: sizeOf(r, attachments) };
+function asRecord(v: unknown, id: unknown): Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { id: typeof id === "string" ? id : "", value: v };
 }
 
-export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, attachments?: Attachments): Op {
-  const r = { ...(patch as Record<string, unknown>), id };
-  return { kind: "patch", id, run: r, attachments, bytes: sizeOf(r, attachments) };
+/** A create: the run is made safe here, once, when it is handed over. */
+export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Attachments, limits?: SafeLimits): Op {
+  const s = makeSafe(run, limits);
+  const attachments = safeAttachments(rawAttachments);
+  const r = asRecord(s.value, (run as { id?: unknown } | null)?.id);
+  return { kind: "post", id: String(r.id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq: nextSeq() };
 }
 
-/** Run an op's deferred work, once. A failing step leaves the run as it was; delivery goes on. */
-export function finalize(op: Op): Op {
+/**
+ * An update. Without `prepare` it is made safe here; with it, the caller's
+ * objects are kept (prepare completes them in place, later) and finalize()
+ * makes the run safe once prepare has run.
+ */
+export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, rawAttachments?: Attachments, prepare?: () => void, limits?: SafeLimits): Op {
+  const seq = nextSeq();
+  const attachments = safeAttachments(rawAttachments);
+  if (prepare) {
+    const r = { ...asRecord(patch, id), id: String(id) };
+    return { kind: "patch", id: String(id), run: r, attachments, bytes: approxJsonSize(r) + 200 + attachmentBytes(attachments), seq, prepare: [prepare], raw: true };
+  }
+  const s = makeSafe(patch, limits);
+  const r = { ...asRecord(s.value, id), id: String(id) };
+  return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq };
+}
+
+/** Run an op's deferred work, once, then make what it completed safe. Never throws. */
+export function finalize(op: Op, limits?: SafeLimits): Op {
   const steps = op.prepare;
   if (steps) {
     op.prepare = undefined;
@@ -96,13 +156,29 @@ export function finalize(op: Op): Op {
       }
     }
   }
+  if (op.raw) {
+    op.raw = false;
+    op.run = { ...asRecord(makeSafe(op.run, limits).value, op.id), id: op.id };
+  }
   return op;
 }
 
-/** Fold an update into a queued create: the update's non-undefined fields win. */
-export function mergeInto(post: Op, patch: Op): void {
-  if (patch.prepare) (post.prepare ??= []).push(...patch.prepare);
-  for (const k in patch.run) if (patch.run[k] !== undefined) post.run[k] = patch.run[k];
-  if (patch.attachments) post.attachments = { ...post.attachments, ...patch.attachments };
-  post.bytes += patch.bytes;
+/**
+ * Fold `other` into `into`: one op carrying both, the newer one's defined
+ * fields winning whichever of the two is older, and a create if either was.
+ */
+export function mergeOps(into: Op, other: Op): void {
+  const [older, newer] = other.seq >= into.seq ? [into, other] : [other, into];
+  const run: Record<string, unknown> = { ...older.run };
+  for (const k in newer.run) if (newer.run[k] !== undefined) run[k] = newer.run[k];
+  const prepare = [...(older.prepare ?? []), ...(newer.prepare ?? [])];
+  const segments = [...(older.segments ?? []), ...(newer.segments ?? [])];
+  into.kind = older.kind === "post" || newer.kind === "post" ? "post" : "patch";
+  into.run = run;
+  into.seq = newer.seq;
+  into.attachments = older.attachments || newer.attachments ? { ...older.attachments, ...newer.attachments } : undefined;
+  into.prepare = prepare.length ? prepare : undefined;
+  into.raw = older.raw === true || newer.raw === true;
+  into.segments = segments.length ? segments : undefined;
+  into.bytes = older.bytes + newer.bytes;
 }

@@ -23,7 +23,7 @@ async function run(files: Record<string, unknown[]>, opts: { format?: "auto" | "
   });
   const dbPath = join(dir, "traces.db");
   const client = new Client({ dbPath, spoolDir: join(dir, "spool"), project: "bf", exitHooks: false, warn: () => {} });
-  cleanup.push(() => client.shutdown());
+  cleanup.push(async () => void (await client.shutdown()));
   const deadLetterPath = join(dir, "dead.jsonl");
   const result = await backfill({ files: paths, client: opts.dryRun ? undefined : client, dryRun: opts.dryRun, deadLetterPath, format: opts.format, project: "bf" });
   await client.flush();
@@ -140,7 +140,7 @@ describe("backfill formats", () => {
     const p = join(dir, "weird.jsonl");
     writeFileSync(p, jsonl([{ hello: "world" }]));
     const client = new Client({ dbPath: join(dir, "t.db"), spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
-    cleanup.push(() => client.shutdown());
+    cleanup.push(async () => void (await client.shutdown()));
     await expect(backfill({ files: [p], client, deadLetterPath: join(dir, "d.jsonl") })).rejects.toThrow(ConfigError);
     await expect(backfill({ files: [p], client, deadLetterPath: join(dir, "d.jsonl") })).rejects.toMatchObject({ issues: [{ loc: ["files", 0], type: "unknown_format" }] });
     const dry = await run({ "a.jsonl": [openaiOutput("q", "Q.")] }, { dryRun: true });

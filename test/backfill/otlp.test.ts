@@ -56,7 +56,7 @@ describe("backfill of OTLP JSON exports", () => {
     writeFileSync(file, [line([chat1!, http!]), "{not json", line([chat2!]), line([agent!])].join("\n") + "\n");
     const db = join(dir, "t.db");
     const client = new Client({ dbPath: db, project: "otlp-bf", spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
-    cleanup.push(() => client.shutdown());
+    cleanup.push(async () => void (await client.shutdown()));
     const dead = join(dir, "dead.jsonl");
     const first = await backfill({ files: [file], client, project: "otlp-bf", deadLetterPath: dead });
     expect(first).toMatchObject({ lines: 4, records: 4, dead_lettered: 1, sent: 3, delivered: 3 });
