@@ -18,6 +18,7 @@
  * is left is spooled; the next Client (or a timer, for segments not yet due)
  * replays the spool.
  */
+import { applyPrivacy, Sampler, type PrivacyOptions } from "./privacy.js";
 import type { Run, RunPatch } from "../run/schema.js";
 import type { RunWriter } from "../run/writer.js";
 import { MemoryRateLimiter, sleep } from "../ratelimit/limiter.js";
@@ -45,6 +46,8 @@ export interface ClientStats {
   deadLettered: number;
   /** Ops lost: neither the spool nor the dead-letter file could be written, or handed over after shutdown(). */
   dropped: number;
+  /** Runs (creates and updates) not sent because their trace was sampled out (`samplingRate`). */
+  sampledOut: number;
 }
 
 export interface FlushResult {
@@ -96,6 +99,8 @@ export class Client implements RunWriter {
   private readonly warn: (msg: string) => void;
   private readonly backoff: ClientOptions["backoff"];
   private readonly valueLimits: ClientOptions["valueLimits"];
+  private readonly sampler: Sampler;
+  private privacy?: PrivacyOptions;
 
   private queue: Op[] = [];
   /** Bytes of ops held in memory: queued and parked. */
@@ -138,13 +143,15 @@ export class Client implements RunWriter {
       // An exit handler that throws would replace the host's exit code with a crash.
     }
   };
-  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0 };
+  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0, sampledOut: 0 };
 
   constructor(opts: ClientOptions = {}) {
     this.options = resolveOptions(opts);
     this.warn = opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning"));
     this.backoff = opts.backoff;
     this.valueLimits = opts.valueLimits;
+    this.sampler = new Sampler(this.options.samplingRate);
+    if (opts.hideInputs !== undefined || opts.hideOutputs !== undefined || opts.mask !== undefined) this.privacy = { hideInputs: opts.hideInputs, hideOutputs: opts.hideOutputs, mask: opts.mask };
     this.sink =
       opts.sink ??
       (this.options.endpoint
@@ -184,10 +191,12 @@ export class Client implements RunWriter {
 
   /** Hand a run over. Returns at once; the run is copied (made safe) now, so later changes to it are not seen. Never throws. */
   createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments } = {}): void {
-    if (this.refuseClosed()) return;
+    if (this.refuseClosed() || this.sampledOut(run)) return;
     try {
       const op = postOp(run, opts.attachments, this.valueLimits);
       if (op.run.session_name === undefined) op.run.session_name = this.options.project;
+      // Masking applies to the client's own copy, before the run is queued, spooled or sent.
+      if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);
       this.enqueue(op);
     } catch (err) {
       this.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
@@ -196,12 +205,32 @@ export class Client implements RunWriter {
 
   /** Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between. Never throws. */
   updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments; prepare?: () => void } = {}): void {
-    if (this.refuseClosed()) return;
+    if (this.refuseClosed() || this.sampledOut({ ...(patch as Record<string, unknown>), id })) return;
     try {
-      this.enqueue(patchOp(id, patch, opts.attachments, opts.prepare, this.valueLimits));
+      let prepare = opts.prepare;
+      if (this.privacy && prepare) {
+        // The masked copy must include what the deferred step adds (an estimate), so it runs now.
+        try {
+          prepare();
+        } catch {
+          // deferred work only adds to a run
+        }
+        prepare = undefined;
+      }
+      const op = patchOp(id, patch, opts.attachments, prepare, this.valueLimits);
+      if (this.privacy) op.run = { ...applyPrivacy(op.run, this.privacy), id: op.id };
+      this.enqueue(op);
     } catch (err) {
       this.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
     }
+  }
+
+  /** Sampling: a whole trace is sent or not (see privacy.ts); counted, never silent. */
+  private sampledOut(run: unknown): boolean {
+    if (this.sampler.rate >= 1 || typeof run !== "object" || run === null) return false;
+    if (this.sampler.keep(run as Record<string, unknown>)) return false;
+    this.stats.sampledOut++;
+    return true;
   }
 
   private refuseClosed(): boolean {

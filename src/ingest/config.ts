@@ -1,4 +1,6 @@
 /** Client options with their documented defaults (DESIGN.md "Environment"). */
+import { ConfigError } from "../errors.js";
+import { samplingRateFrom, type PrivacyOptions } from "./privacy.js";
 import { dbPathFrom, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.js";
 import { join, dirname } from "node:path";
 import type { RateLimiter } from "../ratelimit/limiter.js";
@@ -50,6 +52,14 @@ export interface ClientOptions {
    * value (default 16 MiB).
    */
   valueLimits?: SafeLimits;
+  /** Fraction of traces sent, 0 to 1, decided per trace. Default `TRACEPIPE_SAMPLING_RATE`, else 1. */
+  samplingRate?: number;
+  /** Send `{}` (true) or what the function returns instead of every run's inputs. */
+  hideInputs?: PrivacyOptions["hideInputs"];
+  /** The same for outputs. */
+  hideOutputs?: PrivacyOptions["hideOutputs"];
+  /** Called for every string a run carries (inputs, outputs, events, error, extra); its result is sent instead. */
+  mask?: PrivacyOptions["mask"];
 }
 
 export interface ResolvedOptions {
@@ -65,6 +75,7 @@ export interface ResolvedOptions {
   spoolDir: string;
   deadLetterPath: string;
   maxAttempts: number;
+  samplingRate: number;
 }
 
 export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
@@ -84,5 +95,18 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     spoolDir: o.spoolDir ?? join(base, "spool"),
     deadLetterPath: o.deadLetterPath ?? join(base, "dead-letter.jsonl"),
     maxAttempts: o.maxAttempts ?? 12,
+    samplingRate: samplingRate(o.samplingRate, env),
   };
+}
+
+function samplingRate(option: number | undefined, env: NodeJS.ProcessEnv): number {
+  if (option !== undefined) {
+    if (!Number.isFinite(option) || option < 0 || option > 1) throw new ConfigError([{ loc: ["samplingRate"], msg: `expected a number from 0 to 1, got ${option}`, type: "value_error" }]);
+    return option;
+  }
+  try {
+    return samplingRateFrom(envValue("TRACEPIPE_SAMPLING_RATE", env)) ?? 1;
+  } catch (err) {
+    throw new ConfigError([{ loc: ["TRACEPIPE_SAMPLING_RATE"], msg: (err as Error).message, type: "value_error" }]);
+  }
 }

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { sql } from "../helpers/collector.js";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
 import { createCollector, type Collector } from "../../src/server/app.js";
@@ -28,7 +29,7 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
 
     // 1. A process creates 300 runs, updates each twice and exits while the first updates are in flight.
     await runChild(proxy.url, spoolDir, 300, "faults", -1);
-    const ids = (col.store.db.prepare("SELECT id FROM runs WHERE session_name = 'faults'").all() as { id: string }[]).map((r) => r.id);
+    const ids = (sql(col.store).prepare("SELECT id FROM runs WHERE session_name = 'faults'").all() as { id: string }[]).map((r) => r.id);
     expect(ids).toHaveLength(300);
     const last = new Map<string, number>(ids.map((id) => [id, 2]));
 
@@ -71,7 +72,7 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
     }
     expect(res).toMatchObject({ ok: true, spooled: 0, dropped: 0, deadLettered: 0 });
 
-    const rows = col.store.db.prepare("SELECT id, inputs, outputs, end_time FROM runs WHERE session_name = 'faults'").all() as { id: string; inputs: string; outputs: string; end_time: string | null }[];
+    const rows = sql(col.store).prepare("SELECT id, inputs, outputs, end_time FROM runs WHERE session_name = 'faults'").all() as { id: string; inputs: string; outputs: string; end_time: string | null }[];
     expect(rows).toHaveLength(300);
     expect(new Set(rows.map((r) => r.id)).size).toBe(300);
     const wrong = rows.filter((r) => JSON.parse(r.outputs).v !== last.get(r.id));

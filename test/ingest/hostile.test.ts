@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
 import { traceable } from "../../src/tracing/traceable.js";
 import { CIRCULAR } from "../../src/run/safe.js";
-import { openStore } from "../../src/server/store/index.js";
+import { openStore } from "../../src/store/index.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 import { backRefGraph } from "./values.js";

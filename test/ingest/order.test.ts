@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { startProxy, type Verdict } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 import { runChild } from "./child.js";
@@ -82,7 +82,7 @@ describe("updates of one run apply in the order they were made", () => {
     await runChild(col.url, spool, 200, "order-exit", -1);
     const c = client(col.url, spool);
     expect((await c.flush()).ok).toBe(true);
-    const rows = col.collector.store.db.prepare("SELECT id, outputs FROM runs WHERE session_name = 'order-exit'").all() as { id: string; outputs: string }[];
+    const rows = sql(col.collector.store).prepare("SELECT id, outputs FROM runs WHERE session_name = 'order-exit'").all() as { id: string; outputs: string }[];
     expect(rows).toHaveLength(200);
     expect(rows.filter((r) => JSON.parse(r.outputs).v === 2)).toHaveLength(200);
   });
@@ -105,7 +105,7 @@ describe("updates of spilled runs", () => {
     await flushed;
     expect((await c.flush()).ok).toBe(true);
     expect(c.stats.spooled).toBe(2500 + 2500 + 1200);
-    const rows = col.collector.store.db.prepare("SELECT id, json_extract(outputs, '$.v') AS v FROM runs WHERE session_name = 'spilled-order'").all() as { id: string; v: string }[];
+    const rows = sql(col.collector.store).prepare("SELECT id, json_extract(outputs, '$.v') AS v FROM runs WHERE session_name = 'spilled-order'").all() as { id: string; v: string }[];
     expect(rows).toHaveLength(2500);
     const want = new Map(runs.map((r, i) => [r.id, i < 1200 ? "new" : "old"]));
     expect(rows.filter((r) => r.v !== want.get(r.id))).toEqual([]);

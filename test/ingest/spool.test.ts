@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { startProxy, type Verdict } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
@@ -37,7 +37,7 @@ async function until(cond: () => boolean, tries = 200): Promise<void> {
 }
 
 function distinct(col: Running, project: string): { n: number; d: number } {
-  return col.collector.store.db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+  return sql(col.collector.store).prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
 }
 
 describe("spooled runs not yet due", () => {
@@ -166,7 +166,7 @@ describe("a process killed with runs spilled to the spool", () => {
     const c = client(col.url, { spoolDir });
     expect((await c.flush()).ok).toBe(true);
     expect(distinct(col, "killed")).toEqual({ n: 400, d: 400 });
-    const v = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'killed' AND json_extract(outputs, '$.v') IS NOT NULL").get() as { n: number };
+    const v = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'killed' AND json_extract(outputs, '$.v') IS NOT NULL").get() as { n: number };
     expect(v.n).toBe(200);
   });
 });
