@@ -9,6 +9,10 @@
  *   limit      one run per request against the enforcing collector, so the 6000 / 10 s row
  *              is the bound: the busiest 10 s window, as the collector's proxy saw it
  *
+ * Each tracepipe row also checks the outcome at that scale (what the test suite
+ * checks on a small file): every good line stored exactly once, every corrupted
+ * line dead-lettered.
+ *
  *   npx tsx benchmarks/backfill.ts            # 100k and 1M lines (the 1M file is generated, then deleted)
  *   npx tsx benchmarks/backfill.ts --quick    # 100k only
  */
@@ -70,7 +74,10 @@ for (const n of sizes) {
     const project = `${label}-${n}`;
     const r = await worker("tracepipe", url, log, project, opts);
     results[label] = r;
-    row(label, n, r, store.countRuns(project));
+    const stored = store.countRuns(project);
+    row(label, n, r, stored);
+    const exact = stored === n - bad.length && Number(r.dead) === bad.length;
+    console.log(`  -> ${exact ? "exactly once" : "MISMATCH"}: stored ${stored} of ${n - bad.length} good lines, dead-lettered ${r.dead} of ${bad.length} corrupted`);
   }
   if (n <= 100_000) {
     const project = `langsmith-${n}`;
