@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
@@ -37,6 +38,29 @@ describe("line reader", () => {
       expect(rest.map((l) => l.line)).toEqual(full.slice(3142).map((l) => l.line));
       expect(rest.map((l) => l.text)).toEqual(full.slice(3142).map((l) => l.text));
       expect(rest[0]!.offset).toBe(cut.end);
+    }
+  });
+
+  it("skips a line over the maximum size without holding it, numbers the lines after it, and still hashes every byte", async () => {
+    const dir = tempDir("tp-lines-");
+    const text = `short\n${"y".repeat(3 << 20)}\nafter\n${"z".repeat(5000)}`;
+    for (const [name, data] of [["l.txt", Buffer.from(text)], ["l.txt.gz", gzipSync(text)]] as const) {
+      const p = join(dir, name);
+      writeFileSync(p, data);
+      const hash = createHash("sha256");
+      const lines = await all(p, { maxLineBytes: 4096, hash });
+      expect(lines.map((l) => [l.line, l.text, l.tooLong ?? false])).toEqual([
+        [1, "short", false],
+        [2, "", true],
+        [3, "after", false],
+        [4, "", true],
+      ]);
+      expect(lines[1]!.end - lines[1]!.offset).toBe((3 << 20) + 1);
+      expect(hash.digest("hex")).toBe(createHash("sha256").update(text).digest("hex"));
+      // Resumed after the long line: the hash state carried over covers the rest exactly.
+      const carried = createHash("sha256").update(text.slice(0, lines[1]!.end));
+      await all(p, { maxLineBytes: 4096, offset: lines[1]!.end, line: 2, hash: carried });
+      expect(carried.digest("hex")).toBe(createHash("sha256").update(text).digest("hex"));
     }
   });
 
