@@ -13,7 +13,7 @@ import { traceToRuns } from "../otel/convert.js";
 import { plainToSpanRecord, toPlain } from "../otel/otlp-json.js";
 import { readLines } from "./lines.js";
 import type { Item, LogReader, ReadContext } from "./readers.js";
-import { parseRecord } from "./record.js";
+import { lineTooLong, parseRecord } from "./record.js";
 import { traceNumber } from "./shard.js";
 import { TraceIndex } from "./traces.js";
 
@@ -29,7 +29,7 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
       let bad: Item["bad"];
       if (record) {
         try {
-          if (l.tooLong) throw new ValidationError([{ loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${ctx.maxLineBytes} bytes (--max-line-bytes)`, type: "line_too_long" }]);
+          if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
           const v = parseRecord(l.text);
           if (!Array.isArray(v.resourceSpans)) throw new ValidationError([{ loc: ["resourceSpans"], msg: "expected an OTLP ExportTraceServiceRequest with a resourceSpans array", type: "missing" }]);
           for (const span of toPlain(v)) traces.add(span, l.line);

@@ -7,14 +7,13 @@
  * (otlp-reader.ts). The pipeline owns delivery, dead letters and checkpoints.
  */
 import type { Hash } from "node:crypto";
-import { ValidationError } from "../errors.js";
 import type { Run } from "../run/schema.js";
 import { callToRun, type CallRecord } from "./convert.js";
 import { batchResultCall, customId, genericCall, lonelyRequestCall, requestBody, type FileKind, type FormatName } from "./formats.js";
 import { recordIdentity } from "./identity.js";
 import type { RequestIndex } from "./join.js";
 import { readLines, type Line } from "./lines.js";
-import { checkedRun, parseRecord } from "./record.js";
+import { checkedRun, lineTooLong, parseRecord } from "./record.js";
 import type { Owns } from "./shard.js";
 import { otlpReader } from "./otlp-reader.js";
 
@@ -68,9 +67,6 @@ export interface LogReader {
   read(ctx: ReadContext): AsyncIterable<Item>;
 }
 
-const tooLong = (l: Line, max: number | undefined) =>
-  new ValidationError([{ loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" }]);
-
 /** A format whose every line is one record: `toRun` turns a parsed line into its run. */
 function lineReader(kind: FileKind, format: LogReader["format"], matches: LogReader["matches"], toRun: (v: Obj, l: Line, ctx: ReadContext) => Run, join: { joinedTo?: FileKind; index?: (v: Obj) => { customId: string; body: unknown } } = {}): LogReader {
   return {
@@ -86,7 +82,7 @@ function lineReader(kind: FileKind, format: LogReader["format"], matches: LogRea
           item.own = ctx.owns(l.line - 1);
           if (item.own) {
             try {
-              if (l.tooLong) throw tooLong(l, ctx.maxLineBytes);
+              if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
               item.run = toRun(parseRecord(l.text), l, ctx);
             } catch (err) {
               item.bad = { line: l.line, raw: l.text, error: err };
@@ -112,7 +108,7 @@ async function* indexRequests(kind: FileKind, index: (v: Obj) => { customId: str
     let bad: BadLine | undefined;
     if (l.tooLong || l.text.trim()) {
       try {
-        if (l.tooLong) throw tooLong(l, ctx.maxLineBytes);
+        if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
         const { customId, body } = index(parseRecord(l.text));
         ctx.requests.add(kind, customId, body);
       } catch (err) {

@@ -3,6 +3,7 @@
  * what is wrong, so the line is dead-lettered like any other bad record.
  */
 import { ValidationError } from "../errors.js";
+import type { Line } from "./lines.js";
 import { Run } from "../run/schema.js";
 import type { Run as RunT } from "../run/schema.js";
 
@@ -51,4 +52,9 @@ export function checkedRun(v: Obj, project: string | undefined): RunT {
   const r = Run.safeParse(v);
   if (!r.success) throw new ValidationError(r.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })));
   return r.data.session_name === undefined && project ? { ...r.data, session_name: project } : r.data;
+}
+
+/** A line over the maximum line size, as the error its dead letter carries. */
+export function lineTooLong(l: Line, max: number | undefined): ValidationError {
+  return new ValidationError([{ loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" }]);
 }
