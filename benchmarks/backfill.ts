@@ -9,11 +9,18 @@
  *   limit      one run per request against the enforcing collector, so the 6000 / 10 s row
  *              is the bound: the busiest 10 s window, as the collector's proxy saw it
  *
+ * Each tracepipe row also checks the outcome at that scale (what the test suite
+ * checks on a small file): every good line stored exactly once, every corrupted
+ * line dead-lettered.
+ *
+ * First, one long line read at 16, 32 and 64 MiB: the time ratio shows the
+ * line reader is linear (the quadratic one took 3.3 s at 50 MiB, 26-50 s at 200 MiB).
+ *
  *   npx tsx benchmarks/backfill.ts            # 100k and 1M lines (the 1M file is generated, then deleted)
  *   npx tsx benchmarks/backfill.ts --quick    # 100k only
  */
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,6 +50,22 @@ function worker(peer: string, url: string, log: string, project: string, opts: o
   });
 }
 
+{
+  const { readLines } = await import("../src/backfill/lines.js");
+  const times: number[] = [];
+  for (const mib of [16, 32, 64]) {
+    const p = join(work, `long-${mib}.jsonl`);
+    writeFileSync(p, `{"a":1}\n"${"x".repeat((mib << 20) - 16)}"\n{"b":2}\n`);
+    const t = performance.now();
+    let chars = 0;
+    for await (const l of readLines(p, { maxLineBytes: 65 << 20 })) chars += l.text.length;
+    times.push(performance.now() - t);
+    console.log(`one ${mib} MiB line: read in ${(times.at(-1)! / 1000).toFixed(2)} s (${chars} chars)`);
+    rmSync(p);
+  }
+  console.log(`  -> 64 MiB / 16 MiB read time: ${(times[2]! / times[0]!).toFixed(1)}x (linear: about 4x; quadratic: about 16x)`);
+}
+
 const open = await startServeProcess(["--no-rate-limit"]);
 const table = await startServeProcess([]);
 const stored = (c: ServeProcess) => (project: string) => c.count(project).n;
@@ -70,7 +93,10 @@ for (const n of sizes) {
     const project = `${label}-${n}`;
     const r = await worker("tracepipe", url, log, project, opts);
     results[label] = r;
-    row(label, n, r, store.countRuns(project));
+    const stored = store.countRuns(project);
+    row(label, n, r, stored);
+    const exact = stored === n - bad.length && Number(r.dead) === bad.length;
+    console.log(`  -> ${exact ? "exactly once" : "MISMATCH"}: stored ${stored} of ${n - bad.length} good lines, dead-lettered ${r.dead} of ${bad.length} corrupted`);
   }
   if (n <= 100_000) {
     const project = `langsmith-${n}`;

@@ -1,10 +1,14 @@
 /**
- * Durable progress. The checkpoint says, per input file (by fingerprint), up
- * to which byte and line every run has been acknowledged by the sink
- * (delivered, dead-lettered by the server, or safe in the client's spool),
- * plus the running counts and how long the dead-letter file was at that
- * moment. It is written atomically (temp file, fsync, rename), so a SIGKILL
- * at any instant leaves either the old or the new one.
+ * Durable progress. The checkpoint says, per input file, up to which byte and
+ * line every run has been acknowledged by the sink or dead-lettered, plus the
+ * running counts and how long the dead-letter file was at that moment. It is
+ * written atomically (temp file, fsync, rename), so a SIGKILL at any instant
+ * leaves either the old or the new one.
+ *
+ * A file is known by its content, not its name: an entry holds the SHA-256 of
+ * the file's first `offset` decompressed bytes (see identity.ts), so a renamed,
+ * recompressed or appended file finds its entry and goes on from `offset`,
+ * and a different file never does.
  *
  * Resuming re-reads from the recorded offsets. Lines after the offset may
  * have been sent before the crash; run ids are deterministic, so sending them
@@ -16,10 +20,14 @@ import { dirname } from "node:path";
 import { ConfigError } from "../errors.js";
 
 export interface FilePosition {
+  /** Where the file was last seen (for people reading the checkpoint; matching is by content). */
   path: string;
+  /** Decompressed bytes done: every line ending at or before this offset is acknowledged or dead-lettered. */
   offset: number;
+  /** Number of the line ending at `offset`. */
   line: number;
-  done: boolean;
+  /** SHA-256 (hex) of the file's first `offset` decompressed bytes. */
+  sha256: string;
 }
 
 export interface Counts {
@@ -33,8 +41,8 @@ export interface Counts {
 }
 
 export interface Checkpoint {
-  version: 1;
-  files: Record<string, FilePosition>;
+  version: 2;
+  files: FilePosition[];
   counts: Counts;
   deadLetterBytes: number;
   updatedAt: string;
@@ -42,6 +50,10 @@ export interface Checkpoint {
 
 export function emptyCounts(): Counts {
   return { lines: 0, records: 0, sent: 0, deadLettered: 0, skipped: 0, estimated: 0, errored: 0 };
+}
+
+export function emptyCheckpoint(deadLetterBytes: number): Checkpoint {
+  return { version: 2, files: [], counts: emptyCounts(), deadLetterBytes, updatedAt: "" };
 }
 
 export function loadCheckpoint(path: string): Checkpoint | undefined {
@@ -52,7 +64,10 @@ export function loadCheckpoint(path: string): Checkpoint | undefined {
   } catch (err) {
     throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} is not valid JSON (${(err as Error).message}); remove it to start over`, type: "value_error" }]);
   }
-  if (cp?.version !== 1 || typeof cp.files !== "object") throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} is not a tracepipe backfill checkpoint (version 1)`, type: "value_error" }]);
+  if ((cp as { version?: unknown })?.version === 1) {
+    throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} was written by an older tracepipe (version 1, files known by their first 64 KiB); remove it to start over`, type: "value_error" }]);
+  }
+  if (cp?.version !== 2 || !Array.isArray(cp.files)) throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} is not a tracepipe backfill checkpoint (version 2)`, type: "value_error" }]);
   return { ...cp, counts: { ...emptyCounts(), ...cp.counts } };
 }
 

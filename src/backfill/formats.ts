@@ -1,7 +1,7 @@
 /**
- * The log formats backfill reads, each behind the LogReader interface (READERS): how to
- * recognise a file by its first record, and how one line becomes a call (or,
- * for native run records, a run as is).
+ * The log formats backfill reads, as pure functions of one parsed line: how a
+ * line becomes a call (or, for native run records, a run as is). readers.ts
+ * puts each format behind the LogReader interface.
  *
  * | format            | a line looks like                                                   |
  * |-------------------|---------------------------------------------------------------------|
@@ -26,91 +26,11 @@ export const FORMATS = ["auto", "openai-batch", "anthropic-batch", "generic", "r
 export type FormatName = (typeof FORMATS)[number];
 
 
-/** One parsed line, read: a call to convert, or (native records) a run as is. */
-export type ReadResult = { call: CallRecord } | { run: Obj };
-
-/**
- * A log format, as the pipeline sees it. Readers are pure: the pipeline owns
- * the file, the line numbers, the join index and the delivery.
- */
-export interface LogReader {
-  readonly kind: FileKind;
-  /** The --format name that selects this reader. */
-  readonly format: Exclude<FormatName, "auto">;
-  /** Whether one parsed record looks like this kind (READERS is checked in order). */
-  matches(v: Obj): boolean;
-  /** Request files: the results-file kind they are joined to. */
-  readonly joinedTo?: FileKind;
-  /** Results files: the request-file kind they look requests up in. */
-  readonly joinsWith?: FileKind;
-  /** Request files: the join key and the request body a results line will look up. */
-  index?(v: Obj): { customId: string; body: unknown };
-  /**
-   * One line to a call (or a run). `request` is the joined request of a
-   * results line, when its request file was given. Throws ValidationError
-   * naming the field.
-   */
-  read(v: Obj, line: number, request?: unknown): ReadResult;
-}
-
-const has = (v: Obj, ...keys: string[]) => keys.every((k) => k in v);
-
-/** In detection order: the most specific shapes first. */
-export const READERS: readonly LogReader[] = [
-  { kind: "otlp-json", format: "otlp-json", matches: (v) => has(v, "resourceSpans"), read: () => fail([], "OTLP JSON exports cannot be backfilled yet", "unsupported_format") },
-  {
-    kind: "openai-batch-input",
-    format: "openai-batch",
-    matches: (v) => has(v, "custom_id", "method", "url", "body"),
-    joinedTo: "openai-batch-output",
-    index: (v) => ({ customId: customId(v), body: requestBody("openai-batch-input", v) }),
-    read: (v) => ({ call: lonelyRequestCall("openai-batch-input", v) }),
-  },
-  {
-    kind: "anthropic-batch-results",
-    format: "anthropic-batch",
-    matches: (v) => has(v, "custom_id", "result"),
-    joinsWith: "anthropic-batch-requests",
-    read: (v, _line, request) => ({ call: batchResultCall("anthropic-batch-results", v, request) }),
-  },
-  {
-    kind: "anthropic-batch-requests",
-    format: "anthropic-batch",
-    matches: (v) => has(v, "custom_id", "params"),
-    joinedTo: "anthropic-batch-results",
-    index: (v) => ({ customId: customId(v), body: requestBody("anthropic-batch-requests", v) }),
-    read: (v) => ({ call: lonelyRequestCall("anthropic-batch-requests", v) }),
-  },
-  {
-    kind: "openai-batch-output",
-    format: "openai-batch",
-    matches: (v) => "custom_id" in v && ("response" in v || "error" in v) && !("result" in v) && !("request" in v),
-    joinsWith: "openai-batch-input",
-    read: (v, _line, request) => ({ call: batchResultCall("openai-batch-output", v, request) }),
-  },
-  { kind: "runs", format: "runs", matches: (v) => "id" in v && "run_type" in v && ("trace_id" in v || "dotted_order" in v || "start_time" in v), read: (v) => ({ run: v }) },
-  { kind: "generic", format: "generic", matches: (v) => ("request" in v || "response" in v) && !("custom_id" in v), read: (v, line) => ({ call: genericCall(v, line) }) },
-];
-
-export const READER: Readonly<Record<FileKind, LogReader>> = Object.fromEntries(READERS.map((r) => [r.kind, r])) as Record<FileKind, LogReader>;
-
-/** Which kind of file this is, from one parsed record (and the --format, when given). */
-export function detectKind(value: unknown, format: FormatName = "auto"): FileKind | undefined {
-  if (!isObj(value)) return undefined;
-  for (const r of READERS) {
-    if (format !== "auto" && r.format !== format) continue;
-    if (r.matches(value)) return r.kind;
-  }
-  // With --format generic, a line with a custom_id is still a generic record.
-  if (format === "generic" && ("request" in value || "response" in value)) return "generic";
-  return undefined;
-}
-
 function fail(loc: (string | number)[], msg: string, type = "value_error"): never {
   throw new ValidationError([{ loc, msg, type }]);
 }
 
-function customId(v: Obj): string {
+export function customId(v: Obj): string {
   const id = v.custom_id;
   if (typeof id !== "string" || !id) fail(["custom_id"], "expected a non-empty string", "string_type");
   return id;

@@ -2,6 +2,8 @@
 import { envValue } from "../env.js";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
+import { checkAccess } from "../backfill/access.js";
+import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { backfill } from "../backfill/pipeline.js";
 import { FORMATS, type FormatName } from "../backfill/formats.js";
 import { createProgress, printSummary } from "../backfill/progress.js";
@@ -55,6 +57,7 @@ interface BackfillCliOptions {
   progress: "auto" | "bar" | "json" | "none";
   progressEvery: number;
   checkpointEvery: number;
+  maxLineBytes: number;
 }
 
 export function register(program: Command): void {
@@ -75,9 +78,10 @@ export function register(program: Command): void {
         "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's\n" +
         "custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved\n" +
         "every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with\n" +
-        "file, line, reason and the raw line.\n" +
-        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server, 2 usage error,\n" +
-        "130 interrupted (rerun to resume).",
+        "file, line, reason and the raw line; a line over --max-line-bytes is dead-lettered with its number.\n" +
+        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server (or runs left in the\n" +
+        "spool: rerun to send them), 2 usage or configuration error (a 401/403 from the endpoint is one; nothing is\n" +
+        "sent), 130 interrupted (rerun to resume).",
     )
     .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz)")
     .addOption(new Option("-f, --format <format>", "input format").choices([...FORMATS]).default("auto"))
@@ -96,48 +100,68 @@ export function register(program: Command): void {
     .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))
     .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
     .option("--checkpoint-every <ms>", "how often progress is flushed and checkpointed", positiveInt("--checkpoint-every"), 2000)
+    .option("--max-line-bytes <n>", "longest line read; a longer one is dead-lettered", positiveInt("--max-line-bytes"), DEFAULT_MAX_LINE_BYTES)
     .action(async (files: string[], opts: BackfillCliOptions) => {
-      const limiter = opts.rateLimiter ? new RedisRateLimiter(opts.rateLimiter) : undefined;
-      const client = opts.dryRun
-        ? undefined
-        : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir });
-      const abort = new AbortController();
-      const onSigint = () => {
-        if (abort.signal.aborted) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: leave now
-        process.stderr.write("\ntracepipe backfill: stopping at the next checkpoint (Ctrl-C again to quit at once)\n");
-        abort.abort();
-      };
-      process.on("SIGINT", onSigint);
-      try {
-        const result = await backfill({
-          files,
-          format: opts.format,
-          project: opts.project,
-          client,
-          checkpointPath: opts.checkpoint,
-          deadLetterPath: opts.deadLetter,
-          dryRun: opts.dryRun,
-          shard: opts.shard,
-          progress: createProgress(opts.progress, opts.progressEvery),
-          checkpointEveryMs: opts.checkpointEvery,
-          signal: abort.signal,
-        });
-        await client?.shutdown();
-        const { interrupted, ...summary } = result;
-        printSummary(summary);
-        process.exitCode = interrupted ? EXIT_INTERRUPTED : result.dead_lettered + result.refused_by_server > 0 ? EXIT_INVALID : EXIT_OK;
-      } catch (err) {
-        await client?.shutdown().catch(() => undefined);
-        if (err instanceof ValidationError) {
-          for (const i of err.issues) process.stderr.write(JSON.stringify({ error: i }) + "\n");
-          process.stderr.write(`tracepipe backfill: ${err.message}\n`);
-          process.exitCode = EXIT_USAGE;
-          return;
-        }
-        throw err;
-      } finally {
-        process.off("SIGINT", onSigint);
-        await limiter?.close();
-      }
+      process.exitCode = await runBackfill(files, opts);
     });
+}
+
+function usageError(err: ValidationError): number {
+  for (const i of err.issues) process.stderr.write(JSON.stringify({ error: i }) + "\n");
+  process.stderr.write(`tracepipe backfill: ${err.message}\n`);
+  return EXIT_USAGE;
+}
+
+async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<number> {
+  // Before the client exists: it replays its spool at once, and a refused key would dead-letter all of it.
+  if (!opts.dryRun && opts.endpoint) {
+    try {
+      await checkAccess(opts.endpoint, opts.apiKey);
+    } catch (err) {
+      if (err instanceof ValidationError) return usageError(err);
+      throw err;
+    }
+  }
+  const limiter = opts.rateLimiter ? new RedisRateLimiter(opts.rateLimiter) : undefined;
+  const client = opts.dryRun
+    ? undefined
+    : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir });
+  const abort = new AbortController();
+  const onSigint = () => {
+    if (abort.signal.aborted) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: leave now
+    process.stderr.write("\ntracepipe backfill: stopping at the next checkpoint (Ctrl-C again to quit at once)\n");
+    abort.abort();
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const result = await backfill({
+      files,
+      format: opts.format,
+      project: opts.project,
+      client,
+      checkpointPath: opts.checkpoint,
+      deadLetterPath: opts.deadLetter,
+      dryRun: opts.dryRun,
+      shard: opts.shard,
+      progress: createProgress(opts.progress, opts.progressEvery),
+      checkpointEveryMs: opts.checkpointEvery,
+      maxLineBytes: opts.maxLineBytes,
+      signal: abort.signal,
+    });
+    await client?.shutdown();
+    const { interrupted, unacknowledged, ...summary } = result;
+    printSummary(summary);
+    if (unacknowledged > 0) {
+      process.stderr.write(`tracepipe backfill: ${unacknowledged} runs were not acknowledged by ${client?.sink.target} (they wait in the spool); the checkpoint stays before them: rerun to send them\n`);
+    }
+    if (interrupted) return EXIT_INTERRUPTED;
+    return result.dead_lettered + result.refused_by_server + unacknowledged > 0 ? EXIT_INVALID : EXIT_OK;
+  } catch (err) {
+    await client?.shutdown().catch(() => undefined);
+    if (err instanceof ValidationError) return usageError(err);
+    throw err;
+  } finally {
+    process.off("SIGINT", onSigint);
+    await limiter?.close();
+  }
 }

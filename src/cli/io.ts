@@ -1,14 +1,19 @@
 /**
  * Input records for the line-oriented commands. A file (or stdin, `-`) is either
  * JSONL (one record per non-empty line, streamed) or one JSON document that may
- * span lines (pretty-printed). The first non-empty line decides: if it parses
- * on its own the input is JSONL; otherwise the whole input is one document.
+ * span lines (pretty-printed). The first non-empty line decides when it parses
+ * on its own: JSONL. When it does not, the next non-empty line decides: a
+ * record on its own, starting at column 0 with `{` or `[`, means JSONL whose
+ * first line is corrupt (reported, the rest processed); anything else (a
+ * pretty-printer indents what is inside) means one document.
  * An array on one line is one record (a stream's chunks), never a list of records.
+ * A line longer than `maxLineBytes` is reported with its number and skipped,
+ * never held in memory.
  */
 import { TracepipeError } from "../errors.js";
 import { createReadStream, statSync } from "node:fs";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
+import { DEFAULT_MAX_LINE_BYTES, splitLines, type Line } from "../backfill/lines.js";
 
 export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: (string | number)[]; msg: string; type: string } };
 
@@ -63,35 +68,75 @@ function parseError(err: unknown): string {
   return `malformed JSON: ${(err as Error).message}`;
 }
 
-export async function* readRecords(input: Readable): AsyncGenerator<InputRecord> {
-  const rl = createInterface({ input, crlfDelay: Infinity });
-  let mode: "unknown" | "jsonl" | "document" = "unknown";
+const jsonError = (line: number, err: unknown): InputRecord => ({ line, error: { loc: [], msg: parseError(err), type: "json_invalid" } });
+const tooLong = (l: Line, max: number): InputRecord => ({ line: l.line, error: { loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" } });
+
+/** A line that is a whole JSONL record: it parses alone and starts at column 0 as an object or array. */
+function standaloneRecord(raw: string): { value: unknown } | undefined {
+  if (!/^[{[]/.test(raw)) return undefined;
+  try {
+    return { value: JSON.parse(raw) };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function* readRecords(input: Readable, opts: { maxLineBytes?: number } = {}): AsyncGenerator<InputRecord> {
+  const max = opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
+  // unknown: nothing yet; pending: the first line failed and the next decides; failed: a document with an over-long line
+  let mode: "unknown" | "pending" | "jsonl" | "document" | "failed" = "unknown";
   let doc: string[] = [];
   let docStart = 0;
-  let n = 0;
-  for await (const raw of rl) {
-    n++;
+  let firstError: unknown;
+  for await (const l of splitLines(input as AsyncIterable<Buffer>, { maxLineBytes: max })) {
+    if (mode === "failed") continue;
     if (mode === "document") {
-      doc.push(raw);
+      if (l.tooLong) {
+        yield tooLong(l, max);
+        mode = "failed";
+        doc = [];
+      } else doc.push(l.text);
       continue;
     }
-    const line = raw.trim();
-    if (line === "") continue;
+    if (l.tooLong) {
+      if (mode === "pending") yield jsonError(docStart, firstError);
+      yield tooLong(l, max);
+      mode = "jsonl";
+      continue;
+    }
+    const line = l.text.trim();
+    if (line === "") {
+      if (mode === "pending") doc.push(l.text);
+      continue;
+    }
+    if (mode === "pending") {
+      const rec = standaloneRecord(l.text);
+      if (rec) {
+        mode = "jsonl";
+        yield jsonError(docStart, firstError);
+        yield { line: l.line, value: rec.value };
+      } else {
+        mode = "document";
+        doc.push(l.text);
+      }
+      continue;
+    }
     try {
       const value: unknown = JSON.parse(line);
       mode = "jsonl";
-      yield { line: n, value };
+      yield { line: l.line, value };
     } catch (err) {
       if (mode === "jsonl") {
-        yield { line: n, error: { loc: [], msg: parseError(err), type: "json_invalid" } };
+        yield jsonError(l.line, err);
         continue;
       }
-      mode = "document";
-      docStart = n;
-      doc = [raw];
+      mode = "pending";
+      docStart = l.line;
+      doc = [l.text];
+      firstError = err;
     }
   }
-  if (mode === "document") {
+  if (mode === "document" || mode === "pending") {
     const text = doc.join("\n");
     try {
       yield { line: docStart, value: JSON.parse(text) };

@@ -1,5 +1,6 @@
 /** `tracepipe normalize [--format F] [FILE|-]`: vendor payloads in, native records out (DESIGN "CLI"). */
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
+import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { FORMAT_NAMES } from "../../adapters/index.js";
 import { ValidationError } from "../errors.js";
 import { normalize } from "../normalize.js";
@@ -7,6 +8,8 @@ import { InputError, openInput, readRecords, writeLine } from "./io.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 
 export interface NormalizeCommandOptions {
+  /** Longest input line; a longer one is reported and skipped. Default DEFAULT_MAX_LINE_BYTES (64 MiB). */
+  maxLineBytes?: number;
   format: string;
 }
 
@@ -26,7 +29,7 @@ export async function runNormalize(file: string | undefined, opts: NormalizeComm
     throw err;
   }
   let invalid = 0;
-  for await (const rec of readRecords(input)) {
+  for await (const rec of readRecords(input, { maxLineBytes: opts.maxLineBytes })) {
     if ("error" in rec) {
       invalid++;
       await writeLine(io.stderr, JSON.stringify({ line: rec.line, error: rec.error }));
@@ -57,6 +60,11 @@ export function register(program: Command): void {
     )
     .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
     .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto")
+    .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
+      return n;
+    }, DEFAULT_MAX_LINE_BYTES)
     .action(async (file: string | undefined, opts: NormalizeCommandOptions) => {
       process.exitCode = await runNormalize(file, opts);
     });

@@ -1,11 +1,14 @@
 /** `tracepipe validate [--strict] [FILE|-]`: check native `{messages}` records (DESIGN "CLI"). */
-import type { Command } from "commander";
+import { InvalidArgumentError, type Command } from "commander";
+import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { validate } from "../format/validate.js";
 import type { Issue } from "../errors.js";
 import { InputError, openInput, readRecords, writeLine } from "./io.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 
 export interface ValidateCommandOptions {
+  /** Longest input line; a longer one is reported and skipped. Default DEFAULT_MAX_LINE_BYTES (64 MiB). */
+  maxLineBytes?: number;
   strict?: boolean;
 }
 
@@ -28,7 +31,7 @@ export async function runValidate(file: string | undefined, opts: ValidateComman
     throw err;
   }
   let invalid = 0;
-  for await (const rec of readRecords(input)) {
+  for await (const rec of readRecords(input, { maxLineBytes: opts.maxLineBytes })) {
     let issues: Issue[];
     if ("error" in rec) issues = [rec.error];
     else {
@@ -54,6 +57,11 @@ export function register(program: Command): void {
     )
     .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
     .option("--strict", "hold to SPEC's letter: base64 required on media blocks, no extras", false)
+    .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
+      return n;
+    }, DEFAULT_MAX_LINE_BYTES)
     .action(async (file: string | undefined, opts: ValidateCommandOptions) => {
       process.exitCode = await runValidate(file, opts);
     });

@@ -112,6 +112,33 @@ describe("backfill formats", () => {
     expect(r2).toMatchObject({ name: "ChatAnthropic", start_time: "2026-03-01T12:00:00.000000Z", first_token_time: "2026-03-01T12:00:00.200000Z" });
   });
 
+  it("splits files between shards by line: each record once, every shard joins against all requests, a bad request line reported once", async () => {
+    const dir = tempDir("tp-bf-shard-");
+    const input = join(dir, "batch_input.jsonl");
+    const output = join(dir, "batch_output.jsonl");
+    const ids = ["s1", "s2", "s3", "s4", "s5", "s6", "s7"];
+    writeFileSync(input, jsonl([...ids.map((id) => openaiInput(id, `Say ${id}`)), "{broken request"]));
+    writeFileSync(output, jsonl([...ids].reverse().map((id) => openaiOutput(id, `${id}!`))));
+    const dbPath = join(dir, "traces.db");
+    const dead: unknown[] = [];
+    let skipped = 0;
+    for (let index = 0; index < 3; index++) {
+      const client = new Client({ dbPath, spoolDir: join(dir, `spool${index}`), exitHooks: false, warn: () => {} });
+      const deadLetterPath = join(dir, `dead${index}.jsonl`);
+      const r = await backfill({ files: [output, input], client, project: "shards", shard: { index, count: 3 }, deadLetterPath });
+      await client.shutdown();
+      skipped += r.skipped_other_shards;
+      dead.push(...readFileSync(deadLetterPath, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)));
+    }
+    expect(skipped).toBe(2 * ids.length);
+    expect(dead).toEqual([expect.objectContaining({ file: input, line: 8 })]);
+    const store = openStore(dbPath);
+    const runs = store.queryRuns({ project: "shards", limit: 100 }).runs as any[];
+    store.close();
+    expect(runs.map((r) => r.extra.metadata.custom_id).sort()).toEqual(ids);
+    for (const r of runs) expect(r.inputs.messages[0].content[0].text).toBe(`Say ${r.extra.metadata.custom_id}`);
+  });
+
   it("passes native run records through and dead-letters the invalid ones with the field named", async () => {
     const id = "0196a1b2-0000-7000-8000-000000000001";
     const { result, runs, dead } = await run({ "runs.jsonl": [{ id, trace_id: id, dotted_order: `20260301T120000000000Z${id}`, name: "old", run_type: "chain", start_time: "2026-03-01T12:00:00Z", inputs: { q: 1 } }, { id: "not-a-uuid", trace_id: id, dotted_order: "x", name: "bad", run_type: "chain", start_time: "2026-03-01T12:00:00Z" }] });

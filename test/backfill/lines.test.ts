@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { gzipSync } from "node:zlib";
 import { join } from "node:path";
 import { readLines } from "../../src/backfill/lines.js";
-import { deterministicUuid, fileFingerprint } from "../../src/backfill/identity.js";
+import { deterministicUuid } from "../../src/backfill/identity.js";
 import { tempDir } from "../helpers/runs.js";
 
 async function all(path: string, opts = {}) {
@@ -40,14 +41,30 @@ describe("line reader", () => {
     }
   });
 
-  it("derives the same UUID for the same file content and key, wherever the file is", () => {
-    const a = tempDir("tp-id-");
-    const b = tempDir("tp-id-");
-    writeFileSync(join(a, "x.jsonl"), "same\n");
-    writeFileSync(join(b, "renamed.jsonl"), "same\n");
-    writeFileSync(join(b, "other.jsonl"), "other\n");
-    expect(fileFingerprint(join(a, "x.jsonl"))).toBe(fileFingerprint(join(b, "renamed.jsonl")));
-    expect(fileFingerprint(join(b, "other.jsonl"))).not.toBe(fileFingerprint(join(a, "x.jsonl")));
+  it("skips a line over the maximum size without holding it, numbers the lines after it, and still hashes every byte", async () => {
+    const dir = tempDir("tp-lines-");
+    const text = `short\n${"y".repeat(3 << 20)}\nafter\n${"z".repeat(5000)}`;
+    for (const [name, data] of [["l.txt", Buffer.from(text)], ["l.txt.gz", gzipSync(text)]] as const) {
+      const p = join(dir, name);
+      writeFileSync(p, data);
+      const hash = createHash("sha256");
+      const lines = await all(p, { maxLineBytes: 4096, hash });
+      expect(lines.map((l) => [l.line, l.text, l.tooLong ?? false])).toEqual([
+        [1, "short", false],
+        [2, "", true],
+        [3, "after", false],
+        [4, "", true],
+      ]);
+      expect(lines[1]!.end - lines[1]!.offset).toBe((3 << 20) + 1);
+      expect(hash.digest("hex")).toBe(createHash("sha256").update(text).digest("hex"));
+      // Resumed after the long line: the hash state carried over covers the rest exactly.
+      const carried = createHash("sha256").update(text.slice(0, lines[1]!.end));
+      await all(p, { maxLineBytes: 4096, offset: lines[1]!.end, line: 2, hash: carried });
+      expect(carried.digest("hex")).toBe(createHash("sha256").update(text).digest("hex"));
+    }
+  });
+
+  it("derives the same UUID for the same record identity and key", () => {
     const id = deterministicUuid(["f", "line:1"]);
     expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(deterministicUuid(["f", "line:1"])).toBe(id);

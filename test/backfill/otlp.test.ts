@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
@@ -77,6 +77,23 @@ describe("backfill of OTLP JSON exports", () => {
     expect(chat1Run.dotted_order.startsWith(agentRun.dotted_order + ".")).toBe(true);
     expect(chat2Run.parent_run_id ?? null).toBeNull();
     expect((chat1Run.inputs as { messages: unknown[] }).messages).toEqual([{ role: "user", content: [{ type: "text", text: "first" }] }]);
+  });
+
+  it("is one checkpoint unit: a rerun of an unchanged file sends nothing, an appended one is read again whole", async () => {
+    const spans = await makeSpans();
+    const [chat1, http, agent, chat2] = spans;
+    const dir = tempDir("tp-bf-otlp-cp-");
+    const file = join(dir, "traces.jsonl");
+    writeFileSync(file, [line([chat1!, http!]), line([agent!])].join("\n") + "\n");
+    const client = new Client({ dbPath: join(dir, "t.db"), project: "otlp-cp", spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
+    cleanup.push(async () => void (await client.shutdown()));
+    const opts = { client, project: "otlp-cp", deadLetterPath: join(dir, "dead.jsonl"), checkpointPath: join(dir, "cp.json") };
+    expect((await backfill({ files: [file], ...opts })).delivered).toBe(2);
+    expect((await backfill({ files: [file], ...opts })).delivered).toBe(0);
+    appendFileSync(file, line([chat2!]) + "\n");
+    const third = await backfill({ files: [file], ...opts });
+    expect(third.delivered).toBe(3); // the whole file again: its traces may span the old and new lines
+    expect(third.records).toBe(3); // counted once: two lines from the first run, one new
   });
 
   it("splits a file between shards by trace, so no trace is cut in two", async () => {

@@ -28,6 +28,27 @@ describe("tracepipe normalize", () => {
     ]);
   });
 
+  it("reports a corrupt first line of a JSONL file as line 1 and normalizes every other record", async () => {
+    const good = Array.from({ length: 7 }, (_, i) => JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: `q${i}` }] }));
+    const dir = mkdtempSync(join(tmpdir(), "tp-"));
+    const file = join(dir, "first-bad.jsonl");
+    writeFileSync(file, ['{"model": "gpt-4o", "messages": [BROKEN', ...good].join("\n") + "\n");
+    const r = await runCli(["normalize", file]);
+    expect(r.code).toBe(1);
+    const out = jsonLines(r.stdout) as { inputs: { messages: { content: { text: string }[] }[] } }[];
+    expect(out.map((o) => o.inputs.messages[0]!.content[0]!.text)).toEqual(["q0", "q1", "q2", "q3", "q4", "q5", "q6"]);
+    expect(jsonLines(r.stderr)).toEqual([{ line: 1, error: expect.objectContaining({ type: "json_invalid" }) }]);
+  });
+
+  it("reports a line over --max-line-bytes with its number, skips it, and reads the rest", async () => {
+    const rec = (t: string) => JSON.stringify({ model: "gpt-4o", messages: [{ role: "user", content: t }] });
+    const input = [rec("a"), rec("x".repeat(5000)), rec("b")].join("\n");
+    const r = await runCli(["normalize", "--max-line-bytes", "1000"], { input });
+    expect(r.code).toBe(1);
+    expect(jsonLines(r.stdout)).toHaveLength(2);
+    expect(jsonLines(r.stderr)).toEqual([{ line: 2, error: expect.objectContaining({ type: "line_too_long", msg: expect.stringContaining("1000 bytes") }) }]);
+  });
+
   it("reads one pretty-printed JSON document as one record", async () => {
     const doc = JSON.stringify({ type: "message", role: "assistant", model: "claude-haiku-4-5", content: [{ type: "text", text: "hi" }] }, null, 2);
     const r = await runCli(["normalize"], { input: doc });
@@ -85,6 +106,17 @@ describe("tracepipe validate", () => {
 
     const strict = await runCli(["validate", "--strict", file]);
     expect(jsonLines(strict.stderr).map((e) => (e as { line: number }).line)).toEqual([2, 3]);
+  });
+
+  it("reports a corrupt first line as line 1 and validates the rest", async () => {
+    const ok = JSON.stringify({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+    const r = await runCli(["validate"], { input: ["{oops", ok, ok].join("\n") + "\n" });
+    expect(r.code).toBe(1);
+    expect(jsonLines(r.stdout)).toEqual([
+      { line: 1, valid: false, errors: 1 },
+      { line: 2, valid: true, errors: 0 },
+      { line: 3, valid: true, errors: 0 },
+    ]);
   });
 
   it("exits 0 when everything is valid", async () => {

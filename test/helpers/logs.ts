@@ -1,5 +1,5 @@
 /** Generated historical logs for the backfill tests and benchmark: deterministic, any size, written as a stream. */
-import { createWriteStream } from "node:fs";
+import { createWriteStream, existsSync, readFileSync } from "node:fs";
 import { once } from "node:events";
 import { createGzip } from "node:zlib";
 import { rng } from "../../benchmarks/corpus.js";
@@ -59,4 +59,27 @@ export async function writeGenericLog(path: string, n: number, corrupt = 0, seed
   out.end(buf);
   await once(file, "close");
   return bad;
+}
+
+/**
+ * The runs a backfill stored in a SQLite store file, read with SQL so the
+ * count does not depend on the store's code: how many rows, how many distinct
+ * ids, and the source line of each (sorted).
+ */
+export async function storedLines(dbPath: string, project: string): Promise<{ n: number; d: number; lines: number[] }> {
+  const { default: Database } = await import("better-sqlite3");
+  const db = new Database(dbPath, { readonly: true, fileMustExist: true });
+  try {
+    const { n, d } = db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+    const lines = (db.prepare("SELECT json_extract(extra, '$.metadata.backfill.line') AS line FROM runs WHERE session_name = ? ORDER BY 1").all(project) as { line: number }[]).map((r) => r.line);
+    return { n, d, lines };
+  } finally {
+    db.close();
+  }
+}
+
+/** The line numbers in a backfill dead-letter file, in file order (empty when there is none). */
+export function deadLetterLines(path: string): number[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => (JSON.parse(l) as { line: number }).line);
 }

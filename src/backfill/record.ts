@@ -1,0 +1,60 @@
+/**
+ * One log line to a value the readers can use, or a ValidationError naming
+ * what is wrong, so the line is dead-lettered like any other bad record.
+ */
+import { ValidationError, zodIssues } from "../errors.js";
+import type { Line } from "./lines.js";
+import { Run } from "../run/schema.js";
+import type { Run as RunT } from "../run/schema.js";
+
+/**
+ * Deepest JSON nesting a record may have. V8 parses any depth, but every
+ * later step (the schema, the client's encoder, the store) recurses, and a
+ * few thousand levels overflow the stack there: such a line is refused here,
+ * where it can still be dead-lettered with its number.
+ */
+export const MAX_DEPTH = 1000;
+
+type Obj = Record<string, unknown>;
+
+/** Nesting depth of a parsed JSON value, iteratively (the point is not to overflow the stack). */
+export function jsonDepth(v: unknown, limit = Infinity): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[v, 1]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (typeof x !== "object" || x === null) continue;
+    if (d > max) max = d;
+    if (max > limit) return max;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) if (typeof child === "object" && child !== null) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** A log line as a JSON object: malformed JSON, a non-object or too deep a record is a ValidationError. */
+export function parseRecord(text: string): Obj {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch (err) {
+    throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
+  }
+  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValidationError([{ loc: [], msg: "expected a JSON object", type: "object_type" }]);
+  // Nesting n levels takes at least 2n bytes, so only long lines need the walk.
+  if (text.length > 2 * MAX_DEPTH && jsonDepth(v, MAX_DEPTH) > MAX_DEPTH) {
+    throw new ValidationError([{ loc: [], msg: `nested deeper than ${MAX_DEPTH} levels`, type: "too_deep" }]);
+  }
+  return v as Obj;
+}
+
+/** A native run record as read from a log, checked against the Run schema; `project` fills a missing session_name. */
+export function checkedRun(v: Obj, project: string | undefined): RunT {
+  const r = Run.safeParse(v);
+  if (!r.success) throw new ValidationError(zodIssues(r.error.issues));
+  return r.data.session_name === undefined && project ? { ...r.data, session_name: project } : r.data;
+}
+
+/** A line over the maximum line size, as the error its dead letter carries. */
+export function lineTooLong(l: Line, max: number | undefined): ValidationError {
+  return new ValidationError([{ loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" }]);
+}
