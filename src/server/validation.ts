@@ -1,22 +1,91 @@
-/** Run records checked with the zod schemas; problems in SPEC §7's shape with request-relative locations. */
-import type { z } from "zod";
-import { Run, RunPatch } from "../run/schema.js";
-import type { Issue } from "../errors.js";
+/**
+ * Run records checked with the zod schemas; problems in SPEC §7's shape with
+ * request-relative locations, into a bounded IssueList.
+ *
+ * The work is sliced: `events` and `tags` (the arrays whose elements have a
+ * schema, and so the only places a body can hold millions of separately
+ * failing values) are checked element by element, and every few thousand
+ * checks the loop yields, so GET /info and other requests are answered while
+ * a big bad body is being judged.
+ */
+import { z } from "zod";
+import { Run, RunEvent, RunPatch } from "../run/schema.js";
+import type { IssueList } from "./issues.js";
 
-function issues(err: z.ZodError, prefix: (string | number)[]): Issue[] {
-  return err.issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
+type Loc = (string | number)[];
+type Obj = Record<string, unknown>;
+
+/** Checks between two yields to the event loop. */
+const SLICE = 2000;
+
+export class Slicer {
+  private n = 0;
+
+  /** Counts one unit of work; resolves at once, or after a turn of the event loop every SLICE units. */
+  tick(units = 1): Promise<void> | undefined {
+    this.n += units;
+    if (this.n < SLICE) return undefined;
+    this.n = 0;
+    return new Promise((r) => setImmediate(r));
+  }
 }
 
-export function checkPost(value: unknown, prefix: (string | number)[], out: Issue[]): Run | undefined {
-  const r = Run.safeParse(value);
-  if (r.success) return r.data;
-  out.push(...issues(r.error, prefix));
-  return undefined;
+function add(err: z.ZodError, prefix: Loc, out: IssueList): void {
+  for (const i of err.issues) out.push({ loc: [...prefix, ...(i.path as Loc)], msg: i.message, type: i.code });
 }
 
-export function checkPatch(value: unknown, prefix: (string | number)[], out: Issue[]): RunPatch | undefined {
-  const r = RunPatch.safeParse(value);
-  if (r.success) return r.data;
-  out.push(...issues(r.error, prefix));
-  return undefined;
+async function checkArray<T>(list: unknown[], check: (v: unknown) => { success: true; data: T } | { success: false; error: z.ZodError }, prefix: Loc, out: IssueList, slicer: Slicer): Promise<T[] | undefined> {
+  const good: T[] = [];
+  let ok = true;
+  for (let i = 0; i < list.length; i++) {
+    const r = check(list[i]);
+    if (r.success) good.push(r.data);
+    else {
+      ok = false;
+      add(r.error, [...prefix, i], out);
+    }
+    const pause = slicer.tick();
+    if (pause) await pause;
+  }
+  return ok ? good : undefined;
+}
+
+const Tag = z.string();
+const checkTag = (v: unknown) => Tag.safeParse(v);
+
+async function check<T extends Run | RunPatch>(schema: z.ZodType<T>, value: unknown, prefix: Loc, out: IssueList, slicer: Slicer): Promise<T | undefined> {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    const r = schema.safeParse(value);
+    if (!r.success) add(r.error, prefix, out);
+    return r.success ? r.data : undefined;
+  }
+  const { events, tags, ...rest } = value as Obj;
+  const head: Obj = rest;
+  let ok = true;
+  let goodEvents: unknown[] | undefined;
+  let goodTags: unknown[] | undefined;
+  if (Array.isArray(events)) {
+    goodEvents = await checkArray(events, (v) => RunEvent.safeParse(v), [...prefix, "events"], out, slicer);
+    ok &&= goodEvents !== undefined;
+  } else if (events !== undefined) head.events = events; // let the schema name the wrong type
+  if (Array.isArray(tags)) {
+    goodTags = await checkArray(tags, checkTag, [...prefix, "tags"], out, slicer);
+    ok &&= goodTags !== undefined;
+  } else if (tags !== undefined) head.tags = tags;
+  const r = schema.safeParse(head);
+  await slicer.tick(20);
+  if (!r.success) add(r.error, prefix, out);
+  if (!ok || !r.success) return undefined;
+  const data = r.data as Obj;
+  if (goodEvents) data.events = goodEvents;
+  if (goodTags) data.tags = goodTags;
+  return data as T;
+}
+
+export function checkPost(value: unknown, prefix: Loc, out: IssueList, slicer: Slicer): Promise<Run | undefined> {
+  return check(Run, value, prefix, out, slicer);
+}
+
+export function checkPatch(value: unknown, prefix: Loc, out: IssueList, slicer: Slicer): Promise<RunPatch | undefined> {
+  return check(RunPatch, value, prefix, out, slicer);
 }

@@ -1,25 +1,27 @@
 /** Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id. */
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
-import type { Issue } from "../../errors.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { SqliteRunStore, StoredRun } from "../store/index.js";
-import { decodedStream } from "../body.js";
 import { parseMultipart } from "../multipart.js";
-import { checkPatch, checkPost } from "../validation.js";
+import { checkPatch, checkPost, Slicer } from "../validation.js";
+import { IssueList } from "../issues.js";
+import type { CollectorLimits } from "../limits.js";
 
 export interface IngestDeps {
   store: SqliteRunStore;
   version: string;
-  maxBodyBytes: number;
-  /** Batch bounds advertised to clients in GET /info. */
-  batchSizeLimit: number;
-  batchSizeBytesLimit: number;
+  limits: CollectorLimits;
+  /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
   onRunCompleted?: (run: StoredRun) => void;
 }
 
-function reject422(issues: Issue[]): never {
-  throw new HttpError(422, issues);
+/** What /info advertises, enforced: the run count always, the byte size when there is more than one run to split. */
+function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void {
+  if (runs > limits.batchSizeLimit) throw new HttpError(413, `${runs} runs in one request, over the limit of ${limits.batchSizeLimit} (GET /info batch_ingest_config.size_limit); split the batch`);
+  if (runs > 1 && bytes > limits.batchSizeBytesLimit) {
+    throw new HttpError(413, `a batch of ${runs} runs in ${bytes} bytes, over the limit of ${limits.batchSizeBytesLimit} bytes (GET /info batch_ingest_config.size_limit_bytes); split the batch`);
+  }
 }
 
 /** Store a validated batch and tell the hook about root runs that now have an end time. */
@@ -46,9 +48,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           version: deps.version,
           batch_ingest_config: {
             use_multipart_endpoint: true,
-            size_limit: deps.batchSizeLimit,
-            size_limit_bytes: deps.batchSizeBytesLimit,
-            max_body_bytes: deps.maxBodyBytes,
+            size_limit: deps.limits.batchSizeLimit,
+            size_limit_bytes: deps.limits.batchSizeBytesLimit,
+            max_body_bytes: deps.limits.maxBodyBytes,
+            max_json_depth: deps.limits.maxJsonDepth,
             supports_gzip: true,
           },
         },
@@ -58,19 +61,23 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs/multipart",
       handler: async (ctx: RequestContext) => {
-        const parsed = await parseMultipart(decodedStream(ctx.req, deps.maxBodyBytes), ctx.headers, deps.maxBodyBytes);
-        const issues: Issue[] = [];
+        const { limits } = deps;
+        const issues = new IssueList(limits.maxListedIssues);
+        const body = ctx.stream();
+        const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit, maxJsonDepth: limits.maxJsonDepth }, issues);
+        checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
+        const slicer = new Slicer();
         const post: Run[] = [];
         const patch: RunPatch[] = [];
         for (const [id, r] of parsed.post) {
-          const ok = checkPost(r, [`post.${id}`], issues);
+          const ok = await checkPost(r, [`post.${id}`], issues, slicer);
           if (ok) post.push(ok);
         }
         for (const [id, r] of parsed.patch) {
-          const ok = checkPatch(r, [`patch.${id}`], issues);
+          const ok = await checkPatch(r, [`patch.${id}`], issues, slicer);
           if (ok) patch.push(ok);
         }
-        if (issues.length) reject422(issues);
+        issues.throwIfAny();
         // One transaction for the runs and their attachments: nothing half-written.
         const result = deps.store.db.transaction(() => {
           const r = store(deps, post, patch);
@@ -84,27 +91,36 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs/batch",
       handler: async (ctx) => {
-        const body = await ctx.json();
+        const raw = await ctx.body();
+        const body = ctx.parse(raw);
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
-        const issues: Issue[] = [];
+        const issues = new IssueList(deps.limits.maxListedIssues);
+        const slicer = new Slicer();
         const post: Run[] = [];
         const patch: RunPatch[] = [];
-        for (const [key, list, check, out] of [
-          ["post", b.post, checkPost, post],
-          ["patch", b.patch, checkPatch, patch],
-        ] as const) {
+        const lists = [
+          ["post", b.post],
+          ["patch", b.patch],
+        ] as const;
+        checkBatch(deps.limits, lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0), raw.length);
+        for (const [key, list] of lists) {
           if (list === undefined || list === null) continue;
           if (!Array.isArray(list)) {
             issues.push({ loc: [key], msg: "expected an array", type: "list_type" });
             continue;
           }
-          list.forEach((r, i) => {
-            const ok = check(r, [key, i], issues);
-            if (ok) (out as (Run | RunPatch)[]).push(ok);
-          });
+          for (let i = 0; i < list.length; i++) {
+            if (key === "post") {
+              const ok = await checkPost(list[i], [key, i], issues, slicer);
+              if (ok) post.push(ok);
+            } else {
+              const ok = await checkPatch(list[i], [key, i], issues, slicer);
+              if (ok) patch.push(ok);
+            }
+          }
         }
-        if (issues.length) reject422(issues);
+        issues.throwIfAny();
         return { status: 202, body: store(deps, post, patch) };
       },
     },
@@ -112,9 +128,9 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs",
       handler: async (ctx) => {
-        const issues: Issue[] = [];
-        const run = checkPost(await ctx.json(), [], issues);
-        if (!run) reject422(issues);
+        const issues = new IssueList(deps.limits.maxListedIssues);
+        const run = await checkPost(await ctx.json(), [], issues, new Slicer());
+        if (!run) return issues.fail();
         return { status: 202, body: store(deps, [run], []) };
       },
     },
@@ -126,9 +142,9 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
-        const issues: Issue[] = [];
-        const patch = checkPatch({ ...b, id: ctx.params.id }, [], issues);
-        if (!patch) reject422(issues);
+        const issues = new IssueList(deps.limits.maxListedIssues);
+        const patch = await checkPatch({ ...b, id: ctx.params.id }, [], issues, new Slicer());
+        if (!patch) return issues.fail();
         return { status: 202, body: store(deps, [], [patch]) };
       },
     },

@@ -18,13 +18,13 @@ import { traceToRuns } from "../../otel/convert.js";
 import { parseJson, plainToSpanRecord } from "../../otel/otlp-json.js";
 import { PROJECT_HEADER } from "../../otel/exporter.js";
 
-export function otelRoutes(store: SqliteRunStore): Route[] {
+export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Route[] {
   return [
     {
       method: "POST",
       path: "/otel/v1/traces",
       handler: async (ctx) => {
-        const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""));
+        const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""), maxJsonDepth);
         // The project an exporter names (createOtlpTraceExporter's `project`) travels with the spans.
         const header = ctx.headers[PROJECT_HEADER];
         const project = typeof header === "string" && header ? header : undefined;
