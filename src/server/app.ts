@@ -70,6 +70,8 @@ export interface Collector {
   store: SqliteRunStore;
   /** The outbound webhook sender, when webhooks are configured. */
   webhooks?: WebhookSender;
+  /** Large bodies being read or held now, and requests waiting for a large-body slot. */
+  bodies(): { large: number; waiting: number };
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -198,7 +200,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       send(res, { ...reply, headers: { ...limitHeaders, ...reply.headers } });
     } catch (err) {
       if (err instanceof HttpError) {
-        const capped = err.status === 422 ? capDetail(err.detail, limits.maxListedIssues) : { detail: err.detail };
+        const capped = err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, limits.maxListedIssues) : { detail: err.detail };
         send(res, { status: err.status, body: { detail: capped.detail, ...err.extra, ...capped.extra }, headers: { ...limitHeaders, ...err.headers } });
       } else if ((err as Error)?.name === "RangeError" && /call stack/i.test((err as Error).message)) {
         // Should not happen with the depth bound in place; if it does, it is the request's fault, not a crash.
@@ -240,6 +242,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     server,
     store,
     webhooks: sender,
+    bodies: () => ({ large: largeSlots.inUse, waiting: largeSlots.waiting }),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         server.once("error", reject);

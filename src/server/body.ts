@@ -37,6 +37,10 @@ export class Slots {
   get inUse(): number {
     return this.used;
   }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
 }
 
 /** The decoded body as it streams, with the count of decoded bytes so far. */

@@ -1,7 +1,8 @@
 /**
  * A 422's problems, bounded: the first `max` are kept and listed, the rest only
- * counted. A hostile request with hundreds of thousands of bad parts then
- * costs a counter, not a 300 MB answer.
+ * counted, and checking stops once `maxCounted` are found (`full`), so a
+ * hostile request with hundreds of thousands of bad values costs a bounded
+ * amount of work and a small answer, not a 300 MB one.
  */
 import type { Issue } from "../errors.js";
 import { HttpError } from "./http.js";
@@ -10,7 +11,15 @@ export class IssueList {
   readonly listed: Issue[] = [];
   count = 0;
 
-  constructor(readonly max: number) {}
+  constructor(
+    readonly max: number,
+    readonly maxCounted = Infinity,
+  ) {}
+
+  /** Enough problems found: checking stops here, and the count is a lower bound. */
+  get full(): boolean {
+    return this.count >= this.maxCounted;
+  }
 
   push(...issues: Issue[]): void {
     for (const i of issues) {
@@ -29,7 +38,7 @@ export class IssueList {
   }
 
   fail(): never {
-    throw unprocessable(this.listed, this.count);
+    throw unprocessable(this.listed, this.count, this.full);
   }
 }
 
@@ -38,9 +47,11 @@ export class IssueList {
  * entries; when some were left out, a last entry says how many, and
  * `issue_count` carries the total either way.
  */
-export function unprocessable(listed: Issue[], count: number): HttpError {
-  const detail = count > listed.length ? [...listed, { loc: [], msg: `${count - listed.length} more problem(s) not listed (${count} in all)`, type: "too_many_errors" }] : listed;
-  return new HttpError(422, detail, undefined, { issue_count: count });
+export function unprocessable(listed: Issue[], count: number, stopped = false): HttpError {
+  const rest = count - listed.length;
+  const msg = stopped ? `at least ${rest} more problem(s) not listed; checking stopped after ${count}` : `${rest} more problem(s) not listed (${count} in all)`;
+  const detail = rest > 0 ? [...listed, { loc: [], msg, type: "too_many_errors" }] : listed;
+  return new HttpError(422, detail, undefined, stopped ? { issue_count: count, issue_count_complete: false } : { issue_count: count });
 }
 
 /** Caps any 422 detail list (routes that build their own) to `max` entries. */

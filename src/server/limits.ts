@@ -14,6 +14,8 @@ export interface CollectorLimits {
   maxJsonDepth: number;
   /** Problems listed in a 422; the rest are counted (`issue_count`). */
   maxListedIssues: number;
+  /** Checking a request stops after this many problems (`issue_count_complete: false`). */
+  maxCountedIssues: number;
   /** Most parts in one multipart request (413 past it). */
   maxMultipartParts: number;
   /** A body past this many decoded bytes is "large" and needs one of the large-body slots. */
@@ -39,6 +41,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   batchSizeBytesLimit: 20 * 1024 * 1024,
   maxJsonDepth: 512,
   maxListedIssues: 100,
+  maxCountedIssues: 10_000,
   maxMultipartParts: 10_000,
   largeBodyBytes: 1024 * 1024,
   maxConcurrentLargeBodies: 4,

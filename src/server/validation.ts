@@ -6,7 +6,7 @@
  * schema, and so the only places a body can hold millions of separately
  * failing values) are checked element by element, and every few thousand
  * checks the loop yields, so GET /info and other requests are answered while
- * a big bad body is being judged.
+ * a big bad body is being judged. Checking stops once the IssueList is full.
  */
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
@@ -38,6 +38,7 @@ async function checkArray<T>(list: unknown[], check: (v: unknown) => { success: 
   const good: T[] = [];
   let ok = true;
   for (let i = 0; i < list.length; i++) {
+    if (out.full) return undefined;
     const r = check(list[i]);
     if (r.success) good.push(r.data);
     else {

@@ -62,7 +62,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       path: "/runs/multipart",
       handler: async (ctx: RequestContext) => {
         const { limits } = deps;
-        const issues = new IssueList(limits.maxListedIssues);
+        const issues = new IssueList(limits.maxListedIssues, limits.maxCountedIssues);
         const body = ctx.stream();
         const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit, maxJsonDepth: limits.maxJsonDepth }, issues);
         checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
@@ -70,10 +70,12 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const post: Run[] = [];
         const patch: RunPatch[] = [];
         for (const [id, r] of parsed.post) {
+          if (issues.full) break;
           const ok = await checkPost(r, [`post.${id}`], issues, slicer);
           if (ok) post.push(ok);
         }
         for (const [id, r] of parsed.patch) {
+          if (issues.full) break;
           const ok = await checkPatch(r, [`patch.${id}`], issues, slicer);
           if (ok) patch.push(ok);
         }
@@ -95,7 +97,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const body = ctx.parse(raw);
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
-        const issues = new IssueList(deps.limits.maxListedIssues);
+        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
         const slicer = new Slicer();
         const post: Run[] = [];
         const patch: RunPatch[] = [];
@@ -110,7 +112,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
             issues.push({ loc: [key], msg: "expected an array", type: "list_type" });
             continue;
           }
-          for (let i = 0; i < list.length; i++) {
+          for (let i = 0; i < list.length && !issues.full; i++) {
             if (key === "post") {
               const ok = await checkPost(list[i], [key, i], issues, slicer);
               if (ok) post.push(ok);
@@ -128,7 +130,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs",
       handler: async (ctx) => {
-        const issues = new IssueList(deps.limits.maxListedIssues);
+        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
         const run = await checkPost(await ctx.json(), [], issues, new Slicer());
         if (!run) return issues.fail();
         return { status: 202, body: store(deps, [run], []) };
@@ -142,7 +144,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
-        const issues = new IssueList(deps.limits.maxListedIssues);
+        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
         const patch = await checkPatch({ ...b, id: ctx.params.id }, [], issues, new Slicer());
         if (!patch) return issues.fail();
         return { status: 202, body: store(deps, [], [patch]) };
