@@ -97,7 +97,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     ...defined(opts.limits ?? {}),
   };
   const timeouts: CollectorTimeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts ?? {}) };
-  const largeSlots = new Slots(limits.maxConcurrentLargeBodies);
+  const largeSlots = new Slots(Math.max(1, limits.maxConcurrentLargeBodies));
   const region = opts.region ?? "us";
   const limitsOn = opts.rateLimits !== false;
   const overrides = typeof opts.rateLimits === "object" ? (opts.rateLimits.overrides ?? {}) : {};
