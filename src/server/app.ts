@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
 import { Router } from "./router.js";
-import { decodedStream, parseJson, readAll, Slots, type BodyStream } from "./body.js";
+import { decodedStream, parseBoundedJson, readAll, Slots, type BodyStream } from "./body.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type CollectorLimits, type CollectorTimeouts } from "./limits.js";
 import { capDetail } from "./issues.js";
 import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js";
@@ -193,7 +193,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         req,
         stream: () => (stream ??= decodedStream(req, { maxBytes: limits.maxBodyBytes, largeBytes: limits.largeBodyBytes, admit })),
         body: () => (body ??= readAll(ctx.stream())),
-        parse: (text) => parseJson(text, "body", limits.maxJsonDepth),
+        parse: (text) => parseBoundedJson(text, limits.maxJsonDepth),
         json: async () => ctx.parse(await ctx.body()),
       };
       const reply = await found.handler(ctx);

@@ -120,18 +120,19 @@ export function readError(err: unknown): HttpError {
   return new HttpError(400, `request body could not be read: ${(err as Error)?.message ?? String(err)}`);
 }
 
-/**
- * JSON text to a value, malformed JSON a 400, and nesting past `maxDepth` a
- * 422 whose `loc` points into the document (prefixed with `prefix`).
- */
-export function parseJson(text: Buffer | string, what = "body", maxDepth = Infinity, prefix: (string | number)[] = []): unknown {
-  let v: unknown;
+/** JSON text to a value; malformed JSON is a 400. */
+export function parseJson(text: Buffer | string, what = "body"): unknown {
   try {
-    v = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
+    return JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
   } catch (err) {
     throw new HttpError(400, `malformed JSON in ${what}: ${(err as Error).message}`);
   }
-  const deep = tooDeep(v, maxDepth);
+}
+
+/** parseJson, then nesting past `maxDepth` is a 422 whose `loc` points into the document (after `prefix`). */
+export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: (string | number)[] = []): Promise<unknown> {
+  const v = parseJson(text, what);
+  const deep = await tooDeep(v, maxDepth);
   if (deep) throw new HttpError(422, [depthIssue([...prefix, ...deep], maxDepth)]);
   return v;
 }

@@ -4,8 +4,11 @@
  * stack somewhere past a few thousand levels: a 500 instead of an answer. The
  * collector therefore refuses documents nested deeper than `maxJsonDepth`
  * (README "Collector limits") before anything recursive sees them. The walk
- * here is iterative, so it cannot overflow itself.
+ * here is iterative, so it cannot overflow itself, and sliced (it yields to
+ * the event loop every few thousand nodes).
  */
+import { Slicer } from "./slicer.js";
+
 type Loc = (string | number)[];
 
 /** How many leading path elements a too-deep location keeps: enough to name the run and field. */
@@ -23,10 +26,12 @@ interface Frame {
  * document itself is level 1), cut to its first elements, or undefined when
  * the value is within the bound.
  */
-export function tooDeep(value: unknown, max: number): Loc | undefined {
-  if (typeof value !== "object" || value === null) return undefined;
+export async function tooDeep(value: unknown, max: number, slicer: Slicer = new Slicer()): Promise<Loc | undefined> {
+  if (typeof value !== "object" || value === null || max === Infinity) return undefined;
   const stack: Frame[] = [{ value, depth: 1, key: "", parent: undefined }];
   while (stack.length) {
+    const pause = slicer.tick();
+    if (pause) await pause; // a walk over millions of nodes must not hold the event loop
     const f = stack.pop()!;
     if (f.depth > max) {
       const path: Loc = [];

@@ -24,7 +24,7 @@ export interface RequestContext {
   /** The whole body, decompressed (gzip), bounded by the collector's max body size (413 past it). */
   body(): Promise<Buffer>;
   /** JSON text parsed; malformed JSON is a 400, nesting past the depth limit a 422 with `loc`. */
-  parse(text: Buffer): unknown;
+  parse(text: Buffer): Promise<unknown>;
   /** parse(await body()). */
   json(): Promise<unknown>;
 }

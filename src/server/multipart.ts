@@ -7,8 +7,8 @@
  * until the request has been read completely (see routes/ingest.ts).
  *
  * Bounds (README "Collector limits"): at most `maxParts` parts and `maxRuns`
- * runs (413 past either, as soon as the stream shows it), each JSON part
- * nested at most `maxJsonDepth` deep. A part naming a run id that is not a
+ * runs (413 past either, as soon as the stream shows it); each JSON part's
+ * nesting is checked against `maxJsonDepth` by the route, before validation. A part naming a run id that is not a
  * UUID is a problem of the request (422 with the part's name as `loc`); a part
  * whose name or JSON cannot be read at all is a 400.
  */
@@ -20,7 +20,6 @@ import { z } from "zod";
 import { HttpError } from "./http.js";
 import { parseJson } from "./body.js";
 import type { IssueList } from "./issues.js";
-import type { Issue } from "../errors.js";
 
 export const LARGE_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
 const Uuid = z.uuid();
@@ -31,7 +30,6 @@ export interface MultipartLimits {
   maxParts: number;
   /** Most runs: distinct post.{id} plus distinct patch.{id}. */
   maxRuns: number;
-  maxJsonDepth: number;
 }
 
 export interface ParsedMultipart {
@@ -39,10 +37,12 @@ export interface ParsedMultipart {
   patch: Map<string, Record<string, unknown>>;
   attachments: { runId: string; name: string; contentType: string; data: Buffer; sha256: string }[];
   parts: number;
+  /** Every JSON document read, by part name: their depth is checked (sliced) before anything recursive sees them. */
+  documents: { part: string; value: unknown }[];
 }
 
 class PartParser {
-  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0 };
+  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [] };
 
   constructor(
     private readonly limits: MultipartLimits,
@@ -53,19 +53,6 @@ class PartParser {
     if (Uuid.safeParse(id).success) return true;
     this.issues.push({ loc: [part], msg: `run id ${JSON.stringify(id.slice(0, 80))} is not a UUID`, type: "uuid_parsing" });
     return false;
-  }
-
-  /** Parsed JSON, or undefined after noting a too-deep document as a problem of the request. */
-  private json(value: Buffer | string, part: string): unknown {
-    try {
-      return parseJson(value, `part ${JSON.stringify(part)}`, this.limits.maxJsonDepth, [part]);
-    } catch (err) {
-      if (err instanceof HttpError && err.status === 422) {
-        this.issues.push(...(err.detail as Issue[]));
-        return undefined;
-      }
-      throw err;
-    }
   }
 
   accept(name: string, data: Buffer | string, contentType: string): void {
@@ -100,8 +87,8 @@ class PartParser {
       }
       map.set(id, (run = { id }));
     }
-    const value = this.json(data, name);
-    if (value === undefined) return;
+    const value = parseJson(data, `part ${JSON.stringify(name)}`);
+    if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
       const body = value as Record<string, unknown>;

@@ -98,8 +98,8 @@ function checkShape(v: unknown): void {
 }
 
 /** toPlain, with its validation errors as the 400 the endpoint answers. */
-function plain(req: Record<string, unknown>, maxDepth: number): PlainSpan[] {
-  if (tooDeep(req, maxDepth)) throw new HttpError(400, `OTLP request nested more than ${maxDepth} levels deep`);
+async function plain(req: Record<string, unknown>, maxDepth: number): Promise<PlainSpan[]> {
+  if (await tooDeep(req, maxDepth)) throw new HttpError(400, `OTLP request nested more than ${maxDepth} levels deep`);
   checkShape(req);
   try {
     return toPlain(req);
@@ -109,7 +109,7 @@ function plain(req: Record<string, unknown>, maxDepth: number): PlainSpan[] {
   }
 }
 
-export function decodeOtlp(body: Buffer, contentType: string, maxDepth = Infinity): PlainSpan[] {
+export async function decodeOtlp(body: Buffer, contentType: string, maxDepth = Infinity): Promise<PlainSpan[]> {
   const ct = contentType.split(";")[0]!.trim().toLowerCase();
   if (ct === "application/json") {
     let v: unknown;

@@ -11,24 +11,12 @@
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
 import type { IssueList } from "./issues.js";
+import { Slicer } from "./slicer.js";
+
+export { Slicer };
 
 type Loc = (string | number)[];
 type Obj = Record<string, unknown>;
-
-/** Checks between two yields to the event loop. */
-const SLICE = 2000;
-
-export class Slicer {
-  private n = 0;
-
-  /** Counts one unit of work; resolves at once, or after a turn of the event loop every SLICE units. */
-  tick(units = 1): Promise<void> | undefined {
-    this.n += units;
-    if (this.n < SLICE) return undefined;
-    this.n = 0;
-    return new Promise((r) => setImmediate(r));
-  }
-}
 
 function add(err: z.ZodError, prefix: Loc, out: IssueList): void {
   for (const i of err.issues) out.push({ loc: [...prefix, ...(i.path as Loc)], msg: i.message, type: i.code });

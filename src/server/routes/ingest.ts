@@ -6,6 +6,7 @@ import type { SqliteRunStore, StoredRun } from "../store/index.js";
 import { parseMultipart } from "../multipart.js";
 import { checkPatch, checkPost, Slicer } from "../validation.js";
 import { IssueList } from "../issues.js";
+import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
 
 export interface IngestDeps {
@@ -64,9 +65,17 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const { limits } = deps;
         const issues = new IssueList(limits.maxListedIssues, limits.maxCountedIssues);
         const body = ctx.stream();
-        const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit, maxJsonDepth: limits.maxJsonDepth }, issues);
+        const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit }, issues);
         checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
         const slicer = new Slicer();
+        // Depth first: zod and the store recurse, so nothing too deep may reach them.
+        let tooDeepFound = false;
+        for (const d of parsed.documents) {
+          const deep = await tooDeep(d.value, limits.maxJsonDepth, slicer);
+          if (deep) issues.push(depthIssue([d.part, ...deep], limits.maxJsonDepth));
+          tooDeepFound ||= deep !== undefined;
+        }
+        if (tooDeepFound) issues.fail();
         const post: Run[] = [];
         const patch: RunPatch[] = [];
         for (const [id, r] of parsed.post) {
@@ -94,7 +103,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       path: "/runs/batch",
       handler: async (ctx) => {
         const raw = await ctx.body();
-        const body = ctx.parse(raw);
+        const body = await ctx.parse(raw);
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
         const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);

@@ -24,7 +24,7 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
       method: "POST",
       path: "/otel/v1/traces",
       handler: async (ctx) => {
-        const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""), maxJsonDepth);
+        const spans = await decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""), maxJsonDepth);
         // The project an exporter names (createOtlpTraceExporter's `project`) travels with the spans.
         const header = ctx.headers[PROJECT_HEADER];
         const project = typeof header === "string" && header ? header : undefined;
