@@ -176,11 +176,17 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         if (held) largeSlots.release();
         held = false;
       });
-      const admit = () =>
-        (admitted ??= largeSlots.acquire().then(() => {
+      const admit = () => {
+        if (admitted) return admitted;
+        // Waiting for a slot is the server's doing, not an idle client: no idle-socket timeout meanwhile
+        // (the request timeout still bounds the whole request).
+        req.socket.setTimeout(0);
+        return (admitted = largeSlots.acquire().then(() => {
+          req.socket.setTimeout(timeouts.idleSocketMs);
           if (finished) largeSlots.release();
           else held = true;
         }));
+      };
       let stream: BodyStream | undefined;
       let body: Promise<Buffer> | undefined;
       const ctx: RequestContext = {
