@@ -14,7 +14,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { openStore } from "../src/server/store/index.js";
+import { openStore } from "../src/store/index.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const full = process.argv.includes("--full");

@@ -1,6 +1,10 @@
 /**
  * The typed error hierarchy. One class per failure a caller may want to handle
- * separately; every class carries enough to print a precise message.
+ * separately; every class carries enough to print a precise message. Every
+ * error tracepipe throws is a TracepipeError: ValidationError (and its
+ * NormalizeError, ConfigError), the ingest SinkError, the collector's
+ * HttpError, the control plane's RuleError / NotFoundError / ControlPlaneError,
+ * the webhook policy's WebhookUrlError and the CLI's InputError.
  */
 
 /** SPEC §7 ValidationError: where (`loc`), what (`msg`) and which rule (`type`). */
@@ -32,25 +36,14 @@ export class NormalizeError extends ValidationError {
   override name = "NormalizeError";
 }
 
-/** The server or limiter refused for rate reasons; `retryAfterMs` when known. */
-export class RateLimitError extends TracepipeError {
-  override name = "RateLimitError";
-  constructor(message: string, readonly retryAfterMs?: number) {
-    super(message);
-  }
-}
-
-/** Network failure or an unexpected HTTP status while talking to an endpoint. */
-export class TransportError extends TracepipeError {
-  override name = "TransportError";
-  constructor(message: string, readonly status?: number, readonly detail?: unknown) {
-    super(message);
-  }
-}
-
 /** A configuration value (option, env var, file) is wrong. */
 export class ConfigError extends ValidationError {
   override name = "ConfigError";
+}
+
+/** zod's issues in SPEC §7's shape, under `prefix`. zod's issue codes name the rule, so they are the `type`. */
+export function zodIssues(issues: readonly { path: PropertyKey[]; message: string; code: string }[], prefix: (string | number)[] = []): Issue[] {
+  return issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
 }
 
 export function formatIssues(issues: Issue[]): string {

@@ -29,4 +29,4 @@ export { WebhookSender, type WebhookSenderOptions } from "./webhooks/sender.js";
 // Serve
 export { createCollector, openStore, type CollectorOptions } from "./server/index.js";
 // Errors
-export { TracepipeError, ValidationError, NormalizeError, RateLimitError, TransportError, ConfigError, type Issue } from "./errors.js";
+export { TracepipeError, ValidationError, NormalizeError, ConfigError, type Issue } from "./errors.js";

@@ -13,11 +13,8 @@ function at(loc: Loc, k1?: Key, k2?: Key): Loc {
   if (k1 === undefined) return loc;
   return k2 === undefined ? [...loc, k1] : [...loc, k1, k2];
 }
-export type Obj = Record<string, unknown>;
-
-export function isObj(v: unknown): v is Obj {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+export { isObj, type Obj } from "../../src/format/obj.js";
+import { isObj, type Obj } from "../../src/format/obj.js";
 
 /** Throw the one error type adapters are allowed to throw, naming the field. */
 export function fail(loc: Loc, msg: string, type = "value_error"): never {

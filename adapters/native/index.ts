@@ -10,7 +10,7 @@ import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseRes
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import { Message as MessageSchema, UsageMetadata as UsageSchema } from "../../src/format/schema.js";
 import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
-import { NormalizeError } from "../../src/errors.js";
+import { NormalizeError, zodIssues } from "../../src/errors.js";
 
 export const FORMAT = "native";
 const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
@@ -24,7 +24,7 @@ function toMessage(raw: unknown, loc: Loc): Message {
   const candidate = typeof m.content === "string" ? { ...m, content: [{ type: "text", text: m.content }] } : m;
   const parsed = MessageSchema.safeParse(candidate);
   if (!parsed.success) {
-    throw new NormalizeError(parsed.error.issues.map((i) => ({ loc: [...loc, ...(i.path as (string | number)[])], msg: i.message, type: i.code })));
+    throw new NormalizeError(zodIssues(parsed.error.issues, loc));
   }
   return parsed.data;
 }
@@ -37,7 +37,7 @@ function pairToMessage(v: unknown[], loc: Loc): Message {
 function usageOf(v: unknown, loc: Loc): UsageMetadata | undefined {
   if (v === undefined || v === null) return undefined;
   const parsed = UsageSchema.safeParse(v);
-  if (!parsed.success) throw new NormalizeError(parsed.error.issues.map((i) => ({ loc: [...loc, ...(i.path as (string | number)[])], msg: i.message, type: i.code })));
+  if (!parsed.success) throw new NormalizeError(zodIssues(parsed.error.issues, loc));
   return parsed.data;
 }
 

@@ -17,6 +17,7 @@
  * `custom_id`; given alone, each request becomes a run without outputs.
  */
 import { ValidationError } from "../errors.js";
+import { isObj, type Obj } from "../format/obj.js";
 import type { CallRecord } from "./convert.js";
 import { toEpochMs } from "./convert.js";
 
@@ -24,8 +25,6 @@ export type FileKind = "openai-batch-input" | "openai-batch-output" | "anthropic
 export const FORMATS = ["auto", "openai-batch", "anthropic-batch", "generic", "runs", "otlp-json"] as const;
 export type FormatName = (typeof FORMATS)[number];
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One parsed line, read: a call to convert, or (native records) a run as is. */
 export type ReadResult = { call: CallRecord } | { run: Obj };

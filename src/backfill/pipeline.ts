@@ -9,7 +9,7 @@
  */
 import { appendFileSync, existsSync, mkdirSync, statSync, truncateSync } from "node:fs";
 import { dirname, resolve } from "node:path";
-import { ConfigError, ValidationError, type Issue } from "../errors.js";
+import { ConfigError, ValidationError, zodIssues, type Issue } from "../errors.js";
 import type { Client } from "../ingest/client.js";
 import { Run } from "../run/schema.js";
 import type { Run as RunT } from "../run/schema.js";
@@ -355,7 +355,7 @@ function toRun(f: InputFile, family: FileKind | undefined, v: unknown, line: num
   const read = READER[f.kind].read(obj, line, request);
   if ("run" in read) {
     const r = Run.safeParse(read.run);
-    if (!r.success) throw new ValidationError(r.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })));
+    if (!r.success) throw new ValidationError(zodIssues(r.error.issues));
     return r.data.session_name === undefined && project ? { ...r.data, session_name: project } : r.data;
   }
   const call: CallRecord = read.call;

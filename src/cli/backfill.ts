@@ -1,4 +1,5 @@
 /** `tracepipe backfill`: historical LLM logs -> runs -> the sink (DESIGN "CLI"). */
+import { envValue } from "../env.js";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { join } from "node:path";
 import { backfill } from "../backfill/pipeline.js";
@@ -80,9 +81,9 @@ export function register(program: Command): void {
     )
     .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz)")
     .addOption(new Option("-f, --format <format>", "input format").choices([...FORMATS]).default("auto"))
-    .option("--endpoint <url>", "ingest endpoint (default TRACEPIPE_ENDPOINT; unset: the embedded store)", process.env.TRACEPIPE_ENDPOINT || undefined)
-    .option("--api-key <key>", "sent as X-Api-Key (default TRACEPIPE_API_KEY)", process.env.TRACEPIPE_API_KEY || undefined)
-    .option("--project <name>", "project for runs that name none (default TRACEPIPE_PROJECT or 'default')", process.env.TRACEPIPE_PROJECT || undefined)
+    .option("--endpoint <url>", "ingest endpoint (default TRACEPIPE_ENDPOINT; unset: the embedded store)", envValue("TRACEPIPE_ENDPOINT"))
+    .option("--api-key <key>", "sent as X-Api-Key (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY"))
+    .option("--project <name>", "project for runs that name none (default TRACEPIPE_PROJECT or 'default')", envValue("TRACEPIPE_PROJECT"))
     .option("--db <path>", "embedded store when no endpoint is set (default TRACEPIPE_DB or .tracepipe/traces.db)")
     .option("--checkpoint <path>", "save progress here and resume from it")
     .option("--dead-letter <path>", "where bad lines go", join(".tracepipe", "backfill-dead-letter.jsonl"))

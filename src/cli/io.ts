@@ -5,13 +5,17 @@
  * on its own the input is JSONL; otherwise the whole input is one document.
  * An array on one line is one record (a stream's chunks), never a list of records.
  */
+import { TracepipeError } from "../errors.js";
 import { createReadStream, statSync } from "node:fs";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 
 export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: (string | number)[]; msg: string; type: string } };
 
-export class InputError extends Error {}
+/** An input file cannot be read (missing, a directory, not gzip): a usage error, exit 2. */
+export class InputError extends TracepipeError {
+  override name = "InputError";
+}
 
 export function openInput(file: string | undefined, stdin: Readable = process.stdin): Readable {
   if (file === undefined || file === "-") return stdin;

@@ -1,4 +1,5 @@
 /** `tracepipe serve`: the local collector (DESIGN "CLI"). */
+import { dbPathFrom, envValue } from "../env.js";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { createCollector } from "../server/app.js";
@@ -52,8 +53,8 @@ export function register(program: Command): void {
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--db <path>", "SQLite file (':memory:' keeps nothing)", process.env.TRACEPIPE_DB || ".tracepipe/traces.db")
-    .option("--api-key <key>", "require this X-Api-Key on every request", process.env.TRACEPIPE_API_KEY)
+    .option("--db <path>", "SQLite file (':memory:' keeps nothing)", dbPathFrom(undefined))
+    .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
     .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")
     .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
@@ -65,7 +66,7 @@ export function register(program: Command): void {
     .option("--keep-alive-timeout <ms>", "idle keep-alive connections close after this", int("--keep-alive-timeout"), DEFAULT_TIMEOUTS.keepAliveMs)
     .option("--idle-timeout <ms>", "a connection with no traffic at all closes after this", int("--idle-timeout"), DEFAULT_TIMEOUTS.idleSocketMs)
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
-    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs?token=<token>", process.env.TRACEPIPE_WEBHOOK_TOKEN)
+    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
     .action(async (opts: ServeOptions) => {
       let webhooks: WebhookConfig | undefined;

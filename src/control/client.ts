@@ -9,6 +9,7 @@
  * Errors: 422 -> ValidationError (its issues are SPEC §7's list); other
  * non-2xx -> ControlPlaneError with `status` and the server's `detail`.
  */
+import { envValue } from "../env.js";
 import { ConfigError, TracepipeError, ValidationError, type Issue } from "../errors.js";
 import { sleep } from "../ratelimit/limiter.js";
 import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, Revision } from "./schema.js";
@@ -55,10 +56,10 @@ export class Deployments {
   private readonly timeoutMs: number;
 
   constructor(o: DeploymentsOptions = {}) {
-    const endpoint = o.endpoint ?? process.env.TRACEPIPE_ENDPOINT;
+    const endpoint = o.endpoint ?? envValue("TRACEPIPE_ENDPOINT");
     if (!endpoint) throw new ConfigError([{ loc: ["endpoint"], msg: "no endpoint: pass {endpoint} or set TRACEPIPE_ENDPOINT", type: "missing" }]);
     this.base = endpoint.replace(/\/+$/, "");
-    this.apiKey = o.apiKey ?? process.env.TRACEPIPE_API_KEY;
+    this.apiKey = o.apiKey ?? envValue("TRACEPIPE_API_KEY");
     this.timeoutMs = o.timeoutMs ?? 30_000;
   }
 

@@ -4,10 +4,10 @@
  * RuleError, answered as 400 with a `detail` string naming the field.
  */
 import type { z } from "zod";
-import { ValidationError, type Issue } from "../errors.js";
+import { TracepipeError, ValidationError, zodIssues, type Issue } from "../errors.js";
 import { DO_NOT_USE, type ResourceSpec, type Source, type SourceConfigRequest, type SourceRevisionConfigRequest } from "./schema.js";
 
-export class RuleError extends Error {
+export class RuleError extends TracepipeError {
   override name = "RuleError";
   readonly status = 400;
 }
@@ -16,7 +16,7 @@ export class RuleError extends Error {
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
-  const issues: Issue[] = r.error.issues.map((i) => ({ loc: ["body", ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
+  const issues: Issue[] = zodIssues(r.error.issues, ["body"]);
   throw new ValidationError(issues);
 }
 

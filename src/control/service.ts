@@ -5,12 +5,13 @@
  * client has something to poll. Status is derived from the clock on read, so
  * nothing runs in the background.
  */
+import { TracepipeError } from "../errors.js";
 import type Database from "better-sqlite3";
 import { stableUuid, uuidv7 } from "../run/ids.js";
 import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
 
-export class NotFoundError extends Error {
+export class NotFoundError extends TracepipeError {
   override name = "NotFoundError";
   readonly status = 404;
 }

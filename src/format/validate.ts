@@ -20,8 +20,7 @@ export interface ValidateOptions {
 
 const MEDIA = new Set(["image", "file", "audio", "video"]);
 
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+import { isObj, type Obj } from "./obj.js";
 
 /** zod's issue codes name the rule; keep them as the `type` (SPEC §7 leaves `type` free). */
 function fromZod(issues: z.core.$ZodIssue[], out: Issue[]): void {

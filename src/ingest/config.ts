@@ -1,4 +1,5 @@
 /** Client options with their documented defaults (DESIGN.md "Environment"). */
+import { dbPathFrom, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.js";
 import { join, dirname } from "node:path";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import type { Sink } from "./sink.js";
@@ -60,13 +61,13 @@ export interface ResolvedOptions {
 }
 
 export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
-  const endpoint = o.endpoint ?? (env.TRACEPIPE_ENDPOINT || undefined);
-  const dbPath = o.dbPath ?? (env.TRACEPIPE_DB || join(".tracepipe", "traces.db")); // an empty variable is unset, not a temporary database
-  const base = dirname(dbPath === ":memory:" ? join(".tracepipe", "x") : dbPath);
+  const endpoint = o.endpoint ?? envValue("TRACEPIPE_ENDPOINT", env);
+  const dbPath = dbPathFrom(o.dbPath, env);
+  const base = dirname(dbPath === ":memory:" ? DEFAULT_DB_PATH : dbPath);
   return {
     endpoint,
-    apiKey: o.apiKey ?? (env.TRACEPIPE_API_KEY || undefined),
-    project: o.project ?? (env.TRACEPIPE_PROJECT || "default"),
+    apiKey: o.apiKey ?? envValue("TRACEPIPE_API_KEY", env),
+    project: o.project ?? envValue("TRACEPIPE_PROJECT", env) ?? DEFAULT_PROJECT,
     dbPath,
     batchSize: o.batchSize ?? 100,
     batchBytes: o.batchBytes ?? 20 * 1024 * 1024,

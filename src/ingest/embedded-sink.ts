@@ -1,24 +1,30 @@
 /**
  * EmbeddedSink: no endpoint configured, so runs go straight into the SQLite
- * store the collector uses (TRACEPIPE_DB). This is what makes `npx tracepipe`
- * useful with no server running.
+ * run store the collector uses (TRACEPIPE_DB), through the store's one ingest
+ * operation: the same checks, the same merge, the same refusals as the
+ * collector's 422. The store (and so better-sqlite3) is loaded on first use,
+ * so a wrapper user who never writes locally never loads it.
  */
 import { createHash } from "node:crypto";
-import { openStore, type SqliteRunStore } from "../server/store/index.js";
-import type { Run, RunPatch } from "../run/schema.js";
+import { resolve } from "node:path";
+import { ValidationError } from "../errors.js";
+import type { RunStore, AttachmentInput } from "../store/index.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
+/** Stores already announced in this process: say where runs go once, not per batch. */
+const announced = new Set<string>();
+
 export class EmbeddedSink implements Sink {
   readonly target: string;
-  private store?: SqliteRunStore;
+  private store?: Promise<RunStore>;
 
   constructor(private readonly path: string) {
     this.target = path;
   }
 
-  private open(): SqliteRunStore {
-    return (this.store ??= openStore(this.path));
+  private open(): Promise<RunStore> {
+    return (this.store ??= import("../store/index.js").then((m) => m.openStore(this.path)));
   }
 
   async limits(): Promise<SinkLimits> {
@@ -26,28 +32,51 @@ export class EmbeddedSink implements Sink {
   }
 
   async send(ops: Op[]): Promise<void> {
-    const store = this.open();
-    const post = ops.filter((o) => o.kind === "post").map((o) => o.run as unknown as Run);
-    const patch = ops.filter((o) => o.kind === "patch").map((o) => o.run as unknown as RunPatch);
+    let store: RunStore;
     try {
-      store.db.transaction(() => {
-        store.ingest({ post, patch });
-        for (const o of ops) {
-          for (const [name, [mime, data]] of Object.entries(o.attachments ?? {})) {
-            const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-            store.putAttachment(o.id, name, mime, buf, createHash("sha256").update(buf).digest("hex"));
-          }
-        }
-      })();
+      store = await this.open();
     } catch (err) {
+      this.store = undefined;
+      throw new SinkError(`opening ${this.path} failed: ${(err as Error).message}`, "fatal");
+    }
+    const posts = ops.filter((o) => o.kind === "post");
+    const patches = ops.filter((o) => o.kind === "patch");
+    const attachments: AttachmentInput[] = [];
+    for (const o of ops) {
+      for (const [name, [mime, data]] of Object.entries(o.attachments ?? {})) {
+        const buf = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+        attachments.push({ runId: o.id, name, contentType: mime, data: buf, sha256: createHash("sha256").update(buf).digest("hex") });
+      }
+    }
+    try {
+      await store.ingest({
+        post: posts.map((o) => o.run),
+        patch: patches.map((o) => o.run),
+        attachments,
+        // The same locations the collector's multipart route reports.
+        locate: (kind, i) => [`${kind}.${(kind === "post" ? posts : patches)[i]!.id}`],
+      });
+      this.announce();
+    } catch (err) {
+      // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.
+      if (err instanceof ValidationError) throw new SinkError(`${this.path} refused the batch: ${err.message}`, "fatal", 422, err.issues);
       // A locked or busy database is worth retrying; anything else will not get better.
       const code = (err as { code?: string }).code ?? "";
       throw new SinkError(`writing ${this.path} failed: ${(err as Error).message}`, code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") ? "retry" : "fatal");
     }
   }
 
+  /** With no endpoint configured, the first stored runs say where they went and how to see them. */
+  private announce(): void {
+    const where = this.path === ":memory:" ? this.path : resolve(this.path);
+    if (announced.has(where)) return;
+    announced.add(where);
+    process.emitWarning(`tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve --db ${JSON.stringify(where)}\``, "TracepipeWarning");
+  }
+
   async close(): Promise<void> {
-    this.store?.close();
+    const pending = this.store;
     this.store = undefined;
+    if (pending) (await pending.catch(() => undefined))?.close();
   }
 }

@@ -2,12 +2,13 @@
  * Where batches go. The Client depends on this interface; HttpSink posts to
  * an ingest endpoint, EmbeddedSink writes the SQLite store directly.
  */
+import { TracepipeError } from "../errors.js";
 import type { Op } from "./ops.js";
 
 export type FailureKind = "retry" | "split" | "fatal";
 
 /** A failed send, classified so the client knows what to do with the batch. */
-export class SinkError extends Error {
+export class SinkError extends TracepipeError {
   override name = "SinkError";
   constructor(
     message: string,

@@ -6,11 +6,9 @@
 import { ADAPTERS as SPAN_ADAPTERS } from "../../adapters/span-index.js";
 import type { Attributes, SpanAdapter, SpanLike, SpanResult } from "../../adapters/spans.js";
 import { ValidationError } from "../errors.js";
-import type { Message } from "../format/schema.js";
-import { validate } from "../format/validate.js";
 import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
+import { buildRun, llmFields } from "../run/llm.js";
 import type { Run, RunEvent } from "../run/schema.js";
-import { estimateUsage } from "../tokens/index.js";
 
 /** A finished span, SDK-neutral. Times in microseconds since the epoch. */
 export interface SpanRecord {
@@ -76,64 +74,59 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   if (s.kind !== undefined) otel.kind = s.kind;
   if (s.scope) otel.scope = s.scope;
   if (s.droppedAttributesCount) otel.dropped_attributes = s.droppedAttributesCount;
-  const metadata: Record<string, unknown> = { otel };
-  const run: Run = {
-    id: at.id,
-    trace_id: at.traceId,
-    dotted_order: at.dottedOrder,
+  const base = {
+    at: { id: at.id, traceId: at.traceId, parentId: at.parentId, dottedOrder: at.dottedOrder },
     name: s.name,
-    run_type: "chain",
-    start_time: isoMicros(s.startUs),
-    end_time: isoMicros(Math.max(s.endUs, s.startUs)),
-    inputs: {},
-    events: [],
-    tags: [],
-    extra: { metadata },
+    startUs: s.startUs,
+    endUs: s.endUs,
+    error: s.status.code === ERROR ? errorOf(s) : undefined,
+    project: o.project,
   };
-  if (at.parentId) run.parent_run_id = at.parentId;
-  if (o.project) run.session_name = o.project;
-  if (s.status.code === ERROR) run.error = errorOf(s);
 
   if ("error" in reading) {
     // Recognised, but an attribute is malformed: keep the raw attributes and say why.
-    run.run_type = "llm";
-    run.inputs = { otel_attributes: { ...s.attributes } };
-    metadata.normalize_error = reading.error instanceof ValidationError ? reading.error.issues : String(reading.error);
-    return run;
+    const normalize_error = reading.error instanceof ValidationError ? reading.error.issues : String(reading.error);
+    return buildRun({ ...base, run_type: "llm", inputs: { otel_attributes: { ...s.attributes } }, metadata: { otel, normalize_error } });
   }
   const result = reading.result;
-  if (!result) {
-    run.inputs = { otel_attributes: { ...s.attributes } };
-    return run;
-  }
-  run.run_type = result.run_type;
+  if (!result) return buildRun({ ...base, run_type: "chain", inputs: { otel_attributes: { ...s.attributes } }, metadata: { otel } });
   otel.convention = result.convention;
+  const firstTokenUs = result.time_to_first_token_ms !== undefined ? s.startUs + Math.round(result.time_to_first_token_ms * 1000) : undefined;
+  if (result.run_type === "llm") {
+    // Live spans are stored even when a message is off (with the reasons), like wrapped calls.
+    const f = llmFields(
+      {
+        inputs: result.input_messages,
+        outputs: result.output_messages,
+        provider: result.trace_provider,
+        responseModel: result.trace_model_name,
+        invocation_params: result.invocation_params,
+        usage: result.usage_metadata,
+        firstTokenUs,
+      },
+      { validation: "annotate", estimate: o.estimateUsage === false ? "never" : "now" },
+    );
+    const metadata: Record<string, unknown> = { otel, ...f.metadata };
+    // A convention that recorded only usage (no output messages) keeps it on the run.
+    if (!result.output_messages && result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
+    return buildRun({
+      ...base,
+      run_type: "llm",
+      // A convention that recorded only raw input values (no messages) keeps them as they are.
+      inputs: !result.input_messages && result.inputs ? result.inputs : f.inputs,
+      outputs: result.output_messages ? f.outputs : undefined,
+      events: f.events,
+      metadata,
+    });
+  }
+  const metadata: Record<string, unknown> = { otel };
   if (result.trace_provider) metadata.trace_provider = result.trace_provider;
   if (result.trace_model_name) metadata.trace_model_name = result.trace_model_name;
   if (result.invocation_params) metadata.invocation_params = result.invocation_params;
-  if (result.run_type === "llm") {
-    const inputs: Message[] = result.input_messages ?? [];
-    const outputs: Message[] = result.output_messages ?? [];
-    if (outputs[0] && result.usage_metadata) outputs[0].usage_metadata = result.usage_metadata;
-    else if (outputs[0] && o.estimateUsage !== false) {
-      outputs[0].usage_metadata = estimateUsage({ model: result.trace_model_name, provider: result.trace_provider, inputs, outputs });
-    }
-    const problems = validate([...inputs, ...outputs]);
-    if (problems.length) metadata.validation_errors = problems;
-    // A convention that recorded only raw input values (no messages) keeps them as they are.
-    run.inputs = !result.input_messages && result.inputs ? result.inputs : { messages: inputs };
-    if (result.output_messages) run.outputs = { messages: outputs };
-    else if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
-  } else {
-    run.inputs = result.inputs ?? {};
-    if (result.outputs) run.outputs = result.outputs;
-    // An agent's or a chain's summed usage: on the run, not on a message, so it is not counted twice.
-    if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
-  }
-  const events: RunEvent[] = [];
-  if (result.time_to_first_token_ms !== undefined) events.push({ name: "new_token", time: isoMicros(s.startUs + Math.round(result.time_to_first_token_ms * 1000)) });
-  run.events = events;
-  return run;
+  // An agent's or a chain's summed usage: on the run, not on a message, so it is not counted twice.
+  if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
+  const events: RunEvent[] = firstTokenUs !== undefined ? [{ name: "new_token", time: isoMicros(firstTokenUs) }] : [];
+  return buildRun({ ...base, run_type: result.run_type, inputs: result.inputs ?? {}, outputs: result.outputs, events, metadata });
 }
 
 function errorOf(s: SpanRecord): string {

@@ -16,6 +16,7 @@
  * POST /otel/v1/traces (2000 / 10 s per API key), so a busy BatchSpanProcessor
  * waits instead of collecting 429s.
  */
+import { envValue } from "../env.js";
 import type { ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
@@ -66,7 +67,7 @@ export function resolveOtlpTarget(o: OtlpTraceExporterOptions = {}): { url: stri
   if (o.endpoint) url = `${trim(o.endpoint)}/otel/v1/traces`;
   else if (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) url = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT.trim();
   else if (env.OTEL_EXPORTER_OTLP_ENDPOINT) url = `${trim(env.OTEL_EXPORTER_OTLP_ENDPOINT)}/v1/traces`;
-  else if (env.TRACEPIPE_ENDPOINT) url = `${trim(env.TRACEPIPE_ENDPOINT)}/otel/v1/traces`;
+  else if (envValue("TRACEPIPE_ENDPOINT", env)) url = `${trim(envValue("TRACEPIPE_ENDPOINT", env)!)}/otel/v1/traces`;
   else {
     throw new ConfigError([{ loc: ["endpoint"], msg: "no endpoint: pass {endpoint} or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT or TRACEPIPE_ENDPOINT", type: "missing" }]);
   }
@@ -81,9 +82,9 @@ export function resolveOtlpTarget(o: OtlpTraceExporterOptions = {}): { url: stri
     ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, "OTEL_EXPORTER_OTLP_TRACES_HEADERS") : {}),
   };
   for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
-  const apiKey = o.apiKey ?? env.TRACEPIPE_API_KEY;
+  const apiKey = o.apiKey ?? envValue("TRACEPIPE_API_KEY", env);
   if (apiKey) headers["x-api-key"] = apiKey;
-  const project = o.project ?? env.TRACEPIPE_PROJECT;
+  const project = o.project ?? envValue("TRACEPIPE_PROJECT", env);
   if (project) headers[PROJECT_HEADER] = project;
   return { url, headers };
 }

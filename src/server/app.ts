@@ -4,6 +4,7 @@
  *   const c = createCollector({ db: ".tracepipe/traces.db" });
  *   const { url } = await c.listen(8484);
  */
+import { dbPathFrom } from "../env.js";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
@@ -11,7 +12,8 @@ import { Router } from "./router.js";
 import { decodedStream, parseBoundedJson, readAll, Slots, type BodyStream } from "./body.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type CollectorLimits, type CollectorTimeouts } from "./limits.js";
 import { capDetail } from "./issues.js";
-import { openStore, type SqliteRunStore, type StoredRun } from "./store/index.js";
+import Database from "better-sqlite3";
+import { migrate, openStore, type SqliteRunStore, type StoredRun } from "../store/index.js";
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
 import { otelRoutes } from "./routes/otel.js";
@@ -90,7 +92,12 @@ function defined<T extends object>(o: T): Partial<T> {
 
 export function createCollector(opts: CollectorOptions = {}): Collector {
   const ownStore = typeof opts.db !== "object";
-  const store = typeof opts.db === "object" ? opts.db : openStore(opts.db ?? (process.env.TRACEPIPE_DB || ".tracepipe/traces.db"));
+  const store = typeof opts.db === "object" ? opts.db : openStore(dbPathFrom(opts.db));
+  // The control plane keeps its tables in the same file, through a connection of its own
+  // (the run store's connection is its own business); `:memory:` gets a private database.
+  const controlDb = new Database(store.path);
+  controlDb.pragma("busy_timeout = 5000");
+  migrate(controlDb);
   const limits: CollectorLimits = {
     ...DEFAULT_LIMITS,
     ...defined({ maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, batchSizeBytesLimit: opts.batchSizeBytesLimit }),
@@ -125,7 +132,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     )
     .add(queryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
-    .add(deploymentRoutes(new ControlPlane(store.db, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(deploymentRoutes(new ControlPlane(controlDb, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(opts.routes ?? []);
 
@@ -266,6 +273,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       closing = true;
       return new Promise((resolve) => {
         server.close(() => {
+          controlDb.close();
           if (ownStore) store.close();
           resolve();
         });

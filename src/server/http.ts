@@ -3,6 +3,7 @@
  * deployments, webhooks) is a list of `Route`s; the server dispatches on method
  * and path pattern and turns a thrown `HttpError` into `{detail}` JSON.
  */
+import { TracepipeError } from "../errors.js";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { BodyStream } from "./body.js";
@@ -45,7 +46,8 @@ export interface Route {
 }
 
 /** Throw from a handler to answer with `{detail}` (a string, or SPEC §7's ValidationError list for 422). */
-export class HttpError extends Error {
+export class HttpError extends TracepipeError {
+  override name = "HttpError";
   constructor(
     readonly status: number,
     readonly detail: unknown,

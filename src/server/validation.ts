@@ -11,6 +11,7 @@
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
 import type { IssueList } from "./issues.js";
+import { zodIssues } from "../errors.js";
 import { Slicer } from "./slicer.js";
 
 export { Slicer };
@@ -19,7 +20,7 @@ type Loc = (string | number)[];
 type Obj = Record<string, unknown>;
 
 function add(err: z.ZodError, prefix: Loc, out: IssueList): void {
-  for (const i of err.issues) out.push({ loc: [...prefix, ...(i.path as Loc)], msg: i.message, type: i.code });
+  out.push(...zodIssues(err.issues, prefix));
 }
 
 async function checkArray<T>(list: unknown[], check: (v: unknown) => { success: true; data: T } | { success: false; error: z.ZodError }, prefix: Loc, out: IssueList, slicer: Slicer): Promise<T[] | undefined> {

@@ -1,4 +1,5 @@
 /** The run in progress, carried through async work by AsyncLocalStorage. */
+import { envValue } from "../env.js";
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { RunTree } from "../run/tree.js";
 
@@ -15,6 +16,6 @@ export function getCurrentRun(): RunTree | undefined {
  * be flipped at run time.
  */
 export function tracingEnabled(): boolean {
-  const v = process.env.TRACEPIPE_TRACING;
+  const v = envValue("TRACEPIPE_TRACING");
   return v === undefined || !/^(false|0|off|no)$/i.test(v);
 }

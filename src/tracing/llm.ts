@@ -14,12 +14,11 @@
  *   each chunk through one accumulator.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
-import type { Message } from "../format/schema.js";
 import type { RunWriter } from "../run/writer.js";
 import type { RunTree } from "../run/tree.js";
 import { nowMicros } from "../run/ids.js";
 import { serialize } from "../run/serialize.js";
-import { estimateUsage } from "../tokens/index.js";
+import { callFromResults, llmFields } from "../run/llm.js";
 import { startRun } from "./traceable.js";
 
 export interface WrapOptions {
@@ -67,16 +66,17 @@ export class LlmCall {
     defaultName: string,
   ) {
     let inputs: Obj;
-    const metadata: Obj = { ...opts.metadata, trace_provider: provider };
+    let metadata: Obj;
     try {
       this.request = adapter.normalizeRequest(body);
-      inputs = { messages: this.request.messages };
-      metadata.invocation_params = serialize(this.request.invocation_params);
-      if (this.request.trace_model_name) metadata.trace_model_name = this.request.trace_model_name;
+      const f = llmFields(callFromResults(this.request, undefined), { validation: "later", estimate: "never" });
+      inputs = f.inputs;
+      metadata = { ...opts.metadata, trace_provider: provider, ...f.metadata };
+      if (metadata.invocation_params) metadata.invocation_params = serialize(metadata.invocation_params);
     } catch (err) {
       // Keep what was sent even when it is not a shape we know; say why.
       inputs = serialize(body) as Obj;
-      metadata.normalize_error = (err as Error).message;
+      metadata = { ...opts.metadata, trace_provider: provider, normalize_error: (err as Error).message };
       if (typeof body.model === "string") metadata.trace_model_name = body.model;
     }
     if (opts.processInputs) inputs = opts.processInputs(inputs);
@@ -85,26 +85,20 @@ export class LlmCall {
     this.finishRun = finish;
   }
 
-  /** Outputs from a result, with usage reported or estimated, and the model recorded. */
+  /** Outputs from a result, through the run builder: usage reported or estimated, the model recorded. */
   private complete(res: ResponseResult, error?: unknown): void {
     if (this.done) return;
     this.done = true;
-    const messages: Message[] = res.messages;
-    const model = res.trace_model_name ?? this.request?.trace_model_name;
-    if (model) this.run.metadata.trace_model_name = model;
-    const first = messages[0];
-    const request = this.request;
-    if (first && !first.usage_metadata && request) {
-      const estimate = () => {
-        first.usage_metadata ??= estimateUsage({ model, provider: this.provider, inputs: request.messages, outputs: messages });
-      };
-      // Counting tokens is the dearest step of a traced call (~0.1 ms per KB with tiktoken), so it
-      // runs when the run is serialized for delivery, off the caller's path; processOutputs
-      // may copy the messages, so then it runs here.
-      if (this.opts.processOutputs) estimate();
-      else return this.finishRun({ messages }, error, estimate);
-    }
-    this.finishRun({ messages }, error);
+    const call = callFromResults(this.request, res);
+    call.provider ??= this.provider;
+    // Counting tokens is the dearest step of a traced call (~0.1 ms per KB with tiktoken), so it
+    // runs when the run is serialized for delivery, off the caller's path; processOutputs
+    // may copy the messages, so then it runs here.
+    const f = llmFields(call, { validation: "annotate", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run.inputs });
+    // The request half (and its validation) was recorded when the run started.
+    delete f.metadata.invocation_params;
+    Object.assign(this.run.metadata, f.metadata);
+    this.finishRun(f.outputs ?? { messages: [] }, error, f.estimate);
   }
 
   fail(err: unknown): void {

@@ -22,18 +22,30 @@ export interface TraceableOptions {
   client?: RunWriter;
   /** Project (session_name); the client's project otherwise. */
   project?: string;
+  /** The `langsmith` SDK's name for `project`. */
+  project_name?: string;
   /** Rewrite (e.g. redact) the inputs before they are recorded. */
   processInputs?: (inputs: Record<string, unknown>) => Record<string, unknown>;
   /** Rewrite (e.g. redact) the outputs before they are recorded. */
   processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
 }
 
-/** One plain-object argument is the inputs; anything else is {args: [...]}. */
+/**
+ * Arguments to inputs, the way the `langsmith` SDK records them, so a team can
+ * switch by changing an import and keep its run shapes: one plain object is
+ * the inputs; one other value is `{input}`; several are `{args}`; a first
+ * argument of null is `{inputs: null}` and of undefined `{}`.
+ */
 function inputsOf(args: unknown[]): Record<string, unknown> {
-  if (args.length === 1 && typeof args[0] === "object" && args[0] !== null && !Array.isArray(args[0]) && Object.getPrototypeOf(args[0]) === Object.prototype) {
-    return serializeRecord(args[0]);
+  const first = args[0];
+  if (first === null) return { inputs: null };
+  if (first === undefined) return {};
+  if (args.length > 1) return { args: serialize(args) };
+  if (typeof first === "object" && !Array.isArray(first)) {
+    const proto = Object.getPrototypeOf(first);
+    if ((proto === Object.prototype || proto === null) && !(Symbol.toStringTag in first)) return serializeRecord(first);
   }
-  return args.length === 0 ? {} : { args: serialize(args) };
+  return { input: serialize(first) };
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -96,7 +108,7 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
         inputs = { error: `processInputs failed: ${errorText(e)}` };
       }
     }
-    const { run, finish } = startRun(writer, { name, run_type: runType, inputs, metadata: opts.metadata ? { ...opts.metadata } : {}, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    const { run, finish } = startRun(writer, { name, run_type: runType, inputs, metadata: opts.metadata ? { ...opts.metadata } : {}, tags: opts.tags, project: opts.project ?? opts.project_name }, opts.processOutputs);
     let result: unknown;
     try {
       result = runContext.run(run, () => fn.apply(this, args));

@@ -6,7 +6,8 @@
  * with its location, so a server refuses to start with a clear list.
  */
 import { z } from "zod";
-import { ConfigError, type Issue } from "../errors.js";
+import { ConfigError, zodIssues, type Issue } from "../errors.js";
+import { isObj } from "../format/obj.js";
 
 export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
 
@@ -39,8 +40,6 @@ export interface WebhookConfig {
 }
 
 const REF = /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * The checks beyond the shape: env references and allowed_domains patterns.
@@ -83,7 +82,7 @@ function checkValues(raw: unknown, env: Record<string, string | undefined>, head
 export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
   const r = GraphConfig.safeParse(raw);
   const headers: Record<string, string> = {};
-  const issues: Issue[] = r.success ? [] : r.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code }));
+  const issues: Issue[] = r.success ? [] : zodIssues(r.error.issues);
   issues.push(...checkValues(raw, env, headers));
   if (!r.success || issues.length) return { issues };
   return { config: { enabled: r.data.http?.disable_webhooks !== true, headers, policy: r.data.webhooks?.url ?? {} }, issues: [] };

@@ -19,11 +19,12 @@
  * connects to the vetted address, so DNS cannot be re-pointed between the
  * check and the request (rebinding).
  */
+import { TracepipeError } from "../errors.js";
 import { lookup as dnsLookup } from "node:dns/promises";
 import { BlockList, isIP } from "node:net";
 import type { UrlPolicy } from "./config.js";
 
-export class WebhookUrlError extends Error {
+export class WebhookUrlError extends TracepipeError {
   override name = "WebhookUrlError";
   constructor(
     message: string,

@@ -10,9 +10,10 @@
  * run, so agent-server runs show up beside traced calls.
  */
 import { ValidationError, type Issue } from "../errors.js";
-import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
+import { stableUuid } from "../run/ids.js";
+import { buildRun } from "../run/llm.js";
 import { dateTimeProblem, type Run } from "../run/schema.js";
-import { isObj, type Obj } from "../../adapters/common/guards.js";
+import { isObj, type Obj } from "../format/obj.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -73,21 +74,18 @@ export function agentRunToTraceRun(body: unknown, project: string | undefined): 
   for (const k of ["thread_id", "assistant_id"] as const) if (typeof body[k] === "string") metadata[k] = body[k];
   const input = kwargs.input;
   const output = body.values !== undefined ? body.values : body.output;
-  const run: Run = {
-    id,
-    trace_id: id,
-    dotted_order: dottedSegment(startUs, id),
+  return buildRun({
+    at: { id },
     name: typeof body.assistant_id === "string" ? `agent ${body.assistant_id}` : "agent-server run",
     run_type: "chain",
-    start_time: isoMicros(startUs),
-    end_time: isoMicros(endUs),
+    startUs,
+    endUs,
     inputs: isObj(input) ? input : input === undefined ? {} : { input },
-    events: [],
+    outputs: output !== undefined && output !== null ? (isObj(output) ? output : { output }) : undefined,
+    error: ERROR_STATUSES.has(status) ? (typeof body.error === "string" ? body.error : status) : undefined,
     tags: ["agent-server"],
-    extra: { metadata, ...(isObj(kwargs.config) ? { config: kwargs.config } : {}) },
-  };
-  if (output !== undefined && output !== null) run.outputs = isObj(output) ? output : { output };
-  if (ERROR_STATUSES.has(status)) run.error = typeof body.error === "string" ? body.error : status;
-  if (project) run.session_name = project;
-  return run;
+    metadata,
+    extra: isObj(kwargs.config) ? { config: kwargs.config } : undefined,
+    project,
+  });
 }

@@ -3,11 +3,11 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { runCli, jsonLines } from "../helpers/cli.js";
 import { writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
-import { openStore } from "../../src/server/store/index.js";
+import { openStore } from "../../src/store/index.js";
 
 const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
 let col: Running | undefined;
@@ -16,7 +16,7 @@ afterEach(async () => {
   col = undefined;
 });
 
-const counts = (c: Running, project: string) => c.collector.store.db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+const counts = (c: Running, project: string) => sql(c.collector.store).prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
 const deadLines = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((l) => (JSON.parse(l) as { line: number }).line);
 
 describe("tracepipe backfill", () => {

@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { backfill } from "../../src/backfill/pipeline.js";
 import { Client } from "../../src/ingest/index.js";
-import { openStore } from "../../src/server/store/index.js";
+import { openStore } from "../../src/store/index.js";
 import { ConfigError } from "../../src/errors.js";
 import { tempDir } from "../helpers/runs.js";
 

@@ -7,7 +7,7 @@ import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type Rea
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { backfill } from "../../src/backfill/pipeline.js";
 import { Client } from "../../src/ingest/index.js";
-import { openStore } from "../../src/server/store/index.js";
+import { openStore } from "../../src/store/index.js";
 import { spanRunId, toSpanRecord } from "../../src/otel/index.js";
 import { tempDir } from "../helpers/runs.js";
 

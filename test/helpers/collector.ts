@@ -1,6 +1,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { createCollector, type Collector, type CollectorOptions } from "../../src/server/app.js";
 
 export interface Running {
@@ -71,7 +72,7 @@ export interface ServeProcess {
  */
 export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"]): Promise<ServeProcess> {
   const { spawn } = await import("node:child_process");
-  const { default: Database } = await import("better-sqlite3");
+  // better-sqlite3 is imported at the top of this file; the serve process holds its own connection.
   const entry = new URL("../../src/cli/run.ts", import.meta.url).pathname;
   const dbPath = join(mkdtempSync(join(tmpdir(), "tp-serve-")), "traces.db");
   const child = spawn(process.execPath, ["--import", "tsx", entry, "serve", "--port", "0", "--db", dbPath, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
@@ -106,4 +107,12 @@ export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"
         child.kill("SIGTERM");
       }),
   };
+}
+
+/** A read-only SQL connection to a store's file, for tests that count rows the store's API does not expose. */
+const sqlConnections = new Map<string, InstanceType<typeof Database>>();
+export function sql(store: { path: string }): InstanceType<typeof Database> {
+  let db = sqlConnections.get(store.path);
+  if (!db) sqlConnections.set(store.path, (db = new Database(store.path, { readonly: true })));
+  return db;
 }

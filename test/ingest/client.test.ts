@@ -8,8 +8,8 @@ import { encodeMultipart } from "../../src/ingest/multipart.js";
 import { isLoopback } from "../../src/ingest/http-sink.js";
 import { countTextTokens, loadedEncodings } from "../../src/tokens/index.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
-import { openStore } from "../../src/server/store/index.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { openStore } from "../../src/store/index.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
@@ -126,7 +126,7 @@ describe("Client delivery", () => {
     for (const r of runs) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z" });
     await c.flush();
     expect(col.collector.store.countRuns("r500")).toBe(2000);
-    const ended = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL").get() as { n: number };
+    const ended = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL").get() as { n: number };
     expect(ended.n).toBe(2000);
   });
 

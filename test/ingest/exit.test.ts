@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "../../src/ingest/index.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 
 const CHILD = fileURLToPath(new URL("../fixtures/scripts/exit-child.ts", import.meta.url));
@@ -44,7 +44,7 @@ describe("process exit", () => {
     await next.flush();
     await next.shutdown();
     expect(col.collector.store.countRuns("exit-exit")).toBe(700);
-    const dup = col.collector.store.db.prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
+    const dup = sql(col.collector.store).prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
     expect(dup.d).toBe(dup.n);
     expect(preparedCount(col, "exit-exit")).toBe(700);
   });

@@ -7,7 +7,7 @@ import { createOtlpTraceExporter, resolveOtlpTarget, TraceSpanProcessor } from "
 import { Client } from "../../src/ingest/index.js";
 import { tempDir } from "../helpers/runs.js";
 import { ConfigError } from "../../src/errors.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
 
 let col: Running;
@@ -54,7 +54,7 @@ describe("createOtlpTraceExporter: sending", () => {
     s.end();
     await provider.forceFlush();
     await provider.shutdown();
-    const rows = col.collector.store.db.prepare("SELECT name, attributes, resource FROM otel_spans WHERE name = 'chat gpt-4o'").all() as { name: string; attributes: string; resource: string }[];
+    const rows = sql(col.collector.store).prepare("SELECT name, attributes, resource FROM otel_spans WHERE name = 'chat gpt-4o'").all() as { name: string; attributes: string; resource: string }[];
     expect(rows).toHaveLength(1);
     expect(JSON.parse(rows[0]!.attributes)).toMatchObject({ "gen_ai.request.model": "gpt-4o" });
     expect(JSON.parse(rows[0]!.resource)).toMatchObject({ "tracepipe.project": "otlp-proj" });
@@ -72,7 +72,7 @@ describe("createOtlpTraceExporter: sending", () => {
     const times = [...proxy.times];
     expect(proxy.statuses).toEqual(Array(8).fill(200));
     await proxy.close();
-    const rows = col.collector.store.db.prepare("SELECT COUNT(*) AS n FROM otel_spans WHERE name LIKE 'span %'").get() as { n: number };
+    const rows = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM otel_spans WHERE name LIKE 'span %'").get() as { n: number };
     expect(rows.n).toBe(8);
     expect(performance.now() - t0).toBeGreaterThanOrEqual(800); // 8 exports at 3 per 400 ms need two full windows
     expect(times).toHaveLength(8);

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
 import { connect } from "node:net";
-import { multipart, runRecord, startCollector, testId, type Running } from "../helpers/collector.js";
-import { MIGRATIONS } from "../../src/server/store/migrations.js";
-import { openStore } from "../../src/server/store/index.js";
+import { multipart, runRecord, startCollector, testId, type Running, sql } from "../helpers/collector.js";
+import { MIGRATIONS } from "../../src/store/migrations.js";
+import { openStore } from "../../src/store/index.js";
 
 let c: Running;
 beforeAll(async () => {
@@ -288,10 +288,10 @@ describe("store", () => {
     const other = openStore(c.dbPath);
     try {
       expect(other.getRun(run.id as string)?.name).toBe("test-run");
-      expect((other.db.prepare("SELECT COUNT(*) AS n FROM schema_migrations").get() as { n: number }).n).toBe(MIGRATIONS.length);
-      expect(other.db.pragma("journal_mode", { simple: true })).toBe("wal");
+      expect((sql(other).prepare("SELECT COUNT(*) AS n FROM schema_migrations").get() as { n: number }).n).toBe(MIGRATIONS.length);
+      expect(sql(other).pragma("journal_mode", { simple: true })).toBe("wal");
     } finally {
-      other.db.close();
+      other.close();
     }
   });
 });

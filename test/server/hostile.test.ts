@@ -4,6 +4,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Socket } from "node:net";
+import Database from "better-sqlite3";
 import { multipart, runRecord, startCollector, testId, type Running } from "../helpers/collector.js";
 import { checkPost, Slicer } from "../../src/server/validation.js";
 import { IssueList } from "../../src/server/issues.js";
@@ -30,7 +31,16 @@ const postJson = (base: string, path: string, body: string | unknown) =>
   fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 const detailOf = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[]; issue_count?: number; issue_count_complete?: boolean });
 const stored = (r: Running, project: string) => r.collector.store.countRuns(project);
-const attachmentRows = (r: Running) => (r.collector.store.db.prepare("SELECT COUNT(*) AS n FROM attachments").get() as { n: number }).n;
+/** A row count read from the collector's SQLite file directly. */
+const rows = (r: Running, table: "attachments" | "otel_spans") => {
+  const db = new Database(r.dbPath, { readonly: true });
+  try {
+    return (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+};
+const attachmentRows = (r: Running) => rows(r, "attachments");
 
 /** `{"a":{"a":...1...}}` nested `n` deep, as text (JSON.stringify itself cannot build it). */
 const deepObject = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
@@ -136,7 +146,7 @@ describe("attachments and OTLP envelopes (item 11)", () => {
   });
 
   it("answers OTLP JSON of the wrong shape with 400 and stores no span", async () => {
-    const spans = () => (c.collector.store.db.prepare("SELECT COUNT(*) AS n FROM otel_spans").get() as { n: number }).n;
+    const spans = () => rows(c, "otel_spans");
     const before = spans();
     for (const body of [
       { resourceSpans: "x" },

@@ -3,7 +3,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { context, trace } from "@opentelemetry/api";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector, type Running, sql } from "../helpers/collector.js";
 
 let c: Running;
 beforeAll(async () => {
@@ -28,7 +28,7 @@ function makeSpans() {
 }
 
 type SpanRow = { span_id: string; parent_span_id: string | null; name: string; attributes: string; events: string; scope: string; start_time: string };
-const rows = (traceId: string) => c.collector.store.db.prepare("SELECT * FROM otel_spans WHERE trace_id = ? ORDER BY name").all(traceId) as SpanRow[];
+const rows = (traceId: string) => sql(c.collector.store).prepare("SELECT * FROM otel_spans WHERE trace_id = ? ORDER BY name").all(traceId) as SpanRow[];
 
 describe("POST /otel/v1/traces", () => {
   it("accepts OTLP protobuf from the OTel serializer with attributes intact", async () => {

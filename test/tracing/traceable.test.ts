@@ -27,7 +27,7 @@ describe("traceable", () => {
     const parent = traceable(async (tag: string) => Promise.all([child(1), child(2), child(3)]).then((ps) => ({ tag, ps })), { name: "parent", client: w });
     const [a, b] = await Promise.all([parent("a"), parent("b")]);
     const parents = w.list().filter((r) => r.name === "parent");
-    const byTag = Object.fromEntries(parents.map((p) => [(p.inputs as { args: string[] }).args[0], p.id]));
+    const byTag = Object.fromEntries(parents.map((p) => [(p.inputs as { input: string }).input, p.id]));
     expect(a.ps).toEqual([byTag.a, byTag.a, byTag.a]);
     expect(b.ps).toEqual([byTag.b, byTag.b, byTag.b]);
     for (const c of w.list().filter((r) => r.name === "child")) {
@@ -94,5 +94,20 @@ describe("traceable", () => {
     const w = new MemoryWriter();
     traceable((x: { password: string }) => ({ token: x.password }), { client: w, processInputs: (i) => ({ ...i, password: "***" }), processOutputs: () => ({ token: "***" }) })({ password: "hunter2" });
     expect(JSON.stringify(w.calls)).not.toContain("hunter2");
+  });
+});
+
+describe("langsmith compatibility", () => {
+  it("records arguments the way langsmith's traceable does, and takes project_name for project", async () => {
+    const w = new MemoryWriter();
+    const f = traceable((..._a: unknown[]) => "ok", { name: "f", client: w, project_name: "ls-project" });
+    f({ q: "hi" });
+    f("plain");
+    f("a", 2);
+    f(null);
+    f();
+    const posts = [...w.runs.values()];
+    expect(posts.map((r) => r.inputs)).toEqual([{ q: "hi" }, { input: "plain" }, { args: ["a", 2] }, { inputs: null }, {}]);
+    expect(posts.every((r) => r.session_name === "ls-project")).toBe(true);
   });
 });

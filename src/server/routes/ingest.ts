@@ -1,8 +1,19 @@
-/** Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id. */
+/**
+ * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id.
+ *
+ * Before the store's one ingest operation sees a request, the route bounds it
+ * (README "Collector limits"): the batch size /info advertises (413), JSON
+ * depth (422 with `loc`), and a pre-check with the same Run / RunPatch
+ * schemas that is sliced (other requests are served meanwhile), lists at most
+ * 100 problems and stops counting at 10,000. A request that passes it is
+ * valid for the store too (same schemas), so the collector and the embedded
+ * sink still accept and refuse the same runs.
+ */
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
+import { ValidationError } from "../../errors.js";
+import type { IngestBatch, RunStore, StoredRun } from "../../store/index.js";
 import type { Run, RunPatch } from "../../run/schema.js";
-import type { SqliteRunStore, StoredRun } from "../store/index.js";
 import { parseMultipart } from "../multipart.js";
 import { checkPatch, checkPost, Slicer } from "../validation.js";
 import { IssueList } from "../issues.js";
@@ -10,7 +21,7 @@ import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
 
 export interface IngestDeps {
-  store: SqliteRunStore;
+  store: RunStore;
   version: string;
   limits: CollectorLimits;
   /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
@@ -25,20 +36,32 @@ function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void 
   }
 }
 
-/** Store a validated batch and tell the hook about root runs that now have an end time. */
-function store(deps: IngestDeps, post: Run[], patch: RunPatch[]): { created: number; updated: number } {
-  const result = deps.store.ingest({ post, patch });
+const newIssues = (limits: CollectorLimits) => new IssueList(limits.maxListedIssues, limits.maxCountedIssues);
+
+/**
+ * The store's one ingest operation (validate -> merge -> derive -> store): an
+ * invalid record is a 422 listing every problem, and nothing is stored. Root
+ * runs that now have an end time are handed to the completion hook.
+ */
+async function store(deps: IngestDeps, batch: IngestBatch): Promise<{ created: number; updated: number; attachments: number }> {
+  let result;
+  try {
+    result = await deps.store.ingest(batch);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new HttpError(422, err.issues);
+    throw err;
+  }
   if (deps.onRunCompleted) {
-    const ids = new Set([...post.filter((r) => r.end_time).map((r) => r.id), ...patch.filter((r) => r.end_time).map((r) => r.id)]);
-    for (const id of ids) {
+    for (const id of result.completedRoots) {
       const run = deps.store.getRun(id);
-      if (run && !run.parent_run_id && run.end_time) deps.onRunCompleted(run);
+      if (run) deps.onRunCompleted(run);
     }
   }
-  return result;
+  return { created: result.created, updated: result.updated, attachments: result.attachments };
 }
 
 export function ingestRoutes(deps: IngestDeps): Route[] {
+  const { limits } = deps;
   return [
     {
       method: "GET",
@@ -49,10 +72,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           version: deps.version,
           batch_ingest_config: {
             use_multipart_endpoint: true,
-            size_limit: deps.limits.batchSizeLimit,
-            size_limit_bytes: deps.limits.batchSizeBytesLimit,
-            max_body_bytes: deps.limits.maxBodyBytes,
-            max_json_depth: deps.limits.maxJsonDepth,
+            size_limit: limits.batchSizeLimit,
+            size_limit_bytes: limits.batchSizeBytesLimit,
+            max_body_bytes: limits.maxBodyBytes,
+            max_json_depth: limits.maxJsonDepth,
             supports_gzip: true,
           },
         },
@@ -62,8 +85,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs/multipart",
       handler: async (ctx: RequestContext) => {
-        const { limits } = deps;
-        const issues = new IssueList(limits.maxListedIssues, limits.maxCountedIssues);
+        const issues = newIssues(limits);
         const body = ctx.stream();
         const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit }, issues);
         checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
@@ -76,26 +98,27 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           tooDeepFound ||= deep !== undefined;
         }
         if (tooDeepFound) issues.fail();
-        const post: Run[] = [];
-        const patch: RunPatch[] = [];
+        const post: [string, Run][] = [];
+        const patch: [string, RunPatch][] = [];
         for (const [id, r] of parsed.post) {
           if (issues.full) break;
           const ok = await checkPost(r, [`post.${id}`], issues, slicer);
-          if (ok) post.push(ok);
+          if (ok) post.push([id, ok]);
         }
         for (const [id, r] of parsed.patch) {
           if (issues.full) break;
           const ok = await checkPatch(r, [`patch.${id}`], issues, slicer);
-          if (ok) patch.push(ok);
+          if (ok) patch.push([id, ok]);
         }
         issues.throwIfAny();
         // One transaction for the runs and their attachments: nothing half-written.
-        const result = deps.store.db.transaction(() => {
-          const r = store(deps, post, patch);
-          for (const a of parsed.attachments) deps.store.putAttachment(a.runId, a.name, a.contentType, a.data, a.sha256);
-          return r;
-        })();
-        return { status: 202, body: { ...result, attachments: parsed.attachments.length } };
+        const result = await store(deps, {
+          post: post.map(([, r]) => r),
+          patch: patch.map(([, r]) => r),
+          attachments: parsed.attachments,
+          locate: (kind, i) => [`${kind}.${(kind === "post" ? post : patch)[i]![0]}`],
+        });
+        return { status: 202, body: result };
       },
     },
     {
@@ -106,7 +129,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const body = await ctx.parse(raw);
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
-        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
+        const issues = newIssues(limits);
         const slicer = new Slicer();
         const post: Run[] = [];
         const patch: RunPatch[] = [];
@@ -114,7 +137,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           ["post", b.post],
           ["patch", b.patch],
         ] as const;
-        checkBatch(deps.limits, lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0), raw.length);
+        checkBatch(limits, lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0), raw.length);
         for (const [key, list] of lists) {
           if (list === undefined || list === null) continue;
           if (!Array.isArray(list)) {
@@ -132,17 +155,19 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           }
         }
         issues.throwIfAny();
-        return { status: 202, body: store(deps, post, patch) };
+        const { created, updated } = await store(deps, { post, patch });
+        return { status: 202, body: { created, updated } };
       },
     },
     {
       method: "POST",
       path: "/runs",
       handler: async (ctx) => {
-        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
+        const issues = newIssues(limits);
         const run = await checkPost(await ctx.json(), [], issues, new Slicer());
         if (!run) return issues.fail();
-        return { status: 202, body: store(deps, [run], []) };
+        const { created, updated } = await store(deps, { post: [run], locate: () => [] });
+        return { status: 202, body: { created, updated } };
       },
     },
     {
@@ -153,10 +178,11 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
-        const issues = new IssueList(deps.limits.maxListedIssues, deps.limits.maxCountedIssues);
+        const issues = newIssues(limits);
         const patch = await checkPatch({ ...b, id: ctx.params.id }, [], issues, new Slicer());
         if (!patch) return issues.fail();
-        return { status: 202, body: store(deps, [], [patch]) };
+        const { created, updated } = await store(deps, { patch: [patch], locate: () => [] });
+        return { status: 202, body: { created, updated } };
       },
     },
   ];

@@ -12,7 +12,7 @@
  * collector (a remote parent) keep their spans stored but make no runs.
  */
 import type { Route } from "../http.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { SqliteRunStore } from "../../store/index.js";
 import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
 import { parseJson, plainToSpanRecord } from "../../otel/otlp-json.js";
@@ -38,7 +38,7 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
           const root = rows.find((r) => !r.parent_span_id);
           const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
           const runs = traceToRuns(rows.map(plainToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
-          if (runs.length) store.ingest({ post: runs });
+          if (runs.length) await store.ingest({ post: runs });
         }
         return { status: 200, body: { partialSuccess: {} } };
       },

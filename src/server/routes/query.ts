@@ -1,8 +1,9 @@
 /** Read endpoints: GET /runs/:id, POST /runs/query, DELETE /sessions. */
+import { zodIssues } from "../../errors.js";
 import { z } from "zod";
 import type { Route } from "../http.js";
 import { HttpError } from "../http.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { SqliteRunStore } from "../../store/index.js";
 
 const Query = z.strictObject({
   trace_id: z.string().optional(),
@@ -30,7 +31,7 @@ export function queryRoutes(store: SqliteRunStore): Route[] {
       path: "/runs/query",
       handler: async (ctx) => {
         const parsed = Query.safeParse(await ctx.json());
-        if (!parsed.success) throw new HttpError(422, parsed.error.issues.map((i) => ({ loc: i.path as (string | number)[], msg: i.message, type: i.code })));
+        if (!parsed.success) throw new HttpError(422, zodIssues(parsed.error.issues));
         try {
           return { status: 200, body: store.queryRuns(parsed.data) };
         } catch (err) {

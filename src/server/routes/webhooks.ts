@@ -5,10 +5,10 @@
  */
 import { ValidationError } from "../../errors.js";
 import { agentRunToTraceRun } from "../../webhooks/runs.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { RunStore } from "../../store/index.js";
 import { HttpError, secretMatches, type Route } from "../http.js";
 
-export function webhookReceiverRoutes(store: SqliteRunStore, token: string, project = "agent-server"): Route[] {
+export function webhookReceiverRoutes(store: RunStore, token: string, project = "agent-server"): Route[] {
   return [
     {
       method: "POST",
@@ -24,7 +24,7 @@ export function webhookReceiverRoutes(store: SqliteRunStore, token: string, proj
           if (err instanceof ValidationError) throw new HttpError(422, err.issues);
           throw err;
         }
-        store.ingest({ post: [run] });
+        await store.ingest({ post: [run] });
         return { status: 200, body: { run_id: run.id } };
       },
     },

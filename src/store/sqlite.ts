@@ -9,12 +9,16 @@
  *   outputs, error, events, ...): it is the later state of the run;
  * - a patch before its post creates a partial row that the post completes.
  * Each ingest() is one transaction: all of a request lands, or none of it.
+ * Derived columns (native messages of vendor payloads, the detected format)
+ * are recomputed only when a change touches inputs or outputs.
  */
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import type { Run, RunPatch } from "../../run/schema.js";
+import { ValidationError, type Issue } from "../errors.js";
+import type { Run, RunPatch } from "../run/schema.js";
 import type { IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
+import { checkPatch, checkPost } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
@@ -26,6 +30,7 @@ const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type",
 const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
 const TIME = new Set(["start_time", "end_time"]);
 const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
   id: string;
@@ -46,13 +51,16 @@ export interface SqliteRunStoreOptions {
 }
 
 export class SqliteRunStore implements RunStore {
-  readonly db: Database.Database;
+  /** The file (or `:memory:`). */
+  readonly path: string;
+  private readonly db: Database.Database;
   private readonly normalizeOnIngest: boolean;
   private readonly getStmt: Database.Statement;
   private readonly upsertStmt: Database.Statement;
   private readonly projectStmt: Database.Statement;
 
   constructor(path: string, opts: SqliteRunStoreOptions = {}) {
+    this.path = path;
     if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma("journal_mode = WAL");
@@ -75,8 +83,9 @@ export class SqliteRunStore implements RunStore {
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
   }
 
-  /** Apply one post or patch to the current row state (in memory). */
-  private apply(row: Obj, change: Obj, isPost: boolean): void {
+  /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
+  private apply(row: Obj, change: Obj, isPost: boolean): boolean {
+    let messages = false;
     for (const k in change) {
       if (k === "id") continue;
       let v = change[k];
@@ -84,12 +93,12 @@ export class SqliteRunStore implements RunStore {
       if (TIME.has(k) && typeof v === "string") v = canonicalTime(v) ?? v;
       const target = KNOWN.has(k) ? row : ((row.__other as Obj) ??= {});
       const current = target[k];
-      if (isPost) {
-        if (current === undefined || current === null) target[k] = v;
-      } else if (v !== null) {
-        target[k] = v;
-      }
+      const set = isPost ? current === undefined || current === null : v !== null;
+      if (!set) continue;
+      target[k] = v;
+      if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
     }
+    return messages;
   }
 
   private load(id: string): { state: Obj; row: Row | undefined } {
@@ -102,13 +111,19 @@ export class SqliteRunStore implements RunStore {
     return { state, row };
   }
 
-  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string): void {
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean): void {
     const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
     for (const c of JSONCOL) params[c] = state[c] === undefined ? null : JSON.stringify(state[c]);
     params.other = state.__other ? JSON.stringify(state.__other) : null;
     params.first_token_time = firstTokenTime(state.events);
-    if (this.normalizeOnIngest && state.run_type === "llm") {
+    if (prev && !messagesChanged) {
+      // Nothing the derivation reads changed (an end time, events, metadata): keep what was derived.
+      params.detected_format = prev.detected_format;
+      params.normalized_inputs = prev.normalized_inputs;
+      params.normalized_outputs = prev.normalized_outputs;
+      params.normalize_error = prev.normalize_error;
+    } else if (this.normalizeOnIngest && state.run_type === "llm") {
       const d = deriveLlm(state.inputs, state.outputs);
       params.detected_format = d.detected_format;
       params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
@@ -121,8 +136,30 @@ export class SqliteRunStore implements RunStore {
     if (typeof state.session_name === "string") this.projectStmt.run(state.session_name, now);
   }
 
-  ingest(batch: IngestBatch): IngestResult {
-    const run = this.db.transaction((b: IngestBatch): IngestResult => {
+  /** Validate, then merge and store in one transaction (see RunStore.ingest). */
+  async ingest(batch: IngestBatch): Promise<IngestResult> {
+    return this.ingestNow(batch);
+  }
+
+  /** The synchronous body of ingest(), for callers already inside this process's event loop turn. */
+  ingestNow(batch: IngestBatch): IngestResult {
+    const locate = batch.locate ?? ((kind, i) => [kind, i]);
+    const issues: Issue[] = [];
+    const post: Run[] = [];
+    const patch: RunPatch[] = [];
+    (batch.post ?? []).forEach((r, i) => {
+      const ok = checkPost(r, locate("post", i), issues);
+      if (ok) post.push(ok);
+    });
+    (batch.patch ?? []).forEach((r, i) => {
+      const ok = checkPatch(r, locate("patch", i), issues);
+      if (ok) patch.push(ok);
+    });
+    for (const a of batch.attachments ?? []) {
+      if (!UUID.test(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
+    }
+    if (issues.length) throw new ValidationError(issues);
+    return this.db.transaction((): IngestResult => {
       // Group by id so a post and its patches in one request are one read and one write.
       const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
       const slot = (id: string) => {
@@ -130,27 +167,31 @@ export class SqliteRunStore implements RunStore {
         if (!s) byId.set(id, (s = { posts: [], patches: [] }));
         return s;
       };
-      for (const p of b.post ?? []) slot(p.id).posts.push(p as Obj);
-      for (const p of b.patch ?? []) slot(p.id).patches.push(p as Obj);
+      for (const p of post) slot(p.id).posts.push(p as Obj);
+      for (const p of patch) slot(p.id).patches.push(p as Obj);
       const now = new Date().toISOString();
       let created = 0;
       let updated = 0;
+      const completedRoots: string[] = [];
       for (const [id, s] of byId) {
         const { state, row } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
-        for (const p of s.posts) this.apply(state, p, true);
-        for (const p of s.patches) this.apply(state, p, false);
-        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now);
+        let changed = false;
+        for (const p of s.posts) changed = this.apply(state, p, true) || changed;
+        for (const p of s.patches) changed = this.apply(state, p, false) || changed;
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row);
         if (row) updated++;
         else created++;
+        const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
+        if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
       }
-      return { created, updated };
-    });
-    return run(batch);
+      for (const a of batch.attachments ?? []) this.putAttachment(a.runId, a.name, a.contentType, a.data, a.sha256);
+      return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
+    })();
   }
 
   /** Attachments ride with runs in multipart ingest; stored by (run id, name). */
-  putAttachment(runId: string, name: string, contentType: string | undefined, data: Buffer, sha256: string): void {
+  private putAttachment(runId: string, name: string, contentType: string | undefined, data: Buffer, sha256: string): void {
     this.db.prepare("INSERT OR REPLACE INTO attachments (run_id, name, content_type, size, sha256, data) VALUES (?, ?, ?, ?, ?, ?)").run(runId, name, contentType ?? null, data.length, sha256, data);
   }
 

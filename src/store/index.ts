@@ -1,7 +1,13 @@
+/**
+ * The run store: one contract (RunStore, with the one ingest operation) and
+ * its SQLite implementation. Loading this module loads better-sqlite3, so the
+ * main entry reaches it only through a dynamic import (the embedded sink).
+ */
 import { SqliteRunStore, type SqliteRunStoreOptions } from "./sqlite.js";
 
-export type { RunStore, StoredRun, IngestBatch, IngestResult, RunQuery } from "./types.js";
+export type { RunStore, StoredRun, IngestBatch, IngestResult, RunQuery, AttachmentInput } from "./types.js";
 export { SqliteRunStore, type SqliteRunStoreOptions } from "./sqlite.js";
+export { migrate } from "./migrations.js";
 export { canonicalTime } from "./time.js";
 
 /** Open (creating the file, its directory and the schema as needed) the run store at `path`; `:memory:` for tests. */

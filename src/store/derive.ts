@@ -4,11 +4,11 @@
  *   format; a run that cannot be normalized is still stored, with the reason;
  * - `first_token_time` from the first `new_token` event.
  */
-import { normalize } from "../../normalize.js";
-import { validate } from "../../format/validate.js";
-import { ValidationError } from "../../errors.js";
+import { normalize } from "../normalize.js";
+import { validate } from "../format/validate.js";
+import { ValidationError } from "../errors.js";
 
-type Obj = Record<string, unknown>;
+import { isObj, type Obj } from "../format/obj.js";
 
 export interface Derived {
   detected_format: string | null;
@@ -18,7 +18,6 @@ export interface Derived {
   first_token_time: string | null;
 }
 
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Native `{messages}` that validate as they are need no conversion. */
 function nativeMessages(v: unknown): unknown[] | undefined {
@@ -39,14 +38,16 @@ export function deriveLlm(inputs: unknown, outputs: unknown): Pick<Derived, "det
   const nIn = hasIn ? nativeMessages(inputs) : undefined;
   const nOut = hasOut ? nativeMessages(outputs) : undefined;
   if ((nIn || !hasIn) && (nOut || !hasOut)) {
-    return { detected_format: "native", normalized_inputs: nIn ? { messages: nIn } : null, normalized_outputs: nOut ? { messages: nOut } : null, normalize_error: null };
+    // Already native: stored once, as sent; nothing to derive.
+    return { detected_format: "native", normalized_inputs: null, normalized_outputs: null, normalize_error: null };
   }
   try {
     const rec = normalize({ request: hasIn ? inputs : undefined, response: hasOut ? responsePayload(outputs as Obj) : undefined });
     return {
       detected_format: rec.format,
-      normalized_inputs: rec.inputs ?? (nIn ? { messages: nIn } : null),
-      normalized_outputs: rec.outputs ?? (nOut ? { messages: nOut } : null),
+      // A side that was native already is not copied: only converted messages are stored beside the raw payload.
+      normalized_inputs: nIn ? null : (rec.inputs ?? null),
+      normalized_outputs: nOut ? null : (rec.outputs ?? null),
       normalize_error: null,
     };
   } catch (err) {

@@ -1,0 +1,45 @@
+/**
+ * The environment, read one way everywhere: a variable set to an empty (or
+ * blank) string counts as unset, so `TRACEPIPE_DB=` means the default file,
+ * never a temporary database, and `TRACEPIPE_ENDPOINT=` means the embedded
+ * store. Defaults are defined here once.
+ *
+ * LangSmith's variables are read as fallbacks (LANGSMITH_ENDPOINT,
+ * LANGSMITH_API_KEY, LANGSMITH_PROJECT, LANGSMITH_TRACING), so an app set up
+ * for the `langsmith` SDK traces through tracepipe by changing an import. A
+ * TRACEPIPE_* variable, when set, always wins.
+ */
+import { join } from "node:path";
+
+/** Where the embedded store lives when neither an option nor TRACEPIPE_DB says. */
+export const DEFAULT_DB_PATH = join(".tracepipe", "traces.db");
+/** The project (session_name) of runs that name none. */
+export const DEFAULT_PROJECT = "default";
+
+export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN";
+
+/** The LangSmith variable read when a TRACEPIPE_* variable is unset. */
+export const LANGSMITH_FALLBACKS: Partial<Record<EnvName, string>> = {
+  TRACEPIPE_ENDPOINT: "LANGSMITH_ENDPOINT",
+  TRACEPIPE_API_KEY: "LANGSMITH_API_KEY",
+  TRACEPIPE_PROJECT: "LANGSMITH_PROJECT",
+  TRACEPIPE_TRACING: "LANGSMITH_TRACING",
+};
+
+function read(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === "" ? undefined : v;
+}
+
+/** The variable's value, or its LangSmith fallback's, or undefined when both are unset or blank. */
+export function envValue(name: EnvName | (string & {}), env: NodeJS.ProcessEnv = process.env, opts: { fallback?: boolean } = {}): string | undefined {
+  const own = read(name, env);
+  if (own !== undefined || opts.fallback === false) return own;
+  const alt = LANGSMITH_FALLBACKS[name as EnvName];
+  return alt ? read(alt, env) : undefined;
+}
+
+/** The embedded store's path: the option, else TRACEPIPE_DB, else the default. */
+export function dbPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return option ?? envValue("TRACEPIPE_DB", env) ?? DEFAULT_DB_PATH;
+}

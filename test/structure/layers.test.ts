@@ -1,0 +1,78 @@
+/**
+ * Dependencies point one way (DESIGN "Data flow"): every relative import in
+ * src/ and adapters/ is checked against the areas its own area may use.
+ * Dynamic `import()` counts too: a lazy edge is still an edge.
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, normalize, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+
+const BASE = ["errors", "env", "format"];
+/** Area -> the other areas it may import. `cli` may import anything; nothing may import `cli`. */
+const ALLOWED: Record<string, string[]> = {
+  errors: [],
+  env: [],
+  format: ["errors"],
+  adapters: ["errors", "format"],
+  tokens: ["errors", "format"],
+  normalize: ["errors", "format", "adapters"],
+  run: [...BASE, "adapters", "normalize", "tokens"],
+  ratelimit: ["errors", "env"],
+  store: [...BASE, "run", "normalize"],
+  ingest: [...BASE, "run", "store", "ratelimit", "tokens"],
+  tracing: [...BASE, "adapters", "run", "ingest", "tokens"],
+  otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens"],
+  backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "store"],
+  webhooks: [...BASE, "run", "ingest", "ratelimit"],
+  control: [...BASE, "run", "ratelimit"],
+  server: [...BASE, "adapters", "normalize", "run", "store", "otel", "ratelimit", "control", "webhooks", "ingest"],
+  index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "backfill", "control", "webhooks", "server", "store"],
+};
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) out.push(...files(p));
+    else if (p.endsWith(".ts")) out.push(p);
+  }
+  return out;
+}
+
+function areaOf(file: string): string {
+  const parts = relative(ROOT, file).split(sep);
+  if (parts[0] === "adapters") return "adapters";
+  if (parts.length === 2) return parts[1]!.replace(/\.(ts|js)$/, "");
+  return parts[1]!;
+}
+
+const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
+
+describe("layers", () => {
+  it("has no import that runs up a layer", () => {
+    const wrong: string[] = [];
+    for (const file of [...files(join(ROOT, "src")), ...files(join(ROOT, "adapters"))]) {
+      const from = areaOf(file);
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(IMPORT)) {
+        const to = areaOf(normalize(join(dirname(file), m[1]!)));
+        if (to === from || from === "cli") continue;
+        const allowed = ALLOWED[from];
+        if (!allowed) wrong.push(`${relative(ROOT, file)}: area "${from}" is not in the layer table`);
+        else if (to === "cli" || !allowed.includes(to)) wrong.push(`${relative(ROOT, file)} imports ${m[1]} (${from} -> ${to})`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("knows a violation when it sees one", () => {
+    // The check itself: an adapter importing the ingest client would be caught.
+    const from = areaOf(join(ROOT, "adapters", "openai-chat", "index.ts"));
+    const to = areaOf(normalize(join(ROOT, "adapters", "openai-chat", "../../src/ingest/client.js")));
+    expect([from, to]).toEqual(["adapters", "ingest"]);
+    expect(ALLOWED[from]).not.toContain(to);
+  });
+});
