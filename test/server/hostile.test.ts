@@ -5,6 +5,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Socket } from "node:net";
 import Database from "better-sqlite3";
+import { gzipSync } from "node:zlib";
 import { multipart, runRecord, startCollector, testId, type Running } from "../helpers/collector.js";
 import { checkPost, Slicer } from "../../src/server/validation.js";
 import { IssueList } from "../../src/server/issues.js";
@@ -222,6 +223,17 @@ describe("bounded work and answers (items 12 and 13)", () => {
     expect((await postJson(small.url, "/runs/batch", { post: [big()] })).status).toBe(202);
     expect((await postJson(small.url, "/runs/batch", { post: six.slice(0, 5) })).status).toBe(202);
     expect(stored(small, project)).toBe(6);
+  });
+
+  it("refuses a gzip body that inflates past the body limit with 413, storing nothing", async () => {
+    const small = await collector({ maxBodyBytes: 64 * 1024 });
+    const run = runRecord({ session_name: "bomb", inputs: { text: "z".repeat(2 * 1024 * 1024) } });
+    const packed = gzipSync(JSON.stringify(run));
+    expect(packed.length).toBeLessThan(64 * 1024);
+    const res = await fetch(small.url + "/runs", { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: packed });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/decompressed body exceeds the limit of 65536 bytes/);
+    expect(stored(small, "bomb")).toBe(0);
   });
 
   it("refuses a multipart body with more parts than the limit with 413", async () => {
