@@ -1,4 +1,4 @@
-/** `tracepipe check-config graph.json`: every problem in the webhook configuration, each with its location. */
+/** `tracepipe check-config graph.json`: every problem in the webhook configuration (shape, env references, domains, all at once), each with its location. */
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
 import { checkWebhookConfig } from "../webhooks/config.js";
@@ -10,8 +10,8 @@ export function register(program: Command): void {
     .description(
       "Check a graph.json's `webhooks` and `http` sections (SPEC §6) the way `tracepipe serve --graph-config` reads them:\n" +
         "types, ${{ env.NAME }} references (only names with the SVC_WEBHOOK_ prefix, or webhooks.env_prefix, and they\n" +
-        "must be set in this environment), allowed_domains patterns, ports and lengths. Every problem is printed as\n" +
-        "{loc, msg, type} on stderr. Exit codes: 0 no problems, 1 problems found, 2 the file cannot be read or is not JSON.",
+        "must be set in this environment), allowed_domains patterns, ports and lengths. Every problem of every kind is\n" +
+        "printed in one run, as {loc, msg, type} on stderr. Exit codes: 0 no problems, 1 problems found, 2 the file cannot be read or is not JSON.",
     )
     .argument("<file>", "graph.json")
     .action((file: string) => {

@@ -5,6 +5,7 @@ import { readFileSync } from "node:fs";
 import { createCollector } from "../server/app.js";
 import { ConfigError } from "../errors.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -22,6 +23,13 @@ export interface ServeOptions {
   region: "us" | "eu";
   rateLimit: boolean;
   maxBodyBytes: number;
+  batchSizeLimit: number;
+  maxJsonDepth: number;
+  maxConcurrentLargeBodies: number;
+  headersTimeout: number;
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  idleTimeout: number;
   graphConfig?: string;
   webhookToken?: string;
   buildMs: number;
@@ -37,7 +45,11 @@ export function register(program: Command): void {
         "POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf),\n" +
         "POST/GET/PATCH /v2/deployments[/:id[/revisions/:revision_id]], and with --webhook-token POST /webhooks/runs.\n" +
         "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (SPEC §6).\n" +
-        "SPEC §8's rate limits are enforced per identity key (429 with Retry-After) unless --no-rate-limit.",
+        "SPEC §8's rate limits are enforced per identity key (429 with Retry-After) unless --no-rate-limit.\n" +
+        "Limits (README \"Collector limits\"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and,\n" +
+        `with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422);\n` +
+        `a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most\n` +
+        "--max-concurrent-large-bodies at a time (the others wait); slow clients meet the timeouts below (408 or closed).",
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
@@ -46,6 +58,13 @@ export function register(program: Command): void {
     .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")
     .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
+    .option("--batch-size-limit <n>", "most runs per batch or multipart request, advertised in GET /info (413 above)", int("--batch-size-limit"), DEFAULT_LIMITS.batchSizeLimit)
+    .option("--max-json-depth <n>", "deepest nesting of objects and arrays in a JSON body or part (422 above)", int("--max-json-depth"), DEFAULT_LIMITS.maxJsonDepth)
+    .option("--max-concurrent-large-bodies <n>", "large bodies read at once; later ones wait", int("--max-concurrent-large-bodies"), DEFAULT_LIMITS.maxConcurrentLargeBodies)
+    .option("--headers-timeout <ms>", "time to receive a request's headers (408)", int("--headers-timeout"), DEFAULT_TIMEOUTS.headersMs)
+    .option("--request-timeout <ms>", "time to receive a whole request (408)", int("--request-timeout"), DEFAULT_TIMEOUTS.requestMs)
+    .option("--keep-alive-timeout <ms>", "idle keep-alive connections close after this", int("--keep-alive-timeout"), DEFAULT_TIMEOUTS.keepAliveMs)
+    .option("--idle-timeout <ms>", "a connection with no traffic at all closes after this", int("--idle-timeout"), DEFAULT_TIMEOUTS.idleSocketMs)
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
     .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
@@ -62,7 +81,17 @@ export function register(program: Command): void {
           return;
         }
       }
-      const collector = createCollector({ db: opts.db, apiKey: opts.apiKey, region: opts.region, rateLimits: opts.rateLimit, maxBodyBytes: opts.maxBodyBytes, webhooks, webhookToken: opts.webhookToken, deploymentBuildMs: opts.buildMs });
+      const collector = createCollector({
+        db: opts.db,
+        apiKey: opts.apiKey,
+        region: opts.region,
+        rateLimits: opts.rateLimit,
+        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies },
+        timeouts: { headersMs: opts.headersTimeout, requestMs: opts.requestTimeout, keepAliveMs: opts.keepAliveTimeout, idleSocketMs: opts.idleTimeout },
+        webhooks,
+        webhookToken: opts.webhookToken,
+        deploymentBuildMs: opts.buildMs,
+      });
       const { url } = await collector.listen(opts.port, opts.host);
       console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, SPEC §8 limits (${opts.region})` : ", no rate limits"})`);
       const stop = async (signal: string) => {

@@ -12,15 +12,48 @@ function isoFromEpochMs(ms: number): string {
 }
 
 /**
- * ISO 8601 timestamp; microsecond precision is kept when present. Epoch
- * milliseconds are accepted too and become ISO strings, because that is what
- * the `langsmith` SDKs send for start_time/end_time and the collector must take
- * their runs as they are.
+ * RFC 3339 date-time: `YYYY-MM-DD`, `T` (or `t` or a space), `HH:MM:SS`, an
+ * optional fraction (up to 9 digits; the store keeps 6), and `Z` or an offset
+ * `+HH:MM` / `+HHMM`. Without an offset the time is taken as UTC (what the
+ * store assumes). Nothing else: `Date.parse` would take "hello 5" as
+ * 2001-05-01 and roll 2025-02-30 over to March 2.
  */
-export const Timestamp = z.union([
-  z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: "expected an ISO 8601 timestamp" }),
-  z.number().finite().nonnegative().max(8.64e15).transform(isoFromEpochMs),
-]);
+const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?$/;
+const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
+
+/** Why a string is not an accepted date-time, or undefined when it is one. */
+export function dateTimeProblem(s: string): string | undefined {
+  const m = DATE_TIME.exec(s);
+  if (!m) return `expected an RFC 3339 date-time such as 2026-11-22T10:15:00.123456Z, or epoch milliseconds; got ${JSON.stringify(s.length > 40 ? s.slice(0, 40) + "…" : s)}`;
+  const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
+  if (month! < 1 || month! > 12) return `month ${month} is not 01-12`;
+  const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
+  if (day! < 1 || day! > days) return `${m[1]}-${m[2]}-${m[3]} is not a calendar date (${MONTHS[month! - 1]} ${year} has ${days} days)`;
+  if (hour! > 23 || minute! > 59 || second! > 59) return `${m[4]}:${m[5]}:${m[6]} is not a time of day (00:00:00-23:59:59)`;
+  if (offH! > 23 || offM! > 59) return "the UTC offset is not +HH:MM with HH 00-23 and MM 00-59";
+  return undefined;
+}
+
+/**
+ * A run's time: an RFC 3339 date-time string (kept as sent; microseconds
+ * survive), or epoch milliseconds, which become an ISO string, because that is
+ * what the `langsmith` SDKs send for start_time/end_time and the collector
+ * must take their runs as they are. Anything else is refused with the field's
+ * location.
+ */
+export const Timestamp = z
+  .union([z.string(), z.number()], { error: "expected an RFC 3339 date-time string or epoch milliseconds" })
+  .transform((v, ctx): string => {
+    if (typeof v === "number") {
+      if (Number.isFinite(v) && v >= 0 && v <= 8.64e15) return isoFromEpochMs(v);
+      ctx.addIssue({ code: "invalid_format", format: "datetime", message: `epoch milliseconds must be a finite number from 0 to 8.64e15; got ${v}` });
+      return z.NEVER;
+    }
+    const problem = dateTimeProblem(v);
+    if (problem === undefined) return v;
+    ctx.addIssue({ code: "invalid_format", format: "datetime", message: problem });
+    return z.NEVER;
+  });
 
 export const RunEvent = z.looseObject({
   name: z.string(),

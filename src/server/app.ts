@@ -9,7 +9,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
 import { Router } from "./router.js";
-import { decodedStream, parseJson, readAll } from "./body.js";
+import { decodedStream, parseBoundedJson, readAll, Slots, type BodyStream } from "./body.js";
+import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type CollectorLimits, type CollectorTimeouts } from "./limits.js";
+import { capDetail } from "./issues.js";
 import Database from "better-sqlite3";
 import { migrate, openStore, type SqliteRunStore, type StoredRun } from "../store/index.js";
 import { ingestRoutes } from "./routes/ingest.js";
@@ -39,11 +41,15 @@ export interface CollectorOptions {
    * `{ "runs-multipart": { limit: 50, windowMs: 1000 } }` for tests.
    */
   rateLimits?: boolean | { overrides?: Record<string, { limit: number; windowMs: number }> };
-  /** Largest accepted request body, raw or decompressed. Default 64 MiB; larger gets 413. */
+  /** Largest accepted request body, raw or decompressed. Default 64 MiB; larger gets 413. (Same as limits.maxBodyBytes.) */
   maxBodyBytes?: number;
-  /** Batch bounds advertised in GET /info. Defaults 1000 runs and 20 MiB. */
+  /** Batch bounds advertised in GET /info and enforced (413). Defaults 1000 runs and 20 MiB. (Same as limits.batchSize*.) */
   batchSizeLimit?: number;
   batchSizeBytesLimit?: number;
+  /** Request bounds; see CollectorLimits for each one and DEFAULT_LIMITS for the defaults. */
+  limits?: Partial<CollectorLimits>;
+  /** Connection timeouts; see CollectorTimeouts and DEFAULT_TIMEOUTS (headers 20 s, request 120 s, keep-alive 5 s, idle socket 30 s). */
+  timeouts?: Partial<CollectorTimeouts>;
   /** Extra endpoint groups (deployments, webhooks). */
   routes?: Route[];
   /** Outbound run-completion webhooks (graph.json's `webhooks` / `http`, see loadWebhookConfig). */
@@ -67,6 +73,8 @@ export interface Collector {
   store: SqliteRunStore;
   /** The outbound webhook sender, when webhooks are configured. */
   webhooks?: WebhookSender;
+  /** Large bodies being read or held now, and requests waiting for a large-body slot. */
+  bodies(): { large: number; waiting: number };
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -78,6 +86,11 @@ function send(res: ServerResponse, reply: Reply): void {
   res.end(body);
 }
 
+/** The entries of `o` whose value is not undefined (so an explicit undefined keeps the default). */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
 export function createCollector(opts: CollectorOptions = {}): Collector {
   const ownStore = typeof opts.db !== "object";
   const store = typeof opts.db === "object" ? opts.db : openStore(dbPathFrom(opts.db));
@@ -86,7 +99,13 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
   const controlDb = new Database(store.path);
   controlDb.pragma("busy_timeout = 5000");
   migrate(controlDb);
-  const maxBodyBytes = opts.maxBodyBytes ?? 64 * 1024 * 1024;
+  const limits: CollectorLimits = {
+    ...DEFAULT_LIMITS,
+    ...defined({ maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, batchSizeBytesLimit: opts.batchSizeBytesLimit }),
+    ...defined(opts.limits ?? {}),
+  };
+  const timeouts: CollectorTimeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts ?? {}) };
+  const largeSlots = new Slots(Math.max(1, limits.maxConcurrentLargeBodies));
   const region = opts.region ?? "us";
   const limitsOn = opts.rateLimits !== false;
   const overrides = typeof opts.rateLimits === "object" ? (opts.rateLimits.overrides ?? {}) : {};
@@ -95,7 +114,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
   const delivery: WebhookSenderOptions = { ...opts.webhookDelivery };
   const sender = opts.webhooks ? new WebhookSender(opts.webhooks, delivery) : undefined;
   const notified = new Set<string>();
-  const completed = (run: StoredRun) => {
+  const completed = !opts.onRunCompleted && !sender ? undefined : (run: StoredRun) => {
     opts.onRunCompleted?.(run);
     const hook = sender && webhookUrlOf(run);
     if (hook && !notified.has(run.id)) {
@@ -108,14 +127,12 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       ingestRoutes({
         store,
         version: COLLECTOR_VERSION,
-        maxBodyBytes,
-        batchSizeLimit: opts.batchSizeLimit ?? 1000,
-        batchSizeBytesLimit: opts.batchSizeBytesLimit ?? 20 * 1024 * 1024,
+        limits,
         onRunCompleted: completed,
       }),
     )
     .add(queryRoutes(store))
-    .add(otelRoutes(store))
+    .add(otelRoutes(store, limits.maxJsonDepth))
     .add(deploymentRoutes(new ControlPlane(controlDb, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(opts.routes ?? []);
@@ -158,6 +175,27 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       const found = router.match(method, url.pathname);
       if (!found) throw new HttpError(404, `no endpoint ${method} ${url.pathname}`);
       if ("allowed" in found) throw new HttpError(405, `${method} is not allowed on ${url.pathname}; allowed: ${found.allowed.join(", ")}`, { allow: found.allowed.join(", ") });
+      // One large-body slot at most per request, held until the answer is sent (the parsed body lives that long).
+      let admitted: Promise<void> | undefined;
+      let held = false;
+      let finished = false;
+      res.once("close", () => {
+        finished = true;
+        if (held) largeSlots.release();
+        held = false;
+      });
+      const admit = () => {
+        if (admitted) return admitted;
+        // Waiting for a slot is the server's doing, not an idle client: no idle-socket timeout meanwhile
+        // (the request timeout still bounds the whole request).
+        req.socket.setTimeout(0);
+        return (admitted = largeSlots.acquire().then(() => {
+          req.socket.setTimeout(timeouts.idleSocketMs);
+          if (finished) largeSlots.release();
+          else held = true;
+        }));
+      };
+      let stream: BodyStream | undefined;
       let body: Promise<Buffer> | undefined;
       const ctx: RequestContext = {
         method,
@@ -167,14 +205,20 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         headers: req.headers,
         ip,
         req,
-        body: () => (body ??= readAll(decodedStream(req, maxBodyBytes))),
-        json: async () => parseJson(await ctx.body()),
+        stream: () => (stream ??= decodedStream(req, { maxBytes: limits.maxBodyBytes, largeBytes: limits.largeBodyBytes, admit })),
+        body: () => (body ??= readAll(ctx.stream())),
+        parse: (text) => parseBoundedJson(text, limits.maxJsonDepth),
+        json: async () => ctx.parse(await ctx.body()),
       };
       const reply = await found.handler(ctx);
       send(res, { ...reply, headers: { ...limitHeaders, ...reply.headers } });
     } catch (err) {
       if (err instanceof HttpError) {
-        send(res, { status: err.status, body: { detail: err.detail }, headers: { ...limitHeaders, ...err.headers } });
+        const capped = err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, limits.maxListedIssues) : { detail: err.detail };
+        send(res, { status: err.status, body: { detail: capped.detail, ...err.extra, ...capped.extra }, headers: { ...limitHeaders, ...err.headers } });
+      } else if ((err as Error)?.name === "RangeError" && /call stack/i.test((err as Error).message)) {
+        // Should not happen with the depth bound in place; if it does, it is the request's fault, not a crash.
+        send(res, { status: 422, body: { detail: [{ loc: [], msg: "the request is nested too deeply to process", type: "json_depth" }] }, headers: limitHeaders });
       } else {
         console.error(`tracepipe serve: ${method} ${url.pathname} failed:`, err);
         send(res, { status: 500, body: { detail: "internal error; see the collector's log" } });
@@ -185,18 +229,34 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
   }
 
   let closing = false;
-  const server = createServer((req, res) => {
-    handle(req, res).catch((err) => {
-      console.error("tracepipe serve: unhandled", err);
-      if (!res.headersSent) send(res, { status: 500, body: { detail: "internal error" } });
-    });
+  // Slow or silent clients do not hold connections (README "Collector limits"): headers and whole
+  // requests have deadlines (408), idle keep-alive connections close, and a socket with no
+  // traffic at all is dropped. Node checks the first two every connectionsCheckingInterval.
+  const requestMs = Math.max(timeouts.requestMs, timeouts.headersMs);
+  const server = createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: Math.max(10, Math.min(1000, Math.floor(timeouts.headersMs / 4))),
+    },
+    (req, res) => {
+      handle(req, res).catch((err) => {
+        console.error("tracepipe serve: unhandled", err);
+        if (!res.headersSent) send(res, { status: 500, body: { detail: "internal error" } });
+      });
+    },
+  );
+  server.on("connection", (socket) => {
+    // With no 'timeout' listener on the server, node:http destroys a socket that times out.
+    socket.setTimeout(timeouts.idleSocketMs);
   });
-  server.keepAliveTimeout = 65_000;
 
   return {
     server,
     store,
     webhooks: sender,
+    bodies: () => ({ large: largeSlots.inUse, waiting: largeSlots.waiting }),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         server.once("error", reject);

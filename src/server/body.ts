@@ -1,30 +1,106 @@
-/** Request bodies: bounded, gunzipped when `Content-Encoding: gzip`. */
+/**
+ * Request bodies: bounded, gunzipped when `Content-Encoding: gzip`, counted,
+ * and admitted: a body that is (or turns out to be) large waits for one of a
+ * few large-body slots, so concurrent big uploads cannot add up to gigabytes.
+ */
 import type { IncomingMessage } from "node:http";
 import { createGunzip } from "node:zlib";
-import type { Readable } from "node:stream";
+import { Transform, type Readable, type TransformCallback } from "node:stream";
 import { HttpError } from "./http.js";
+import { depthIssue, tooDeep } from "./depth.js";
+
+/**
+ * Counting semaphore for large bodies. Waiting is backpressure: the waiting
+ * request's stream is not read, so its bytes stay in the kernel and the
+ * client's send buffer, not in this process.
+ */
+export class Slots {
+  private used = 0;
+  private readonly queue: (() => void)[] = [];
+
+  constructor(readonly size: number) {}
+
+  acquire(): Promise<void> {
+    if (this.used < this.size) {
+      this.used++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.queue.push(resolve));
+  }
+
+  release(): void {
+    const next = this.queue.shift();
+    if (next) next(); // the slot passes straight to the next waiter
+    else this.used--;
+  }
+
+  get inUse(): number {
+    return this.used;
+  }
+
+  get waiting(): number {
+    return this.queue.length;
+  }
+}
+
+/** The decoded body as it streams, with the count of decoded bytes so far. */
+export class BodyStream extends Transform {
+  bytes = 0;
+
+  constructor(
+    private readonly largeBytes: number,
+    private readonly admit: () => Promise<void>,
+  ) {
+    super();
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.bytes += chunk.length;
+    if (this.bytes < this.largeBytes) return cb(null, chunk);
+    this.admit().then(
+      () => cb(null, chunk),
+      (err: Error) => cb(err),
+    );
+  }
+}
+
+export interface BodyOptions {
+  maxBytes: number;
+  /** Decoded size from which `admit` must have resolved before more is read. */
+  largeBytes: number;
+  /** Takes (once) a large-body slot for this request. */
+  admit: () => Promise<void>;
+}
 
 /** The request as a stream of decoded bytes, failing with 413 past `maxBytes` (raw or decoded). */
-export function decodedStream(req: IncomingMessage, maxBytes: number): Readable {
+export function decodedStream(req: IncomingMessage, o: BodyOptions): BodyStream {
+  const { maxBytes } = o;
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
   const enc = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
+  if (enc !== "identity" && enc !== "" && enc !== "gzip") throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(enc)}; use gzip or none`);
+  // A body declared large waits for its slot before its first byte is read.
+  const out = new BodyStream(Number.isFinite(declared) && declared >= o.largeBytes ? 0 : o.largeBytes, o.admit);
   let raw = 0;
   req.on("data", (c: Buffer) => {
     raw += c.length;
     if (raw > maxBytes) req.destroy(new HttpError(413, `request body exceeds the limit of ${maxBytes} bytes`));
   });
-  if (enc === "identity" || enc === "") return req;
-  if (enc !== "gzip") throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(enc)}; use gzip or none`);
-  const gunzip = createGunzip();
-  let decoded = 0;
-  gunzip.on("data", (c: Buffer) => {
-    decoded += c.length;
-    if (decoded > maxBytes) gunzip.destroy(new HttpError(413, `decompressed body exceeds the limit of ${maxBytes} bytes`));
-  });
-  req.on("error", (e) => gunzip.destroy(e));
-  req.pipe(gunzip);
-  return gunzip;
+  req.on("error", (e) => out.destroy(e));
+  req.on("aborted", () => out.destroy(new HttpError(400, "request aborted")));
+  if (enc === "gzip") {
+    const gunzip = createGunzip();
+    let decoded = 0;
+    gunzip.on("data", (c: Buffer) => {
+      decoded += c.length;
+      if (decoded > maxBytes) gunzip.destroy(new HttpError(413, `decompressed body exceeds the limit of ${maxBytes} bytes`));
+    });
+    gunzip.on("error", (e) => out.destroy(e));
+    req.pipe(gunzip).pipe(out);
+  } else {
+    req.pipe(out);
+  }
+  return out;
 }
 
 export async function readAll(stream: Readable): Promise<Buffer> {
@@ -32,17 +108,31 @@ export async function readAll(stream: Readable): Promise<Buffer> {
   try {
     for await (const c of stream) chunks.push(c as Buffer);
   } catch (err) {
-    if (err instanceof HttpError) throw err;
-    if ((err as NodeJS.ErrnoException)?.code === "Z_DATA_ERROR" || (err as Error)?.message?.includes("incorrect header check")) throw new HttpError(400, "body is not valid gzip");
-    throw new HttpError(400, `request body could not be read: ${(err as Error).message}`);
+    throw readError(err);
   }
   return Buffer.concat(chunks);
 }
 
-export function parseJson(buf: Buffer, what = "body"): unknown {
+/** A failure while reading a body, as the status it deserves. */
+export function readError(err: unknown): HttpError {
+  if (err instanceof HttpError) return err;
+  if ((err as NodeJS.ErrnoException)?.code === "Z_DATA_ERROR" || (err as Error)?.message?.includes("incorrect header check")) return new HttpError(400, "body is not valid gzip");
+  return new HttpError(400, `request body could not be read: ${(err as Error)?.message ?? String(err)}`);
+}
+
+/** JSON text to a value; malformed JSON is a 400. */
+export function parseJson(text: Buffer | string, what = "body"): unknown {
   try {
-    return JSON.parse(buf.toString("utf8"));
+    return JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
   } catch (err) {
     throw new HttpError(400, `malformed JSON in ${what}: ${(err as Error).message}`);
   }
+}
+
+/** parseJson, then nesting past `maxDepth` is a 422 whose `loc` points into the document (after `prefix`). */
+export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: (string | number)[] = []): Promise<unknown> {
+  const v = parseJson(text, what);
+  const deep = await tooDeep(v, maxDepth);
+  if (deep) throw new HttpError(422, [depthIssue([...prefix, ...deep], maxDepth)]);
+  return v;
 }

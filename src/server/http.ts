@@ -6,6 +6,7 @@
 import { TracepipeError } from "../errors.js";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { BodyStream } from "./body.js";
 
 export interface RequestContext {
   method: string;
@@ -17,11 +18,15 @@ export interface RequestContext {
   headers: IncomingHttpHeaders;
   /** Remote address, used as the IP identity key for rate limits. */
   ip: string;
-  /** The raw request, for streaming parsers (busboy). Do not read it and also call body(). */
+  /** The raw request. Read the body through stream() or body(), which bound and admit it. */
   req: IncomingMessage;
+  /** The body as a stream of decoded bytes, bounded (413) and admitted (large bodies wait for a slot). Use it or body(), not both. */
+  stream(): BodyStream;
   /** The whole body, decompressed (gzip), bounded by the collector's max body size (413 past it). */
   body(): Promise<Buffer>;
-  /** body() parsed as JSON; malformed JSON is a 400 with `detail`. */
+  /** JSON text parsed; malformed JSON is a 400, nesting past the depth limit a 422 with `loc`. */
+  parse(text: Buffer): Promise<unknown>;
+  /** parse(await body()). */
   json(): Promise<unknown>;
 }
 
@@ -47,6 +52,8 @@ export class HttpError extends TracepipeError {
     readonly status: number,
     readonly detail: unknown,
     readonly headers?: Record<string, string>,
+    /** Fields sent beside `detail` in the body (e.g. a 422's `issue_count`). */
+    readonly extra?: Record<string, unknown>,
   ) {
     super(typeof detail === "string" ? detail : `HTTP ${status}`);
   }

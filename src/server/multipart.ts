@@ -5,76 +5,112 @@
  *   attachment.{id}.{name}                 an attachment, in its own content type
  * Everything is collected first and validated as a whole; nothing is written
  * until the request has been read completely (see routes/ingest.ts).
+ *
+ * Bounds (README "Collector limits"): at most `maxParts` parts and `maxRuns`
+ * runs (413 past either, as soon as the stream shows it); each JSON part's
+ * nesting is checked against `maxJsonDepth` by the route, before validation. A part naming a run id that is not a
+ * UUID is a problem of the request (422 with the part's name as `loc`); a part
+ * whose name or JSON cannot be read at all is a 400.
  */
 import busboy from "busboy";
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
+import { z } from "zod";
 import { HttpError } from "./http.js";
+import { parseJson } from "./body.js";
+import type { IssueList } from "./issues.js";
 
 export const LARGE_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
-const UUIDISH = /^[0-9a-fA-F-]{8,64}$/;
+const Uuid = z.uuid();
+
+export interface MultipartLimits {
+  /** Largest single part (the body limit). */
+  maxPartBytes: number;
+  maxParts: number;
+  /** Most runs: distinct post.{id} plus distinct patch.{id}. */
+  maxRuns: number;
+}
 
 export interface ParsedMultipart {
   post: Map<string, Record<string, unknown>>;
   patch: Map<string, Record<string, unknown>>;
   attachments: { runId: string; name: string; contentType: string; data: Buffer; sha256: string }[];
   parts: number;
+  /** Every JSON document read, by part name: their depth is checked (sliced) before anything recursive sees them. */
+  documents: { part: string; value: unknown }[];
 }
 
-function json(value: Buffer | string, part: string): unknown {
-  try {
-    return JSON.parse(typeof value === "string" ? value : value.toString("utf8"));
-  } catch (err) {
-    throw new HttpError(400, `malformed JSON in part ${JSON.stringify(part)}: ${(err as Error).message}`);
+class PartParser {
+  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [] };
+
+  constructor(
+    private readonly limits: MultipartLimits,
+    private readonly issues: IssueList,
+  ) {}
+
+  private uuid(id: string, part: string): boolean {
+    if (Uuid.safeParse(id).success) return true;
+    this.issues.push({ loc: [part], msg: `run id ${JSON.stringify(id.slice(0, 80))} is not a UUID`, type: "uuid_parsing" });
+    return false;
   }
-}
 
-function accept(out: ParsedMultipart, name: string, data: Buffer, contentType: string): void {
-  out.parts++;
-  const dot = name.indexOf(".");
-  const kind = dot < 0 ? name : name.slice(0, dot);
-  const rest = dot < 0 ? "" : name.slice(dot + 1);
-  if (kind === "attachment") {
+  accept(name: string, data: Buffer | string, contentType: string): void {
+    const out = this.out;
+    out.parts++;
+    const dot = name.indexOf(".");
+    const kind = dot < 0 ? name : name.slice(0, dot);
+    const rest = dot < 0 ? "" : name.slice(dot + 1);
+    if (kind === "attachment") {
+      const d = rest.indexOf(".");
+      const runId = d < 0 ? rest : rest.slice(0, d);
+      const attName = d < 0 ? "" : rest.slice(d + 1);
+      if (!runId) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
+      if (!attName) throw new HttpError(400, `part ${JSON.stringify(name)} has no attachment name`);
+      if (!this.uuid(runId, name)) return;
+      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      out.attachments.push({ runId, name: attName, contentType, data: bytes, sha256: createHash("sha256").update(bytes).digest("hex") });
+      return;
+    }
+    if (kind !== "post" && kind !== "patch") throw new HttpError(400, `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field} or attachment.{id}.{name}`);
     const d = rest.indexOf(".");
-    const runId = d < 0 ? rest : rest.slice(0, d);
-    const attName = d < 0 ? "" : rest.slice(d + 1);
-    if (!runId) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
-    if (!attName) throw new HttpError(400, `part ${JSON.stringify(name)} has no attachment name`);
-    out.attachments.push({ runId, name: attName, contentType, data, sha256: createHash("sha256").update(data).digest("hex") });
-    return;
-  }
-  if (kind !== "post" && kind !== "patch") throw new HttpError(400, `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field} or attachment.{id}.{name}`);
-  const d = rest.indexOf(".");
-  const id = d < 0 ? rest : rest.slice(0, d);
-  const field = d < 0 ? undefined : rest.slice(d + 1);
-  if (!id) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
-  if (!UUIDISH.test(id)) throw new HttpError(400, `part ${JSON.stringify(name)}: run id ${JSON.stringify(id)} is not a UUID`);
-  const map = kind === "post" ? out.post : out.patch;
-  let run = map.get(id);
-  if (!run) map.set(id, (run = { id }));
-  const value = json(data, name);
-  if (field === undefined) {
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
-    const body = value as Record<string, unknown>;
-    if (body.id !== undefined && body.id !== id) throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
-    for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) run[k] = body[k];
-  } else {
-    if (!LARGE_FIELDS.has(field)) throw new HttpError(400, `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`);
-    run[field] = value;
+    const id = d < 0 ? rest : rest.slice(0, d);
+    const field = d < 0 ? undefined : rest.slice(d + 1);
+    if (!id) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
+    if (field !== undefined && !LARGE_FIELDS.has(field)) throw new HttpError(400, `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`);
+    if (!this.uuid(id, name)) return;
+    const map = kind === "post" ? out.post : out.patch;
+    let run = map.get(id);
+    if (!run) {
+      if (out.post.size + out.patch.size >= this.limits.maxRuns) {
+        throw new HttpError(413, `more than ${this.limits.maxRuns} runs in one request (GET /info batch_ingest_config.size_limit); split the batch`);
+      }
+      map.set(id, (run = { id }));
+    }
+    const value = parseJson(data, `part ${JSON.stringify(name)}`);
+    if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
+    if (field === undefined) {
+      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
+      const body = value as Record<string, unknown>;
+      if (body.id !== undefined && body.id !== id) throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
+      for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) run[k] = body[k];
+    } else {
+      run[field] = value;
+    }
   }
 }
 
-export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, maxBytes: number): Promise<ParsedMultipart> {
+export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, limits: MultipartLimits, issues: IssueList): Promise<ParsedMultipart> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers, limits: { fieldSize: maxBytes, fileSize: maxBytes, parts: 1_000_000, fields: 1_000_000, files: 100_000 } });
+      const max = limits.maxParts;
+      bb = busboy({ headers, limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max } });
     } catch (err) {
       reject(new HttpError(400, `not a multipart/form-data request: ${(err as Error).message}`));
       return;
     }
-    const out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0 };
+    const parser = new PartParser(limits, issues);
     let failed = false;
     const fail = (err: unknown) => {
       if (failed) return;
@@ -83,34 +119,41 @@ export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, max
       body.resume();
       reject(err instanceof HttpError ? err : new HttpError(400, `malformed multipart body: ${(err as Error)?.message ?? String(err)}`));
     };
+    const tooMany = () => fail(new HttpError(413, `more than ${limits.maxParts} parts in one request; split the batch`));
+    bb.on("partsLimit", tooMany);
+    bb.on("fieldsLimit", tooMany);
+    bb.on("filesLimit", tooMany);
     bb.on("field", (name, value, info) => {
       if (failed) return;
-      if (info.valueTruncated) return fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${maxBytes} bytes`));
+      if (info.valueTruncated) return fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`));
       try {
-        accept(out, name, Buffer.from(value, "utf8"), info.mimeType);
+        // The string as busboy decoded it goes straight to JSON.parse: no second copy as a Buffer.
+        parser.accept(name, value, info.mimeType);
       } catch (err) {
         fail(err);
       }
     });
     bb.on("file", (name, stream, info) => {
       const chunks: Buffer[] = [];
-      stream.on("data", (c: Buffer) => chunks.push(c));
-      stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${maxBytes} bytes`)));
+      stream.on("data", (c: Buffer) => {
+        if (!failed) chunks.push(c);
+      });
+      stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`)));
       stream.on("close", () => {
         if (failed) return;
         try {
-          accept(out, name, Buffer.concat(chunks), info.mimeType);
+          parser.accept(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), info.mimeType);
         } catch (err) {
           fail(err);
         }
+        chunks.length = 0;
       });
     });
     bb.on("error", fail);
     bb.on("close", () => {
-      if (!failed) resolve(out);
+      if (!failed) resolve(parser.out);
     });
     body.on("error", fail);
-    body.on("aborted", () => fail(new HttpError(400, "request aborted")));
     body.pipe(bb);
   });
 }

@@ -8,6 +8,8 @@ import protobuf from "protobufjs";
 import { HttpError } from "./http.js";
 import { ValidationError } from "../errors.js";
 import { toPlain, type PlainSpan } from "../otel/otlp-json.js";
+import { z } from "zod";
+import { tooDeep } from "./depth.js";
 
 export type { PlainSpan };
 
@@ -67,8 +69,38 @@ const descriptor = {
 
 const Request = protobuf.Root.fromJSON(descriptor).lookupType("otlp.ExportTraceServiceRequest");
 
+/**
+ * The envelope's shape, checked before conversion: the converter reads
+ * leniently (a string where the span list should be would be walked as
+ * characters and yield nothing), so a request of the wrong shape is a 400
+ * naming the place, never a 200 with the data silently dropped.
+ */
+const List = z.array(z.looseObject({})).optional();
+const SpanShape = z.looseObject({ attributes: List, events: List, links: List, status: z.looseObject({}).optional().nullable() });
+const ScopeSpans = z.looseObject({ scope: z.looseObject({ attributes: List }).optional().nullable(), spans: z.array(SpanShape).optional() });
+const Envelope = z.looseObject({
+  resourceSpans: z
+    .array(
+      z.looseObject({
+        resource: z.looseObject({ attributes: List }).optional().nullable(),
+        scopeSpans: z.array(ScopeSpans).optional(),
+        instrumentationLibrarySpans: z.array(ScopeSpans).optional(),
+      }),
+    )
+    .optional(),
+});
+
+function checkShape(v: unknown): void {
+  const r = Envelope.safeParse(v);
+  if (r.success) return;
+  const i = r.error.issues[0]!;
+  throw new HttpError(400, `not an OTLP ExportTraceServiceRequest: ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}${r.error.issues.length > 1 ? ` (and ${r.error.issues.length - 1} more problem(s))` : ""}`);
+}
+
 /** toPlain, with its validation errors as the 400 the endpoint answers. */
-function plain(req: Record<string, unknown>): PlainSpan[] {
+async function plain(req: Record<string, unknown>, maxDepth: number): Promise<PlainSpan[]> {
+  if (await tooDeep(req, maxDepth)) throw new HttpError(400, `OTLP request nested more than ${maxDepth} levels deep`);
+  checkShape(req);
   try {
     return toPlain(req);
   } catch (err) {
@@ -77,7 +109,7 @@ function plain(req: Record<string, unknown>): PlainSpan[] {
   }
 }
 
-export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
+export async function decodeOtlp(body: Buffer, contentType: string, maxDepth = Infinity): Promise<PlainSpan[]> {
   const ct = contentType.split(";")[0]!.trim().toLowerCase();
   if (ct === "application/json") {
     let v: unknown;
@@ -86,8 +118,8 @@ export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
     } catch (err) {
       throw new HttpError(400, `malformed JSON in OTLP body: ${(err as Error).message}`);
     }
-    if (typeof v !== "object" || v === null) throw new HttpError(400, "an OTLP JSON body is an object with resourceSpans");
-    return plain(v as Obj);
+    if (typeof v !== "object" || v === null || Array.isArray(v)) throw new HttpError(400, "an OTLP JSON body is an object with resourceSpans");
+    return plain(v as Obj, maxDepth);
   }
   if (ct === "application/x-protobuf" || ct === "application/protobuf") {
     let msg: Obj;
@@ -96,7 +128,7 @@ export function decodeOtlp(body: Buffer, contentType: string): PlainSpan[] {
     } catch (err) {
       throw new HttpError(400, `malformed OTLP protobuf body: ${(err as Error).message}`);
     }
-    return plain(msg);
+    return plain(msg, maxDepth);
   }
   throw new HttpError(415, `unsupported Content-Type ${JSON.stringify(contentType)} for OTLP; use application/json or application/x-protobuf`);
 }

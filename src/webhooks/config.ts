@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { ConfigError, zodIssues, type Issue } from "../errors.js";
+import { isObj } from "../format/obj.js";
 
 export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
 
@@ -40,18 +41,23 @@ export interface WebhookConfig {
 
 const REF = /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
-/** Every problem in a parsed graph.json's webhook configuration, or the resolved configuration. */
-export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
-  const r = GraphConfig.safeParse(raw);
-  if (!r.success) return { issues: zodIssues(r.error.issues) };
+/**
+ * The checks beyond the shape: env references and allowed_domains patterns.
+ * They read the raw document leniently (whatever parts have the right type),
+ * so one run of check-config lists shape, env-prefix and domain problems
+ * together instead of revealing them one layer at a time.
+ */
+function checkValues(raw: unknown, env: Record<string, string | undefined>, headers: Record<string, string>): Issue[] {
   const issues: Issue[] = [];
-  const wh = r.data.webhooks ?? {};
-  const prefix = wh.env_prefix ?? DEFAULT_ENV_PREFIX;
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(wh.headers ?? {})) {
+  const wh = isObj(raw) && isObj(raw.webhooks) ? raw.webhooks : {};
+  const custom = typeof wh.env_prefix === "string" && wh.env_prefix.length > 0 ? wh.env_prefix : undefined;
+  // An env_prefix of the wrong type is reported by the shape check; references are still judged, by the default.
+  const prefix = custom ?? DEFAULT_ENV_PREFIX;
+  for (const [name, value] of Object.entries(isObj(wh.headers) ? wh.headers : {})) {
+    if (typeof value !== "string") continue;
     headers[name] = value.replace(REF, (_m, ref: string) => {
       if (!ref.startsWith(prefix)) {
-        issues.push({ loc: ["webhooks", "headers", name], msg: `references env.${ref}, but only variables starting with ${prefix} may be used${wh.env_prefix ? " (webhooks.env_prefix)" : ""}`, type: "env_prefix" });
+        issues.push({ loc: ["webhooks", "headers", name], msg: `references env.${ref}, but only variables starting with ${prefix} may be used${custom ? " (webhooks.env_prefix)" : ""}`, type: "env_prefix" });
         return "";
       }
       const v = env[ref];
@@ -63,13 +69,23 @@ export function checkWebhookConfig(raw: unknown, env: Record<string, string | un
     });
     if (/\$\{\{/.test(value.replace(REF, ""))) issues.push({ loc: ["webhooks", "headers", name], msg: "a ${{ ... }} reference that is not of the form ${{ env.NAME }}", type: "value_error" });
   }
-  for (const [i, d] of (wh.url?.allowed_domains ?? []).entries()) {
-    if (!/^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(d)) {
+  const domains = isObj(wh.url) && Array.isArray(wh.url.allowed_domains) ? (wh.url.allowed_domains as unknown[]) : [];
+  for (const [i, d] of domains.entries()) {
+    if (typeof d === "string" && d.length > 0 && !/^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(d)) {
       issues.push({ loc: ["webhooks", "url", "allowed_domains", i], msg: `${JSON.stringify(d)} is not a hostname or a *.domain wildcard`, type: "value_error" });
     }
   }
-  if (issues.length) return { issues };
-  return { config: { enabled: r.data.http?.disable_webhooks !== true, headers, policy: wh.url ?? {} }, issues: [] };
+  return issues;
+}
+
+/** Every problem in a parsed graph.json's webhook configuration (shape, env references, domains, all at once), or the resolved configuration. */
+export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
+  const r = GraphConfig.safeParse(raw);
+  const headers: Record<string, string> = {};
+  const issues: Issue[] = r.success ? [] : zodIssues(r.error.issues);
+  issues.push(...checkValues(raw, env, headers));
+  if (!r.success || issues.length) return { issues };
+  return { config: { enabled: r.data.http?.disable_webhooks !== true, headers, policy: r.data.webhooks?.url ?? {} }, issues: [] };
 }
 
 /** For server start-up: the configuration, or a ConfigError listing every problem. */

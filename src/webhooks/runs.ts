@@ -12,7 +12,7 @@
 import { ValidationError, type Issue } from "../errors.js";
 import { stableUuid } from "../run/ids.js";
 import { buildRun } from "../run/llm.js";
-import type { Run } from "../run/schema.js";
+import { dateTimeProblem, type Run } from "../run/schema.js";
 import { isObj, type Obj } from "../format/obj.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -46,9 +46,11 @@ const ERROR_STATUSES = new Set(["error", "timeout", "interrupted"]);
 
 function time(v: unknown, loc: string, issues: Issue[]): number | undefined {
   if (v === undefined || v === null) return undefined;
-  const ms = typeof v === "string" ? Date.parse(v) : typeof v === "number" ? v : NaN;
+  // The Run schema's rule (RFC 3339 with calendar validation, or epoch ms): Date.parse alone takes "hello 5".
+  const problem = typeof v === "string" ? dateTimeProblem(v) : undefined;
+  const ms = problem === undefined && typeof v === "string" ? Date.parse(/([zZ]|[+-]\d{2}:?\d{2})$/.test(v) ? v : `${v}Z`) : typeof v === "number" && v >= 0 ? v : NaN;
   if (!Number.isFinite(ms)) {
-    issues.push({ loc: ["body", loc], msg: "expected an ISO 8601 time", type: "datetime_parsing" });
+    issues.push({ loc: ["body", loc], msg: problem ?? "expected an RFC 3339 date-time or epoch milliseconds", type: "datetime_parsing" });
     return undefined;
   }
   return ms;

@@ -1,20 +1,42 @@
-/** Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id. */
+/**
+ * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id.
+ *
+ * Before the store's one ingest operation sees a request, the route bounds it
+ * (README "Collector limits"): the batch size /info advertises (413), JSON
+ * depth (422 with `loc`), and a pre-check with the same Run / RunPatch
+ * schemas that is sliced (other requests are served meanwhile), lists at most
+ * 100 problems and stops counting at 10,000. A request that passes it is
+ * valid for the store too (same schemas), so the collector and the embedded
+ * sink still accept and refuse the same runs.
+ */
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
 import { ValidationError } from "../../errors.js";
 import type { IngestBatch, RunStore, StoredRun } from "../../store/index.js";
-import { decodedStream } from "../body.js";
+import type { Run, RunPatch } from "../../run/schema.js";
 import { parseMultipart } from "../multipart.js";
+import { checkPatch, checkPost, Slicer } from "../validation.js";
+import { IssueList } from "../issues.js";
+import { depthIssue, tooDeep } from "../depth.js";
+import type { CollectorLimits } from "../limits.js";
 
 export interface IngestDeps {
   store: RunStore;
   version: string;
-  maxBodyBytes: number;
-  /** Batch bounds advertised to clients in GET /info. */
-  batchSizeLimit: number;
-  batchSizeBytesLimit: number;
+  limits: CollectorLimits;
+  /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
   onRunCompleted?: (run: StoredRun) => void;
 }
+
+/** What /info advertises, enforced: the run count always, the byte size when there is more than one run to split. */
+function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void {
+  if (runs > limits.batchSizeLimit) throw new HttpError(413, `${runs} runs in one request, over the limit of ${limits.batchSizeLimit} (GET /info batch_ingest_config.size_limit); split the batch`);
+  if (runs > 1 && bytes > limits.batchSizeBytesLimit) {
+    throw new HttpError(413, `a batch of ${runs} runs in ${bytes} bytes, over the limit of ${limits.batchSizeBytesLimit} bytes (GET /info batch_ingest_config.size_limit_bytes); split the batch`);
+  }
+}
+
+const newIssues = (limits: CollectorLimits) => new IssueList(limits.maxListedIssues, limits.maxCountedIssues);
 
 /**
  * The store's one ingest operation (validate -> merge -> derive -> store): an
@@ -39,6 +61,7 @@ async function store(deps: IngestDeps, batch: IngestBatch): Promise<{ created: n
 }
 
 export function ingestRoutes(deps: IngestDeps): Route[] {
+  const { limits } = deps;
   return [
     {
       method: "GET",
@@ -49,9 +72,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           version: deps.version,
           batch_ingest_config: {
             use_multipart_endpoint: true,
-            size_limit: deps.batchSizeLimit,
-            size_limit_bytes: deps.batchSizeBytesLimit,
-            max_body_bytes: deps.maxBodyBytes,
+            size_limit: limits.batchSizeLimit,
+            size_limit_bytes: limits.batchSizeBytesLimit,
+            max_body_bytes: limits.maxBodyBytes,
+            max_json_depth: limits.maxJsonDepth,
             supports_gzip: true,
           },
         },
@@ -61,31 +85,77 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs/multipart",
       handler: async (ctx: RequestContext) => {
-        const parsed = await parseMultipart(decodedStream(ctx.req, deps.maxBodyBytes), ctx.headers, deps.maxBodyBytes);
-        const post = [...parsed.post];
-        const patch = [...parsed.patch];
+        const issues = newIssues(limits);
+        const body = ctx.stream();
+        const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit }, issues);
+        checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
+        const slicer = new Slicer();
+        // Depth first: zod and the store recurse, so nothing too deep may reach them.
+        let tooDeepFound = false;
+        for (const d of parsed.documents) {
+          const deep = await tooDeep(d.value, limits.maxJsonDepth, slicer);
+          if (deep) issues.push(depthIssue([d.part, ...deep], limits.maxJsonDepth));
+          tooDeepFound ||= deep !== undefined;
+        }
+        if (tooDeepFound) issues.fail();
+        const post: [string, Run][] = [];
+        const patch: [string, RunPatch][] = [];
+        for (const [id, r] of parsed.post) {
+          if (issues.full) break;
+          const ok = await checkPost(r, [`post.${id}`], issues, slicer);
+          if (ok) post.push([id, ok]);
+        }
+        for (const [id, r] of parsed.patch) {
+          if (issues.full) break;
+          const ok = await checkPatch(r, [`patch.${id}`], issues, slicer);
+          if (ok) patch.push([id, ok]);
+        }
+        issues.throwIfAny();
         // One transaction for the runs and their attachments: nothing half-written.
-        const body = await store(deps, {
+        const result = await store(deps, {
           post: post.map(([, r]) => r),
           patch: patch.map(([, r]) => r),
           attachments: parsed.attachments,
           locate: (kind, i) => [`${kind}.${(kind === "post" ? post : patch)[i]![0]}`],
         });
-        return { status: 202, body };
+        return { status: 202, body: result };
       },
     },
     {
       method: "POST",
       path: "/runs/batch",
       handler: async (ctx) => {
-        const body = await ctx.json();
+        const raw = await ctx.body();
+        const body = await ctx.parse(raw);
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
-        for (const key of ["post", "patch"] as const) {
-          const list = b[key];
-          if (list !== undefined && list !== null && !Array.isArray(list)) throw new HttpError(422, [{ loc: [key], msg: "expected an array", type: "list_type" }]);
+        const issues = newIssues(limits);
+        const slicer = new Slicer();
+        const post: Run[] = [];
+        const patch: RunPatch[] = [];
+        const lists = [
+          ["post", b.post],
+          ["patch", b.patch],
+        ] as const;
+        checkBatch(limits, lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0), raw.length);
+        for (const [key, list] of lists) {
+          if (list === undefined || list === null) continue;
+          if (!Array.isArray(list)) {
+            issues.push({ loc: [key], msg: "expected an array", type: "list_type" });
+            continue;
+          }
+          for (let i = 0; i < list.length && !issues.full; i++) {
+            if (key === "post") {
+              const ok = await checkPost(list[i], [key, i], issues, slicer);
+              if (ok) post.push(ok);
+            } else {
+              const ok = await checkPatch(list[i], [key, i], issues, slicer);
+              if (ok) patch.push(ok);
+            }
+          }
         }
-        const { created, updated } = await store(deps, { post: (b.post ?? []) as unknown[], patch: (b.patch ?? []) as unknown[] });
+        issues.throwIfAny();
+        const { created, updated } = await store(deps, { post, patch });
         return { status: 202, body: { created, updated } };
       },
     },
@@ -93,7 +163,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       method: "POST",
       path: "/runs",
       handler: async (ctx) => {
-        const { created, updated } = await store(deps, { post: [await ctx.json()], locate: () => [] });
+        const issues = newIssues(limits);
+        const run = await checkPost(await ctx.json(), [], issues, new Slicer());
+        if (!run) return issues.fail();
+        const { created, updated } = await store(deps, { post: [run], locate: () => [] });
         return { status: 202, body: { created, updated } };
       },
     },
@@ -105,7 +178,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
-        const { created, updated } = await store(deps, { patch: [{ ...b, id: ctx.params.id }], locate: () => [] });
+        const issues = newIssues(limits);
+        const patch = await checkPatch({ ...b, id: ctx.params.id }, [], issues, new Slicer());
+        if (!patch) return issues.fail();
+        const { created, updated } = await store(deps, { patch: [patch], locate: () => [] });
         return { status: 202, body: { created, updated } };
       },
     },

@@ -17,13 +17,13 @@ import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
 import { parseJson, plainToSpanRecord, PROJECT_HEADER } from "../../otel/otlp-json.js";
 
-export function otelRoutes(store: SqliteRunStore): Route[] {
+export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Route[] {
   return [
     {
       method: "POST",
       path: "/otel/v1/traces",
       handler: async (ctx) => {
-        const spans = decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""));
+        const spans = await decodeOtlp(await ctx.body(), String(ctx.headers["content-type"] ?? ""), maxJsonDepth);
         // The project an exporter names (createOtlpTraceExporter's `project`) travels with the spans.
         const header = ctx.headers[PROJECT_HEADER];
         const project = typeof header === "string" && header ? header : undefined;

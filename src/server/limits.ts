@@ -1,0 +1,55 @@
+/**
+ * The collector's limits, in one place with their defaults (README "Collector
+ * limits"). Every one is an option of createCollector; the batch bounds are
+ * also advertised in GET /info, and enforced as advertised.
+ */
+export interface CollectorLimits {
+  /** Largest request body, raw or decompressed (413 past it). */
+  maxBodyBytes: number;
+  /** Most runs (posts plus patches) in one batch or multipart request (413 past it; the client splits). */
+  batchSizeLimit: number;
+  /** Largest body of a request carrying more than one run (413 past it; one run alone may use maxBodyBytes). */
+  batchSizeBytesLimit: number;
+  /** Deepest nesting of objects and arrays in any JSON document received (a body or a multipart part); 422 past it. */
+  maxJsonDepth: number;
+  /** Problems listed in a 422; the rest are counted (`issue_count`). */
+  maxListedIssues: number;
+  /** Checking a request stops after this many problems (`issue_count_complete: false`). */
+  maxCountedIssues: number;
+  /** Most parts in one multipart request (413 past it). */
+  maxMultipartParts: number;
+  /** A body past this many decoded bytes is "large" and needs one of the large-body slots. */
+  largeBodyBytes: number;
+  /** Large bodies read at once; later ones wait (their sockets are paused) until a slot frees. */
+  maxConcurrentLargeBodies: number;
+}
+
+export interface CollectorTimeouts {
+  /** Time to receive a request's headers, from the first byte (408 then close). */
+  headersMs: number;
+  /** Time to receive a whole request, headers and body (408 then close). */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this long. */
+  keepAliveMs: number;
+  /** A connection with no traffic at all (e.g. opened and never used, or a stalled body) is closed after this long. */
+  idleSocketMs: number;
+}
+
+export const DEFAULT_LIMITS: CollectorLimits = {
+  maxBodyBytes: 64 * 1024 * 1024,
+  batchSizeLimit: 1000,
+  batchSizeBytesLimit: 20 * 1024 * 1024,
+  maxJsonDepth: 512,
+  maxListedIssues: 100,
+  maxCountedIssues: 10_000,
+  maxMultipartParts: 10_000,
+  largeBodyBytes: 1024 * 1024,
+  maxConcurrentLargeBodies: 4,
+};
+
+export const DEFAULT_TIMEOUTS: CollectorTimeouts = {
+  headersMs: 20_000,
+  requestMs: 120_000,
+  keepAliveMs: 5_000,
+  idleSocketMs: 30_000,
+};
