@@ -34,7 +34,7 @@ const root = fileURLToPath(new URL("../", import.meta.url));
 const quick = process.argv.includes("--quick");
 const ROUNDS = quick ? 10 : 40;
 const CALLS = 20; // non-streamed calls per variant per block
-const STREAMS = 4; // streamed calls per variant per block
+const STREAMS = 8; // streamed calls per variant per block
 const CHUNKS = 200; // chunks per stream
 
 const dist = join(root, "dist/src/index.js");
