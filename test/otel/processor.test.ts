@@ -9,6 +9,8 @@ import { Client } from "../../src/ingest/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
+import { get_encoding, type TiktokenEncoding } from "tiktoken";
+import { setEncoderLoader } from "../../src/tokens/index.js";
 
 const env = otelEnvironment("otel-key");
 
@@ -166,8 +168,8 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     for (let i = 0; i < 20; i++) tracer.startSpan(`chat ${i}`, { attributes: attrs }).end();
     // Nothing read yet: the program's turn is not over.
     expect(processor.stats).toEqual({ queued: 20, recorded: 0, dropped: 0 });
-    await new Promise((r) => setImmediate(r));
-    await new Promise((r) => setImmediate(r));
+    // Converted in later turns with no flush asked for (a few per turn when a turn's time slice runs out).
+    while (processor.stats.queued > 0) await new Promise((r) => setImmediate(r));
     expect(processor.stats).toEqual({ queued: 0, recorded: 20, dropped: 0 });
     await client.flush();
     const { runs } = env.col.collector.store.queryRuns({ project });
@@ -176,6 +178,26 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     for (const r of runs) expect(messages(r.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
     await provider.shutdown();
     await client.shutdown();
+  });
+
+  it("neither loads an encoder nor estimates inside onEnd: the estimate is made at conversion", async () => {
+    const project = "otel-no-encoder-in-onend";
+    const loaded: string[] = [];
+    setEncoderLoader((enc) => {
+      loaded.push(enc);
+      return get_encoding(enc as TiktokenEncoding);
+    });
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const processor = new TraceSpanProcessor({ client });
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+    const attrs = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "count me" }] }]), "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "counted" }] }]) };
+    provider.getTracer("t").startSpan("chat gpt-4o", { attributes: attrs }).end();
+    expect(loaded).toEqual([]);
+    await processor.forceFlush();
+    expect(loaded).toEqual(["o200k_base"]);
+    await client.shutdown();
+    const { runs } = env.col.collector.store.queryRuns({ project });
+    expect(messages(runs[0]!.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
   });
 
   it("shutdown delivers spans still queued, with their parentage", async () => {
