@@ -82,7 +82,7 @@ interface Node {
   ended: boolean;
   /** Ended and waiting in the queue: kept (for the parentage of its descendants) until converted. */
   queued?: boolean;
-  /** Decided once, when first needed (at its end, or when a descendant ends first). */
+  /** Decided once, when first needed (at its conversion, or when a descendant is converted first). */
   keep?: boolean;
 }
 
