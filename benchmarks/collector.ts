@@ -92,5 +92,8 @@ for (const [batch, g] of results) {
   console.log(`    runs/s     ${spread(g.runsps, 0)}`);
   console.log(`    latency    median ${spread(g.lat, 1, " ms")}, p99 ${spread(g.p99, 1, " ms")}`);
   console.log(`    collector CPU per run ${spread(g.cpuPerRun, 1, " µs")}; accepted runs not stored: ${g.missing}; failed requests: ${g.failures}`);
+  // CPU time hardly depends on how busy the machine is, unlike throughput: this is what one idle core would allow.
+  const ceiling = 1e6 / (median(g.cpuPerRun) * batch);
+  console.log(`    CPU-bound ceiling on one idle core: ${ceiling.toFixed(0)} requests/s (${(ceiling / SPEC_RPS).toFixed(2)}x the ${SPEC_RPS}/s)`);
 }
 console.log(`  peak RSS of the collector process: ${peakRssMiB().toFixed(0)} MiB`);

@@ -18,7 +18,8 @@
  * Reported: added latency (variant minus unwrapped, same round) per call and
  * per streamed chunk, added CPU per call and per chunk, each as the median over
  * rounds with the interquartile range; the ratio tracepipe/langsmith of the
- * medians; runs each tracer got to the server; peak RSS.
+ * medians; the same latencies from the pooled medians of every call (steadier
+ * when the machine is busy); runs each tracer got to the server; peak RSS.
  *
  *   npx tsx benchmarks/overhead.ts            # 40 rounds
  *   npx tsx benchmarks/overhead.ts --quick    # 10 rounds
@@ -87,6 +88,8 @@ async function oneStream(c: Chat): Promise<number> {
 /** Per round and variant, in µs: median call latency, median stream latency, CPU per call, CPU per stream. */
 type Round = { call: number; stream: number; cpuCall: number; cpuStream: number };
 const rounds: Record<Name, Round[]> = { unwrapped: [], tracepipe: [], langsmith: [] };
+/** Every measured call and stream latency, in µs: the pooled median is steadier than per-round differences when the machine is busy. */
+const pooled: Record<Name, { call: number[]; stream: number[] }> = { unwrapped: { call: [], stream: [] }, tracepipe: { call: [], stream: [] }, langsmith: { call: [], stream: [] } };
 
 console.log(`overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`);
 console.log(`  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`);
@@ -104,7 +107,11 @@ for (let round = 0; round <= ROUNDS; round++) {
     for (let i = 0; i < STREAMS; i++) streams.push(await oneStream(c));
     await drain[name]();
     const cpuStream = ((cpuMs() - cpu) * 1000) / STREAMS;
-    if (round > 0) rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream });
+    if (round > 0) {
+      rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream });
+      for (const t of calls) pooled[name].call.push(t * 1000);
+      for (const t of streams) pooled[name].stream.push(t * 1000);
+    }
   }
 }
 
@@ -126,6 +133,11 @@ for (const [label, f, d] of metrics) {
   summary.push(`${label.split(",")[0]} ${ratio.toFixed(2)}x`);
   console.log(`  added ${label.padEnd(22)} tracepipe ${iqr(t, d)}   langsmith ${iqr(l, d)}   -> ratio ${ratio.toFixed(2)}x`);
 }
+const pooledAdded = (name: Name, k: "call" | "stream") => median(pooled[name][k]) - median(pooled.unwrapped[k]);
+console.log(
+  `  pooled medians (all ${ROUNDS * CALLS} calls, ${ROUNDS * STREAMS} streams per variant): added per call tracepipe ${pooledAdded("tracepipe", "call").toFixed(0)} µs, langsmith ${pooledAdded("langsmith", "call").toFixed(0)} µs -> ${(pooledAdded("tracepipe", "call") / pooledAdded("langsmith", "call")).toFixed(2)}x;` +
+    ` per chunk tracepipe ${(pooledAdded("tracepipe", "stream") / CHUNKS).toFixed(2)} µs, langsmith ${(pooledAdded("langsmith", "stream") / CHUNKS).toFixed(2)} µs -> ${(pooledAdded("tracepipe", "stream") / pooledAdded("langsmith", "stream")).toFixed(2)}x`,
+);
 const marginal = (name: Name) => median(rounds[name].map((r, i) => (r.stream - u[i]!.stream - (r.call - u[i]!.call)) / CHUNKS));
 console.log(`  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs (target <= 2 µs)`);
 
