@@ -34,10 +34,14 @@ function run(i: number) {
 }
 
 const yieldNow = () => new Promise((r) => setImmediate(r));
+// Modules load before the clock starts: their import time is not delivery.
+const tpModule = which === "tracepipe" ? await loadBuilt<typeof import("../src/ingest/index.js")>("src/ingest/index.js") : undefined;
+type LsClient = new (c: Record<string, unknown>) => { createRun(r: unknown): Promise<void>; awaitPendingTraceBatches(): Promise<void> };
+const lsModule = which === "tracepipe" ? undefined : ((await import("langsmith/lib/client.js")) as unknown as { Client: LsClient });
 let requests: number | null = null;
 const t0 = performance.now();
-if (which === "tracepipe") {
-  const { Client } = await loadBuilt<typeof import("../src/ingest/index.js")>("src/ingest/index.js");
+if (tpModule) {
+  const { Client } = tpModule;
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-ingest-"));
   const client = new Client({ endpoint: url, apiKey: "bench", project, spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dl.jsonl"), exitHooks: false });
   for (let i = 0; i < N; i++) {
@@ -48,7 +52,7 @@ if (which === "tracepipe") {
   requests = client.stats.requests;
   await client.shutdown();
 } else {
-  const { Client } = (await import("langsmith/lib/client.js")) as unknown as { Client: new (c: Record<string, unknown>) => { createRun(r: unknown): Promise<void>; awaitPendingTraceBatches(): Promise<void> } };
+  const { Client } = lsModule!;
   const client = new Client({ apiUrl: url, apiKey: "bench", autoBatchTracing: true });
   for (let i = 0; i < N; i++) {
     void client.createRun({ ...run(i), project_name: project });

@@ -1,66 +1,70 @@
 /**
- * Wrapper overhead: what tracing adds to a call's latency, for tracepipe's
- * wrapOpenAI and the `langsmith` package's wrapOpenAI, over the same real
- * `openai` client talking to the same fake vendor (benchmarks/overhead-upstream.ts,
- * its own process). Both tracers deliver to the same local collector (its own
- * process, limits off), so background delivery is part of what is measured.
+ * Wrapper overhead: what tracing adds to a call's latency and CPU, for
+ * tracepipe's wrapOpenAI and the `langsmith` package's wrapOpenAI, over the
+ * same real `openai` client talking to the same fake vendor
+ * (benchmarks/overhead-upstream.ts, its own process).
  *
- * Calls are sequential and the variants interleave round by round, so machine
- * noise falls on all three alike; each segment ends by draining its tracer, so
- * delivery CPU is charged to the tracer that caused it. Reported: median added
- * latency per call (wrapped minus unwrapped) and per streamed chunk, added CPU
- * time per call and per chunk (steadier than wall time on a shared machine), the ratio
- * tracepipe/langsmith (target <= 0.5x; <= 2 µs per chunk), peak RSS, and the
- * runs each tracer got into the collector (a tracer that drops runs cannot win).
+ * What keeps it reproducible on a shared 2-core machine:
+ * - both tracers deliver to the light capture server (benchmarks/capture-server.ts,
+ *   its own process): it counts run ids and stores nothing, so no SQLite
+ *   writes compete for the cores mid-measurement;
+ * - compiled code on both sides: tracepipe from dist/ (run `npm run build`
+ *   first; the benchmark refuses the TypeScript sources), langsmith's
+ *   published JavaScript;
+ * - short blocks (CALLS calls + STREAMS streams per variant) interleaved in a
+ *   rotating order over many rounds, so drift and noise fall on all variants
+ *   alike; each block ends by draining its tracer, so delivery CPU is charged
+ *   to the tracer that caused it.
+ * Reported: added latency (variant minus unwrapped, same round) per call and
+ * per streamed chunk, added CPU per call and per chunk, each as the median over
+ * rounds with the interquartile range; the ratio tracepipe/langsmith of the
+ * medians; the same latencies from the pooled medians of every call (steadier
+ * when the machine is busy); runs each tracer got to the server; peak RSS.
  *
- *   npx tsx benchmarks/overhead.ts              # 9 rounds
- *   npx tsx benchmarks/overhead.ts --quick      # 3 rounds
+ *   npx tsx benchmarks/overhead.ts            # 40 rounds
+ *   npx tsx benchmarks/overhead.ts --quick    # 10 rounds
  */
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { loadBuilt } from "./load.js";
+import { cpuMs, median, peakRssMiB, quantile, startChild } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const quick = process.argv.includes("--quick");
-const ROUNDS = quick ? 3 : 9;
-const CALLS = 200; // non-streamed calls per variant per round
-const STREAMS = 40; // streamed calls per variant per round
+const ROUNDS = quick ? 10 : 40;
+const CALLS = 20; // non-streamed calls per variant per block
+const STREAMS = 8; // streamed calls per variant per block
 const CHUNKS = 200; // chunks per stream
 
-function child(args: string[]): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", ...args], { stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    proc.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      const m = /listening on (http:\/\/\S+)/.exec(d);
-      if (m) resolve({ proc, url: m[1]! });
-    });
-    proc.on("exit", (code) => reject(new Error(`${args[0]} exited ${code}`)));
-  });
+const dist = join(root, "dist/src/index.js");
+if (!existsSync(dist)) {
+  console.error("benchmarks/overhead.ts measures compiled code on both sides: run `npm run build` first");
+  process.exit(2);
 }
+const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
+const upstream = await startChild([join(root, "benchmarks/overhead-upstream.ts"), String(CHUNKS)]);
 
-const dbPath = join(mkdtempSync(join(tmpdir(), "tp-bench-overhead-db-")), "traces.db");
-const collector = await child([join(root, "src/cli/run.ts"), "serve", "--port", "0", "--db", dbPath, "--no-rate-limit"]);
-const upstream = await child([join(root, "benchmarks/overhead-upstream.ts"), String(CHUNKS)]);
-
-const tp = await loadBuilt<typeof import("../src/index.js")>("src/index.js");
+const tp = (await import(dist)) as typeof import("../src/index.js");
 const { wrapOpenAI: lsWrapOpenAI } = await import("langsmith/wrappers/openai");
 const { Client: LsClient } = await import("langsmith");
 
 const openai = () => new OpenAI({ apiKey: "sk-bench", baseURL: `${upstream.url}/v1`, maxRetries: 0 });
 const spool = mkdtempSync(join(tmpdir(), "tp-bench-overhead-"));
-const tpClient = new tp.Client({ endpoint: collector.url, apiKey: "bench", project: "overhead-tracepipe", spoolDir: join(spool, "spool"), deadLetterPath: join(spool, "dl.jsonl"), exitHooks: false });
-const lsClient = new LsClient({ apiUrl: collector.url, apiKey: "bench", autoBatchTracing: true });
+const tpClient = new tp.Client({ endpoint: capture.url, apiKey: "overhead-tracepipe", project: "overhead-tracepipe", spoolDir: join(spool, "spool"), deadLetterPath: join(spool, "dl.jsonl"), exitHooks: false });
+const lsClient = new LsClient({ apiUrl: capture.url, apiKey: "overhead-langsmith", autoBatchTracing: true });
 
 type Chat = Pick<OpenAI, "chat">;
-const variants: Record<string, Chat> = {
+const names = ["unwrapped", "tracepipe", "langsmith"] as const;
+type Name = (typeof names)[number];
+const variants: Record<Name, Chat> = {
   unwrapped: openai(),
   tracepipe: tp.wrapOpenAI(openai(), { client: tpClient }),
   langsmith: lsWrapOpenAI(openai(), { client: lsClient, tracingEnabled: true, project_name: "overhead-langsmith" }) as Chat,
 };
+/** Deliver what a tracer still holds, so its background CPU is charged to its own block. */
+const drain: Record<Name, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
 const messages = [
   { role: "system" as const, content: "You are a terse geography assistant." },
   { role: "user" as const, content: "What is the capital of France? Answer in one sentence." },
@@ -80,67 +84,69 @@ async function oneStream(c: Chat): Promise<number> {
   if (n !== CHUNKS) throw new Error(`expected ${CHUNKS} chunks, got ${n}`);
   return performance.now() - t;
 }
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
 
-const perRound: Record<string, { call: number[]; stream: number[]; callMean: number[]; cpuCall: number[]; cpuStream: number[] }> = {};
-for (const name of Object.keys(variants)) perRound[name] = { call: [], stream: [], callMean: [], cpuCall: [], cpuStream: [] };
-/** Deliver what a tracer still holds, so its background CPU is charged to its own segment. */
-const drain: Record<string, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
-const cpuMs = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1000;
-};
-console.log(`overhead benchmark: openai client -> fake vendor ${upstream.url}; tracers -> collector ${collector.url}`);
-console.log(`  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, interleaved; round 0 is warm-up`);
+/** Per round and variant, in µs: median call latency, median stream latency, CPU per call, CPU per stream. */
+type Round = { call: number; stream: number; cpuCall: number; cpuStream: number };
+const rounds: Record<Name, Round[]> = { unwrapped: [], tracepipe: [], langsmith: [] };
+/** Every measured call and stream latency, in µs: the pooled median is steadier than per-round differences when the machine is busy. */
+const pooled: Record<Name, { call: number[]; stream: number[] }> = { unwrapped: { call: [], stream: [] }, tracepipe: { call: [], stream: [] }, langsmith: { call: [], stream: [] } };
+
+console.log(`overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`);
+console.log(`  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`);
 for (let round = 0; round <= ROUNDS; round++) {
-  for (const [name, c] of Object.entries(variants)) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(k + round) % names.length]!;
+    const c = variants[name];
     const calls: number[] = [];
     let cpu = cpuMs();
     for (let i = 0; i < CALLS; i++) calls.push(await oneCall(c));
-    await drain[name]!();
-    const cpuCall = (cpuMs() - cpu) / CALLS;
+    await drain[name]();
+    const cpuCall = ((cpuMs() - cpu) * 1000) / CALLS;
     const streams: number[] = [];
     cpu = cpuMs();
     for (let i = 0; i < STREAMS; i++) streams.push(await oneStream(c));
-    await drain[name]!();
-    const cpuStream = (cpuMs() - cpu) / STREAMS;
+    await drain[name]();
+    const cpuStream = ((cpuMs() - cpu) * 1000) / STREAMS;
     if (round > 0) {
-      perRound[name]!.call.push(median(calls));
-      perRound[name]!.callMean.push(calls.reduce((a, b) => a + b, 0) / calls.length);
-      perRound[name]!.cpuCall.push(cpuCall);
-      perRound[name]!.cpuStream.push(cpuStream);
-      perRound[name]!.stream.push(median(streams));
+      rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream });
+      for (const t of calls) pooled[name].call.push(t * 1000);
+      for (const t of streams) pooled[name].stream.push(t * 1000);
     }
   }
 }
 
-const added = (name: string, kind: "call" | "stream" | "callMean" | "cpuCall" | "cpuStream") => median(perRound[name]!.call.map((_, i) => perRound[name]![kind][i]! - perRound.unwrapped![kind][i]!));
-const base = { call: median(perRound.unwrapped!.call), stream: median(perRound.unwrapped!.stream) };
-console.log(`  unwrapped: ${(base.call * 1000).toFixed(0)} µs per call, ${(base.stream * 1000).toFixed(0)} µs per ${CHUNKS}-chunk stream (medians)`);
-const rows: Record<string, { call: number; mean: number; chunk: number; cpuCall: number; cpuChunk: number }> = {};
-for (const name of ["tracepipe", "langsmith"]) {
-  rows[name] = { call: added(name, "call") * 1000, mean: added(name, "callMean") * 1000, chunk: (added(name, "stream") * 1000) / CHUNKS, cpuCall: added(name, "cpuCall") * 1000, cpuChunk: (added(name, "cpuStream") * 1000) / CHUNKS };
-  console.log(`  ${name.padEnd(9)}: +${rows[name]!.call.toFixed(0).padStart(5)} µs per call (median), +${rows[name]!.mean.toFixed(0).padStart(5)} µs (mean, background delivery included)   +${rows[name]!.chunk.toFixed(2).padStart(6)} µs per streamed chunk`);
+const added = (name: Name, f: (r: Round) => number) => rounds[name].map((r, i) => f(r) - f(rounds.unwrapped[i]!));
+const iqr = (xs: number[], d: number) => `${median(xs).toFixed(d).padStart(7)} (IQR ${quantile(xs, 0.25).toFixed(d)}–${quantile(xs, 0.75).toFixed(d)})`;
+const metrics: [string, (r: Round) => number, number][] = [
+  ["latency per call, µs", (r) => r.call, 0],
+  ["latency per chunk, µs", (r) => r.stream / CHUNKS, 2],
+  ["CPU per call, µs", (r) => r.cpuCall, 0],
+  ["CPU per chunk, µs", (r) => r.cpuStream / CHUNKS, 2],
+];
+const u = rounds.unwrapped;
+console.log(`  unwrapped: ${median(u.map((r) => r.call)).toFixed(0)} µs per call, ${median(u.map((r) => r.stream)).toFixed(0)} µs per stream, CPU ${median(u.map((r) => r.cpuCall)).toFixed(0)} µs per call (medians over rounds)`);
+const summary: string[] = [];
+for (const [label, f, d] of metrics) {
+  const t = added("tracepipe", f);
+  const l = added("langsmith", f);
+  const ratio = median(t) / median(l);
+  summary.push(`${label.split(",")[0]} ${ratio.toFixed(2)}x`);
+  console.log(`  added ${label.padEnd(22)} tracepipe ${iqr(t, d)}   langsmith ${iqr(l, d)}   -> ratio ${ratio.toFixed(2)}x`);
 }
-console.log(`  -> ratio tracepipe/langsmith added latency per call: median ${(rows.tracepipe!.call / rows.langsmith!.call).toFixed(2)}x, mean ${(rows.tracepipe!.mean / rows.langsmith!.mean).toFixed(2)}x (target <= 0.5x)`);
-console.log(`  -> ratio tracepipe/langsmith added latency per chunk: ${(rows.tracepipe!.chunk / rows.langsmith!.chunk).toFixed(2)}x; tracepipe ${rows.tracepipe!.chunk.toFixed(2)} µs/chunk (target <= 2 µs)`);
-const marginal = (name: string) => (rows[name]!.chunk * CHUNKS - rows[name]!.call) / CHUNKS;
-console.log(`  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs`);
-for (const name of ["tracepipe", "langsmith"]) console.log(`  ${name.padEnd(9)}: +${rows[name]!.cpuCall.toFixed(0).padStart(5)} µs CPU per call, +${rows[name]!.cpuChunk.toFixed(2).padStart(6)} µs CPU per streamed chunk (delivery included)`);
-console.log(`  -> ratio tracepipe/langsmith added CPU: per call ${(rows.tracepipe!.cpuCall / rows.langsmith!.cpuCall).toFixed(2)}x, per chunk ${(rows.tracepipe!.cpuChunk / rows.langsmith!.cpuChunk).toFixed(2)}x`);
+const pooledAdded = (name: Name, k: "call" | "stream") => median(pooled[name][k]) - median(pooled.unwrapped[k]);
+console.log(
+  `  pooled medians (all ${ROUNDS * CALLS} calls, ${ROUNDS * STREAMS} streams per variant): added per call tracepipe ${pooledAdded("tracepipe", "call").toFixed(0)} µs, langsmith ${pooledAdded("langsmith", "call").toFixed(0)} µs -> ${(pooledAdded("tracepipe", "call") / pooledAdded("langsmith", "call")).toFixed(2)}x;` +
+    ` per chunk tracepipe ${(pooledAdded("tracepipe", "stream") / CHUNKS).toFixed(2)} µs, langsmith ${(pooledAdded("langsmith", "stream") / CHUNKS).toFixed(2)} µs -> ${(pooledAdded("tracepipe", "stream") / pooledAdded("langsmith", "stream")).toFixed(2)}x`,
+);
+const marginal = (name: Name) => median(rounds[name].map((r, i) => (r.stream - u[i]!.stream - (r.call - u[i]!.call)) / CHUNKS));
+console.log(`  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs (target <= 2 µs)`);
 
-await tpClient.flush();
-await lsClient.awaitPendingTraceBatches();
 await tpClient.shutdown();
-const { openStore } = await loadBuilt<typeof import("../src/server/index.js")>("src/server/index.js");
-const store = openStore(dbPath);
+await lsClient.awaitPendingTraceBatches();
+const count = async (key: string) => ((await (await fetch(`${capture.url}/count?key=${key}`)).json()) as { runs: number }).runs;
 const expected = (ROUNDS + 1) * (CALLS + STREAMS);
-console.log(`  runs in the collector: tracepipe ${store.countRuns("overhead-tracepipe")}/${expected}, langsmith ${store.countRuns("overhead-langsmith")}/${expected}`);
-console.log(`  peak RSS of this process (all three variants): ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB`);
-store.close();
-collector.proc.kill("SIGTERM");
+console.log(`  runs at the server: tracepipe ${await count("overhead-tracepipe")}/${expected}, langsmith ${await count("overhead-langsmith")}/${expected}`);
+console.log(`  peak RSS of this process (all three variants): ${peakRssMiB().toFixed(0)} MiB`);
+console.log(`  summary (tracepipe/langsmith, medians): ${summary.join(", ")}`);
+capture.proc.kill("SIGTERM");
 upstream.proc.kill("SIGTERM");

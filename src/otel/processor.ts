@@ -4,9 +4,17 @@
  *
  *   new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })] })
  *
- * At span start it notes the span's parent and start time (cheap, nothing is
- * converted). At span end, the span adapters (adapters/span-index.ts: the Vercel
- * AI SDK, OpenInference, OTel GenAI current and legacy) read it; an LLM span
+ * At span start it notes the span's parent and start time; at span end it only
+ * queues the span (a few map operations: onEnd runs on the traced program's
+ * path, and reading attributes, parsing message JSON and counting tokens cost
+ * from tens of microseconds to, for the first estimate, the ~200 ms it takes
+ * to load an encoder). Queued spans are converted in batches right after the
+ * current turn of the event loop (setImmediate, a few milliseconds per turn at
+ * most), or at once on forceFlush/shutdown. The queue is bounded
+ * (`maxQueueSize`); past it spans are dropped and counted in `stats.dropped`,
+ * as BatchSpanProcessor does. At conversion the span adapters
+ * (adapters/span-index.ts: the Vercel AI SDK, OpenInference, OTel GenAI
+ * current and legacy) read the span; an LLM span
  * becomes an `llm` run with native messages, other spans `chain` / `tool` /
  * `embedding` runs, or nothing, as the filter decides. Parentage and
  * `dotted_order` come from span ids and start times; a run whose parent span
@@ -47,9 +55,24 @@ export interface TraceSpanProcessorOptions {
   adapters?: readonly SpanAdapter[];
   /** Estimate usage with tiktoken when a span reports none (default true). */
   estimateUsage?: boolean;
+  /** Ended spans waiting for conversion, at most (default 4096); past it they are dropped and counted. */
+  maxQueueSize?: number;
 }
 
+export interface TraceSpanProcessorStats {
+  /** Spans waiting for conversion now. */
+  queued: number;
+  /** Spans converted and handed to the client as runs. */
+  recorded: number;
+  /** Spans dropped because the queue was full. */
+  dropped: number;
+}
+
+/** Conversion yields to the event loop after this long, so a burst of spans never stalls the program for long. */
+const SLICE_MS = 4;
+
 interface Node {
+  key: string;
   traceId: string;
   spanId: string;
   parent?: string;
@@ -57,7 +80,9 @@ interface Node {
   span: Span | ReadableSpan;
   children: number;
   ended: boolean;
-  /** Decided once, when first needed (at its end, or when a descendant ends first). */
+  /** Ended and waiting in the queue: kept (for the parentage of its descendants) until converted. */
+  queued?: boolean;
+  /** Decided once, when first needed (at its conversion, or when a descendant is converted first). */
   keep?: boolean;
 }
 
@@ -88,7 +113,13 @@ export class TraceSpanProcessor implements SpanProcessor {
   private readonly adapters: readonly SpanAdapter[];
   private readonly filter: SpanFilter;
   private readonly opts: TraceSpanProcessorOptions;
+  private readonly maxQueueSize: number;
+  /** Ended spans not yet converted; `head` is the next one (a moving index, so taking one is O(1)). */
+  private queue: Node[] = [];
+  private head = 0;
+  private scheduled?: NodeJS.Immediate;
   private closed = false;
+  readonly stats: TraceSpanProcessorStats = { queued: 0, recorded: 0, dropped: 0 };
 
   constructor(opts: TraceSpanProcessorOptions = {}) {
     this.opts = opts;
@@ -97,6 +128,11 @@ export class TraceSpanProcessor implements SpanProcessor {
     if (typeof this.filter !== "function" && !["genai", "llm", "all"].includes(this.filter)) {
       throw new ValidationError([{ loc: ["filter"], msg: `expected genai, llm, all or a function, got ${JSON.stringify(this.filter)}`, type: "enum" }]);
     }
+    const max = opts.maxQueueSize ?? 4096;
+    if (!Number.isInteger(max) || max < 1) {
+      throw new ValidationError([{ loc: ["maxQueueSize"], msg: `expected a positive integer, got ${JSON.stringify(opts.maxQueueSize)}`, type: "int_range" }]);
+    }
+    this.maxQueueSize = max;
   }
 
   private get client(): Pick<Client, "createRun" | "flush"> {
@@ -110,47 +146,91 @@ export class TraceSpanProcessor implements SpanProcessor {
     const parentKey = parentCtx && !parentCtx.isRemote ? keyOf(ctx.traceId, parentCtx.spanId) : undefined;
     const parent = parentKey ? this.nodes.get(parentKey) : undefined;
     if (parent) parent.children++;
-    this.nodes.set(keyOf(ctx.traceId, ctx.spanId), { traceId: ctx.traceId, spanId: ctx.spanId, parent: parent ? parentKey : undefined, startUs: hrToUs(span.startTime), span, children: 0, ended: false });
+    const key = keyOf(ctx.traceId, ctx.spanId);
+    this.nodes.set(key, { key, traceId: ctx.traceId, spanId: ctx.spanId, parent: parent ? parentKey : undefined, startUs: hrToUs(span.startTime), span, children: 0, ended: false });
   }
 
+  /** On the program's path: note the end and queue the span; nothing is read or converted here. */
   onEnd(span: ReadableSpan): void {
-    const ctx = span.spanContext();
-    const key = keyOf(ctx.traceId, ctx.spanId);
-    let node = this.nodes.get(key);
-    if (!node) {
-      // Started before this processor was registered: a root of its own.
-      node = { traceId: ctx.traceId, spanId: ctx.spanId, startUs: hrToUs(span.startTime), span, children: 0, ended: false };
-      this.nodes.set(key, node);
-    }
-    node.span = span;
-    node.ended = true;
     try {
-      // A span already judged (as an ancestor of one that ended first) and dropped is not read again.
-      if (!this.closed && node.keep !== false) {
-        const record = toSpanRecord(span);
-        const reading = readSpan(spanLike(record), this.adapters);
-        if (this.keep(node, reading)) {
-          this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
-          if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
-        }
+      const ctx = span.spanContext();
+      const key = keyOf(ctx.traceId, ctx.spanId);
+      let node = this.nodes.get(key);
+      if (!node) {
+        // Started before this processor was registered: a root of its own.
+        node = { key, traceId: ctx.traceId, spanId: ctx.spanId, startUs: hrToUs(span.startTime), span, children: 0, ended: false };
+        this.nodes.set(key, node);
       }
+      node.span = span;
+      node.ended = true;
+      // A span already judged (as an ancestor of one that ended first) and dropped is not read again.
+      if (this.closed || node.keep === false) return this.release(node);
+      if (this.queue.length - this.head >= this.maxQueueSize) {
+        this.stats.dropped++;
+        // Descendants still to come hang under the nearest ancestor that is recorded.
+        node.keep ??= false;
+        warnDropped(this.maxQueueSize);
+        return this.release(node);
+      }
+      node.queued = true;
+      this.queue.push(node);
+      this.stats.queued++;
+      this.scheduled ??= setImmediate(() => this.drainSlice());
     } catch (err) {
       // Never let tracing break the traced program.
       process.emitWarning(`tracepipe: span ${span.name} was not recorded: ${(err as Error).message}`, "TracepipeWarning");
     }
-    this.release(key, node);
   }
 
-  /** Forget ended spans nobody below still needs (for parentage). */
-  private release(key: string, node: Node): void {
-    let k: string | undefined = key;
+  /** One turn's share of the queue; the rest waits for the next turn so the program's own work interleaves. */
+  private drainSlice(): void {
+    this.scheduled = undefined;
+    this.drain(performance.now() + SLICE_MS);
+    if (this.head < this.queue.length) this.scheduled = setImmediate(() => this.drainSlice());
+  }
+
+  /** Convert queued spans, oldest first, until the queue is empty or `until` (performance.now()) has passed. */
+  private drain(until = Infinity): void {
+    while (this.head < this.queue.length) {
+      const node = this.queue[this.head]!;
+      this.queue[this.head++] = undefined as unknown as Node; // let the span be collected
+      this.stats.queued--;
+      node.queued = false;
+      this.convert(node);
+      this.release(node);
+      if (performance.now() >= until) break;
+    }
+    if (this.head === this.queue.length) {
+      this.queue = [];
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.queue.length) {
+      this.queue = this.queue.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private convert(node: Node): void {
+    const span = node.span as ReadableSpan;
+    try {
+      if (node.keep === false) return;
+      const record = toSpanRecord(span);
+      const reading = readSpan(spanLike(record), this.adapters);
+      if (!this.keep(node, reading)) return;
+      this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
+      this.stats.recorded++;
+      if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
+    } catch (err) {
+      process.emitWarning(`tracepipe: span ${span.name} was not recorded: ${(err as Error).message}`, "TracepipeWarning");
+    }
+  }
+
+  /** Forget ended, converted spans nobody below still needs (for parentage). */
+  private release(node: Node): void {
     let n: Node | undefined = node;
-    while (k && n && n.ended && n.children === 0) {
-      this.nodes.delete(k);
-      const pk: string | undefined = n.parent;
-      const p: Node | undefined = pk ? this.nodes.get(pk) : undefined;
+    while (n && n.ended && !n.queued && n.children === 0) {
+      this.nodes.delete(n.key);
+      const p: Node | undefined = n.parent ? this.nodes.get(n.parent) : undefined;
       if (p) p.children--;
-      k = pk;
       n = p;
     }
   }
@@ -180,16 +260,31 @@ export class TraceSpanProcessor implements SpanProcessor {
     };
   }
 
+  /** Convert every queued span now, then deliver. */
   async forceFlush(): Promise<void> {
+    this.drain();
     await this.client.flush();
   }
 
-  /** Delivers what has ended; spans still open are not recorded after this. */
+  /** Converts and delivers what has ended; spans still open are not recorded after this. */
   async shutdown(): Promise<void> {
+    this.drain();
     this.closed = true;
+    if (this.scheduled) clearImmediate(this.scheduled);
+    this.scheduled = undefined;
     await this.client.flush();
     this.nodes.clear();
   }
+}
+
+let warnedDropped = false;
+function warnDropped(max: number): void {
+  if (warnedDropped) return;
+  warnedDropped = true;
+  process.emitWarning(
+    `tracepipe: more than ${max} ended spans were waiting for conversion, so spans are being dropped (counted in processor.stats.dropped); raise maxQueueSize if bursts are expected`,
+    "TracepipeWarning",
+  );
 }
 
 let warnedTruncated = false;

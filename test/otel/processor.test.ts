@@ -9,6 +9,8 @@ import { Client } from "../../src/ingest/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
+import { get_encoding, type TiktokenEncoding } from "tiktoken";
+import { setEncoderLoader } from "../../src/tokens/index.js";
 
 const env = otelEnvironment("otel-key");
 
@@ -154,6 +156,102 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(messages(cut.inputs).length).toBeLessThan(80);
     expect((meta(whole).otel as Record<string, unknown>).dropped_attributes).toBeUndefined();
     expect(messages(whole.inputs)).toHaveLength(80);
+  });
+
+  it("only queues spans at their end, converts them after the current turn, and delivers each exactly once", async () => {
+    const project = "otel-deferred";
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const processor = new TraceSpanProcessor({ client });
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+    const tracer = provider.getTracer("t");
+    const attrs = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]), "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello there" }] }]) };
+    for (let i = 0; i < 20; i++) tracer.startSpan(`chat ${i}`, { attributes: attrs }).end();
+    // Nothing read yet: the program's turn is not over.
+    expect(processor.stats).toEqual({ queued: 20, recorded: 0, dropped: 0 });
+    // Converted in later turns with no flush asked for (a few per turn when a turn's time slice runs out).
+    while (processor.stats.queued > 0) await new Promise((r) => setImmediate(r));
+    expect(processor.stats).toEqual({ queued: 0, recorded: 20, dropped: 0 });
+    await client.flush();
+    const { runs } = env.col.collector.store.queryRuns({ project });
+    expect(runs.map((r) => r.name).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `chat ${i}`).sort());
+    // The estimate (no usage on these spans) was made at conversion, not lost by deferring it.
+    for (const r of runs) expect(messages(r.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+    await provider.shutdown();
+    await client.shutdown();
+  });
+
+  it("neither loads an encoder nor estimates inside onEnd: the estimate is made at conversion", async () => {
+    const project = "otel-no-encoder-in-onend";
+    const loaded: string[] = [];
+    setEncoderLoader((enc) => {
+      loaded.push(enc);
+      return get_encoding(enc as TiktokenEncoding);
+    });
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const processor = new TraceSpanProcessor({ client });
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+    const attrs = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "count me" }] }]), "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "counted" }] }]) };
+    provider.getTracer("t").startSpan("chat gpt-4o", { attributes: attrs }).end();
+    expect(loaded).toEqual([]);
+    await processor.forceFlush();
+    expect(loaded).toEqual(["o200k_base"]);
+    await client.shutdown();
+    const { runs } = env.col.collector.store.queryRuns({ project });
+    expect(messages(runs[0]!.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+  });
+
+  it("shutdown delivers spans still queued, with their parentage", async () => {
+    const project = "otel-shutdown-queued";
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const processor = new TraceSpanProcessor({ client, filter: "all" });
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+    const tracer = provider.getTracer("t");
+    tracer.startActiveSpan("parent", (p) => {
+      tracer.startSpan("child").end();
+      p.end();
+    });
+    expect(processor.stats.queued).toBe(2);
+    await provider.shutdown();
+    await client.shutdown();
+    const { runs } = env.col.collector.store.queryRuns({ project });
+    const parent = runs.find((r) => r.name === "parent")!;
+    expect(runs).toHaveLength(2);
+    expect(runs.find((r) => r.name === "child")!.parent_run_id).toBe(parent.id);
+  });
+
+  it("drops spans past maxQueueSize, counts them, hangs later descendants under the nearest recorded ancestor, and delivers the rest", async () => {
+    const project = "otel-queue-full";
+    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const processor = new TraceSpanProcessor({ client, filter: "all", maxQueueSize: 2 });
+    const provider = new NodeTracerProvider({ spanProcessors: [processor] });
+    const tracer = provider.getTracer("t");
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on("warning", onWarning);
+    const root = tracer.startSpan("root");
+    const underRoot = trace.setSpan(context.active(), root);
+    const middle = tracer.startSpan("middle", {}, underRoot);
+    const late = tracer.startSpan("late", {}, trace.setSpan(context.active(), middle));
+    tracer.startSpan("a", {}, underRoot).end();
+    tracer.startSpan("b", {}, underRoot).end();
+    middle.end(); // the queue holds a and b: dropped
+    expect(processor.stats).toEqual({ queued: 2, recorded: 0, dropped: 1 });
+    await processor.forceFlush();
+    late.end(); // outlived its dropped parent: room again, so it is queued
+    root.end();
+    await processor.forceFlush();
+    process.off("warning", onWarning);
+    expect(processor.stats).toEqual({ queued: 0, recorded: 4, dropped: 1 });
+    await client.shutdown();
+    const { runs } = env.col.collector.store.queryRuns({ project });
+    expect(runs.map((r) => r.name).sort()).toEqual(["a", "b", "late", "root"]);
+    const rootRun = runs.find((r) => r.name === "root")!;
+    expect(runs.find((r) => r.name === "late")!.parent_run_id).toBe(rootRun.id);
+    expect(warnings.some((w) => /maxQueueSize/.test(w))).toBe(true);
+  });
+
+  it("rejects a maxQueueSize that is not a positive integer, naming the field", () => {
+    expect(() => new TraceSpanProcessor({ maxQueueSize: 0 })).toThrow(/maxQueueSize/);
   });
 
   it("rejects an unknown filter with the field named", () => {
