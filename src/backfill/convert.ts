@@ -8,7 +8,7 @@
 import { ValidationError } from "../errors.js";
 import { llmRun, readVendorCall } from "../run/llm.js";
 import { isObj } from "../format/obj.js";
-import type { Run } from "../run/schema.js";
+import { dateTimeProblem, type Run } from "../run/schema.js";
 import { deterministicUuid } from "./identity.js";
 
 export interface CallRecord {
@@ -49,7 +49,12 @@ export function toEpochMs(v: unknown): number | undefined {
   if (typeof v === "string" && v.trim()) {
     const n = Number(v);
     if (Number.isFinite(n) && /^\d+(\.\d+)?$/.test(v.trim())) return toEpochMs(n);
-    const ms = Date.parse(v);
+    // The collector's rule (RFC 3339, real calendar dates): Date.parse alone would take 2025-02-30 as March 2.
+    if (dateTimeProblem(v.trim()) !== undefined) return undefined;
+    // No offset means UTC (as at the collector), never the machine's local time; +HHMM gets its colon.
+    const t = v.trim().replace(" ", "T");
+    const zoned = /[Zz]$/.test(t) ? t : /[+-]\d{2}:?\d{2}$/.test(t) ? t.replace(/([+-]\d{2}):?(\d{2})$/, "$1:$2") : `${t}Z`;
+    const ms = Date.parse(zoned);
     if (!Number.isNaN(ms)) return ms;
   }
   return undefined;
