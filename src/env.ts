@@ -9,7 +9,7 @@
  * for the `langsmith` SDK traces through tracepipe by changing an import. A
  * TRACEPIPE_* variable, when set, always wins.
  */
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 
 /** Where the embedded store lives when neither an option nor TRACEPIPE_DB says. */
 export const DEFAULT_DB_PATH = join(".tracepipe", "traces.db");
@@ -42,4 +42,14 @@ export function envValue(name: EnvName | (string & {}), env: NodeJS.ProcessEnv =
 /** The embedded store's path: the option, else TRACEPIPE_DB, else the default. */
 export function dbPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return option ?? envValue("TRACEPIPE_DB", env) ?? DEFAULT_DB_PATH;
+}
+
+/**
+ * Dead letters live beside the store, one file per kind, under `dead-letters/`:
+ * `runs.jsonl` for runs a sink refused (the client), `backfill-lines.jsonl` for
+ * log lines backfill could not turn into runs.
+ */
+export function deadLetterPathFor(dbPath: string, kind: "runs" | "backfill"): string {
+  const base = dirname(dbPath === ":memory:" ? DEFAULT_DB_PATH : dbPath);
+  return join(base, "dead-letters", kind === "runs" ? "runs.jsonl" : "backfill-lines.jsonl");
 }

@@ -128,6 +128,9 @@ export interface Summary {
   dry_run: boolean;
   seconds: number;
   records_per_s: number;
+  /** Where the runs went (the endpoint or the store's file) and where bad lines went; set by the CLI. */
+  destination?: string;
+  dead_letter_file?: string;
 }
 
 export function printSummary(sum: Summary): void {
@@ -149,5 +152,7 @@ export function printSummary(sum: Summary): void {
   const w = Math.max(...rows.map(([k]) => k.length));
   process.stderr.write(`backfill summary${sum.resumed ? " (resumed from checkpoint; counts include the earlier run)" : ""}\n`);
   for (const [k, v] of rows) process.stderr.write(`  ${k.padEnd(w)}  ${String(v).padStart(10)}\n`);
+  if (sum.destination) process.stderr.write(`  runs went to ${sum.destination}\n`);
+  if (sum.dead_letter_file && sum.dead_lettered > 0) process.stderr.write(`  bad lines are in ${sum.dead_letter_file}\n`);
   process.stdout.write(JSON.stringify({ summary: sum }) + "\n");
 }

@@ -1,7 +1,7 @@
 /** `tracepipe backfill`: historical LLM logs -> runs -> the sink (DESIGN "CLI"). */
+import { dbPathFrom, deadLetterPathFor } from "../env.js";
 import { envValue } from "../env.js";
 import { type Command, InvalidArgumentError, Option } from "commander";
-import { join } from "node:path";
 import { checkAccess } from "../backfill/access.js";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { backfill } from "../backfill/pipeline.js";
@@ -47,7 +47,7 @@ interface BackfillCliOptions {
   project?: string;
   db?: string;
   checkpoint?: string;
-  deadLetter: string;
+  deadLetter?: string;
   dryRun?: boolean;
   shard?: { index: number; count: number };
   rateLimiter?: string;
@@ -90,7 +90,7 @@ export function register(program: Command): void {
     .option("--project <name>", "project for runs that name none (default TRACEPIPE_PROJECT or 'default')", envValue("TRACEPIPE_PROJECT"))
     .option("--db <path>", "embedded store when no endpoint is set (default TRACEPIPE_DB or .tracepipe/traces.db)")
     .option("--checkpoint <path>", "save progress here and resume from it")
-    .option("--dead-letter <path>", "where bad lines go", join(".tracepipe", "backfill-dead-letter.jsonl"))
+    .option("--dead-letter <path>", "where bad lines go (default dead-letters/backfill-lines.jsonl beside the store)")
     .option("--dry-run", "parse, normalize and validate everything; send nothing")
     .option("--shard <i/n>", "take only lines with (line - 1) % n == i (run n processes with 0/n .. n-1/n)", shard)
     .option("--rate-limiter <url>", "share the rate limit across processes through Redis, e.g. redis://127.0.0.1:6379")
@@ -123,6 +123,7 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
     }
   }
   const limiter = opts.rateLimiter ? new RedisRateLimiter(opts.rateLimiter) : undefined;
+  const deadLetterPath = opts.deadLetter ?? deadLetterPathFor(dbPathFrom(opts.db), "backfill");
   const client = opts.dryRun
     ? undefined
     : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir });
@@ -140,7 +141,7 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
       project: opts.project,
       client,
       checkpointPath: opts.checkpoint,
-      deadLetterPath: opts.deadLetter,
+      deadLetterPath,
       dryRun: opts.dryRun,
       shard: opts.shard,
       progress: createProgress(opts.progress, opts.progressEvery),
@@ -150,7 +151,8 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
     });
     await client?.shutdown();
     const { interrupted, unacknowledged, ...summary } = result;
-    printSummary(summary);
+    // Say where the runs and the bad lines went.
+    printSummary({ ...summary, destination: opts.dryRun ? "nowhere (dry run)" : (client?.sink.target ?? "?"), dead_letter_file: deadLetterPath });
     if (unacknowledged > 0) {
       process.stderr.write(`tracepipe backfill: ${unacknowledged} runs were not acknowledged by ${client?.sink.target} (they wait in the spool); the checkpoint stays before them: rerun to send them\n`);
     }

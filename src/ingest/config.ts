@@ -1,7 +1,7 @@
 /** Client options with their documented defaults (DESIGN.md "Environment"). */
 import { ConfigError } from "../errors.js";
 import { samplingRateFrom, type PrivacyOptions } from "./privacy.js";
-import { dbPathFrom, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.js";
+import { dbPathFrom, deadLetterPathFor, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.js";
 import { join, dirname } from "node:path";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import type { Sink } from "./sink.js";
@@ -34,7 +34,7 @@ export interface ClientOptions {
   maxQueueBytes?: number;
   /** Spool directory. Default `<dir of the db>/spool`, i.e. `.tracepipe/spool`. */
   spoolDir?: string;
-  /** Where refused batches go. Default `<dir of the db>/dead-letter.jsonl`. */
+  /** Where refused batches go. Default `<dir of the db>/dead-letters/runs.jsonl`. */
   deadLetterPath?: string;
   /** Attempts per batch before it is spooled for a later retry. Default 12 (about 3 minutes of backoff). */
   maxAttempts?: number;
@@ -93,7 +93,7 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     flushIntervalMs: o.flushIntervalMs ?? 50,
     maxQueueBytes: o.maxQueueBytes ?? 16 * 1024 * 1024,
     spoolDir: o.spoolDir ?? join(base, "spool"),
-    deadLetterPath: o.deadLetterPath ?? join(base, "dead-letter.jsonl"),
+    deadLetterPath: o.deadLetterPath ?? deadLetterPathFor(dbPath, "runs"),
     maxAttempts: o.maxAttempts ?? 12,
     samplingRate: samplingRate(o.samplingRate, env),
   };

@@ -95,3 +95,19 @@ describe("tracepipe backfill", () => {
     expect(missing.stderr).toContain('"loc":["files",0]');
   });
 });
+
+describe("where data goes", () => {
+  it("names the destination and the dead-letter file, kept beside the store under dead-letters/", async () => {
+    const dir = tempDir("tp-bf-where-");
+    const log = join(dir, "log.jsonl");
+    const bad = await writeGenericLog(log, 40, 0.1);
+    expect(bad.length).toBeGreaterThan(0);
+    const db = join(dir, "store", "traces.db");
+    const r = await runCli(["backfill", log, "--db", db, "--progress", "none", "--spool-dir", join(dir, "spool")], { env: { TRACEPIPE_ENDPOINT: "" } });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain(`runs went to ${db}`);
+    const dead = join(dir, "store", "dead-letters", "backfill-lines.jsonl");
+    expect(r.stderr).toContain(`bad lines are in ${dead}`);
+    expect(readFileSync(dead, "utf8").trim().split("\n")).toHaveLength(bad.length);
+  });
+});

@@ -92,7 +92,7 @@ describe("backfill under bad input and faults", () => {
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/HTTP 401.*--api-key or TRACEPIPE_API_KEY/);
       expect(deadLetterLines(dead)).toEqual([]);
-      expect(existsSync(join(dir, "client", "dead-letter.jsonl"))).toBe(false);
+      expect(existsSync(join(dir, "client", "dead-letters", "runs.jsonl"))).toBe(false);
     }
     expect(col.count("auth").n).toBe(0);
     const ok = await runCli(["backfill", p, "--endpoint", col.url, "--api-key", "right-key", "--project", "auth", "--dead-letter", join(dir, "dead.jsonl"), "--progress", "none", "--spool-dir", join(dir, "spool")]);
