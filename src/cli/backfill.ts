@@ -94,7 +94,7 @@ export function register(program: Command): void {
     .option("--dry-run", "parse, normalize and validate everything; send nothing")
     .option("--shard <i/n>", "take only lines with (line - 1) % n == i (run n processes with 0/n .. n-1/n)", shard)
     .option("--rate-limiter <url>", "share the rate limit across processes through Redis, e.g. redis://127.0.0.1:6379")
-    .option("--rate-limit <n/window>", "override the limit for POST /runs/multipart, e.g. 50/1s (default SPEC §8: 6000/10s with an API key, the 100/60s catch-all without)", rateLimit)
+    .option("--rate-limit <n/window>", "override the limit for POST /runs/multipart, e.g. 50/1s (default: the ingest limit, 6000 per 10 s with an API key; without one, 100 per 60 s per IP)", rateLimit)
     .option("--batch-size <n>", "most runs per request (default 100, or what GET /info says)", positiveInt("--batch-size"))
     .option("--spool-dir <path>", "client spool directory (default .tracepipe/spool)")
     .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))

@@ -40,12 +40,12 @@ export function register(program: Command): void {
     .command("serve")
     .summary("run the local collector (ingest API over SQLite)")
     .description(
-      "Run the local collector: the ingest endpoints of SPEC over a SQLite file.\n" +
+      "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file.\n" +
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id,\n" +
         "POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf),\n" +
         "POST/GET/PATCH /v2/deployments[/:id[/revisions/:revision_id]], and with --webhook-token POST /webhooks/runs.\n" +
-        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (SPEC §6).\n" +
-        "SPEC §8's rate limits are enforced per identity key (429 with Retry-After) unless --no-rate-limit.\n" +
+        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).\n" +
+        "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.\n" +
         "Limits (README \"Collector limits\"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and,\n" +
         `with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422);\n` +
         `a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most\n` +
@@ -55,8 +55,8 @@ export function register(program: Command): void {
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--db <path>", "SQLite file (':memory:' keeps nothing)", dbPathFrom(undefined))
     .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
-    .addOption(new Option("--region <region>", "which SPEC §8 column to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
-    .option("--no-rate-limit", "disable SPEC §8 rate limits (bulk local loads)")
+    .addOption(new Option("--region <region>", "which region's rate limits to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
+    .option("--no-rate-limit", "disable the rate limits (bulk local loads)")
     .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
     .option("--batch-size-limit <n>", "most runs per batch or multipart request, advertised in GET /info (413 above)", int("--batch-size-limit"), DEFAULT_LIMITS.batchSizeLimit)
     .option("--max-json-depth <n>", "deepest nesting of objects and arrays in a JSON body or part (422 above)", int("--max-json-depth"), DEFAULT_LIMITS.maxJsonDepth)
@@ -93,7 +93,7 @@ export function register(program: Command): void {
         deploymentBuildMs: opts.buildMs,
       });
       const { url } = await collector.listen(opts.port, opts.host);
-      console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, SPEC §8 limits (${opts.region})` : ", no rate limits"})`);
+      console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
       const stop = async (signal: string) => {
         console.log(`tracepipe collector: ${signal}, closing`);
         await collector.close();

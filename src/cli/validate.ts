@@ -56,7 +56,7 @@ export function register(program: Command): void {
         "Exit codes: 0 all valid, 1 some records invalid, 2 usage error.",
     )
     .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
-    .option("--strict", "hold to SPEC's letter: base64 required on media blocks, no extras", false)
+    .option("--strict", "hold to the format's letter: base64 required on media blocks, no extras", false)
     .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");

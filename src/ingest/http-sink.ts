@@ -70,7 +70,7 @@ export class HttpSink implements Sink {
       // Without an API key, SPEC §8 counts POST /runs/multipart against the per-IP catch-all
       // (100 / 60 s): about 170 runs/s. Silent, that looks like a hang in a bulk load.
       opts.warn(
-        `no API key: POST /runs/multipart is limited by SPEC §8's ${m.rule.category} row (${m.limit} / ${windowMs / 1000} s) instead of 6000 / 10 s; set TRACEPIPE_API_KEY (--api-key) or an explicit rate limit`,
+        `no API key: without one, ingest is limited to ${m.limit} requests per ${windowMs / 1000} s per IP address (the ${m.rule.category} limit) instead of 6,000 per 10 s; set TRACEPIPE_API_KEY (--api-key) or an explicit rate limit`,
       );
     }
   }
