@@ -193,7 +193,7 @@ describe("Client delivery", () => {
     const warnings: string[] = [];
     const keyless = new Client({ endpoint: "http://127.0.0.1:9", spoolDir: join(tempDir("tp-keyless-"), "spool"), exitHooks: false, warn: (m) => warnings.push(m) });
     cleanup.push(async () => void (await keyless.shutdown()));
-    expect(warnings.join("\n")).toMatch(/no API key.*100 \/ 60 s/);
+    expect(warnings.join("\n")).toMatch(/no API key.*100 requests per 60 s per IP/);
     warnings.length = 0;
     const keyed = client("http://127.0.0.1:9", { warn: (m: string) => warnings.push(m) });
     const limited = client("http://127.0.0.1:9", { apiKey: undefined, rateLimit: { limit: 50, windowMs: 1000 }, warn: (m: string) => warnings.push(m) });
