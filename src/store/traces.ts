@@ -138,10 +138,13 @@ const AGG_SQL = `
     min(CASE WHEN run_type = 'llm' THEN first_token_time END) AS first_token_time
   FROM runs WHERE trace_id = @id`;
 
+/** Milliseconds between two stored times, keeping the microseconds Date.parse drops (julianday's float would blur them). */
 function msBetween(a: string | null, b: string | null): number | null {
   if (!a || !b) return null;
   const d = Date.parse(b) - Date.parse(a);
-  return Number.isFinite(d) ? d : null;
+  if (!Number.isFinite(d)) return null;
+  const micro = (t: string) => Number(/\.\d{3}(\d{3})Z$/.exec(t)?.[1] ?? 0);
+  return d + (micro(b) - micro(a)) / 1000;
 }
 
 export function listTraces(db: Database.Database, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
@@ -211,7 +214,7 @@ export function listTraces(db: Database.Database, f: TraceFilter): { traces: Tra
       project: r.session_name,
       start_time: r.start_time,
       end_time: r.end_time,
-      latency_ms: r.v_latency_ms === null ? null : Math.round(r.v_latency_ms * 1000) / 1000,
+      latency_ms: msBetween(r.start_time, r.end_time),
       error: r.error ?? a.first_error,
       error_count: a.error_count,
       run_count: a.run_count,
@@ -268,7 +271,7 @@ export function traceRuns(db: Database.Database, traceId: string): TraceRun[] {
     run_type: r.run_type,
     start_time: r.start_time,
     end_time: r.end_time,
-    latency_ms: r.v_latency_ms === null ? null : Math.round(r.v_latency_ms * 1000) / 1000,
+    latency_ms: msBetween(r.start_time, r.end_time),
     first_token_time: r.first_token_time,
     error: r.error,
     model: r.v_model,

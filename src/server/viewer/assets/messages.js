@@ -47,7 +47,7 @@ function block(b, links) {
   if (!b || typeof b !== "object") return h("pre", { class: "json block" }, json(b));
   switch (b.type) {
     case "text":
-      return h("div", { class: `block text${b.extras?.refusal ? " refusal" : ""}` }, b.extras?.refusal ? h("span", { class: "badge err" }, "refusal") : null, folded(b.text ?? ""), extrasNote(b.extras));
+      return h("div", { class: `block textblock${b.extras?.refusal ? " refusal" : ""}` }, b.extras?.refusal ? h("span", { class: "badge err" }, "refusal") : null, folded(b.text ?? ""), extrasNote(b.extras));
     case "reasoning":
       return h(
         "details",
