@@ -1,3 +1,4 @@
+/* global document, location, window */
 // The viewer's entry: hash routes (#/ list, #/trace/<id>[/<run id>]), sign-in,
 // and one poller at a time for live updates.
 import { AuthError, setKey, clearKey, hasKey } from "./api.js";

@@ -1,3 +1,4 @@
+/* global document, location, URLSearchParams, FormData */
 // The trace list: filters, a cursor-paged table, and live updates by polling
 // (fetch, not EventSource, because EventSource cannot send the X-Api-Key header).
 import { api } from "./api.js";

@@ -1,3 +1,4 @@
+/* global document, location */
 // One trace: the run tree (collapsible) with a waterfall timeline, and the
 // selected run's details beside it.
 import { api } from "./api.js";
