@@ -1,4 +1,4 @@
-/* global sessionStorage, URLSearchParams *
+/* global sessionStorage, URLSearchParams */
 // The viewer API over fetch. With `serve --api-key`, the key the user typed in
 // the sign-in form is kept in sessionStorage (gone when the tab closes) and sent
 // as X-Api-Key; it never goes into a URL.

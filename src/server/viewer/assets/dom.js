@@ -1,4 +1,4 @@
-/* global document, location, Blob, Node, atob, URLSearchParams *
+/* global document, location, Blob, Node, atob */
 // DOM building for the viewer. Run content is untrusted: it only ever becomes
 // text nodes (createTextNode) or attribute values set through the DOM, never
 // markup. There is no innerHTML anywhere in the viewer.
