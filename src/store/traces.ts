@@ -191,7 +191,7 @@ export function listTraces(db: Database.Database, f: TraceFilter): { traces: Tra
   const dir = desc ? "DESC" : "ASC";
   const sort = f.sort ?? "start_time";
   // Latency sorts rows without an end time last either way (coalesce to -1 / +inf).
-  const key = sort === "latency" ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})` : "coalesce(r.start_time, '')";
+  const key = sort === "latency" ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})` : "r.start_time";
   if (f.cursor) {
     const [v, id] = decode(f.cursor, sort);
     where.push(`(${key} ${cmp} @cv OR (${key} = @cv AND r.id ${cmp} @cid))`);
