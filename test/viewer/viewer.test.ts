@@ -246,6 +246,13 @@ describe.skipIf(!chromiumPath)("trace viewer in chromium", () => {
     await row(page, "bulk-500").click();
     await page.locator(".tree .node").nth(499).waitFor();
     expect(await page.locator(".tree .node").count()).toBe(500);
+    // Fold step-1 (it has a child and a grandchild), then pick another run: the fold stays.
+    await page.locator('.tree .node[data-depth="1"]').first().locator("button.toggle").click();
+    expect(await page.locator(".tree .node").count()).toBe(498);
+    await page.locator(".tree .node").nth(2).click();
+    await page.locator(".run-detail h2", { hasText: "step-4" }).waitFor();
+    expect(await page.locator(".tree .node").count()).toBe(498);
+    expect(await page.locator(".tree .node.selected .run-name").innerText()).toBe("step-4");
   });
 
   it("shows a trace ingested while the page is open, without a reload", async () => {

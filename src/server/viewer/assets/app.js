@@ -27,6 +27,7 @@ function signIn(message) {
     setKey(key.value);
     void route();
   });
+  delete main.dataset.traceId;
   clear(main).append(form);
   key.focus();
 }
@@ -34,6 +35,7 @@ function signIn(message) {
 function fail(err) {
   if (err instanceof AuthError) return signIn(hasKey() ? "That API key was refused. Try again." : "This collector needs its API key (serve --api-key).");
   stopPolling();
+  delete main.dataset.traceId;
   clear(main).append(h("div", { class: "error-box" }, h("h2", {}, "Could not load"), h("p", {}, String(err?.message ?? err)), h("a", { href: "#/" }, "Back to traces")));
 }
 

@@ -95,6 +95,7 @@ export async function renderList(main, ctx) {
     h("thead", {}, h("tr", {}, ["Name", "Start", "Latency", "Status", "Model", "Provider", "Tokens", "Cost", "TTFT", "Runs"].map((c) => h("th", {}, c)))),
     tbody,
   );
+  delete main.dataset.traceId;
   clear(main).append(h("h1", {}, "Traces"), form, table, empty, more);
 
   const shown = new Map(); // trace_id -> row element

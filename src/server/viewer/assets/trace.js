@@ -32,7 +32,13 @@ function span(runs) {
   return { t0, total: Math.max(t1 - t0, 1) };
 }
 
+/** Selecting another run of the trace on screen only swaps the details (the tree keeps its folds). */
 export async function renderTrace(main, traceId, runId, ctx) {
+  const detailEl = main.querySelector("#run-detail");
+  if (runId && detailEl && main.dataset.traceId === traceId) {
+    for (const n of main.querySelectorAll(".tree .node")) n.classList.toggle("selected", n.dataset.runId === runId);
+    return renderRun(detailEl, runId, ctx);
+  }
   const { runs } = await api(`/api/viewer/traces/${encodeURIComponent(traceId)}`);
   const { roots, kids } = buildTree(runs);
   const { t0, total } = span(runs);
@@ -80,6 +86,7 @@ export async function renderTrace(main, traceId, runId, ctx) {
     tree.append(frag);
   };
   draw();
+  main.dataset.traceId = traceId;
   clear(main).append(
     h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "Traces"), " / ", roots[0]?.name ?? traceId),
     h("p", { class: "muted" }, `${fmtInt(runs.length)} runs · ${fmtMs(total)} · trace ${traceId}`),
