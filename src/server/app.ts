@@ -18,7 +18,7 @@ import { otelRoutes } from "./routes/otel.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
 import { webhookReceiverRoutes } from "./routes/webhooks.js";
-import { isViewerAsset, viewerRoutes } from "./viewer/routes.js";
+import { isViewerAsset, isViewerPath, viewerRoutes } from "./viewer/routes.js";
 import type { WebhookConfig } from "../webhooks/config.js";
 import { WebhookSender, type WebhookSenderOptions } from "../webhooks/sender.js";
 import { webhookPayload, webhookUrlOf } from "../webhooks/runs.js";
@@ -122,7 +122,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     .add(opts.routes ?? []);
 
   async function rateLimit(req: IncomingMessage, path: string, ip: string): Promise<Record<string, string>> {
-    if (!limitsOn) return {};
+    if (!limitsOn || isViewerPath(path)) return {};
     const m = matchLimit({ method: req.method ?? "GET", path, headers: req.headers, ip }, region);
     if (!m) return {};
     const o = overrides[m.rule.id];

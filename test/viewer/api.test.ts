@@ -107,4 +107,19 @@ describe("viewer API", () => {
     expect((await get("/api/viewer/traces", "wrong")).status).toBe(401);
     expect((await get("/viewer/nothing.js")).status).toBe(404);
   });
+
+  it("is not cut off by SPEC §8's per-IP catch-all (100 / 60 s) when the collector runs without a key", async () => {
+    const open = await startCollector({ rateLimits: true });
+    try {
+      const statuses = new Set<number>();
+      for (let i = 0; i < 120; i++) statuses.add((await fetch(`${open.url}${i % 2 ? "/api/viewer/traces" : "/viewer/app.js"}`)).status);
+      expect([...statuses]).toEqual([200]);
+      // The rest of the collector still counts against it.
+      let limited = false;
+      for (let i = 0; i < 110 && !limited; i++) limited = (await fetch(`${open.url}/nothing`)).status === 429;
+      expect(limited).toBe(true);
+    } finally {
+      await open.close();
+    }
+  });
 });

@@ -48,6 +48,15 @@ export function isViewerAsset(method: string, path: string): boolean {
   return path === "/" || (path.startsWith("/viewer/") && ASSET_NAMES.has(path.slice("/viewer/".length)));
 }
 
+/**
+ * Every path the viewer serves. They are local reads for a person at a browser, not SPEC
+ * endpoints: SPEC §8's per-IP catch-all (100 / 60 s) would otherwise cut off a viewer
+ * that polls and loads its assets without an API key.
+ */
+export function isViewerPath(path: string): boolean {
+  return path === "/" || path.startsWith("/viewer/") || path.startsWith("/api/viewer/");
+}
+
 const optionalTime = z
   .string()
   .refine((s) => !Number.isNaN(Date.parse(s)), "an ISO 8601 time")
