@@ -106,6 +106,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       ALTER TABLE runs ADD COLUMN v_latency_ms REAL GENERATED ALWAYS AS ((julianday(end_time) - julianday(start_time)) * 86400000.0) VIRTUAL;
       CREATE INDEX runs_roots_start ON runs (start_time, id) WHERE parent_run_id IS NULL;
       CREATE INDEX runs_roots_project_start ON runs (session_name, start_time, id) WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_errors ON runs (trace_id) WHERE error IS NOT NULL;
     `,
   },
 ];
