@@ -150,7 +150,8 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     let limitHeaders: Record<string, string> = {};
     try {
       if (closing) throw new HttpError(503, "the collector is shutting down", { "retry-after": "1" });
-      // Agent servers authenticate their webhooks with the URL's token, not our API key.
+      // Agent servers authenticate their webhooks with the URL's token, not our API key; the viewer's
+      // page and assets (no run data) load without it so the page can show its sign-in form.
       const tokenRoute = (opts.webhookToken !== undefined && url.pathname === "/webhooks/runs") || isViewerAsset(method, url.pathname);
       if (opts.apiKey !== undefined && !tokenRoute && !secretMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
         throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
