@@ -22,7 +22,7 @@ import { checkPatch, checkPost } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
-import { lastPosition, listProjects, listTraces, runsAfter, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
+import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
 type Obj = Record<string, unknown>;
 
@@ -270,15 +270,6 @@ export class SqliteRunStore implements RunStore {
 
   listProjects(): { name: string; created_at: string }[] {
     return listProjects(this.db);
-  }
-
-  /** Runs first stored after a position (see `lastPosition`), oldest first. */
-  runsAfter(position: number, limit = 100): { position: number; id: string }[] {
-    return runsAfter(this.db, position, limit);
-  }
-
-  lastPosition(): number {
-    return lastPosition(this.db);
   }
 
   storeSpans(spans: Obj[]): number {

@@ -289,15 +289,3 @@ export function traceRuns(db: Database.Database, traceId: string): TraceRun[] {
 export function listProjects(db: Database.Database): { name: string; created_at: string }[] {
   return db.prepare("SELECT name, created_at FROM projects ORDER BY created_at DESC, name").all() as { name: string; created_at: string }[];
 }
-
-/**
- * Runs first stored after position `after` (a rowid: insertion order, on the
- * primary index), oldest first, for `runs tail`. Start with `lastPosition()`.
- */
-export function runsAfter(db: Database.Database, after: number, limit: number): { position: number; id: string }[] {
-  return db.prepare("SELECT rowid AS position, id FROM runs WHERE rowid > ? ORDER BY rowid LIMIT ?").all(after, limit) as { position: number; id: string }[];
-}
-
-export function lastPosition(db: Database.Database): number {
-  return (db.prepare("SELECT coalesce(max(rowid), 0) AS p FROM runs").get() as { p: number }).p;
-}
