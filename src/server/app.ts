@@ -20,6 +20,7 @@ import { otelRoutes } from "./routes/otel.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
 import { webhookReceiverRoutes } from "./routes/webhooks.js";
+import { isViewerAsset, isViewerPath, viewerRoutes } from "./viewer/routes.js";
 import type { WebhookConfig } from "../webhooks/config.js";
 import { WebhookSender, type WebhookSenderOptions } from "../webhooks/sender.js";
 import { webhookPayload, webhookUrlOf } from "../webhooks/runs.js";
@@ -81,7 +82,7 @@ export interface Collector {
 
 
 function send(res: ServerResponse, reply: Reply): void {
-  const body = reply.body === undefined ? "" : JSON.stringify(reply.body);
+  const body = reply.body instanceof Uint8Array ? reply.body : reply.body === undefined ? "" : JSON.stringify(reply.body);
   res.writeHead(reply.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...reply.headers });
   res.end(body);
 }
@@ -135,10 +136,11 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     .add(otelRoutes(store, limits.maxJsonDepth))
     .add(deploymentRoutes(new ControlPlane(controlDb, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
+    .add(viewerRoutes(store))
     .add(opts.routes ?? []);
 
   async function rateLimit(req: IncomingMessage, path: string, ip: string): Promise<Record<string, string>> {
-    if (!limitsOn) return {};
+    if (!limitsOn || isViewerPath(path)) return {};
     const m = matchLimit({ method: req.method ?? "GET", path, headers: req.headers, ip }, region);
     if (!m) return {};
     const o = overrides[m.rule.id];
@@ -166,8 +168,9 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     let limitHeaders: Record<string, string> = {};
     try {
       if (closing) throw new HttpError(503, "the collector is shutting down", { "retry-after": "1" });
-      // Agent servers authenticate their webhooks with the URL's token, not our API key.
-      const tokenRoute = opts.webhookToken !== undefined && url.pathname === "/webhooks/runs";
+      // Agent servers authenticate their webhooks with the URL's token, not our API key; the viewer's
+      // page and assets (no run data) load without it so the page can show its sign-in form.
+      const tokenRoute = (opts.webhookToken !== undefined && url.pathname === "/webhooks/runs") || isViewerAsset(method, url.pathname);
       if (opts.apiKey !== undefined && !tokenRoute && !secretMatches(req.headers["x-api-key"] as string | undefined, opts.apiKey)) {
         throw new HttpError(401, req.headers["x-api-key"] === undefined ? "missing X-Api-Key header" : "invalid API key");
       }

@@ -9,6 +9,7 @@ export type { RunStore, StoredRun, IngestBatch, IngestResult, RunQuery, Attachme
 export { SqliteRunStore, type SqliteRunStoreOptions } from "./sqlite.js";
 export { migrate } from "./migrations.js";
 export { canonicalTime } from "./time.js";
+export { CursorError, type TraceFilter, type TraceSummary, type TraceRun } from "./traces.js";
 
 /** Open (creating the file, its directory and the schema as needed) the run store at `path`; `:memory:` for tests. */
 export function openStore(path: string, opts?: SqliteRunStoreOptions): SqliteRunStore {

@@ -88,6 +88,27 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX revisions_deployment ON revisions (deployment_id, created_at);
     `,
   },
+  {
+    version: 3,
+    name: "trace viewer: summary columns and root-run indexes",
+    // Virtual columns cost no storage; they give the viewer's list and filters plain
+    // column names, and the partial indexes make "newest traces first" an index walk
+    // whatever the store's size. Usage sits in the first output message (DESIGN "Run record"),
+    // in the native copy when the run was stored as a vendor payload.
+    sql: `
+      ALTER TABLE runs ADD COLUMN v_model TEXT GENERATED ALWAYS AS (json_extract(extra, '$.metadata.trace_model_name')) VIRTUAL;
+      ALTER TABLE runs ADD COLUMN v_provider TEXT GENERATED ALWAYS AS (json_extract(extra, '$.metadata.trace_provider')) VIRTUAL;
+      ALTER TABLE runs ADD COLUMN v_usage TEXT GENERATED ALWAYS AS (
+        CASE WHEN run_type = 'llm' THEN coalesce(
+          json_extract(normalized_outputs, '$.messages[0].usage_metadata'),
+          CASE WHEN json_valid(outputs) THEN json_extract(outputs, '$.messages[0].usage_metadata') END)
+        END) VIRTUAL;
+      ALTER TABLE runs ADD COLUMN v_latency_ms REAL GENERATED ALWAYS AS ((julianday(end_time) - julianday(start_time)) * 86400000.0) VIRTUAL;
+      CREATE INDEX runs_roots_start ON runs (start_time, id) WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_roots_project_start ON runs (session_name, start_time, id) WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_errors ON runs (trace_id) WHERE error IS NOT NULL;
+    `,
+  },
 ];
 
 export function migrate(db: Database.Database): number {

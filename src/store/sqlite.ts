@@ -22,6 +22,7 @@ import { checkPatch, checkPost } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
+import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
 type Obj = Record<string, unknown>;
 
@@ -255,6 +256,20 @@ export class SqliteRunStore implements RunStore {
       this.db.prepare("DELETE FROM projects WHERE name = ?").run(name);
       return n;
     })();
+  }
+
+  /** A page of trace summaries, newest first by default (the viewer's list; see traces.ts). */
+  listTraces(filter: TraceFilter = {}): { traces: TraceSummary[]; cursor: string | null } {
+    return listTraces(this.db, filter);
+  }
+
+  /** The runs of one trace in tree order, without payloads. */
+  traceRuns(traceId: string): TraceRun[] {
+    return traceRuns(this.db, traceId);
+  }
+
+  listProjects(): { name: string; created_at: string }[] {
+    return listProjects(this.db);
   }
 
   storeSpans(spans: Obj[]): number {

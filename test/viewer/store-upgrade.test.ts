@@ -1,0 +1,36 @@
+/** A traces.db written before the viewer (schema 2) opens with its runs listed, tokens included. */
+import { describe, expect, it } from "vitest";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { MIGRATIONS } from "../../src/store/migrations.js";
+import { SqliteRunStore } from "../../src/store/sqlite.js";
+import { tempDir } from "../helpers/runs.js";
+import { XSS } from "./traces.js";
+
+describe("store upgrade to the viewer's schema", () => {
+  it("adds the summary columns and indexes to a populated schema-2 file", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    // Build the file as the previous release did: its migrations, then a run through its ingest.
+    const old = new SqliteRunStore(path);
+    await old.ingest({ post: [XSS.run] });
+    old.close();
+    const db = new Database(path);
+    db.exec("DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start; DROP INDEX runs_errors");
+    for (const c of ["v_model", "v_provider", "v_usage", "v_latency_ms"]) db.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
+    db.prepare("DELETE FROM schema_migrations WHERE version = 3").run();
+    db.close();
+
+    const store = new SqliteRunStore(path);
+    try {
+      const { traces } = store.listTraces();
+      expect(traces).toHaveLength(1);
+      expect(traces[0]).toMatchObject({ trace_id: XSS.run.id, total_tokens: 18, models: ["gpt-4o"], latency_ms: 1000 });
+      const check = new Database(path, { readonly: true });
+      const versions = (check.prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version);
+      expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+      check.close();
+    } finally {
+      store.close();
+    }
+  });
+});
