@@ -26,6 +26,7 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   serve: { term: "serve [options]", summary: "run the local collector (ingest API over SQLite)", load: () => import("./serve.js") },
   backfill: { term: "backfill [options] <files...>", summary: "turn historical LLM logs into runs, resumably", load: () => import("./backfill.js") },
   "check-config": { term: "check-config <file>", summary: "check the webhooks and http sections of a graph.json", load: () => import("./check-config.js") },
+  runs: { term: "runs [options]", summary: "look at stored traces in the terminal", load: () => import("./runs.js") },
 };
 
 /** The command an argument list runs (`help X` shows X's help): the first operand, since no global option takes a value. */

@@ -94,6 +94,7 @@ export function register(program: Command): void {
       });
       const { url } = await collector.listen(opts.port, opts.host);
       console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
+      console.log(`trace viewer: ${url}/`);
       const stop = async (signal: string) => {
         console.log(`tracepipe collector: ${signal}, closing`);
         await collector.close();

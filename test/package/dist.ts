@@ -46,7 +46,7 @@ export function ensureBuilt(): void {
     }
     try {
       if (fresh()) return;
-      const r = spawnSync(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", join(ROOT, "tsconfig.build.json")], { cwd: ROOT, encoding: "utf8" });
+      const r = spawnSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, encoding: "utf8" });
       if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
       return;
     } finally {

@@ -1,0 +1,48 @@
+// `npm run build` (also `prepare`, so `npm install` / `npm ci` run it): compile
+// with tsc, copy the viewer's static files beside the compiled server, and
+// ship zod as one pre-bundled file.
+//
+// Why zod is pre-bundled: it is the one dependency the main entry loads, and it
+// is about a hundred small modules (every locale among them, which its barrel
+// evaluates eagerly); resolving and reading them was most of the cost of
+// `import "tracepipe"`. One file loads in about half the time. Every compiled
+// module of the package imports the same file, so there is one zod instance;
+// the type declarations still name the `zod` package (same version).
+import { spawnSync } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
+const DIST = join(ROOT, "dist");
+const VENDOR_ZOD = join(DIST, "vendor", "zod.js");
+
+function run(cmd, args) {
+  const r = spawnSync(process.execPath, [join(ROOT, cmd), ...args], { cwd: ROOT, stdio: "inherit" });
+  if (r.status !== 0) process.exit(r.status ?? 1);
+}
+
+export async function build() {
+  run("node_modules/typescript/bin/tsc", ["-p", join(ROOT, "tsconfig.build.json")]);
+  cpSync(join(ROOT, "src/server/viewer/assets"), join(DIST, "src/server/viewer/assets"), { recursive: true });
+  const { buildSync } = await import("esbuild");
+  buildSync({ entryPoints: [join(ROOT, "node_modules/zod/index.js")], bundle: true, format: "esm", platform: "node", logLevel: "warning", outfile: VENDOR_ZOD });
+  for (const file of jsFiles(DIST)) {
+    if (file === VENDOR_ZOD) continue;
+    const text = readFileSync(file, "utf8");
+    if (!text.includes('"zod"')) continue;
+    let rel = relative(dirname(file), VENDOR_ZOD).split(sep).join("/");
+    if (!rel.startsWith(".")) rel = `./${rel}`;
+    writeFileSync(file, text.replace(/(\bfrom\s*|\bimport\s*\(\s*)"zod"/g, `$1"${rel}"`));
+  }
+}
+
+function* jsFiles(dir) {
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    if (statSync(p).isDirectory()) yield* jsFiles(p);
+    else if (p.endsWith(".js")) yield p;
+  }
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await build();
