@@ -60,6 +60,13 @@ function messageEvidence(msg: unknown, ev: Evidence): void {
   else if (content === null) ev.openai = true; // Anthropic content is never null
 }
 
+/** Evidence from one message alone: a reply in one of SPEC §2.6's shapes (see reply.ts). */
+export function replyEvidence(msg: Obj): Evidence {
+  const ev: Evidence = { openai: false, anthropic: false };
+  messageEvidence(msg, ev);
+  return ev;
+}
+
 function toolsEvidence(tools: unknown, ev: Evidence): void {
   if (!Array.isArray(tools)) return;
   for (const t of tools) {
