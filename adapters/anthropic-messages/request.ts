@@ -69,7 +69,13 @@ function userTurn(m: Obj, loc: Loc, out: Message[]): void {
   if (blocks.length === 0) out.push(message("user", [], extras, []));
 }
 
+/** Request messages (and the system prompt) -> native messages. */
 export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
+  return markOrphans(normalizeTurns(raw, system));
+}
+
+/** normalizeMessages without the orphan check: for callers that read a conversation a turn at a time. */
+export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
   const list = expectArray(raw, ["messages"]);
   const out: Message[] = [];
   const sys = systemMessage(system);
@@ -83,7 +89,7 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
       out.push(message("assistant", contentToNative(m.content, [...loc, "content"], unmapped), leftovers(m, K_MSG), unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
-  return markOrphans(out);
+  return out;
 }
 
 export function normalizeRequest(request: unknown): RequestResult {

@@ -27,6 +27,7 @@ import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
+import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { providerName } from "../otel-genai/index.js";
 import type { Attributes, SpanAdapter, SpanResult } from "../spans.js";
 
@@ -68,11 +69,12 @@ function toolOutput(p: Obj): { content: ContentBlock[]; isError: boolean } {
   return { content: o === undefined ? [] : [{ type: "text", text: typeof o === "string" ? o : JSON.stringify(o) }], isError: false };
 }
 
-function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results: Message[] } {
-  if (typeof content === "string") return { blocks: [{ type: "text", text: content }], results: [] };
+function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results: Message[]; unmapped: Unmapped[] } {
+  if (typeof content === "string") return { blocks: [{ type: "text", text: content }], results: [], unmapped: [] };
   if (!Array.isArray(content)) fail([loc], "expected a string or an array of parts", "list_type");
   const blocks: ContentBlock[] = [];
   const results: Message[] = [];
+  const unmapped: Unmapped[] = [];
   content.forEach((p, i) => {
     const at = `${loc}[${i}]`;
     if (!isObj(p)) fail([at], "expected a part object", "object_type");
@@ -106,10 +108,11 @@ function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results
         break;
       }
       default:
-        blocks.push({ type: "text", text: JSON.stringify(p), extras: { ai_sdk_part: p } });
+        // DESIGN: a part type the adapter does not know is kept whole, in order.
+        unmapped.push({ index: i, part: p });
     }
   });
-  return { blocks, results };
+  return { blocks, results, unmapped };
 }
 
 function promptMessages(a: Attributes): Message[] | undefined {
@@ -120,15 +123,23 @@ function promptMessages(a: Attributes): Message[] | undefined {
   list.forEach((m, i) => {
     const loc = `ai.prompt.messages[${i}]`;
     if (!isObj(m) || typeof m.role !== "string") fail([loc, "role"], "expected a message with a role", "string_type");
-    const { blocks, results } = parts(m.content, `${loc}.content`);
-    if (m.role === "tool") out.push(...results);
-    else {
+    const { blocks, results, unmapped } = parts(m.content, `${loc}.content`);
+    if (m.role === "tool") {
+      // A tool turn is its results; parts of unknown types ride on the first one.
+      if (unmapped.length) {
+        const first = results[0] ?? { role: "tool", content: [] };
+        first.extras = withUnmapped(first.extras, unmapped);
+        if (!results.length) results.push(first);
+      }
+      out.push(...results);
+    } else {
       const role = m.role === "system" || m.role === "user" || m.role === "assistant" ? m.role : "user";
-      out.push({ role, content: blocks, ...(role !== m.role ? { extras: { vendor_role: m.role } } : {}) });
+      const extras = withUnmapped(role !== m.role ? { vendor_role: m.role } : undefined, unmapped);
+      out.push({ role, content: blocks, ...(extras ? { extras } : {}) });
       out.push(...results);
     }
   });
-  return out;
+  return markOrphans(out);
 }
 
 function responseMessage(a: Attributes): Message[] | undefined {
