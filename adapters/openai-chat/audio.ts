@@ -8,25 +8,16 @@
 import type { ContentBlock } from "../../src/format/schema.js";
 import { isObj, type Obj } from "../common/guards.js";
 import { audioMime } from "./parts.js";
-
-/** Formats by their leading bytes, for replies whose request is not at hand (pcm16 has no header). */
-const MAGIC: [string, string][] = [
-  ["UklGR", "audio/wav"], // RIFF
-  ["SUQz", "audio/mpeg"], // ID3
-  ["//", "audio/mpeg"], // MPEG frame sync 0xFF 0xFx
-  ["ZkxhQw", "audio/flac"], // fLaC
-  ["T2dnUw", "audio/ogg"], // OggS
-];
+import { sniffMime } from "../common/mime.js";
 
 /** The request's `audio.format`, when the request asked for audio output. */
 export function requestAudioFormat(request: unknown): string | undefined {
   return isObj(request) && isObj(request.audio) && typeof request.audio.format === "string" ? request.audio.format : undefined;
 }
 
+/** The request's format names the MIME type; without the request, the bytes' header does. */
 export function audioMimeFor(base64: string, format: string | undefined): string {
-  if (format) return audioMime(format);
-  for (const [prefix, mime] of MAGIC) if (base64.startsWith(prefix)) return mime;
-  return "application/octet-stream";
+  return format ? audioMime(format) : sniffMime(base64);
 }
 
 export interface AudioReply {

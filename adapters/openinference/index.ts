@@ -161,7 +161,7 @@ function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_mess
     const read = contents(msg);
     out.push(withExtras({ role, content: read.blocks }, withUnmapped(extras, read.unmapped)));
   });
-  return prefix === "llm.input_messages" ? markOrphans(out) : out;
+  return markOrphans(out);
 }
 
 /**

@@ -106,7 +106,7 @@ function currentMessages(attrs: Attributes): { input?: Message[]; output?: Messa
   }
   if (output !== undefined) {
     if (!Array.isArray(output)) fail(["gen_ai.output.messages"], "expected an array of messages", "list_type");
-    res.output = output.flatMap((m, i) => fromOtelMessage(m, ["gen_ai.output.messages", i]));
+    res.output = markOrphans(output.flatMap((m, i) => fromOtelMessage(m, ["gen_ai.output.messages", i])));
   }
   return res;
 }
@@ -218,7 +218,7 @@ function legacyIndexed(attrs: Attributes, prefix: "gen_ai.prompt" | "gen_ai.comp
     if (Object.keys(extras).length) m.extras = extras;
     out.push(m);
   }
-  return prefix === "gen_ai.prompt" ? markOrphans(out) : out;
+  return markOrphans(out);
 }
 
 /** `gen_ai.content.prompt` / `gen_ai.content.completion` events: `[{role, content}]` as JSON. */
@@ -242,6 +242,7 @@ function legacyEvents(span: SpanLike): { input?: Message[]; output?: Message[] }
     });
   }
   if (res.input) markOrphans(res.input);
+  if (res.output) markOrphans(res.output);
   return res;
 }
 

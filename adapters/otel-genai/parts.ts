@@ -18,6 +18,7 @@ import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
+import { sniffMime } from "../common/mime.js";
 
 export interface ReadParts {
   blocks: ContentBlock[];
@@ -67,6 +68,7 @@ function media(p: Obj, source: "base64" | "url" | "id", value: string): MediaBlo
   const type = MEDIA[optStr(p.modality) ?? ""] ?? "file";
   const block = { type, [source]: value } as MediaBlock;
   if (typeof p.mime_type === "string") block.mime_type = p.mime_type;
+  else if (source === "base64") block.mime_type = sniffMime(value); // validate needs one with base64
   if (type === "file" && typeof p.modality === "string") block.extras = { modality: p.modality };
   return block;
 }

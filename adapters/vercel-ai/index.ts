@@ -28,6 +28,7 @@ import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { sniffMime } from "../common/mime.js";
 import { providerName } from "../otel-genai/index.js";
 import type { Attributes, SpanAdapter, SpanResult } from "../spans.js";
 
@@ -47,12 +48,16 @@ function media(data: unknown, givenMime: string | undefined, loc: string, fallba
   const type = kindOf(mime, fallback);
   if (typeof data !== "string") {
     // Bytes serialized by JSON.stringify: {"0": 137, "1": 80, ...}
-    if (isObj(data)) return { type, base64: Buffer.from(Object.values(data) as number[]).toString("base64"), ...(mime ? { mime_type: mime } : {}) };
+    if (isObj(data)) {
+      const base64 = Buffer.from(Object.values(data).map((n) => (typeof n === "number" ? n : 0))).toString("base64");
+      return { type, base64, mime_type: mime ?? sniffMime(base64) };
+    }
     return fail([loc], "expected a URL, base64 text or bytes", "string_type");
   }
   if (d) return { type, base64: d.base64, mime_type: mime ?? d.mime_type };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(data)) return { type, url: data, ...(mime ? { mime_type: mime } : {}) };
-  return { type, base64: data, ...(mime ? { mime_type: mime } : {}) };
+  // validate needs a mime_type with base64: the bytes' header names it when the SDK did not.
+  return { type, base64: data, mime_type: mime ?? sniffMime(data) };
 }
 
 function toolOutput(p: Obj): { content: ContentBlock[]; isError: boolean } {
