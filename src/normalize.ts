@@ -27,10 +27,17 @@ function describePayload(p: unknown): string {
 }
 
 export function detectFormat(payload: unknown): string {
-  const claims = detectionScope(() => ADAPTERS.filter((a) => a.detect(payload) !== null).map((a) => a.name));
-  const nativeClaim = claims.includes("native");
+  // A plain loop: detection runs on every record, and the claims are few.
+  let nativeClaim = false;
+  const vendors: string[] = [];
+  detectionScope(() => {
+    for (const a of ADAPTERS) {
+      if (a.detect(payload) === null) continue;
+      if (a.name === "native") nativeClaim = true;
+      else vendors.push(a.name);
+    }
+  });
   if (nativeClaim && isStrictlyNative(payload)) return "native";
-  const vendors = claims.filter((c) => c !== "native");
   if (vendors.length === 1) return vendors[0]!;
   if (vendors.length === 0 && nativeClaim) return "native";
   if (vendors.length === 0) {

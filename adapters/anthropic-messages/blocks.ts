@@ -1,7 +1,7 @@
 /** Anthropic content blocks -> native content blocks (DESIGN "Mapping decisions"). */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
 
 function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
@@ -163,9 +163,13 @@ export function pushBlock(block: unknown, loc: Loc, index: number, out: ContentB
   else for (const b of blocks) out.push(b);
 }
 
-/** `content`: a string or an array of blocks (tool_result excluded by the caller). */
-export function contentToNative(content: unknown, loc: Loc, unmapped: Unmapped[]): ContentBlock[] {
+/**
+ * `content` (at `parent` + `key`): a string or an array of blocks (tool_result
+ * excluded by the caller). The location is built only for arrays and errors.
+ */
+export function contentToNative(content: unknown, parent: Loc, key: Key, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
+  const loc = [...parent, key];
   if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
   const out: ContentBlock[] = [];
   for (let i = 0; i < content.length; i++) pushBlock(content[i], [...loc, i], i, out, unmapped);

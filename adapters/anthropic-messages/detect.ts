@@ -26,10 +26,14 @@ function isRequest(v: unknown): boolean {
   return ev.anthropic && !ev.openai;
 }
 
+/** The first few events identify a stream; normalizing it checks every event. */
+const STREAM_PROBE = 4;
 function isStream(v: unknown[]): boolean {
   if (v.length === 0) return false;
   let sawMessageEvent = false;
-  for (const e of v) {
+  const n = Math.min(v.length, STREAM_PROBE);
+  for (let i = 0; i < n; i++) {
+    const e = v[i];
     if (!isObj(e) || typeof e.type !== "string" || !EVENT_TYPES.has(e.type)) return false;
     if (e.type !== "ping" && e.type !== "error") sawMessageEvent = true;
   }

@@ -19,14 +19,14 @@ function systemMessage(system: unknown): Message | undefined {
   if (system === undefined || system === null) return undefined;
   if (typeof system === "string") return { role: "system", content: [{ type: "text", text: system }] };
   const unmapped: Unmapped[] = [];
-  return message("system", contentToNative(system, ["system"], unmapped), undefined, unmapped);
+  return message("system", contentToNative(system, [], "system", unmapped), undefined, unmapped);
 }
 
 /** DESIGN: each tool_result becomes its own `tool` message; `is_error` -> extras.is_error. */
 function toolResultMessage(b: Obj, loc: Loc): Message {
   const id = expectString(b.tool_use_id, loc, "tool_use_id");
   const unmapped: Unmapped[] = [];
-  const content = b.content === undefined || b.content === null ? [] : contentToNative(b.content, [...loc, "content"], unmapped);
+  const content = b.content === undefined || b.content === null ? [] : contentToNative(b.content, loc, "content", unmapped);
   const extras: Obj = { ...leftovers(b, K_TOOL_RESULT) };
   if (b.is_error !== undefined) extras.is_error = b.is_error;
   const msg = message("tool", content, Object.keys(extras).length ? extras : undefined, unmapped);
@@ -43,7 +43,7 @@ function userTurn(m: Obj, loc: Loc, out: Message[]): void {
   const extras = leftovers(m, K_MSG);
   if (!Array.isArray(m.content)) {
     const unmapped: Unmapped[] = [];
-    out.push(message("user", contentToNative(m.content, [...loc, "content"], unmapped), extras, unmapped));
+    out.push(message("user", contentToNative(m.content, loc, "content", unmapped), extras, unmapped));
     return;
   }
   let pending: ContentBlock[] = [];
@@ -86,7 +86,7 @@ export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
     if (m.role === "user") userTurn(m, loc, out);
     else if (m.role === "assistant") {
       const unmapped: Unmapped[] = [];
-      out.push(message("assistant", contentToNative(m.content, [...loc, "content"], unmapped), leftovers(m, K_MSG), unmapped));
+      out.push(message("assistant", contentToNative(m.content, loc, "content", unmapped), leftovers(m, K_MSG), unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
   return out;

@@ -35,7 +35,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   const { m: r, loc, envelope, choice } = unwrap(response);
   if (r.role !== undefined && r.role !== "assistant") fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(r.role)}`, "unsupported_role");
   const unmapped: Unmapped[] = [];
-  const content = r.content === undefined || r.content === null ? [] : contentToNative(r.content, [...loc, "content"], unmapped);
+  const content = r.content === undefined || r.content === null ? [] : contentToNative(r.content, loc, "content", unmapped);
   const msg: Message = { role: "assistant", content };
   const top = envelope ?? r;
   const usage = normalizeUsage(top.usage ?? r.usage, top.usage !== undefined ? ["usage"] : [...loc, "usage"]);

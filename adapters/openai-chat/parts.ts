@@ -1,7 +1,7 @@
 /** OpenAI content parts -> native content blocks. */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseDataUrl } from "../common/dataurl.js";
-import { describe, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
 
 const AUDIO_MIME: Record<string, string> = { wav: "audio/wav", mp3: "audio/mpeg", flac: "audio/flac", opus: "audio/opus", pcm16: "audio/pcm", aac: "audio/aac", ogg: "audio/ogg" };
@@ -114,10 +114,15 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
   }
 }
 
-/** `content`: a string, null, or an array of parts. Parts of unknown types go to `unmapped`. */
-export function contentToBlocks(content: unknown, loc: Loc, unmapped: Unmapped[]): ContentBlock[] {
-  if (content === undefined || content === null) return [];
+/**
+ * `content` (at `parent` + `key`): a string, null, or an array of parts. Parts of
+ * unknown types go to `unmapped`. The location is built only when needed:
+ * nearly every message has string content, and this runs for each one.
+ */
+export function contentToBlocks(content: unknown, parent: Loc, key: Key, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [textBlock(content)];
+  if (content === undefined || content === null) return [];
+  const loc = [...parent, key];
   if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content parts, got ${describe(content)}`, "content_type");
   const out: ContentBlock[] = [];
   for (let i = 0; i < content.length; i++) {

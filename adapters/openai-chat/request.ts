@@ -34,7 +34,7 @@ export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number, unmapped
   if (typeof m.reasoning_content === "string" && m.reasoning_content !== "") {
     blocks.push({ type: "reasoning", text: m.reasoning_content });
   }
-  for (const b of contentToBlocks(m.content, [...loc, "content"], unmapped)) blocks.push(b);
+  for (const b of contentToBlocks(m.content, loc, "content", unmapped)) blocks.push(b);
   if (m.refusal !== undefined && m.refusal !== null) {
     blocks.push({ type: "text", text: expectString(m.refusal, loc, "refusal"), extras: { refusal: true } });
   }
@@ -68,14 +68,14 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
     const unmapped: Unmapped[] = [];
     switch (role) {
       case "system":
-        out.push(finish("system", contentToBlocks(m.content, [...mloc, "content"], unmapped), msgExtras(m), unmapped));
+        out.push(finish("system", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped));
         break;
       case "developer":
         // DESIGN: developer -> system, remembering the vendor's role.
-        out.push(finish("system", contentToBlocks(m.content, [...mloc, "content"], unmapped), msgExtras(m, { vendor_role: "developer" }), unmapped));
+        out.push(finish("system", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m, { vendor_role: "developer" }), unmapped));
         break;
       case "user":
-        out.push(finish("user", contentToBlocks(m.content, [...mloc, "content"], unmapped), msgExtras(m), unmapped));
+        out.push(finish("user", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped));
         break;
       case "assistant": {
         out.push(finish("assistant", assistantBlocks(m, mloc, i, unmapped, audioFormat), msgExtras(m), unmapped));
@@ -90,7 +90,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
       }
       case "tool": {
         const id = expectString(m.tool_call_id, mloc, "tool_call_id");
-        const msg = finish("tool", contentToBlocks(m.content, [...mloc, "content"], unmapped), msgExtras(m), unmapped);
+        const msg = finish("tool", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped);
         msg.tool_call_id = id;
         out.push(msg);
         break;
@@ -101,7 +101,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         const name = typeof m.name === "string" ? m.name : "";
         const q = pendingLegacy.get(name);
         const id = q?.shift() ?? `call_legacy_orphan_${i}`;
-        const msg = finish("tool", contentToBlocks(m.content, [...mloc, "content"], unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
+        const msg = finish("tool", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
         msg.tool_call_id = id;
         out.push(msg);
         break;

@@ -43,14 +43,21 @@ function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat:
 export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioFormat?: string): Message {
   const c = expectObj(choice, loc);
   const msg = replyMessage(expectObj(c.message, loc, "message"), [...loc, "message"], K_RESP_MSG, audioFormat);
-  let extras: Obj | undefined = { ...msg.extras, ...leftovers(c, K_CHOICE) };
-  if (c.finish_reason !== undefined && c.finish_reason !== null) extras.finish_reason = c.finish_reason;
-  if (many && c.index !== undefined) extras.choice_index = c.index;
-  if (c.logprobs !== undefined && c.logprobs !== null) extras.logprobs = c.logprobs;
-  if (Object.keys(extras).length === 0) extras = undefined;
+  // Built in place (msg.extras is this call's own object): every reply passes here.
+  let extras = msg.extras;
+  for (const k in c) if (!K_CHOICE.has(k) && c[k] !== undefined) (extras ??= {})[k] = c[k];
+  if (c.finish_reason !== undefined && c.finish_reason !== null) (extras ??= {}).finish_reason = c.finish_reason;
+  if (many && c.index !== undefined) (extras ??= {}).choice_index = c.index;
+  if (c.logprobs !== undefined && c.logprobs !== null) (extras ??= {}).logprobs = c.logprobs;
   if (extras) msg.extras = extras;
-  else delete msg.extras;
   return msg;
+}
+
+/** `extras` laid over `base` (extras win), in place: both are this call's own objects, and object spread is slow here. */
+function under(base: Obj, extras: Obj | undefined): Obj {
+  if (!extras) return base;
+  for (const k in base) if (!(k in extras)) extras[k] = base[k];
+  return extras;
 }
 
 export function normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult {
@@ -80,7 +87,7 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   const first = messages[0];
   if (first) {
     if (usage) first.usage_metadata = usage;
-    if (top) first.extras = { ...top, ...first.extras };
+    if (top) first.extras = under(top, first.extras);
   }
   const result: ResponseResult = { messages, trace_provider: "openai" };
   if (typeof r.model === "string") result.trace_model_name = r.model;

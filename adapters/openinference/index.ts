@@ -121,7 +121,7 @@ function toolResultContent(v: unknown, anthropic: boolean, unmapped: Unmapped[])
     const parsed = jsonOrText(v);
     if (Array.isArray(parsed)) {
       try {
-        return contentToNative(parsed, [], unmapped);
+        return contentToNative(parsed, [], "content", unmapped);
       } catch {
         // Not Anthropic blocks after all: the text as it is.
       }
