@@ -2,8 +2,9 @@
  * normalize(payload, {format}) -> DESIGN.md's output record, or NormalizeError.
  *
  * `auto` asks every adapter's `detect`. Resolution, never a guess:
- * 1. a payload that is native to the letter (content as native blocks) stays
- *    native, whatever its model name: a vendor adapter could only lose blocks;
+ * 1. a payload with nothing but native fields whose content is native blocks
+ *    stays native (DESIGN: any vendor-only field, `model` included, makes a
+ *    vendor record, which the native adapter never claims);
  * 2. otherwise exactly one vendor claim wins (it also knows the provider);
  * 3. otherwise a native claim (string shorthand content, reply shapes) wins;
  * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.

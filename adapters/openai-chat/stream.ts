@@ -48,13 +48,17 @@ const K_TOOL = new Set(["index", "id", "type", "function", "custom"]);
 const K_FN = new Set(["name", "arguments"]);
 const K_AUDIO = new Set(["id", "data", "transcript"]);
 
-/** An increment: strings and arrays append, a null never erases, anything else replaces. */
+/**
+ * An increment: strings and arrays append, a null never erases, anything else
+ * replaces. An array is copied when first seen, so later pieces are pushed onto
+ * this accumulator's own copy (linear over a long stream, the chunk untouched).
+ */
 function fold(target: Obj, k: string, v: unknown): void {
   const prev = target[k];
   if (v === undefined || (v === null && prev !== undefined)) return;
   if (typeof v === "string" && typeof prev === "string") target[k] = prev + v;
-  else if (Array.isArray(v)) target[k] = Array.isArray(prev) ? prev.concat(v) : [...v];
-  else target[k] = v;
+  else if (Array.isArray(v) && Array.isArray(prev)) for (const x of v) prev.push(x);
+  else target[k] = Array.isArray(v) ? [...v] : v;
 }
 
 /** Unknown keys of `src` folded into `target` (created on demand); returns the target. */
