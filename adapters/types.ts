@@ -34,6 +34,14 @@ export interface NormalizedRecord {
   metadata: ModelInfo;
 }
 
+/**
+ * What a reply's normalization may need from its request: an OpenAI audio reply
+ * carries bytes without a format, which only the request's `audio.format` names.
+ */
+export interface ResponseContext {
+  request?: unknown;
+}
+
 /** Incremental stream folding, for wrappers that see one chunk at a time. */
 export interface StreamAccumulator {
   /**
@@ -55,9 +63,9 @@ export interface Adapter {
   /** Structural recognition; `null` when the payload is not confidently this format. Never throws. */
   detect(payload: unknown): PayloadKind | null;
   normalizeRequest(request: unknown): RequestResult;
-  normalizeResponse(response: unknown): ResponseResult;
-  normalizeStream(chunks: readonly unknown[]): ResponseResult;
-  createStreamAccumulator(): StreamAccumulator;
+  normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult;
+  normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult;
+  createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator;
   /** A request, a response, an array of chunks, or `{request, response}`: the DESIGN.md output record. */
   normalize(payload: unknown): NormalizedRecord;
 }

@@ -1,14 +1,19 @@
 /**
- * Records per second normalizing the same corpus with tracepipe's adapters and
+ * Records per second normalizing the same corpora with tracepipe's adapters and
  * with @langchain/core's v1 block translators (the public path: build
  * HumanMessage / AIMessage / ToolMessage with the vendor content, tool calls
  * parsed and usage set, as the LangChain provider packages do, then read
- * `.contentBlocks`, which dispatches to the provider's translator).
+ * `.contentBlocks`, which dispatches to the provider's translator; a stream is
+ * one AIMessageChunk per chunk/event, concatenated, as the provider packages
+ * fold them). One ratio per record class: text-only, multi-turn with tools,
+ * images, streams (see corpus.ts).
  *
- *   npx tsx benchmarks/normalize.ts [--records 2000] [--rounds 7]
+ *   npx tsx benchmarks/normalize.ts [--records 1000] [--rounds 3] [--passes 15]
  */
-import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
-import { generateCorpus, type CorpusRecord } from "./corpus.js";
+import { execFileSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { generateCorpus, RECORD_CLASSES, type CorpusRecord, type RecordClass } from "./corpus.js";
+import { lcAnthropic, lcOpenAI } from "./normalize-peer.js";
 import { loadBuilt } from "./load.js";
 
 // Measure the compiled JavaScript that users run (dist/, built by `npm install`), as the
@@ -22,103 +27,85 @@ function arg(name: string, dflt: number): number {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 }
 
-const N = arg("records", 2000);
-const ROUNDS = arg("rounds", 7);
-const corpus = generateCorpus(N);
-
-type Any = Record<string, any>;
-
-// --- the peer: LangChain messages + block translators --------------------------------
-function lcOpenAI(rec: CorpusRecord): unknown[] {
-  const out: unknown[] = [];
-  for (const m of rec.payload.request.messages as Any[]) {
-    if (m.role === "system" || m.role === "developer") out.push(new SystemMessage({ content: m.content }).contentBlocks);
-    else if (m.role === "user") out.push(new HumanMessage({ content: m.content }).contentBlocks);
-    else if (m.role === "tool") out.push(new ToolMessage({ content: m.content, tool_call_id: m.tool_call_id }).contentBlocks);
-    else {
-      const tool_calls = (m.tool_calls ?? []).map((c: Any) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments || "{}"), type: "tool_call" as const }));
-      out.push(new AIMessage({ content: m.content ?? "", tool_calls, response_metadata: { model_provider: "openai" } }).contentBlocks);
-    }
-  }
-  const res = rec.payload.response as Any;
-  for (const ch of res.choices) {
-    const m = ch.message;
-    const tool_calls = (m.tool_calls ?? []).map((c: Any) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments || "{}"), type: "tool_call" as const }));
-    const u = res.usage;
-    const msg = new AIMessage({
-      content: m.content ?? "",
-      tool_calls,
-      additional_kwargs: m.refusal ? { refusal: m.refusal } : {},
-      response_metadata: { model_provider: "openai", model_name: res.model, finish_reason: ch.finish_reason },
-      usage_metadata: { input_tokens: u.prompt_tokens, output_tokens: u.completion_tokens, total_tokens: u.total_tokens, input_token_details: { cache_read: u.prompt_tokens_details?.cached_tokens }, output_token_details: { reasoning: u.completion_tokens_details?.reasoning_tokens } },
-    });
-    out.push(msg.contentBlocks);
-  }
-  return out;
-}
-
-function lcAnthropic(rec: CorpusRecord): unknown[] {
-  const req = rec.payload.request as Any;
-  const out: unknown[] = [new SystemMessage({ content: req.system }).contentBlocks];
-  for (const m of req.messages as Any[]) {
-    if (m.role === "user") {
-      if (Array.isArray(m.content) && m.content[0]?.type === "tool_result") {
-        for (const b of m.content) out.push(new ToolMessage({ content: b.content, tool_call_id: b.tool_use_id }).contentBlocks);
-      } else out.push(new HumanMessage({ content: m.content }).contentBlocks);
-    } else {
-      const tool_calls = (Array.isArray(m.content) ? m.content : []).filter((b: Any) => b.type === "tool_use").map((b: Any) => ({ id: b.id, name: b.name, args: b.input, type: "tool_call" as const }));
-      out.push(new AIMessage({ content: m.content, tool_calls, response_metadata: { model_provider: "anthropic" } }).contentBlocks);
-    }
-  }
-  const res = rec.payload.response as Any;
-  const u = res.usage;
-  const tool_calls = res.content.filter((b: Any) => b.type === "tool_use").map((b: Any) => ({ id: b.id, name: b.name, args: b.input, type: "tool_call" as const }));
-  const input = u.input_tokens + (u.cache_read_input_tokens ?? 0) + (u.cache_creation_input_tokens ?? 0);
-  out.push(
-    new AIMessage({
-      content: res.content,
-      tool_calls,
-      response_metadata: { model_provider: "anthropic", model_name: res.model, stop_reason: res.stop_reason },
-      usage_metadata: { input_tokens: input, output_tokens: u.output_tokens, total_tokens: input + u.output_tokens, input_token_details: { cache_read: u.cache_read_input_tokens, cache_creation: u.cache_creation_input_tokens } },
-    }).contentBlocks,
-  );
-  return out;
-}
+const N = arg("records", 1000);
+const ROUNDS = arg("rounds", 3);
+const PASSES = arg("passes", 15);
 
 // --- timing -------------------------------------------------------------------------
-let sink = 0; // keeps results alive so nothing is optimised away
-function time(fn: (r: CorpusRecord) => unknown): number {
-  const t0 = process.hrtime.bigint();
-  for (const rec of corpus) {
-    const r = fn(rec);
-    sink += (r as unknown[] | { format?: string }) ? 1 : 0;
-  }
-  const ns = Number(process.hrtime.bigint() - t0);
-  return N / (ns / 1e9);
+// Each (class, variant) is measured in a child process of its own: in one shared heap
+// the peer's allocation left garbage that whichever variant ran next paid for, and
+// the order decided the ratio. Rounds interleave classes and variants; time is the
+// process's CPU time (user + system, GC threads included), which a loaded machine's
+// scheduling does not inflate as it does wall time.
+const AUTO = "tracepipe normalize (auto-detect)";
+const KNOWN = "tracepipe adapter (format known)";
+const PEER = "@langchain/core block translators";
+const variants: Record<string, (r: CorpusRecord) => unknown> = {
+  [AUTO]: (r) => normalize(r.payload),
+  [KNOWN]: (r) => (r.vendor === "openai" ? openaiChat : anthropicMessages).normalize(r.payload),
+  [PEER]: (r) => (r.vendor === "openai" ? lcOpenAI(r) : lcAnthropic(r)),
+};
+
+/**
+ * Child: CPU µs per record of one variant on one class, after warm-up: the median
+ * pass, and the best pass (on a shared machine the least disturbed one is the
+ * closest to the code's own cost).
+ */
+function measure(kind: RecordClass, variant: string): { median: number; best: number } {
+  const corpus = generateCorpus(N, kind);
+  const fn = variants[variant]!;
+  let sink = 0; // keeps results alive so nothing is optimised away
+  const pass = () => {
+    const t0 = process.cpuUsage();
+    for (const rec of corpus) sink += fn(rec) ? 1 : 0;
+    const d = process.cpuUsage(t0);
+    return (d.user + d.system) / corpus.length;
+  };
+  for (let i = 0; i < 3; i++) pass();
+  const xs: number[] = [];
+  for (let i = 0; i < PASSES; i++) xs.push(pass());
+  if (sink < 0) console.log(sink);
+  return { median: median(xs), best: Math.min(...xs) };
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const variants: Record<string, (r: CorpusRecord) => unknown> = {
-  "tracepipe normalize (auto-detect)": (r) => normalize(r.payload),
-  "tracepipe adapter (format known)": (r) => (r.vendor === "openai" ? openaiChat : anthropicMessages).normalize(r.payload),
-  "@langchain/core block translators": (r) => (r.vendor === "openai" ? lcOpenAI(r) : lcAnthropic(r)),
-};
-
-const results: Record<string, number[]> = {};
-for (const k of Object.keys(variants)) results[k] = [];
-// Warm-up: JIT both sides before measuring.
-for (const fn of Object.values(variants)) time(fn);
-for (let round = 0; round < ROUNDS; round++) {
-  // Alternate the order so drift on a noisy machine hits every variant alike.
-  const keys = Object.keys(variants);
-  if (round % 2) keys.reverse();
-  for (const k of keys) results[k]!.push(time(variants[k]!));
+const child = process.argv.indexOf("--child");
+if (child > 0) {
+  console.log(JSON.stringify(measure(process.argv[child + 1] as RecordClass, process.argv[child + 2]!)));
+} else {
+  const self = fileURLToPath(import.meta.url);
+  const results: Record<string, Record<string, number[]>> = {};
+  const bests: Record<string, Record<string, number[]>> = {};
+  for (const k of RECORD_CLASSES) results[k] = Object.fromEntries(Object.keys(variants).map((v) => [v, [] as number[]]));
+  for (const k of RECORD_CLASSES) bests[k] = Object.fromEntries(Object.keys(variants).map((v) => [v, [] as number[]]));
+  const names = Object.keys(variants);
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const k of RECORD_CLASSES) {
+      // Rotate the order so each variant follows each other equally often.
+      for (let j = 0; j < names.length; j++) {
+        const v = names[(round + j) % names.length]!;
+        const out = execFileSync(process.execPath, [...process.execArgv, self, "--child", k, v, "--records", String(N), "--passes", String(PASSES)], { encoding: "utf8" });
+        const m = JSON.parse(out.trim().split("\n").at(-1)!) as { median: number; best: number };
+        results[k]![v]!.push(m.median);
+        bests[k]![v]!.push(m.best);
+      }
+    }
+  }
+  console.log(`normalize benchmark: ${N} records per class (half OpenAI, half Anthropic), ${ROUNDS} rounds x ${PASSES} passes, one process per measurement`);
+  console.log(`CPU µs per record: median pass (median over rounds) / best pass; ratio = peer µs / tracepipe µs`);
+  console.log(`  ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)}`);
+  let worst = Infinity;
+  let worstBest = Infinity;
+  const pair = (a: number, b: number, w: number) => `${a.toFixed(2)} / ${b.toFixed(2)}`.padStart(w);
+  for (const k of RECORD_CLASSES) {
+    const r = results[k]!;
+    const b = bests[k]!;
+    const [a, kn, p] = [median(r[AUTO]!), median(r[KNOWN]!), median(r[PEER]!)];
+    const [ab, knb, pb] = [Math.min(...b[AUTO]!), Math.min(...b[KNOWN]!), Math.min(...b[PEER]!)];
+    worst = Math.min(worst, p / a);
+    worstBest = Math.min(worstBest, pb / ab);
+    console.log(`  ${k.padEnd(8)} ${pair(a, ab, 13)} ${pair(kn, knb, 13)} ${pair(p, pb, 15)}   ${`${(p / a).toFixed(2)}x / ${(pb / ab).toFixed(2)}x`.padStart(16)} ${`${(p / kn).toFixed(2)}x / ${(pb / knb).toFixed(2)}x`.padStart(16)}`);
+  }
+  console.log(`  target: auto-detect >= 3x the peer on every class; worst class ${worst.toFixed(2)}x (median) / ${worstBest.toFixed(2)}x (best)`);
 }
-
-const peer = median(results["@langchain/core block translators"]!);
-console.log(`normalize benchmark: ${N} records (half OpenAI, half Anthropic; multi-turn, tools, images), ${ROUNDS} rounds, medians`);
-for (const [k, xs] of Object.entries(results)) {
-  console.log(`  ${k.padEnd(36)} ${Math.round(median(xs)).toString().padStart(8)} records/s   ratio vs peer ${(median(xs) / peer).toFixed(2)}x`);
-}
-console.log(`  target: tracepipe >= 3x the peer; peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (sink ${sink})`);

@@ -2,8 +2,9 @@
  * normalize(payload, {format}) -> DESIGN.md's output record, or NormalizeError.
  *
  * `auto` asks every adapter's `detect`. Resolution, never a guess:
- * 1. a payload that is native to the letter (content as native blocks) stays
- *    native, whatever its model name: a vendor adapter could only lose blocks;
+ * 1. a payload with nothing but native fields whose content is native blocks
+ *    stays native (DESIGN: any vendor-only field, `model` included, makes a
+ *    vendor record, which the native adapter never claims);
  * 2. otherwise exactly one vendor claim wins (it also knows the provider);
  * 3. otherwise a native claim (string shorthand content, reply shapes) wins;
  * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.
@@ -27,10 +28,17 @@ function describePayload(p: unknown): string {
 }
 
 export function detectFormat(payload: unknown): string {
-  const claims = detectionScope(() => ADAPTERS.filter((a) => a.detect(payload) !== null).map((a) => a.name));
-  const nativeClaim = claims.includes("native");
+  // A plain loop: detection runs on every record, and the claims are few.
+  let nativeClaim = false;
+  const vendors: string[] = [];
+  detectionScope(() => {
+    for (const a of ADAPTERS) {
+      if (a.detect(payload) === null) continue;
+      if (a.name === "native") nativeClaim = true;
+      else vendors.push(a.name);
+    }
+  });
   if (nativeClaim && isStrictlyNative(payload)) return "native";
-  const vendors = claims.filter((c) => c !== "native");
   if (vendors.length === 1) return vendors[0]!;
   if (vendors.length === 0 && nativeClaim) return "native";
   if (vendors.length === 0) {

@@ -1,7 +1,8 @@
 /** Anthropic content blocks -> native content blocks (DESIGN "Mapping decisions"). */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
+import type { Unmapped } from "../common/content.js";
 
 function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
   if (extras && Object.keys(extras).length) (block as { extras?: Obj }).extras = extras;
@@ -19,9 +20,9 @@ const K_SERVER_RESULT = new Set(["type", "tool_use_id", "content"]);
 
 /**
  * A media source -> one native source. `text` documents become base64 of their
- * UTF-8 text with the given media type, and `content` documents base64 of their
- * JSON blocks (application/json); `extras.source_type` records which, so the
- * original is recoverable and the block still has exactly one source.
+ * UTF-8 text with the given media type (`extras.source_type: "text"`), so the
+ * block still has exactly one source. (`content` documents are not media: see
+ * documentContent.)
  */
 function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
   const src = expectObj(b.source, loc, "source");
@@ -41,14 +42,35 @@ function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
       const mime = typeof src.media_type === "string" ? src.media_type : "text/plain";
       return withExtras({ type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text" });
     }
-    case "content": {
-      const content = expectArray(src.content, loc, "source", "content");
-      const json = JSON.stringify(content);
-      return withExtras({ type: kind, base64: Buffer.from(json, "utf8").toString("base64"), mime_type: "application/json" }, { ...extras, source_type: "content" });
-    }
     default:
       return fail([...loc, "source", "type"], `unsupported source type ${JSON.stringify(src.type)}; expected base64, url, file, text or content`, "unsupported_source");
   }
+}
+
+const K_DOCUMENT = new Set(["type", "source"]);
+
+/**
+ * A `document` whose source is `content` (text and image blocks the caller
+ * wrote) is what the model reads: its blocks stay readable, one native block
+ * each, and each carries the document's own fields (title, context, citations)
+ * in `extras.document`, with `extras.document_part` its position inside it.
+ */
+function documentContent(b: Obj, loc: Loc): ContentBlock[] | undefined {
+  const src = b.source as Obj;
+  const doc: Obj = { ...leftovers(b, K_DOCUMENT), ...leftovers(src, new Set(["type", "content"])) };
+  const inner = typeof src.content === "string" ? [{ type: "text", text: src.content }] : expectArray(src.content, loc, "source", "content");
+  const out: ContentBlock[] = [];
+  for (let k = 0; k < inner.length; k++) {
+    const iloc = [...loc, "source", "content", k];
+    const ib = expectObj(inner[k], iloc);
+    let block: ContentBlock;
+    if (ib.type === "text") block = withExtras({ type: "text", text: expectString(ib.text, iloc, "text") }, leftovers(ib, K_TEXT));
+    else if (ib.type === "image") block = mediaBlock("image", ib, iloc);
+    else return undefined; // a block type we do not know: the whole document is kept unmapped
+    block.extras = { ...block.extras, document: doc, document_part: k };
+    out.push(block);
+  }
+  return out;
 }
 
 function citations(b: Obj, loc: Loc): Obj[] | undefined {
@@ -70,9 +92,20 @@ function toolUse(b: Obj, loc: Loc): { id: string; name: string; args: Obj; extra
   return { id, name, args: parsed.args, extras: { ...leftovers(b, K_TOOL_USE), ...parsed.extras } };
 }
 
-/** Every block except `tool_result`, which becomes a message of its own (see request.ts). */
-export function blockToNative(block: unknown, loc: Loc): ContentBlock {
+/**
+ * One block -> native blocks (a content document gives one per inner block);
+ * undefined for a type this adapter does not know, which the caller keeps in
+ * `extras.unmapped_content` (DESIGN). `tool_result` is the caller's: it becomes a
+ * message of its own (see request.ts).
+ */
+export function blockToNative(block: unknown, loc: Loc): ContentBlock[] | undefined {
   const b = expectObj(block, loc);
+  if (b.type === "document" && isObj(b.source) && b.source.type === "content") return documentContent(b, loc);
+  const one = singleBlock(b, loc);
+  return one ? [one] : undefined;
+}
+
+function singleBlock(b: Obj, loc: Loc): ContentBlock | undefined {
   const type = b.type;
   switch (type) {
     case "text": {
@@ -119,15 +152,26 @@ export function blockToNative(block: unknown, loc: Loc): ContentBlock {
         const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: resultStatus(b.content), output: b.content };
         return withExtras(out, { vendor_type: type, ...leftovers(b, K_SERVER_RESULT) });
       }
-      return fail([...loc, "type"], `unsupported content block type ${JSON.stringify(type)}`, "unsupported_block");
+      return undefined;
   }
 }
 
-/** `content`: a string or an array of blocks (tool_result excluded by the caller). */
-export function contentToNative(content: unknown, loc: Loc): ContentBlock[] {
+/** One block appended to `out`, or kept in `unmapped` (with its index) when its type is unknown. */
+export function pushBlock(block: unknown, loc: Loc, index: number, out: ContentBlock[], unmapped: Unmapped[]): void {
+  const blocks = blockToNative(block, loc);
+  if (!blocks) unmapped.push({ index, part: block });
+  else for (const b of blocks) out.push(b);
+}
+
+/**
+ * `content` (at `parent` + `key`): a string or an array of blocks (tool_result
+ * excluded by the caller). The location is built only for arrays and errors.
+ */
+export function contentToNative(content: unknown, parent: Loc, key: Key, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
+  const loc = [...parent, key];
   if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
-  const out: ContentBlock[] = new Array(content.length);
-  for (let i = 0; i < content.length; i++) out[i] = blockToNative(content[i], [...loc, i]);
+  const out: ContentBlock[] = [];
+  for (let i = 0; i < content.length; i++) pushBlock(content[i], [...loc, i], i, out, unmapped);
   return out;
 }

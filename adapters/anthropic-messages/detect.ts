@@ -1,7 +1,8 @@
 /** Structural recognition of Anthropic Messages payloads. Never throws. */
 import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
-import { looksLikeChatRequest, requestEvidence } from "../common/markers.js";
+import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
+import { replyMessage } from "../common/reply.js";
 
 const EVENT_TYPES = new Set([
   "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error",
@@ -11,16 +12,28 @@ function isResponse(v: unknown): boolean {
   return isObj(v) && v.type === "message" && v.role === "assistant" && Array.isArray(v.content);
 }
 
+/** SPEC §2.6's other reply shapes holding an Anthropic message (tool_use, thinking, ... blocks). */
+function isReply(v: unknown): boolean {
+  const m = replyMessage(v);
+  if (!m) return false;
+  const ev = replyEvidence(m);
+  return ev.anthropic && !ev.openai;
+}
+
 function isRequest(v: unknown): boolean {
   if (!looksLikeChatRequest(v)) return false;
   const ev = requestEvidence(v);
   return ev.anthropic && !ev.openai;
 }
 
+/** The first few events identify a stream; normalizing it checks every event. */
+const STREAM_PROBE = 4;
 function isStream(v: unknown[]): boolean {
   if (v.length === 0) return false;
   let sawMessageEvent = false;
-  for (const e of v) {
+  const n = Math.min(v.length, STREAM_PROBE);
+  for (let i = 0; i < n; i++) {
+    const e = v[i];
     if (!isObj(e) || typeof e.type !== "string" || !EVENT_TYPES.has(e.type)) return false;
     if (e.type !== "ping" && e.type !== "error") sawMessageEvent = true;
   }
@@ -29,7 +42,10 @@ function isStream(v: unknown[]): boolean {
 
 export function detect(payload: unknown): PayloadKind | null {
   try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
+    if (Array.isArray(payload)) {
+      if (payload.length === 2 && typeof payload[0] === "string") return isReply(payload) ? "response" : null;
+      return isStream(payload) ? "stream" : null;
+    }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {
       const { request, response } = payload;
@@ -40,12 +56,12 @@ export function detect(payload: unknown): PayloadKind | null {
         // A plain request is fine when the response settles the vendor.
         if (!(looksLikeChatRequest(request) && !requestEvidence(request).openai && hasRes)) return null;
       }
-      if (hasRes && !(isResponse(response) || (Array.isArray(response) && isStream(response)))) return null;
+      if (hasRes && !(isResponse(response) || isReply(response) || (Array.isArray(response) && isStream(response)))) return null;
       return "pair";
     }
     if (isResponse(payload)) return "response";
     if (isRequest(payload)) return "request";
-    return null;
+    return isReply(payload) ? "response" : null;
   } catch {
     return null;
   }

@@ -2,25 +2,35 @@
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
-import { blockToNative, contentToNative } from "./blocks.js";
+import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { contentToNative, pushBlock } from "./blocks.js";
 
 const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["type", "tool_use_id", "content", "is_error"]);
 
+function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
+  const msg: Message = { role, content };
+  const ex = withUnmapped(extras, unmapped);
+  if (ex) msg.extras = ex;
+  return msg;
+}
+
 function systemMessage(system: unknown): Message | undefined {
   if (system === undefined || system === null) return undefined;
   if (typeof system === "string") return { role: "system", content: [{ type: "text", text: system }] };
-  return { role: "system", content: contentToNative(system, ["system"]) };
+  const unmapped: Unmapped[] = [];
+  return message("system", contentToNative(system, [], "system", unmapped), undefined, unmapped);
 }
 
 /** DESIGN: each tool_result becomes its own `tool` message; `is_error` -> extras.is_error. */
 function toolResultMessage(b: Obj, loc: Loc): Message {
   const id = expectString(b.tool_use_id, loc, "tool_use_id");
-  const content = b.content === undefined || b.content === null ? [] : contentToNative(b.content, [...loc, "content"]);
-  const msg: Message = { role: "tool", content, tool_call_id: id };
+  const unmapped: Unmapped[] = [];
+  const content = b.content === undefined || b.content === null ? [] : contentToNative(b.content, loc, "content", unmapped);
   const extras: Obj = { ...leftovers(b, K_TOOL_RESULT) };
   if (b.is_error !== undefined) extras.is_error = b.is_error;
-  if (Object.keys(extras).length) msg.extras = extras;
+  const msg = message("tool", content, Object.keys(extras).length ? extras : undefined, unmapped);
+  msg.tool_call_id = id;
   return msg;
 }
 
@@ -32,18 +42,17 @@ function toolResultMessage(b: Obj, loc: Loc): Message {
 function userTurn(m: Obj, loc: Loc, out: Message[]): void {
   const extras = leftovers(m, K_MSG);
   if (!Array.isArray(m.content)) {
-    const msg: Message = { role: "user", content: contentToNative(m.content, [...loc, "content"]) };
-    if (extras) msg.extras = extras;
-    out.push(msg);
+    const unmapped: Unmapped[] = [];
+    out.push(message("user", contentToNative(m.content, loc, "content", unmapped), extras, unmapped));
     return;
   }
-  let pending: ContentBlock[] | undefined;
+  let pending: ContentBlock[] = [];
+  let unmapped: Unmapped[] = [];
   const flush = () => {
-    if (!pending) return;
-    const msg: Message = { role: "user", content: pending };
-    if (extras) msg.extras = extras;
-    out.push(msg);
-    pending = undefined;
+    if (pending.length === 0 && unmapped.length === 0) return;
+    out.push(message("user", pending, extras, unmapped));
+    pending = [];
+    unmapped = [];
   };
   const blocks = m.content;
   for (let j = 0; j < blocks.length; j++) {
@@ -53,14 +62,20 @@ function userTurn(m: Obj, loc: Loc, out: Message[]): void {
       flush();
       out.push(toolResultMessage(b, bloc));
     } else {
-      (pending ??= []).push(blockToNative(b, bloc));
+      pushBlock(b, bloc, j, pending, unmapped);
     }
   }
   flush();
-  if (blocks.length === 0) out.push(extras ? { role: "user", content: [], extras } : { role: "user", content: [] });
+  if (blocks.length === 0) out.push(message("user", [], extras, []));
 }
 
+/** Request messages (and the system prompt) -> native messages. */
 export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
+  return markOrphans(normalizeTurns(raw, system));
+}
+
+/** normalizeMessages without the orphan check: for callers that read a conversation a turn at a time. */
+export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
   const list = expectArray(raw, ["messages"]);
   const out: Message[] = [];
   const sys = systemMessage(system);
@@ -70,10 +85,8 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
     const m = expectObj(list[i], loc);
     if (m.role === "user") userTurn(m, loc, out);
     else if (m.role === "assistant") {
-      const msg: Message = { role: "assistant", content: contentToNative(m.content, [...loc, "content"]) };
-      const extras = leftovers(m, K_MSG);
-      if (extras) msg.extras = extras;
-      out.push(msg);
+      const unmapped: Unmapped[] = [];
+      out.push(message("assistant", contentToNative(m.content, loc, "content", unmapped), leftovers(m, K_MSG), unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
   return out;

@@ -37,11 +37,11 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
     switch (event.type) {
       case "message_start": {
         const m = event.message;
-        if (isObj(m)) {
-          this.message = m;
-          if (isObj(m.usage)) this.usage = { ...m.usage };
-          if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) this.blocks.push({ start: b });
-        }
+        // The start carries the message (id, model, usage); without it the reply is not a reply.
+        if (!isObj(m)) fail([ei, "message"], `expected an object, got ${describe(m)}`, "object_type");
+        this.message = m;
+        if (isObj(m.usage)) this.usage = { ...m.usage };
+        if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) this.blocks.push({ start: b });
         break;
       }
       case "content_block_start": {

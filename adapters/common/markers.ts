@@ -13,6 +13,11 @@ export interface Evidence {
   anthropic: boolean;
 }
 
+/** A request body's evidence, and whether it is chat-shaped at all (messages of role-bearing objects). */
+interface RequestEvidence extends Evidence {
+  chat: boolean;
+}
+
 const OPENAI_REQUEST_KEYS = new Set([
   "max_completion_tokens", "n", "response_format", "frequency_penalty", "presence_penalty", "logprobs",
   "top_logprobs", "seed", "stream_options", "modalities", "audio", "reasoning_effort", "parallel_tool_calls",
@@ -51,13 +56,28 @@ function blockEvidence(block: unknown, ev: Evidence): void {
   else if (t === "text" && Array.isArray(block.citations)) ev.anthropic = true;
 }
 
+const OPENAI_MESSAGE_KEYS = new Set<string>(OPENAI_MESSAGE_KEYS_LIST);
+
+// Detection runs on every record: one pass over the message's own keys (usually
+// just role and content) instead of probing each marker key with `in`.
 function messageEvidence(msg: unknown, ev: Evidence): void {
   if (!isObj(msg)) return;
-  if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
-  for (const k of OPENAI_MESSAGE_KEYS_LIST) if (k in msg) ev.openai = true;
-  const content = msg.content;
-  if (Array.isArray(content)) for (const b of content) blockEvidence(b, ev);
-  else if (content === null) ev.openai = true; // Anthropic content is never null
+  for (const k in msg) {
+    if (k === "content") {
+      const content = msg.content;
+      if (Array.isArray(content)) for (let i = 0; i < content.length; i++) blockEvidence(content[i], ev);
+      else if (content === null) ev.openai = true; // Anthropic content is never null
+    } else if (k === "role") {
+      if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
+    } else if (OPENAI_MESSAGE_KEYS.has(k)) ev.openai = true;
+  }
+}
+
+/** Evidence from one message alone: a reply in one of SPEC §2.6's shapes (see reply.ts). */
+export function replyEvidence(msg: Obj): Evidence {
+  const ev: Evidence = { openai: false, anthropic: false };
+  messageEvidence(msg, ev);
+  return ev;
 }
 
 function toolsEvidence(tools: unknown, ev: Evidence): void {
@@ -70,13 +90,14 @@ function toolsEvidence(tools: unknown, ev: Evidence): void {
 }
 
 // Both vendor adapters ask about the same body during one auto-detection. Inside
-// `detectionScope` the scan is done once; outside it every call scans afresh, so
-// nothing is remembered across payloads (no stale answers, no retained memory).
-let scope: WeakMap<Obj, Evidence> | undefined;
+// `detectionScope` the scan is done once (one slot: a record holds one request
+// body); outside it every call scans afresh, so nothing is remembered across
+// payloads (no stale answers, no retained memory).
+let scope: { body?: Obj; ev?: RequestEvidence } | undefined;
 
 export function detectionScope<T>(fn: () => T): T {
   const outer = scope;
-  scope = new WeakMap();
+  scope = {};
   try {
     return fn();
   } finally {
@@ -85,18 +106,17 @@ export function detectionScope<T>(fn: () => T): T {
 }
 
 /** Evidence from a request body `{model, messages, ...}`. */
-export function requestEvidence(body: Obj): Evidence {
+export function requestEvidence(body: Obj): RequestEvidence {
   if (!scope) return scanRequest(body);
-  let ev = scope.get(body);
-  if (!ev) {
-    ev = scanRequest(body);
-    scope.set(body, ev);
+  if (scope.body !== body || !scope.ev) {
+    scope.body = body;
+    scope.ev = scanRequest(body);
   }
-  return ev;
+  return scope.ev;
 }
 
-function scanRequest(body: Obj): Evidence {
-  const ev: Evidence = { openai: false, anthropic: false };
+function scanRequest(body: Obj): RequestEvidence {
+  const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
   for (const k in body) {
     if (OPENAI_REQUEST_KEYS.has(k)) ev.openai = true;
     else if (ANTHROPIC_REQUEST_KEYS.has(k)) ev.anthropic = true;
@@ -105,7 +125,16 @@ function scanRequest(body: Obj): Evidence {
   else if (isObj(body.tool_choice) && (body.tool_choice.type === "auto" || body.tool_choice.type === "any" || body.tool_choice.type === "tool")) ev.anthropic = true;
   toolsEvidence(body.tools, ev);
   const msgs = body.messages;
-  if (Array.isArray(msgs)) for (const m of msgs) messageEvidence(m, ev);
+  if (Array.isArray(msgs)) {
+    // One pass: the markers, and (over the first 64) that every message is a role-bearing object.
+    let chat = true;
+    for (let i = 0; i < msgs.length; i++) {
+      const m = msgs[i];
+      if (i < 64 && !(isObj(m) && typeof m.role === "string")) chat = false;
+      messageEvidence(m, ev);
+    }
+    ev.chat = chat;
+  }
   if (!ev.openai && !ev.anthropic) {
     const hint = modelHint(body.model);
     ev.openai = hint.openai;
@@ -116,11 +145,5 @@ function scanRequest(body: Obj): Evidence {
 
 /** True for an object that looks like a chat request at all: a `messages` array of role-bearing objects. */
 export function looksLikeChatRequest(body: unknown): body is Obj {
-  if (!isObj(body) || !Array.isArray(body.messages)) return false;
-  const msgs = body.messages;
-  for (let i = 0; i < msgs.length && i < 64; i++) {
-    const m = msgs[i];
-    if (!isObj(m) || typeof m.role !== "string") return false;
-  }
-  return true;
+  return isObj(body) && Array.isArray(body.messages) && requestEvidence(body).chat;
 }

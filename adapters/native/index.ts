@@ -10,7 +10,22 @@ import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseRes
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import { Message as MessageSchema, UsageMetadata as UsageSchema } from "../../src/format/schema.js";
 import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
+import { markOrphans } from "../common/content.js";
+import { validate } from "../../src/format/validate.js";
 import { NormalizeError, zodIssues } from "../../src/errors.js";
+
+/**
+ * The schema alone does not hold the cross-field rules (tool-call links, one
+ * media source); `normalize` never emits what `validate` rejects, so a native
+ * record is checked whole. A tool result whose call was trimmed away is an
+ * orphan, as in every adapter (DESIGN).
+ */
+function checked(messages: Message[], where: (i: number) => Loc): Message[] {
+  markOrphans(messages);
+  const issues = validate(messages);
+  if (issues.length) throw new NormalizeError(issues.map((i) => ({ ...i, loc: [...where(i.loc[0] as number), ...i.loc.slice(1)] })));
+  return messages;
+}
 
 export const FORMAT = "native";
 const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
@@ -68,14 +83,25 @@ function looksNative(m: unknown): boolean {
   return true;
 }
 
-function isNativeContent(c: unknown): boolean {
-  return typeof c === "string" || (Array.isArray(c) && c.every((b) => isObj(b) && typeof b.type === "string"));
+/**
+ * DESIGN: a record is native only if it has nothing but native fields. Any other
+ * top-level field (`model`, `system`, `max_tokens`, sampling parameters, ...)
+ * makes it a vendor record, whose adapter knows the provider and the system prompt.
+ */
+const REQUEST_KEYS = new Set(["messages"]);
+const CHOICES_KEYS = new Set(["choices", "usage_metadata"]);
+const ENVELOPE_KEYS = new Set(["message", "usage_metadata"]);
+const CHOICE_KEYS = new Set(["message"]);
+
+function onlyKeys(o: Obj, allowed: ReadonlySet<string>): boolean {
+  for (const k in o) if (!allowed.has(k)) return false;
+  return true;
 }
 
 export function detect(payload: unknown): PayloadKind | null {
   try {
     if (Array.isArray(payload)) {
-      return payload.length === 2 && typeof payload[0] === "string" && ROLES.has(payload[0]) && isNativeContent(payload[1]) ? "response" : null;
+      return payload.length === 2 && typeof payload[0] === "string" && looksNative({ role: payload[0], content: payload[1] }) ? "response" : null;
     }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {
@@ -85,14 +111,13 @@ export function detect(payload: unknown): PayloadKind | null {
       const okReq = payload.request === undefined || payload.request === null || detect(payload.request) === "request";
       return okReq ? "pair" : null;
     }
-    if (Array.isArray(payload.messages)) return payload.messages.every(looksNative) ? "request" : null;
+    if (Array.isArray(payload.messages)) return onlyKeys(payload, REQUEST_KEYS) && payload.messages.every(looksNative) ? "request" : null;
     if (Array.isArray(payload.choices)) {
       const c = payload.choices;
-      if (!("usage_metadata" in payload) && payload.object === "chat.completion") return null;
-      return c.length > 0 && c.every((x) => isObj(x) && looksNative(x.message)) && ("usage_metadata" in payload || !("usage" in payload)) ? "response" : null;
+      return onlyKeys(payload, CHOICES_KEYS) && c.length > 0 && c.every((x) => isObj(x) && onlyKeys(x, CHOICE_KEYS) && looksNative(x.message)) ? "response" : null;
     }
-    if (isMessageLike(payload.message)) return isNativeContent(payload.message.content) && ROLES.has(payload.message.role as string) ? "response" : null;
-    if (isMessageLike(payload)) return isNativeContent(payload.content) && ROLES.has(payload.role as string) ? "response" : null;
+    if (isMessageLike(payload.message)) return onlyKeys(payload, ENVELOPE_KEYS) && looksNative(payload.message) ? "response" : null;
+    if (isMessageLike(payload)) return looksNative(payload) ? "response" : null;
     return null;
   } catch {
     return null;
@@ -110,8 +135,9 @@ export function isStrictlyNative(payload: unknown): boolean {
     const s = payload.response;
     return (r === undefined || r === null || isStrictlyNative(r)) && (s === undefined || s === null || isStrictlyNative(s)) && (r != null || s != null);
   }
-  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => looksNative(m) && typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
-  if (isObj(payload) && Array.isArray(payload.choices)) return payload.choices.length > 0 && payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
+  if (detect(payload) === null) return false;
+  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
+  if (isObj(payload) && Array.isArray(payload.choices)) return payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
   if (isObj(payload) && isObj(payload.message)) return MessageSchema.safeParse(payload.message).success;
   return false;
 }
@@ -119,7 +145,7 @@ export function isStrictlyNative(payload: unknown): boolean {
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const list = expectArray(body.messages, ["messages"]);
-  const messages = list.map((m, i) => toMessage(m, ["messages", i]));
+  const messages = checked(list.map((m, i) => toMessage(m, ["messages", i])), (i) => ["messages", i]);
   const invocation_params: Obj = {};
   for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
   const result: RequestResult = { messages, invocation_params };
@@ -148,6 +174,8 @@ export function normalizeResponse(response: unknown): ResponseResult {
       return fail([], "expected a native reply: {choices:[{message}]}, {message}, {role, content} or [role, content]", "unknown_payload");
     }
   }
+  const shape = Array.isArray(response) ? "pair" : isObj(response) && Array.isArray(response.choices) ? "choices" : isObj(response) && response.message !== undefined ? "message" : "bare";
+  checked(messages, (i) => (shape === "choices" ? ["choices", i, "message"] : shape === "message" ? ["message"] : []));
   const first = messages[0];
   usage ??= first?.usage_metadata;
   if (first && usage && !first.usage_metadata) first.usage_metadata = usage;

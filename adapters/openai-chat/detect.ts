@@ -1,7 +1,8 @@
 /** Structural recognition of OpenAI chat-completions payloads. Never throws. */
 import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
-import { looksLikeChatRequest, requestEvidence } from "../common/markers.js";
+import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
+import { replyMessage } from "../common/reply.js";
 
 function isResponse(v: unknown): boolean {
   if (!isObj(v)) return false;
@@ -9,7 +10,16 @@ function isResponse(v: unknown): boolean {
   // SPEC §2.6's native reply shape `{choices:[{message}], usage_metadata}` belongs to the native adapter.
   if ("usage_metadata" in v && !("usage" in v)) return false;
   const c = v.choices;
-  return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].message);
+  // Without the `object` marker, an Anthropic message inside `{choices}` is Anthropic's.
+  return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].message) && !replyEvidence(c[0].message).anthropic;
+}
+
+/** SPEC §2.6's `{message}`, bare `{role, content}` and `[role, content]` replies holding an OpenAI message. */
+function isReply(v: unknown): boolean {
+  const m = replyMessage(v);
+  if (!m) return false;
+  const ev = replyEvidence(m);
+  return ev.openai && !ev.anthropic;
 }
 
 function isChunk(v: unknown): boolean {
@@ -17,6 +27,28 @@ function isChunk(v: unknown): boolean {
   if (v.object === "chat.completion.chunk") return true;
   const c = v.choices;
   return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].delta);
+}
+
+/**
+ * A stream: chunks (usage-only chunks have empty choices, so one real chunk is
+ * looked for). The first few elements identify the format; normalizing the
+ * stream checks every chunk and names a bad one by its position.
+ */
+const STREAM_PROBE = 4;
+function isStream(v: unknown[]): boolean {
+  if (v.length === 0) return false;
+  let sawChunk = false;
+  let allMarked = true;
+  const n = Math.min(v.length, STREAM_PROBE);
+  for (let i = 0; i < n; i++) {
+    const c = v[i];
+    if (!isObj(c)) return false;
+    const marked = c.object === "chat.completion.chunk";
+    if (isChunk(c)) sawChunk = true;
+    else if (!(marked || (Array.isArray(c.choices) && c.choices.length === 0))) return false;
+    allMarked &&= marked;
+  }
+  return sawChunk || allMarked;
 }
 
 function isRequest(v: unknown): boolean {
@@ -28,27 +60,22 @@ function isRequest(v: unknown): boolean {
 export function detect(payload: unknown): PayloadKind | null {
   try {
     if (Array.isArray(payload)) {
-      // A stream: every element a chunk (usage-only chunks have empty choices, so look for one real chunk).
-      if (payload.length === 0) return null;
-      let sawChunk = false;
-      for (const c of payload) {
-        if (!isObj(c)) return null;
-        if (isChunk(c)) sawChunk = true;
-        else if (!(c.object === "chat.completion.chunk" || (Array.isArray(c.choices) && c.choices.length === 0))) return null;
-      }
-      return sawChunk || payload.every((c) => isObj(c) && c.object === "chat.completion.chunk") ? "stream" : null;
+      if (payload.length === 2 && typeof payload[0] === "string") return isReply(payload) ? "response" : null;
+      return isStream(payload) ? "stream" : null;
     }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {
       const { request, response } = payload;
-      const reqOk = request === undefined || request === null || isRequest(request);
-      const resOk = response === undefined || response === null || isResponse(response) || (Array.isArray(response) && detect(response) === "stream");
+      const resOk = response === undefined || response === null || isResponse(response) || isReply(response) || (Array.isArray(response) && isStream(response));
+      // A plain request is fine when the response settles the vendor (as for Anthropic).
+      const hasRes = response !== undefined && response !== null;
+      const reqOk = request === undefined || request === null || isRequest(request) || (hasRes && resOk && looksLikeChatRequest(request) && !requestEvidence(request).anthropic);
       const any = (request !== undefined && request !== null) || (response !== undefined && response !== null);
       return any && reqOk && resOk ? "pair" : null;
     }
     if (isResponse(payload)) return "response";
     if (isRequest(payload)) return "request";
-    return null;
+    return isReply(payload) ? "response" : null;
   } catch {
     return null;
   }

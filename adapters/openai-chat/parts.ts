@@ -1,7 +1,8 @@
 /** OpenAI content parts -> native content blocks. */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseDataUrl } from "../common/dataurl.js";
-import { describe, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
+import type { Unmapped } from "../common/content.js";
 
 const AUDIO_MIME: Record<string, string> = { wav: "audio/wav", mp3: "audio/mpeg", flac: "audio/flac", opus: "audio/opus", pcm16: "audio/pcm", aac: "audio/aac", ogg: "audio/ogg" };
 const EXT_MIME: Record<string, string> = {
@@ -54,8 +55,8 @@ export function textBlock(text: string): ContentBlock {
   return { type: "text", text };
 }
 
-/** One content part of a message (any role). */
-export function partToBlock(part: unknown, loc: Loc): ContentBlock {
+/** One content part of a message (any role); undefined for a part type this adapter does not know. */
+export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
   if (typeof part === "string") return textBlock(part); // some compatible servers send bare strings
   const p = expectObj(part, loc);
   const type = p.type;
@@ -108,17 +109,27 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock {
       return withExtras({ type: "text", text }, merge({ refusal: true }, leftovers(p, K_REFUSAL)));
     }
     default:
-      return fail([...loc, "type"], `unsupported content part type ${JSON.stringify(type)}; expected text, image_url, input_audio, file or refusal`, "unsupported_part");
+      // DESIGN: an unknown part never rejects the record; the caller keeps it in extras.unmapped_content.
+      return undefined;
   }
 }
 
-/** `content`: a string, null, or an array of parts. */
-export function contentToBlocks(content: unknown, loc: Loc): ContentBlock[] {
-  if (content === undefined || content === null) return [];
+/**
+ * `content` (at `parent` + `key`): a string, null, or an array of parts. Parts of
+ * unknown types go to `unmapped`. The location is built only when needed:
+ * nearly every message has string content, and this runs for each one.
+ */
+export function contentToBlocks(content: unknown, parent: Loc, key: Key, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [textBlock(content)];
+  if (content === undefined || content === null) return [];
+  const loc = [...parent, key];
   if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content parts, got ${describe(content)}`, "content_type");
-  const out: ContentBlock[] = new Array(content.length);
-  for (let i = 0; i < content.length; i++) out[i] = partToBlock(content[i], [...loc, i]);
+  const out: ContentBlock[] = [];
+  for (let i = 0; i < content.length; i++) {
+    const b = partToBlock(content[i], [...loc, i]);
+    if (b) out.push(b);
+    else unmapped.push({ index: i, part: content[i] });
+  }
   return out;
 }
 

@@ -1,56 +1,97 @@
-/** OpenAI chat.completion response -> one assistant message per choice, usage on the first. */
-import type { ResponseResult } from "../types.js";
+/**
+ * OpenAI chat.completion response -> one assistant message per choice, usage on
+ * the first. SPEC §2.6's other reply shapes carry the same assistant message:
+ * `{message}`, a bare `{role, content, tool_calls, ...}` and `[role, content]`.
+ */
+import type { ResponseContext, ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantBlocks } from "./request.js";
+import { requestAudioFormat } from "./audio.js";
 import { normalizeUsage } from "./usage.js";
 
 const K_RESPONSE = new Set(["choices", "usage", "model"]);
+const K_ENVELOPE = new Set(["message", "usage", "model"]);
 const K_CHOICE = new Set(["message", "index", "finish_reason", "logprobs"]);
 const K_RESP_MSG = new Set(["role", "content", "refusal", "tool_calls", "function_call", "audio", "annotations", "reasoning_content"]);
+const K_BARE = new Set([...K_RESP_MSG, "usage", "model"]);
 
 /** Attach the message's `annotations` (url_citation, ...) to its text blocks. */
-function attachAnnotations(blocks: ContentBlock[], annotations: unknown, loc: Loc): void {
+export function attachAnnotations(blocks: ContentBlock[], annotations: unknown, loc: Loc): void {
   if (annotations === undefined || annotations === null) return;
   const list = expectArray(annotations, loc);
   if (list.length === 0) return;
   const anns = list.map((a, i) => expectObj(a, loc, i));
-  const text = blocks.find((b) => b.type === "text" && !(b.extras && b.extras.refusal));
+  const text = blocks.find((b) => b.type === "text" && !(b.extras && (b.extras.refusal || b.extras.audio_transcript)));
   if (text && text.type === "text") text.annotations = anns;
   else blocks.push({ type: "text", text: "", annotations: anns });
 }
 
-export function choiceToMessage(choice: unknown, loc: Loc, many: boolean): Message {
-  const c = expectObj(choice, loc);
-  const m = expectObj(c.message, loc, "message");
-  const content = assistantBlocks(m, [...loc, "message"], 0);
-  attachAnnotations(content, m.annotations, [...loc, "message", "annotations"]);
+/** One reply message (role assistant) -> the native message; `extras` are the envelope's leftovers. */
+function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat: string | undefined): Message {
+  if (m.role !== undefined && m.role !== null && m.role !== "assistant") fail([...loc, "role"], `a reply message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
+  const unmapped: Unmapped[] = [];
+  const content = assistantBlocks(m, loc, 0, unmapped, audioFormat);
+  attachAnnotations(content, m.annotations, [...loc, "annotations"]);
   const msg: Message = { role: "assistant", content };
-  let extras: Obj | undefined = { ...leftovers(m, K_RESP_MSG), ...leftovers(c, K_CHOICE) };
-  if (c.finish_reason !== undefined && c.finish_reason !== null) extras.finish_reason = c.finish_reason;
-  if (many && c.index !== undefined) extras.choice_index = c.index;
-  if (c.logprobs !== undefined && c.logprobs !== null) extras.logprobs = c.logprobs;
-  if (Object.keys(extras).length === 0) extras = undefined;
+  const extras = withUnmapped(leftovers(m, known), unmapped);
   if (extras) msg.extras = extras;
   return msg;
 }
 
-export function normalizeResponse(response: unknown): ResponseResult {
+export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioFormat?: string): Message {
+  const c = expectObj(choice, loc);
+  const msg = replyMessage(expectObj(c.message, loc, "message"), [...loc, "message"], K_RESP_MSG, audioFormat);
+  // Built in place (msg.extras is this call's own object): every reply passes here.
+  let extras = msg.extras;
+  for (const k in c) if (!K_CHOICE.has(k) && c[k] !== undefined) (extras ??= {})[k] = c[k];
+  if (c.finish_reason !== undefined && c.finish_reason !== null) (extras ??= {}).finish_reason = c.finish_reason;
+  if (many && c.index !== undefined) (extras ??= {}).choice_index = c.index;
+  if (c.logprobs !== undefined && c.logprobs !== null) (extras ??= {}).logprobs = c.logprobs;
+  if (extras) msg.extras = extras;
+  return msg;
+}
+
+/** `extras` laid over `base` (extras win), in place: both are this call's own objects, and object spread is slow here. */
+function under(base: Obj, extras: Obj | undefined): Obj {
+  if (!extras) return base;
+  for (const k in base) if (!(k in extras)) extras[k] = base[k];
+  return extras;
+}
+
+export function normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult {
+  const audioFormat = requestAudioFormat(ctx?.request);
+  if (Array.isArray(response)) {
+    // SPEC §2.6: [role, content].
+    if (response.length !== 2) fail([], `a [role, content] reply has two elements, got ${response.length}`, "tuple_length");
+    return { messages: [replyMessage({ role: response[0], content: response[1] }, [], K_RESP_MSG, audioFormat)], trace_provider: "openai" };
+  }
   const r = expectObj(response, []);
-  const choices = expectArray(r.choices, ["choices"]);
-  const many = choices.length > 1;
-  const messages = choices.map((c, i) => choiceToMessage(c, ["choices", i], many));
+  let messages: Message[];
+  let top: Obj | undefined;
+  let stop: unknown;
+  if ("choices" in r || !("message" in r || "role" in r || "content" in r)) {
+    const choices = expectArray(r.choices, ["choices"]);
+    const many = choices.length > 1;
+    messages = choices.map((c, i) => choiceToMessage(c, ["choices", i], many, audioFormat));
+    top = leftovers(r, K_RESPONSE);
+    stop = isObj(choices[0]) ? choices[0].finish_reason : undefined;
+  } else if ("message" in r) {
+    messages = [replyMessage(expectObj(r.message, [], "message"), ["message"], K_RESP_MSG, audioFormat)];
+    top = leftovers(r, K_ENVELOPE);
+  } else {
+    messages = [replyMessage(r, [], K_BARE, audioFormat)];
+  }
   const usage = normalizeUsage(r.usage, ["usage"]);
   const first = messages[0];
-  const top = leftovers(r, K_RESPONSE);
   if (first) {
     if (usage) first.usage_metadata = usage;
-    if (top) first.extras = { ...top, ...first.extras };
+    if (top) first.extras = under(top, first.extras);
   }
   const result: ResponseResult = { messages, trace_provider: "openai" };
   if (typeof r.model === "string") result.trace_model_name = r.model;
   if (usage) result.usage_metadata = usage;
-  const fr = (choices[0] as Obj | undefined)?.finish_reason;
-  if (typeof fr === "string") result.stop_reason = fr;
+  if (typeof stop === "string") result.stop_reason = stop;
   return result;
 }

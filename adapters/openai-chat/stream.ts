@@ -2,12 +2,20 @@
  * Folding chat.completion.chunk objects into the same result as a response.
  * Built for the wrapper's hot path (≤ 2 µs a chunk): deltas are appended to
  * string arrays and tool arguments are parsed once, in result().
+ *
+ * Streams keep what non-streams keep: fields this adapter does not know land in
+ * the same extras as on a response. Chunk- and choice-level ones are per-chunk
+ * metadata, so the last value wins (as openai-node's accumulator does); in a
+ * delta or a tool-call fragment they are increments, so strings and arrays are
+ * appended and other values replace.
  */
-import type { ResponseResult, StreamAccumulator } from "../types.js";
+import type { ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
 import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
+import { audioBlocks, requestAudioFormat } from "./audio.js";
+import { attachAnnotations } from "./response.js";
 
 interface ToolAcc {
   id?: string;
@@ -15,6 +23,7 @@ interface ToolAcc {
   name?: string;
   args: string[];
   customInput?: string[];
+  extras?: Obj;
 }
 
 interface ChoiceAcc {
@@ -24,12 +33,46 @@ interface ChoiceAcc {
   reasoning: string[];
   tools: Map<number, ToolAcc>;
   fn?: { name?: string; args: string[] };
-  audio?: { id?: string; data: string[]; transcript: string[]; expires_at?: unknown };
+  audio?: { id?: string; data: string[]; transcript: string[]; rest: Obj };
   finish_reason?: string;
   logprobs?: unknown[];
+  annotations?: unknown[];
+  /** Unknown delta fields (folded) and unknown choice fields (last wins). */
+  extras?: Obj;
 }
 
-const META_KEYS = ["id", "created", "system_fingerprint", "service_tier"] as const;
+const K_CHUNK = new Set(["choices", "usage", "model", "object"]);
+const K_CHOICE = new Set(["index", "delta", "finish_reason", "logprobs"]);
+const K_DELTA = new Set(["role", "content", "refusal", "reasoning_content", "tool_calls", "function_call", "audio", "annotations"]);
+const K_TOOL = new Set(["index", "id", "type", "function", "custom"]);
+const K_FN = new Set(["name", "arguments"]);
+const K_AUDIO = new Set(["id", "data", "transcript"]);
+
+/**
+ * An increment: strings and arrays append, a null never erases, anything else
+ * replaces. An array is copied when first seen, so later pieces are pushed onto
+ * this accumulator's own copy (linear over a long stream, the chunk untouched).
+ */
+function fold(target: Obj, k: string, v: unknown): void {
+  const prev = target[k];
+  if (v === undefined || (v === null && prev !== undefined)) return;
+  if (typeof v === "string" && typeof prev === "string") target[k] = prev + v;
+  else if (Array.isArray(v) && Array.isArray(prev)) for (const x of v) prev.push(x);
+  else target[k] = Array.isArray(v) ? [...v] : v;
+}
+
+/** Unknown keys of `src` folded into `target` (created on demand); returns the target. */
+function foldUnknown(src: Obj, known: ReadonlySet<string>, target: Obj | undefined, increments: boolean): Obj | undefined {
+  for (const k in src) {
+    if (known.has(k)) continue;
+    const v = src[k];
+    if (v === undefined) continue;
+    target ??= {};
+    if (increments) fold(target, k, v);
+    else if (v !== null || target[k] === undefined) target[k] = v;
+  }
+  return target;
+}
 
 export class OpenAIStreamAccumulator implements StreamAccumulator {
   private readonly choices = new Map<number, ChoiceAcc>();
@@ -38,13 +81,18 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   private meta: Obj = {};
   private seenContent = false;
   private n = 0;
+  private readonly audioFormat?: string;
+
+  constructor(ctx?: ResponseContext) {
+    this.audioFormat = requestAudioFormat(ctx?.request);
+  }
 
   push(chunk: unknown): boolean {
     const ci = this.n++;
     if (!isObj(chunk)) fail([ci], `expected a chat.completion.chunk object, got ${describe(chunk)}`, "object_type");
     if (typeof chunk.model === "string") this.model = chunk.model;
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
-    for (const k of META_KEYS) if (chunk[k] !== undefined && chunk[k] !== null) this.meta[k] = chunk[k];
+    foldUnknown(chunk, K_CHUNK, this.meta, false);
     const choices = chunk.choices;
     if (choices === undefined || choices === null) return false; // e.g. a usage-only or keep-alive chunk
     if (!Array.isArray(choices)) fail([ci, "choices"], `expected an array, got ${describe(choices)}`, "list_type");
@@ -69,8 +117,11 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     }
     if (typeof choice.finish_reason === "string") acc.finish_reason = choice.finish_reason;
     if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) (acc.logprobs ??= []).push(...choice.logprobs.content);
+    acc.extras = foldUnknown(choice, K_CHOICE, acc.extras, false);
     const d = choice.delta;
     if (!isObj(d)) return false;
+    acc.extras = foldUnknown(d, K_DELTA, acc.extras, true);
+    if (Array.isArray(d.annotations)) (acc.annotations ??= []).push(...d.annotations);
     let content = false;
     if (typeof d.content === "string" && d.content !== "") {
       acc.text.push(d.content);
@@ -96,10 +147,12 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
         }
         if (typeof tc.id === "string") t.id = tc.id;
         if (typeof tc.type === "string") t.type = tc.type;
+        t.extras = foldUnknown(tc, K_TOOL, t.extras, true);
         const fn = tc.function;
         if (isObj(fn)) {
           if (typeof fn.name === "string" && fn.name) t.name = fn.name;
           if (typeof fn.arguments === "string") t.args.push(fn.arguments);
+          t.extras = foldUnknown(fn, K_FN, t.extras, true);
         }
         const cu = tc.custom;
         if (isObj(cu)) {
@@ -117,11 +170,11 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
       content = true;
     }
     if (isObj(d.audio)) {
-      const a = (acc.audio ??= { data: [], transcript: [] });
+      const a = (acc.audio ??= { data: [], transcript: [], rest: {} });
       if (typeof d.audio.id === "string") a.id = d.audio.id;
       if (typeof d.audio.data === "string") a.data.push(d.audio.data);
       if (typeof d.audio.transcript === "string") a.transcript.push(d.audio.transcript);
-      if (d.audio.expires_at !== undefined) a.expires_at = d.audio.expires_at;
+      foldUnknown(d.audio, K_AUDIO, a.rest, false);
       content = true;
     }
     return content;
@@ -133,13 +186,9 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     if (acc.text.length) content.push({ type: "text", text: acc.text.join("") });
     if (acc.refusal.length) content.push({ type: "text", text: acc.refusal.join(""), extras: { refusal: true } });
     if (acc.audio) {
-      const extras: Obj = {};
-      if (acc.audio.data.length) extras.data = acc.audio.data.join("");
-      if (acc.audio.transcript.length) extras.transcript = acc.audio.transcript.join("");
-      if (acc.audio.expires_at !== undefined) extras.expires_at = acc.audio.expires_at;
-      const block: ContentBlock = acc.audio.id !== undefined ? { type: "audio", id: acc.audio.id } : { type: "audio", base64: (extras.data as string) ?? "" };
-      if (Object.keys(extras).length) block.extras = extras;
-      content.push(block);
+      const a = acc.audio;
+      const reply = { id: a.id, data: a.data.length ? a.data.join("") : undefined, transcript: a.transcript.length ? a.transcript.join("") : undefined, rest: a.rest };
+      for (const b of audioBlocks(reply, this.audioFormat)) content.push(b);
     }
     const tools = [...acc.tools.entries()].sort((a, b) => a[0] - b[0]);
     for (const [, t] of tools) {
@@ -147,6 +196,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
         const block: ContentBlock = { type: "tool_call", args: {}, extras: { tool_type: "custom", input: (t.customInput ?? []).join("") } };
         if (t.name !== undefined) block.name = t.name;
         if (t.id !== undefined) block.id = t.id;
+        if (t.extras) block.extras = { ...t.extras, ...block.extras };
         content.push(block);
         continue;
       }
@@ -154,7 +204,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
       const block: ContentBlock = { type: "tool_call", args: parsed.args };
       if (t.name !== undefined) block.name = t.name;
       if (t.id !== undefined) block.id = t.id;
-      if (parsed.extras) block.extras = { ...parsed.extras };
+      if (parsed.extras || t.extras) block.extras = { ...t.extras, ...parsed.extras };
       content.push(block);
     }
     if (acc.fn) {
@@ -163,8 +213,9 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
       if (acc.fn.name !== undefined) block.name = acc.fn.name;
       content.push(block);
     }
+    if (acc.annotations) attachAnnotations(content, acc.annotations, ["annotations"]);
     const msg: Message = { role: "assistant", content };
-    const extras: Obj = {};
+    const extras: Obj = { ...acc.extras };
     if (acc.finish_reason !== undefined) extras.finish_reason = acc.finish_reason;
     if (many) extras.choice_index = acc.index;
     if (acc.logprobs) extras.logprobs = { content: acc.logprobs };
@@ -193,13 +244,13 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new OpenAIStreamAccumulator();
+export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator {
+  return new OpenAIStreamAccumulator(ctx);
 }
 
-export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
+export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
   if (!Array.isArray(chunks)) fail([], `expected an array of chunks, got ${describe(chunks)}`, "list_type");
-  const acc = new OpenAIStreamAccumulator();
+  const acc = new OpenAIStreamAccumulator(ctx);
   for (const c of chunks) acc.push(c);
   return acc.result();
 }

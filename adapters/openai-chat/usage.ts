@@ -14,7 +14,7 @@ function details(src: unknown, loc: Loc, rename: Record<string, string>): Record
   if (!isObj(src)) return undefined;
   let out: Record<string, number> | undefined;
   for (const k in src) {
-    const n = optCount(src[k], [...loc, k]);
+    const n = optCount(src[k], loc, k);
     if (n === undefined) continue;
     (out ??= {})[rename[k] ?? k] = n;
   }
@@ -30,8 +30,8 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   const output = optCount(u.completion_tokens, loc, "completion_tokens") ?? 0;
   const total = optCount(u.total_tokens, loc, "total_tokens") ?? input + output;
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
-  const inD = details(u.prompt_tokens_details, [...loc, "prompt_tokens_details"], RENAME_IN);
-  const outD = details(u.completion_tokens_details, [...loc, "completion_tokens_details"], RENAME_OUT);
+  const inD = isObj(u.prompt_tokens_details) ? details(u.prompt_tokens_details, [...loc, "prompt_tokens_details"], RENAME_IN) : undefined;
+  const outD = isObj(u.completion_tokens_details) ? details(u.completion_tokens_details, [...loc, "completion_tokens_details"], RENAME_OUT) : undefined;
   if (inD) usage.input_token_details = inD;
   if (outD) usage.output_token_details = outD;
   let extras: Obj | undefined;

@@ -14,6 +14,11 @@
  * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema. Other kinds
  * keep input.value / output.value (parsed when their mime type is JSON);
  * retrievers also list retrieval.documents.
+ *
+ * OpenInference's Anthropic instrumentation records a `tool_use` block as a
+ * content part (its call beside the type) and again in message.tool_calls, and
+ * a tool_result as `message.tool_call_id` + `message.content` on the user turn;
+ * base64 images by media type only, and the system prompt only in input.value.
  */
 import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
@@ -21,6 +26,9 @@ import { parseDataUrl } from "../common/dataurl.js";
 import { jsonOrText } from "../common/attrs.js";
 import { unflatten } from "../common/flat.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
+import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { contentToNative } from "../anthropic-messages/blocks.js";
+import { normalizeTurns } from "../anthropic-messages/request.js";
 import { providerName } from "../otel-genai/index.js";
 import type { Attributes, SpanAdapter, SpanResult, SpanRunType } from "../spans.js";
 
@@ -47,47 +55,133 @@ function imageBlock(url: string): ContentBlock {
   return d ? { type: "image", base64: d.base64, mime_type: d.mime_type } : { type: "image", url };
 }
 
-function content(msg: Obj, at: string): ContentBlock[] {
-  const blocks: ContentBlock[] = [];
-  if (typeof msg.content === "string") blocks.push({ type: "text", text: msg.content });
-  for (const [j, c] of compact<Obj>(msg.contents).entries()) {
-    const mc = isObj(c.message_content) ? c.message_content : {};
-    if (mc.type === "text" || (mc.type === undefined && typeof mc.text === "string")) blocks.push({ type: "text", text: String(mc.text ?? "") });
-    else if (mc.type === "image") {
-      const url = isObj(mc.image) && isObj(mc.image.image) ? mc.image.image.url : undefined;
-      if (typeof url !== "string") fail([`${at}.contents.${j}.message_content.image.image.url`], "expected the image URL", "string_type");
-      blocks.push(imageBlock(url));
-    } else blocks.push({ type: "text", text: typeof mc.text === "string" ? mc.text : JSON.stringify(mc), extras: { openinference_content: mc } });
-  }
-  for (const tc of compact<Obj>(msg.tool_calls)) {
-    const call = isObj(tc.tool_call) ? tc.tool_call : {};
-    const fn = isObj(call.function) ? call.function : {};
-    const { args, extras } = parseToolArgs(fn.arguments);
-    const block: ContentBlock = { type: "tool_call", name: str(fn.name) ?? "", args };
-    if (typeof call.id === "string") block.id = call.id;
-    if (extras) block.extras = extras;
-    blocks.push(block);
-  }
-  return blocks;
+function toolCall(call: Obj): ContentBlock {
+  const fn = isObj(call.function) ? call.function : {};
+  const { args, extras } = parseToolArgs(fn.arguments);
+  const block: ContentBlock = { type: "tool_call", name: str(fn.name) ?? "", args };
+  if (typeof call.id === "string") block.id = call.id;
+  if (extras) block.extras = extras;
+  return block;
 }
 
-function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_messages"): Message[] | undefined {
+interface Read {
+  blocks: ContentBlock[];
+  unmapped: Unmapped[];
+}
+
+/**
+ * `message.contents`: text, image, reasoning and (OpenInference's Anthropic
+ * instrumentation) `tool_use` parts, whose call is recorded beside the type in
+ * the same slot and again in `message.tool_calls`. Anything else is kept whole
+ * in `extras.unmapped_content` (DESIGN), as is an image whose data the
+ * instrumentation left out (base64 images are recorded by media type only).
+ */
+function contents(msg: Obj): Read {
+  const out: Read = { blocks: [], unmapped: [] };
+  if (typeof msg.content === "string") out.blocks.push({ type: "text", text: msg.content });
+  const list = Array.isArray(msg.contents) ? msg.contents : [];
+  const seen = new Set<string>();
+  list.forEach((c, j) => {
+    if (c === undefined || c === null) return;
+    const mc = isObj(c) && isObj(c.message_content) ? c.message_content : undefined;
+    const type = mc?.type;
+    if (mc && (type === "text" || (type === undefined && typeof mc.text === "string"))) out.blocks.push({ type: "text", text: String(mc.text ?? "") });
+    else if (mc && type === "image" && isObj(mc.image) && isObj(mc.image.image) && typeof mc.image.image.url === "string") out.blocks.push(imageBlock(mc.image.image.url));
+    else if (mc && type === "reasoning") {
+      const extras: Obj = {};
+      if (typeof mc.signature === "string") extras.signature = mc.signature;
+      if (mc.data !== undefined) Object.assign(extras, { redacted: true, data: mc.data });
+      out.blocks.push(Object.keys(extras).length ? { type: "reasoning", text: str(mc.text) ?? "", extras } : { type: "reasoning", text: str(mc.text) ?? "" });
+    } else if (isObj(c) && type === "tool_use" && isObj(c.tool_call)) {
+      const block = toolCall(c.tool_call);
+      if (block.type === "tool_call" && block.id !== undefined) seen.add(block.id);
+      out.blocks.push(block);
+    } else out.unmapped.push({ index: j, part: c });
+  });
+  for (const tc of compact<Obj>(msg.tool_calls)) {
+    const block = toolCall(isObj(tc.tool_call) ? tc.tool_call : {});
+    if (block.type === "tool_call" && block.id !== undefined && seen.has(block.id)) continue; // already read from its content slot
+    out.blocks.push(block);
+  }
+  if (typeof msg.function_call_name === "string") {
+    const block = toolCall({ function: { name: msg.function_call_name, arguments: msg.function_call_arguments_json } });
+    block.extras = { ...block.extras, legacy_function_call: true };
+    out.blocks.push(block);
+  }
+  return out;
+}
+
+/**
+ * A tool result's recorded content: text, or (Anthropic) the JSON text of the
+ * tool_result's blocks, which the Anthropic block mapping reads.
+ */
+function toolResultContent(v: unknown, anthropic: boolean, unmapped: Unmapped[]): ContentBlock[] {
+  if (typeof v !== "string") return [];
+  if (anthropic && v.trimStart().startsWith("[")) {
+    const parsed = jsonOrText(v);
+    if (Array.isArray(parsed)) {
+      try {
+        return contentToNative(parsed, [], "content", unmapped);
+      } catch {
+        // Not Anthropic blocks after all: the text as it is.
+      }
+    }
+  }
+  return [{ type: "text", text: v }];
+}
+
+function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_messages", anthropic: boolean): Message[] | undefined {
   const list = unflatten(a, prefix);
   if (!list) return undefined;
-  return list.map((entry, i) => {
+  const out: Message[] = [];
+  list.forEach((entry, i) => {
     const at = `${prefix}.${i}.message`;
     const msg = isObj(entry) && isObj(entry.message) ? entry.message : fail([`${prefix}.${i}`], "expected message.* attributes", "object_type");
     const rawRole = str(msg.role) ?? (prefix === "llm.output_messages" ? "assistant" : undefined);
     if (!rawRole) fail([`${at}.role`], "expected a role", "string_type");
     const role = ROLES.has(rawRole) ? (rawRole as Message["role"]) : rawRole === "developer" ? "system" : "user";
-    const m: Message = { role, content: content(msg, at) };
-    if (role === "tool" && typeof msg.tool_call_id === "string") m.tool_call_id = msg.tool_call_id;
     const extras: Obj = {};
     if (role !== rawRole) extras.vendor_role = rawRole;
     if (typeof msg.name === "string") extras.name = msg.name;
-    if (Object.keys(extras).length) m.extras = extras;
-    return m;
+    const toolCallId = str(msg.tool_call_id);
+    if (toolCallId !== undefined && role !== "assistant") {
+      // A tool result: role `tool` (OpenAI), or a `user` turn holding a tool_result
+      // (Anthropic), whose other parts follow it as the user's own message.
+      const unmapped: Unmapped[] = [];
+      const tool: Message = { role: "tool", content: toolResultContent(msg.content, anthropic, unmapped), tool_call_id: toolCallId };
+      const ex = withUnmapped(role === "tool" ? extras : { ...extras, vendor_role: rawRole }, unmapped);
+      if (ex && Object.keys(ex).length) tool.extras = ex;
+      out.push(tool);
+      if (role !== "tool") {
+        const rest = contents({ ...msg, content: undefined });
+        if (rest.blocks.length || rest.unmapped.length) out.push(withExtras({ role, content: rest.blocks }, withUnmapped(undefined, rest.unmapped)));
+      }
+      return;
+    }
+    const read = contents(msg);
+    out.push(withExtras({ role, content: read.blocks }, withUnmapped(extras, read.unmapped)));
   });
+  return markOrphans(out);
+}
+
+/**
+ * Anthropic's system prompt is a request field, not a message, so the indexed
+ * messages never hold it; the instrumentation records the whole request as
+ * `input.value` (JSON), and a system prompt is never dropped (DESIGN).
+ */
+function anthropicSystem(a: Attributes): Message[] | undefined {
+  const body = a["input.mime_type"] === "application/json" && typeof a["input.value"] === "string" ? jsonOrText(a["input.value"]) : undefined;
+  if (!isObj(body) || body.system === undefined || body.system === null) return undefined;
+  try {
+    return normalizeTurns([], body.system);
+  } catch {
+    return undefined; // not an Anthropic system prompt: nothing to add
+  }
+}
+
+function withExtras(m: Message, extras: Obj | undefined): Message {
+  if (extras && Object.keys(extras).length) m.extras = extras;
+  return m;
 }
 
 function usage(a: Attributes): UsageMetadata | undefined {
@@ -150,8 +244,13 @@ export const openInference: SpanAdapter = {
     const p = params(a);
     if (p) result.invocation_params = p;
     if (result.run_type === "llm") {
-      result.input_messages = messages(a, "llm.input_messages");
-      result.output_messages = messages(a, "llm.output_messages");
+      const anthropic = result.trace_provider === "anthropic";
+      result.input_messages = messages(a, "llm.input_messages", anthropic);
+      result.output_messages = messages(a, "llm.output_messages", anthropic);
+      if (anthropic && result.input_messages) {
+        const system = anthropicSystem(a);
+        if (system && !result.input_messages.some((m) => m.role === "system")) result.input_messages.unshift(...system);
+      }
       result.usage_metadata = usage(a);
       const first = span.events.find((e) => e.name === "First Token Stream Event" || e.name === "first_token");
       if (first) result.time_to_first_token_ms = first.offsetMs;

@@ -22,6 +22,9 @@ import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
 import type { Attributes, SpanAdapter, SpanLike, SpanResult, SpanRunType } from "../spans.js";
 import { readParts } from "./parts.js";
+import { markOrphans } from "../common/content.js";
+import { normalizeTurns } from "../anthropic-messages/request.js";
+import { NormalizeError } from "../../src/errors.js";
 
 const ROLES = new Set(["system", "user", "assistant", "tool"]);
 
@@ -46,23 +49,34 @@ function role(raw: unknown, loc: Loc): { role: Message["role"]; vendor?: string 
   return { role: "user", vendor: raw };
 }
 
-/** One OTel message -> native messages (tool responses become their own `tool` messages). */
+/**
+ * One OTel message -> native messages. Tool responses become their own `tool`
+ * messages, in the order of the parts (a user turn that answers a call and then
+ * asks more is the tool message, then the user's); the message's own extras go
+ * on its first native message.
+ */
 function fromOtelMessage(m: unknown, loc: Loc): Message[] {
   if (!isObj(m)) fail(loc, "expected a message object", "object_type");
   const r = role(m.role, [...loc, "role"]);
   const parts = readParts(m.parts, [...loc, "parts"]);
-  const out: Message[] = [];
   const extras: Obj = {};
   if (r.vendor) extras.vendor_role = r.vendor;
   if (typeof m.name === "string") extras.name = m.name;
   if (typeof m.finish_reason === "string") extras.finish_reason = m.finish_reason;
-  if (parts.unknown.length) extras.otel_parts = parts.unknown;
-  if (r.role === "tool" && parts.blocks.length === 0 && parts.toolResults.length > 0) {
-    for (const t of parts.toolResults) out.push(withExtras({ role: "tool", content: t.content, ...(t.id ? { tool_call_id: t.id } : {}) }, extras));
-    return out;
+  if (parts.unknown.length) extras.unmapped_content = parts.unknown;
+  const out: Message[] = [];
+  let from = 0;
+  const own = (to: number) => {
+    if (to > from) out.push({ role: r.role, content: parts.blocks.slice(from, to) });
+    from = to;
+  };
+  for (const t of parts.toolResults) {
+    own(t.after);
+    out.push({ role: "tool", content: t.content, ...(t.id ? { tool_call_id: t.id } : {}) });
   }
-  if (parts.blocks.length || !parts.toolResults.length) out.push(withExtras({ role: r.role, content: parts.blocks }, extras));
-  for (const t of parts.toolResults) out.push({ role: "tool", content: t.content, ...(t.id ? { tool_call_id: t.id } : {}) });
+  own(parts.blocks.length);
+  if (out.length === 0) out.push({ role: r.role, content: [] });
+  withExtras(out[0]!, extras);
   return out;
 }
 
@@ -81,17 +95,18 @@ function currentMessages(attrs: Attributes): { input?: Message[]; output?: Messa
     if (system !== undefined) {
       const parts = readParts(system, ["gen_ai.system_instructions"]);
       const m: Message = { role: "system", content: parts.blocks };
-      if (parts.unknown.length) m.extras = { otel_parts: parts.unknown };
+      if (parts.unknown.length) m.extras = { unmapped_content: parts.unknown };
       res.input.push(m);
     }
     if (input !== undefined) {
       if (!Array.isArray(input)) fail(["gen_ai.input.messages"], "expected an array of messages", "list_type");
       input.forEach((m, i) => res.input!.push(...fromOtelMessage(m, ["gen_ai.input.messages", i])));
     }
+    markOrphans(res.input);
   }
   if (output !== undefined) {
     if (!Array.isArray(output)) fail(["gen_ai.output.messages"], "expected an array of messages", "list_type");
-    res.output = output.flatMap((m, i) => fromOtelMessage(m, ["gen_ai.output.messages", i]));
+    res.output = markOrphans(output.flatMap((m, i) => fromOtelMessage(m, ["gen_ai.output.messages", i])));
   }
   return res;
 }
@@ -162,12 +177,38 @@ function legacyToolCalls(fields: Map<string, unknown>): ContentBlock[] {
     });
 }
 
-function legacyIndexed(attrs: Attributes, prefix: "gen_ai.prompt" | "gen_ai.completion"): Message[] | undefined {
+/**
+ * OpenLLMetry's Anthropic spans record a turn's content as the JSON text of its
+ * Anthropic blocks; the Anthropic block mapping reads them (tool_use -> tool_call,
+ * tool_result -> `tool` messages). Undefined when the content is not such a list.
+ */
+function anthropicTurn(r: Message["role"], content: unknown): Message[] | undefined {
+  if (typeof content !== "string" || !content.trimStart().startsWith("[")) return undefined;
+  const blocks = jsonOrText(content);
+  if (!Array.isArray(blocks)) return undefined;
+  try {
+    if (r === "system") return normalizeTurns([], blocks);
+    if (r === "user" || r === "assistant") return normalizeTurns([{ role: r, content: blocks }]);
+  } catch (err) {
+    if (!(err instanceof NormalizeError)) throw err;
+    // Not Anthropic blocks after all: read as generic parts below.
+  }
+  return undefined;
+}
+
+function legacyIndexed(attrs: Attributes, prefix: "gen_ai.prompt" | "gen_ai.completion", anthropic: boolean): Message[] | undefined {
   const entries = indexed(attrs, prefix);
   if (entries.size === 0) return undefined;
   const out: Message[] = [];
   for (const [i, f] of entries) {
     const r = role(f.get("role") ?? (prefix === "gen_ai.completion" ? "assistant" : undefined), [`${prefix}.${i}.role`]);
+    const turn = anthropic && !r.vendor ? anthropicTurn(r.role, f.get("content")) : undefined;
+    if (turn) {
+      const finish = f.get("finish_reason");
+      if (typeof finish === "string" && turn[0]) turn[0].extras = { ...turn[0].extras, finish_reason: finish };
+      out.push(...turn);
+      continue;
+    }
     const content = [...legacyContent(f.get("content")), ...legacyToolCalls(f)];
     const m: Message = { role: r.role, content };
     if (r.role === "tool" && typeof f.get("tool_call_id") === "string") m.tool_call_id = f.get("tool_call_id") as string;
@@ -177,7 +218,7 @@ function legacyIndexed(attrs: Attributes, prefix: "gen_ai.prompt" | "gen_ai.comp
     if (Object.keys(extras).length) m.extras = extras;
     out.push(m);
   }
-  return out;
+  return markOrphans(out);
 }
 
 /** `gen_ai.content.prompt` / `gen_ai.content.completion` events: `[{role, content}]` as JSON. */
@@ -200,6 +241,8 @@ function legacyEvents(span: SpanLike): { input?: Message[]; output?: Message[] }
       return msg;
     });
   }
+  if (res.input) markOrphans(res.input);
+  if (res.output) markOrphans(res.output);
   return res;
 }
 
@@ -225,7 +268,7 @@ function usage(attrs: Attributes): UsageMetadata | undefined {
   if (input === undefined && output === undefined) return undefined;
   const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(attrs, "gen_ai.usage.total_tokens", "llm.usage.total_tokens") ?? (input ?? 0) + (output ?? 0) };
   const cacheRead = num(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens");
-  const cacheCreation = num(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_creation_input_tokens");
+  const cacheCreation = num(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation_input_tokens");
   const reasoning = num(attrs, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens");
   if (cacheRead !== undefined || cacheCreation !== undefined) u.input_token_details = { ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}), ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}) };
   if (reasoning !== undefined) u.output_token_details = { reasoning };
@@ -300,8 +343,9 @@ export const otelGenAi: SpanAdapter = {
       return result;
     }
     if (type === "embedding") return result;
+    const anthropic = result.trace_provider === "anthropic";
     const current = CURRENT.some((k) => a[k] !== undefined) ? currentMessages(a) : {};
-    const legacy: { input?: Message[]; output?: Message[] } = current.input || current.output ? {} : { input: legacyIndexed(a, "gen_ai.prompt"), output: legacyIndexed(a, "gen_ai.completion"), ...dropUndefined(legacyEvents(span)) };
+    const legacy: { input?: Message[]; output?: Message[] } = current.input || current.output ? {} : { input: legacyIndexed(a, "gen_ai.prompt", anthropic), output: legacyIndexed(a, "gen_ai.completion", anthropic), ...dropUndefined(legacyEvents(span)) };
     result.input_messages = current.input ?? legacy.input;
     result.output_messages = current.output ?? legacy.output;
     result.usage_metadata = usage(a);

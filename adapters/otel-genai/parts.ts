@@ -12,18 +12,20 @@
  * | blob `{modality, mime_type, content}` | image / audio / video (else file) with base64 |
  * | uri `{modality, mime_type, uri}` | the same with url                               |
  * | file `{modality, mime_type, file_id}` | the same with id                           |
- * | anything else                 | kept whole in the message's `extras.otel_parts`   |
+ * | anything else                 | kept whole in the message's `extras.unmapped_content` |
  */
 import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
+import type { Unmapped } from "../common/content.js";
+import { sniffMime } from "../common/mime.js";
 
 export interface ReadParts {
   blocks: ContentBlock[];
-  /** tool_call_response parts: each becomes a `tool` message. */
-  toolResults: { id: string | undefined; content: ContentBlock[] }[];
-  /** Parts with no native home. */
-  unknown: Obj[];
+  /** tool_call_response parts: each becomes a `tool` message; `after` is how many blocks preceded it. */
+  toolResults: { id: string | undefined; content: ContentBlock[]; after: number }[];
+  /** Parts with no native home, with their index (DESIGN: `extras.unmapped_content`). */
+  unknown: Unmapped[];
 }
 
 const MEDIA: Record<string, MediaBlock["type"]> = { image: "image", audio: "audio", video: "video" };
@@ -37,10 +39,28 @@ function optStr(v: unknown): string | undefined {
   return typeof v === "string" ? v : undefined;
 }
 
-/** A tool's result as content: text stays text, anything else is its JSON text. */
+/** A text part as the conventions write it (`content`) or as a vendor block does (`text`). */
+function partText(p: unknown): string | undefined {
+  if (!isObj(p) || p.type !== "text") return undefined;
+  return typeof p.content === "string" ? p.content : typeof p.text === "string" ? p.text : undefined;
+}
+
+/**
+ * A tool's result as content: text stays text; a list of text parts (the
+ * Anthropic SDK records a tool_result's blocks so) is that text, one block per
+ * part; anything else is its JSON text.
+ */
 export function resultContent(v: unknown): ContentBlock[] {
   if (v === undefined || v === null) return [];
   if (typeof v === "string") return [{ type: "text", text: v }];
+  if (Array.isArray(v)) {
+    const texts = v.map(partText);
+    if (texts.every((t) => t !== undefined)) return texts.map((t) => ({ type: "text" as const, text: t! }));
+    return v.map((p) => {
+      const t = partText(p);
+      return t !== undefined ? { type: "text" as const, text: t } : { type: "text" as const, text: typeof p === "string" ? p : JSON.stringify(p) };
+    });
+  }
   return [{ type: "text", text: JSON.stringify(v) }];
 }
 
@@ -48,6 +68,7 @@ function media(p: Obj, source: "base64" | "url" | "id", value: string): MediaBlo
   const type = MEDIA[optStr(p.modality) ?? ""] ?? "file";
   const block = { type, [source]: value } as MediaBlock;
   if (typeof p.mime_type === "string") block.mime_type = p.mime_type;
+  else if (source === "base64") block.mime_type = sniffMime(value); // validate needs one with base64
   if (type === "file" && typeof p.modality === "string") block.extras = { modality: p.modality };
   return block;
 }
@@ -75,7 +96,7 @@ export function readParts(parts: unknown, loc: Loc): ReadParts {
       }
       case "tool_call_response":
         // The semantic conventions call it `response`; some emitters wrote `result`.
-        out.toolResults.push({ id: optStr(p.id), content: resultContent(p.response !== undefined ? p.response : p.result) });
+        out.toolResults.push({ id: optStr(p.id), content: resultContent(p.response !== undefined ? p.response : p.result), after: out.blocks.length });
         break;
       case "server_tool_call": {
         const payload = isObj(p.server_tool_call) ? p.server_tool_call : {};
@@ -100,7 +121,7 @@ export function readParts(parts: unknown, loc: Loc): ReadParts {
         break;
       default:
         if (typeof p.type !== "string") fail([...at, "type"], "expected a part type", "string_type");
-        out.unknown.push(p);
+        out.unknown.push({ index: i, part: p });
     }
   });
   return out;

@@ -27,6 +27,8 @@ import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
 import { fail, isObj, type Obj } from "../common/guards.js";
+import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { sniffMime } from "../common/mime.js";
 import { providerName } from "../otel-genai/index.js";
 import type { Attributes, SpanAdapter, SpanResult } from "../spans.js";
 
@@ -46,12 +48,16 @@ function media(data: unknown, givenMime: string | undefined, loc: string, fallba
   const type = kindOf(mime, fallback);
   if (typeof data !== "string") {
     // Bytes serialized by JSON.stringify: {"0": 137, "1": 80, ...}
-    if (isObj(data)) return { type, base64: Buffer.from(Object.values(data) as number[]).toString("base64"), ...(mime ? { mime_type: mime } : {}) };
+    if (isObj(data)) {
+      const base64 = Buffer.from(Object.values(data).map((n) => (typeof n === "number" ? n : 0))).toString("base64");
+      return { type, base64, mime_type: mime ?? sniffMime(base64) };
+    }
     return fail([loc], "expected a URL, base64 text or bytes", "string_type");
   }
   if (d) return { type, base64: d.base64, mime_type: mime ?? d.mime_type };
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(data)) return { type, url: data, ...(mime ? { mime_type: mime } : {}) };
-  return { type, base64: data, ...(mime ? { mime_type: mime } : {}) };
+  // validate needs a mime_type with base64: the bytes' header names it when the SDK did not.
+  return { type, base64: data, mime_type: mime ?? sniffMime(data) };
 }
 
 function toolOutput(p: Obj): { content: ContentBlock[]; isError: boolean } {
@@ -68,11 +74,12 @@ function toolOutput(p: Obj): { content: ContentBlock[]; isError: boolean } {
   return { content: o === undefined ? [] : [{ type: "text", text: typeof o === "string" ? o : JSON.stringify(o) }], isError: false };
 }
 
-function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results: Message[] } {
-  if (typeof content === "string") return { blocks: [{ type: "text", text: content }], results: [] };
+function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results: Message[]; unmapped: Unmapped[] } {
+  if (typeof content === "string") return { blocks: [{ type: "text", text: content }], results: [], unmapped: [] };
   if (!Array.isArray(content)) fail([loc], "expected a string or an array of parts", "list_type");
   const blocks: ContentBlock[] = [];
   const results: Message[] = [];
+  const unmapped: Unmapped[] = [];
   content.forEach((p, i) => {
     const at = `${loc}[${i}]`;
     if (!isObj(p)) fail([at], "expected a part object", "object_type");
@@ -106,10 +113,11 @@ function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results
         break;
       }
       default:
-        blocks.push({ type: "text", text: JSON.stringify(p), extras: { ai_sdk_part: p } });
+        // DESIGN: a part type the adapter does not know is kept whole, in order.
+        unmapped.push({ index: i, part: p });
     }
   });
-  return { blocks, results };
+  return { blocks, results, unmapped };
 }
 
 function promptMessages(a: Attributes): Message[] | undefined {
@@ -120,15 +128,23 @@ function promptMessages(a: Attributes): Message[] | undefined {
   list.forEach((m, i) => {
     const loc = `ai.prompt.messages[${i}]`;
     if (!isObj(m) || typeof m.role !== "string") fail([loc, "role"], "expected a message with a role", "string_type");
-    const { blocks, results } = parts(m.content, `${loc}.content`);
-    if (m.role === "tool") out.push(...results);
-    else {
+    const { blocks, results, unmapped } = parts(m.content, `${loc}.content`);
+    if (m.role === "tool") {
+      // A tool turn is its results; parts of unknown types ride on the first one.
+      if (unmapped.length) {
+        const first = results[0] ?? { role: "tool", content: [] };
+        first.extras = withUnmapped(first.extras, unmapped);
+        if (!results.length) results.push(first);
+      }
+      out.push(...results);
+    } else {
       const role = m.role === "system" || m.role === "user" || m.role === "assistant" ? m.role : "user";
-      out.push({ role, content: blocks, ...(role !== m.role ? { extras: { vendor_role: m.role } } : {}) });
+      const extras = withUnmapped(role !== m.role ? { vendor_role: m.role } : undefined, unmapped);
+      out.push({ role, content: blocks, ...(extras ? { extras } : {}) });
       out.push(...results);
     }
   });
-  return out;
+  return markOrphans(out);
 }
 
 function responseMessage(a: Attributes): Message[] | undefined {

@@ -3,7 +3,8 @@
  *
  * Shape errors come from the zod schema (strict objects). On top of the shape,
  * the cross-field rules of SPEC §2.6 and DESIGN:
- * - `tool_call_id` only on role `tool`, naming a tool_call in an EARLIER assistant message;
+ * - `tool_call_id` only on role `tool`, naming a tool_call in an EARLIER assistant message
+ *   (non-strict: or the message says `extras.orphan: true`, a result whose call was trimmed away);
  * - server_tool_result `status` is `success` or `error`;
  * - a media block has exactly one source: base64 (+ mime_type), url, or id.
  * With `strict`, SPEC's letter: `base64` is required on media blocks and no `extras` anywhere.
@@ -61,7 +62,8 @@ export function validate(messages: unknown, opts: ValidateOptions = {}): Issue[]
     if (m.tool_call_id !== undefined) {
       if (m.role !== "tool") {
         out.push({ loc: [i, "tool_call_id"], msg: `tool_call_id is only valid on role "tool", not ${JSON.stringify(m.role)}`, type: "tool_call_id_role" });
-      } else if (typeof m.tool_call_id === "string" && !toolCallIds.has(m.tool_call_id)) {
+      } else if (typeof m.tool_call_id === "string" && !toolCallIds.has(m.tool_call_id) && !(!strict && isObj(m.extras) && m.extras.orphan === true)) {
+        // DESIGN: a tool result from a trimmed history carries extras.orphan; non-strict accepts it in place of the link.
         out.push({ loc: [i, "tool_call_id"], msg: `tool_call_id ${JSON.stringify(m.tool_call_id)} names no tool call in an earlier assistant message`, type: "unknown_tool_call_id" });
       }
     }

@@ -99,7 +99,9 @@ export function readVendorCall(rec: { format?: string; request?: unknown; respon
     rethrowAt(err, ["request"]);
   }
   try {
-    if (response !== undefined) res = Array.isArray(response) ? adapter.normalizeStream(response) : adapter.normalizeResponse(response);
+    // The request tells the adapter what the reply leaves out (the audio format, say).
+    const ctx = { request };
+    if (response !== undefined) res = Array.isArray(response) ? adapter.normalizeStream(response, ctx) : adapter.normalizeResponse(response, ctx);
   } catch (err) {
     rethrowAt(err, ["response"]);
   }

@@ -60,7 +60,7 @@ export class LlmCall {
   constructor(
     private readonly adapter: Adapter,
     private readonly provider: string,
-    body: Obj,
+    private readonly body: Obj,
     writer: RunWriter,
     private readonly opts: WrapOptions,
     defaultName: string,
@@ -122,7 +122,7 @@ export class LlmCall {
           if (streaming) this.instrument(value as StreamLike);
           else {
             try {
-              this.complete(this.adapter.normalizeResponse(value));
+              this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
             } catch (err) {
               this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
               this.done = true;
@@ -151,7 +151,7 @@ export class LlmCall {
   }
 
   private wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> {
-    const acc: StreamAccumulator = this.adapter.createStreamAccumulator();
+    const acc: StreamAccumulator = this.adapter.createStreamAccumulator({ request: this.body });
     const run = this.run;
     const chunkEvents = this.opts.chunkEvents === true;
     let firstToken = false;

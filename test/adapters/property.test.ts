@@ -3,6 +3,9 @@ import fc from "fast-check";
 import { ADAPTERS } from "../../adapters/index.js";
 import { normalize } from "../../src/normalize.js";
 import { NormalizeError } from "../../src/errors.js";
+import { validate } from "../../src/format/validate.js";
+import { ADAPTERS as SPAN_ADAPTERS, type SpanLike } from "../../adapters/span-index.js";
+import type { NormalizedRecord } from "../../adapters/types.js";
 
 /** Call fn; anything thrown must be a NormalizeError with well-formed issues. */
 function onlyNormalizeError(fn: () => unknown): void {
@@ -50,4 +53,191 @@ describe("adapters under arbitrary input", () => {
   it("normalize({format: auto}) throws nothing but NormalizeError", () => {
     fc.assert(fc.property(anyPayload, (payload) => onlyNormalizeError(() => normalize(payload))), { numRuns: 400 });
   });
+});
+
+// ---- span adapters -------------------------------------------------------------------------
+// Attribute maps shaped like the conventions' (the keys they read, values that are JSON text of
+// message-like structures or scalars), plus arbitrary keys and values.
+
+const json = (arb: fc.Arbitrary<unknown>) => arb.map((v) => JSON.stringify(v));
+const scalar = fc.oneof(fc.string(), fc.integer(), fc.double(), fc.boolean(), fc.constant(null), fc.constant(undefined));
+// A field the adapter expects to be a string: usually one, sometimes anything.
+const sj = fc.oneof({ weight: 3, arbitrary: fc.string({ maxLength: 6 }) }, { weight: 1, arbitrary: fc.jsonValue() });
+const otelPart = fc.record(
+  { type: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("text", "reasoning", "tool_call", "tool_call_response", "server_tool_call", "server_tool_call_response", "blob", "uri", "file", "citation") }, { weight: 1, arbitrary: fc.jsonValue() }), content: sj, id: sj, name: sj, arguments: fc.oneof(sj, fc.constantFrom("{}", '{"a":1}')), response: fc.jsonValue(), result: fc.jsonValue(), modality: fc.oneof(fc.constantFrom("image", "audio", "video", "document"), sj), mime_type: fc.oneof(fc.constantFrom("image/png", "audio/wav"), sj), uri: sj, file_id: sj, server_tool_call: fc.jsonValue(), server_tool_call_response: fc.jsonValue() },
+  { requiredKeys: ["type"] },
+);
+const otelMessages = fc.array(fc.record({ role: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("system", "user", "assistant", "tool", "developer") }, { weight: 1, arbitrary: fc.jsonValue() }), parts: fc.oneof({ weight: 5, arbitrary: fc.array(otelPart, { maxLength: 4 }) }, { weight: 1, arbitrary: fc.jsonValue() }), finish_reason: sj }, { requiredKeys: ["role"] }), { maxLength: 4 });
+const anthropicBlocks = fc.array(part, { maxLength: 3 });
+const aiPart = fc.record(
+  { type: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("text", "reasoning", "redacted-reasoning", "image", "file", "tool-call", "tool-result", "source") }, { weight: 1, arbitrary: fc.jsonValue() }), text: sj, image: fc.oneof(sj, fc.constantFrom("data:image/png;base64,iVBOR", "https://x.test/i.png", "iVBORw0KGgo=")), data: fc.oneof(sj, fc.constantFrom("data:application/pdf;base64,JVBER", "AAAA"), fc.constant({ 0: 137, 1: 80 })), mediaType: fc.oneof(fc.constantFrom("image/png", "application/pdf"), sj), mimeType: sj, toolCallId: sj, toolName: sj, input: fc.jsonValue(), args: fc.jsonValue(), output: fc.oneof(fc.record({ type: fc.constantFrom("text", "json", "error-text", "content"), value: fc.oneof(fc.jsonValue(), fc.array(fc.record({ type: fc.constantFrom("text", "media"), text: sj, data: sj, mediaType: sj }), { maxLength: 2 })) }), fc.jsonValue()), result: fc.jsonValue() },
+  { requiredKeys: ["type"] },
+);
+const aiMessages = fc.array(fc.record({ role: fc.oneof({ weight: 5, arbitrary: fc.constantFrom("system", "user", "assistant", "tool") }, { weight: 1, arbitrary: fc.jsonValue() }), content: fc.oneof({ weight: 1, arbitrary: fc.string() }, { weight: 5, arbitrary: fc.array(aiPart, { maxLength: 3 }) }, { weight: 1, arbitrary: fc.jsonValue() }) }), { maxLength: 3 });
+
+const oiKey = fc.tuple(fc.constantFrom("llm.input_messages", "llm.output_messages"), fc.nat(2), fc.constantFrom("message.role", "message.content", "message.tool_call_id", "message.name", "message.function_call_name", "message.function_call_arguments_json", "message.contents.0.message_content.type", "message.contents.1.message_content.text", "message.contents.0.message_content.image.image.url", "message.contents.1.tool_call.id", "message.contents.1.tool_call.function.arguments", "message.contents.0.message_content.signature", "message.contents.0.message_content.data", "message.tool_calls.0.tool_call.id", "message.tool_calls.0.tool_call.function.name", "message.tool_calls.1.tool_call.function.arguments", "message.x")).map(([p, i, rest]) => `${p}.${i}.${rest}`);
+const legacyKey = fc.tuple(fc.constantFrom("gen_ai.prompt", "gen_ai.completion"), fc.nat(3), fc.constantFrom("role", "content", "tool_call_id", "finish_reason", "tool_calls.0.id", "tool_calls.0.name", "tool_calls.0.arguments", "function_call.name")).map(([p, i, rest]) => `${p}.${i}.${rest}`);
+const namedKey = fc.constantFrom(
+  "gen_ai.operation.name", "gen_ai.system", "gen_ai.provider.name", "gen_ai.request.model", "gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens", "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "gen_ai.tool.call.result", "gen_ai.response.time_to_first_chunk", "llm.request.type",
+  "openinference.span.kind", "llm.provider", "llm.system", "llm.model_name", "llm.invocation_parameters", "llm.tools.0.tool.json_schema", "llm.token_count.prompt", "input.value", "input.mime_type", "output.value", "output.mime_type", "retrieval.documents.0.document.content", "tool.name",
+  "ai.operationId", "ai.model.provider", "ai.model.id", "ai.prompt", "ai.prompt.tools", "ai.prompt.toolChoice", "ai.response.text", "ai.response.object", "ai.response.toolCalls", "ai.response.finishReason", "ai.usage.inputTokens", "ai.toolCall.args", "ai.toolCall.result", "ai.settings.maxRetries", "ai.values",
+);
+const jsonValued = fc.oneof(json(otelMessages), json(aiMessages), json(anthropicBlocks), json(fc.jsonValue()), fc.string());
+const attrValue = fc.oneof(
+  { weight: 3, arbitrary: jsonValued },
+  { weight: 2, arbitrary: scalar },
+  { weight: 1, arbitrary: fc.constantFrom("LLM", "CHAIN", "TOOL", "RETRIEVER", "chat", "execute_tool", "embeddings", "invoke_agent", "Anthropic", "openai", "anthropic", "application/json", "ai.generateText.doGenerate", "ai.streamText", "ai.toolCall", "ai.embed", "user", "assistant", "tool", "image", "text", "tool_use", "reasoning") },
+  { weight: 1, arbitrary: fc.array(fc.oneof(fc.string(), fc.integer(), fc.boolean(), jsonValued), { maxLength: 3 }) },
+);
+const attrs = fc.oneof(
+  fc.dictionary(fc.oneof(namedKey, oiKey, legacyKey, fc.string()), attrValue, { maxKeys: 14 }),
+  fc.record({ "gen_ai.operation.name": fc.constant("chat"), "gen_ai.input.messages": json(otelMessages), "gen_ai.output.messages": json(otelMessages), "gen_ai.system_instructions": json(fc.array(otelPart, { maxLength: 2 })) }, { requiredKeys: ["gen_ai.operation.name"] }),
+  fc.record({ "ai.operationId": fc.constantFrom("ai.generateText.doGenerate", "ai.streamText.doStream", "ai.generateText", "ai.toolCall"), "ai.prompt.messages": json(aiMessages), "ai.response.toolCalls": json(fc.jsonValue()), "ai.response.text": fc.string() }, { requiredKeys: ["ai.operationId"] }),
+);
+const spanArb = fc.record({
+  name: fc.string(),
+  attributes: attrs,
+  events: fc.array(fc.record({ name: fc.constantFrom("gen_ai.content.prompt", "gen_ai.content.completion", "ai.stream.firstChunk", "First Token Stream Event", "x"), offsetMs: fc.double(), attributes: fc.dictionary(fc.constantFrom("gen_ai.prompt", "gen_ai.completion", "ai.response.msToFirstChunk"), attrValue) }), { maxLength: 2 }),
+}) as fc.Arbitrary<SpanLike>;
+
+describe("span adapters under arbitrary attribute maps", () => {
+  for (const adapter of SPAN_ADAPTERS) {
+    it(`${adapter.name} throws nothing but NormalizeError`, () => {
+      fc.assert(
+        fc.property(spanArb, (s) => {
+          expect(typeof adapter.detect(s)).toBe("boolean");
+          onlyNormalizeError(() => adapter.read(s));
+        }),
+        { numRuns: 600 },
+      );
+    });
+
+    it(`${adapter.name}: whatever it reads, validate accepts`, () => {
+      fc.assert(
+        fc.property(spanArb, (s) => {
+          let r: ReturnType<typeof adapter.read>;
+          try {
+            r = adapter.read(s);
+          } catch (err) {
+            if (err instanceof NormalizeError) return;
+            throw err;
+          }
+          if (r.input_messages) expect(validate(r.input_messages)).toEqual([]);
+          if (r.output_messages) expect(validate(r.output_messages)).toEqual([]);
+        }),
+        { numRuns: 600 },
+      );
+    });
+  }
+});
+
+// ---- what normalize accepts, validate accepts ----------------------------------------------
+// Vendor-shaped records (most of them accepted) with arbitrary values mixed in.
+
+const str = fc.string({ maxLength: 8 });
+const dataUrl = fc.constantFrom("data:image/png;base64,iVBORw0KGgo=", "data:image/svg+xml;charset=utf-8;base64,PHN2Zy8+", "data:,hello", "https://x.test/a.png", "data:application/pdf;base64,JVBERi0=");
+const openaiPart = fc.oneof(
+  fc.record({ type: fc.constant("text"), text: str }),
+  fc.record({ type: fc.constant("image_url"), image_url: fc.oneof(fc.record({ url: dataUrl, detail: fc.constantFrom("low", "high") }, { requiredKeys: ["url"] }), dataUrl) }),
+  fc.record({ type: fc.constant("input_audio"), input_audio: fc.record({ data: str, format: fc.constantFrom("wav", "mp3", "flac") }) }),
+  fc.record({ type: fc.constant("file"), file: fc.record({ file_id: str, file_data: fc.oneof(dataUrl, str), filename: fc.constantFrom("a.pdf", "b", "c.csv") }) }),
+  fc.record({ type: fc.constant("refusal"), refusal: str }),
+  fc.record({ type: fc.constantFrom("hologram", "input_video"), data: fc.jsonValue() }),
+  str,
+);
+const ids = fc.constantFrom("c1", "c2", "toolu_1", "x");
+const openaiToolCall = fc.oneof(
+  fc.record({ id: ids, type: fc.constant("function"), function: fc.record({ name: str, arguments: fc.oneof(fc.constantFrom("", "{}", '{"a":1}', "[1]", "{bad"), str) }) }),
+  fc.record({ id: ids, type: fc.constant("custom"), custom: fc.record({ name: str, input: str }) }),
+);
+const openaiMessage = fc.oneof(
+  fc.record({ role: fc.constantFrom("system", "developer", "user"), content: fc.oneof(str, fc.array(openaiPart, { maxLength: 3 })), name: str }, { requiredKeys: ["role", "content"] }),
+  fc.record({ role: fc.constant("assistant"), content: fc.oneof(str, fc.constant(null), fc.array(openaiPart, { maxLength: 2 })), tool_calls: fc.array(openaiToolCall, { maxLength: 2 }), refusal: fc.oneof(str, fc.constant(null)), audio: fc.oneof(fc.record({ id: str }), fc.record({ id: str, data: fc.constantFrom("UklGRg==", "SUQz", "AAAA"), transcript: str, expires_at: fc.integer() })), function_call: fc.record({ name: fc.constantFrom("f", "g"), arguments: fc.constantFrom("{}", "") }), reasoning_content: str, provider_field: fc.jsonValue() }, { requiredKeys: ["role"] }),
+  fc.record({ role: fc.constant("tool"), tool_call_id: ids, content: fc.oneof(str, fc.array(openaiPart, { maxLength: 2 })) }),
+  fc.record({ role: fc.constant("function"), name: fc.constantFrom("f", "g"), content: str }),
+);
+const openaiRequest = fc.record({ model: fc.constantFrom("gpt-4o", "o3-mini"), messages: fc.array(openaiMessage, { maxLength: 5 }), temperature: fc.double({ min: 0, max: 2, noNaN: true }), audio: fc.record({ format: fc.constantFrom("wav", "mp3", "pcm16"), voice: fc.constant("alloy") }) }, { requiredKeys: ["model", "messages"] });
+const usage = fc.record({ prompt_tokens: fc.nat(1000), completion_tokens: fc.nat(1000), total_tokens: fc.nat(2000), prompt_tokens_details: fc.record({ cached_tokens: fc.nat(100) }) }, { requiredKeys: [] });
+const openaiResponse = fc.oneof(
+  fc.record({ object: fc.constant("chat.completion"), model: str, choices: fc.array(fc.record({ index: fc.nat(3), message: openaiMessage.filter((m) => m.role === "assistant"), finish_reason: fc.constantFrom("stop", "tool_calls") }), { maxLength: 2 }), usage }, { requiredKeys: ["object", "choices"] }),
+  fc.record({ message: openaiMessage.filter((m) => m.role === "assistant") }),
+  openaiMessage.filter((m) => m.role === "assistant"),
+);
+const delta = fc.record({ role: fc.constant("assistant"), content: fc.oneof(str, fc.constant(null)), refusal: str, reasoning_content: str, tool_calls: fc.array(fc.record({ index: fc.nat(2), id: ids, type: fc.constant("function"), function: fc.record({ name: str, arguments: fc.constantFrom("{", '"a"', ":1}", "") }, { requiredKeys: [] }) }, { requiredKeys: ["index"] }), { maxLength: 2 }), audio: fc.record({ id: str, data: fc.constantFrom("UklG", "Rg=="), transcript: str }, { requiredKeys: [] }), annotations: fc.array(fc.record({ type: fc.constant("url_citation") }), { maxLength: 1 }), extra_thing: fc.jsonValue() }, { requiredKeys: [] });
+const openaiStream = fc.array(fc.record({ object: fc.constant("chat.completion.chunk"), model: str, choices: fc.array(fc.record({ index: fc.nat(1), delta, finish_reason: fc.constantFrom("stop", null) }, { requiredKeys: ["index", "delta"] }), { maxLength: 1 }), usage: fc.option(usage, { nil: undefined }) }, { requiredKeys: ["object", "choices"] }), { minLength: 1, maxLength: 5 });
+
+const anthropicSource = fc.oneof(
+  fc.record({ type: fc.constant("base64"), media_type: fc.constantFrom("image/png", "application/pdf"), data: str }),
+  fc.record({ type: fc.constant("url"), url: fc.constant("https://x.test/a") }),
+  fc.record({ type: fc.constant("file"), file_id: str }),
+  fc.record({ type: fc.constant("text"), media_type: fc.constant("text/plain"), data: str }),
+  fc.record({ type: fc.constant("content"), content: fc.oneof(str, fc.array(fc.oneof(fc.record({ type: fc.constant("text"), text: str }), fc.record({ type: fc.constant("image"), source: fc.record({ type: fc.constant("url"), url: fc.constant("https://x.test/i") }) }), fc.record({ type: fc.constant("other") })), { maxLength: 3 })) }),
+);
+const anthropicBlock = fc.oneof(
+  fc.record({ type: fc.constant("text"), text: str }),
+  fc.record({ type: fc.constantFrom("image", "document"), source: anthropicSource, title: str }, { requiredKeys: ["type", "source"] }),
+  fc.record({ type: fc.constant("tool_use"), id: ids, name: str, input: fc.oneof(fc.dictionary(str, fc.jsonValue()), fc.constant("{}")) }),
+  fc.record({ type: fc.constant("thinking"), thinking: str, signature: str }),
+  fc.record({ type: fc.constant("redacted_thinking"), data: str }),
+  fc.record({ type: fc.constant("server_tool_use"), id: ids, name: str, input: fc.constant({}) }),
+  fc.record({ type: fc.constant("web_search_tool_result"), tool_use_id: ids, content: fc.jsonValue() }),
+  fc.record({ type: fc.constantFrom("container_upload", "brand_new_block"), file_id: str }),
+);
+const toolResult = fc.record({ type: fc.constant("tool_result"), tool_use_id: ids, content: fc.oneof(str, fc.array(anthropicBlock, { maxLength: 2 })), is_error: fc.boolean() }, { requiredKeys: ["type", "tool_use_id"] });
+const anthropicRequest = fc.record({
+  model: fc.constantFrom("claude-sonnet-4-5", "proxy-model"),
+  max_tokens: fc.nat(4096),
+  system: fc.oneof(str, fc.array(fc.record({ type: fc.constant("text"), text: str }), { maxLength: 2 })),
+  messages: fc.array(fc.oneof(fc.record({ role: fc.constant("user"), content: fc.oneof(str, fc.array(fc.oneof(anthropicBlock, toolResult), { maxLength: 3 })) }), fc.record({ role: fc.constant("assistant"), content: fc.oneof(str, fc.array(anthropicBlock, { maxLength: 3 })) })), { maxLength: 4 }),
+}, { requiredKeys: ["model", "max_tokens", "messages"] });
+const anthropicUsage = fc.record({ input_tokens: fc.nat(1000), output_tokens: fc.nat(1000), cache_read_input_tokens: fc.nat(100) }, { requiredKeys: ["input_tokens", "output_tokens"] });
+const anthropicResponse = fc.oneof(
+  fc.record({ id: str, type: fc.constant("message"), role: fc.constant("assistant"), model: str, content: fc.array(anthropicBlock, { maxLength: 3 }), stop_reason: fc.constantFrom("end_turn", "tool_use"), usage: anthropicUsage }),
+  fc.record({ message: fc.record({ role: fc.constant("assistant"), content: fc.array(anthropicBlock, { maxLength: 3 }) }) }),
+  fc.tuple(fc.constant("assistant"), fc.array(anthropicBlock, { maxLength: 3 })),
+);
+const anthropicStream = fc
+  .tuple(anthropicUsage, fc.array(anthropicBlock, { maxLength: 3 }), fc.array(fc.oneof(fc.record({ type: fc.constant("text_delta"), text: str }), fc.record({ type: fc.constant("input_json_delta"), partial_json: fc.constantFrom("{", '"a":1', "}") }), fc.record({ type: fc.constant("thinking_delta"), thinking: str })), { maxLength: 3 }))
+  .map(([u, blocks, deltas]) => [
+    { type: "message_start", message: { id: "m", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], usage: u } },
+    ...blocks.flatMap((b, i) => [{ type: "content_block_start", index: i, content_block: b }, ...deltas.map((d) => ({ type: "content_block_delta", index: i, delta: d })), { type: "content_block_stop", index: i }]),
+    { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 3 } },
+    { type: "message_stop" },
+  ]);
+const nativeBlock = fc.oneof(
+  fc.record({ type: fc.constant("text"), text: str }),
+  fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
+  fc.record({ type: fc.constant("image"), url: fc.constant("https://x.test/a"), base64: str, mime_type: fc.constant("image/png") }, { requiredKeys: ["type"] }),
+);
+const nativeRecord = fc.oneof(
+  fc.record({ messages: fc.array(fc.record({ role: fc.constantFrom("system", "user", "assistant", "tool"), content: fc.oneof(str, fc.array(nativeBlock, { maxLength: 2 })), tool_call_id: ids }, { requiredKeys: ["role", "content"] }), { maxLength: 4 }) }),
+  fc.record({ message: fc.record({ role: fc.constant("assistant"), content: fc.array(nativeBlock, { maxLength: 2 }) }) }),
+);
+const accepted = fc.oneof(
+  openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
+  anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
+  nativeRecord, anyPayload,
+);
+
+function validOutput(run: () => NormalizedRecord): void {
+  let out: NormalizedRecord;
+  try {
+    out = run();
+  } catch (err) {
+    if (err instanceof NormalizeError) return;
+    throw err;
+  }
+  if (out.inputs) expect(validate(out.inputs.messages)).toEqual([]);
+  if (out.outputs) expect(validate(out.outputs.messages)).toEqual([]);
+}
+
+describe("whatever normalize accepts, validate accepts", () => {
+  it("with auto-detection", () => {
+    fc.assert(fc.property(accepted, (p) => validOutput(() => normalize(p))), { numRuns: 800 });
+  });
+  for (const adapter of ADAPTERS) {
+    it(`with --format ${adapter.name}`, () => {
+      fc.assert(fc.property(accepted, (p) => validOutput(() => adapter.normalize(p))), { numRuns: 500 });
+    });
+  }
 });

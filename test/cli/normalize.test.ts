@@ -70,6 +70,19 @@ describe("tracepipe normalize", () => {
     expect(bad.stderr).toMatch(/unknown --format "gemini"/);
   });
 
+  it("names the field of a malformed record under --format, and keeps going (issue 14 items 4, 7)", async () => {
+    const input = [
+      '{"model":"gpt-4o","messages":"hello"}',
+      '{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]}}',
+      '{"role":"assistant","content":"hi","tool_calls":[]}',
+    ].join("\n");
+    const r = await runCli(["normalize", "--format", "openai-chat", "-"], { input });
+    expect(r.code).toBe(1);
+    expect(jsonLines(r.stderr)).toEqual([{ line: 1, error: { loc: ["messages"], msg: "expected an array, got string", type: "list_type" } }]);
+    const out = jsonLines(r.stdout) as { outputs: { messages: { content: { type: string }[] }[] } }[];
+    expect(out.map((o) => o.outputs.messages[0]!.content.map((b) => b.type))).toEqual([["tool_call"], ["text"]]);
+  });
+
   it("exits 2 on a missing file and on an unknown option", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tp-"));
     expect((await runCli(["normalize", join(dir, "nope.jsonl")])).code).toBe(2);

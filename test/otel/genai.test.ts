@@ -1,4 +1,7 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import Anthropic from "@anthropic-ai/sdk";
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
+import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 import { otelGenAi } from "../../adapters/otel-genai/index.js";
 import type { SpanLike } from "../../adapters/spans.js";
 import { NormalizeError } from "../../src/errors.js";
@@ -68,7 +71,7 @@ describe("OTel GenAI span adapter: current conventions", () => {
       },
       { role: "assistant", content: [{ type: "reasoning", text: "Need the tool." }, { type: "tool_call", id: "call_1", name: "get_weather", args: { city: "Paris" } }] },
       { role: "tool", tool_call_id: "call_1", content: [{ type: "text", text: '{"temp_c":18}' }] },
-      { role: "tool", tool_call_id: "call_0", content: [{ type: "text", text: "done" }] },
+      { role: "tool", tool_call_id: "call_0", content: [{ type: "text", text: "done" }], extras: { orphan: true } },
     ]);
     expect(r.output_messages).toEqual([
       {
@@ -78,11 +81,12 @@ describe("OTel GenAI span adapter: current conventions", () => {
           { type: "server_tool_result", tool_call_id: "srv_1", status: "success", output: { type: "web_search", results: [] } },
           { type: "text", text: "18°C." },
         ],
-        extras: { finish_reason: "stop", otel_parts: [{ type: "citation_map", refs: [1, 2] }] },
+        extras: { finish_reason: "stop", unmapped_content: [{ index: 3, part: { type: "citation_map", refs: [1, 2] } }] },
       },
     ]);
-    // call_0 names no earlier tool call, so validate says so; the rest is valid native format.
-    expect(validate([...r.input_messages!, ...r.output_messages!]).map((p) => p.loc)).toEqual([[4, "tool_call_id"]]);
+    // call_0 names no earlier tool call: an orphan (DESIGN), which non-strict validate accepts and strict does not.
+    expect(validate([...r.input_messages!, ...r.output_messages!])).toEqual([]);
+    expect(validate(r.input_messages!, { strict: true }).filter((p) => p.type === "unknown_tool_call_id").map((p) => p.loc)).toEqual([[4, "tool_call_id"]]);
   });
 
   it("names the attribute when a value is malformed", () => {
@@ -161,5 +165,113 @@ describe("OTel GenAI span adapter: legacy conventions", () => {
     expect(r.trace_provider).toBe("anthropic");
     expect(r.input_messages).toEqual([{ role: "user", content: [{ type: "text", text: "Hi" }] }]);
     expect(r.output_messages).toEqual([{ role: "assistant", content: [{ type: "text", text: "Hello" }, { type: "tool_call", id: "t1", name: "f", args: {} }] }]);
+  });
+});
+
+/** A finished SDK span as the span adapters see it (what src/otel's conversion hands them). */
+function spanLike(s: ReadableSpan): SpanLike {
+  const start = s.startTime[0] * 1000 + s.startTime[1] / 1e6;
+  return { name: s.name, attributes: s.attributes as SpanLike["attributes"], events: s.events.map((e) => ({ name: e.name, offsetMs: e.time[0] * 1000 + e.time[1] / 1e6 - start, attributes: (e.attributes ?? {}) as SpanLike["attributes"] })) };
+}
+
+describe("issue 14 item 10: tool results recorded as lists of text parts", () => {
+  let vendor: ReplayServer;
+  beforeAll(async () => {
+    vendor = await startReplayServer();
+  });
+  afterAll(async () => {
+    await vendor.close();
+  });
+
+  it("reads the Anthropic SDK's own telemetry: a tool_result's text blocks are the tool message's text", async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    vendor.push({ json: fixture("anthropic-message.json") });
+    const client = new Anthropic({ apiKey: "sk-x", baseURL: vendor.url, maxRetries: 0, openTelemetry: { tracerProvider: provider, traces: { contentMode: "content" } } });
+    await client.messages.create({
+      model: "claude-sonnet-4-5-20250929",
+      max_tokens: 50,
+      system: "Be brief.",
+      messages: [
+        { role: "user", content: "Weather in Paris?" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "18C" }, { type: "text", text: "rain" }] }, { type: "text", text: "Summarize." }] },
+      ],
+    });
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    expect(spans).toHaveLength(1);
+    const r = otelGenAi.read(spanLike(spans[0]!));
+    expect(r).toMatchObject({ run_type: "llm", trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929" });
+    expect(r.usage_metadata).toEqual({ input_tokens: 114, output_tokens: 5, total_tokens: 119, input_token_details: { cache_read: 100, cache_creation: 0 } });
+    expect(r.input_messages).toEqual([
+      { role: "system", content: [{ type: "text", text: "Be brief." }] },
+      { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+      { role: "assistant", content: [{ type: "tool_call", id: "toolu_1", name: "get_weather", args: { city: "Paris" } }] },
+      { role: "tool", tool_call_id: "toolu_1", content: [{ type: "text", text: "18C" }, { type: "text", text: "rain" }] },
+      { role: "user", content: [{ type: "text", text: "Summarize." }] },
+    ]);
+    expect(r.output_messages).toEqual([{ role: "assistant", content: [{ type: "text", text: "Bonjour!" }] }]);
+    expect(validate(r.input_messages!)).toEqual([]);
+  });
+
+  it.each([
+    ["text parts in the conventions' shape", [{ type: "text", content: "a" }, { type: "text", content: "b" }], [{ type: "text", text: "a" }, { type: "text", text: "b" }]],
+    ["vendor text blocks", [{ type: "text", text: "a" }], [{ type: "text", text: "a" }]],
+    ["a mixed list keeps other items as their JSON", [{ type: "text", text: "a" }, { type: "image" }], [{ type: "text", text: "a" }, { type: "text", text: '{"type":"image"}' }]],
+    ["an object is its JSON", { temp: 18 }, [{ type: "text", text: '{"temp":18}' }]],
+  ])("tool_call_response with %s", (_n, response, content) => {
+    const r = otelGenAi.read(span({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": j([{ role: "tool", parts: [{ type: "tool_call_response", id: "c1", response }] }]) }));
+    expect(r.input_messages).toEqual([{ role: "tool", tool_call_id: "c1", content, extras: { orphan: true } }]);
+  });
+});
+
+/**
+ * Issue 14 item 11: spans as @traceloop/instrumentation-anthropic records them
+ * (gen_ai.system "Anthropic", each turn's content the JSON of its blocks). The
+ * package is not a dependency, so the span is written out rather than recorded.
+ */
+describe("issue 14 item 11: legacy OpenLLMetry Anthropic spans", () => {
+  const s = span(
+    {
+      "gen_ai.system": "Anthropic",
+      "llm.request.type": "chat",
+      "gen_ai.request.model": "claude-sonnet-4-5",
+      "gen_ai.request.max_tokens": 1024,
+      "gen_ai.prompt.0.role": "system",
+      "gen_ai.prompt.0.content": "You are a weather bot.",
+      "gen_ai.prompt.1.role": "user",
+      "gen_ai.prompt.1.content": "Weather in Paris?",
+      "gen_ai.prompt.2.role": "assistant",
+      "gen_ai.prompt.2.content": j([{ type: "text", text: "Checking." }, { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }]),
+      "gen_ai.prompt.3.role": "user",
+      "gen_ai.prompt.3.content": j([{ type: "tool_result", tool_use_id: "toolu_1", content: "18C" }, { type: "text", text: "Tomorrow?" }]),
+      "gen_ai.response.model": "claude-sonnet-4-5-20250929",
+      "gen_ai.completion.0.finish_reason": "tool_use",
+      "gen_ai.completion.0.role": "assistant",
+      "gen_ai.completion.0.content": j([{ type: "tool_use", id: "toolu_2", name: "get_weather", input: { city: "Paris", day: 2 } }]),
+      "gen_ai.usage.prompt_tokens": 50,
+      "gen_ai.usage.completion_tokens": 12,
+      "llm.usage.total_tokens": 62,
+    },
+    [],
+    "anthropic.chat",
+  );
+  const cases: [string, (r: ReturnType<typeof otelGenAi.read>) => unknown, unknown][] = [
+    ["plain string turns stay text", (r) => r.input_messages!.slice(0, 2), [{ role: "system", content: [{ type: "text", text: "You are a weather bot." }] }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }]],
+    ["tool_use blocks are tool calls with object args", (r) => r.input_messages![2], { role: "assistant", content: [{ type: "text", text: "Checking." }, { type: "tool_call", id: "toolu_1", name: "get_weather", args: { city: "Paris" } }] }],
+    ["tool_result blocks are tool messages with tool_call_id, the rest a user message", (r) => r.input_messages!.slice(3), [{ role: "tool", tool_call_id: "toolu_1", content: [{ type: "text", text: "18C" }] }, { role: "user", content: [{ type: "text", text: "Tomorrow?" }] }]],
+    ["the completion's blocks likewise, with the finish reason", (r) => r.output_messages, [{ role: "assistant", content: [{ type: "tool_call", id: "toolu_2", name: "get_weather", args: { city: "Paris", day: 2 } }], extras: { finish_reason: "tool_use" } }]],
+  ];
+  it.each(cases)("%s", (_n, pick, expected) => {
+    const r = otelGenAi.read(s);
+    expect(r.trace_provider).toBe("anthropic");
+    expect(pick(r)).toEqual(expected);
+    expect(validate(r.input_messages!)).toEqual([]);
+  });
+
+  it("leaves JSON-looking text of other providers as text", () => {
+    const r = otelGenAi.read(span({ "gen_ai.system": "OpenAI", "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": j([{ type: "tool_use", id: "x", name: "f", input: {} }]) }));
+    expect(r.input_messages![0]!.content[0]).toMatchObject({ type: "text" });
   });
 });

@@ -71,9 +71,87 @@ describe("OpenInference span adapter", () => {
     expect(openInference.read(span({ "openinference.span.kind": "AGENT" })).run_type).toBe("chain");
   });
 
-  it("names the attribute when an image has no URL", () => {
-    expect(() => openInference.read(span({ "openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.contents.0.message_content.type": "image" }))).toThrow(
-      expect.objectContaining({ issues: [expect.objectContaining({ loc: ["llm.input_messages.0.message.contents.0.message_content.image.image.url"] })] }),
-    );
+  it("keeps an image part without a URL whole in extras.unmapped_content", () => {
+    const r = openInference.read(span({ "openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user", "llm.input_messages.0.message.contents.0.message_content.type": "image", "llm.input_messages.0.message.contents.0.message_content.image.type": "base64", "llm.input_messages.0.message.contents.0.message_content.image.media_type": "image/png", "llm.input_messages.0.message.contents.1.message_content.type": "text", "llm.input_messages.0.message.contents.1.message_content.text": "what is it?" }));
+    expect(r.input_messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "what is it?" }], extras: { unmapped_content: [{ index: 0, part: { message_content: { type: "image", image: { type: "base64", media_type: "image/png" } } } }] } },
+    ]);
+  });
+});
+
+/**
+ * Issue 14 item 9: spans as @arizeai/openinference-instrumentation-anthropic
+ * records them (attribute for attribute, from its getAnthropicInputMessageAttributes
+ * and getAnthropicOutputMessagesAttributes). The package is not a dependency, so
+ * the span is written out rather than recorded.
+ */
+describe("OpenInference spans of Anthropic calls", () => {
+  const body = {
+    model: "claude-sonnet-4-5",
+    max_tokens: 1024,
+    system: "You are a weather bot.",
+    messages: [
+      { role: "user", content: "Weather in Paris?" },
+      { role: "assistant", content: [{ type: "thinking", thinking: "Use the tool.", signature: "EqQB" }, { type: "text", text: "Checking." }, { type: "tool_use", id: "toolu_1", name: "get_weather", input: { city: "Paris" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "18C, rain" }] }, { type: "text", text: "And tomorrow?" }] },
+    ],
+  };
+  const anthropicSpan = span({
+    "openinference.span.kind": "LLM",
+    "llm.model_name": "claude-sonnet-4-5-20250929",
+    "llm.system": "anthropic",
+    "llm.provider": "anthropic",
+    "input.value": JSON.stringify(body),
+    "input.mime_type": "application/json",
+    "llm.invocation_parameters": JSON.stringify({ model: "claude-sonnet-4-5", max_tokens: 1024, system: body.system }),
+    "llm.input_messages.0.message.role": "user",
+    "llm.input_messages.0.message.content": "Weather in Paris?",
+    "llm.input_messages.1.message.role": "assistant",
+    "llm.input_messages.1.message.contents.0.message_content.type": "reasoning",
+    "llm.input_messages.1.message.contents.0.message_content.text": "Use the tool.",
+    "llm.input_messages.1.message.contents.0.message_content.signature": "EqQB",
+    "llm.input_messages.1.message.contents.1.message_content.type": "text",
+    "llm.input_messages.1.message.contents.1.message_content.text": "Checking.",
+    "llm.input_messages.1.message.tool_calls.0.tool_call.id": "toolu_1",
+    "llm.input_messages.1.message.tool_calls.0.tool_call.function.name": "get_weather",
+    "llm.input_messages.1.message.tool_calls.0.tool_call.function.arguments": '{"city":"Paris"}',
+    "llm.input_messages.1.message.contents.2.message_content.type": "tool_use",
+    "llm.input_messages.1.message.contents.2.tool_call.id": "toolu_1",
+    "llm.input_messages.1.message.contents.2.tool_call.function.name": "get_weather",
+    "llm.input_messages.1.message.contents.2.tool_call.function.arguments": '{"city":"Paris"}',
+    "llm.input_messages.2.message.role": "user",
+    "llm.input_messages.2.message.tool_call_id": "toolu_1",
+    "llm.input_messages.2.message.content": JSON.stringify([{ type: "text", text: "18C, rain" }]),
+    "llm.input_messages.2.message.contents.1.message_content.type": "text",
+    "llm.input_messages.2.message.contents.1.message_content.text": "And tomorrow?",
+    "llm.output_messages.0.message.role": "assistant",
+    "llm.output_messages.0.message.contents.0.message_content.type": "tool_use",
+    "llm.output_messages.0.message.contents.0.tool_call.id": "toolu_2",
+    "llm.output_messages.0.message.contents.0.tool_call.function.name": "get_weather",
+    "llm.output_messages.0.message.contents.0.tool_call.function.arguments": '{"city":"Paris","day":"tomorrow"}',
+    "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_2",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.name": "get_weather",
+    "llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments": '{"city":"Paris","day":"tomorrow"}',
+    "llm.token_count.prompt": 120,
+    "llm.token_count.completion": 30,
+    "llm.token_count.total": 150,
+  });
+
+  const cases: [string, (r: ReturnType<typeof openInference.read>) => unknown, unknown][] = [
+    ["the system prompt comes from input.value", (r) => r.input_messages![0], { role: "system", content: [{ type: "text", text: "You are a weather bot." }] }],
+    [
+      "a tool_use part is only its tool_call, in content order, not a text block of JSON",
+      (r) => r.input_messages![2],
+      { role: "assistant", content: [{ type: "reasoning", text: "Use the tool.", extras: { signature: "EqQB" } }, { type: "text", text: "Checking." }, { type: "tool_call", id: "toolu_1", name: "get_weather", args: { city: "Paris" } }] },
+    ],
+    ["a user turn's tool result is a tool message with its tool_call_id", (r) => r.input_messages![3], { role: "tool", tool_call_id: "toolu_1", content: [{ type: "text", text: "18C, rain" }], extras: { vendor_role: "user" } }],
+    ["the rest of that user turn follows as the user's message", (r) => r.input_messages![4], { role: "user", content: [{ type: "text", text: "And tomorrow?" }] }],
+    ["the output's tool_use is one tool_call", (r) => r.output_messages, [{ role: "assistant", content: [{ type: "tool_call", id: "toolu_2", name: "get_weather", args: { city: "Paris", day: "tomorrow" } }] }]],
+  ];
+  it.each(cases)("%s", (_n, pick, expected) => {
+    const r = openInference.read(anthropicSpan);
+    expect(pick(r)).toEqual(expected);
+    expect(validate(r.input_messages!)).toEqual([]);
+    expect(validate(r.output_messages!)).toEqual([]);
   });
 });

@@ -1,0 +1,40 @@
+/**
+ * Shared pieces of message building: content parts an adapter does not know,
+ * and tool results whose call is not in the record.
+ */
+import type { Message } from "../../src/format/schema.js";
+import type { Obj } from "./guards.js";
+
+/**
+ * DESIGN "Mapping decisions": a part of a type the adapter does not know is kept
+ * whole, in order, in the message's `extras.unmapped_content`; vendors add types
+ * every few months, and one new type must not reject a record.
+ */
+export interface Unmapped {
+  index: number;
+  part: unknown;
+}
+
+/** Put the unmapped parts (if any) into `extras`, returning the extras to use. */
+export function withUnmapped(extras: Obj | undefined, unmapped: readonly Unmapped[] | undefined): Obj | undefined {
+  if (!unmapped || unmapped.length === 0) return extras;
+  return { ...extras, unmapped_content: [...unmapped] };
+}
+
+/**
+ * DESIGN: a `tool` message whose call is not in the record (a trimmed history)
+ * keeps its `tool_call_id` and carries `extras.orphan: true`, which non-strict
+ * validate accepts in place of the linkage rule. Every adapter runs its input
+ * messages through this so `normalize` never emits what `validate` rejects.
+ */
+export function markOrphans(messages: Message[]): Message[] {
+  let calls: Set<string> | undefined;
+  for (const m of messages) {
+    if (m.role === "assistant") {
+      for (const b of m.content) if (b.type === "tool_call" && typeof b.id === "string") (calls ??= new Set()).add(b.id);
+    } else if (m.role === "tool" && m.tool_call_id !== undefined && !calls?.has(m.tool_call_id)) {
+      m.extras = { ...m.extras, orphan: true };
+    }
+  }
+  return messages;
+}
