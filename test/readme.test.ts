@@ -1,0 +1,69 @@
+/**
+ * README snippets run as written: the OpenTelemetry quick start is taken from
+ * README.md itself, saved inside the package (so `tracepipe` resolves to this
+ * checkout, as it would in an app that installed it) and run against the
+ * replay server, with the real instrumentation and the compiled package.
+ */
+import { spawn } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openStore } from "../src/store/index.js";
+import { ensureBuilt, ROOT } from "./package/dist.js";
+import { fixture, startReplayServer, type ReplayServer } from "./helpers/replay-server.js";
+import { tempDir } from "./helpers/runs.js";
+
+/** The code block right after `<!-- tested: test/readme.test.ts ... -->` in README.md. */
+function testedBlock(): string {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const m = /<!-- tested: test\/readme\.test\.ts[^>]*-->\n```js\n([\s\S]*?)\n```/.exec(readme);
+  if (!m) throw new Error("README.md has no tested OpenTelemetry snippet");
+  return m[1]!;
+}
+
+let vendor: ReplayServer;
+beforeAll(async () => {
+  ensureBuilt();
+  vendor = await startReplayServer();
+}, 180_000);
+afterAll(() => vendor.close());
+
+describe("README", () => {
+  it("runs the OpenTelemetry quick start as pasted: one llm run per call reaches the store", async () => {
+    vendor.push({ json: fixture("openai-completion.json") });
+    const dir = join(ROOT, "test-output", "readme");
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `otel-quickstart-${process.pid}.mjs`);
+    writeFileSync(file, testedBlock());
+    const db = join(tempDir("tp-readme-"), "traces.db");
+    // Asynchronously: the replay server answers from this process.
+    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, [file], {
+        cwd: dir,
+        env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${vendor.url}/v1`, TRACEPIPE_DB: db, TRACEPIPE_ENDPOINT: "", LANGSMITH_ENDPOINT: "" },
+      });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+      child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+      child.on("close", (status) => {
+        clearTimeout(timer);
+        resolve({ status, stdout, stderr });
+      });
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const reply = (fixture("openai-completion.json") as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
+    expect(r.stdout).toContain(reply);
+    const store = openStore(db);
+    try {
+      const runs = store.queryRuns({ project: "my-app" }).runs;
+      const llm = runs.filter((x) => x.run_type === "llm");
+      expect(llm).toHaveLength(1);
+      expect((llm[0]!.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ trace_provider: "openai" });
+      expect(vendor.requests.at(-1)!.path).toBe("/v1/chat/completions");
+    } finally {
+      store.close();
+    }
+  });
+});
