@@ -82,6 +82,15 @@ export function dropEncoder(enc: Encoding): void {
   }
 }
 
+const memos = new Map<Encoding, Map<string, number>>();
+
+/** Token counts of pieces already seen, per encoding (see count.ts); emptied by freeEncoders(). */
+export function memoFor(enc: Encoding): Map<string, number> {
+  let m = memos.get(enc);
+  if (!m) memos.set(enc, (m = new Map()));
+  return m;
+}
+
 /** Which encoders are loaded now (for tests and diagnostics). */
 export function loadedEncodings(): Encoding[] {
   return [...encoders.keys()];
@@ -89,4 +98,5 @@ export function loadedEncodings(): Encoding[] {
 
 export function freeEncoders(): void {
   for (const enc of [...encoders.keys()]) dropEncoder(enc);
+  memos.clear();
 }
