@@ -17,10 +17,11 @@
  *   memo is tried again PROBE_EVERY chunks later.
  * - Sparse: past the first EXACT_CHARS characters, text the memo does not help
  *   with (random bytes, wrapped base64, CJK) is encoded one chunk in SPARSE;
- *   the chunks in between are counted at the tokens per character measured
- *   exactly so far in the same text. Such text has an even token density, so
- *   the estimate stays within a fraction of a percent (benchmarks/tokens.ts
- *   prints the difference).
+ *   the chunks in between are counted at the tokens per character of the
+ *   last chunk counted exactly, so a change of shape within the text (prose,
+ *   then a base64 attachment) is followed within a few chunks. Such text has
+ *   an even token density: the estimate stays within a fraction of a percent
+ *   (benchmarks/tokens.ts prints the difference).
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
@@ -72,8 +73,9 @@ class Tally {
   private chunks = 0;
   private memoAt = 0;
   private seen = 0;
-  private exactTokens = 0;
-  private exactChars = 0;
+  /** The last chunk counted exactly: its density is what the sparse mode extrapolates, local to where the text is now. */
+  private lastTokens = 0;
+  private lastChars = 0;
   private ok = true;
   private readonly memo: Map<string, number>;
   private readonly re: RegExp;
@@ -108,12 +110,12 @@ class Tally {
       const m = this.viaMemo(s);
       tokens = m ? m.tokens : this.exact(s);
       this.memoAt = m && m.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
-    } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && this.exactChars > 0) {
-      this.n += (this.exactTokens / this.exactChars) * s.length;
+    } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && this.lastChars) {
+      this.n += (this.lastTokens / this.lastChars) * s.length;
       return;
     } else tokens = this.exact(s);
-    this.exactTokens += tokens;
-    this.exactChars += s.length;
+    this.lastTokens = tokens;
+    this.lastChars = s.length;
     this.n += tokens;
   }
 
