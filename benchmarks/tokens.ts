@@ -18,7 +18,7 @@
  * RSS counter (/proc/self/clear_refs) and reports how far one call raised it.
  *
  *   npx tsx benchmarks/tokens.ts [--sizes 100k,1m,4m,10m] [--reps 5] [--shapes english,csv]
- *                                [--model gpt-4o] [--budget 5] [--no-memory]
+ *                                [--model gpt-4o] [--budget 8] [--no-memory]
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -159,7 +159,7 @@ function peakOf(shape: string, n: number, which: "ours" | "tiktoken"): number | 
 // --- the timed runs ------------------------------------------------------------------
 const SIZES = opt("sizes", "100k,1m,4m,10m").split(",").map(parseSize);
 const REPS = Number(opt("reps", "5"));
-const BUDGET_MS = Number(opt("budget", "5")) * 1000;
+const BUDGET_MS = Number(opt("budget", "8")) * 1000;
 const MEMORY = !process.argv.includes("--no-memory");
 const shapes = opt("shapes", Object.keys(SHAPES).join(",")).split(",");
 const enc = get_encoding(ENCODING);

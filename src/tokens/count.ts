@@ -16,12 +16,13 @@
  *   chunk's characters were, the next chunks go straight to tiktoken, and the
  *   memo is tried again PROBE_EVERY chunks later.
  * - Sparse: past the first EXACT_CHARS characters, text the memo does not help
- *   with (random bytes, wrapped base64, CJK) is encoded one chunk in SPARSE;
- *   the chunks in between are counted at the tokens per character of the
- *   last chunk counted exactly, so a change of shape within the text (prose,
- *   then a base64 attachment) is followed within a few chunks. Such text has
- *   an even token density: the estimate stays within a fraction of a percent
- *   (benchmarks/tokens.ts prints the difference).
+ *   with (random bytes, wrapped base64, CJK; prose while the memo is still
+ *   cold) is encoded one chunk in SPARSE;
+ *   the chunks in between are counted at the running tokens per character of
+ *   the chunks counted exactly. When a chunk's density departs from the
+ *   running one (prose, then a base64 attachment), chunks are counted exactly
+ *   until it settles. Such text has an even token density: the estimate
+ *   stays within about a percent (benchmarks/tokens.ts prints the difference).
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
@@ -41,6 +42,7 @@ const MIN_HIT_SHARE = 0.6;
 const PROBE_EVERY = 16;
 const EXACT_CHARS = 1 << 15;
 const SPARSE = 4;
+const SETTLED = 0.1;
 
 function isCjk(c: number): boolean {
   return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff);
@@ -73,9 +75,16 @@ class Tally {
   private chunks = 0;
   private memoAt = 0;
   private seen = 0;
-  /** The last chunk counted exactly: its density is what the sparse mode extrapolates, local to where the text is now. */
-  private lastTokens = 0;
-  private lastChars = 0;
+  /**
+   * Tokens and characters of the chunks counted exactly, each halved at every
+   * new one: the density the sparse mode extrapolates, weighted by size (a
+   * 40-character slice does not speak for a 4000-character chunk) and local
+   * to where the text is now.
+   */
+  private densityTokens = 0;
+  private densityChars = 0;
+  /** The last exact chunk's density differed from the running one by more than SETTLED: the shape is changing, keep counting exactly. */
+  private unsettled = true;
   private ok = true;
   private readonly memo: Map<string, number>;
   private readonly re: RegExp;
@@ -110,12 +119,14 @@ class Tally {
       const m = this.viaMemo(s);
       tokens = m ? m.tokens : this.exact(s);
       this.memoAt = m && m.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
-    } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && this.lastChars) {
-      this.n += (this.lastTokens / this.lastChars) * s.length;
+    } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && !this.unsettled) {
+      this.n += (this.densityTokens / this.densityChars) * s.length;
       return;
     } else tokens = this.exact(s);
-    this.lastTokens = tokens;
-    this.lastChars = s.length;
+    const running = this.densityTokens / this.densityChars;
+    this.unsettled = !(Math.abs(tokens / s.length / running - 1) < SETTLED);
+    this.densityTokens = this.densityTokens / 2 + tokens;
+    this.densityChars = this.densityChars / 2 + s.length;
     this.n += tokens;
   }
 
