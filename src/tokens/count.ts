@@ -1,0 +1,195 @@
+/**
+ * Tokens in one string, in time linear in its length, never throwing.
+ *
+ * Other models (Anthropic, unknown): about 4 characters per token for Latin
+ * text, 1 token per CJK character; documented, not exact.
+ *
+ * OpenAI models: tiktoken's counts, at most tiktoken's own cost.
+ * - split.ts cuts the text into chunks (and slices of long runs) that BPE
+ *   handles in linear time, at places where tiktoken's pre-tokenizer splits
+ *   anyway, so the sum over chunks is tiktoken's count.
+ * - Memo: a chunk is cut into tiktoken's pieces with the same pattern in
+ *   JavaScript (pretokenize.ts); a piece seen before is counted from a table,
+ *   the rest go to tiktoken. Natural text (prose, code, CSV) repeats its pieces,
+ *   so most of it never reaches WASM. Looking pieces up costs more than it
+ *   saves unless most of the text is known: when less than MIN_HIT_SHARE of a
+ *   chunk's characters were, the next chunks go straight to tiktoken, and the
+ *   memo is tried again PROBE_EVERY chunks later.
+ * - Sparse: past the first EXACT_CHARS characters, text the memo does not help
+ *   with (random bytes, wrapped base64, CJK; prose while the memo is still
+ *   cold) is encoded one chunk in SPARSE;
+ *   the chunks in between are counted at the running tokens per character of
+ *   the chunks counted exactly. When a chunk's density departs from the
+ *   running one (prose, then a base64 attachment), chunks are counted exactly
+ *   until it settles. Such text has an even token density: the estimate
+ *   stays within about a percent (benchmarks/tokens.ts prints the difference).
+ * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
+ *   character) is counted from SAMPLES slices spread over it, extrapolated by
+ *   length: a 10 MB word costs what a 4 KB one does.
+ */
+import { dropEncoder, encoder, encodingForModel, memoFor, type Encoder, type Encoding } from "./encoders.js";
+import { pretokenizer } from "./pretokenize.js";
+import { isLowSurrogate, RUN, split } from "./split.js";
+
+/** Slices of a long run that are encoded; beyond this the run is sampled. */
+const SAMPLES = 16;
+/** Pieces up to this long are remembered, at most MEMO_ENTRIES of them per encoding. */
+const MEMO_MAX = 32;
+const MEMO_ENTRIES = 1 << 16;
+/** Unknown pieces per chunk encoded one by one (and remembered) so that the memo warms up. */
+const LEARN_PER_CHUNK = 64;
+const MIN_HIT_SHARE = 0.6;
+const PROBE_EVERY = 16;
+const EXACT_CHARS = 1 << 15;
+const SPARSE = 4;
+const SETTLED = 0.1;
+
+function isCjk(c: number): boolean {
+  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff);
+}
+
+/** The documented approximation for non-OpenAI models. */
+export function approximateTokens(text: string): number {
+  if (typeof text !== "string" || !text) return 0;
+  let cjk = 0;
+  for (let i = 0; i < text.length; i++) if (isCjk(text.charCodeAt(i))) cjk++;
+  return cjk + Math.ceil((text.length - cjk) / 4);
+}
+
+export function countTextTokens(text: string, model?: string): number {
+  if (typeof text !== "string" || !text) return 0;
+  const enc = encodingForModel(model);
+  const e = enc ? encoder(enc) : undefined;
+  if (!enc || !e) return approximateTokens(text);
+  const t = new Tally(enc, e);
+  split(text, {
+    chunk: (s, end) => t.add(text.slice(s, end)),
+    run: (s, end) => t.run(text, s, end),
+  });
+  return Math.max(1, Math.round(t.n));
+}
+
+/** The running count of one text. */
+class Tally {
+  n = 0;
+  private chunks = 0;
+  private memoAt = 0;
+  private seen = 0;
+  /**
+   * Tokens and characters of the chunks counted exactly, each halved at every
+   * new one: the density the sparse mode extrapolates, weighted by size (a
+   * 40-character slice does not speak for a 4000-character chunk) and local
+   * to where the text is now.
+   */
+  private densityTokens = 0;
+  private densityChars = 0;
+  /** The last exact chunk's density differed from the running one by more than SETTLED: the shape is changing, keep counting exactly. */
+  private unsettled = true;
+  private ok = true;
+  private readonly memo: Map<string, number>;
+  private readonly re: RegExp;
+
+  constructor(
+    private readonly enc: Encoding,
+    private readonly e: Encoder,
+  ) {
+    this.memo = memoFor(enc);
+    this.re = pretokenizer(enc);
+  }
+
+  /** tiktoken's count of s; if the encoder throws (a WASM trap), this and the rest of the text are approximated. */
+  private exact(s: string): number {
+    if (this.ok) {
+      try {
+        return this.e.encode_ordinary(s).length;
+      } catch {
+        this.ok = false;
+        dropEncoder(this.enc);
+      }
+    }
+    return approximateTokens(s);
+  }
+
+  /** One chunk or run slice: at most CHUNK characters, no run longer than RUN. */
+  add(s: string): void {
+    const i = this.chunks++;
+    this.seen += s.length;
+    let tokens: number;
+    if (i >= this.memoAt && this.ok) {
+      const m = this.viaMemo(s);
+      tokens = m ? m.tokens : this.exact(s);
+      this.memoAt = m && m.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
+    } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && !this.unsettled) {
+      this.n += (this.densityTokens / this.densityChars) * s.length;
+      return;
+    } else tokens = this.exact(s);
+    const running = this.densityTokens / this.densityChars;
+    this.unsettled = !(Math.abs(tokens / s.length / running - 1) < SETTLED);
+    this.densityTokens = this.densityTokens / 2 + tokens;
+    this.densityChars = this.densityChars / 2 + s.length;
+    this.n += tokens;
+  }
+
+  /** Count s piece by piece, with the share of its characters found in the memo; undefined if the pieces do not cover s. */
+  private viaMemo(s: string): { tokens: number; hitShare: number } | undefined {
+    const pieces = s.match(this.re);
+    if (!pieces) return undefined;
+    const memo = this.memo;
+    let n = 0;
+    let hits = 0;
+    let learn = LEARN_PER_CHUNK;
+    let at = 0;
+    let spanStart = -1;
+    for (const p of pieces) {
+      const known = memo.get(p);
+      if (known !== undefined || (learn > 0 && p.length <= MEMO_MAX)) {
+        if (spanStart >= 0) {
+          n += this.exact(s.slice(spanStart, at));
+          spanStart = -1;
+        }
+        if (known !== undefined) {
+          hits += p.length;
+          n += known;
+        } else {
+          learn--;
+          const c = this.exact(p);
+          if (memo.size >= MEMO_ENTRIES) memo.clear();
+          if (this.ok) memo.set(p, c);
+          n += c;
+        }
+      } else if (spanStart < 0) spanStart = at;
+      at += p.length;
+    }
+    if (at !== s.length) return undefined;
+    if (spanStart >= 0) n += this.exact(s.slice(spanStart));
+    return { tokens: n, hitShare: hits / s.length };
+  }
+
+  /** text.slice(start, end), a run longer than RUN, in RUN-sized slices. */
+  run(text: string, start: number, end: number): void {
+    const len = end - start;
+    // A slice boundary never separates the halves of a surrogate pair.
+    const sliceEnd = (a: number) => {
+      const b = Math.min(a + RUN, end);
+      return b < end && isLowSurrogate(text.charCodeAt(b)) ? b + 1 : b;
+    };
+    if (len <= SAMPLES * RUN) {
+      for (let a = start; a < end; ) {
+        const b = sliceEnd(a);
+        this.add(text.slice(a, b));
+        a = b;
+      }
+      return;
+    }
+    let tokens = 0;
+    let chars = 0;
+    for (let k = 0; k < SAMPLES; k++) {
+      let a = start + Math.floor((k * (len - RUN)) / (SAMPLES - 1));
+      if (isLowSurrogate(text.charCodeAt(a))) a++;
+      const b = sliceEnd(a);
+      tokens += this.exact(text.slice(a, b));
+      chars += b - a;
+    }
+    this.n += Math.max(1, (tokens / chars) * len);
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * tiktoken's WASM encoders: chosen by model prefix, loaded lazily, once.
+ * If the WASM cannot load, callers get undefined and use the approximation;
+ * a warning is printed once.
+ */
+import { createRequire } from "node:module";
+
+export type Encoding = "o200k_base" | "cl100k_base";
+export interface Encoder {
+  /** Special-token text such as "<|endoftext|>" in a prompt is counted as text, never an error (and this skips the special-token scan). */
+  encode_ordinary(text: string): { length: number };
+  free(): void;
+}
+
+// The longest matching prefix wins, so gpt-4o is o200k_base though gpt-4 is cl100k_base.
+const PREFIXES: [string, Encoding][] = [
+  ["gpt-4o", "o200k_base"],
+  ["chatgpt-4o", "o200k_base"],
+  ["gpt-4.1", "o200k_base"],
+  ["gpt-4.5", "o200k_base"],
+  ["gpt-5", "o200k_base"],
+  ["gpt-oss", "o200k_base"],
+  ["o1", "o200k_base"],
+  ["o3", "o200k_base"],
+  ["o4", "o200k_base"],
+  ["gpt-4", "cl100k_base"],
+  ["gpt-3.5", "cl100k_base"],
+  ["text-embedding-3", "cl100k_base"],
+  ["text-embedding-ada", "cl100k_base"],
+];
+
+/** The tiktoken encoding for a model, or undefined when it is not an OpenAI model. */
+export function encodingForModel(model: string | undefined): Encoding | undefined {
+  if (typeof model !== "string" || !model) return undefined;
+  const m = model.toLowerCase().replace(/^openai\//, "");
+  let best: [string, Encoding] | undefined;
+  for (const p of PREFIXES) if (m.startsWith(p[0]) && (!best || p[0].length > best[0].length)) best = p;
+  return best?.[1];
+}
+
+const encoders = new Map<Encoding, Encoder>();
+let wasmBroken = false;
+let loader: (enc: Encoding) => Encoder = (enc) => {
+  const require = createRequire(import.meta.url);
+  const { get_encoding } = require("tiktoken") as { get_encoding(e: string): Encoder };
+  return get_encoding(enc);
+};
+
+/** For tests: replace how encoders are loaded (e.g. one that fails, to exercise the fallback). */
+export function setEncoderLoader(fn: (enc: Encoding) => Encoder): void {
+  loader = fn;
+  freeEncoders();
+  wasmBroken = false;
+}
+
+export function encoder(enc: Encoding): Encoder | undefined {
+  if (wasmBroken) return undefined;
+  let e = encoders.get(enc);
+  if (e) return e;
+  try {
+    e = loader(enc);
+  } catch (err) {
+    wasmBroken = true;
+    process.emitWarning(`tracepipe: tiktoken could not load (${(err as Error)?.message}); token counts are approximated`, "TracepipeWarning");
+    return undefined;
+  }
+  encoders.set(enc, e);
+  return e;
+}
+
+/**
+ * Forget an encoder whose encode threw (a WASM trap, out of memory): the next
+ * count loads a fresh one rather than reusing an instance in an unknown state.
+ */
+export function dropEncoder(enc: Encoding): void {
+  const e = encoders.get(enc);
+  encoders.delete(enc);
+  try {
+    e?.free();
+  } catch {
+    // Already unusable; nothing more to release.
+  }
+}
+
+const memos = new Map<Encoding, Map<string, number>>();
+
+/** Token counts of pieces already seen, per encoding (see count.ts); emptied by freeEncoders(). */
+export function memoFor(enc: Encoding): Map<string, number> {
+  let m = memos.get(enc);
+  if (!m) memos.set(enc, (m = new Map()));
+  return m;
+}
+
+/** Which encoders are loaded now (for tests and diagnostics). */
+export function loadedEncodings(): Encoding[] {
+  return [...encoders.keys()];
+}
+
+export function freeEncoders(): void {
+  for (const enc of [...encoders.keys()]) dropEncoder(enc);
+  memos.clear();
+}
