@@ -19,6 +19,8 @@ export interface SpanEventLike {
 
 export interface SpanLike {
   name: string;
+  /** The instrumentation scope's name, when known: some emitters count differently under the same attribute. */
+  scope?: string;
   attributes: Attributes;
   events: readonly SpanEventLike[];
 }

@@ -262,13 +262,25 @@ function flatToolCalls(m: Obj): Record<string, unknown> {
 
 // ---- shared ------------------------------------------------------------------------------
 
-function usage(attrs: Attributes): UsageMetadata | undefined {
-  const input = num(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens");
+/**
+ * Emitters whose input count is Anthropic's own `input_tokens`, the uncached
+ * part only (and their total that plus output): OpenLLMetry's JS Anthropic
+ * instrumentation. Semconv, and the Anthropic SDK's own telemetry, count cache
+ * reads and writes in, as DESIGN's Anthropic usage does.
+ */
+const UNCACHED_INPUT_SCOPES = new Set(["@traceloop/instrumentation-anthropic"]);
+
+function usage(attrs: Attributes, scope: string | undefined): UsageMetadata | undefined {
+  let input = num(attrs, "gen_ai.usage.input_tokens", "gen_ai.usage.prompt_tokens");
   const output = num(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens");
   if (input === undefined && output === undefined) return undefined;
-  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(attrs, "gen_ai.usage.total_tokens", "llm.usage.total_tokens") ?? (input ?? 0) + (output ?? 0) };
   const cacheRead = num(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens");
   const cacheCreation = num(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation_input_tokens");
+  const uncached = scope !== undefined && UNCACHED_INPUT_SCOPES.has(scope) && input !== undefined;
+  if (uncached) input = input! + (cacheRead ?? 0) + (cacheCreation ?? 0);
+  // The emitter's own total left the cache out too: recount it.
+  const total = uncached ? undefined : num(attrs, "gen_ai.usage.total_tokens", "llm.usage.total_tokens");
+  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: total ?? (input ?? 0) + (output ?? 0) };
   const reasoning = num(attrs, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens");
   if (cacheRead !== undefined || cacheCreation !== undefined) u.input_token_details = { ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}), ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}) };
   if (reasoning !== undefined) u.output_token_details = { reasoning };
@@ -348,7 +360,7 @@ export const otelGenAi: SpanAdapter = {
     const legacy: { input?: Message[]; output?: Message[] } = current.input || current.output ? {} : { input: legacyIndexed(a, "gen_ai.prompt", anthropic), output: legacyIndexed(a, "gen_ai.completion", anthropic), ...dropUndefined(legacyEvents(span)) };
     result.input_messages = current.input ?? legacy.input;
     result.output_messages = current.output ?? legacy.output;
-    result.usage_metadata = usage(a);
+    result.usage_metadata = usage(a, span.scope);
     const params = invocationParams(a);
     if (Object.keys(params).length) result.invocation_params = params;
     if (type === "chain") {

@@ -33,8 +33,10 @@ export type FilterMode = "genai" | "llm" | "all";
 
 const ERROR = 2; // SpanStatusCode.ERROR
 
-export function spanLike(s: Pick<SpanRecord, "name" | "attributes" | "events" | "startUs">): SpanLike {
-  return { name: s.name, attributes: s.attributes, events: s.events.map((e) => ({ name: e.name, offsetMs: (e.timeUs - s.startUs) / 1000, attributes: e.attributes })) };
+export function spanLike(s: Pick<SpanRecord, "name" | "attributes" | "events" | "startUs" | "scope">): SpanLike {
+  const like: SpanLike = { name: s.name, attributes: s.attributes, events: s.events.map((e) => ({ name: e.name, offsetMs: (e.timeUs - s.startUs) / 1000, attributes: e.attributes })) };
+  if (s.scope) like.scope = s.scope;
+  return like;
 }
 
 export function readSpan(like: SpanLike, adapters: readonly SpanAdapter[] = SPAN_ADAPTERS): Reading {
