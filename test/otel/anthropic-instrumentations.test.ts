@@ -4,7 +4,9 @@
  * server: OpenInference's (`llm.input_messages.*` indexed attributes) and
  * OpenLLMetry's (`gen_ai.*` attributes). Both record the same tool round trip: a
  * reply with a tool_use block, then a follow-up whose user turn carries the
- * tool_result. An in-memory exporter beside our processor keeps the spans as the
+ * tool_result; and a streamed tool_use. The replies report prompt-cache writes and
+ * reads, so the input counts show whether the cache is counted in (DESIGN: Anthropic
+ * input = uncached + cache read + cache write). An in-memory exporter beside our processor keeps the spans as the
  * instrumentation wrote them, so the attribute shapes these tests rely on are
  * checked too, not assumed.
  */
@@ -45,7 +47,7 @@ function pipeline(project: string) {
  * What an agent loop does: ask, get a tool_use, run the tool, send its result
  * (with a follow-up instruction) in the next user turn, get the answer.
  */
-async function toolRoundTrip(): Promise<{ call: Anthropic.ToolUseBlock; answer: Anthropic.Message }> {
+async function toolRoundTrip(): Promise<{ answer: Anthropic.Message }> {
   env.vendor.push({ json: fixture("anthropic-tool-use.json") }, { json: fixture("anthropic-tool-result-reply.json") });
   const anthropic = new Anthropic({ apiKey: "sk-ant-x", baseURL: env.vendor.url, maxRetries: 0 });
   const ask: Anthropic.MessageParam = { role: "user", content: "What's the weather in Paris?" };
@@ -62,7 +64,7 @@ async function toolRoundTrip(): Promise<{ call: Anthropic.ToolUseBlock; answer: 
       { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: [{ type: "text", text: "18°C, rain" }] }, { type: "text", text: "Answer in French." }] },
     ],
   });
-  return { call, answer };
+  return { answer };
 }
 
 /** The two llm runs of the round trip, in call order, after a check that both reached the collector. */
@@ -83,19 +85,69 @@ function expectValid(run: StoredRun): void {
   expect(validate(all)).toEqual([]);
 }
 
-describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk", () => {
-  it("a tool_use part is only its tool_call, and the tool_result of a user turn is a tool message with its tool_call_id", async () => {
-    const { client, provider, recorded } = pipeline("oi-anthropic");
+/**
+ * OpenLLMetry's `manuallyInstrument(module)` wraps `module.Anthropic.Completions`,
+ * `.Messages` and `.Beta.Messages`. SDK 1.x removed the legacy Completions
+ * resource, so given the SDK module as it is the call throws a TypeError before
+ * anything is patched. The module is handed over with the real Messages and
+ * Beta.Messages classes and an inert Completions in place of the removed one:
+ * every span below is written by the instrumentation's own Messages patch.
+ */
+function openLLMetryModule() {
+  class RemovedCompletions {
+    create(): never {
+      throw new Error("the legacy Completions API is not in @anthropic-ai/sdk 1.x");
+    }
+  }
+  return { ...AnthropicModule, Anthropic: { Completions: RemovedCompletions, Messages: Anthropic.Messages, Beta: Anthropic.Beta } };
+}
+
+type Instrumentation = "openinference" | "openllmetry";
+
+/** Runs `fn` with the instrumentation patching the SDK's Messages, and takes the patch off after. */
+async function instrumented<T>(which: Instrumentation, provider: NodeTracerProvider, fn: () => Promise<T>): Promise<T> {
+  let undo: () => void;
+  if (which === "openinference") {
     const inst = new OpenInferenceAnthropic();
     inst.setTracerProvider(provider);
     inst.manuallyInstrument(Anthropic);
-    try {
-      const { answer } = await toolRoundTrip();
-      expect(answer.content).toEqual([{ type: "text", text: "Il fait 18°C et il pleut à Paris.", citations: null }]);
-    } finally {
+    undo = () => inst.disable();
+  } else {
+    const inst = new OpenLLMetryAnthropic({ traceContent: true });
+    inst.setTracerProvider(provider);
+    const mod = openLLMetryModule();
+    inst.manuallyInstrument(mod as never);
+    undo = () => {
+      // disable() only undoes hook-made patches; unpatch (typed private) undoes the manual one.
+      (inst as unknown as { unpatch(m: unknown): void }).unpatch(mod);
       inst.disable();
-    }
+    };
+  }
+  try {
+    return await fn();
+  } finally {
+    undo();
     expect(wrapped()).toBe(false);
+  }
+}
+
+/** One streamed call whose reply is text then a tool_use with its input in input_json_delta pieces. */
+async function streamedToolUse(): Promise<string[]> {
+  env.vendor.push({ sse: fixture("anthropic-tool-use-stream.json"), anthropic: true, delayMs: 2 });
+  const anthropic = new Anthropic({ apiKey: "sk-ant-x", baseURL: env.vendor.url, maxRetries: 0 });
+  const stream = await anthropic.messages.create({ model: MODEL, max_tokens: 1024, system: SYSTEM, tools, messages: [{ role: "user", content: "What's the weather in Paris?" }], stream: true });
+  const types: string[] = [];
+  for await (const e of stream) types.push(e.type);
+  return types;
+}
+
+const STREAM_EVENTS = ["message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "content_block_start", "content_block_delta", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"];
+
+describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk", () => {
+  it("a tool_use part is only its tool_call, and the tool_result of a user turn is a tool message with its tool_call_id", async () => {
+    const { client, provider, recorded } = pipeline("oi-anthropic");
+    const { answer } = await instrumented("openinference", provider, toolRoundTrip);
+    expect(answer.content).toEqual([{ type: "text", text: "Il fait 18°C et il pleut à Paris.", citations: null }]);
     await provider.forceFlush();
     await client.shutdown();
 
@@ -136,24 +188,25 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
     ]);
     expect(messages(second.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Il fait 18°C et il pleut à Paris." }], usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380 } } }]);
   });
+  it("a streamed tool_use is one tool_call with the input_json_delta pieces joined, and usage counts the cache", async () => {
+    const { client, provider, recorded } = pipeline("oi-anthropic-stream");
+    expect(await instrumented("openinference", provider, streamedToolUse)).toEqual(STREAM_EVENTS);
+    await provider.forceFlush();
+    await client.shutdown();
+    const [span] = recorded.getFinishedSpans();
+    expect(span!.attributes).toMatchObject({
+      "llm.output_messages.0.message.contents.1.message_content.type": "tool_use",
+      "llm.output_messages.0.message.contents.1.tool_call.function.arguments": '{"city": "Paris", "unit": "celsius"}',
+      "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_01A",
+    });
+    const { runs } = env.col.collector.store.queryRuns({ project: "oi-anthropic-stream" });
+    expect(runs).toHaveLength(1);
+    expect(meta(runs[0]!)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL });
+    expect(messages(runs[0]!.inputs)).toEqual([SYSTEM_MSG, ASK]);
+    expect(messages(runs[0]!.outputs)).toEqual([{ ...TOOL_USE_TURN, usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } } }]);
+    expectValid(runs[0]!);
+  });
 });
-
-/**
- * OpenLLMetry's `manuallyInstrument(module)` wraps `module.Anthropic.Completions`,
- * `.Messages` and `.Beta.Messages`. SDK 1.x removed the legacy Completions
- * resource, so given the SDK module as it is the call throws a TypeError before
- * anything is patched. The module is handed over with the real Messages and
- * Beta.Messages classes and an inert Completions in place of the removed one:
- * every span below is written by the instrumentation's own Messages patch.
- */
-function openLLMetryModule() {
-  class RemovedCompletions {
-    create(): never {
-      throw new Error("the legacy Completions API is not in @anthropic-ai/sdk 1.x");
-    }
-  }
-  return { ...AnthropicModule, Anthropic: { Completions: RemovedCompletions, Messages: Anthropic.Messages, Beta: Anthropic.Beta } };
-}
 
 describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-ai/sdk", () => {
   it("cannot patch the SDK module as it is: the legacy Completions resource it wraps first is gone", () => {
@@ -165,19 +218,8 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
 
   it("tool_use and tool_result blocks become tool_call blocks with object args and tool messages with tool_call_id", async () => {
     const { client, provider, recorded } = pipeline("ollm-anthropic");
-    const inst = new OpenLLMetryAnthropic({ traceContent: true });
-    inst.setTracerProvider(provider);
-    const mod = openLLMetryModule();
-    inst.manuallyInstrument(mod as never);
-    try {
-      const { answer } = await toolRoundTrip();
-      expect(answer.content).toEqual([{ type: "text", text: "Il fait 18°C et il pleut à Paris.", citations: null }]);
-    } finally {
-      // disable() only undoes hook-made patches; unpatch (typed private) undoes the manual one.
-      (inst as unknown as { unpatch(m: unknown): void }).unpatch(mod);
-      inst.disable();
-    }
-    expect(wrapped()).toBe(false);
+    const { answer } = await instrumented("openllmetry", provider, toolRoundTrip);
+    expect(answer.content).toEqual([{ type: "text", text: "Il fait 18°C et il pleut à Paris.", citations: null }]);
     await provider.forceFlush();
     await client.shutdown();
 
@@ -230,5 +272,30 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
         usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380, cache_creation: 0 } },
       },
     ]);
+  });
+  it("a streamed tool_use is a tool_call block, with the (empty) input this version accumulates, and usage counts the cache", async () => {
+    const { client, provider, recorded } = pipeline("ollm-anthropic-stream");
+    expect(await instrumented("openllmetry", provider, streamedToolUse)).toEqual(STREAM_EVENTS);
+    await provider.forceFlush();
+    await client.shutdown();
+    // 0.27's stream accumulator keeps content_block_start's tool_use (input {}) and
+    // joins text deltas only: input_json_delta and message_delta's stop_reason are not recorded.
+    const [span] = recorded.getFinishedSpans();
+    expect(JSON.parse(span!.attributes["gen_ai.output.messages"] as string)).toEqual([
+      { role: "assistant", finish_reason: "", parts: [{ type: "text", content: "I'll look up the weather in Paris." }, { type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: {} }] },
+    ]);
+    const { runs } = env.col.collector.store.queryRuns({ project: "ollm-anthropic-stream" });
+    expect(runs).toHaveLength(1);
+    expect(meta(runs[0]!)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL });
+    expect(messages(runs[0]!.inputs)).toEqual([SYSTEM_MSG, ASK]);
+    expect(messages(runs[0]!.outputs)).toEqual([
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "I'll look up the weather in Paris." }, { ...CALL, args: {} }],
+        extras: { finish_reason: "" },
+        usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_read: 0, cache_creation: 380 } },
+      },
+    ]);
+    expectValid(runs[0]!);
   });
 });
