@@ -169,10 +169,12 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
  */
 export function mergeOps(into: Op, other: Op): void {
   const [older, newer] = other.seq >= into.seq ? [into, other] : [other, into];
-  const run: Record<string, unknown> = { ...older.run };
+  // The usual case, an update meeting its queued create, writes into the create's own copy
+  // (every op's run is the client's, never the caller's object) instead of copying it again.
+  const run: Record<string, unknown> = older === into ? into.run : { ...older.run };
   for (const k in newer.run) if (newer.run[k] !== undefined) run[k] = newer.run[k];
-  const prepare = [...(older.prepare ?? []), ...(newer.prepare ?? [])];
-  const segments = [...(older.segments ?? []), ...(newer.segments ?? [])];
+  const prepare = older.prepare || newer.prepare ? [...(older.prepare ?? []), ...(newer.prepare ?? [])] : [];
+  const segments = older.segments || newer.segments ? [...(older.segments ?? []), ...(newer.segments ?? [])] : [];
   into.kind = older.kind === "post" || newer.kind === "post" ? "post" : "patch";
   into.run = run;
   into.seq = newer.seq;

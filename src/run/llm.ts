@@ -139,6 +139,11 @@ export function modelOf(call: LlmCall): string | undefined {
   return call.responseModel ?? call.requestModel;
 }
 
+/** What `validate` finds in a call's messages, prompt then reply, located under `messages`. */
+export function messageIssues(inputs: Message[], outputs?: Message[]): Issue[] {
+  return validate(outputs ? [...inputs, ...outputs] : inputs).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
+}
+
 export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {
   const inputs = call.inputs ?? [];
   const outputs = call.outputs;
@@ -148,7 +153,7 @@ export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {
   if (model) metadata.trace_model_name = model;
   if (call.invocation_params && Object.keys(call.invocation_params).length) metadata.invocation_params = call.invocation_params;
 
-  const problems = opts.validation === "later" ? [] : validate(outputs ? [...inputs, ...outputs] : inputs).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
+  const problems = opts.validation === "later" ? [] : messageIssues(inputs, outputs);
   if (problems.length) {
     if (opts.validation === "reject") throw new ValidationError(problems);
     metadata.validation_errors = problems;

@@ -18,7 +18,7 @@ import type { RunWriter } from "../run/writer.js";
 import type { RunTree } from "../run/tree.js";
 import { nowMicros } from "../run/ids.js";
 import { serialize } from "../run/serialize.js";
-import { callFromResults, llmFields } from "../run/llm.js";
+import { callFromResults, llmFields, messageIssues } from "../run/llm.js";
 import { startRun } from "./traceable.js";
 
 export interface WrapOptions {
@@ -53,7 +53,7 @@ function isAbort(err: unknown): boolean {
 
 export class LlmCall {
   private readonly run: RunTree;
-  private readonly finishRun: (outputs?: Obj, error?: unknown, prepare?: () => void) => void;
+  private readonly finishRun: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void) => void;
   private readonly request?: RequestResult;
   private done = false;
 
@@ -94,11 +94,20 @@ export class LlmCall {
     // Counting tokens is the dearest step of a traced call (~0.1 ms per KB with tiktoken), so it
     // runs when the run is serialized for delivery, off the caller's path; processOutputs
     // may copy the messages, so then it runs here.
-    const f = llmFields(call, { validation: "annotate", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run.inputs });
-    // The request half (and its validation) was recorded when the run started.
+    const f = llmFields(call, { validation: "later", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run.inputs });
+    // The request half was recorded when the run started.
     delete f.metadata.invocation_params;
     Object.assign(this.run.metadata, f.metadata);
-    this.finishRun(f.outputs ?? { messages: [] }, error, f.estimate);
+    // Checking the messages, like counting tokens, runs at delivery: the same checks as every
+    // producer's (run/llm.ts), recorded in the metadata that is sent.
+    const inputs = call.inputs ?? [];
+    const outputs = f.outputs?.messages;
+    const estimate = f.estimate;
+    this.finishRun(f.outputs ?? { messages: [] }, error, (metadata) => {
+      estimate?.();
+      const problems = messageIssues(inputs, outputs);
+      if (problems.length) metadata.validation_errors = problems;
+    });
   }
 
   fail(err: unknown): void {

@@ -70,7 +70,7 @@ export function startRun(
   writer: RunWriter,
   init: { name: string; run_type: string; inputs: Record<string, unknown>; metadata?: Record<string, unknown>; tags?: string[]; project?: string },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
-): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: () => void): void } {
+): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: (metadata: Record<string, unknown>) => void): void } {
   const parent = runContext.getStore();
   const spec = { name: init.name, run_type: init.run_type, inputs: init.inputs, metadata: init.metadata, tags: init.tags, session_name: init.project };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
@@ -88,7 +88,9 @@ export function startRun(
         }
       }
       run.end(out, error === undefined ? undefined : errorText(error));
-      writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata: { ...run.metadata } } }, prepare ? { prepare } : undefined);
+      // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
+      const metadata = { ...run.metadata };
+      writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } }, prepare ? { prepare: () => prepare(metadata) } : undefined);
     },
   };
 }
