@@ -11,6 +11,8 @@ import { Client } from "../ingest/client.js";
 import { RedisRateLimiter } from "../ratelimit/redis.js";
 import { ValidationError } from "../errors.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+import { expandFileArgs } from "./files.js";
+import { InputError } from "./io.js";
 
 /** Ctrl-C: the run stopped cleanly at a checkpoint; rerunning the command resumes. */
 export const EXIT_INTERRUPTED = 130;
@@ -65,25 +67,19 @@ export function register(program: Command): void {
     .command("backfill")
     .summary("turn historical LLM logs into runs, resumably")
     .description(
-      "Stream historical log files through the same pipeline as live traces: normalize, validate, estimate missing\n" +
-        "usage, and deliver to the endpoint (or, with none configured, the embedded SQLite store).\n" +
-        "Formats (detected per file from its first records, or --format):\n" +
-        "  openai-batch     Batch API input {custom_id, method, url, body} and output {id, custom_id, response, error};\n" +
-        "                   give both files to join requests to responses by custom_id\n" +
-        "  anthropic-batch  Message Batches requests {custom_id, params} and results {custom_id, result}\n" +
-        "  generic          {request, response, start_time?, end_time?, first_token_time?, metadata?, tags?, id?}\n" +
-        "  runs             native Run records\n" +
-        "  otlp-json        OTLP JSON trace exports, one ExportTraceServiceRequest per line; spans are gathered\n" +
-        "                   by trace and LLM spans become runs (shards split these by trace)\n" +
-        "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's\n" +
-        "custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved\n" +
-        "every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with\n" +
-        "file, line, reason and the raw line; a line over --max-line-bytes is dead-lettered with its number.\n" +
-        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server (or runs left in the\n" +
-        "spool: rerun to send them), 2 usage or configuration error (a 401/403 from the endpoint is one; nothing is\n" +
-        "sent), 130 interrupted (rerun to resume).",
+      [
+        "Stream historical log files through the same pipeline as live traces: normalize, validate, estimate missing usage, and deliver to the endpoint (or, with none configured, the embedded SQLite store). FILES may be glob patterns (quote them: 'logs/*.jsonl.gz'); the CLI expands them itself.",
+        "Formats, detected per file from its first records, or --format:",
+        "openai-batch: Batch API input {custom_id, method, url, body} and output {id, custom_id, response, error}; give both files to join requests to responses by custom_id.",
+        "anthropic-batch: Message Batches requests {custom_id, params} and results {custom_id, result}.",
+        "generic: {request, response, start_time?, end_time?, first_token_time?, metadata?, tags?, id?}.",
+        "runs: native Run records.",
+        "otlp-json: OTLP JSON trace exports, one ExportTraceServiceRequest per line; spans are gathered by trace and LLM spans become runs (shards split these by trace).",
+        "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with file, line, reason and the raw line; a line over --max-line-bytes is dead-lettered with its number.",
+        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server (or runs left in the spool: rerun to send them), 2 usage or configuration error (a 401/403 from the endpoint is one; nothing is sent), 130 interrupted (rerun to resume).",
+      ].join("\n\n"),
     )
-    .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz)")
+    .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz) or glob patterns")
     .addOption(new Option("-f, --format <format>", "input format").choices([...FORMATS]).default("auto"))
     .option("--endpoint <url>", "ingest endpoint (default TRACEPIPE_ENDPOINT; unset: the embedded store)", envValue("TRACEPIPE_ENDPOINT"))
     .option("--api-key <key>", "sent as X-Api-Key (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY"))
@@ -101,7 +97,16 @@ export function register(program: Command): void {
     .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
     .option("--checkpoint-every <ms>", "how often progress is flushed and checkpointed", positiveInt("--checkpoint-every"), 2000)
     .option("--max-line-bytes <n>", "longest line read; a longer one is dead-lettered", positiveInt("--max-line-bytes"), DEFAULT_MAX_LINE_BYTES)
-    .action(async (files: string[], opts: BackfillCliOptions) => {
+    .action(async (args: string[], opts: BackfillCliOptions) => {
+      let files: string[];
+      try {
+        files = await expandFileArgs(args);
+      } catch (err) {
+        if (!(err instanceof InputError)) throw err;
+        process.stderr.write(`tracepipe backfill: ${err.message}\n`);
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
       process.exitCode = await runBackfill(files, opts);
     });
 }

@@ -8,10 +8,10 @@ export function register(program: Command): void {
     .command("check-config")
     .summary("check the webhooks and http sections of a graph.json")
     .description(
-      "Check a graph.json's `webhooks` and `http` sections (docs/deployments.md) the way `tracepipe serve --graph-config` reads them:\n" +
-        "types, ${{ env.NAME }} references (only names with the SVC_WEBHOOK_ prefix, or webhooks.env_prefix, and they\n" +
-        "must be set in this environment), allowed_domains patterns, ports and lengths. Every problem of every kind is\n" +
-        "printed in one run, as {loc, msg, type} on stderr. Exit codes: 0 no problems, 1 problems found, 2 the file cannot be read or is not JSON.",
+      [
+        "Check a graph.json's `webhooks` and `http` sections (docs/deployments.md) the way `tracepipe serve --graph-config` reads them: types, ${{ env.NAME }} references (only names with the SVC_WEBHOOK_ prefix, or webhooks.env_prefix, and they must be set in this environment), allowed_domains patterns, ports and lengths. Every problem of every kind is printed in one run, as {loc, msg, type} on stderr.",
+        "Exit codes: 0 no problems, 1 problems found, 2 the file cannot be read or is not JSON.",
+      ].join("\n\n"),
     )
     .argument("<file>", "graph.json")
     .action((file: string) => {

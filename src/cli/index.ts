@@ -21,8 +21,8 @@ export interface CommandEntry {
 }
 
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
-  normalize: { term: "normalize [options] [file]", summary: "normalize vendor payloads into native messages", load: () => import("./normalize.js") },
-  validate: { term: "validate [options] [file]", summary: "check native {messages} records", load: () => import("./validate.js") },
+  normalize: { term: "normalize [options] [files...]", summary: "normalize vendor payloads into native messages", load: () => import("./normalize.js") },
+  validate: { term: "validate [options] [files...]", summary: "check native {messages} records", load: () => import("./validate.js") },
   serve: { term: "serve [options]", summary: "run the local collector (ingest API over SQLite)", load: () => import("./serve.js") },
   backfill: { term: "backfill [options] <files...>", summary: "turn historical LLM logs into runs, resumably", load: () => import("./backfill.js") },
   "check-config": { term: "check-config <file>", summary: "check the webhooks and http sections of a graph.json", load: () => import("./check-config.js") },
@@ -48,6 +48,16 @@ function packageVersion(): string {
   }
 }
 
+/**
+ * Columns to wrap help to: the terminal's, or `COLUMNS` when output is piped (as
+ * `man` and GNU tools do, so `COLUMNS=60 tracepipe backfill --help | less` fits), else 80.
+ */
+export function helpWidth(stream: { isTTY?: boolean; columns?: number }, env: NodeJS.ProcessEnv = process.env): number {
+  if (stream.isTTY && stream.columns) return stream.columns;
+  const cols = Number(env.COLUMNS);
+  return Number.isInteger(cols) && cols > 0 ? cols : 80;
+}
+
 /** The program with `command` loaded in full (when it names one) and the others as listings. */
 export async function buildProgram(command?: string): Promise<Command> {
   const program = new Command("tracepipe")
@@ -56,7 +66,10 @@ export async function buildProgram(command?: string): Promise<Command> {
     .showHelpAfterError()
     .exitOverride();
   const defaultTerm = new Help().subcommandTerm.bind(new Help());
-  program.configureHelp({ subcommandTerm: (cmd) => COMMANDS[cmd.name()]?.term ?? defaultTerm(cmd) });
+  // Descriptions are written as paragraphs and wrapped here, to the terminal; option
+  // descriptions still wrap in a narrow column (commander's default gives up below 40).
+  program.configureHelp({ subcommandTerm: (cmd) => COMMANDS[cmd.name()]?.term ?? defaultTerm(cmd), minWidthToWrap: 20 });
+  program.configureOutput({ getOutHelpWidth: () => helpWidth(process.stdout), getErrHelpWidth: () => helpWidth(process.stderr) });
   for (const [name, entry] of Object.entries(COMMANDS)) {
     if (name === command) (await entry.load()).register(program);
     else program.command(name).summary(entry.summary);

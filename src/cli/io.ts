@@ -14,6 +14,7 @@ import { TracepipeError } from "../errors.js";
 import { createReadStream, statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_LINE_BYTES, splitLines, type Line } from "../backfill/lines.js";
+import { expandFileArgs } from "./files.js";
 
 export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: (string | number)[]; msg: string; type: string } };
 
@@ -22,8 +23,9 @@ export class InputError extends TracepipeError {
   override name = "InputError";
 }
 
-export function openInput(file: string | undefined, stdin: Readable = process.stdin): Readable {
-  if (file === undefined || file === "-") return stdin;
+/** Throw the InputError `file` would meet when opened (missing, a directory); `-` or nothing is stdin. */
+export function checkInput(file: string | undefined): void {
+  if (file === undefined || file === "-") return;
   let st;
   try {
     st = statSync(file);
@@ -31,7 +33,24 @@ export function openInput(file: string | undefined, stdin: Readable = process.st
     throw new InputError(`no such file: ${file}`);
   }
   if (st.isDirectory()) throw new InputError(`${file} is a directory, expected a JSON or JSONL file`);
-  return createReadStream(file);
+}
+
+export function openInput(file: string | undefined, stdin: Readable = process.stdin): Readable {
+  checkInput(file);
+  return file === undefined || file === "-" ? stdin : createReadStream(file);
+}
+
+/**
+ * The records of every input in turn (stdin when there are none), each with the
+ * file it came from. Globs are expanded and every file is checked before the first
+ * record, so a typo in the last argument fails fast (InputError) instead of after hours.
+ */
+export async function* readInputs(args: readonly string[], stdin: Readable, opts: { maxLineBytes?: number } = {}): AsyncGenerator<InputRecord & { file: string | undefined }> {
+  const files: (string | undefined)[] = args.length === 0 ? [undefined] : await expandFileArgs(args);
+  for (const f of files) checkInput(f);
+  for (const file of files) {
+    for await (const rec of readRecords(openInput(file, stdin), opts)) yield { ...rec, file };
+  }
 }
 
 /**

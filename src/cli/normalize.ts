@@ -4,7 +4,8 @@ import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { FORMAT_NAMES } from "../../adapters/index.js";
 import { ValidationError } from "../errors.js";
 import { normalize } from "../normalize.js";
-import { InputError, openInput, readRecords, writeLine } from "./io.js";
+import { InputError, readInputs, writeLine } from "./io.js";
+import { whereOf } from "./files.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 
 export interface NormalizeCommandOptions {
@@ -13,35 +14,32 @@ export interface NormalizeCommandOptions {
   format: string;
 }
 
-export async function runNormalize(file: string | undefined, opts: NormalizeCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
+export async function runNormalize(files: readonly string[], opts: NormalizeCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
   if (opts.format !== "auto" && !FORMAT_NAMES.includes(opts.format)) {
     await writeLine(io.stderr, `tracepipe normalize: unknown --format ${JSON.stringify(opts.format)}; expected auto, ${FORMAT_NAMES.join(", ")}`);
     return EXIT_USAGE;
   }
-  let input;
-  try {
-    input = openInput(file, io.stdin);
-  } catch (err) {
-    if (err instanceof InputError) {
-      await writeLine(io.stderr, `tracepipe normalize: ${err.message}`);
-      return EXIT_USAGE;
-    }
-    throw err;
-  }
   let invalid = 0;
-  for await (const rec of readRecords(input, { maxLineBytes: opts.maxLineBytes })) {
-    if ("error" in rec) {
-      invalid++;
-      await writeLine(io.stderr, JSON.stringify({ line: rec.line, error: rec.error }));
-      continue;
+  const where = whereOf(files);
+  try {
+    for await (const rec of readInputs(files, io.stdin, { maxLineBytes: opts.maxLineBytes })) {
+      if ("error" in rec) {
+        invalid++;
+        await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: rec.error }));
+        continue;
+      }
+      try {
+        await writeLine(io.stdout, JSON.stringify(normalize(rec.value, { format: opts.format })));
+      } catch (err) {
+        if (!(err instanceof ValidationError)) throw err;
+        invalid++;
+        for (const issue of err.issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: issue }));
+      }
     }
-    try {
-      await writeLine(io.stdout, JSON.stringify(normalize(rec.value, { format: opts.format })));
-    } catch (err) {
-      if (!(err instanceof ValidationError)) throw err;
-      invalid++;
-      for (const issue of err.issues) await writeLine(io.stderr, JSON.stringify({ line: rec.line, error: issue }));
-    }
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    await writeLine(io.stderr, `tracepipe normalize: ${err.message}`);
+    return EXIT_USAGE;
   }
   return invalid > 0 ? EXIT_INVALID : EXIT_OK;
 }
@@ -51,21 +49,22 @@ export function register(program: Command): void {
     .command("normalize")
     .summary("normalize vendor payloads into native messages")
     .description(
-      "Normalize vendor payloads (OpenAI chat-completions, Anthropic Messages, native reply shapes) into native messages.\n" +
-        "Input: JSON or JSONL from FILE or stdin; a record is a request body, a response body, an array of stream chunks/events,\n" +
-        'or {"request": ..., "response": ...}. Output: one JSON line per record on stdout:\n' +
-        '  {"format", "inputs"?: {"messages"}, "outputs"?: {"messages"}, "metadata": {"trace_provider", "trace_model_name"}}\n' +
-        'An invalid record prints {"line": N, "error": {"loc", "msg", "type"}} on stderr and the rest still run.\n' +
+      [
+        "Normalize vendor payloads (OpenAI chat-completions, Anthropic Messages, native reply shapes) into native messages.",
+        'Input: JSON or JSONL from FILES (glob patterns are expanded, e.g. \'logs/*.jsonl\') or stdin; a record is a request body, a response body, an array of stream chunks/events, or {"request": ..., "response": ...}.',
+        'Output: one JSON line per record on stdout, {"format", "inputs"?: {"messages"}, "outputs"?: {"messages"}, "metadata": {"trace_provider", "trace_model_name"}}, which `tracepipe validate` reads as it is.',
+        'An invalid record prints {"line": N, "error": {"loc", "msg", "type"}} on stderr (with "file" when several files are read) and the rest still run.',
         "Exit codes: 0 all records normalized, 1 some records invalid, 2 usage error.",
+      ].join("\n\n"),
     )
-    .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
+    .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
     .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto")
     .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
       return n;
     }, DEFAULT_MAX_LINE_BYTES)
-    .action(async (file: string | undefined, opts: NormalizeCommandOptions) => {
-      process.exitCode = await runNormalize(file, opts);
+    .action(async (files: string[], opts: NormalizeCommandOptions) => {
+      process.exitCode = await runNormalize(files, opts);
     });
 }

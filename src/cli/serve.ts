@@ -40,16 +40,13 @@ export function register(program: Command): void {
     .command("serve")
     .summary("run the local collector (ingest API over SQLite)")
     .description(
-      "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file.\n" +
-        "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id,\n" +
-        "POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf),\n" +
-        "POST/GET/PATCH /v2/deployments[/:id[/revisions/:revision_id]], and with --webhook-token POST /webhooks/runs.\n" +
-        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).\n" +
-        "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.\n" +
-        "Limits (README \"Collector limits\"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and,\n" +
-        `with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422);\n` +
-        `a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most\n` +
-        "--max-concurrent-large-bodies at a time (the others wait); slow clients meet the timeouts below (408 or closed).",
+      [
+        "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file.",
+        "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
+        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
+        "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
+        `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time (the others wait); slow clients meet the timeouts below (408 or closed).`,
+      ].join("\n\n"),
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
@@ -66,7 +63,7 @@ export function register(program: Command): void {
     .option("--keep-alive-timeout <ms>", "idle keep-alive connections close after this", int("--keep-alive-timeout"), DEFAULT_TIMEOUTS.keepAliveMs)
     .option("--idle-timeout <ms>", "a connection with no traffic at all closes after this", int("--idle-timeout"), DEFAULT_TIMEOUTS.idleSocketMs)
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
-    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
+    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
     .action(async (opts: ServeOptions) => {
       let webhooks: WebhookConfig | undefined;

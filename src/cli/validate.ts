@@ -3,7 +3,8 @@ import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { validate } from "../format/validate.js";
 import type { Issue } from "../errors.js";
-import { InputError, openInput, readRecords, writeLine } from "./io.js";
+import { InputError, readInputs, writeLine } from "./io.js";
+import { whereOf } from "./files.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 
 export interface ValidateCommandOptions {
@@ -12,35 +13,59 @@ export interface ValidateCommandOptions {
   strict?: boolean;
 }
 
-/** A record is `{messages: [...]}` (a run's inputs or outputs) or a bare messages array. */
-function messagesOf(value: unknown): { messages: unknown; prefix: (string | number)[] } | Issue {
-  if (Array.isArray(value)) return { messages: value, prefix: [] };
-  if (typeof value === "object" && value !== null && "messages" in value) return { messages: (value as { messages: unknown }).messages, prefix: ["messages"] };
-  return { loc: [], msg: 'expected {"messages": [...]} or a messages array', type: "record_type" };
+type Loc = (string | number)[];
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Check one record. A record is a bare messages array, `{messages: [...]}` (a run's
+ * inputs or outputs), or a `tracepipe normalize` output line
+ * `{format, inputs?: {messages}, outputs?: {messages}, metadata}`. A normalize line is
+ * checked as one conversation, inputs then outputs, so a tool result in the reply may
+ * answer a call made in the request; each problem is placed back under the side it came from.
+ */
+export function checkRecord(value: unknown, strict: boolean): Issue[] {
+  if (Array.isArray(value)) return validate(value, { strict });
+  if (!isObject(value)) return [{ loc: [], msg: 'expected {"messages": [...]}, a tracepipe normalize line or a messages array', type: "record_type" }];
+  if ("messages" in value) return validate(value.messages, { strict }).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
+  if (!("inputs" in value) && !("outputs" in value)) return [{ loc: [], msg: 'expected {"messages": [...]}, a tracepipe normalize line ({"inputs"?, "outputs"?}) or a messages array', type: "record_type" }];
+  const sides: { name: "inputs" | "outputs"; messages: unknown[] }[] = [];
+  const issues: Issue[] = [];
+  for (const name of ["inputs", "outputs"] as const) {
+    const side = value[name];
+    if (side === undefined) continue;
+    if (!isObject(side)) issues.push({ loc: [name], msg: `expected {"messages": [...]}, got ${Array.isArray(side) ? "array" : side === null ? "null" : typeof side}`, type: "dict_type" });
+    else if (!Array.isArray(side.messages)) issues.push({ loc: [name, "messages"], msg: `expected an array, got ${side.messages === null ? "null" : typeof side.messages}`, type: "list_type" });
+    else sides.push({ name, messages: side.messages });
+  }
+  const all = sides.flatMap((s) => s.messages);
+  // An index into the joined list, back to the side (and its own index) it came from.
+  const place = (loc: Loc): Loc => {
+    let index = loc[0];
+    if (typeof index !== "number") return [sides[0]?.name ?? "inputs", "messages", ...loc];
+    for (const s of sides) {
+      if (index < s.messages.length) return [s.name, "messages", index, ...loc.slice(1)];
+      index -= s.messages.length;
+    }
+    return loc;
+  };
+  return [...issues, ...validate(all, { strict }).map((i) => ({ ...i, loc: place(i.loc) }))];
 }
 
-export async function runValidate(file: string | undefined, opts: ValidateCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
-  let input;
-  try {
-    input = openInput(file, io.stdin);
-  } catch (err) {
-    if (err instanceof InputError) {
-      await writeLine(io.stderr, `tracepipe validate: ${err.message}`);
-      return EXIT_USAGE;
-    }
-    throw err;
-  }
+export async function runValidate(files: readonly string[], opts: ValidateCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
   let invalid = 0;
-  for await (const rec of readRecords(input, { maxLineBytes: opts.maxLineBytes })) {
-    let issues: Issue[];
-    if ("error" in rec) issues = [rec.error];
-    else {
-      const m = messagesOf(rec.value);
-      issues = "loc" in m ? [m] : validate(m.messages, { strict: opts.strict === true }).map((i) => ({ ...i, loc: [...m.prefix, ...i.loc] }));
+  const where = whereOf(files);
+  try {
+    for await (const rec of readInputs(files, io.stdin, { maxLineBytes: opts.maxLineBytes })) {
+      const issues = "error" in rec ? [rec.error] : checkRecord(rec.value, opts.strict === true);
+      if (issues.length) invalid++;
+      for (const i of issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), loc: i.loc, msg: i.msg, type: i.type }));
+      await writeLine(io.stdout, JSON.stringify({ ...where(rec), valid: issues.length === 0, errors: issues.length }));
     }
-    if (issues.length) invalid++;
-    for (const i of issues) await writeLine(io.stderr, JSON.stringify({ line: rec.line, loc: i.loc, msg: i.msg, type: i.type }));
-    await writeLine(io.stdout, JSON.stringify({ line: rec.line, valid: issues.length === 0, errors: issues.length }));
+  } catch (err) {
+    if (!(err instanceof InputError)) throw err;
+    await writeLine(io.stderr, `tracepipe validate: ${err.message}`);
+    return EXIT_USAGE;
   }
   return invalid > 0 ? EXIT_INVALID : EXIT_OK;
 }
@@ -50,19 +75,21 @@ export function register(program: Command): void {
     .command("validate")
     .summary("check native {messages} records")
     .description(
-      'Check native records ({"messages": [...]} or a bare messages array), JSON or JSONL from FILE or stdin.\n' +
-        'stdout: one {"line", "valid", "errors"} line per record; stderr: one {"line", "loc", "msg", "type"} line per problem.\n' +
-        "Checks the schema, tool_call_id linkage, server_tool_result status and media sources.\n" +
+      [
+        'Check native records, JSON or JSONL from FILES (glob patterns are expanded) or stdin. A record is {"messages": [...]}, a bare messages array, or a `tracepipe normalize` output line, whose inputs and outputs are checked as one conversation (so `tracepipe normalize logs.jsonl | tracepipe validate` works).',
+        'stdout: one {"line", "valid", "errors"} line per record; stderr: one {"line", "loc", "msg", "type"} line per problem (with "file" when several files are read).',
+        "Checks the schema, tool_call_id linkage, server_tool_result status and media sources.",
         "Exit codes: 0 all valid, 1 some records invalid, 2 usage error.",
+      ].join("\n\n"),
     )
-    .argument("[file]", "JSON or JSONL file; '-' or nothing reads stdin")
+    .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
     .option("--strict", "hold to the format's letter: base64 required on media blocks, no extras", false)
     .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
       const n = Number(v);
       if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
       return n;
     }, DEFAULT_MAX_LINE_BYTES)
-    .action(async (file: string | undefined, opts: ValidateCommandOptions) => {
-      process.exitCode = await runValidate(file, opts);
+    .action(async (files: string[], opts: ValidateCommandOptions) => {
+      process.exitCode = await runValidate(files, opts);
     });
 }

@@ -6,7 +6,7 @@
  * nothing runs in the background.
  */
 import { TracepipeError } from "../errors.js";
-import type Database from "better-sqlite3";
+import type { SqliteHandle } from "../store/handle.js";
 import { stableUuid, uuidv7 } from "../run/ids.js";
 import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
@@ -41,7 +41,7 @@ export class ControlPlane {
   private readonly now: () => number;
 
   constructor(
-    private readonly db: Database.Database,
+    private readonly db: SqliteHandle,
     private readonly opts: ControlPlaneOptions = {},
   ) {
     this.buildMs = opts.buildMs ?? 1500;

@@ -2,7 +2,7 @@
  * Numbered schema migrations. Each runs once, in order, inside a transaction;
  * `schema_migrations` records what ran. Add new steps at the end, never edit old ones.
  */
-import type Database from "better-sqlite3";
+import type { SqliteHandle } from "./handle.js";
 
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   {
@@ -111,7 +111,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   },
 ];
 
-export function migrate(db: Database.Database): number {
+export function migrate(db: SqliteHandle): number {
   db.exec("CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)");
   const done = new Set((db.prepare("SELECT version FROM schema_migrations").all() as { version: number }[]).map((r) => r.version));
   let applied = 0;

@@ -10,7 +10,7 @@
  * (model, provider, errors, text) are checked per candidate root while walking;
  * a filter that matches rarely walks further (text search is a scan by nature).
  */
-import type Database from "better-sqlite3";
+import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "./time.js";
 
 export interface TraceFilter {
@@ -147,7 +147,7 @@ function msBetween(a: string | null, b: string | null): number | null {
   return d + (micro(b) - micro(a)) / 1000;
 }
 
-export function listTraces(db: Database.Database, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
+export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
   const where = ["r.parent_run_id IS NULL"];
   const args: Record<string, unknown> = {};
   if (f.project) {
@@ -254,7 +254,7 @@ interface TraceRunRow {
 }
 
 /** Every run of one trace in tree order (dotted_order), without payloads. Empty when the trace is unknown. */
-export function traceRuns(db: Database.Database, traceId: string): TraceRun[] {
+export function traceRuns(db: SqliteHandle, traceId: string): TraceRun[] {
   const rows = db
     .prepare(
       `SELECT id, parent_run_id, dotted_order, name, run_type, start_time, end_time, first_token_time, error, v_model, v_provider, v_latency_ms,
@@ -286,6 +286,6 @@ export function traceRuns(db: Database.Database, traceId: string): TraceRun[] {
 }
 
 /** Project names, newest first. */
-export function listProjects(db: Database.Database): { name: string; created_at: string }[] {
+export function listProjects(db: SqliteHandle): { name: string; created_at: string }[] {
   return db.prepare("SELECT name, created_at FROM projects ORDER BY created_at DESC, name").all() as { name: string; created_at: string }[];
 }
