@@ -6,7 +6,7 @@
  * server_tool_use, service_tier) is kept in extras.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { expectObj, optCount, type Loc, type Obj, checkedUsage } from "../common/guards.js";
 
 const K_USAGE = new Set(["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]);
 
@@ -27,5 +27,5 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   let extras: Obj | undefined;
   for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined && u[k] !== null) (extras ??= {})[k] = u[k];
   if (extras) usage.extras = extras;
-  return usage;
+  return checkedUsage(usage, loc);
 }

@@ -5,7 +5,7 @@
  * Other numeric details (accepted/rejected prediction tokens) keep their names.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, isObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { expectObj, isObj, optCount, type Loc, type Obj, checkedUsage } from "../common/guards.js";
 
 const RENAME_IN: Record<string, string> = { cached_tokens: "cache_read", audio_tokens: "audio" };
 const RENAME_OUT: Record<string, string> = { reasoning_tokens: "reasoning", audio_tokens: "audio" };
@@ -37,5 +37,5 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   let extras: Obj | undefined;
   for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined) (extras ??= {})[k] = u[k];
   if (extras) usage.extras = extras;
-  return usage;
+  return checkedUsage(usage, loc);
 }

@@ -25,7 +25,7 @@ import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { jsonOrText } from "../common/attrs.js";
 import { unflatten } from "../common/flat.js";
-import { fail, isObj, type Obj } from "../common/guards.js";
+import { fail, isObj, type Obj, checkedUsage } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToNative } from "../anthropic-messages/blocks.js";
 import { normalizeTurns } from "../anthropic-messages/request.js";
@@ -201,7 +201,7 @@ function usage(a: Attributes): UsageMetadata | undefined {
   }
   if (Object.keys(inD).length) u.input_token_details = inD;
   if (Object.keys(outD).length) u.output_token_details = outD;
-  return u;
+  return checkedUsage(u, ["llm.token_count"]);
 }
 
 function value(a: Attributes, which: "input" | "output"): unknown {

@@ -19,7 +19,7 @@ import type { ContentBlock, Message, UsageMetadata } from "../../src/format/sche
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
-import { fail, isObj, type Loc, type Obj } from "../common/guards.js";
+import { fail, isObj, type Loc, type Obj, checkedUsage } from "../common/guards.js";
 import type { Attributes, SpanAdapter, SpanLike, SpanResult, SpanRunType } from "../spans.js";
 import { readParts } from "./parts.js";
 import { markOrphans } from "../common/content.js";
@@ -284,7 +284,7 @@ function usage(attrs: Attributes, scope: string | undefined): UsageMetadata | un
   const reasoning = num(attrs, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens");
   if (cacheRead !== undefined || cacheCreation !== undefined) u.input_token_details = { ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}), ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}) };
   if (reasoning !== undefined) u.output_token_details = { reasoning };
-  return u;
+  return checkedUsage(u, ["gen_ai.usage"]);
 }
 
 /** Provider names as the rest of tracepipe spells them (`openai`, `anthropic`, ...). */

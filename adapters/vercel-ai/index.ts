@@ -26,7 +26,7 @@ import type { ContentBlock, Message, UsageMetadata } from "../../src/format/sche
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
-import { fail, isObj, type Obj } from "../common/guards.js";
+import { fail, isObj, type Obj, checkedUsage } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { sniffMime } from "../common/mime.js";
 import { providerName } from "../otel-genai/index.js";
@@ -179,7 +179,7 @@ function usage(a: Attributes): UsageMetadata | undefined {
   const reasoning = num(a, "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens");
   if (cacheRead || cacheWrite) u.input_token_details = { ...(cacheRead ? { cache_read: cacheRead } : {}), ...(cacheWrite ? { cache_creation: cacheWrite } : {}) };
   if (reasoning) u.output_token_details = { reasoning };
-  return u;
+  return checkedUsage(u, ["ai.usage"]);
 }
 
 function params(a: Attributes): Record<string, unknown> | undefined {

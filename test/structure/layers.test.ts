@@ -28,7 +28,7 @@ const ALLOWED: Record<string, string[]> = {
   backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "store"],
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
   // tracepipe/control is one entry point for deployments and webhooks: its index re-exports webhooks/.
-  control: [...BASE, "run", "ratelimit", "webhooks"],
+  control: [...BASE, "run", "ratelimit", "webhooks", "store"],
   server: [...BASE, "adapters", "normalize", "run", "store", "otel", "ratelimit", "control", "webhooks", "ingest"],
   index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "backfill", "control", "webhooks", "server", "store"],
 };
