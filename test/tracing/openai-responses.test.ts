@@ -91,6 +91,16 @@ describe("wrapOpenAI: responses.create", () => {
     expect(run.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 37, output_tokens: 11 });
   });
 
+  it("traces responses.parse once, through create, and the caller gets the parsed output", async () => {
+    server.push({ json: fixture("openai-response.json") }, { json: fixture("openai-response.json") });
+    const plain = await openai().responses.parse(ask);
+    const parsed = await wrapOpenAI(openai(), { client: writer }).responses.parse(ask);
+    expect(JSON.stringify(parsed)).toBe(JSON.stringify(plain));
+    expect(parsed.output_parsed).toBeNull();
+    const run = onlyRun();
+    expect(run.outputs.messages[0].content.at(-1)).toMatchObject({ type: "text", text: "Checking the weather in Paris." });
+  });
+
   it("records and rethrows a vendor 4xx unchanged", async () => {
     server.push({ status: 400, json: { error: { message: "bad input", type: "invalid_request_error", code: null } } });
     const err = await wrapOpenAI(openai(), { client: writer }).responses.create(ask).catch((e: unknown) => e);
