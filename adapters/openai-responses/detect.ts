@@ -4,7 +4,8 @@
  * `input` or `instructions` and no `messages`; a response has
  * `object: "response"` and an `output` list; stream events are typed
  * `response.*`. An embeddings request (`{model, input}` too) is told apart by
- * its embedding model or its embedding-only parameters.
+ * its embedding model or its embedding-only parameters (a moderations request
+ * by its model).
  */
 import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
@@ -18,7 +19,8 @@ function isItem(v: unknown): boolean {
 export function isRequest(v: unknown): boolean {
   if (!isObj(v) || "messages" in v || "contents" in v || "prompt" in v) return false;
   if (EMBEDDING_KEYS.some((k) => k in v)) return false;
-  if (typeof v.model === "string" && /embed/i.test(v.model)) return false;
+  // Embeddings and moderations requests are `{model, input}` too.
+  if (typeof v.model === "string" && /embed|moderation/i.test(v.model)) return false;
   const input = v.input;
   const hasInstructions = typeof v.instructions === "string";
   if (Array.isArray(input)) return input.every(isItem) && (input.length > 0 || hasInstructions || typeof v.model === "string");

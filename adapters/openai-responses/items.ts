@@ -44,6 +44,29 @@ function stampFirst(blocks: ContentBlock[], extras: Obj | undefined): void {
 const K_MESSAGE = new Set(["type", "role", "content"]);
 const K_FUNCTION_CALL = new Set(["type", "call_id", "name", "arguments"]);
 const K_REASONING = new Set(["type", "summary", "content"]);
+const K_CUSTOM_CALL = new Set(["type", "call_id", "name", "input"]);
+const K_COMPUTER_CALL = new Set(["type", "call_id", "action", "actions"]);
+
+/** A custom tool takes free-form text, not JSON (as in chat completions): the input is kept verbatim in extras. */
+export function customToolCallBlock(item: Obj, loc: Loc): ContentBlock {
+  const block: ContentBlock = { type: "tool_call", args: {}, extras: { tool_type: "custom", input: item.input, ...itemExtras(item, K_CUSTOM_CALL) } };
+  const id = optString(item.call_id, loc, "call_id");
+  const name = optString(item.name, loc, "name");
+  if (name !== undefined) block.name = name;
+  if (id !== undefined) block.id = id;
+  return block;
+}
+
+/** Computer use is run by the caller, like a function: a `tool_call` named `computer` whose args are the action(s). */
+export function computerCallBlock(item: Obj, loc: Loc): ContentBlock {
+  const args: Record<string, unknown> = {};
+  if (item.action !== undefined && item.action !== null) args.action = item.action;
+  if (item.actions !== undefined && item.actions !== null) args.actions = item.actions;
+  const block: ContentBlock = { type: "tool_call", name: "computer", args, extras: { tool_type: "computer", ...itemExtras(item, K_COMPUTER_CALL) } };
+  const id = optString(item.call_id, loc, "call_id");
+  if (id !== undefined) block.id = id;
+  return block;
+}
 
 /** A message item's content (any role); unknown parts go to `unmapped`. */
 export function messageBlocks(item: Obj, loc: Loc, unmapped: Unmapped[]): ContentBlock[] {
@@ -166,6 +189,10 @@ export function assistantItemBlocks(item: Obj, loc: Loc, unmapped: Unmapped[]): 
       return [functionCallBlock(item, loc)];
     case "reasoning":
       return reasoningBlocks(item, loc);
+    case "custom_tool_call":
+      return [customToolCallBlock(item, loc)];
+    case "computer_call":
+      return [computerCallBlock(item, loc)];
     default:
       return isServerToolItem(item.type) ? serverToolBlocks(item, loc) : undefined;
   }

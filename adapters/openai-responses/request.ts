@@ -12,13 +12,26 @@ import { describe, expectObj, fail, leftovers, type Loc, type Obj } from "../com
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantItemBlocks, messageBlocks } from "./items.js";
 import { contentToBlocks } from "./parts.js";
+import { imageFromUrl } from "../openai-chat/parts.js";
 
 const K_TOOL_OUTPUT = new Set(["type", "call_id", "output"]);
+/** Results the caller sends back for its own tools: each a `tool` message answering `call_id`. */
+const TOOL_OUTPUTS = new Set(["function_call_output", "custom_tool_call_output", "computer_call_output"]);
+const K_SCREENSHOT = new Set(["type", "image_url", "file_id"]);
+
+/** A computer_call_output's screenshot -> an image block. */
+function screenshotBlocks(output: unknown, loc: Loc): ContentBlock[] {
+  const o = expectObj(output, loc);
+  const extras = leftovers(o, K_SCREENSHOT);
+  if (typeof o.image_url === "string") return [imageFromUrl(o.image_url, o.file_id ? { ...extras, file_id: o.file_id } : extras)];
+  if (typeof o.file_id === "string") return [extras ? { type: "image", id: o.file_id, extras } : { type: "image", id: o.file_id }];
+  return fail(loc, "a computer screenshot needs image_url or file_id", "missing");
+}
 const ROLES: Record<string, Message["role"]> = { user: "user", system: "system", developer: "system", assistant: "assistant" };
 
 function isAssistantItem(item: Obj): boolean {
   if (item.type === "message" || item.type === undefined) return item.role === "assistant";
-  return item.type !== "function_call_output";
+  return !TOOL_OUTPUTS.has(item.type as string);
 }
 
 export function normalizeInput(raw: unknown, loc: Loc): Message[] {
@@ -46,12 +59,14 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
   for (let i = 0; i < raw.length; i++) {
     const iloc = [...loc, i];
     const item = expectObj(raw[i], iloc);
-    if (item.type === "function_call_output") {
+    if (TOOL_OUTPUTS.has(item.type as string)) {
       const unmapped: Unmapped[] = [];
       const output = item.output;
-      const content: ContentBlock[] = typeof output === "string" ? [{ type: "text", text: output }] : contentToBlocks(output, [...iloc, "output"], unmapped);
+      const content: ContentBlock[] =
+        typeof output === "string" ? [{ type: "text", text: output }] : item.type === "computer_call_output" ? screenshotBlocks(output, [...iloc, "output"]) : contentToBlocks(output, [...iloc, "output"], unmapped);
       const msg: Message = { role: "tool", content, tool_call_id: typeof item.call_id === "string" ? item.call_id : fail([...iloc, "call_id"], `expected a string, got ${describe(item.call_id)}`, "string_type") };
-      const ex = leftovers(item, K_TOOL_OUTPUT);
+      let ex = leftovers(item, K_TOOL_OUTPUT);
+      if (item.type !== "function_call_output") ex = { ...ex, vendor_type: item.type };
       if (ex) msg.extras = ex;
       push(msg, unmapped);
       continue;

@@ -55,6 +55,22 @@ describe("openai-responses request -> native", () => {
       { model: "gpt-4.1", input: [{ role: "user", content: [{ type: "input_text", text: "a" }, { type: "input_hologram", data: 1 }] }] },
       [{ role: "user", content: [{ type: "text", text: "a" }], extras: { unmapped_content: [{ index: 1, part: { type: "input_hologram", data: 1 } }] } }],
     ],
+    [
+      "custom tool call keeps its free-form input; its output answers it",
+      req([{ type: "custom_tool_call", call_id: "cc_1", name: "grep", input: "foo.*bar" }, { type: "custom_tool_call_output", call_id: "cc_1", output: "3 matches" }]),
+      [{ role: "assistant", content: [{ type: "tool_call", id: "cc_1", name: "grep", args: {}, extras: { tool_type: "custom", input: "foo.*bar" } }] }, { role: "tool", tool_call_id: "cc_1", content: [{ type: "text", text: "3 matches" }], extras: { vendor_type: "custom_tool_call_output" } }],
+    ],
+    [
+      "computer_call is a caller-run tool call; its screenshot output is an image",
+      req([
+        { type: "computer_call", id: "cu_1", call_id: "call_cu", action: { type: "click", button: "left", x: 10, y: 20 }, pending_safety_checks: [], status: "completed" },
+        { type: "computer_call_output", call_id: "call_cu", output: { type: "computer_screenshot", image_url: "data:image/png;base64,iVBORw0KGgo=" } },
+      ]),
+      [
+        { role: "assistant", content: [{ type: "tool_call", id: "call_cu", name: "computer", args: { action: { type: "click", button: "left", x: 10, y: 20 } }, extras: { tool_type: "computer", item_id: "cu_1", pending_safety_checks: [], item_status: "completed" } }] },
+        { role: "tool", tool_call_id: "call_cu", content: [{ type: "image", base64: "iVBORw0KGgo=", mime_type: "image/png" }], extras: { vendor_type: "computer_call_output" } },
+      ],
+    ],
     ["previous_response_id marks the first message", req("more", { previous_response_id: "resp_prev" }), [{ role: "user", content: [{ type: "text", text: "more" }], extras: { previous_response_id: "resp_prev" } }]],
   ];
   for (const [name, body, expected] of cases) {
@@ -143,7 +159,7 @@ describe("openai-responses response -> native", () => {
   }
 
   it("keeps an unknown output item whole in unmapped_content", () => {
-    const item = { type: "computer_call", id: "cu_1", call_id: "c", action: { type: "click", x: 1, y: 2 }, pending_safety_checks: [], status: "completed" };
+    const item = { type: "local_shell_call", id: "ls_1", call_id: "c", action: { type: "exec", command: ["ls"], env: {} }, status: "completed" };
     const r = normalizeResponse(res([item as ResponseOutputItem]));
     expect(r.messages[0]!.content).toEqual([]);
     expect(r.messages[0]!.extras?.unmapped_content).toEqual([{ index: 0, part: item }]);
@@ -230,8 +246,9 @@ describe("openai-responses detection", () => {
     for (const p of [req("hi"), fixture("openai-response.json"), fixture("openai-response-stream.json")]) expect(openaiChat.detect(p)).toBeNull();
   });
 
-  it("does not claim an embeddings request", () => {
+  it("does not claim an embeddings or moderations request", () => {
     expect(openaiResponses.detect({ model: "text-embedding-3-small", input: "hello" })).toBeNull();
     expect(openaiResponses.detect({ model: "custom", input: ["a", "b"], dimensions: 256 })).toBeNull();
+    expect(openaiResponses.detect({ model: "omni-moderation-latest", input: "text" })).toBeNull();
   });
 });
