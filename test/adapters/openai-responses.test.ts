@@ -212,6 +212,16 @@ describe("openai-responses stream", () => {
     expect(r.messages[0]!.content).toEqual([{ type: "reasoning", text: "Thinking", extras: { summary: true, item_id: "rs_1" } }]);
   });
 
+  it("a failed response keeps its error and status; an error event is kept too", () => {
+    const failed = { ...fixture("openai-response.json"), status: "failed", output: [], usage: null, error: { code: "server_error", message: "boom" } };
+    const r = normalizeStream([events[0], { type: "response.failed", sequence_number: 1, response: failed }]);
+    expect(r.stop_reason).toBe("failed");
+    expect(r.messages[0]!.extras).toMatchObject({ error: { code: "server_error", message: "boom" } });
+    const e = normalizeStream([events[0], events[4], { type: "error", sequence_number: 5, code: "rate_limit_exceeded", message: "slow", param: null }]);
+    expect(e.messages[0]!.content[0]).toMatchObject({ type: "text", text: "Hi" });
+    expect(e.messages[0]!.extras).toMatchObject({ error: { type: "error", code: "rate_limit_exceeded", message: "slow" } });
+  });
+
   it("names a bad event by its position", () => {
     expect(() => normalizeStream([events[0], 3])).toThrow(NormalizeError);
     let caught: unknown;

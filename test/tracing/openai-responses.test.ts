@@ -82,6 +82,20 @@ describe("wrapOpenAI: responses.create", () => {
     expect(run.outputs.messages[0].content[0]).toMatchObject({ type: "text", text: "Hi" });
   });
 
+  it("records a stream the connection cut as an error, keeping the output so far", async () => {
+    server.push({ sse: fixture("openai-response-stream.json"), named: true, breakAfter: 6 });
+    const seen: unknown[] = [];
+    const err = await (async () => {
+      for await (const ev of await wrapOpenAI(openai(), { client: writer }).responses.create({ ...ask, stream: true })) seen.push(ev);
+    })().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(seen).toHaveLength(6);
+    const run = onlyRun();
+    expect(run.error).toBeTruthy();
+    expect(run.error).not.toBe("cancelled");
+    expect(run.outputs.messages[0].content[0]).toMatchObject({ type: "text", text: "Hi there!" });
+  });
+
   it("traces responses.stream() once, through create", async () => {
     server.push({ sse: fixture("openai-response-stream.json"), named: true });
     const stream = wrapOpenAI(openai(), { client: writer }).responses.stream({ model: "gpt-4.1", input: "hi" });
