@@ -21,7 +21,7 @@ const SERVER_TOOLS: Record<string, string> = {
 };
 
 export function isServerToolItem(type: unknown): boolean {
-  return typeof type === "string" && type in SERVER_TOOLS;
+  return typeof type === "string" && Object.hasOwn(SERVER_TOOLS, type);
 }
 
 /** Item fields (other than the ones the mapping used) prefixed `item_` for id/status, kept whole otherwise. */

@@ -72,7 +72,7 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
       continue;
     }
     if ((item.type === "message" || item.type === undefined) && item.role !== "assistant") {
-      const role = typeof item.role === "string" ? ROLES[item.role] : undefined;
+      const role = typeof item.role === "string" && Object.hasOwn(ROLES, item.role) ? ROLES[item.role] : undefined;
       if (!role) fail([...iloc, "role"], `unsupported role ${JSON.stringify(item.role)}; expected user, system, developer or assistant`, "unsupported_role");
       const unmapped: Unmapped[] = [];
       const msg: Message = { role, content: messageBlocks(item, iloc, unmapped) };
@@ -93,7 +93,7 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
         continue;
       }
     }
-    // An unknown item (item_reference, computer_call, local_shell_call, ...): on the open turn, else the message before, else the next.
+    // An unknown item (item_reference, local_shell_call, mcp_approval_request, ...): on the open turn, else the message before, else the next.
     const u = { index: i, part: item };
     if (turn) turn.unmapped.push(u);
     else if (out.length) {

@@ -70,7 +70,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       acc.done = type === "response.output_item.done";
       return false;
     }
-    const kind = DELTAS[type];
+    const kind = Object.hasOwn(DELTAS, type) ? DELTAS[type] : undefined;
     if (!kind || typeof event.delta !== "string") return false; // progress events (searching, in_progress, ...) carry no content
     const acc = this.acc(oi);
     if (kind === "args") acc.args.push(event.delta);

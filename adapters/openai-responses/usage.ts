@@ -16,7 +16,7 @@ function details(src: unknown, loc: Loc, rename: Record<string, string>): Record
   let out: Record<string, number> | undefined;
   for (const k in src) {
     const n = optCount(src[k], loc, k);
-    if (n !== undefined) (out ??= {})[rename[k] ?? k] = n;
+    if (n !== undefined) (out ??= {})[Object.hasOwn(rename, k) ? rename[k]! : k] = n;
   }
   return out;
 }

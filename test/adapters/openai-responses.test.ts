@@ -165,6 +165,11 @@ describe("openai-responses response -> native", () => {
     expect(r.messages[0]!.extras?.unmapped_content).toEqual([{ index: 0, part: item }]);
   });
 
+  it("keeps unknown usage detail counts under their own names", () => {
+    const r = normalizeResponse(res([], { usage: { input_tokens: 5, output_tokens: 2, total_tokens: 7, input_tokens_details: { cached_tokens: 1, cache_write_tokens: 2, constructor: 3 }, output_tokens_details: { reasoning_tokens: 1 } } }));
+    expect(r.usage_metadata).toEqual({ input_tokens: 5, output_tokens: 2, total_tokens: 7, input_token_details: { cache_read: 1, cache_creation: 2, constructor: 3 }, output_token_details: { reasoning: 1 } });
+  });
+
   it("an incomplete response's reason is the stop reason", () => {
     expect(normalizeResponse(res([], { status: "incomplete", incomplete_details: { reason: "max_output_tokens" } })).stop_reason).toBe("max_output_tokens");
   });
@@ -220,6 +225,15 @@ describe("openai-responses stream", () => {
     const e = normalizeStream([events[0], events[4], { type: "error", sequence_number: 5, code: "rate_limit_exceeded", message: "slow", param: null }]);
     expect(e.messages[0]!.content[0]).toMatchObject({ type: "text", text: "Hi" });
     expect(e.messages[0]!.extras).toMatchObject({ error: { type: "error", code: "rate_limit_exceeded", message: "slow" } });
+  });
+
+  it("types named like Object.prototype members are unknown, not crashes", () => {
+    for (const type of ["constructor", "toString", "__proto__", "hasOwnProperty"]) {
+      expect(normalizeStream([{ type, output_index: 0, delta: "x" }]).messages[0]!.content).toEqual([]);
+      expect(normalizeResponse(res([{ type, id: "x" } as unknown as ResponseOutputItem])).messages[0]!.extras?.unmapped_content).toHaveLength(1);
+      expect(() => normalizeRequest({ model: "gpt-4.1", input: [{ role: type, content: "x" }] })).toThrow(NormalizeError);
+      expect(normalizeRequest({ model: "gpt-4.1", input: [{ type, id: "x" }] }).messages[0]!.extras?.unmapped_content).toHaveLength(1);
+    }
   });
 
   it("names a bad event by its position", () => {
