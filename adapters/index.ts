@@ -6,14 +6,15 @@ import type { Adapter } from "./types.js";
 import { native } from "./native/index.js";
 import { openaiChat } from "./openai-chat/index.js";
 import { anthropicMessages } from "./anthropic-messages/index.js";
+import { openaiResponses } from "./openai-responses/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, anthropicMessages];
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
   return ADAPTERS.find((a) => a.name === name);
 }
 
-export { native, openaiChat, anthropicMessages };
+export { native, openaiChat, openaiResponses, anthropicMessages };

@@ -51,6 +51,37 @@ function isAbort(err: unknown): boolean {
   return name === "AbortError" || name === "APIUserAbortError";
 }
 
+/**
+ * Watch an APIPromise without changing what the caller gets: `onValue` sees the
+ * parsed result when (and only when) the caller's code parses it, once;
+ * `onError` sees an HTTP or parse failure. Anything else is returned untouched.
+ * Shared by llm calls and embedding calls.
+ */
+export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void, onError: (err: unknown) => void): T {
+  const p = promise as unknown as ApiPromiseLike;
+  if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
+  const original = p.parseResponse;
+  let seen = false;
+  p.parseResponse = (...args: unknown[]) => {
+    const parsed = original.apply(p, args);
+    if (seen) return parsed;
+    seen = true;
+    return Promise.resolve(parsed).then(
+      (value) => {
+        onValue(value);
+        return value;
+      },
+      (err) => {
+        onError(err);
+        throw err;
+      },
+    );
+  };
+  // HTTP errors (4xx/5xx, network) reject the response before any parsing.
+  p.responsePromise.then(undefined, onError);
+  return promise;
+}
+
 export class LlmCall {
   private readonly run: RunTree;
   private readonly finishRun: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void) => void;
@@ -118,36 +149,21 @@ export class LlmCall {
 
   /** Watch an APIPromise without changing it (see the module comment). */
   observe<T>(promise: T, streaming: boolean): T {
-    const p = promise as unknown as ApiPromiseLike;
-    if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
-    const original = p.parseResponse;
-    let seen = false;
-    p.parseResponse = (...args: unknown[]) => {
-      const parsed = original.apply(p, args);
-      if (seen) return parsed;
-      seen = true;
-      return Promise.resolve(parsed).then(
-        (value) => {
-          if (streaming) this.instrument(value as StreamLike);
-          else {
-            try {
-              this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-            } catch (err) {
-              this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-              this.done = true;
-            }
+    return watchApiPromise(
+      promise,
+      (value) => {
+        if (streaming) this.instrument(value as StreamLike);
+        else {
+          try {
+            this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
+          } catch (err) {
+            this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+            this.done = true;
           }
-          return value;
-        },
-        (err) => {
-          this.fail(err);
-          throw err;
-        },
-      );
-    };
-    // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-    p.responsePromise.then(undefined, (err) => this.fail(err));
-    return promise;
+        }
+      },
+      (err) => this.fail(err),
+    );
   }
 
   private instrument(stream: StreamLike): void {

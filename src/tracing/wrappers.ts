@@ -3,7 +3,9 @@
  * its chat-completions / messages `create` traced. The SDKs' helpers
  * (chat.completions.parse, chat.completions.stream(), messages.stream() with
  * finalMessage()) call `create` on the same resource, so they are traced too,
- * once each.
+ * once each. wrapOpenAI also traces `responses.create` (its helpers
+ * responses.parse and responses.stream() call it) with the openai-responses
+ * adapter, and `embeddings.create` as an `embedding` run.
  *
  * Only the request body and the response are recorded: API keys, headers and
  * the client object never enter a run.
@@ -15,10 +17,12 @@
  */
 import { openaiChat } from "../../adapters/openai-chat/index.js";
 import { anthropicMessages } from "../../adapters/anthropic-messages/index.js";
+import { openaiResponses } from "../../adapters/openai-responses/index.js";
 import type { Adapter } from "../../adapters/types.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
+import { patchEmbeddings, WRAPPED, type CreateFn } from "./embeddings.js";
 
 export type { WrapOptions } from "./llm.js";
 
@@ -27,9 +31,6 @@ export interface OpenAIWrapOptions extends WrapOptions {
   includeUsage?: boolean;
 }
 
-const WRAPPED = Symbol.for("tracepipe.wrapped");
-
-type CreateFn = (body: Record<string, unknown>, options?: unknown) => unknown;
 
 function patchCreate(resource: { create: CreateFn } & Record<symbol, unknown>, adapter: Adapter, provider: string, defaultName: string, opts: WrapOptions, rewrite?: (body: Record<string, unknown>) => Record<string, unknown>): void {
   if (resource[WRAPPED]) return; // wrapping twice would trace every call twice
@@ -60,6 +61,11 @@ export function wrapOpenAI<T extends object>(client: T, opts: OpenAIWrapOptions 
         body.stream === true && !(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage ? { ...body, stream_options: { ...(body.stream_options as object), include_usage: true } } : body
     : undefined;
   patchCreate(completions, openaiChat, "openai", "ChatOpenAI", opts, rewrite);
+  // Older SDKs lack these resources; each is traced when present.
+  const { responses, embeddings } = client as { responses?: { create?: CreateFn } & Record<symbol, unknown>; embeddings?: { create?: CreateFn } & Record<symbol, unknown> };
+  // Responses streams always end with `response.completed` carrying usage: nothing to rewrite.
+  if (responses && typeof responses.create === "function") patchCreate(responses as { create: CreateFn } & Record<symbol, unknown>, openaiResponses, "openai", "ChatOpenAI", opts);
+  if (embeddings && typeof embeddings.create === "function") patchEmbeddings(embeddings as { create: CreateFn } & Record<symbol, unknown>, opts);
   return client;
 }
 

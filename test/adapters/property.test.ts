@@ -20,14 +20,17 @@ function onlyNormalizeError(fn: () => unknown): void {
 
 // Shapes close to real payloads reach deep code paths that pure random JSON never does.
 const part = fc.oneof(
-  fc.record({ type: fc.constantFrom("text", "image_url", "input_audio", "file", "refusal", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "search_result", "tool_call", "reasoning"), text: fc.jsonValue(), image_url: fc.jsonValue(), source: fc.jsonValue(), input: fc.jsonValue(), content: fc.jsonValue(), id: fc.jsonValue(), tool_use_id: fc.jsonValue(), name: fc.jsonValue() }, { requiredKeys: ["type"] }),
+  fc.record({ type: fc.constantFrom("text", "image_url", "input_audio", "file", "refusal", "image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking", "server_tool_use", "web_search_tool_result", "search_result", "tool_call", "reasoning", "input_text", "output_text", "input_image", "input_file"), file_id: fc.jsonValue(), file_data: fc.jsonValue(), annotations: fc.jsonValue(), text: fc.jsonValue(), image_url: fc.jsonValue(), source: fc.jsonValue(), input: fc.jsonValue(), content: fc.jsonValue(), id: fc.jsonValue(), tool_use_id: fc.jsonValue(), name: fc.jsonValue() }, { requiredKeys: ["type"] }),
   fc.jsonValue(),
 );
 const message = fc.record({ role: fc.oneof(fc.constantFrom("system", "developer", "user", "assistant", "tool", "function", "reasoning"), fc.jsonValue()), content: fc.oneof(fc.string(), fc.array(part, { maxLength: 4 }), fc.jsonValue()), tool_calls: fc.jsonValue(), tool_call_id: fc.jsonValue(), function_call: fc.jsonValue(), name: fc.jsonValue() }, { requiredKeys: ["role"] });
 const request = fc.record({ model: fc.oneof(fc.constantFrom("gpt-4o", "claude-sonnet-4-5"), fc.jsonValue()), messages: fc.oneof(fc.array(message, { maxLength: 5 }), fc.jsonValue()), system: fc.jsonValue(), max_tokens: fc.jsonValue() }, { requiredKeys: ["messages"] });
+// Responses-shaped: `input` items with arbitrary values, `output` items likewise.
+const looseItem = fc.record({ type: fc.constantFrom("message", "function_call", "function_call_output", "reasoning", "web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call", "item_reference", "custom_tool_call", "custom_tool_call_output", "computer_call", "computer_call_output"), role: fc.jsonValue(), input: fc.jsonValue(), action: fc.jsonValue(), content: fc.oneof(fc.array(part, { maxLength: 3 }), fc.jsonValue()), id: fc.jsonValue(), call_id: fc.jsonValue(), name: fc.jsonValue(), arguments: fc.jsonValue(), output: fc.jsonValue(), summary: fc.jsonValue(), results: fc.jsonValue(), outputs: fc.jsonValue(), status: fc.jsonValue() }, { requiredKeys: ["type"] });
+const looseResponses = fc.oneof(fc.record({ model: fc.jsonValue(), instructions: fc.jsonValue(), input: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()) }, { requiredKeys: ["input"] }), fc.record({ object: fc.constant("response"), output: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()), usage: fc.jsonValue(), model: fc.jsonValue() }));
 const response = fc.record({ object: fc.constantFrom("chat.completion", "x"), type: fc.constantFrom("message", "y"), role: fc.jsonValue(), choices: fc.oneof(fc.array(fc.record({ message: fc.oneof(message, fc.jsonValue()), index: fc.jsonValue(), finish_reason: fc.jsonValue() }), { maxLength: 3 }), fc.jsonValue()), content: fc.oneof(fc.array(part, { maxLength: 4 }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "prompt_tokens_details"), fc.jsonValue()), fc.jsonValue()), usage_metadata: fc.jsonValue() });
-const event = fc.record({ type: fc.constantFrom("message_start", "content_block_start", "content_block_delta", "message_delta", "error", "ping"), index: fc.jsonValue(), delta: fc.jsonValue(), content_block: fc.jsonValue(), message: fc.jsonValue(), usage: fc.jsonValue(), object: fc.constantFrom("chat.completion.chunk"), choices: fc.jsonValue() }, { requiredKeys: ["type"] });
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+const event = fc.record({ type: fc.constantFrom("message_start", "content_block_start", "content_block_delta", "message_delta", "error", "ping", "response.created", "response.output_item.added", "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.output_item.done", "response.completed"), index: fc.jsonValue(), delta: fc.jsonValue(), content_block: fc.jsonValue(), output_index: fc.oneof(fc.nat(2), fc.jsonValue()), content_index: fc.jsonValue(), item: fc.jsonValue(), response: fc.jsonValue(), message: fc.jsonValue(), usage: fc.jsonValue(), object: fc.constantFrom("chat.completion.chunk"), choices: fc.jsonValue() }, { requiredKeys: ["type"] });
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -204,6 +207,39 @@ const anthropicStream = fc
     { type: "message_delta", delta: { stop_reason: "end_turn" }, usage: { output_tokens: 3 } },
     { type: "message_stop" },
   ]);
+
+// Responses API shapes (openai 6.x types): input items, output items, the event sequence.
+const respPart = fc.oneof(
+  fc.record({ type: fc.constantFrom("input_text", "output_text"), text: str, annotations: fc.array(fc.record({ type: fc.constant("url_citation"), url: str }), { maxLength: 1 }) }, { requiredKeys: ["type", "text"] }),
+  fc.record({ type: fc.constant("input_image"), detail: fc.constant("auto"), image_url: fc.oneof(dataUrl, fc.constant(null)), file_id: fc.oneof(str, fc.constant(null)) }, { requiredKeys: ["type"] }),
+  fc.record({ type: fc.constant("input_file"), file_data: fc.oneof(dataUrl, str), file_id: str, file_url: fc.constant("https://x.test/f.pdf"), filename: str }, { requiredKeys: ["type"] }),
+  fc.record({ type: fc.constant("input_audio"), input_audio: fc.record({ data: str, format: fc.constantFrom("wav", "mp3") }) }),
+  fc.record({ type: fc.constant("refusal"), refusal: str }),
+  fc.record({ type: fc.constant("brand_new_part"), x: fc.jsonValue() }),
+);
+const respOutputItem = fc.oneof(
+  fc.record({ type: fc.constant("message"), id: str, role: fc.constant("assistant"), status: fc.constant("completed"), content: fc.array(respPart, { maxLength: 2 }) }),
+  fc.record({ type: fc.constant("function_call"), id: str, call_id: ids, name: str, arguments: fc.constantFrom("", "{}", '{"a":1}', "{bad", "[1]") }),
+  fc.record({ type: fc.constant("reasoning"), id: str, summary: fc.array(fc.record({ type: fc.constant("summary_text"), text: str }), { maxLength: 2 }), encrypted_content: fc.oneof(str, fc.constant(null)) }, { requiredKeys: ["type", "id", "summary"] }),
+  fc.record({ type: fc.constantFrom("web_search_call", "file_search_call", "code_interpreter_call", "image_generation_call", "mcp_call"), id: str, status: fc.constantFrom("completed", "failed"), action: fc.jsonValue(), queries: fc.array(str), results: fc.jsonValue(), code: str, container_id: str, outputs: fc.jsonValue(), result: fc.oneof(str, fc.constant(null)), name: str, arguments: fc.constantFrom("{}", "x"), output: fc.jsonValue(), error: fc.jsonValue() }, { requiredKeys: ["type", "id"] }),
+  fc.record({ type: fc.constantFrom("computer_call", "custom_tool_call", "item_reference"), id: str, call_id: ids, name: str, input: str, action: fc.jsonValue() }, { requiredKeys: ["type", "id"] }),
+);
+const respInputItem = fc.oneof(
+  fc.record({ role: fc.constantFrom("user", "system", "developer", "assistant"), content: fc.oneof(str, fc.array(respPart, { maxLength: 3 })), type: fc.constant("message") }, { requiredKeys: ["role", "content"] }),
+  fc.record({ type: fc.constantFrom("function_call_output", "custom_tool_call_output"), call_id: ids, output: fc.oneof(str, fc.array(respPart, { maxLength: 2 })) }),
+  fc.record({ type: fc.constant("computer_call_output"), call_id: ids, output: fc.record({ type: fc.constant("computer_screenshot"), image_url: dataUrl, file_id: str }, { requiredKeys: ["type"] }) }),
+  respOutputItem,
+);
+const respUsage = fc.record({ input_tokens: fc.nat(1000), output_tokens: fc.nat(1000), total_tokens: fc.nat(2000), input_tokens_details: fc.record({ cached_tokens: fc.nat(100) }), output_tokens_details: fc.record({ reasoning_tokens: fc.nat(100) }) }, { requiredKeys: ["input_tokens", "output_tokens"] });
+const respRequest = fc.record({ model: fc.constantFrom("gpt-4.1", "o4-mini"), instructions: str, input: fc.oneof(str, fc.array(respInputItem, { maxLength: 5 })), previous_response_id: str, temperature: fc.double({ min: 0, max: 2, noNaN: true }) }, { requiredKeys: ["model", "input"] });
+const respResponse = fc.record({ id: str, object: fc.constant("response"), created_at: fc.nat(), model: str, status: fc.constantFrom("completed", "incomplete"), output: fc.array(respOutputItem, { maxLength: 4 }), usage: respUsage, previous_response_id: fc.oneof(str, fc.constant(null)) }, { requiredKeys: ["object", "output"] });
+const respStream = fc
+  .tuple(respResponse, fc.array(fc.oneof(fc.record({ type: fc.constant("response.output_text.delta"), content_index: fc.nat(1), delta: str }), fc.record({ type: fc.constant("response.function_call_arguments.delta"), delta: fc.constantFrom("{", '"a":1', "}") }), fc.record({ type: fc.constant("response.reasoning_summary_text.delta"), summary_index: fc.nat(1), delta: str })), { maxLength: 4 }), fc.boolean())
+  .map(([final, deltas, complete]) => [
+    { type: "response.created", sequence_number: 0, response: { ...final, status: "in_progress", output: [], usage: null } },
+    ...final.output.flatMap((item, i) => [{ type: "response.output_item.added", output_index: i, item: { ...item, status: "in_progress" } }, ...deltas.map((d) => ({ ...d, output_index: i, item_id: "x" })), { type: "response.output_item.done", output_index: i, item }]),
+    ...(complete ? [{ type: "response.completed", response: final }] : []),
+  ]);
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -216,6 +252,7 @@ const nativeRecord = fc.oneof(
 const accepted = fc.oneof(
   openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
+  respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
   nativeRecord, anyPayload,
 );
 

@@ -7,6 +7,7 @@
  *   server.push({ json: completion });                       // next request gets this
  *   server.push({ sse: chunks, delayMs: 5 });                // OpenAI-style `data:` stream
  *   server.push({ sse: events, anthropic: true });           // `event:` + `data:` stream
+ *   server.push({ sse: events, named: true });               // the same, for Responses API events
  *   server.push({ status: 400, json: { error: {...} } });
  *   server.push({ sse: chunks, breakAfter: 2 });             // close the socket after 2 events
  */
@@ -23,8 +24,10 @@ export interface Scripted {
   status?: number;
   json?: unknown;
   sse?: unknown[];
-  /** Anthropic framing: `event: <type>` lines before each `data:`. */
+  /** Anthropic framing: `event: <type>` lines before each `data:`, no `[DONE]`. */
   anthropic?: boolean;
+  /** The same framing for the OpenAI Responses API stream (`event: response.output_text.delta` ...). */
+  named?: boolean;
   delayMs?: number;
   breakAfter?: number;
   headers?: Record<string, string>;
@@ -61,6 +64,7 @@ export async function startReplayServer(): Promise<ReplayServer> {
     if (next.sse) {
       res.writeHead(next.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...next.headers });
       let i = 0;
+      const named = next.anthropic === true || next.named === true;
       for (const ev of next.sse) {
         if (next.breakAfter !== undefined && i === next.breakAfter) {
           // Let what was written reach the client first, then cut the connection mid-stream.
@@ -69,11 +73,11 @@ export async function startReplayServer(): Promise<ReplayServer> {
           return;
         }
         const type = (ev as { type?: string }).type;
-        res.write(`${next.anthropic && type ? `event: ${type}\n` : ""}data: ${JSON.stringify(ev)}\n\n`);
+        res.write(`${named && type ? `event: ${type}\n` : ""}data: ${JSON.stringify(ev)}\n\n`);
         i++;
         if (next.delayMs) await new Promise((r) => setTimeout(r, next.delayMs));
       }
-      if (!next.anthropic) res.write("data: [DONE]\n\n");
+      if (!named) res.write("data: [DONE]\n\n");
       res.end();
       return;
     }

@@ -1,0 +1,68 @@
+/**
+ * Structural recognition of Responses API payloads. Never throws. Chosen so
+ * that chat-completions payloads are never claimed: a Responses request has
+ * `input` or `instructions` and no `messages`; a response has
+ * `object: "response"` and an `output` list; stream events are typed
+ * `response.*`. An embeddings request (`{model, input}` too) is told apart by
+ * its embedding model or its embedding-only parameters (a moderations request
+ * by its model).
+ */
+import type { PayloadKind } from "../types.js";
+import { isObj } from "../common/guards.js";
+
+const EMBEDDING_KEYS = ["encoding_format", "dimensions"];
+
+function isItem(v: unknown): boolean {
+  return isObj(v) && (typeof v.type === "string" || typeof v.role === "string");
+}
+
+export function isRequest(v: unknown): boolean {
+  if (!isObj(v) || "messages" in v || "contents" in v || "prompt" in v) return false;
+  if (EMBEDDING_KEYS.some((k) => k in v)) return false;
+  // Embeddings and moderations requests are `{model, input}` too.
+  if (typeof v.model === "string" && /embed|moderation/i.test(v.model)) return false;
+  const input = v.input;
+  const hasInstructions = typeof v.instructions === "string";
+  if (Array.isArray(input)) return input.every(isItem) && (input.length > 0 || hasInstructions || typeof v.model === "string");
+  if (typeof input === "string") return typeof v.model === "string" || hasInstructions;
+  return input === undefined && hasInstructions && typeof v.model === "string";
+}
+
+export function isResponse(v: unknown): boolean {
+  return isObj(v) && v.object === "response" && Array.isArray(v.output);
+}
+
+function isEvent(v: unknown): boolean {
+  return isObj(v) && typeof v.type === "string" && (v.type.startsWith("response.") || v.type === "error");
+}
+
+const STREAM_PROBE = 4;
+export function isStream(v: unknown[]): boolean {
+  if (v.length === 0) return false;
+  const n = Math.min(v.length, STREAM_PROBE);
+  let sawResponseEvent = false;
+  for (let i = 0; i < n; i++) {
+    if (!isEvent(v[i])) return false;
+    if ((v[i] as { type: string }).type !== "error") sawResponseEvent = true;
+  }
+  return sawResponseEvent;
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const { request, response } = payload;
+      const hasReq = request !== undefined && request !== null;
+      const hasRes = response !== undefined && response !== null;
+      const resOk = !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response));
+      const reqOk = !hasReq || isRequest(request);
+      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
+    }
+    if (isResponse(payload)) return "response";
+    return isRequest(payload) ? "request" : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * `embeddings.create` as an `embedding` run. Inputs: the input texts (or token
+ * arrays), the model, `dimensions` and `encoding_format` when given. Outputs:
+ * how many vectors came back and their dimension, never the vectors (thousands
+ * of floats each, unreadable in a trace and the bulk of the run's size), plus
+ * usage from `usage.prompt_tokens`. The caller gets exactly what the SDK returned.
+ */
+import type { UsageMetadata } from "../format/schema.js";
+import { getDefaultClient } from "../ingest/default.js";
+import { tracingEnabled } from "./context.js";
+import { watchApiPromise, type WrapOptions } from "./llm.js";
+import { startRun } from "./traceable.js";
+
+export const WRAPPED = Symbol.for("tracepipe.wrapped");
+export type CreateFn = (body: Record<string, unknown>, options?: unknown) => unknown;
+type Obj = Record<string, unknown>;
+
+const INPUT_KEYS = ["input", "model", "dimensions", "encoding_format"];
+
+/** Vector length: a float array's length, or a base64 float32 string's byte count / 4. */
+function dimensionOf(embedding: unknown): number | undefined {
+  if (Array.isArray(embedding)) return embedding.length;
+  if (typeof embedding === "string") return Math.floor(Buffer.byteLength(embedding, "base64") / 4);
+  return undefined;
+}
+
+export function embeddingOutputs(value: unknown): { outputs: Obj; model?: string } {
+  const v = (value ?? {}) as Obj;
+  const data = Array.isArray(v.data) ? (v.data as Obj[]) : [];
+  const outputs: Obj = { embeddings: data.length };
+  const dim = dimensionOf(data[0]?.embedding);
+  if (dim !== undefined) outputs.dimensions = dim;
+  const u = v.usage as Obj | undefined;
+  if (u && typeof u.prompt_tokens === "number") {
+    const usage: UsageMetadata = { input_tokens: u.prompt_tokens, output_tokens: 0, total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : u.prompt_tokens };
+    outputs.usage_metadata = usage;
+  }
+  return { outputs, model: typeof v.model === "string" ? v.model : undefined };
+}
+
+export function patchEmbeddings(resource: { create: CreateFn } & Record<symbol, unknown>, opts: WrapOptions): void {
+  if (resource[WRAPPED]) return;
+  const original = resource.create;
+  const traced: CreateFn = function (this: unknown, body, options) {
+    if (!tracingEnabled() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
+    let inputs: Obj = {};
+    for (const k of INPUT_KEYS) if (body[k] !== undefined) inputs[k] = body[k];
+    if (opts.processInputs) inputs = opts.processInputs(inputs);
+    const metadata: Obj = { ...opts.metadata, trace_provider: "openai" };
+    if (typeof body.model === "string") metadata.trace_model_name = body.model;
+    const params: Obj = {};
+    for (const k in body) if (!INPUT_KEYS.includes(k) && body[k] !== undefined) params[k] = body[k];
+    if (Object.keys(params).length) metadata.invocation_params = params;
+    const { run, finish } = startRun(opts.client ?? getDefaultClient(), { name: opts.name ?? "OpenAIEmbeddings", run_type: "embedding", inputs, metadata, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    let promise: unknown;
+    try {
+      promise = original.call(this ?? resource, body, options);
+    } catch (err) {
+      finish(undefined, err);
+      throw err;
+    }
+    return watchApiPromise(
+      promise,
+      (value) => {
+        try {
+          const { outputs, model } = embeddingOutputs(value);
+          if (model !== undefined) run.metadata.trace_model_name = model;
+          finish(outputs);
+        } catch (err) {
+          finish(undefined, err); // never into the caller's result
+        }
+      },
+      (err) => finish(undefined, err),
+    );
+  };
+  Object.defineProperty(resource, "create", { value: traced, writable: true, configurable: true, enumerable: false });
+  Object.defineProperty(resource, WRAPPED, { value: true });
+}
