@@ -16,7 +16,8 @@ function details(src: unknown, loc: Loc, rename: Record<string, string>): Record
   for (const k in src) {
     const n = optCount(src[k], loc, k);
     if (n === undefined) continue;
-    (out ??= {})[rename[k] ?? k] = n;
+    // Own keys only: a vendor key named like an Object.prototype member ("constructor") stays itself.
+    (out ??= {})[Object.hasOwn(rename, k) ? rename[k]! : k] = n;
   }
   return out;
 }
