@@ -17,20 +17,23 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ValidationError, type Issue } from "../errors.js";
 import type { Run, RunPatch } from "../run/schema.js";
-import type { IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
-import { checkPatch, checkPost } from "./validate.js";
+import type { CheckedBatch, IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
+import { checkPatch, checkPost, isChecked, rawTextOf } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
 import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
 type Obj = Record<string, unknown>;
+/** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
+type Texts = Partial<Record<string, string>>;
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
 const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
 const TIME = new Set(["start_time", "end_time"]);
 const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
+const JSONCOL_SET = new Set<string>(JSONCOL);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
@@ -85,8 +88,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
-  private apply(row: Obj, change: Obj, isPost: boolean): boolean {
+  private apply(row: Obj, change: Obj, isPost: boolean, texts: Texts): boolean {
     let messages = false;
+    const raw = rawTextOf(change) as Texts | undefined;
     for (const k in change) {
       if (k === "id") continue;
       let v = change[k];
@@ -97,25 +101,31 @@ export class SqliteRunStore implements RunStore {
       const set = isPost ? current === undefined || current === null : v !== null;
       if (!set) continue;
       target[k] = v;
+      if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
       if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
     }
     return messages;
   }
 
-  private load(id: string): { state: Obj; row: Row | undefined } {
+  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts } {
     const row = this.getStmt.get(id) as Row | undefined;
     const state: Obj = { id };
-    if (!row) return { state, row };
+    const texts: Texts = {};
+    if (!row) return { state, row, texts };
     for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
-    for (const c of JSONCOL) if (row[c] !== null) state[c] = JSON.parse(row[c] as string);
+    for (const c of JSONCOL) {
+      if (row[c] === null) continue;
+      state[c] = JSON.parse(row[c] as string);
+      texts[c] = row[c] as string;
+    }
     if (row.other) state.__other = JSON.parse(row.other);
-    return { state, row };
+    return { state, row, texts };
   }
 
-  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean): void {
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts): void {
     const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
-    for (const c of JSONCOL) params[c] = state[c] === undefined ? null : JSON.stringify(state[c]);
+    for (const c of JSONCOL) params[c] = state[c] === undefined ? null : (texts[c] ?? JSON.stringify(state[c]));
     params.other = state.__other ? JSON.stringify(state.__other) : null;
     params.first_token_time = firstTokenTime(state.events);
     if (prev && !messagesChanged) {
@@ -138,24 +148,32 @@ export class SqliteRunStore implements RunStore {
   }
 
   /** Validate, then merge and store in one transaction (see RunStore.ingest). */
-  async ingest(batch: IngestBatch): Promise<IngestResult> {
+  async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
     return this.ingestNow(batch);
   }
 
   /** The synchronous body of ingest(), for callers already inside this process's event loop turn. */
-  ingestNow(batch: IngestBatch): IngestResult {
-    const locate = batch.locate ?? ((kind, i) => [kind, i]);
+  ingestNow(batch: IngestBatch | CheckedBatch): IngestResult {
     const issues: Issue[] = [];
-    const post: Run[] = [];
-    const patch: RunPatch[] = [];
-    (batch.post ?? []).forEach((r, i) => {
-      const ok = checkPost(r, locate("post", i), issues);
-      if (ok) post.push(ok);
-    });
-    (batch.patch ?? []).forEach((r, i) => {
-      const ok = checkPatch(r, locate("patch", i), issues);
-      if (ok) patch.push(ok);
-    });
+    let post: readonly Run[];
+    let patch: readonly RunPatch[];
+    if (isChecked(batch)) {
+      // Checked by BatchCheck with these same schemas: not checked twice.
+      ({ post, patch } = batch);
+    } else {
+      const b = batch as IngestBatch;
+      const locate = b.locate ?? ((kind, i) => [kind, i]);
+      const okPost: Run[] = (post = []);
+      const okPatch: RunPatch[] = (patch = []);
+      (b.post ?? []).forEach((r, i) => {
+        const ok = checkPost(r, locate("post", i), issues);
+        if (ok) okPost.push(ok);
+      });
+      (b.patch ?? []).forEach((r, i) => {
+        const ok = checkPatch(r, locate("patch", i), issues);
+        if (ok) okPatch.push(ok);
+      });
+    }
     for (const a of batch.attachments ?? []) {
       if (!UUID.test(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
     }
@@ -175,12 +193,12 @@ export class SqliteRunStore implements RunStore {
       let updated = 0;
       const completedRoots: string[] = [];
       for (const [id, s] of byId) {
-        const { state, row } = this.load(id);
+        const { state, row, texts } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
-        for (const p of s.posts) changed = this.apply(state, p, true) || changed;
-        for (const p of s.patches) changed = this.apply(state, p, false) || changed;
-        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row);
+        for (const p of s.posts) changed = this.apply(state, p, true, texts) || changed;
+        for (const p of s.patches) changed = this.apply(state, p, false, texts) || changed;
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
