@@ -6,6 +6,9 @@
  * /proc/<pid>/status, sends the load, and reports how far the peak RSS rose:
  *   - one request whose `post.{id}.inputs` part is ~60 MB of chat messages;
  *   - 8 such requests at once (the default 4 large-body slots admit 4).
+ * Two shapes of inputs: `messages` (~1 KB chat messages, which the store also
+ * normalizes: string contents become text parts) and `string` (one long
+ * string value, nothing to normalize).
  * Every request must answer 202; the figure is the median (min–max) over reps,
  * beside the body size, so "near the body size" can be read off directly.
  *
@@ -53,16 +56,18 @@ function startServe(db: string): Promise<{ proc: ChildProcess; url: string }> {
   });
 }
 
-/** A multipart body for one llm run whose inputs part is about `bytes` of JSON (many ~1 KB messages). */
-function body(bytes: number): { boundary: string; data: Buffer } {
+type Shape = "messages" | "string";
+
+/** A multipart body for one llm run whose inputs part is about `bytes` of JSON. */
+function body(bytes: number, shape: Shape): { boundary: string; data: Buffer } {
   const id = randomUUID();
   const head = { id, trace_id: id, dotted_order: `20261123T000000000000Z${id}`, name: "big", run_type: "llm", start_time: "2026-11-23T00:00:00Z", end_time: "2026-11-23T00:00:01Z", session_name: "memory" };
   const content = "x".repeat(1000);
   const n = Math.ceil(bytes / (content.length + 40));
-  const messages = Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content }));
+  const inputs = shape === "string" ? { text: "y".repeat(bytes) } : { messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
   const boundary = `----tp${randomUUID()}`;
   const part = (name: string, json: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
-  const text = part(`post.${id}`, JSON.stringify(head)) + part(`post.${id}.inputs`, JSON.stringify({ messages })) + `--${boundary}--\r\n`;
+  const text = part(`post.${id}`, JSON.stringify(head)) + part(`post.${id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
   return { boundary, data: Buffer.from(text, "utf8") };
 }
 
@@ -72,12 +77,12 @@ async function send(url: string, b: { boundary: string; data: Buffer }): Promise
   if (res.status !== 202) throw new Error(`${res.status}: ${text.slice(0, 300)}`);
 }
 
-async function scenario(concurrent: number, bytes: number): Promise<{ delta: number; base: number; bodyMiB: number }> {
+async function scenario(concurrent: number, bytes: number, shape: Shape): Promise<{ delta: number; base: number; bodyMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), "tp-mem-"));
-  const bodies = Array.from({ length: concurrent }, () => body(bytes));
+  const bodies = Array.from({ length: concurrent }, () => body(bytes, shape));
   const { proc, url } = await startServe(join(dir, "runs.db"));
   try {
-    await send(url, body(64 * 1024)); // every code path loaded before the baseline
+    await send(url, body(64 * 1024, shape)); // every code path loaded before the baseline
     await new Promise((r) => setTimeout(r, 300));
     const base = hwmMiB(proc.pid!);
     await Promise.all(bodies.map((b) => send(url, b)));
@@ -92,18 +97,20 @@ async function scenario(concurrent: number, bytes: number): Promise<{ delta: num
 async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
+  const shapes: Shape[] = process.argv.includes("--shape") ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape] : ["messages", "string"];
+  for (const shape of shapes)
   for (const concurrent of [1, 8]) {
     const deltas: number[] = [];
     let bodyMiB = 0;
     let base = 0;
     for (let r = 0; r < REPS; r++) {
-      const s = await scenario(concurrent, MB * 1000 * 1000);
+      const s = await scenario(concurrent, MB * 1000 * 1000, shape);
       deltas.push(s.delta);
       bodyMiB = s.bodyMiB;
       base = s.base;
     }
     console.log(
-      `${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
+      `${shape}: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
     );
   }
 }
