@@ -98,19 +98,20 @@ async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
   const shapes: Shape[] = process.argv.includes("--shape") ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape] : ["messages", "string"];
-  for (const shape of shapes)
-  for (const concurrent of [1, 8]) {
-    const deltas: number[] = [];
-    let bodyMiB = 0;
-    let base = 0;
-    for (let r = 0; r < REPS; r++) {
-      const s = await scenario(concurrent, MB * 1000 * 1000, shape);
-      deltas.push(s.delta);
-      bodyMiB = s.bodyMiB;
-      base = s.base;
+  for (const shape of shapes) {
+    for (const concurrent of [1, 8]) {
+      const deltas: number[] = [];
+      let bodyMiB = 0;
+      let base = 0;
+      for (let r = 0; r < REPS; r++) {
+        const s = await scenario(concurrent, MB * 1000 * 1000, shape);
+        deltas.push(s.delta);
+        bodyMiB = s.bodyMiB;
+        base = s.base;
+      }
+      console.log(
+        `${shape}: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
+      );
     }
-    console.log(
-      `${shape}: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
-    );
   }
 }

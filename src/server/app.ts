@@ -182,10 +182,10 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       let admitted: Promise<void> | undefined;
       let held = false;
       let finished = false;
-      // What this request is charged in the large-body budget: its declared length, then its decoded bytes past that.
+      // What this request is charged in the large-body budget: its declared length (for gzip, a lower bound of
+      // the decoded size), then its decoded bytes past that.
       const declared = Number(req.headers["content-length"]);
-      const identity = ["identity", ""].includes(String(req.headers["content-encoding"] ?? "identity").toLowerCase());
-      const upFront = identity && Number.isFinite(declared) && declared > 0 ? declared : 0;
+      const upFront = Number.isFinite(declared) && declared > 0 ? declared : 0;
       let charged = 0;
       res.once("close", () => {
         finished = true;
