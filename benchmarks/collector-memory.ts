@@ -9,6 +9,8 @@
  * Two shapes of inputs: `messages` (~1 KB chat messages, which the store also
  * normalizes: string contents become text parts) and `string` (one long
  * string value, nothing to normalize).
+ * Then, per shape, the cost of a small patch (an end time) to a run stored
+ * with a ~60 MB inputs field: what merging into a large stored row costs.
  * Every request must answer 202; the figure is the median (min–max) over reps,
  * beside the body size, so "near the body size" can be read off directly.
  *
@@ -59,9 +61,8 @@ function startServe(db: string): Promise<{ proc: ChildProcess; url: string }> {
 type Shape = "messages" | "string";
 
 /** A multipart body for one llm run whose inputs part is about `bytes` of JSON. */
-function body(bytes: number, shape: Shape): { boundary: string; data: Buffer } {
-  const id = randomUUID();
-  const head = { id, trace_id: id, dotted_order: `20261123T000000000000Z${id}`, name: "big", run_type: "llm", start_time: "2026-11-23T00:00:00Z", end_time: "2026-11-23T00:00:01Z", session_name: "memory" };
+function body(bytes: number, shape: Shape, id = randomUUID()): { boundary: string; data: Buffer } {
+  const head = { id, trace_id: id, dotted_order: `20261123T000000000000Z${id}`, name: "big", run_type: "llm", start_time: "2026-11-23T00:00:00Z", session_name: "memory" };
   const content = "x".repeat(1000);
   const n = Math.ceil(bytes / (content.length + 40));
   const inputs = shape === "string" ? { text: "y".repeat(bytes) } : { messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
@@ -94,6 +95,26 @@ async function scenario(concurrent: number, bytes: number, shape: Shape): Promis
   }
 }
 
+/** Peak RSS rise of an end-time patch to a run already stored with a large inputs field. */
+async function patchScenario(bytes: number, shape: Shape): Promise<number> {
+  const dir = mkdtempSync(join(tmpdir(), "tp-mem-"));
+  const id = randomUUID();
+  const big = body(bytes, shape, id);
+  const { proc, url } = await startServe(join(dir, "runs.db"));
+  try {
+    await send(url, big);
+    await new Promise((r) => setTimeout(r, 300));
+    const base = hwmMiB(proc.pid!);
+    const res = await fetch(`${url}/runs/${id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ end_time: "2026-11-23T00:00:01Z" }) });
+    if (res.status !== 202) throw new Error(`patch: ${res.status} ${await res.text()}`);
+    return hwmMiB(proc.pid!) - base;
+  } finally {
+    proc.kill("SIGTERM");
+    await new Promise((r) => proc.once("exit", r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
@@ -113,5 +134,8 @@ async function run(): Promise<void> {
         `${shape}: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
       );
     }
+    const patches: number[] = [];
+    for (let r = 0; r < REPS; r++) patches.push(await patchScenario(MB * 1000 * 1000, shape));
+    console.log(`${shape}: end-time patch to a stored ${MB} MB run: peak RSS +${spread(patches, 0, " MiB")}`);
   }
 }

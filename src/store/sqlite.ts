@@ -28,6 +28,16 @@ type Obj = Record<string, unknown>;
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 type Texts = Partial<Record<string, string>>;
 
+/**
+ * A stored JSON column not parsed yet: most merges (an end time, a status)
+ * never read the large fields, so they are parsed only when the derivation or
+ * the first token time needs them, and otherwise written back as the same text.
+ */
+class Unparsed {
+  constructor(readonly text: string) {}
+}
+const value = (v: unknown): unknown => (v instanceof Unparsed ? JSON.parse(v.text) : v);
+
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
 const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
@@ -114,9 +124,11 @@ export class SqliteRunStore implements RunStore {
     if (!row) return { state, row, texts };
     for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
     for (const c of JSONCOL) {
-      if (row[c] === null) continue;
-      state[c] = JSON.parse(row[c] as string);
-      texts[c] = row[c] as string;
+      const text = row[c] as string | null;
+      if (text === null) continue;
+      // A stored JSON null stays a null (a post may still fill it); anything else waits until it is read.
+      state[c] = text === "null" ? null : new Unparsed(text);
+      texts[c] = text;
     }
     if (row.other) state.__other = JSON.parse(row.other);
     return { state, row, texts };
@@ -125,9 +137,13 @@ export class SqliteRunStore implements RunStore {
   private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts): void {
     const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
-    for (const c of JSONCOL) params[c] = state[c] === undefined ? null : (texts[c] ?? JSON.stringify(state[c]));
+    for (const c of JSONCOL) {
+      const v = state[c];
+      params[c] = v === undefined ? null : v instanceof Unparsed ? v.text : (texts[c] ?? JSON.stringify(v));
+    }
     params.other = state.__other ? JSON.stringify(state.__other) : null;
-    params.first_token_time = firstTokenTime(state.events);
+    // Events as stored before: their first token time is the one already derived.
+    params.first_token_time = prev && state.events instanceof Unparsed ? prev.first_token_time : firstTokenTime(state.events);
     if (prev && !messagesChanged) {
       // Nothing the derivation reads changed (an end time, events, metadata): keep what was derived.
       params.detected_format = prev.detected_format;
@@ -135,7 +151,7 @@ export class SqliteRunStore implements RunStore {
       params.normalized_outputs = prev.normalized_outputs;
       params.normalize_error = prev.normalize_error;
     } else if (this.normalizeOnIngest && state.run_type === "llm") {
-      const d = deriveLlm(state.inputs, state.outputs);
+      const d = deriveLlm(value(state.inputs), value(state.outputs));
       params.detected_format = d.detected_format;
       params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
       params.normalized_outputs = d.normalized_outputs ? JSON.stringify(d.normalized_outputs) : null;
