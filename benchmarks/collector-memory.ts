@@ -2,8 +2,9 @@
  * Peak memory of `tracepipe serve` per large multipart request (issue 13 item 13).
  *
  * Each scenario starts a fresh `serve` child process (file-backed SQLite, rate
- * limits off), warms it with one small request, reads its VmHWM from
- * /proc/<pid>/status, sends the load, and reports how far the peak RSS rose:
+ * limits off), warms it with one small request, resets its peak RSS to the
+ * current RSS, sends the load, and reports how far the peak (VmHWM in
+ * /proc/<pid>/status) rose above that:
  *   - one request whose `post.{id}.inputs` part is ~60 MB of chat messages;
  *   - 8 such requests at once (the default 4 large-body slots admit 4).
  * Two shapes of inputs: `messages` (~1 KB chat messages, which the store also
@@ -18,7 +19,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,10 +40,27 @@ if (process.argv[2] === "--serve") {
   await run();
 }
 
-function hwmMiB(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  if (!m) throw new Error("no VmHWM in /proc (Linux only)");
+function statusMiB(pid: number, field: "VmHWM" | "VmRSS"): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  if (!m) throw new Error(`no ${field} in /proc (Linux only)`);
   return Number(m[1]) / 1024;
+}
+function hwmMiB(pid: number): number {
+  return statusMiB(pid, "VmHWM");
+}
+
+/**
+ * The baseline of a phase: the peak is reset to the current RSS (writing 5 to
+ * /proc/<pid>/clear_refs), so a phase is measured from where the process is
+ * now, not from an earlier, higher peak. Where that is not allowed, the peak so far.
+ */
+function resetPeak(pid: number): number {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return statusMiB(pid, "VmRSS");
+  } catch {
+    return hwmMiB(pid);
+  }
 }
 
 function startServe(db: string): Promise<{ proc: ChildProcess; url: string }> {
@@ -85,7 +103,7 @@ async function scenario(concurrent: number, bytes: number, shape: Shape): Promis
   try {
     await send(url, body(64 * 1024, shape)); // every code path loaded before the baseline
     await new Promise((r) => setTimeout(r, 300));
-    const base = hwmMiB(proc.pid!);
+    const base = resetPeak(proc.pid!);
     await Promise.all(bodies.map((b) => send(url, b)));
     return { delta: hwmMiB(proc.pid!) - base, base, bodyMiB: bodies[0]!.data.length / 1024 / 1024 };
   } finally {
@@ -104,7 +122,7 @@ async function patchScenario(bytes: number, shape: Shape): Promise<number> {
   try {
     await send(url, big);
     await new Promise((r) => setTimeout(r, 300));
-    const base = hwmMiB(proc.pid!);
+    const base = resetPeak(proc.pid!);
     const res = await fetch(`${url}/runs/${id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ end_time: "2026-11-23T00:00:01Z" }) });
     if (res.status !== 202) throw new Error(`patch: ${res.status} ${await res.text()}`);
     return hwmMiB(proc.pid!) - base;
