@@ -29,14 +29,19 @@ type Obj = Record<string, unknown>;
 type Texts = Partial<Record<string, string>>;
 
 /**
- * A stored JSON column not parsed yet: most merges (an end time, a status)
- * never read the large fields, so they are parsed only when the derivation or
- * the first token time needs them, and otherwise written back as the same text.
+ * A large JSON column left in the row: most merges (an end time, a status)
+ * never read the large fields, so they are neither read into this process nor
+ * rewritten from it (the UPDATE names only the columns that changed); read
+ * only when the derivation needs them.
  */
-class Unparsed {
-  constructor(readonly text: string) {}
+class InRow {
+  constructor(
+    readonly id: string,
+    readonly column: string,
+  ) {}
 }
-const value = (v: unknown): unknown => (v instanceof Unparsed ? JSON.parse(v.text) : v);
+/** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
+const IN_ROW_BYTES = 4096;
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
@@ -44,6 +49,7 @@ const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] a
 const TIME = new Set(["start_time", "end_time"]);
 const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
 const JSONCOL_SET = new Set<string>(JSONCOL);
+const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
@@ -72,6 +78,8 @@ export class SqliteRunStore implements RunStore {
   private readonly getStmt: Database.Statement;
   private readonly upsertStmt: Database.Statement;
   private readonly projectStmt: Database.Statement;
+  private readonly loadStmt: Database.Statement;
+  private readonly updateStmts = new Map<string, Database.Statement>();
 
   constructor(path: string, opts: SqliteRunStoreOptions = {}) {
     this.path = path;
@@ -95,6 +103,25 @@ export class SqliteRunStore implements RunStore {
         .join(", ")}`,
     );
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
+    // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
+    this.loadStmt = this.db.prepare(
+      `SELECT id, has_post, other, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+    );
+  }
+
+  /** A JSON value, read from the row if it was left there. */
+  private value(v: unknown): unknown {
+    if (!(v instanceof InRow)) return v;
+    const r = this.db.prepare(`SELECT ${v.column} AS v FROM runs WHERE id = ?`).get(v.id) as { v: string | null } | undefined;
+    return r?.v == null ? undefined : JSON.parse(r.v);
+  }
+
+  /** An UPDATE of exactly these columns (statements kept per column set). */
+  private update(cols: string[]): Database.Statement {
+    const key = cols.join(",");
+    let stmt = this.updateStmts.get(key);
+    if (!stmt) this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
+    return stmt;
   }
 
   /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
@@ -118,17 +145,20 @@ export class SqliteRunStore implements RunStore {
   }
 
   private load(id: string): { state: Obj; row: Row | undefined; texts: Texts } {
-    const row = this.getStmt.get(id) as Row | undefined;
+    const row = this.loadStmt.get(id) as Row | undefined;
     const state: Obj = { id };
     const texts: Texts = {};
     if (!row) return { state, row, texts };
     for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
     for (const c of JSONCOL) {
+      if (row[`${c}:type`] === "null") continue;
       const text = row[c] as string | null;
-      if (text === null) continue;
-      // A stored JSON null stays a null (a post may still fill it); anything else waits until it is read.
-      state[c] = text === "null" ? null : new Unparsed(text);
-      texts[c] = text;
+      // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
+      if (text === null) state[c] = new InRow(id, c);
+      else {
+        state[c] = JSON.parse(text);
+        texts[c] = text;
+      }
     }
     if (row.other) state.__other = JSON.parse(row.other);
     return { state, row, texts };
@@ -139,19 +169,15 @@ export class SqliteRunStore implements RunStore {
     for (const c of SCALAR) params[c] = state[c] ?? null;
     for (const c of JSONCOL) {
       const v = state[c];
-      params[c] = v === undefined ? null : v instanceof Unparsed ? v.text : (texts[c] ?? JSON.stringify(v));
+      if (!(v instanceof InRow)) params[c] = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
     }
     params.other = state.__other ? JSON.stringify(state.__other) : null;
-    // Events as stored before: their first token time is the one already derived.
-    params.first_token_time = prev && state.events instanceof Unparsed ? prev.first_token_time : firstTokenTime(state.events);
+    // Events left in the row did not change: neither did their first token time.
+    if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
     if (prev && !messagesChanged) {
-      // Nothing the derivation reads changed (an end time, events, metadata): keep what was derived.
-      params.detected_format = prev.detected_format;
-      params.normalized_inputs = prev.normalized_inputs;
-      params.normalized_outputs = prev.normalized_outputs;
-      params.normalize_error = prev.normalize_error;
+      // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
     } else if (this.normalizeOnIngest && state.run_type === "llm") {
-      const d = deriveLlm(value(state.inputs), value(state.outputs));
+      const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
       params.detected_format = d.detected_format;
       params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
       params.normalized_outputs = d.normalized_outputs ? JSON.stringify(d.normalized_outputs) : null;
@@ -159,7 +185,15 @@ export class SqliteRunStore implements RunStore {
     } else {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
     }
-    this.upsertStmt.run(params);
+    if (prev) {
+      // Only the columns this change wrote: large columns left in the row are not read and rewritten here.
+      const { id: _id, received_at: _received, ...set } = params;
+      this.update(Object.keys(set)).run(params);
+    } else {
+      for (const c of DERIVED) params[c] ??= null;
+      params.first_token_time ??= null;
+      this.upsertStmt.run(params);
+    }
     if (typeof state.session_name === "string") this.projectStmt.run(state.session_name, now);
   }
 

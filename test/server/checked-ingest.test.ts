@@ -129,3 +129,63 @@ describe("large fields stored as received", () => {
     expect(column(id, "inputs")).toBe(inputs);
   });
 });
+
+describe("large stored columns left in the row", () => {
+  const big = "w".repeat(10_000); // past the 4 KiB read with the row
+  const omit = (r: Record<string, unknown> | undefined) => {
+    const { received_at: _r, updated_at: _u, ...rest } = (r ?? {}) as Record<string, unknown>;
+    return rest;
+  };
+
+  it("merges posts and patches into the same run as one complete post, without rewriting what they did not touch", async () => {
+    const id = runRecord().id as string;
+    const full = runRecord({
+      id,
+      run_type: "llm",
+      inputs: { messages: [{ role: "user", content: big }] },
+      outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] },
+      events: [{ name: "start", time: "2026-11-22T10:15:00.2Z", kwargs: { pad: big } }, { name: "new_token", time: "2026-11-22T10:15:00.3Z" }],
+      extra: { metadata: { pad: big } },
+      end_time: "2026-11-22T10:15:01Z",
+    });
+    const { outputs, end_time, ...first } = full;
+    const once = new SqliteRunStore(":memory:");
+    const split = new SqliteRunStore(":memory:");
+    try {
+      await once.ingest({ post: [full] });
+      await split.ingest({ post: [first] });
+      const before = split.getRun(id);
+      expect(before?.first_token_time).toBe("2026-11-22T10:15:00.3Z");
+      // An end time only: the large columns stay as they were.
+      await split.ingest({ patch: [{ id, end_time }] });
+      expect(omit(split.getRun(id))).toEqual({ ...omit(before), end_time: "2026-11-22T10:15:01.000000Z" });
+      // Outputs: derived again, reading the large inputs left in the row.
+      await split.ingest({ patch: [{ id, outputs }] });
+      // A duplicate post fills nothing that is set.
+      await split.ingest({ post: [{ ...first, inputs: { messages: [{ role: "user", content: "other" }] } }] });
+      expect(omit(split.getRun(id))).toEqual(omit(once.getRun(id)));
+      expect(split.getRun(id)?.normalized_outputs).toEqual(once.getRun(id)?.normalized_outputs);
+    } finally {
+      once.close();
+      split.close();
+    }
+  });
+
+  it("completes a run whose patch arrived first with large outputs", async () => {
+    const id = runRecord().id as string;
+    const post = runRecord({ id, run_type: "llm", inputs: { messages: [{ role: "user", content: "hi" }] } });
+    const patch = { id, outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] }, end_time: "2026-11-22T10:15:01Z" };
+    const once = new SqliteRunStore(":memory:");
+    const split = new SqliteRunStore(":memory:");
+    try {
+      await once.ingest({ post: [post], patch: [patch] });
+      await split.ingest({ patch: [patch] });
+      await split.ingest({ post: [post] });
+      expect(omit(split.getRun(id))).toEqual(omit(once.getRun(id)));
+      expect(split.getRun(id)?.detected_format).not.toBeNull();
+    } finally {
+      once.close();
+      split.close();
+    }
+  });
+});
