@@ -74,8 +74,8 @@ export interface Collector {
   store: SqliteRunStore;
   /** The outbound webhook sender, when webhooks are configured. */
   webhooks?: WebhookSender;
-  /** Large bodies being read or held now, and requests waiting for a large-body slot. */
-  bodies(): { large: number; waiting: number };
+  /** Large bodies being read or held now, the bytes they are charged in the large-body budget, and requests waiting for a large-body slot. */
+  bodies(): { large: number; bytes: number; waiting: number };
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -106,7 +106,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     ...defined(opts.limits ?? {}),
   };
   const timeouts: CollectorTimeouts = { ...DEFAULT_TIMEOUTS, ...defined(opts.timeouts ?? {}) };
-  const largeSlots = new Slots(Math.max(1, limits.maxConcurrentLargeBodies));
+  const largeSlots = new Slots(Math.max(1, limits.maxConcurrentLargeBodies), limits.largeBodyBudgetBytes);
   const region = opts.region ?? "us";
   const limitsOn = opts.rateLimits !== false;
   const overrides = typeof opts.rateLimits === "object" ? (opts.rateLimits.overrides ?? {}) : {};
@@ -182,9 +182,14 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       let admitted: Promise<void> | undefined;
       let held = false;
       let finished = false;
+      // What this request is charged in the large-body budget: its declared length (for gzip, a lower bound of
+      // the decoded size), then its decoded bytes past that.
+      const declared = Number(req.headers["content-length"]);
+      const upFront = Number.isFinite(declared) && declared > 0 ? declared : 0;
+      let charged = 0;
       res.once("close", () => {
         finished = true;
-        if (held) largeSlots.release();
+        if (held) largeSlots.release(charged);
         held = false;
       });
       const admit = () => {
@@ -192,9 +197,10 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         // Waiting for a slot is the server's doing, not an idle client: no idle-socket timeout meanwhile
         // (the request timeout still bounds the whole request).
         req.socket.setTimeout(0);
-        return (admitted = largeSlots.acquire().then(() => {
+        return (admitted = largeSlots.acquire(upFront).then(() => {
           req.socket.setTimeout(timeouts.idleSocketMs);
-          if (finished) largeSlots.release();
+          charged = upFront;
+          if (finished) largeSlots.release(charged);
           else held = true;
         }));
       };
@@ -208,7 +214,11 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
         headers: req.headers,
         ip,
         req,
-        stream: () => (stream ??= decodedStream(req, { maxBytes: limits.maxBodyBytes, largeBytes: limits.largeBodyBytes, admit })),
+        stream: () => (stream ??= decodedStream(req, { maxBytes: limits.maxBodyBytes, largeBytes: limits.largeBodyBytes, admit, decoded: (total) => {
+          if (!held || total <= charged) return;
+          largeSlots.grow(total - charged);
+          charged = total;
+        } })),
         body: () => (body ??= readAll(ctx.stream())),
         parse: (text) => parseBoundedJson(text, limits.maxJsonDepth),
         json: async () => ctx.parse(await ctx.body()),
@@ -259,7 +269,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     server,
     store,
     webhooks: sender,
-    bodies: () => ({ large: largeSlots.inUse, waiting: largeSlots.waiting }),
+    bodies: () => ({ large: largeSlots.inUse, bytes: largeSlots.bytesCharged, waiting: largeSlots.waiting }),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         server.once("error", reject);

@@ -10,28 +10,58 @@ import { HttpError } from "./http.js";
 import { depthIssue, tooDeep } from "./depth.js";
 
 /**
- * Counting semaphore for large bodies. Waiting is backpressure: the waiting
- * request's stream is not read, so its bytes stay in the kernel and the
- * client's send buffer, not in this process.
+ * Semaphore for large bodies: at most `size` at once, and a new one only while
+ * the bytes already charged by the others leave room for its own charge in
+ * `budget` (a body alone always runs, whatever its size). A body is charged
+ * what is known of it: its declared length when admitted, then every decoded
+ * byte past that (`grow`, never waiting, so no admitted body can stall).
+ * Waiting is backpressure: the waiting request's stream is not read, so its
+ * bytes stay in the kernel and the client's send buffer, not in this process.
+ * Waiters are served in arrival order (a big one is not starved by small ones).
  */
 export class Slots {
   private used = 0;
-  private readonly queue: (() => void)[] = [];
+  private charged = 0;
+  private readonly queue: { bytes: number; resolve: () => void }[] = [];
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    readonly budget = Infinity,
+  ) {}
 
-  acquire(): Promise<void> {
-    if (this.used < this.size) {
-      this.used++;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.queue.push(resolve));
+  private fits(bytes: number): boolean {
+    return this.used < this.size && (this.used === 0 || this.charged + bytes <= this.budget);
   }
 
-  release(): void {
-    const next = this.queue.shift();
-    if (next) next(); // the slot passes straight to the next waiter
-    else this.used--;
+  /** Resolves once a slot is held with `bytes` charged. */
+  acquire(bytes = 0): Promise<void> {
+    if (this.queue.length === 0 && this.fits(bytes)) {
+      this.used++;
+      this.charged += bytes;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.queue.push({ bytes, resolve }));
+  }
+
+  /** More bytes of a held body. */
+  grow(bytes: number): void {
+    this.charged += bytes;
+  }
+
+  /** Gives back a slot and everything it was charged (acquire's bytes plus its growth). */
+  release(bytes = 0): void {
+    this.used--;
+    this.charged -= bytes;
+    for (let next = this.queue[0]; next && this.fits(next.bytes); next = this.queue[0]) {
+      this.queue.shift();
+      this.used++;
+      this.charged += next.bytes;
+      next.resolve();
+    }
+  }
+
+  get bytesCharged(): number {
+    return this.charged;
   }
 
   get inUse(): number {
@@ -50,12 +80,14 @@ export class BodyStream extends Transform {
   constructor(
     private readonly largeBytes: number,
     private readonly admit: () => Promise<void>,
+    private readonly decoded: (total: number) => void = () => undefined,
   ) {
     super();
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
     this.bytes += chunk.length;
+    this.decoded(this.bytes);
     if (this.bytes < this.largeBytes) return cb(null, chunk);
     this.admit().then(
       () => cb(null, chunk),
@@ -70,6 +102,8 @@ export interface BodyOptions {
   largeBytes: number;
   /** Takes (once) a large-body slot for this request. */
   admit: () => Promise<void>;
+  /** Told the decoded byte count so far, after each chunk. */
+  decoded?: (total: number) => void;
 }
 
 /** The request as a stream of decoded bytes, failing with 413 past `maxBytes` (raw or decoded). */
@@ -80,7 +114,7 @@ export function decodedStream(req: IncomingMessage, o: BodyOptions): BodyStream 
   const enc = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
   if (enc !== "identity" && enc !== "" && enc !== "gzip") throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(enc)}; use gzip or none`);
   // A body declared large waits for its slot before its first byte is read.
-  const out = new BodyStream(Number.isFinite(declared) && declared >= o.largeBytes ? 0 : o.largeBytes, o.admit);
+  const out = new BodyStream(Number.isFinite(declared) && declared >= o.largeBytes ? 0 : o.largeBytes, o.admit, o.decoded);
   let raw = 0;
   req.on("data", (c: Buffer) => {
     raw += c.length;

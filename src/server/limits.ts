@@ -22,6 +22,13 @@ export interface CollectorLimits {
   largeBodyBytes: number;
   /** Large bodies read at once; later ones wait (their sockets are paused) until a slot frees. */
   maxConcurrentLargeBodies: number;
+  /**
+   * Bytes of large bodies held at once (declared lengths, or decoded bytes so
+   * far): a large body waits while the others' bytes leave no room for its own
+   * (one alone always runs). Parsing and storing a body costs a few times its
+   * size, so this is what bounds the collector's memory under concurrent uploads.
+   */
+  largeBodyBudgetBytes: number;
 }
 
 export interface CollectorTimeouts {
@@ -45,6 +52,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   maxMultipartParts: 10_000,
   largeBodyBytes: 1024 * 1024,
   maxConcurrentLargeBodies: 4,
+  largeBodyBudgetBytes: 96 * 1024 * 1024,
 };
 
 export const DEFAULT_TIMEOUTS: CollectorTimeouts = {

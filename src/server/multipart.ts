@@ -20,9 +20,11 @@ import { z } from "zod";
 import { HttpError } from "./http.js";
 import { parseJson } from "./body.js";
 import type { IssueList } from "./issues.js";
+import { RAW_FIELDS, type RawField, type RawText } from "../store/validate.js";
 
 export const LARGE_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
 const Uuid = z.uuid();
+const RAW = new Set<string>(RAW_FIELDS);
 
 export interface MultipartLimits {
   /** Largest single part (the body limit). */
@@ -39,10 +41,12 @@ export interface ParsedMultipart {
   parts: number;
   /** Every JSON document read, by part name: their depth is checked (sliced) before anything recursive sees them. */
   documents: { part: string; value: unknown }[];
+  /** The JSON text of each `{kind}.{id}.{field}` part that set a large field, by `{kind}.{id}`: the store writes it as is. */
+  raw: Map<string, RawText>;
 }
 
 class PartParser {
-  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [] };
+  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [], raw: new Map() };
 
   constructor(
     private readonly limits: MultipartLimits,
@@ -87,7 +91,9 @@ class PartParser {
       }
       map.set(id, (run = { id }));
     }
-    const value = parseJson(data, `part ${JSON.stringify(name)}`);
+    // One string per part: parsed here, and (for a large field) kept as the text the store writes.
+    const text = typeof data === "string" ? data : data.toString("utf8");
+    const value = parseJson(text, `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
       if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
@@ -96,6 +102,12 @@ class PartParser {
       for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) run[k] = body[k];
     } else {
       run[field] = value;
+      if (RAW.has(field)) {
+        const key = `${kind}.${id}`;
+        const raw = out.raw.get(key) ?? {};
+        raw[field as RawField] = text;
+        out.raw.set(key, raw);
+      }
     }
   }
 }

@@ -17,20 +17,39 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { ValidationError, type Issue } from "../errors.js";
 import type { Run, RunPatch } from "../run/schema.js";
-import type { IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
-import { checkPatch, checkPost } from "./validate.js";
+import type { CheckedBatch, IngestBatch, IngestResult, RunQuery, RunStore, StoredRun } from "./types.js";
+import { checkPatch, checkPost, isChecked, rawTextOf } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
 import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
 type Obj = Record<string, unknown>;
+/** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
+type Texts = Partial<Record<string, string>>;
+
+/**
+ * A large JSON column left in the row: most merges (an end time, a status)
+ * never read the large fields, so they are neither read into this process nor
+ * rewritten from it (the UPDATE names only the columns that changed); read
+ * only when the derivation needs them.
+ */
+class InRow {
+  constructor(
+    readonly id: string,
+    readonly column: string,
+  ) {}
+}
+/** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
+const IN_ROW_BYTES = 4096;
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
 const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
 const TIME = new Set(["start_time", "end_time"]);
 const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
+const JSONCOL_SET = new Set<string>(JSONCOL);
+const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
@@ -59,6 +78,8 @@ export class SqliteRunStore implements RunStore {
   private readonly getStmt: Database.Statement;
   private readonly upsertStmt: Database.Statement;
   private readonly projectStmt: Database.Statement;
+  private readonly loadStmt: Database.Statement;
+  private readonly updateStmts = new Map<string, Database.Statement>();
 
   constructor(path: string, opts: SqliteRunStoreOptions = {}) {
     this.path = path;
@@ -82,11 +103,31 @@ export class SqliteRunStore implements RunStore {
         .join(", ")}`,
     );
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
+    // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
+    this.loadStmt = this.db.prepare(
+      `SELECT id, has_post, other, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+    );
+  }
+
+  /** A JSON value, read from the row if it was left there. */
+  private value(v: unknown): unknown {
+    if (!(v instanceof InRow)) return v;
+    const r = this.db.prepare(`SELECT ${v.column} AS v FROM runs WHERE id = ?`).get(v.id) as { v: string | null } | undefined;
+    return r?.v == null ? undefined : JSON.parse(r.v);
+  }
+
+  /** An UPDATE of exactly these columns (statements kept per column set). */
+  private update(cols: string[]): Database.Statement {
+    const key = cols.join(",");
+    let stmt = this.updateStmts.get(key);
+    if (!stmt) this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
+    return stmt;
   }
 
   /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
-  private apply(row: Obj, change: Obj, isPost: boolean): boolean {
+  private apply(row: Obj, change: Obj, isPost: boolean, texts: Texts): boolean {
     let messages = false;
+    const raw = rawTextOf(change) as Texts | undefined;
     for (const k in change) {
       if (k === "id") continue;
       let v = change[k];
@@ -97,35 +138,46 @@ export class SqliteRunStore implements RunStore {
       const set = isPost ? current === undefined || current === null : v !== null;
       if (!set) continue;
       target[k] = v;
+      if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
       if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
     }
     return messages;
   }
 
-  private load(id: string): { state: Obj; row: Row | undefined } {
-    const row = this.getStmt.get(id) as Row | undefined;
+  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts } {
+    const row = this.loadStmt.get(id) as Row | undefined;
     const state: Obj = { id };
-    if (!row) return { state, row };
+    const texts: Texts = {};
+    if (!row) return { state, row, texts };
     for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
-    for (const c of JSONCOL) if (row[c] !== null) state[c] = JSON.parse(row[c] as string);
+    for (const c of JSONCOL) {
+      if (row[`${c}:type`] === "null") continue;
+      const text = row[c] as string | null;
+      // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
+      if (text === null) state[c] = new InRow(id, c);
+      else {
+        state[c] = JSON.parse(text);
+        texts[c] = text;
+      }
+    }
     if (row.other) state.__other = JSON.parse(row.other);
-    return { state, row };
+    return { state, row, texts };
   }
 
-  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean): void {
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts): void {
     const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
-    for (const c of JSONCOL) params[c] = state[c] === undefined ? null : JSON.stringify(state[c]);
+    for (const c of JSONCOL) {
+      const v = state[c];
+      if (!(v instanceof InRow)) params[c] = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+    }
     params.other = state.__other ? JSON.stringify(state.__other) : null;
-    params.first_token_time = firstTokenTime(state.events);
+    // Events left in the row did not change: neither did their first token time.
+    if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
     if (prev && !messagesChanged) {
-      // Nothing the derivation reads changed (an end time, events, metadata): keep what was derived.
-      params.detected_format = prev.detected_format;
-      params.normalized_inputs = prev.normalized_inputs;
-      params.normalized_outputs = prev.normalized_outputs;
-      params.normalize_error = prev.normalize_error;
+      // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
     } else if (this.normalizeOnIngest && state.run_type === "llm") {
-      const d = deriveLlm(state.inputs, state.outputs);
+      const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
       params.detected_format = d.detected_format;
       params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
       params.normalized_outputs = d.normalized_outputs ? JSON.stringify(d.normalized_outputs) : null;
@@ -133,29 +185,45 @@ export class SqliteRunStore implements RunStore {
     } else {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
     }
-    this.upsertStmt.run(params);
+    if (prev) {
+      // Only the columns this change wrote: large columns left in the row are not read and rewritten here.
+      const { id: _id, received_at: _received, ...set } = params;
+      this.update(Object.keys(set)).run(params);
+    } else {
+      for (const c of DERIVED) params[c] ??= null;
+      params.first_token_time ??= null;
+      this.upsertStmt.run(params);
+    }
     if (typeof state.session_name === "string") this.projectStmt.run(state.session_name, now);
   }
 
   /** Validate, then merge and store in one transaction (see RunStore.ingest). */
-  async ingest(batch: IngestBatch): Promise<IngestResult> {
+  async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
     return this.ingestNow(batch);
   }
 
   /** The synchronous body of ingest(), for callers already inside this process's event loop turn. */
-  ingestNow(batch: IngestBatch): IngestResult {
-    const locate = batch.locate ?? ((kind, i) => [kind, i]);
+  ingestNow(batch: IngestBatch | CheckedBatch): IngestResult {
     const issues: Issue[] = [];
-    const post: Run[] = [];
-    const patch: RunPatch[] = [];
-    (batch.post ?? []).forEach((r, i) => {
-      const ok = checkPost(r, locate("post", i), issues);
-      if (ok) post.push(ok);
-    });
-    (batch.patch ?? []).forEach((r, i) => {
-      const ok = checkPatch(r, locate("patch", i), issues);
-      if (ok) patch.push(ok);
-    });
+    let post: readonly Run[];
+    let patch: readonly RunPatch[];
+    if (isChecked(batch)) {
+      // Checked by BatchCheck with these same schemas: not checked twice.
+      ({ post, patch } = batch);
+    } else {
+      const b = batch as IngestBatch;
+      const locate = b.locate ?? ((kind, i) => [kind, i]);
+      const okPost: Run[] = (post = []);
+      const okPatch: RunPatch[] = (patch = []);
+      (b.post ?? []).forEach((r, i) => {
+        const ok = checkPost(r, locate("post", i), issues);
+        if (ok) okPost.push(ok);
+      });
+      (b.patch ?? []).forEach((r, i) => {
+        const ok = checkPatch(r, locate("patch", i), issues);
+        if (ok) okPatch.push(ok);
+      });
+    }
     for (const a of batch.attachments ?? []) {
       if (!UUID.test(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
     }
@@ -175,12 +243,12 @@ export class SqliteRunStore implements RunStore {
       let updated = 0;
       const completedRoots: string[] = [];
       for (const [id, s] of byId) {
-        const { state, row } = this.load(id);
+        const { state, row, texts } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
-        for (const p of s.posts) changed = this.apply(state, p, true) || changed;
-        for (const p of s.patches) changed = this.apply(state, p, false) || changed;
-        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row);
+        for (const p of s.posts) changed = this.apply(state, p, true, texts) || changed;
+        for (const p of s.patches) changed = this.apply(state, p, false, texts) || changed;
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);

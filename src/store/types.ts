@@ -7,7 +7,7 @@
  * `ingest` is asynchronous so that a store over a server database can
  * implement it; the SQLite store answers at once.
  */
-import type { Run } from "../run/schema.js";
+import type { Run, RunPatch } from "../run/schema.js";
 import type { Loc } from "./validate.js";
 
 /** A stored run: the record as sent, plus what the store derived on ingest. */
@@ -45,6 +45,21 @@ export interface IngestBatch {
   locate?: (kind: "post" | "patch", index: number) => Loc;
 }
 
+declare const checked: unique symbol;
+
+/**
+ * Records that passed the store's own check (store/validate.ts BatchCheck,
+ * the same schemas `ingest` applies): `ingest` stores them without checking
+ * them again. Only BatchCheck makes one; any other object is checked as an
+ * IngestBatch.
+ */
+export interface CheckedBatch {
+  readonly [checked]: true;
+  readonly post: readonly Run[];
+  readonly patch: readonly RunPatch[];
+  readonly attachments?: readonly AttachmentInput[];
+}
+
 export interface IngestResult {
   /** Runs created (first post, or first sighting through a patch). */
   created: number;
@@ -74,7 +89,7 @@ export interface RunStore {
    * invalid record rejects the whole batch with a ValidationError listing every
    * problem, and nothing is stored (the client then bisects to isolate it).
    */
-  ingest(batch: IngestBatch): Promise<IngestResult>;
+  ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult>;
   getRun(id: string): StoredRun | undefined;
   queryRuns(query: RunQuery): { runs: StoredRun[]; cursor: string | null };
   countRuns(project?: string): number;

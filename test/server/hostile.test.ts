@@ -275,6 +275,48 @@ describe("bounded work and answers (items 12 and 13)", () => {
   });
 });
 
+describe("large-body byte budget (item 13)", () => {
+  it("holds a large body back while the bytes already held leave no room for it, though slots are free", async () => {
+    const s = await collector({ limits: { largeBodyBytes: 1024, maxConcurrentLargeBodies: 4, largeBodyBudgetBytes: 30_000 } });
+    const project = "budget";
+    const a = runRecord({ session_name: project, inputs: { text: "a".repeat(20_000) } });
+    const aBody = JSON.stringify(a);
+    // Request A: declared ~20 kB, half sent: it holds a slot and is charged its declared length.
+    const sock = await rawRequest(s.url, `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(aBody)}\r\n\r\n` + aBody.slice(0, 10_000));
+    await until(() => s.collector.bodies().large === 1);
+    expect(s.collector.bodies().bytes).toBe(Buffer.byteLength(aBody));
+    // Request B: another ~20 kB would make ~40 kB, over the 30 kB budget: it waits with three slots free.
+    const b = runRecord({ session_name: project, inputs: { text: "b".repeat(20_000) } });
+    let bStatus = 0;
+    const bDone = postJson(s.url, "/runs", b).then((r) => (bStatus = r.status));
+    await until(() => s.collector.bodies().waiting === 1);
+    expect(s.collector.bodies().large).toBe(1);
+    // A small body needs no slot and is stored meanwhile.
+    expect((await postJson(s.url, "/runs", runRecord({ session_name: project }))).status).toBe(202);
+    expect(bStatus).toBe(0);
+    expect(stored(s, project)).toBe(1);
+    // A completes and gives back its bytes; B is admitted and completes.
+    const aAnswer = readStatus(sock);
+    sock.write(aBody.slice(10_000));
+    expect(await aAnswer).toBe(202);
+    await bDone;
+    expect(bStatus).toBe(202);
+    expect(stored(s, project)).toBe(3);
+    await until(() => s.collector.bodies().large === 0);
+    expect(s.collector.bodies().bytes).toBe(0);
+    sock.destroy();
+  });
+
+  it("always admits one body alone, however far past the budget it is", async () => {
+    const s = await collector({ limits: { largeBodyBytes: 1024, largeBodyBudgetBytes: 2048 } });
+    const run = runRecord({ session_name: "alone", inputs: { text: "z".repeat(50_000) } });
+    expect((await postJson(s.url, "/runs", run)).status).toBe(202);
+    expect(stored(s, "alone")).toBe(1);
+    await until(() => s.collector.bodies().large === 0);
+    expect(s.collector.bodies().bytes).toBe(0);
+  });
+});
+
 describe("slow clients (item 14)", () => {
   it("has documented default timeouts", () => {
     expect(c.collector.server.headersTimeout).toBe(DEFAULT_TIMEOUTS.headersMs);

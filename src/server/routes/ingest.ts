@@ -5,17 +5,18 @@
  * (README "Collector limits"): the batch size /info advertises (413), JSON
  * depth (422 with `loc`), and a pre-check with the same Run / RunPatch
  * schemas that is sliced (other requests are served meanwhile), lists at most
- * 100 problems and stops counting at 10,000. A request that passes it is
- * valid for the store too (same schemas), so the collector and the embedded
- * sink still accept and refuse the same runs.
+ * 100 problems and stops counting at 10,000. That check is the store's own
+ * (BatchCheck): what passes it reaches `ingest` as a CheckedBatch and is not
+ * checked again, and the collector and the embedded sink still accept and
+ * refuse the same runs.
  */
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
 import { ValidationError } from "../../errors.js";
-import type { IngestBatch, RunStore, StoredRun } from "../../store/index.js";
-import type { Run, RunPatch } from "../../run/schema.js";
+import type { RunStore, StoredRun } from "../../store/index.js";
+import type { CheckedBatch } from "../../store/types.js";
 import { parseMultipart } from "../multipart.js";
-import { checkPatch, checkPost, Slicer } from "../validation.js";
+import { batchCheck, Slicer } from "../validation.js";
 import { IssueList } from "../issues.js";
 import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
@@ -43,7 +44,7 @@ const newIssues = (limits: CollectorLimits) => new IssueList(limits.maxListedIss
  * invalid record is a 422 listing every problem, and nothing is stored. Root
  * runs that now have an end time are handed to the completion hook.
  */
-async function store(deps: IngestDeps, batch: IngestBatch): Promise<{ created: number; updated: number; attachments: number }> {
+async function store(deps: IngestDeps, batch: CheckedBatch): Promise<{ created: number; updated: number; attachments: number }> {
   let result;
   try {
     result = await deps.store.ingest(batch);
@@ -98,26 +99,23 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           tooDeepFound ||= deep !== undefined;
         }
         if (tooDeepFound) issues.fail();
-        const post: [string, Run][] = [];
-        const patch: [string, RunPatch][] = [];
+        parsed.documents.length = 0;
+        const check = batchCheck(issues, slicer);
         for (const [id, r] of parsed.post) {
           if (issues.full) break;
-          const ok = await checkPost(r, [`post.${id}`], issues, slicer);
-          if (ok) post.push([id, ok]);
+          await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
         }
         for (const [id, r] of parsed.patch) {
           if (issues.full) break;
-          const ok = await checkPatch(r, [`patch.${id}`], issues, slicer);
-          if (ok) patch.push([id, ok]);
+          await check.patch(r, [`patch.${id}`], parsed.raw.get(`patch.${id}`));
         }
         issues.throwIfAny();
+        // The checked records (and their texts) are all the store needs: the parsed parts go now.
+        parsed.post.clear();
+        parsed.patch.clear();
+        parsed.raw.clear();
         // One transaction for the runs and their attachments: nothing half-written.
-        const result = await store(deps, {
-          post: post.map(([, r]) => r),
-          patch: patch.map(([, r]) => r),
-          attachments: parsed.attachments,
-          locate: (kind, i) => [`${kind}.${(kind === "post" ? post : patch)[i]![0]}`],
-        });
+        const result = await store(deps, check.batch(parsed.attachments));
         return { status: 202, body: result };
       },
     },
@@ -130,9 +128,7 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
         const issues = newIssues(limits);
-        const slicer = new Slicer();
-        const post: Run[] = [];
-        const patch: RunPatch[] = [];
+        const check = batchCheck(issues, new Slicer());
         const lists = [
           ["post", b.post],
           ["patch", b.patch],
@@ -145,17 +141,12 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
             continue;
           }
           for (let i = 0; i < list.length && !issues.full; i++) {
-            if (key === "post") {
-              const ok = await checkPost(list[i], [key, i], issues, slicer);
-              if (ok) post.push(ok);
-            } else {
-              const ok = await checkPatch(list[i], [key, i], issues, slicer);
-              if (ok) patch.push(ok);
-            }
+            if (key === "post") await check.post(list[i], [key, i]);
+            else await check.patch(list[i], [key, i]);
           }
         }
         issues.throwIfAny();
-        const { created, updated } = await store(deps, { post, patch });
+        const { created, updated } = await store(deps, check.batch());
         return { status: 202, body: { created, updated } };
       },
     },
@@ -164,9 +155,9 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       path: "/runs",
       handler: async (ctx) => {
         const issues = newIssues(limits);
-        const run = await checkPost(await ctx.json(), [], issues, new Slicer());
-        if (!run) return issues.fail();
-        const { created, updated } = await store(deps, { post: [run], locate: () => [] });
+        const check = batchCheck(issues, new Slicer());
+        if (!(await check.post(await ctx.json(), []))) return issues.fail();
+        const { created, updated } = await store(deps, check.batch());
         return { status: 202, body: { created, updated } };
       },
     },
@@ -179,9 +170,9 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const b = body as Record<string, unknown>;
         if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
         const issues = newIssues(limits);
-        const patch = await checkPatch({ ...b, id: ctx.params.id }, [], issues, new Slicer());
-        if (!patch) return issues.fail();
-        const { created, updated } = await store(deps, { patch: [patch], locate: () => [] });
+        const check = batchCheck(issues, new Slicer());
+        if (!(await check.patch({ ...b, id: ctx.params.id }, []))) return issues.fail();
+        const { created, updated } = await store(deps, check.batch());
         return { status: 202, body: { created, updated } };
       },
     },
