@@ -17,13 +17,13 @@
  *
  *   npx tsx benchmarks/collector-memory.ts [--mb 60] [--reps 2]
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { median, spread } from "./stats.js";
+import { median, spread, startChild } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 
@@ -64,16 +64,7 @@ function resetPeak(pid: number): number {
 }
 
 function startServe(db: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--serve", db], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
-  return new Promise((resolve, reject) => {
-    let seen = "";
-    proc.stdout!.setEncoding("utf8").on("data", (d: string) => {
-      seen += d;
-      const m = /listening on (http:\/\/\S+)/.exec(seen);
-      if (m) resolve({ proc, url: m[1]! });
-    });
-    proc.on("exit", (code) => reject(new Error(`serve exited ${code}`)));
-  });
+  return startChild([fileURLToPath(import.meta.url), "--serve", db], { cwd: root });
 }
 
 type Shape = "messages" | "string";

@@ -20,6 +20,7 @@
  *   npx tsx benchmarks/tokens.ts [--sizes 100k,1m,4m,10m] [--reps 5] [--shapes english,csv]
  *                                [--model gpt-4o] [--budget 8] [--no-memory]
  */
+import { rng } from "./corpus.js";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -44,16 +45,6 @@ const ENCODING = encodingForModel(MODEL);
 if (!ENCODING) throw new Error(`--model ${MODEL}: not an OpenAI model, nothing to compare with tiktoken`);
 
 // --- deterministic text shapes ------------------------------------------------------
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "the of and to in is was that for it with as his on be at by had are but from or have an they which one you were all her she there would their we him been has when who will no more if out so up said what its about than into them can only other time new some could these two may first then do any like my now over such our man me even most made after also did many off before must well back through years much where your way down should because long each just state people those too how little good world very make own see men work still here old life both between under last never day us while same might great year since against come another came right used take three house use during without again place around however home small found thought went say part once general high upon school every does got united left number course war until always away something fact water though less public put think almost hand enough far took head yet government system better set told nothing night end why called didn asked later knew point"
@@ -123,7 +114,7 @@ const SHAPES: Record<string, Shape> = {
 function text(shape: string, n: number): string {
   const s = SHAPES[shape];
   if (!s) throw new Error(`unknown shape "${shape}"; shapes: ${Object.keys(SHAPES).join(", ")}`);
-  return s(n, prng(n ^ shape.length));
+  return s(n, rng(n ^ shape.length));
 }
 
 // --- child mode: one call, peak RSS ----------------------------------------------------
