@@ -1,23 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
 import { traceable } from "../../src/tracing/traceable.js";
 import { CIRCULAR } from "../../src/run/safe.js";
 import { openStore } from "../../src/store/index.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { startCollector } from "../helpers/collector.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 import { backRefGraph } from "./values.js";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-async function collector(): Promise<Running> {
-  const c = await startCollector();
-  cleanup.push(() => c.close());
-  return c;
-}
+const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string | undefined): Client {
   const dir = tempDir("tp-hostile-");

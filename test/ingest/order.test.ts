@@ -1,21 +1,13 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
-import { startCollector, type Running, sql } from "../helpers/collector.js";
+import { type Running, sql } from "../helpers/collector.js";
 import { startProxy, type Verdict } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 import { runChild } from "./child.js";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-async function collector(): Promise<Running> {
-  const c = await startCollector();
-  cleanup.push(() => c.close());
-  return c;
-}
+const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string, spoolDir = join(tempDir("tp-order-"), "spool"), extra: ConstructorParameters<typeof Client>[0] = {}): Client {
   const c = new Client({ endpoint, apiKey: "k", spoolDir, deadLetterPath: join(spoolDir, "..", "dead.jsonl"), exitHooks: false, backoff: { baseMs: 20, maxMs: 200 }, warn: () => {}, ...extra });

@@ -1,22 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
-import { startCollector, type Running, sql } from "../helpers/collector.js";
+import { type Running, sql } from "../helpers/collector.js";
 import { startProxy, type Verdict } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-async function collector(): Promise<Running> {
-  const c = await startCollector();
-  cleanup.push(() => c.close());
-  return c;
-}
+const { cleanup, collector } = cleanupAfterEach();
 
 /** A proxy in front of the collector that answers `status` while `down()` says so. */
 async function faultyProxy(col: Running, down: () => boolean, status = 503) {
