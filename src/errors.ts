@@ -46,6 +46,11 @@ export function zodIssues(issues: readonly { path: PropertyKey[]; message: strin
   return issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
 }
 
+/** The same issues, located under `prefix`. */
+export function prefixIssues(issues: readonly Issue[], prefix: (string | number)[]): Issue[] {
+  return issues.map((i) => ({ ...i, loc: [...prefix, ...i.loc] }));
+}
+
 export function formatIssues(issues: Issue[]): string {
   if (issues.length === 0) return "invalid input";
   return issues

@@ -5,6 +5,7 @@
  * throws a ValidationError/NormalizeError naming the field, and the caller
  * dead-letters the line.
  */
+import { isUuid } from "../run/ids.js";
 import { ValidationError } from "../errors.js";
 import { llmRun, readVendorCall } from "../run/llm.js";
 import { isObj } from "../format/obj.js";
@@ -41,7 +42,6 @@ export interface ConvertContext {
   fallbackMs: number;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Epoch milliseconds from an ISO string, epoch seconds or epoch milliseconds. */
 export function toEpochMs(v: unknown): number | undefined {
@@ -68,7 +68,7 @@ export function callToRun(rec: CallRecord, ctx: ConvertContext): Run {
   const startMs = rec.startMs ?? rec.endMs ?? ctx.fallbackMs;
   const endMs = Math.max(rec.endMs ?? startMs, startMs);
   if (rec.firstTokenMs !== undefined && rec.firstTokenMs >= startMs) call.firstTokenUs = Math.round(rec.firstTokenMs * 1000);
-  const id = rec.id && UUID.test(rec.id) ? rec.id.toLowerCase() : deterministicUuid([ctx.fingerprint, rec.id ? `id:${rec.id}` : rec.key], rec.startMs ?? rec.endMs);
+  const id = isUuid(rec.id) ? rec.id.toLowerCase() : deterministicUuid([ctx.fingerprint, rec.id ? `id:${rec.id}` : rec.key], rec.startMs ?? rec.endMs);
   // A logged call is checked before it is sent: an invalid one is dead-lettered with its reasons.
   const { run } = llmRun(
     call,

@@ -99,3 +99,10 @@ export function stableUuid(parts: string[], timeMs?: number): string {
   const x = h.subarray(0, 16).toString("hex");
   return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A UUID in its canonical 8-4-4-4-12 hex form (any version, either case). */
+export function isUuid(v: unknown): v is string {
+  return typeof v === "string" && UUID.test(v);
+}

@@ -16,7 +16,7 @@
  */
 import { getAdapter } from "../../adapters/index.js";
 import type { RequestResult, ResponseResult } from "../../adapters/types.js";
-import { ValidationError, type Issue } from "../errors.js";
+import { prefixIssues, ValidationError, type Issue } from "../errors.js";
 import type { Message, UsageMetadata } from "../format/schema.js";
 import { validate } from "../format/validate.js";
 import { detectFormat } from "../normalize.js";
@@ -64,12 +64,8 @@ export function callFromResults(req: RequestResult | undefined, res: ResponseRes
   };
 }
 
-function prefixed(issues: Issue[], prefix: (string | number)[]): Issue[] {
-  return issues.map((i) => ({ ...i, loc: [...prefix, ...i.loc] }));
-}
-
 function rethrowAt(err: unknown, prefix: (string | number)[]): never {
-  if (err instanceof ValidationError) throw new ValidationError(prefixed(err.issues, prefix));
+  if (err instanceof ValidationError) throw new ValidationError(prefixIssues(err.issues, prefix));
   throw err;
 }
 
@@ -141,7 +137,7 @@ export function modelOf(call: LlmCall): string | undefined {
 
 /** What `validate` finds in a call's messages, prompt then reply, located under `messages`. */
 export function messageIssues(inputs: Message[], outputs?: Message[]): Issue[] {
-  return validate(outputs ? [...inputs, ...outputs] : inputs).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
+  return prefixIssues(validate(outputs ? [...inputs, ...outputs] : inputs), ["messages"]);
 }
 
 export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {

@@ -12,6 +12,7 @@
  * Derived columns (native messages of vendor payloads, the detected format)
  * are recomputed only when a change touches inputs or outputs.
  */
+import { isUuid } from "../run/ids.js";
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -50,7 +51,6 @@ const TIME = new Set(["start_time", "end_time"]);
 const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
 const JSONCOL_SET = new Set<string>(JSONCOL);
 const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Row {
   id: string;
@@ -225,7 +225,7 @@ export class SqliteRunStore implements RunStore {
       });
     }
     for (const a of batch.attachments ?? []) {
-      if (!UUID.test(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
+      if (!isUuid(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
     }
     if (issues.length) throw new ValidationError(issues);
     return this.db.transaction((): IngestResult => {

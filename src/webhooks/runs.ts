@@ -10,12 +10,11 @@
  * run, so agent-server runs show up beside traced calls.
  */
 import { ValidationError, type Issue } from "../errors.js";
-import { stableUuid } from "../run/ids.js";
+import { stableUuid, isUuid } from "../run/ids.js";
 import { buildRun } from "../run/llm.js";
 import { dateTimeProblem, type Run } from "../run/schema.js";
 import { isObj, type Obj } from "../format/obj.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The webhook URL a run asked for: `extra.metadata.webhook`. */
 export function webhookUrlOf(run: { extra?: unknown }): string | undefined {
@@ -66,7 +65,7 @@ export function agentRunToTraceRun(body: unknown, project: string | undefined): 
   const updated = time(body.updated_at, "updated_at", issues);
   if (issues.length) throw new ValidationError(issues);
   const kwargs = (body.kwargs ?? {}) as Obj;
-  const id = UUID.test(runId as string) ? (runId as string).toLowerCase() : stableUuid(["agent-server-run", runId as string], created);
+  const id = isUuid(runId) ? runId.toLowerCase() : stableUuid(["agent-server-run", runId as string], created);
   const startUs = Math.round((created ?? updated ?? Date.now()) * 1000);
   const endUs = Math.max(Math.round((updated ?? created ?? Date.now()) * 1000), startUs);
   const status = typeof body.status === "string" ? body.status : "success";
