@@ -3,16 +3,18 @@
  * browser download). Without chromium the browser tests skip with a visible
  * notice, except under CI=true, where a missing browser is a failure.
  */
+import { onCi } from "../helpers/services.js";
 import { existsSync, mkdirSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 
-const CANDIDATES = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"].filter((p): p is string => !!p);
+// CHROMIUM_PATH, when set, is the only place looked at.
+const CANDIDATES = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"];
 
 export const chromiumPath: string | undefined = CANDIDATES.find((p) => existsSync(p));
 
 if (!chromiumPath) {
   const msg = `browser tests: no chromium found (looked at ${CANDIDATES.join(", ")}); install Debian's chromium or set CHROMIUM_PATH`;
-  if (process.env.CI === "true") throw new Error(msg);
+  if (onCi()) throw new Error(msg); // the same rule as every system service (test/helpers/services.ts)
   console.warn(`\n*** SKIPPED: ${msg} ***\n`);
 }
 
