@@ -11,7 +11,7 @@
 // Capture
 export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
 // Deliver
-export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type ClientOptions, type ClientStats, type Sink, type SinkLimits } from "./ingest/index.js";
+export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type ClientOptions, type ClientStats, type FlushOptions, type FlushResult, type Sink, type SinkLimits } from "./ingest/index.js";
 // Normalize
 export { normalize, detectFormat, type NormalizeOptions } from "./normalize.js";
 export { validate, type ValidateOptions } from "./format/validate.js";

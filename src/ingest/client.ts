@@ -126,6 +126,8 @@ export class Client implements RunWriter {
   private spoolMayHaveWork = true;
   /** Everything in memory was spooled (exit, or shutdown after its timeout): batches still in flight must not spool again. */
   private abandoned = false;
+  /** Aborted when the client gives up waiting (exit, or shutdown past its timeout): cuts limiter waits, backoff sleeps and requests short. */
+  private readonly stopper = new AbortController();
   private timer?: NodeJS.Timeout;
   private replayTimer?: { at: number; t: NodeJS.Timeout };
   private limits?: SinkLimits;
@@ -134,7 +136,15 @@ export class Client implements RunWriter {
   private roomWaiters: (() => void)[] = [];
   private closed = false;
   private readonly onBeforeExit = () => {
-    if (this.hasWork()) void this.flush().catch(() => undefined);
+    // The host has nothing left to do: deliver what is queued, but never hold its exit longer
+    // than exitTimeoutMs (an endpoint that is down would otherwise keep it alive through every
+    // retry); what is left then goes to the spool for the next process.
+    if (!this.hasWork() || this.abandoned) return;
+    void this.flush({ timeoutMs: this.options.exitTimeoutMs })
+      .then((r) => {
+        if (r.timedOut) this.spoolEverything();
+      })
+      .catch(() => undefined);
   };
   private readonly onExit = () => {
     try {
@@ -493,7 +503,7 @@ export class Client implements RunWriter {
       if (this.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
       try {
         this.stats.requests++;
-        await this.sink.send(batch);
+        await this.sink.send(batch, this.stopper.signal);
         this.stats.delivered += batch.length;
         this.account(batch);
         return;
@@ -517,7 +527,9 @@ export class Client implements RunWriter {
           return;
         }
         this.stats.retried += batch.length;
-        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs));
+        // Nobody awaiting delivery (no flush/shutdown): the backoff alone must not keep the host
+        // alive; when its work is done, beforeExit delivers or spools within exitTimeoutMs.
+        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs), this.stopper.signal, this.waiters.length === 0).catch(() => undefined);
       }
     }
   }
@@ -711,6 +723,7 @@ export class Client implements RunWriter {
     for (const op of this.parked.values()) add(op);
     this.spool.seal();
     this.abandoned = true;
+    this.stopper.abort();
     if (byId.size === 0) return;
     const groups = new Map<number, Op[]>();
     const now = Date.now();

@@ -52,6 +52,8 @@ export interface ClientOptions {
    * value (default 16 MiB).
    */
   valueLimits?: SafeLimits;
+  /** Longest the process's exit is held to deliver what is queued; the rest is spooled. Default 5000 ms. */
+  exitTimeoutMs?: number;
   /** Fraction of traces sent, 0 to 1, decided per trace. Default `TRACEPIPE_SAMPLING_RATE`, else 1. */
   samplingRate?: number;
   /** Send `{}` (true) or what the function returns instead of every run's inputs. */
@@ -76,6 +78,7 @@ export interface ResolvedOptions {
   deadLetterPath: string;
   maxAttempts: number;
   samplingRate: number;
+  exitTimeoutMs: number;
 }
 
 export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = process.env): ResolvedOptions {
@@ -96,6 +99,7 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     deadLetterPath: o.deadLetterPath ?? deadLetterPathFor(dbPath, "runs"),
     maxAttempts: o.maxAttempts ?? 12,
     samplingRate: samplingRate(o.samplingRate, env),
+    exitTimeoutMs: o.exitTimeoutMs ?? 5000,
   };
 }
 

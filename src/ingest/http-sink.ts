@@ -106,7 +106,7 @@ export class HttpSink implements Sink {
     return (await this.loadInfo()).limits;
   }
 
-  async send(ops: Op[]): Promise<void> {
+  async send(ops: Op[], signal?: AbortSignal): Promise<void> {
     const info = await this.loadInfo();
     const { body, contentType } = encodeMultipart(ops);
     const headers = this.headers({ "content-type": contentType });
@@ -115,10 +115,15 @@ export class HttpSink implements Sink {
       payload = await gzip(body, { level: zc.Z_BEST_SPEED });
       headers["content-encoding"] = "gzip";
     }
-    await this.opts.limiter.acquire(this.limitKey, 1, this.limit, this.windowMs);
+    try {
+      await this.opts.limiter.acquire(this.limitKey, 1, this.limit, this.windowMs, signal);
+    } catch (err) {
+      if (signal?.aborted) throw new SinkError(`POST ${this.url} abandoned: the client stopped waiting`, "retry");
+      throw err;
+    }
     let res: Response;
     try {
-      res = await fetch(this.url, { method: "POST", headers, body: payload, signal: AbortSignal.timeout(this.opts.timeoutMs ?? 60_000) });
+      res = await fetch(this.url, { method: "POST", headers, body: payload, signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(this.opts.timeoutMs ?? 60_000)]) : AbortSignal.timeout(this.opts.timeoutMs ?? 60_000) });
     } catch (err) {
       throw new SinkError(`POST ${this.url} failed: ${(err as Error).message}`, "retry");
     }

@@ -30,7 +30,7 @@ export interface SinkLimits {
 
 export interface Sink {
   /** Deliver the batch or throw a SinkError saying whether to retry, split or give up. */
-  send(ops: Op[]): Promise<void>;
+  send(ops: Op[], signal?: AbortSignal): Promise<void>;
   /** Batch bounds, possibly learned from the server (GET /info). */
   limits(): Promise<SinkLimits>;
   close(): Promise<void>;

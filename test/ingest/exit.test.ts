@@ -13,11 +13,14 @@ afterEach(async () => {
 });
 
 /** Async, so the collector in this process keeps answering while the child runs. */
-async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural"): Promise<void> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode], { stdio: ["ignore", "ignore", "pipe"] });
+async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural", exitTimeoutMs?: number): Promise<void> {
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode, ...(exitTimeoutMs !== undefined ? [String(exitTimeoutMs)] : [])], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  // A child that never leaves is killed, and its null exit code fails the test.
+  const killer = setTimeout(() => child.kill("SIGKILL"), 45_000);
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  clearTimeout(killer);
   expect(code, stderr).toBe(0);
 }
 
@@ -48,4 +51,16 @@ describe("process exit", () => {
     expect(dup.d).toBe(dup.n);
     expect(preparedCount(col, "exit-exit")).toBe(700);
   });
+
+  it("does not hold the host's exit while the endpoint is down: spools what is left, and the next client delivers it", async () => {
+    const spool = join(tempDir("tp-exit-down-"), "spool");
+    // Nothing listens on port 9: every attempt fails, and the child awaits no flush.
+    await runChild("http://127.0.0.1:9", spool, 200, "natural", 500);
+    col = await startCollector();
+    const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, exitHooks: false, warn: () => {} });
+    await next.flush();
+    await next.shutdown();
+    expect(col.collector.store.countRuns("exit-natural")).toBe(200);
+    expect(preparedCount(col, "exit-natural")).toBe(200);
+  }, 60_000);
 });
