@@ -109,6 +109,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX runs_errors ON runs (trace_id) WHERE error IS NOT NULL;
     `,
   },
+  {
+    version: 4,
+    name: "trace list: filter and sort by cost",
+    // A run's cost as a column, and a partial index of (trace, cost) for the runs that have one:
+    // a trace's total is then summed from the index alone (no JSON read), which is what filtering
+    // and sorting every root by its trace's cost needs. Runs without a cost are not in the index.
+    sql: `
+      ALTER TABLE runs ADD COLUMN v_cost REAL GENERATED ALWAYS AS (json_extract(v_usage, '$.total_cost')) VIRTUAL;
+      CREATE INDEX runs_trace_cost ON runs (trace_id, v_cost) WHERE v_cost IS NOT NULL;
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {
