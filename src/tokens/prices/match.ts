@@ -19,13 +19,24 @@
  */
 import type { ModelPrice } from "./table.js";
 
-/** Rows by every name they answer to (model and aliases), lower case. Later rows win. */
+/**
+ * Rows by every name they answer to (model and aliases), lower case. Later rows
+ * win; a later row for the same model also takes over the earlier row's
+ * aliases, so overriding `claude-sonnet-4` prices `claude-sonnet-4-20250514` too.
+ */
 export function indexPrices(rows: readonly ModelPrice[]): Map<string, ModelPrice> {
-  const index = new Map<string, ModelPrice>();
+  const byModel = new Map<string, { row: ModelPrice; names: Set<string> }>();
   for (const r of rows) {
-    index.set(r.model.trim().toLowerCase(), r);
-    for (const a of r.aliases ?? []) index.set(a.trim().toLowerCase(), r);
+    const key = r.model.trim().toLowerCase();
+    const names = byModel.get(key)?.names ?? new Set<string>();
+    names.add(key);
+    for (const a of r.aliases ?? []) names.add(a.trim().toLowerCase());
+    byModel.delete(key);
+    byModel.set(key, { row: r, names });
   }
+  const index = new Map<string, ModelPrice>();
+  // In order of last definition, so a later model's alias wins over an earlier model's name.
+  for (const { row, names } of byModel.values()) for (const n of names) index.set(n, row);
   return index;
 }
 
