@@ -150,6 +150,9 @@ function msBetween(a: string | null, b: string | null): number | null {
   return d + (micro(b) - micro(a)) / 1000;
 }
 
+/** A run's cost, written as migration 4's index is, so SQLite reads it from the index. */
+const RUN_COST = "json_extract(c.v_usage, '$.total_cost')";
+
 export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
   const where = ["r.parent_run_id IS NULL"];
   const args: Record<string, unknown> = {};
@@ -190,8 +193,8 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
     );
     args.q = f.q;
   }
-  // A trace's cost from the (trace_id, v_cost) index of migration 4, never from the runs' JSON.
-  const traceCost = "(SELECT sum(c.v_cost) FROM runs c WHERE c.trace_id = r.id AND c.v_cost IS NOT NULL)";
+  // A trace's cost from the (trace_id, cost) index of migration 4, never from the runs' JSON.
+  const traceCost = `(SELECT sum(${RUN_COST}) FROM runs c WHERE c.trace_id = r.id AND ${RUN_COST} IS NOT NULL)`;
   if (f.min_cost !== undefined) {
     where.push(`${traceCost} >= @min_cost`);
     args.min_cost = f.min_cost;
