@@ -99,6 +99,9 @@ let fileRows: readonly ModelPrice[] = [];
 let codeRows: readonly ModelPrice[] = [];
 let envRead = false;
 let index: Map<string, ModelPrice> | undefined;
+/** Names already looked up in the current index (a process sees few models, each many times). */
+const memo = new Map<string, ModelPrice | null>();
+const MEMO_MAX = 4096;
 
 function current(): Map<string, ModelPrice> {
   if (!envRead) {
@@ -112,7 +115,10 @@ function current(): Map<string, ModelPrice> {
       }
     }
   }
-  index ??= indexPrices([...PRICE_TABLE, ...fileRows, ...codeRows]);
+  if (!index) {
+    index = indexPrices([...PRICE_TABLE, ...fileRows, ...codeRows]);
+    memo.clear();
+  }
   return index;
 }
 
@@ -148,7 +154,14 @@ export function resetPrices(): void {
 
 /** The price in effect for a model name (dated ids, aliases, provider prefixes resolved), or undefined. */
 export function priceFor(model: string | undefined): ModelPrice | undefined {
-  return matchPrice(model, current());
+  const idx = current();
+  if (typeof model !== "string") return undefined;
+  const known = memo.get(model);
+  if (known !== undefined) return known ?? undefined;
+  const found = matchPrice(model, idx);
+  if (memo.size >= MEMO_MAX) memo.clear();
+  memo.set(model, found ?? null);
+  return found;
 }
 
 /** The cost of a usage for a model, or undefined when the model (or part of the usage) has no price. */
