@@ -5,10 +5,14 @@
  * without a cost (as the langsmith SDK sends) is priced when it is stored.
  */
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { runCli } from "../helpers/cli.js";
+import { startCollector, startServeProcess, type Running } from "../helpers/collector.js";
 import { fixture } from "../helpers/replay-server.js";
+import { tempDir } from "../helpers/runs.js";
 
 let col: Running;
 
@@ -114,5 +118,33 @@ describe("the trace list by cost", () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe("tracepipe serve --prices", () => {
+  it("prices vendor payloads with the file's prices (a model the table lacks)", async () => {
+    const dir = tempDir("tp-serve-prices-");
+    const prices = join(dir, "prices.json");
+    writeFileSync(prices, JSON.stringify({ prices: [{ model: "acme-chat", input: 1, output: 2, source: "internal", date: "2026-11-01" }] }));
+    const serve = await startServeProcess(["--no-rate-limit", "--prices", prices]);
+    try {
+      const completion = { ...fixture("openai-completion.json"), model: "acme-chat-2026-01-01" };
+      const r = run("acme", 1, { run_type: "llm", inputs: { model: "acme-chat", messages: [{ role: "user", content: "hi" }] }, outputs: completion });
+      expect((await fetch(`${serve.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(r) })).status).toBe(202);
+      const stored = (await (await fetch(`${serve.url}/runs/${r.id}`)).json()) as { normalized_outputs: { messages: { usage_metadata: Record<string, unknown> }[] } };
+      // 25 in at $1, 9 out at $2 per million; the dated name resolves to the file's row.
+      expect(stored.normalized_outputs.messages[0]!.usage_metadata).toMatchObject({ input_cost: 0.000025, output_cost: 0.000018, total_cost: 0.000043 });
+    } finally {
+      await serve.close();
+    }
+  });
+
+  it("refuses to start on a bad price file (exit 2), naming the row and field", async () => {
+    const dir = tempDir("tp-serve-prices-");
+    const prices = join(dir, "prices.json");
+    writeFileSync(prices, JSON.stringify([{ model: "acme-chat", input: 1 }]));
+    const r = await runCli(["serve", "--port", "0", "--db", ":memory:", "--prices", prices]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("prices.0.output");
   });
 });
