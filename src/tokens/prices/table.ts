@@ -79,7 +79,11 @@ function google(model: string, input: number, input_audio: number, cached_input:
   return { provider: "google", model, input, input_audio, ...(cached_input !== undefined ? { cached_input } : {}), output, source: GOOGLE, date: KNOWN, ...extra };
 }
 
-/** Claude Sonnet 4 and 4.5 with the 1M-token context: every token of a >200k-token request at these rates. */
+/**
+ * Claude Sonnet 4 and 4.5 with the 1M-token context: every token of a >200k-token request at
+ * these rates. Input and output were on the compared page; the cache rates (the usual 1.25x,
+ * 2x and 0.1x of the long input rate) are from knowledge of the page, not compared.
+ */
 const SONNET_LONG: LongContextPrice = { above_input_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write: 7.5, cache_write_1h: 12 };
 
 export const PRICE_TABLE: readonly ModelPrice[] = [
