@@ -16,7 +16,7 @@ export const DEFAULT_DB_PATH = join(".tracepipe", "traces.db");
 /** The project (session_name) of runs that name none. */
 export const DEFAULT_PROJECT = "default";
 
-export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN" | "TRACEPIPE_SAMPLING_RATE";
+export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN" | "TRACEPIPE_SAMPLING_RATE" | "TRACEPIPE_PRICES";
 
 /** The LangSmith variable read when a TRACEPIPE_* variable is unset. */
 export const LANGSMITH_FALLBACKS: Partial<Record<EnvName, string>> = {

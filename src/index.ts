@@ -16,6 +16,8 @@ export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type Clie
 export { normalize, detectFormat, type NormalizeOptions } from "./normalize.js";
 export { validate, type ValidateOptions } from "./format/validate.js";
 export { FORMAT_NAMES } from "../adapters/index.js";
+// Costs: the price table in effect (built-in rows, TRACEPIPE_PRICES, your own)
+export { registerPrices, loadPrices, resetPrices, priceFor, costFor, type ModelPrice, type PriceInput, type CostFields } from "./tokens/prices/index.js";
 // Types (type-only: the zod schemas of a run cost ~10 ms to build at import, and only the
 // collector validates runs; they are exported from tracepipe/server)
 export type { Run, RunPatch, RunEvent } from "./run/schema.js";

@@ -38,6 +38,10 @@ export interface Counts {
   skipped: number;
   estimated: number;
   errored: number;
+  /** USD summed over the runs that had a cost. */
+  cost: number;
+  /** llm runs sent without a cost (no usage, or a model without a price). */
+  unpriced: number;
 }
 
 export interface Checkpoint {
@@ -49,7 +53,7 @@ export interface Checkpoint {
 }
 
 export function emptyCounts(): Counts {
-  return { lines: 0, records: 0, sent: 0, deadLettered: 0, skipped: 0, estimated: 0, errored: 0 };
+  return { lines: 0, records: 0, sent: 0, deadLettered: 0, skipped: 0, estimated: 0, errored: 0, cost: 0, unpriced: 0 };
 }
 
 export function emptyCheckpoint(deadLetterBytes: number): Checkpoint {

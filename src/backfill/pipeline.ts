@@ -14,7 +14,9 @@
  */
 import { ConfigError } from "../errors.js";
 import type { Client } from "../ingest/client.js";
+import type { UsageMetadata } from "../format/schema.js";
 import type { Run } from "../run/schema.js";
+import { roundUsd } from "../tokens/prices/index.js";
 import type { FilePosition } from "./checkpoint.js";
 import type { FormatName } from "./formats.js";
 import { identify } from "./identity.js";
@@ -177,7 +179,10 @@ async function handle(job: Job, f: InputFile, item: Item): Promise<void> {
 function countRun(job: Job, run: Run): void {
   const counts = job.ledger.counts;
   counts.sent++;
-  if ((run.outputs as { messages?: { usage_metadata?: { estimated?: boolean } }[] } | undefined)?.messages?.[0]?.usage_metadata?.estimated) counts.estimated++;
+  const usage = (run.outputs as { messages?: { usage_metadata?: UsageMetadata }[] } | undefined)?.messages?.[0]?.usage_metadata;
+  if (usage?.estimated) counts.estimated++;
+  if (typeof usage?.total_cost === "number") counts.cost += usage.total_cost;
+  else if (run.run_type === "llm") counts.unpriced++;
   if (run.error) counts.errored++;
 }
 
@@ -213,6 +218,8 @@ function summarize(job: Job, files: number, interrupted: boolean): BackfillResul
     refused_by_server: final.refused,
     skipped_other_shards: counts.skipped,
     estimated_usage: counts.estimated,
+    total_cost: roundUsd(counts.cost),
+    unpriced_runs: counts.unpriced,
     errored_calls: counts.errored,
     resumed: job.ledger.resumed,
     dry_run: job.o.dryRun === true,

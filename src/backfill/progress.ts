@@ -123,6 +123,10 @@ export interface Summary {
   refused_by_server: number;
   skipped_other_shards: number;
   estimated_usage: number;
+  /** USD, summed over the runs whose model has a price (estimated tokens included). */
+  total_cost: number;
+  /** llm runs without a cost: no usage, or a model without a price. */
+  unpriced_runs: number;
   errored_calls: number;
   resumed: boolean;
   dry_run: boolean;
@@ -131,6 +135,11 @@ export interface Summary {
   /** Where the runs went (the endpoint or the store's file) and where bad lines went; set by the CLI. */
   destination?: string;
   dead_letter_file?: string;
+}
+
+/** Dollars for the summary table: cents for large totals, more digits for small ones. */
+function formatUsd(x: number): string {
+  return x >= 100 ? x.toFixed(2) : x >= 1 ? x.toFixed(4) : x.toPrecision(4).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
 }
 
 export function printSummary(sum: Summary): void {
@@ -145,6 +154,8 @@ export function printSummary(sum: Summary): void {
     ["refused by server", sum.dry_run ? "-" : sum.refused_by_server],
     ["other shards' records", sum.skipped_other_shards],
     ["usage estimated", sum.estimated_usage],
+    ["cost (USD)", formatUsd(sum.total_cost)],
+    ["runs without a price", sum.unpriced_runs],
     ["calls that failed (error runs)", sum.errored_calls],
     ["seconds", sum.seconds.toFixed(1)],
     ["records/s", sum.records_per_s],

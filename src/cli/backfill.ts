@@ -10,6 +10,7 @@ import { createProgress, printSummary } from "../backfill/progress.js";
 import { Client } from "../ingest/client.js";
 import { RedisRateLimiter } from "../ratelimit/redis.js";
 import { ValidationError } from "../errors.js";
+import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 import { expandFileArgs } from "./files.js";
 import { InputError } from "./io.js";
@@ -43,6 +44,7 @@ export function rateLimit(v: string): { limit: number; windowMs: number } {
 }
 
 interface BackfillCliOptions {
+  prices?: string;
   format: FormatName;
   endpoint?: string;
   apiKey?: string;
@@ -96,6 +98,7 @@ export function register(program: Command): void {
     .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))
     .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
     .option("--checkpoint-every <ms>", "how often progress is flushed and checkpointed", positiveInt("--checkpoint-every"), 2000)
+    .option("--prices <file>", PRICES_OPTION_HELP)
     .option("--max-line-bytes <n>", "longest line read; a longer one is dead-lettered", positiveInt("--max-line-bytes"), DEFAULT_MAX_LINE_BYTES)
     .action(async (args: string[], opts: BackfillCliOptions) => {
       let files: string[];
@@ -118,6 +121,12 @@ function usageError(err: ValidationError): number {
 }
 
 async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<number> {
+  try {
+    usePriceFile(opts.prices);
+  } catch (err) {
+    if (err instanceof ValidationError) return usageError(err);
+    throw err;
+  }
   // Before the client exists: it replays its spool at once, and a refused key would dead-letter all of it.
   if (!opts.dryRun && opts.endpoint) {
     try {

@@ -4,6 +4,7 @@ import { type Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { createCollector } from "../server/app.js";
 import { ConfigError } from "../errors.js";
+import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
 
@@ -16,6 +17,8 @@ function int(name: string) {
 }
 
 export interface ServeOptions {
+  /** A price file (--prices), else TRACEPIPE_PRICES. */
+  prices?: string;
   port: number;
   host: string;
   db: string;
@@ -65,7 +68,16 @@ export function register(program: Command): void {
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
     .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
+    .option("--prices <file>", PRICES_OPTION_HELP)
     .action(async (opts: ServeOptions) => {
+      try {
+        usePriceFile(opts.prices);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        for (const i of err.issues) process.stderr.write(`tracepipe serve: ${i.loc.join(".")}: ${i.msg}\n`);
+        process.exitCode = 2;
+        return;
+      }
       let webhooks: WebhookConfig | undefined;
       if (opts.graphConfig) {
         try {

@@ -99,6 +99,23 @@ export const OutputTokenDetails = z
   })
   .describe("Breakdown of output_tokens; every value is already included in output_tokens");
 
+const usd = z.number().nonnegative();
+
+/** Costs (USD) by kind, like the token details: every value is already included in input_cost / output_cost. */
+export const InputCostDetails = z
+  .looseObject({
+    cache_read: usd.optional(),
+    cache_creation: usd.optional(),
+    audio: usd.optional(),
+  })
+  .describe("Breakdown of input_cost (USD); every value is already included in input_cost");
+
+export const OutputCostDetails = z
+  .looseObject({
+    reasoning: usd.optional(),
+  })
+  .describe("Breakdown of output_cost (USD); every value is already included in output_cost");
+
 export const UsageMetadata = z.strictObject({
   input_tokens: tokenCount,
   output_tokens: tokenCount,
@@ -110,6 +127,8 @@ export const UsageMetadata = z.strictObject({
   input_cost: z.number().nonnegative().optional(),
   output_cost: z.number().nonnegative().optional(),
   total_cost: z.number().nonnegative().optional(),
+  input_cost_details: InputCostDetails.optional(),
+  output_cost_details: OutputCostDetails.optional(),
   extras: Extras.optional(),
 });
 

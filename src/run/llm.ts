@@ -8,6 +8,9 @@
  *   looked up in SPEC §2.6's order (`resolveModel`);
  * - `invocation_params` when there are any (an empty object is left out);
  * - usage as the vendor reported it, else estimated and marked `estimated`;
+ * - its cost when the model has a price (tokens/prices): computed once the
+ *   tokens are known, so an estimate deferred to delivery is priced there
+ *   too; costs from estimated tokens are marked by the same `estimated`;
  * - a `new_token` event at the first token of a stream;
  * - one validation policy: the same checks everywhere, and a producer chooses
  *   what an invalid record means for it (`reject`: a ValidationError, so
@@ -21,6 +24,7 @@ import type { Message, UsageMetadata } from "../format/schema.js";
 import { validate } from "../format/validate.js";
 import { detectFormat } from "../normalize.js";
 import { estimateUsage, resolveModel } from "../tokens/index.js";
+import { addCost } from "../tokens/prices/index.js";
 import { dottedSegment, isoMicros } from "./ids.js";
 import type { Run, RunEvent } from "./schema.js";
 
@@ -130,6 +134,9 @@ export interface LlmOptions {
   rawInputs?: Obj;
 }
 
+/** Cost into a usage object for a model, unless it has one (see tokens/prices); for producers outside this builder (the store, embeddings). */
+export { addCost } from "../tokens/prices/index.js";
+
 /** The model identification of a call: SPEC §2.6 / DESIGN's rule. */
 export function modelOf(call: LlmCall): string | undefined {
   return call.responseModel ?? call.requestModel;
@@ -157,12 +164,16 @@ export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {
 
   const first = outputs?.[0];
   if (first && !first.usage_metadata && call.usage) first.usage_metadata = call.usage;
+  // Priced by the model SPEC §2.6 names (the response's, else the request's, else the raw inputs').
+  const priceModel = resolveModel({ extra: { metadata }, inputs: opts.rawInputs });
+  addCost(first?.usage_metadata, priceModel);
   let estimate: (() => void) | undefined;
   if (first && !first.usage_metadata && opts.estimate !== "never") {
-    const estModel = resolveModel({ extra: { metadata }, inputs: opts.rawInputs });
     const provider = call.provider;
     estimate = () => {
-      first.usage_metadata ??= estimateUsage({ model: estModel, provider, inputs, outputs: outputs! });
+      if (first.usage_metadata) return;
+      first.usage_metadata = estimateUsage({ model: priceModel, provider, inputs, outputs: outputs! });
+      addCost(first.usage_metadata, priceModel);
     };
     if (opts.estimate === "now") {
       estimate();

@@ -2,11 +2,16 @@
  * What the store derives from a run on ingest (issue "Serve", SPEC §2.6):
  * - for `llm` runs, native messages beside the raw payload and the detected
  *   format; a run that cannot be normalized is still stored, with the reason;
- * - `first_token_time` from the first `new_token` event.
+ * - `first_token_time` from the first `new_token` event;
+ * - the cost of a converted reply (a vendor payload, as the `langsmith` SDK
+ *   sends) when its usage has none and its model has a price, as the run
+ *   builder adds it to tracepipe's own runs. A run sent in native form is
+ *   stored as sent, cost or not.
  */
 import { normalize } from "../normalize.js";
 import { validate } from "../format/validate.js";
 import { ValidationError } from "../errors.js";
+import { addCost } from "../run/llm.js";
 
 import { isObj, type Obj } from "../format/obj.js";
 
@@ -43,6 +48,7 @@ export function deriveLlm(inputs: unknown, outputs: unknown): Pick<Derived, "det
   }
   try {
     const rec = normalize({ request: hasIn ? inputs : undefined, response: hasOut ? responsePayload(outputs as Obj) : undefined });
+    if (!nOut) addCost(rec.outputs?.messages[0]?.usage_metadata, rec.metadata.trace_model_name);
     return {
       detected_format: rec.format,
       // A side that was native already is not copied: only converted messages are stored beside the raw payload.

@@ -28,7 +28,10 @@ export interface TraceFilter {
   q?: string;
   start_time_gte?: string;
   start_time_lt?: string;
-  sort?: "start_time" | "latency";
+  /** Only traces whose summed cost (USD) is at least / at most this; traces without a cost never match. */
+  min_cost?: number;
+  max_cost?: number;
+  sort?: "start_time" | "latency" | "cost";
   order?: "asc" | "desc";
   limit?: number;
   cursor?: string | null;
@@ -147,6 +150,9 @@ function msBetween(a: string | null, b: string | null): number | null {
   return d + (micro(b) - micro(a)) / 1000;
 }
 
+/** A run's cost, written as migration 4's index is, so SQLite reads it from the index. */
+const RUN_COST = "json_extract(c.v_usage, '$.total_cost')";
+
 export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
   const where = ["r.parent_run_id IS NULL"];
   const args: Record<string, unknown> = {};
@@ -187,12 +193,25 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
     );
     args.q = f.q;
   }
+  // A trace's cost from the (trace_id, cost) index of migration 4, never from the runs' JSON.
+  const traceCost = `(SELECT sum(${RUN_COST}) FROM runs c WHERE c.trace_id = r.id AND ${RUN_COST} IS NOT NULL)`;
+  if (f.min_cost !== undefined) {
+    where.push(`${traceCost} >= @min_cost`);
+    args.min_cost = f.min_cost;
+  }
+  if (f.max_cost !== undefined) {
+    where.push(`${traceCost} <= @max_cost`);
+    args.max_cost = f.max_cost;
+  }
   const desc = (f.order ?? "desc") === "desc";
   const cmp = desc ? "<" : ">";
   const dir = desc ? "DESC" : "ASC";
   const sort = f.sort ?? "start_time";
   // Latency sorts rows without an end time last either way (coalesce to -1 / +inf).
-  const key = sort === "latency" ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})` : "r.start_time";
+  // Cost sorts traces without a cost last either way too. Sorting by cost reads every root
+  // (a trace's total is not known before its runs are summed), from indexes only.
+  const key =
+    sort === "latency" ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})` : sort === "cost" ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})` : "r.start_time";
   if (f.cursor) {
     const [v, id] = decode(f.cursor, sort);
     where.push(`(${key} ${cmp} @cv OR (${key} = @cv AND r.id ${cmp} @cid))`);

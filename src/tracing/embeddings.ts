@@ -3,10 +3,11 @@
  * arrays), the model, `dimensions` and `encoding_format` when given. Outputs:
  * how many vectors came back and their dimension, never the vectors (thousands
  * of floats each, unreadable in a trace and the bulk of the run's size), plus
- * usage from `usage.prompt_tokens`. The caller gets exactly what the SDK returned.
+ * usage from `usage.prompt_tokens` (with its cost when the model has a price). The caller gets exactly what the SDK returned.
  */
 import type { UsageMetadata } from "../format/schema.js";
 import { getDefaultClient } from "../ingest/default.js";
+import { addCost } from "../tokens/prices/index.js";
 import { tracingEnabled } from "./context.js";
 import { watchApiPromise, type WrapOptions } from "./llm.js";
 import { startRun } from "./traceable.js";
@@ -33,6 +34,8 @@ export function embeddingOutputs(value: unknown): { outputs: Obj; model?: string
   const u = v.usage as Obj | undefined;
   if (u && typeof u.prompt_tokens === "number") {
     const usage: UsageMetadata = { input_tokens: u.prompt_tokens, output_tokens: 0, total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : u.prompt_tokens };
+    // Embedding models are in the price table too (input only).
+    addCost(usage, typeof v.model === "string" ? v.model : undefined);
     outputs.usage_metadata = usage;
   }
   return { outputs, model: typeof v.model === "string" ? v.model : undefined };

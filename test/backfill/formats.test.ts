@@ -85,7 +85,17 @@ describe("backfill formats", () => {
     expect(result).toMatchObject({ records: 5, sent: 4, dead_lettered: 1, errored_calls: 3 });
     const a = byKey.get("custom_id:a");
     expect(a.inputs.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: "Be kind." }] });
-    expect(a.outputs.messages[0].usage_metadata).toEqual({ input_tokens: 15, output_tokens: 4, total_tokens: 19, input_token_details: { cache_read: 5 } });
+    // Priced as claude-sonnet-4-5: 10 uncached at $3, 5 cache hits at $0.30, 4 out at $15 per million.
+    expect(a.outputs.messages[0].usage_metadata).toEqual({
+      input_tokens: 15,
+      output_tokens: 4,
+      total_tokens: 19,
+      input_token_details: { cache_read: 5 },
+      input_cost: 0.0000315,
+      output_cost: 0.00006,
+      total_cost: 0.0000915,
+      input_cost_details: { cache_read: 0.0000015 },
+    });
     expect(a.extra.metadata).toMatchObject({ trace_provider: "anthropic", result_type: "succeeded" });
     expect(byKey.get("custom_id:b").error).toBe("errored: invalid_request_error: bad prompt");
     expect(byKey.get("custom_id:c").error).toBe("canceled");

@@ -15,6 +15,7 @@ describe("examples/otel/route-llm-spans.mjs", () => {
     expect(r.stdout).toContain("elsewhere <- POST /ask");
     expect(r.stdout).not.toContain("elsewhere <- chat");
     expect(r.stdout).toContain("tracepipe stored 1 run(s)");
-    expect(r.stdout).toContain('3 input messages, usage {"input_tokens":30,"output_tokens":3,"total_tokens":33}');
+    // gpt-4o-mini's price: 30 in at $0.15, 3 out at $0.60 per million.
+    expect(r.stdout).toContain('3 input messages, usage {"input_tokens":30,"output_tokens":3,"total_tokens":33,"input_cost":0.0000045,"output_cost":0.0000018,"total_cost":0.0000063}');
   });
 });

@@ -121,7 +121,7 @@ describe("the collector turns OTLP spans into runs", () => {
       expect(fromOtlp.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order))).toEqual(fromProcessor.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order)));
       const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
       expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
-      expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4 });
+      expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
     } finally {
       context.disable();
       await viaProcessor.close();

@@ -63,7 +63,7 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
       { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "f", args: { a: 1 } }] },
       { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "res" }] },
     ]);
-    expect(messages(llm.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } }]);
+    expect(messages(llm.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34, input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 } }]);
   });
 });
 

@@ -77,7 +77,8 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     ]);
     const out = messages(tool.outputs)[0]!;
     expect(out.content).toEqual([{ type: "tool_call", id: "call_1", name: "get_weather", args: { city: "Paris" } }]);
-    expect(out.usage_metadata).toEqual({ input_tokens: 25, output_tokens: 9, total_tokens: 34 });
+    // gpt-4o-2024-08-06 priced as gpt-4o.
+    expect(out.usage_metadata).toEqual({ input_tokens: 25, output_tokens: 9, total_tokens: 34, input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 });
     // The stream's spans carry no usage: estimated with tiktoken, and marked so.
     expect(messages(stream.outputs)[0]!.content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
     expect(messages(stream.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
@@ -120,7 +121,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(llm.parent_run_id).toBe(byName["root job"]!.id);
     const start = Date.parse(llm.start_time);
     expect(Date.parse(llm.first_token_time!)).toBe(start + 120);
-    expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({ input_tokens: 8, output_tokens: 2, total_tokens: 10 });
+    expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({ input_tokens: 8, output_tokens: 2, total_tokens: 10, input_cost: 0.000024, output_cost: 0.00003, total_cost: 0.000054 });
   });
 
   it("still records a recognised span whose attributes are malformed, with the reason, and never throws into the app", async () => {

@@ -99,7 +99,8 @@ describe("normalization on ingest", () => {
     const got = await getRun(run.id as string);
     expect(got.detected_format).toBe("openai-chat");
     expect(got.normalized_inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
-    expect(got.normalized_outputs.messages[0].usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4 });
+    // Priced on the way in (gpt-4o: $2.50 in, $10 out per million), like tracepipe's own runs.
+    expect(got.normalized_outputs.messages[0].usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
     expect(got.inputs).toEqual(run.inputs);
     expect(got.first_token_time).toBe("2026-11-22T10:15:00.500000Z");
   });

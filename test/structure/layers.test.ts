@@ -17,7 +17,8 @@ const ALLOWED: Record<string, string[]> = {
   env: [],
   format: ["errors"],
   adapters: ["errors", "format"],
-  tokens: ["errors", "format"],
+  // tokens reads TRACEPIPE_PRICES (prices/index.ts).
+  tokens: ["errors", "env", "format"],
   normalize: ["errors", "format", "adapters"],
   run: [...BASE, "adapters", "normalize", "tokens"],
   ratelimit: ["errors", "env"],

@@ -45,7 +45,19 @@ describe("wrapOpenAI: responses.create", () => {
     const out = run.outputs.messages[0];
     expect(out.content.map((b: { type: string }) => b.type)).toEqual(["reasoning", "tool_call", "text"]);
     expect(out.content[1]).toMatchObject({ type: "tool_call", id: "call_12345xyz", name: "get_weather", args: { location: "Paris, France" } });
-    expect(out.usage_metadata).toEqual({ input_tokens: 328, output_tokens: 52, total_tokens: 380, input_token_details: { cache_read: 256 }, output_token_details: { reasoning: 32 } });
+    // Priced as gpt-4.1 ($2 / $0.50 cached / $8 per million): 72 uncached + 256 cached in, 52 out of which 32 reasoning.
+    expect(out.usage_metadata).toEqual({
+      input_tokens: 328,
+      output_tokens: 52,
+      total_tokens: 380,
+      input_token_details: { cache_read: 256 },
+      output_token_details: { reasoning: 32 },
+      input_cost: 0.000272,
+      output_cost: 0.000416,
+      total_cost: 0.000688,
+      input_cost_details: { cache_read: 0.000128 },
+      output_cost_details: { reasoning: 0.000256 },
+    });
     expect(validate(run.inputs.messages)).toEqual([]);
     expect(validate(run.outputs.messages)).toEqual([]);
   });
@@ -69,7 +81,16 @@ describe("wrapOpenAI: responses.create", () => {
     expect(run.error ?? undefined).toBeUndefined();
     const out = run.outputs.messages[0];
     expect(out.content).toMatchObject([{ type: "text", text: "Hi there!" }, { type: "tool_call", id: "call_stream_1", name: "get_weather", args: { location: "Paris" } }]);
-    expect(out.usage_metadata).toEqual({ input_tokens: 37, output_tokens: 11, total_tokens: 48, input_token_details: { cache_read: 0 }, output_token_details: { reasoning: 0 } });
+    expect(out.usage_metadata).toEqual({
+      input_tokens: 37,
+      output_tokens: 11,
+      total_tokens: 48,
+      input_token_details: { cache_read: 0 },
+      output_token_details: { reasoning: 0 },
+      input_cost: 0.000074,
+      output_cost: 0.000088,
+      total_cost: 0.000162,
+    });
     expect(run.extra.metadata.trace_model_name).toBe("gpt-4.1-2025-04-14");
   });
 
@@ -134,7 +155,8 @@ describe("wrapOpenAI: embeddings.create", () => {
     expect(server.requests.at(-1)!.path).toBe("/v1/embeddings");
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "embedding", name: "OpenAIEmbeddings", inputs: { input: ["hello", "world"], model: "text-embedding-3-small", dimensions: 4 } });
-    expect(run.outputs).toEqual({ embeddings: 2, dimensions: 4, usage_metadata: { input_tokens: 8, output_tokens: 0, total_tokens: 8 } });
+    // text-embedding-3-small: $0.02 per million input tokens.
+    expect(run.outputs).toEqual({ embeddings: 2, dimensions: 4, usage_metadata: { input_tokens: 8, output_tokens: 0, total_tokens: 8, input_cost: 1.6e-7, output_cost: 0, total_cost: 1.6e-7 } });
     expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "text-embedding-3-small" });
     expect(JSON.stringify(run)).not.toContain(fixture("openai-embeddings-base64.json").data[0].embedding);
   });

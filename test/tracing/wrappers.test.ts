@@ -6,6 +6,7 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { wrapOpenAI, wrapAnthropic, traceable } from "../../src/tracing/index.js";
 import { MemoryWriter } from "../../src/run/memory.js";
 import { validate } from "../../src/format/validate.js";
+import { costFor } from "../../src/tokens/prices/index.js";
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 
 const SECRET = "sk-test-SECRET-do-not-log";
@@ -43,6 +44,8 @@ describe("wrapOpenAI", () => {
     expect(run).toMatchObject({ run_type: "llm", name: "ChatOpenAI", inputs: { messages: [{ role: "system" }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] } });
     expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.2, max_tokens: 50 } });
     expect(run.outputs.messages[0]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } });
+    // gpt-4o-2024-08-06 is priced as gpt-4o: 25 in at $2.50, 9 out at $10 per million.
+    expect(run.outputs.messages[0].usage_metadata).toMatchObject({ input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 });
     expect(run.end_time >= run.start_time).toBe(true);
     expect(validate(run.inputs.messages)).toEqual([]);
     expect(validate(run.outputs.messages)).toEqual([]);
@@ -73,6 +76,10 @@ describe("wrapOpenAI", () => {
     expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
     // No usage in the stream: estimated locally, and marked so.
     expect(run.outputs.messages[0].usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+    // The estimate is made at delivery, and priced there: the cost carries the same estimated mark.
+    const u = run.outputs.messages[0].usage_metadata;
+    expect(u.total_cost).toBe(costFor({ input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: u.total_tokens }, "gpt-4o-mini")!.total_cost);
+    expect(u.total_cost).toBeGreaterThan(0);
     expect(server.requests.at(-1)!.body.stream_options).toBeUndefined();
   });
 
@@ -81,7 +88,8 @@ describe("wrapOpenAI", () => {
     const wrapped = wrapOpenAI(openai(), { client: writer, includeUsage: true });
     for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
     expect(server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
-    expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 12, output_tokens: 7, total_tokens: 19 });
+    // gpt-4o-mini-2024-07-18 priced as gpt-4o-mini ($0.15 / $0.60 per million).
+    expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 12, output_tokens: 7, total_tokens: 19, input_cost: 0.0000018, output_cost: 0.0000042, total_cost: 0.000006 });
   });
 
   it("traces chat.completions.parse once", async () => {
@@ -184,7 +192,17 @@ describe("wrapAnthropic", () => {
     const run = onlyRun();
     expect(run.extra.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929", invocation_params: { max_tokens: 100 } });
     expect(run.inputs.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: "Be brief." }] });
-    expect(run.outputs.messages[0].usage_metadata).toEqual({ input_tokens: 114, output_tokens: 5, total_tokens: 119, input_token_details: { cache_read: 100, cache_creation: 0 } });
+    // claude-sonnet-4-5: 14 uncached at $3, 100 cache hits at $0.30, 5 out at $15 per million.
+    expect(run.outputs.messages[0].usage_metadata).toEqual({
+      input_tokens: 114,
+      output_tokens: 5,
+      total_tokens: 119,
+      input_token_details: { cache_read: 100, cache_creation: 0 },
+      input_cost: 0.000072,
+      output_cost: 0.000075,
+      total_cost: 0.000147,
+      input_cost_details: { cache_read: 0.00003 },
+    });
   });
 
   it("records a streamed create with new_token and the cumulative usage", async () => {

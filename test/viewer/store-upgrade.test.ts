@@ -15,9 +15,9 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
-    db.exec("DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start; DROP INDEX runs_errors");
+    db.exec("DROP INDEX runs_trace_cost; DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start; DROP INDEX runs_errors");
     for (const c of ["v_model", "v_provider", "v_usage", "v_latency_ms"]) db.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
-    db.prepare("DELETE FROM schema_migrations WHERE version = 3").run();
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 3").run();
     db.close();
 
     const store = new SqliteRunStore(path);
@@ -28,6 +28,28 @@ describe("store upgrade to the viewer's schema", () => {
       const check = new Database(path, { readonly: true });
       const versions = (check.prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version);
       expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
+      check.close();
+    } finally {
+      store.close();
+    }
+  });
+
+  it("adds the cost index to a schema-3 file, and its traces sort and filter by cost", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    const old = new SqliteRunStore(path);
+    const priced = { ...XSS.run, outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "a" }], usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, total_cost: 0.5 } }] } };
+    await old.ingest({ post: [priced] });
+    old.close();
+    const db = new Database(path);
+    db.exec("DROP INDEX runs_trace_cost");
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 4").run();
+    db.close();
+
+    const store = new SqliteRunStore(path);
+    try {
+      expect(store.listTraces({ sort: "cost", min_cost: 0.5 }).traces.map((t) => t.total_cost)).toEqual([0.5]);
+      const check = new Database(path, { readonly: true });
+      expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace_cost'").get()).toBeDefined();
       check.close();
     } finally {
       store.close();

@@ -180,6 +180,24 @@ describe.skipIf(!chromiumPath)("trace viewer in chromium", () => {
     expect(await page.locator("tr.trace-row").count()).toBe(1);
   });
 
+  it("sorts by cost (priced traces first, dearest on top) and filters by a minimum cost", async () => {
+    await open(page, "#/?sort=cost");
+    await row(page, "weather-agent").waitFor();
+    expect(await page.locator('select[name="sort"]').inputValue()).toBe("cost");
+    const cells = await page.locator("tr.trace-row td.cost").allInnerTexts();
+    const priced = cells.filter((c) => c !== "–").map((c) => Number(c.slice(1)));
+    // The wrapped OpenAI and Anthropic calls are priced; the rest (chains, tools) have no cost and come last.
+    expect(priced.length).toBeGreaterThanOrEqual(2);
+    expect(cells.slice(0, priced.length).every((c) => c !== "–")).toBe(true);
+    expect(priced).toEqual([...priced].sort((a, b) => b - a));
+    // The cheapest priced trace is left out by a minimum just above it.
+    const min = priced.at(-1)! + 1e-6;
+    await open(page, `#/?sort=cost&min_cost=${min}`);
+    await page.locator("tr.trace-row").first().waitFor();
+    expect(await page.locator('input[name="min_cost"]').inputValue()).toBe(String(min));
+    expect(await page.locator("tr.trace-row").count()).toBe(priced.filter((c) => c >= min).length);
+  });
+
   it("opens a trace as a tree with a waterfall, the tool result under its call", async () => {
     await open(page);
     await row(page, "weather-agent").click();

@@ -4,7 +4,7 @@
 import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime } from "./dom.js";
 
-const FIELDS = ["project", "name", "run_type", "model", "provider", "q", "start_time_gte", "start_time_lt", "sort", "order"];
+const FIELDS = ["project", "name", "run_type", "model", "provider", "q", "start_time_gte", "start_time_lt", "min_cost", "max_cost", "sort", "order"];
 const POLL_MS = 2000;
 
 /** Filters live in the hash (#/?name=x) so a filtered list survives a reload; never the API key. */
@@ -69,8 +69,21 @@ export async function renderList(main, ctx) {
     input("q", "Search inputs/outputs", { type: "search" }),
     h("label", {}, "From", h("input", { name: "start_time_gte", type: "datetime-local", value: toLocal(f.start_time_gte) })),
     h("label", {}, "To", h("input", { name: "start_time_lt", type: "datetime-local", value: toLocal(f.start_time_lt) })),
+    input("min_cost", "Min cost $", { type: "number", min: "0", step: "any" }),
+    input("max_cost", "Max cost $", { type: "number", min: "0", step: "any" }),
     h("label", { class: "check" }, h("input", { name: "errors_only", type: "checkbox", checked: f.errors_only === "true" }), "errors only"),
-    h("label", {}, "Sort", h("select", { name: "sort" }, h("option", { value: "start_time", selected: f.sort !== "latency" }, "start time"), h("option", { value: "latency", selected: f.sort === "latency" }, "latency"))),
+    h(
+      "label",
+      {},
+      "Sort",
+      h(
+        "select",
+        { name: "sort" },
+        h("option", { value: "start_time", selected: f.sort !== "latency" && f.sort !== "cost" }, "start time"),
+        h("option", { value: "latency", selected: f.sort === "latency" }, "latency"),
+        h("option", { value: "cost", selected: f.sort === "cost" }, "cost"),
+      ),
+    ),
     h("label", {}, "Order", h("select", { name: "order" }, h("option", { value: "desc", selected: f.order !== "asc" }, "descending"), h("option", { value: "asc", selected: f.order === "asc" }, "ascending"))),
     h("button", { type: "submit" }, "Apply"),
   );
