@@ -9,7 +9,7 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, leftovers, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, isObj, leftovers } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
