@@ -153,14 +153,7 @@ export class LlmCall {
       promise,
       (value) => {
         if (streaming) this.instrument(value as StreamLike);
-        else {
-          try {
-            this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-          } catch (err) {
-            this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-            this.done = true;
-          }
-        }
+        else this.completeWith(value);
       },
       (err) => this.fail(err),
     );
@@ -175,7 +168,25 @@ export class LlmCall {
     };
   }
 
-  private wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> {
+  /**
+   * A whole (non-streamed) reply, for SDKs that hand back plain values (see
+   * observe.ts): normalized once; a reply the adapter cannot read is kept raw with the reason.
+   */
+  completeWith(value: unknown): void {
+    try {
+      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
+    } catch (err) {
+      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+      this.done = true;
+    }
+  }
+
+  /**
+   * An iterator whose chunks pass through one stream accumulator on their way
+   * to the caller, unchanged. `view` is what the run sees of a chunk (an SDK may
+   * attach transport details, like response headers, that a run must not hold).
+   */
+  wrapIterator(it: AsyncIterator<unknown>, view?: (chunk: unknown) => unknown): AsyncIterator<unknown> {
     const acc: StreamAccumulator = this.adapter.createStreamAccumulator({ request: this.body });
     const run = this.run;
     const chunkEvents = this.opts.chunkEvents === true;
@@ -197,14 +208,14 @@ export class LlmCall {
             if (step.done) settle();
             else {
               try {
-                if (acc.push(step.value) && !firstToken) {
+                if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
                   firstToken = true;
                   run.addEvent("new_token", undefined, nowMicros());
                 }
               } catch {
                 // A chunk we cannot fold is the caller's business, not a reason to break their stream.
               }
-              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(step.value) });
+              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(view ? view(step.value) : step.value) });
             }
             return step;
           },
