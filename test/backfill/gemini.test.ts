@@ -1,7 +1,7 @@
 /**
- * Generic backfill logs (`{request, response, ...}` per line) holding Gemini
- * calls: the format is detected per line through the adapter registry, and
- * the runs land in a real embedded store.
+ * The gemini adapter is known wherever formats are auto-detected: generic
+ * backfill logs (`{request, response, ...}` per line, runs landing in a real
+ * embedded store) and the collector's derivation of stored runs.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { backfill } from "../../src/backfill/pipeline.js";
 import { Client } from "../../src/ingest/index.js";
 import { openStore } from "../../src/store/index.js";
+import { deriveLlm } from "../../src/store/derive.js";
 import { tempDir } from "../helpers/runs.js";
 import { fixture } from "../helpers/replay-server.js";
 
@@ -17,7 +18,7 @@ afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
 });
 
-describe("backfill: generic logs of Gemini calls", () => {
+describe("Gemini in the pipelines", () => {
   it("detects a Gemini request/response pair and a streamed one, with provider, model, usage and TTFT", async () => {
     const dir = tempDir("tp-bf-gemini-");
     const file = join(dir, "gemini.log.jsonl");
@@ -48,5 +49,13 @@ describe("backfill: generic logs of Gemini calls", () => {
     expect(r2).toMatchObject({ name: "ChatGoogleGenerativeAI", first_token_time: "2026-03-01T12:01:00.300000Z" });
     expect(r2.outputs.messages[0].content).toEqual([{ type: "text", text: "Bonjour ! Comment allez-vous ?" }]);
     expect(r2.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 8, output_tokens: 25 });
+  });
+
+  it("the collector derives native messages from a run logged with Gemini SDK parameters and response", () => {
+    const d = deriveLlm({ model: "gemini-2.5-flash", contents: "Weather in Paris?", config: { systemInstruction: "Be brief." } }, fixture("gemini-response.json"));
+    expect(d.detected_format).toBe("gemini");
+    expect(d.normalize_error).toBeNull();
+    expect(d.normalized_inputs!.messages.map((m) => (m as { role: string }).role)).toEqual(["system", "user"]);
+    expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toEqual(["reasoning", "text"]);
   });
 });
