@@ -210,6 +210,19 @@ describe("wrapGemini: models.generateContentStream", () => {
     expect(run.events.some((e: { name: string }) => e.name === "new_token")).toBe(true);
   });
 
+  it("traces a chat session's sendMessageStream once, with its stream folded", async () => {
+    const p = project();
+    server.push({ sse: fixture("gemini-stream.json"), bare: true });
+    const chat = wrapGemini(genai(), { client, project: p }).chats.create({ model: "gemini-2.5-flash" });
+    let text = "";
+    for await (const chunk of await chat.sendMessageStream({ message: "Say hello in French" })) text += chunk.text ?? "";
+    expect(text).toBe("Bonjour ! Comment allez-vous ?");
+    const run = await onlyRun(p);
+    expect(run.inputs.messages).toEqual([{ role: "user", content: [{ type: "text", text: "Say hello in French" }] }]);
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Bonjour ! Comment allez-vous ?" }]);
+    expect(run.events.some((e: { name: string }) => e.name === "new_token")).toBe(true);
+  });
+
   it("records and rethrows an HTTP error before the stream starts", async () => {
     const p = project();
     server.push({ status: 400, json: fixture("gemini-error.json") });
