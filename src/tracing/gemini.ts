@@ -17,7 +17,7 @@ import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
 import { WRAPPED } from "./embeddings.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
-import { observeReply, observeStream, type View } from "./observe.js";
+import { observeReply, observeStream, quietly, type View } from "./observe.js";
 
 type Method = (params: unknown, ...rest: unknown[]) => unknown;
 type Models = Record<string, unknown> & Record<symbol, unknown>;
@@ -58,7 +58,7 @@ function patch(models: Models, method: string, observe: typeof observeReply, opt
     try {
       result = (original as Method).call(self, params, ...rest);
     } catch (err) {
-      call.fail(err);
+      quietly(() => call.fail(err));
       throw err;
     }
     return observe(call, result, withoutTransport);

@@ -26,21 +26,36 @@ function isThenable(v: unknown): v is Thenable {
   return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
 }
 
+/**
+ * Run a recording step; a failure of the recorder itself is swallowed. The side
+ * branches below are promises nobody awaits: anything thrown there would be an
+ * unhandled rejection in the host, and tracing never throws into it.
+ */
+export function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The run may lack its end; the caller's call is unaffected.
+  }
+}
+
+function complete(call: LlmCall, value: unknown, view?: View): void {
+  try {
+    call.completeWith(view ? view(value) : value);
+  } catch (err) {
+    quietly(() => call.fail(err));
+  }
+}
+
 /** Watch a promise of a whole reply. Returns `promise` itself. */
 export function observeReply<T>(call: LlmCall, promise: T, view?: View): T {
   if (!isThenable(promise)) {
-    call.completeWith(view ? view(promise) : promise);
+    complete(call, promise, view);
     return promise;
   }
   promise.then(
-    (value) => {
-      try {
-        call.completeWith(view ? view(value) : value);
-      } catch (err) {
-        call.fail(err);
-      }
-    },
-    (err) => call.fail(err),
+    (value) => complete(call, value, view),
+    (err) => quietly(() => call.fail(err)),
   );
   return promise;
 }
@@ -69,21 +84,23 @@ export function instrumentIterator(call: LlmCall, it: unknown, view?: View): voi
   }
 }
 
+function instrument(call: LlmCall, it: unknown, view?: View): void {
+  try {
+    instrumentIterator(call, it, view);
+  } catch (err) {
+    quietly(() => call.fail(err));
+  }
+}
+
 /** Watch a promise of an async iterator (a stream). Returns `promise` itself. */
 export function observeStream<T>(call: LlmCall, promise: T, view?: View): T {
   if (!isThenable(promise)) {
-    instrumentIterator(call, promise, view);
+    instrument(call, promise, view);
     return promise;
   }
   promise.then(
-    (it) => {
-      try {
-        instrumentIterator(call, it, view);
-      } catch (err) {
-        call.fail(err);
-      }
-    },
-    (err) => call.fail(err),
+    (it) => instrument(call, it, view),
+    (err) => quietly(() => call.fail(err)),
   );
   return promise;
 }
