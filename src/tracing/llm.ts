@@ -199,7 +199,11 @@ export class LlmCall {
         res = { messages: [] };
         error ??= err;
       }
-      this.complete(res, error);
+      try {
+        this.complete(res, error);
+      } catch {
+        // Recording failed (the writer threw): the caller's stream is theirs, and goes on.
+      }
     };
     return {
       next: (...args: [] | [unknown]) =>

@@ -10,6 +10,7 @@ import { wrapGemini, traceable } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/client.js";
 import { openStore, type SqliteRunStore, type StoredRun } from "../../src/store/index.js";
 import { validate } from "../../src/format/validate.js";
+import type { RunWriter } from "../../src/run/writer.js";
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 import { tempDir } from "../helpers/runs.js";
 
@@ -271,6 +272,39 @@ describe("wrapGemini: wrapping", () => {
       if (prev === undefined) delete process.env.TRACEPIPE_TRACING;
       else process.env.TRACEPIPE_TRACING = prev;
     }
+  });
+
+  it("never throws into the caller when recording fails: the calls still return what the SDK returned", async () => {
+    server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") }, { sse: fixture("gemini-stream.json"), bare: true });
+    const broken: RunWriter = {
+      createRun: () => {
+        throw new Error("writer down");
+      },
+      updateRun: () => {
+        throw new Error("writer down");
+      },
+    };
+    const failingAtEnd: RunWriter = {
+      createRun: () => {},
+      updateRun: () => {
+        throw new Error("writer down");
+      },
+    };
+    expect((await wrapGemini(genai(), { client: broken }).models.generateContent(ask)).text).toBe("Paris is 18°C and rainy.");
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const ai = wrapGemini(genai(), { client: failingAtEnd });
+      expect((await ai.models.generateContent(ask)).text).toBe("Paris is 18°C and rainy.");
+      let text = "";
+      for await (const chunk of await ai.models.generateContentStream(ask)) text += chunk.text ?? "";
+      expect(text).toBe("Bonjour ! Comment allez-vous ?");
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
   });
 
   it("rejects what is not a Gemini client with a TypeError", () => {
