@@ -1,5 +1,5 @@
 /**
- * The shared core of wrapOpenAI and wrapAnthropic: one vendor call becomes one
+ * The shared core of wrapOpenAI, wrapAnthropic and wrapGemini: one vendor call becomes one
  * `llm` run whose inputs and outputs are native messages (via the adapters),
  * with trace_provider / trace_model_name, invocation params, usage (reported,
  * else estimated) and, for streams, a `new_token` event at the first token.
@@ -12,6 +12,8 @@
  * - a Stream's `iterator` factory is wrapped, so every way of reading it
  *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
  *   each chunk through one accumulator.
+ * SDKs that return plain Promises and async generators (Gemini) use
+ * `completeWith` and `wrapIterator` through observe.ts instead.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
 import type { RunWriter } from "../run/writer.js";
@@ -25,7 +27,7 @@ export interface WrapOptions {
   /** Where runs go; the default client otherwise. */
   client?: RunWriter;
   project?: string;
-  /** Run name. Default `ChatOpenAI` / `ChatAnthropic`. */
+  /** Run name. Default `ChatOpenAI` / `ChatAnthropic` / `ChatGoogleGenerativeAI`. */
   name?: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
