@@ -57,9 +57,9 @@ export function detect(payload: unknown): PayloadKind | null {
       const { request, response } = payload;
       const hasReq = request !== undefined && request !== null;
       const hasRes = response !== undefined && response !== null;
-      const reqOk = !hasReq || isRequest(request);
-      const resOk = !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response));
-      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
+      // Other vendors' pairs are most of what is asked about: the request settles it before the response is looked at.
+      if ((!hasReq && !hasRes) || (hasReq && !isRequest(request))) return null;
+      return !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response)) ? "pair" : null;
     }
     if (isResponse(payload)) return "response";
     return isRequest(payload) ? "request" : null;
