@@ -64,6 +64,6 @@ describe("format detection", () => {
 
   it("honours an explicit format and rejects an unknown one", () => {
     expect(normalize({ messages: [{ role: "user", content: "x" }] }, { format: "anthropic-messages" }).format).toBe("anthropic-messages");
-    expect(() => normalize({}, { format: "gemini" })).toThrow(/unknown format "gemini"/);
+    expect(() => normalize({}, { format: "cohere-chat" })).toThrow(/unknown format "cohere-chat"/);
   });
 });

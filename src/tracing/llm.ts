@@ -1,5 +1,5 @@
 /**
- * The shared core of wrapOpenAI and wrapAnthropic: one vendor call becomes one
+ * The shared core of wrapOpenAI, wrapAnthropic and wrapGemini: one vendor call becomes one
  * `llm` run whose inputs and outputs are native messages (via the adapters),
  * with trace_provider / trace_model_name, invocation params, usage (reported,
  * else estimated) and, for streams, a `new_token` event at the first token.
@@ -12,6 +12,8 @@
  * - a Stream's `iterator` factory is wrapped, so every way of reading it
  *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
  *   each chunk through one accumulator.
+ * SDKs that return plain Promises and async generators (Gemini) use
+ * `completeWith` and `wrapIterator` through observe.ts instead.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
 import type { RunWriter } from "../run/writer.js";
@@ -25,7 +27,7 @@ export interface WrapOptions {
   /** Where runs go; the default client otherwise. */
   client?: RunWriter;
   project?: string;
-  /** Run name. Default `ChatOpenAI` / `ChatAnthropic`. */
+  /** Run name. Default `ChatOpenAI` / `ChatAnthropic` / `ChatGoogleGenerativeAI`. */
   name?: string;
   tags?: string[];
   metadata?: Record<string, unknown>;
@@ -153,14 +155,7 @@ export class LlmCall {
       promise,
       (value) => {
         if (streaming) this.instrument(value as StreamLike);
-        else {
-          try {
-            this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-          } catch (err) {
-            this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-            this.done = true;
-          }
-        }
+        else this.completeWith(value);
       },
       (err) => this.fail(err),
     );
@@ -175,7 +170,25 @@ export class LlmCall {
     };
   }
 
-  private wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> {
+  /**
+   * A whole (non-streamed) reply, for SDKs that hand back plain values (see
+   * observe.ts): normalized once; a reply the adapter cannot read is kept raw with the reason.
+   */
+  completeWith(value: unknown): void {
+    try {
+      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
+    } catch (err) {
+      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+      this.done = true;
+    }
+  }
+
+  /**
+   * An iterator whose chunks pass through one stream accumulator on their way
+   * to the caller, unchanged. `view` is what the run sees of a chunk (an SDK may
+   * attach transport details, like response headers, that a run must not hold).
+   */
+  wrapIterator(it: AsyncIterator<unknown>, view?: (chunk: unknown) => unknown): AsyncIterator<unknown> {
     const acc: StreamAccumulator = this.adapter.createStreamAccumulator({ request: this.body });
     const run = this.run;
     const chunkEvents = this.opts.chunkEvents === true;
@@ -188,7 +201,11 @@ export class LlmCall {
         res = { messages: [] };
         error ??= err;
       }
-      this.complete(res, error);
+      try {
+        this.complete(res, error);
+      } catch {
+        // Recording failed (the writer threw): the caller's stream is theirs, and goes on.
+      }
     };
     return {
       next: (...args: [] | [unknown]) =>
@@ -197,14 +214,14 @@ export class LlmCall {
             if (step.done) settle();
             else {
               try {
-                if (acc.push(step.value) && !firstToken) {
+                if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
                   firstToken = true;
                   run.addEvent("new_token", undefined, nowMicros());
                 }
               } catch {
                 // A chunk we cannot fold is the caller's business, not a reason to break their stream.
               }
-              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(step.value) });
+              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(view ? view(step.value) : step.value) });
             }
             return step;
           },

@@ -30,7 +30,14 @@ const looseItem = fc.record({ type: fc.constantFrom("message", "function_call", 
 const looseResponses = fc.oneof(fc.record({ model: fc.jsonValue(), instructions: fc.jsonValue(), input: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()) }, { requiredKeys: ["input"] }), fc.record({ object: fc.constant("response"), output: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()), usage: fc.jsonValue(), model: fc.jsonValue() }));
 const response = fc.record({ object: fc.constantFrom("chat.completion", "x"), type: fc.constantFrom("message", "y"), role: fc.jsonValue(), choices: fc.oneof(fc.array(fc.record({ message: fc.oneof(message, fc.jsonValue()), index: fc.jsonValue(), finish_reason: fc.jsonValue() }), { maxLength: 3 }), fc.jsonValue()), content: fc.oneof(fc.array(part, { maxLength: 4 }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "prompt_tokens_details"), fc.jsonValue()), fc.jsonValue()), usage_metadata: fc.jsonValue() });
 const event = fc.record({ type: fc.constantFrom("message_start", "content_block_start", "content_block_delta", "message_delta", "error", "ping", "response.created", "response.output_item.added", "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.output_item.done", "response.completed"), index: fc.jsonValue(), delta: fc.jsonValue(), content_block: fc.jsonValue(), output_index: fc.oneof(fc.nat(2), fc.jsonValue()), content_index: fc.jsonValue(), item: fc.jsonValue(), response: fc.jsonValue(), message: fc.jsonValue(), usage: fc.jsonValue(), object: fc.constantFrom("chat.completion.chunk"), choices: fc.jsonValue() }, { requiredKeys: ["type"] });
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// Gemini-shaped: Content/Part objects whose fields take arbitrary values.
+const looseGeminiPart = fc.oneof(fc.record({ text: fc.jsonValue(), thought: fc.jsonValue(), thoughtSignature: fc.jsonValue(), inlineData: fc.jsonValue(), fileData: fc.jsonValue(), functionCall: fc.jsonValue(), functionResponse: fc.jsonValue(), executableCode: fc.jsonValue(), codeExecutionResult: fc.jsonValue(), toolCall: fc.jsonValue(), toolResponse: fc.jsonValue() }, { requiredKeys: [] }), fc.jsonValue());
+const looseGeminiContent = fc.record({ role: fc.oneof(fc.constantFrom("user", "model", "function"), fc.jsonValue()), parts: fc.oneof(fc.array(looseGeminiPart, { maxLength: 4 }), fc.jsonValue()) }, { requiredKeys: [] });
+const looseGemini = fc.oneof(
+  fc.record({ model: fc.jsonValue(), contents: fc.oneof(fc.array(fc.oneof(looseGeminiContent, looseGeminiPart), { maxLength: 4 }), looseGeminiPart, fc.jsonValue()), systemInstruction: fc.jsonValue(), config: fc.jsonValue() }, { requiredKeys: ["contents"] }),
+  fc.record({ candidates: fc.oneof(fc.array(fc.record({ content: fc.oneof(looseGeminiContent, fc.jsonValue()), index: fc.jsonValue(), finishReason: fc.jsonValue() }, { requiredKeys: [] }), { maxLength: 3 }), fc.jsonValue()), usageMetadata: fc.jsonValue(), modelVersion: fc.jsonValue(), promptFeedback: fc.jsonValue() }, { requiredKeys: [] }),
+);
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -240,6 +247,29 @@ const respStream = fc
     ...final.output.flatMap((item, i) => [{ type: "response.output_item.added", output_index: i, item: { ...item, status: "in_progress" } }, ...deltas.map((d) => ({ ...d, output_index: i, item_id: "x" })), { type: "response.output_item.done", output_index: i, item }]),
     ...(complete ? [{ type: "response.completed", response: final }] : []),
   ]);
+// Gemini shapes (@google/genai types): parts, contents, responses, chunk streams.
+const gName = fc.constantFrom("get_weather", "get_time", "f");
+const geminiPart = fc.oneof(
+  fc.record({ text: str, thought: fc.boolean(), thoughtSignature: str }, { requiredKeys: ["text"] }),
+  fc.record({ inlineData: fc.record({ mimeType: fc.constantFrom("image/png", "audio/wav", "video/mp4", "application/pdf"), data: str, displayName: str }, { requiredKeys: ["data"] }), videoMetadata: fc.record({ startOffset: fc.constant("1s") }) }, { requiredKeys: ["inlineData"] }),
+  fc.record({ fileData: fc.record({ fileUri: fc.constant("https://x.test/f"), mimeType: fc.constantFrom("image/png", "video/*", "text/plain") }, { requiredKeys: ["fileUri"] }) }),
+  fc.record({ functionCall: fc.record({ id: ids, name: gName, args: fc.dictionary(str, fc.jsonValue(), { maxKeys: 2 }) }, { requiredKeys: ["name"] }), thoughtSignature: str }, { requiredKeys: ["functionCall"] }),
+  fc.record({ functionResponse: fc.record({ id: ids, name: gName, response: fc.oneof(fc.record({ output: fc.jsonValue() }), fc.record({ error: fc.jsonValue() })), parts: fc.array(fc.record({ inlineData: fc.record({ mimeType: fc.constant("image/png"), data: str }) }), { maxLength: 1 }) }, { requiredKeys: ["name"] }) }),
+  fc.record({ executableCode: fc.record({ id: ids, language: fc.constant("PYTHON"), code: str }, { requiredKeys: ["code"] }) }),
+  fc.record({ codeExecutionResult: fc.record({ id: ids, outcome: fc.constantFrom("OUTCOME_OK", "OUTCOME_FAILED"), output: str }, { requiredKeys: ["outcome"] }) }),
+  fc.record({ toolCall: fc.record({ id: ids, toolType: fc.constant("GOOGLE_SEARCH_WEB"), args: fc.constant({ q: "x" }) }, { requiredKeys: [] }) }),
+  fc.record({ toolResponse: fc.record({ id: ids, toolType: fc.constant("GOOGLE_SEARCH_WEB"), response: fc.jsonValue() }, { requiredKeys: [] }) }),
+  fc.record({ brandNewPart: fc.jsonValue() }),
+  str,
+);
+const geminiContent = fc.record({ role: fc.constantFrom("user", "model", "function"), parts: fc.array(geminiPart, { maxLength: 4 }) }, { requiredKeys: ["parts"] });
+const geminiRequest = fc.oneof(
+  fc.record({ model: fc.constantFrom("gemini-2.5-flash", "models/gemini-2.0-flash"), contents: fc.array(geminiContent, { maxLength: 4 }), systemInstruction: fc.record({ parts: fc.array(geminiPart, { maxLength: 2 }) }), generationConfig: fc.record({ temperature: fc.double({ min: 0, max: 2, noNaN: true }) }) }, { requiredKeys: ["contents"] }),
+  fc.record({ model: fc.constant("gemini-2.5-flash"), contents: fc.oneof(str, geminiPart, fc.array(geminiPart, { maxLength: 3 }), geminiContent), config: fc.record({ systemInstruction: fc.oneof(str, geminiPart), temperature: fc.double({ min: 0, max: 2, noNaN: true }) }, { requiredKeys: [] }) }),
+);
+const geminiUsage = fc.record({ promptTokenCount: fc.nat(1000), candidatesTokenCount: fc.nat(1000), thoughtsTokenCount: fc.nat(1000), cachedContentTokenCount: fc.nat(100), toolUsePromptTokenCount: fc.nat(100), totalTokenCount: fc.nat(3000), promptTokensDetails: fc.constant([{ modality: "TEXT", tokenCount: 1 }]) }, { requiredKeys: [] });
+const geminiResponse = fc.record({ candidates: fc.array(fc.record({ content: fc.record({ role: fc.constant("model"), parts: fc.array(geminiPart, { maxLength: 4 }) }), finishReason: fc.constantFrom("STOP", "MAX_TOKENS", "SAFETY"), index: fc.nat(2), safetyRatings: fc.constant([]) }, { requiredKeys: ["content"] }), { maxLength: 2 }), usageMetadata: geminiUsage, modelVersion: fc.constantFrom("gemini-2.5-flash", "models/gemini-2.5-pro"), responseId: str, promptFeedback: fc.record({ blockReason: fc.constant("SAFETY") }) }, { requiredKeys: ["candidates"] });
+const geminiStream = fc.array(geminiResponse, { minLength: 1, maxLength: 4 });
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -253,6 +283,7 @@ const accepted = fc.oneof(
   openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
   respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
+  geminiRequest, geminiResponse, geminiStream, fc.record({ request: geminiRequest, response: fc.oneof(geminiResponse, geminiStream) }),
   nativeRecord, anyPayload,
 );
 

@@ -1,6 +1,6 @@
 /**
  * A loopback server that replays recorded-style vendor responses to the real
- * `openai` and `@anthropic-ai/sdk` clients: JSON bodies, SSE streams (with
+ * `openai`, `@anthropic-ai/sdk` and `@google/genai` clients: JSON bodies, SSE streams (with
  * optional delays between events), error statuses, and streams that break off.
  *
  *   const server = await startReplayServer();
@@ -10,6 +10,7 @@
  *   server.push({ sse: events, named: true });               // the same, for Responses API events
  *   server.push({ status: 400, json: { error: {...} } });
  *   server.push({ sse: chunks, breakAfter: 2 });             // close the socket after 2 events
+ *   server.push({ sse: chunks, bare: true });                // Gemini: `data:` lines only, no `[DONE]`
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -28,6 +29,8 @@ export interface Scripted {
   anthropic?: boolean;
   /** The same framing for the OpenAI Responses API stream (`event: response.output_text.delta` ...). */
   named?: boolean;
+  /** Gemini framing (`:streamGenerateContent?alt=sse`): `data:` lines only, and no `[DONE]` (the SDK parses every data line as JSON). */
+  bare?: boolean;
   delayMs?: number;
   breakAfter?: number;
   headers?: Record<string, string>;
@@ -77,7 +80,7 @@ export async function startReplayServer(): Promise<ReplayServer> {
         i++;
         if (next.delayMs) await new Promise((r) => setTimeout(r, next.delayMs));
       }
-      if (!named) res.write("data: [DONE]\n\n");
+      if (!named && !next.bare) res.write("data: [DONE]\n\n");
       res.end();
       return;
     }

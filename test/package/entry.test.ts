@@ -17,7 +17,7 @@ describe("the main entry", () => {
     // zod ships pre-bundled in dist/vendor (scripts/build.mjs): no package from node_modules at all.
     expect(packages).toEqual([]);
     expect(files.some((f) => f.endsWith("/dist/vendor/zod.js"))).toBe(true);
-    for (const name of ["traceable", "getCurrentRun", "wrapOpenAI", "wrapAnthropic", "flush", "Client", "getDefaultClient", "setDefaultClient", "normalize", "detectFormat", "validate", "ValidationError", "TracepipeError"]) expect(exports).toContain(name);
+    for (const name of ["traceable", "getCurrentRun", "wrapOpenAI", "wrapAnthropic", "wrapGemini", "flush", "Client", "getDefaultClient", "setDefaultClient", "normalize", "detectFormat", "validate", "ValidationError", "TracepipeError"]) expect(exports).toContain(name);
     // The rest lives under subpaths.
     for (const name of ["createCollector", "openStore", "backfill", "Deployments", "TraceSpanProcessor", "RedisRateLimiter", "freeEncoders", "vetWebhookUrl"]) expect(exports).not.toContain(name);
   });
@@ -77,6 +77,7 @@ describe("subpaths", () => {
       "tracepipe/control": ["Deployments", "DeploymentCreateRequest", "loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
       "tracepipe/ratelimit": ["MemoryRateLimiter", "RedisRateLimiter", "RATE_LIMITS"],
       "tracepipe/adapters/openai-chat": ["normalize", "openaiChat"],
+      "tracepipe/adapters/gemini": ["normalize", "gemini"],
     };
     for (const [specifier, names] of Object.entries(expected)) {
       const { exports, packages } = probe(specifier);

@@ -1,0 +1,69 @@
+/**
+ * Structural recognition of Gemini generateContent payloads. Never throws.
+ * No other adapter's shapes overlap: a request has `contents` (never
+ * `messages` or `input`), a response has a `candidates` array (or, when the
+ * prompt was blocked, `promptFeedback` with `usageMetadata`), and a stream is
+ * an array of such responses. The chat adapters need `messages` / `choices`,
+ * Responses needs `input` / `output`, and Anthropic needs typed events.
+ */
+import type { PayloadKind } from "../types.js";
+import { isObj } from "../common/guards.js";
+
+const PART_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thought", "toolCall", "toolResponse"];
+
+function isPartLike(v: unknown): boolean {
+  if (typeof v === "string") return true;
+  if (!isObj(v)) return false;
+  for (const k of PART_KEYS) if (k in v) return true;
+  return false;
+}
+
+function isContentLike(v: unknown): boolean {
+  return isObj(v) && (Array.isArray(v.parts) || typeof v.role === "string");
+}
+
+export function isRequest(v: unknown): boolean {
+  if (!isObj(v) || "messages" in v || "input" in v || "prompt" in v) return false;
+  const c = v.contents;
+  if (typeof c === "string") return true;
+  if (Array.isArray(c)) {
+    // The first few elements decide; normalizing checks them all.
+    const n = Math.min(c.length, 4);
+    for (let i = 0; i < n; i++) if (!isContentLike(c[i]) && !isPartLike(c[i])) return false;
+    return c.length > 0 || typeof v.model === "string" || "generationConfig" in v || "config" in v;
+  }
+  return isContentLike(c) || isPartLike(c);
+}
+
+export function isResponse(v: unknown): boolean {
+  if (!isObj(v) || "choices" in v || "output" in v || "type" in v || "object" in v) return false;
+  if (Array.isArray(v.candidates)) return true;
+  return isObj(v.usageMetadata) && (isObj(v.promptFeedback) || typeof v.modelVersion === "string" || typeof v.responseId === "string");
+}
+
+const STREAM_PROBE = 4;
+export function isStream(v: unknown[]): boolean {
+  if (v.length === 0) return false;
+  const n = Math.min(v.length, STREAM_PROBE);
+  for (let i = 0; i < n; i++) if (!isResponse(v[i])) return false;
+  return true;
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const { request, response } = payload;
+      const hasReq = request !== undefined && request !== null;
+      const hasRes = response !== undefined && response !== null;
+      // Other vendors' pairs are most of what is asked about: the request settles it before the response is looked at.
+      if ((!hasReq && !hasRes) || (hasReq && !isRequest(request))) return null;
+      return !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response)) ? "pair" : null;
+    }
+    if (isResponse(payload)) return "response";
+    return isRequest(payload) ? "request" : null;
+  } catch {
+    return null;
+  }
+}

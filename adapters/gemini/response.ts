@@ -1,0 +1,66 @@
+/**
+ * Gemini GenerateContentResponse -> one assistant message per candidate.
+ * Candidate fields (`finishReason`, `safetyRatings`, `citationMetadata`,
+ * `groundingMetadata`, `index`, logprobs, ...) go to that message's extras;
+ * response fields (`responseId`, `promptFeedback`, ...) to the first message's,
+ * with `usage_metadata`. `modelVersion` is the model. A response without
+ * candidates (a blocked prompt) is one empty assistant message carrying
+ * `promptFeedback`, so the block reason and the usage are not lost.
+ */
+import type { ResponseResult } from "../types.js";
+import type { ContentBlock, Message } from "../../src/format/schema.js";
+import { expectArray, expectObj, isObj, leftovers } from "../common/guards.js";
+import { withUnmapped, type Unmapped } from "../common/content.js";
+import { CallIds, partToNative } from "./parts.js";
+import { modelName } from "./request.js";
+import { normalizeUsage } from "./usage.js";
+
+const K_RESPONSE = new Set(["candidates", "usageMetadata", "modelVersion"]);
+const K_CANDIDATE = new Set(["content"]);
+const K_CONTENT = new Set(["role", "parts"]);
+
+function candidateMessage(raw: unknown, i: number): Message {
+  const loc = ["candidates", i];
+  const cand = expectObj(raw, loc);
+  const ids = new CallIds(`c${i}_`);
+  const content: ContentBlock[] = [];
+  const unmapped: Unmapped[] = [];
+  let extras = leftovers(cand, K_CANDIDATE);
+  if (cand.content !== undefined && cand.content !== null) {
+    const c = expectObj(cand.content, loc, "content");
+    const parts = c.parts === undefined || c.parts === null ? [] : expectArray(c.parts, [...loc, "content"], "parts");
+    for (let pi = 0; pi < parts.length; pi++) {
+      const r = partToNative(parts[pi], [...loc, "content", "parts", pi], `${pi}`, ids);
+      // A function response is the caller's, never the model's output: kept whole, not invented into a reply.
+      if (r && "blocks" in r) for (const b of r.blocks) content.push(b);
+      else unmapped.push({ index: pi, part: parts[pi] });
+    }
+    const cex = leftovers(c, K_CONTENT);
+    if (cex) extras = { ...extras, ...cex };
+    if (c.role !== undefined && c.role !== null && c.role !== "model") extras = { ...extras, vendor_role: c.role };
+  }
+  const msg: Message = { role: "assistant", content };
+  const ex = withUnmapped(extras, unmapped);
+  if (ex) msg.extras = ex;
+  return msg;
+}
+
+export function normalizeResponse(response: unknown): ResponseResult {
+  const r = expectObj(response, []);
+  const cands = r.candidates === undefined || r.candidates === null ? [] : expectArray(r.candidates, ["candidates"]);
+  const messages = cands.map((c, i) => candidateMessage(c, i));
+  if (messages.length === 0) messages.push({ role: "assistant", content: [] });
+  const first = messages[0]!;
+  const top = leftovers(r, K_RESPONSE);
+  if (top) first.extras = { ...top, ...first.extras };
+  const usage = normalizeUsage(r.usageMetadata, ["usageMetadata"]);
+  if (usage) first.usage_metadata = usage;
+  const result: ResponseResult = { messages, trace_provider: "google" };
+  const model = modelName(r.modelVersion);
+  if (model !== undefined) result.trace_model_name = model;
+  if (usage) result.usage_metadata = usage;
+  const c0 = cands[0];
+  const stop = isObj(c0) && typeof c0.finishReason === "string" ? c0.finishReason : isObj(r.promptFeedback) && typeof r.promptFeedback.blockReason === "string" ? r.promptFeedback.blockReason : undefined;
+  if (stop !== undefined) result.stop_reason = stop;
+  return result;
+}

@@ -1,0 +1,106 @@
+/**
+ * Observation for SDKs that return plain Promises and async generators (the
+ * `@google/genai` client), where llm.ts's hooks for OpenAI's and Anthropic's
+ * APIPromise / Stream do not apply. The caller still gets exactly what the
+ * SDK returned:
+ * - a whole reply: the same promise object; the run watches it from a side
+ *   branch that handles its own rejection, so the caller's handling (or lack of
+ *   it) is unchanged;
+ * - a stream (a promise of an async iterator): the same promise, resolving to
+ *   the same iterator object, whose `next` / `return` / `throw` are replaced on
+ *   that object before the caller can reach it (our reaction is registered
+ *   first, so it runs first). Every way of reading it (`for await`, manual
+ *   `next()`, `break`) goes through one accumulator; each chunk reaches the
+ *   caller as the SDK yielded it.
+ */
+import type { LlmCall } from "./llm.js";
+
+/** What the run sees of a reply or chunk (transport details removed); the caller's value is never touched. */
+export type View = (value: unknown) => unknown;
+
+interface Thenable {
+  then(onValue: (v: unknown) => void, onError: (e: unknown) => void): unknown;
+}
+
+function isThenable(v: unknown): v is Thenable {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
+}
+
+/**
+ * Run a recording step; a failure of the recorder itself is swallowed. The side
+ * branches below are promises nobody awaits: anything thrown there would be an
+ * unhandled rejection in the host, and tracing never throws into it.
+ */
+export function quietly(fn: () => void): void {
+  try {
+    fn();
+  } catch {
+    // The run may lack its end; the caller's call is unaffected.
+  }
+}
+
+function complete(call: LlmCall, value: unknown, view?: View): void {
+  try {
+    call.completeWith(view ? view(value) : value);
+  } catch (err) {
+    quietly(() => call.fail(err));
+  }
+}
+
+/** Watch a promise of a whole reply. Returns `promise` itself. */
+export function observeReply<T>(call: LlmCall, promise: T, view?: View): T {
+  if (!isThenable(promise)) {
+    complete(call, promise, view);
+    return promise;
+  }
+  promise.then(
+    (value) => complete(call, value, view),
+    (err) => quietly(() => call.fail(err)),
+  );
+  return promise;
+}
+
+interface IteratorLike {
+  next: (...args: [] | [unknown]) => Promise<IteratorResult<unknown>>;
+  return?: (value?: unknown) => Promise<IteratorResult<unknown>>;
+  throw?: (err?: unknown) => Promise<IteratorResult<unknown>>;
+}
+
+/** Route an async iterator's methods, on the object itself, through the call's accumulator. */
+export function instrumentIterator(call: LlmCall, it: unknown, view?: View): void {
+  const target = it as IteratorLike | null | undefined;
+  if (typeof target?.next !== "function") {
+    call.fail(new TypeError("the SDK's stream is not an async iterator"));
+    return;
+  }
+  const inner: AsyncIterator<unknown> = {
+    next: target.next.bind(target),
+    return: typeof target.return === "function" ? target.return.bind(target) : undefined,
+    throw: typeof target.throw === "function" ? target.throw.bind(target) : undefined,
+  };
+  const wrapped = call.wrapIterator(inner, view);
+  for (const k of ["next", "return", "throw"] as const) {
+    Object.defineProperty(target, k, { value: wrapped[k], writable: true, configurable: true, enumerable: false });
+  }
+}
+
+function instrument(call: LlmCall, it: unknown, view?: View): void {
+  try {
+    instrumentIterator(call, it, view);
+  } catch (err) {
+    quietly(() => call.fail(err));
+  }
+}
+
+/** Watch a promise of an async iterator (a stream). Returns `promise` itself. */
+export function observeStream<T>(call: LlmCall, promise: T, view?: View): T {
+  if (!isThenable(promise)) {
+    instrument(call, promise, view);
+    return promise;
+  }
+  promise.then(
+    (it) => instrument(call, it, view),
+    (err) => quietly(() => call.fail(err)),
+  );
+  return promise;
+}
