@@ -53,6 +53,15 @@ function isAbort(err: unknown): boolean {
   return name === "AbortError" || name === "APIUserAbortError";
 }
 
+/** Recording a call must never change what the caller gets: a recorder that throws is ignored. */
+function quietly(fn: (v: unknown) => void, v: unknown): void {
+  try {
+    fn(v);
+  } catch {
+    // the run is lost, the caller's result is not
+  }
+}
+
 /**
  * Watch an APIPromise without changing what the caller gets: `onValue` sees the
  * parsed result when (and only when) the caller's code parses it, once;
@@ -70,17 +79,17 @@ export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void
     seen = true;
     return Promise.resolve(parsed).then(
       (value) => {
-        onValue(value);
+        quietly(onValue, value);
         return value;
       },
       (err) => {
-        onError(err);
+        quietly(onError, err);
         throw err;
       },
     );
   };
   // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-  p.responsePromise.then(undefined, onError);
+  p.responsePromise.then(undefined, (err) => quietly(onError, err));
   return promise;
 }
 

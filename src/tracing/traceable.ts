@@ -65,6 +65,22 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
+let writerWarned = false;
+
+/**
+ * A writer is user-replaceable (`client` option): one that throws loses its run,
+ * never the traced call. Said once per process, so a broken writer is noticed.
+ */
+function guarded(write: () => void): void {
+  try {
+    write();
+  } catch (err) {
+    if (writerWarned) return;
+    writerWarned = true;
+    process.emitWarning(`tracepipe: a run could not be handed to its writer (${errorText(err)}); the traced call went on untraced`, "TracepipeWarning");
+  }
+}
+
 /** Start a run under the current one (or as a root), post it, and hand back how to finish it. */
 export function startRun(
   writer: RunWriter,
@@ -74,7 +90,7 @@ export function startRun(
   const parent = runContext.getStore();
   const spec = { name: init.name, run_type: init.run_type, inputs: init.inputs, metadata: init.metadata, tags: init.tags, session_name: init.project };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
-  writer.createRun(run.toRun());
+  guarded(() => writer.createRun(run.toRun()));
   return {
     run,
     finish(outputs, error, prepare) {
@@ -90,7 +106,7 @@ export function startRun(
       run.end(out, error === undefined ? undefined : errorText(error));
       // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
       const metadata = { ...run.metadata };
-      writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } }, prepare ? { prepare: () => prepare(metadata) } : undefined);
+      guarded(() => writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } }, prepare ? { prepare: () => prepare(metadata) } : undefined));
     },
   };
 }

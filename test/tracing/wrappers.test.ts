@@ -173,6 +173,34 @@ describe("wrapOpenAI", () => {
     expect(JSON.stringify(writer.calls)).not.toMatch(/authorization/i);
   });
 
+  it("never changes what the caller gets when the run writer throws, streamed or not", async () => {
+    server.push(...[1, 2, 3].map(() => ({ json: fixture("openai-completion.json") })), { sse: fixture("openai-stream.json") });
+    const plain = await openai().chat.completions.create(ask);
+    const throwing = (at: "create" | "update") => ({
+      createRun: () => {
+        if (at === "create") throw new Error("writer down");
+      },
+      updateRun: () => {
+        throw new Error("writer down");
+      },
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown) => unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      expect(await wrapOpenAI(openai(), { client: throwing("create") }).chat.completions.create(ask)).toEqual(plain);
+      const client = wrapOpenAI(openai(), { client: throwing("update") });
+      expect(await client.chat.completions.create(ask)).toEqual(plain);
+      let text = "";
+      for await (const chunk of await client.chat.completions.create({ ...ask, stream: true })) text += chunk.choices[0]?.delta?.content ?? "";
+      expect(text.length).toBeGreaterThan(0);
+      await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+  });
+
   it("redacts with processInputs and processOutputs", async () => {
     server.push({ json: fixture("openai-completion.json") });
     const wrapped = wrapOpenAI(openai(), { client: writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
