@@ -10,10 +10,17 @@
  *   server.push({ sse: events, named: true });               // the same, for Responses API events
  *   server.push({ status: 400, json: { error: {...} } });
  *   server.push({ sse: chunks, breakAfter: 2 });             // close the socket after 2 events
+ *   server.push({ sse: events, eventstream: true });         // Bedrock ConverseStream: binary event-stream frames
+ *
+ * `startReplayServer({ http2: true })` speaks HTTP/2 over cleartext (prior
+ * knowledge), which is what the AWS SDK's default handler for Bedrock Runtime
+ * (NodeHttp2Handler) uses against an `http://` endpoint.
  */
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
+import { constants as h2, createServer as createH2Server, type Http2ServerResponse, type Http2Session } from "node:http2";
 import type { AddressInfo } from "node:net";
 import { readFileSync } from "node:fs";
+import { EventStreamCodec } from "@smithy/eventstream-codec";
 
 /** A recorded-style vendor payload from test/fixtures/replay. */
 export function fixture(name: string): any {
@@ -28,9 +35,36 @@ export interface Scripted {
   anthropic?: boolean;
   /** The same framing for the OpenAI Responses API stream (`event: response.output_text.delta` ...). */
   named?: boolean;
+  /**
+   * AWS event-stream framing (`application/vnd.amazon.eventstream`), as Bedrock's
+   * ConverseStream answers: each element is a union object `{member: payload}`,
+   * sent as one binary frame with `:event-type: member` and the payload as JSON;
+   * a member named `*Exception` is sent as an exception frame, as the service does.
+   */
+  eventstream?: boolean;
   delayMs?: number;
   breakAfter?: number;
   headers?: Record<string, string>;
+}
+
+// The codec only needs UTF-8 both ways; Node's own encoder and decoder do that.
+const codec = new EventStreamCodec(
+  (bytes) => new TextDecoder().decode(bytes),
+  (text) => new TextEncoder().encode(text),
+);
+
+/** One `{member: payload}` event as an AWS event-stream frame. */
+function eventFrame(ev: Record<string, unknown>): Uint8Array {
+  const [member, payload] = Object.entries(ev)[0] ?? ["unknown", {}];
+  const kind = member.endsWith("Exception") ? "exception" : "event";
+  return codec.encode({
+    headers: {
+      ":message-type": { type: "string", value: kind },
+      [kind === "exception" ? ":exception-type" : ":event-type"]: { type: "string", value: member },
+      ":content-type": { type: "string", value: "application/json" },
+    },
+    body: new TextEncoder().encode(JSON.stringify(payload)),
+  });
 }
 
 export interface Recorded {
@@ -47,10 +81,16 @@ export interface ReplayServer {
   close(): Promise<void>;
 }
 
-export async function startReplayServer(): Promise<ReplayServer> {
+/** Cut the response off mid-stream: the HTTP/1.1 socket, or the HTTP/2 stream alone (the session lives on, as with a real server). */
+function breakOff(res: ServerResponse | Http2ServerResponse): void {
+  if ("stream" in res && res.stream) res.stream.close(h2.NGHTTP2_INTERNAL_ERROR);
+  else breakOff(res);
+}
+
+export async function startReplayServer(opts: { http2?: boolean } = {}): Promise<ReplayServer> {
   const script: Scripted[] = [];
   const requests: Recorded[] = [];
-  const server: Server = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const text = Buffer.concat(chunks).toString("utf8");
@@ -61,6 +101,22 @@ export async function startReplayServer(): Promise<ReplayServer> {
       res.end(JSON.stringify({ error: { message: "replay server: nothing scripted" } }));
       return;
     }
+    if (next.sse && next.eventstream) {
+      res.writeHead(next.status ?? 200, { "content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": `req_${requests.length}`, ...next.headers });
+      let i = 0;
+      for (const ev of next.sse) {
+        if (next.breakAfter !== undefined && i === next.breakAfter) {
+          await new Promise((r) => setTimeout(r, 30));
+          breakOff(res);
+          return;
+        }
+        res.write(eventFrame(ev as Record<string, unknown>));
+        i++;
+        if (next.delayMs) await new Promise((r) => setTimeout(r, next.delayMs));
+      }
+      res.end();
+      return;
+    }
     if (next.sse) {
       res.writeHead(next.status ?? 200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...next.headers });
       let i = 0;
@@ -69,7 +125,7 @@ export async function startReplayServer(): Promise<ReplayServer> {
         if (next.breakAfter !== undefined && i === next.breakAfter) {
           // Let what was written reach the client first, then cut the connection mid-stream.
           await new Promise((r) => setTimeout(r, 30));
-          res.socket?.destroy();
+          breakOff(res);
           return;
         }
         const type = (ev as { type?: string }).type;
@@ -84,7 +140,15 @@ export async function startReplayServer(): Promise<ReplayServer> {
     const body = JSON.stringify(next.json ?? {});
     res.writeHead(next.status ?? 200, { "content-type": "application/json", "x-request-id": `req_${requests.length}`, ...next.headers });
     res.end(body);
-  });
+  };
+  const sessions = new Set<Http2Session>();
+  const server = opts.http2
+    ? // HTTP/2's compatibility request and response offer what `handle` uses (headers, url, writeHead, write, end).
+      createH2Server((req, res) => void handle(req as unknown as IncomingMessage, res as unknown as ServerResponse)).on("session", (sess) => {
+        sessions.add(sess);
+        sess.on("close", () => sessions.delete(sess));
+      })
+    : createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
   return {
@@ -94,7 +158,8 @@ export async function startReplayServer(): Promise<ReplayServer> {
     close: () =>
       new Promise((r) => {
         server.close(() => r());
-        server.closeAllConnections();
+        if ("closeAllConnections" in server) server.closeAllConnections();
+        for (const sess of sessions) sess.destroy();
       }),
   };
 }
