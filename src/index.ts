@@ -10,6 +10,8 @@
  */
 // Capture
 export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
+// Bedrock: reached through the client's middleware stack; the AWS SDK is never imported here.
+export { wrapBedrock } from "./tracing/bedrock.js";
 // Deliver
 export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type ClientOptions, type ClientStats, type FlushOptions, type FlushResult, type Sink, type SinkLimits } from "./ingest/index.js";
 // Normalize

@@ -153,17 +153,46 @@ export class LlmCall {
       promise,
       (value) => {
         if (streaming) this.instrument(value as StreamLike);
-        else {
-          try {
-            this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-          } catch (err) {
-            this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-            this.done = true;
-          }
-        }
+        else this.succeed(value);
       },
       (err) => this.fail(err),
     );
+  }
+
+  /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */
+  succeed(value: unknown): void {
+    if (this.done) return;
+    try {
+      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
+    } catch (err) {
+      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+      this.done = true;
+    }
+  }
+
+  /**
+   * A plain async iterable of stream events (SDKs without OpenAI's Stream, e.g.
+   * Bedrock's `output.stream`): its `Symbol.asyncIterator` is wrapped in place,
+   * so the caller keeps the same object and reads every event as the SDK yields
+   * it, each passing through one accumulator. A frozen iterable is wrapped in a
+   * new one instead.
+   */
+  observeIterable<T extends object>(source: T): T {
+    const make = (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
+    if (typeof make !== "function") return source;
+    const wrap = (it: AsyncIterator<unknown>) => this.wrapIterator(it);
+    const traced = function (this: unknown) {
+      return wrap(make.call(this));
+    };
+    if (Object.isExtensible(source)) {
+      try {
+        Object.defineProperty(source, Symbol.asyncIterator, { value: traced, writable: true, configurable: true, enumerable: false });
+        return source;
+      } catch {
+        // a non-configurable own property: fall through to a new iterable
+      }
+    }
+    return { [Symbol.asyncIterator]: () => traced.call(source) } as unknown as T;
   }
 
   private instrument(stream: StreamLike): void {

@@ -18,7 +18,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import { constants as h2, createServer as createH2Server, type Http2ServerResponse, type Http2Session } from "node:http2";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { readFileSync } from "node:fs";
 import { EventStreamCodec } from "@smithy/eventstream-codec";
 
@@ -82,9 +82,10 @@ export interface ReplayServer {
 }
 
 /** Cut the response off mid-stream: the HTTP/1.1 socket, or the HTTP/2 stream alone (the session lives on, as with a real server). */
-function breakOff(res: ServerResponse | Http2ServerResponse): void {
-  if ("stream" in res && res.stream) res.stream.close(h2.NGHTTP2_INTERNAL_ERROR);
-  else breakOff(res);
+function breakOff(res: ServerResponse): void {
+  const stream = (res as unknown as Partial<Http2ServerResponse>).stream;
+  if (stream) stream.close(h2.NGHTTP2_INTERNAL_ERROR);
+  else res.socket?.destroy();
 }
 
 export async function startReplayServer(opts: { http2?: boolean } = {}): Promise<ReplayServer> {
@@ -142,12 +143,18 @@ export async function startReplayServer(opts: { http2?: boolean } = {}): Promise
     res.end(body);
   };
   const sessions = new Set<Http2Session>();
+  const sockets = new Set<Socket>();
   const server = opts.http2
     ? // HTTP/2's compatibility request and response offer what `handle` uses (headers, url, writeHead, write, end).
-      createH2Server((req, res) => void handle(req as unknown as IncomingMessage, res as unknown as ServerResponse)).on("session", (sess) => {
-        sessions.add(sess);
-        sess.on("close", () => sessions.delete(sess));
-      })
+      createH2Server((req, res) => void handle(req as unknown as IncomingMessage, res as unknown as ServerResponse))
+        .on("session", (sess) => {
+          sessions.add(sess);
+          sess.on("close", () => sessions.delete(sess));
+        })
+        .on("connection", (sock: Socket) => {
+          sockets.add(sock);
+          sock.on("close", () => sockets.delete(sock));
+        })
     : createServer((req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
@@ -159,7 +166,9 @@ export async function startReplayServer(opts: { http2?: boolean } = {}): Promise
       new Promise((r) => {
         server.close(() => r());
         if ("closeAllConnections" in server) server.closeAllConnections();
+        // A session whose client left a stream unread keeps its socket past destroy(): end the sockets themselves.
         for (const sess of sessions) sess.destroy();
+        for (const sock of sockets) sock.destroy();
       }),
   };
 }
