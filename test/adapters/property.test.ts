@@ -30,7 +30,18 @@ const looseItem = fc.record({ type: fc.constantFrom("message", "function_call", 
 const looseResponses = fc.oneof(fc.record({ model: fc.jsonValue(), instructions: fc.jsonValue(), input: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()) }, { requiredKeys: ["input"] }), fc.record({ object: fc.constant("response"), output: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()), usage: fc.jsonValue(), model: fc.jsonValue() }));
 const response = fc.record({ object: fc.constantFrom("chat.completion", "x"), type: fc.constantFrom("message", "y"), role: fc.jsonValue(), choices: fc.oneof(fc.array(fc.record({ message: fc.oneof(message, fc.jsonValue()), index: fc.jsonValue(), finish_reason: fc.jsonValue() }), { maxLength: 3 }), fc.jsonValue()), content: fc.oneof(fc.array(part, { maxLength: 4 }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "prompt_tokens_details"), fc.jsonValue()), fc.jsonValue()), usage_metadata: fc.jsonValue() });
 const event = fc.record({ type: fc.constantFrom("message_start", "content_block_start", "content_block_delta", "message_delta", "error", "ping", "response.created", "response.output_item.added", "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.output_item.done", "response.completed"), index: fc.jsonValue(), delta: fc.jsonValue(), content_block: fc.jsonValue(), output_index: fc.oneof(fc.nat(2), fc.jsonValue()), content_index: fc.jsonValue(), item: fc.jsonValue(), response: fc.jsonValue(), message: fc.jsonValue(), usage: fc.jsonValue(), object: fc.constantFrom("chat.completion.chunk"), choices: fc.jsonValue() }, { requiredKeys: ["type"] });
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// Bedrock Converse-shaped: one-member union blocks and events with arbitrary values.
+const looseConverseBlock = fc.oneof(
+  fc.dictionary(fc.constantFrom("text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "$unknown"), fc.jsonValue(), { minKeys: 1, maxKeys: 2 }),
+  fc.record({ image: fc.record({ format: fc.jsonValue(), source: fc.oneof(fc.record({ bytes: fc.jsonValue() }), fc.record({ s3Location: fc.jsonValue() }), fc.jsonValue()) }) }),
+  fc.record({ toolResult: fc.record({ toolUseId: fc.jsonValue(), content: fc.oneof(fc.array(fc.dictionary(fc.constantFrom("text", "json", "image", "document", "video"), fc.jsonValue(), { minKeys: 1, maxKeys: 1 }), { maxLength: 2 }), fc.jsonValue()), status: fc.jsonValue() }) }),
+);
+const looseConverse = fc.oneof(
+  fc.record({ modelId: fc.jsonValue(), system: fc.oneof(fc.array(looseConverseBlock, { maxLength: 2 }), fc.jsonValue()), messages: fc.oneof(fc.array(fc.record({ role: fc.oneof(fc.constantFrom("user", "assistant"), fc.jsonValue()), content: fc.oneof(fc.array(looseConverseBlock, { maxLength: 3 }), fc.jsonValue()) }), { maxLength: 3 }), fc.jsonValue()), inferenceConfig: fc.jsonValue() }, { requiredKeys: ["modelId"] }),
+  fc.record({ output: fc.oneof(fc.record({ message: fc.record({ role: fc.jsonValue(), content: fc.oneof(fc.array(looseConverseBlock, { maxLength: 3 }), fc.jsonValue()) }) }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"), fc.jsonValue()), fc.jsonValue()), stopReason: fc.jsonValue() }, { requiredKeys: ["output"] }),
+  fc.array(fc.dictionary(fc.constantFrom("messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata", "throttlingException", "$unknown"), fc.oneof(fc.record({ delta: fc.jsonValue(), start: fc.jsonValue(), contentBlockIndex: fc.oneof(fc.nat(2), fc.jsonValue()), usage: fc.jsonValue() }), fc.jsonValue()), { minKeys: 1, maxKeys: 1 }), { maxLength: 6 }),
+);
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseConverse, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -240,6 +251,45 @@ const respStream = fc
     ...final.output.flatMap((item, i) => [{ type: "response.output_item.added", output_index: i, item: { ...item, status: "in_progress" } }, ...deltas.map((d) => ({ ...d, output_index: i, item_id: "x" })), { type: "response.output_item.done", output_index: i, item }]),
     ...(complete ? [{ type: "response.completed", response: final }] : []),
   ]);
+// Bedrock Converse shapes (@aws-sdk/client-bedrock-runtime types): blocks, requests, responses, events.
+const bytes = fc.oneof(fc.constantFrom("iVBORw0KGgo=", "/9j/4AAQ", "JVBERi0="), fc.uint8Array({ maxLength: 8 }));
+const converseMedia = (formats: string[]) => fc.record({ format: fc.constantFrom(...formats), source: fc.oneof(fc.record({ bytes }), fc.record({ s3Location: fc.record({ uri: fc.constant("s3://b/k"), bucketOwner: str }, { requiredKeys: ["uri"] }) })) });
+const converseToolResultPart = fc.oneof(fc.record({ text: str }), fc.record({ json: fc.jsonValue() }), fc.record({ image: converseMedia(["png", "jpeg"]) }), fc.record({ document: fc.record({ format: fc.constantFrom("pdf", "txt"), name: str, source: fc.oneof(fc.record({ bytes }), fc.record({ text: str })) }) }));
+const converseBlock = fc.oneof(
+  fc.record({ text: str }),
+  fc.record({ image: converseMedia(["png", "jpeg", "gif", "webp", "avif"]) }),
+  fc.record({ document: fc.record({ format: fc.constantFrom("pdf", "csv", "md", "docx"), name: str, source: fc.oneof(fc.record({ bytes }), fc.record({ text: str }), fc.record({ content: fc.array(fc.oneof(fc.record({ text: str }), fc.record({ other: str })), { maxLength: 2 }) })) }) }),
+  fc.record({ video: converseMedia(["mp4", "mov", "mpg", "three_gp"]) }),
+  fc.record({ audio: converseMedia(["mp3", "wav", "opus"]) }),
+  fc.record({ toolUse: fc.record({ toolUseId: ids, name: str, input: fc.oneof(fc.dictionary(str, fc.jsonValue()), fc.constantFrom("{}", '{"a":1}', "{bad", "")), type: fc.constantFrom("server_tool_use", undefined) }, { requiredKeys: ["toolUseId", "name", "input"] }) }),
+  fc.record({ reasoningContent: fc.oneof(fc.record({ reasoningText: fc.record({ text: str, signature: str }, { requiredKeys: ["text"] }) }), fc.record({ redactedContent: bytes })) }),
+  fc.record({ citationsContent: fc.record({ content: fc.array(fc.record({ text: str }), { maxLength: 2 }), citations: fc.array(fc.record({ title: str, source: str }), { maxLength: 2 }) }) }),
+  fc.record({ guardContent: fc.oneof(fc.record({ text: fc.record({ text: str, qualifiers: fc.array(fc.constantFrom("query", "guard_content")) }, { requiredKeys: ["text"] }) }), fc.record({ image: converseMedia(["png"]) })) }),
+  fc.record({ cachePoint: fc.record({ type: fc.constant("default") }) }),
+  fc.record({ searchResult: fc.record({ source: str, title: str, content: fc.array(fc.record({ text: str }), { maxLength: 2 }) }) }),
+  fc.record({ $unknown: fc.tuple(str, fc.jsonValue()) }),
+);
+const converseUserBlock = fc.oneof(converseBlock, fc.record({ toolResult: fc.record({ toolUseId: ids, content: fc.array(converseToolResultPart, { maxLength: 3 }), status: fc.constantFrom("success", "error") }, { requiredKeys: ["toolUseId", "content"] }) }));
+const converseUsage = fc.record({ inputTokens: fc.nat(1000), outputTokens: fc.nat(1000), totalTokens: fc.nat(3000), cacheReadInputTokens: fc.nat(1000), cacheWriteInputTokens: fc.nat(1000) }, { requiredKeys: ["inputTokens", "outputTokens"] });
+const converseRequest = fc.record({
+  modelId: fc.constantFrom("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-pro-v1:0", "arn:aws:bedrock:us-east-1:1:prompt/p:1"),
+  system: fc.array(fc.oneof(fc.record({ text: str }), fc.record({ cachePoint: fc.record({ type: fc.constant("default") }) })), { maxLength: 3 }),
+  messages: fc.array(fc.oneof(fc.record({ role: fc.constant("user"), content: fc.array(converseUserBlock, { maxLength: 3 }) }), fc.record({ role: fc.constant("assistant"), content: fc.array(converseBlock, { maxLength: 3 }) })), { maxLength: 4 }),
+  inferenceConfig: fc.record({ maxTokens: fc.nat(4096), temperature: fc.double({ min: 0, max: 1, noNaN: true }) }),
+}, { requiredKeys: ["modelId", "messages"] });
+const converseResponse = fc.record({ output: fc.record({ message: fc.record({ role: fc.constant("assistant"), content: fc.array(converseBlock, { maxLength: 3 }) }) }), stopReason: fc.constantFrom("end_turn", "tool_use"), usage: converseUsage, metrics: fc.record({ latencyMs: fc.nat() }) });
+const converseDelta = fc.oneof(fc.record({ text: str }), fc.record({ toolUse: fc.record({ input: fc.constantFrom("{", '"a":1', "}") }) }), fc.record({ reasoningContent: fc.oneof(fc.record({ text: str }), fc.record({ signature: str }), fc.record({ redactedContent: bytes })) }), fc.record({ citation: fc.record({ title: str }) }));
+const converseStream = fc
+  .tuple(fc.array(fc.tuple(fc.constantFrom("text", "toolUse"), fc.array(converseDelta, { maxLength: 3 })), { maxLength: 3 }), converseUsage, fc.boolean())
+  .map(([blocks, usage, complete]) => [
+    { messageStart: { role: "assistant" } },
+    ...blocks.flatMap(([kind, deltas], i) => [
+      ...(kind === "toolUse" ? [{ contentBlockStart: { start: { toolUse: { toolUseId: `t${i}`, name: "f" } }, contentBlockIndex: i } }] : []),
+      ...deltas.map((delta) => ({ contentBlockDelta: { delta, contentBlockIndex: i } })),
+      { contentBlockStop: { contentBlockIndex: i } },
+    ]),
+    ...(complete ? [{ messageStop: { stopReason: "end_turn" } }, { metadata: { usage, metrics: { latencyMs: 5 } } }] : [{ throttlingException: { message: "slow down" } }]),
+  ]);
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -253,6 +303,7 @@ const accepted = fc.oneof(
   openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
   respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
+  converseRequest, converseResponse, converseStream, fc.record({ request: converseRequest, response: fc.oneof(converseResponse, converseStream) }),
   nativeRecord, anyPayload,
 );
 
