@@ -1,7 +1,8 @@
 /**
  * Bedrock Converse records from logs: a generic backfill line `{request, response}`
  * (the response a Converse body or the ConverseStream events) becomes an llm run in
- * the embedded store, and `tracepipe normalize` reads the same records.
+ * the embedded store, the collector derives native messages from a run logged
+ * with Converse payloads, and `tracepipe normalize` reads the same records.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { writeFileSync } from "node:fs";
@@ -9,6 +10,7 @@ import { join } from "node:path";
 import { backfill } from "../../src/backfill/pipeline.js";
 import { Client } from "../../src/ingest/index.js";
 import { openStore } from "../../src/store/index.js";
+import { deriveLlm } from "../../src/store/derive.js";
 import { tempDir } from "../helpers/runs.js";
 import { fixture } from "../helpers/replay-server.js";
 import { jsonLines, runCli } from "../helpers/cli.js";
@@ -54,6 +56,18 @@ describe("backfill: generic logs with Converse calls", () => {
     const streamed = byKey.get("line:2");
     expect(streamed).toMatchObject({ name: "ChatBedrockConverse", first_token_time: "2026-03-01T12:01:00.120000Z" });
     expect(streamed.outputs.messages[0].content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C." }]);
+  });
+});
+
+describe("the collector's derivation", () => {
+  it("reads a run logged with a Converse request and response (or its stream, as `{output: events}`)", () => {
+    for (const response of [fixture("bedrock-converse-tool-use.json"), { output: fixture("bedrock-converse-tool-stream.json") }]) {
+      const d = deriveLlm(request, response);
+      expect(d.detected_format).toBe("bedrock-converse");
+      expect(d.normalize_error).toBeNull();
+      expect(d.normalized_inputs!.messages.map((m) => (m as { role: string }).role)).toEqual(["system", "user"]);
+      expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toContain("tool_call");
+    }
   });
 });
 
