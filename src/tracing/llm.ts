@@ -186,7 +186,8 @@ export class LlmCall {
     };
     if (Object.isExtensible(source)) {
       try {
-        Object.defineProperty(source, Symbol.asyncIterator, { value: traced, writable: true, configurable: true, enumerable: false });
+        const enumerable = Object.getOwnPropertyDescriptor(source, Symbol.asyncIterator)?.enumerable ?? false;
+        Object.defineProperty(source, Symbol.asyncIterator, { value: traced, writable: true, configurable: true, enumerable });
         return source;
       } catch {
         // a non-configurable own property: fall through to a new iterable
