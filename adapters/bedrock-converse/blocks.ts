@@ -239,7 +239,7 @@ export interface Sink {
  * takes toolResult blocks (a user turn makes each a tool message); without it
  * they are server tool results (an assistant turn's).
  */
-export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?: (b: Obj, loc: Loc) => void): void {
+export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?: (b: Obj, loc: Loc, rest: Obj | undefined) => void): void {
   if (typeof raw === "string") {
     sink.blocks.push({ type: "text", text: raw });
     return;
@@ -257,7 +257,7 @@ export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?
       continue;
     }
     if (isObj(b) && isObj(b.toolResult)) {
-      if (onToolResult) onToolResult(b.toolResult, [...bloc, "toolResult"]);
+      if (onToolResult) onToolResult(b.toolResult, [...bloc, "toolResult"], member(b, "toolResult"));
       else {
         sink.blocks.push(serverToolResult(b, bloc));
         lastFrom = i;

@@ -30,14 +30,16 @@ function systemMessage(system: unknown): Message | undefined {
   if (system === undefined || system === null) return undefined;
   const sink: Sink = { blocks: [], unmapped: [] };
   convertContent(system, ["system"], sink);
+  // `system: []` says nothing: no empty system message.
+  if (sink.blocks.length === 0 && sink.unmapped.length === 0) return undefined;
   return message("system", sink.blocks, undefined, sink.unmapped);
 }
 
-function toolResultMessage(v: Obj, loc: Loc): Message {
+function toolResultMessage(v: Obj, loc: Loc, rest: Obj | undefined): Message {
   const id = expectString(v.toolUseId, loc, "toolUseId");
   const unmapped: Unmapped[] = [];
   const content = toolResultContent(v.content, [...loc, "content"], unmapped);
-  const extras: Obj = { ...leftovers(v, K_TOOL_RESULT) };
+  const extras: Obj = { ...leftovers(v, K_TOOL_RESULT), ...rest };
   if (v.status === "error") extras.is_error = true;
   else if (v.status !== undefined && v.status !== null && v.status !== "success") extras.status = v.status;
   const msg = message("tool", content, extras, unmapped);
@@ -57,9 +59,9 @@ function userTurn(m: Obj, loc: Loc, out: Message[]): void {
     sink.blocks = [];
     sink.unmapped = [];
   };
-  convertContent(m.content ?? [], [...loc, "content"], sink, (tr, trLoc) => {
+  convertContent(m.content ?? [], [...loc, "content"], sink, (tr, trLoc, rest) => {
     flush();
-    out.push(toolResultMessage(tr, trLoc));
+    out.push(toolResultMessage(tr, trLoc, rest));
     emitted = true;
   });
   flush();

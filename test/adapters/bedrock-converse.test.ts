@@ -156,6 +156,15 @@ describe("bedrock-converse request -> native, block by block", () => {
     expect(r.messages).toEqual([{ role: "system", content: [{ type: "text", text: "Be brief.", extras: { cache_point: { type: "default" } } }, { type: "text", text: "policy", extras: { guard_content: true } }] }]);
   });
 
+  it("makes no system message of an empty system list", () => {
+    expect(normalizeRequest(req([{ role: "user", content: [{ text: "hi" }] }], { system: [] })).messages.map((m) => m.role)).toEqual(["user"]);
+  });
+
+  it("keeps what a toolResult's union object carries besides the member on its tool message", () => {
+    const r = normalizeRequest(req([{ role: "user", content: [{ toolResult: { toolUseId: "t", content: [{ text: "ok" }], type: "x" }, note: "kept" }] }]));
+    expect(r.messages[0]).toEqual({ role: "tool", tool_call_id: "t", content: [{ type: "text", text: "ok" }], extras: { type: "x", note: "kept", orphan: true } });
+  });
+
   it("puts every field but modelId, messages and system into invocation params, and keeps the model as given", () => {
     const params = {
       inferenceConfig: { maxTokens: 512, temperature: 0.5, topP: 0.9, stopSequences: ["END"] },
