@@ -218,7 +218,11 @@ export class LlmCall {
         res = { messages: [] };
         error ??= err;
       }
-      this.complete(res, error);
+      try {
+        this.complete(res, error);
+      } catch {
+        // A writer that fails must not break the caller's stream: tracing never throws into the host.
+      }
     };
     return {
       next: (...args: [] | [unknown]) =>

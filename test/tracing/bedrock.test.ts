@@ -231,6 +231,30 @@ describe("wrapBedrock: ConverseStream", () => {
   });
 });
 
+describe("tracing never throws into the host", () => {
+  it("keeps calls and streams working when the run writer throws", async () => {
+    const broken = { createRun: () => { throw new Error("writer down"); }, updateRun: () => { throw new Error("writer down"); } };
+    const noisy = { createRun: () => {}, updateRun: () => { throw new Error("writer down"); } };
+    for (const w of [broken, noisy]) {
+      server.push({ json: fixture("bedrock-converse.json") }, { sse: fixture("bedrock-converse-stream.json"), eventstream: true });
+      const client = wrapBedrock(bedrock(), { client: w });
+      const out = await client.send(new ConverseCommand(ask));
+      expect(out.output?.message?.content?.[0]?.text).toMatch(/^Bonjour/);
+      expect(await readAll((await client.send(new ConverseStreamCommand(ask))).stream)).toEqual(fixture("bedrock-converse-stream.json"));
+    }
+  });
+
+  it("passes the call through when processInputs throws, and redacts with both hooks", async () => {
+    server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
+    const failing = wrapBedrock(bedrock(), { client: writer, processInputs: () => { throw new Error("redactor bug"); } });
+    expect((await failing.send(new ConverseCommand(ask))).stopReason).toBe("end_turn");
+    expect(writer.list()).toHaveLength(0);
+    const redacting = wrapBedrock(bedrock(), { client: writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    await redacting.send(new ConverseCommand(ask));
+    expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
+  });
+});
+
 describe("TRACEPIPE_TRACING=false", () => {
   it("leaves the client untouched", async () => {
     const prev = process.env.TRACEPIPE_TRACING;
