@@ -145,6 +145,14 @@ describe("wrapBedrock: Converse", () => {
     expect(writer.list()).toHaveLength(1);
   });
 
+  it("traces a call sent with a callback (send's other call shape) once", async () => {
+    server.push({ json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(bedrock(), { client: writer });
+    const out = await new Promise<{ stopReason?: string }>((resolve, reject) => client.send(new ConverseCommand(ask), (err: unknown, data?: { stopReason?: string }) => (err ? reject(err) : resolve(data!))));
+    expect(out.stopReason).toBe("end_turn");
+    expect(onlyRun().outputs.messages[0].usage_metadata.input_tokens).toBe(1221);
+  });
+
   it("nests under traceable", async () => {
     server.push({ json: fixture("bedrock-converse.json") });
     const client = wrapBedrock(bedrock(), { client: writer });
