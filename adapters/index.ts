@@ -8,14 +8,15 @@ import { openaiChat } from "./openai-chat/index.js";
 import { anthropicMessages } from "./anthropic-messages/index.js";
 import { openaiResponses } from "./openai-responses/index.js";
 import { gemini } from "./gemini/index.js";
+import { bedrockConverse } from "./bedrock-converse/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini];
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
   return ADAPTERS.find((a) => a.name === name);
 }
 
-export { native, openaiChat, openaiResponses, anthropicMessages, gemini };
+export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse };

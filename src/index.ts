@@ -9,7 +9,8 @@
  * `tracepipe/ratelimit`, `tracepipe/adapters/<format>`.
  */
 // Capture
-export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, wrapGemini, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
+// The wrappers touch the client objects they are given; no vendor SDK is imported here.
+export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, wrapGemini, wrapBedrock, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
 // Deliver
 export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type ClientOptions, type ClientStats, type FlushOptions, type FlushResult, type Sink, type SinkLimits } from "./ingest/index.js";
 // Normalize

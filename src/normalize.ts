@@ -45,7 +45,7 @@ export function detectFormat(payload: unknown): string {
     throw new NormalizeError([
       {
         loc: [],
-        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses, Anthropic Messages or Gemini request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
+        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses, Anthropic Messages, Gemini or Bedrock Converse request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
         type: "unknown_format",
       },
     ]);

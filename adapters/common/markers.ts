@@ -145,5 +145,36 @@ function scanRequest(body: Obj): RequestEvidence {
 
 /** True for an object that looks like a chat request at all: a `messages` array of role-bearing objects. */
 export function looksLikeChatRequest(body: unknown): body is Obj {
-  return isObj(body) && Array.isArray(body.messages) && requestEvidence(body).chat;
+  return isObj(body) && Array.isArray(body.messages) && !isConverseRequest(body) && requestEvidence(body).chat;
+}
+
+// Bedrock Converse requests are chat-shaped too (`messages` of role-bearing
+// objects, a `system` list), but name the model `modelId` and write each
+// content block as a union object without `type` (`{text}`, `{toolUse}`, ...).
+// Either marker rules the OpenAI and Anthropic readings out, so the Converse
+// adapter's claim is never contested.
+const CONVERSE_REQUEST_KEYS = ["modelId", "inferenceConfig", "toolConfig", "additionalModelRequestFields", "additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata"];
+/** The members a Converse content block (message or system) may have; a block has exactly one. */
+export const CONVERSE_BLOCK_KEYS: ReadonlySet<string> = new Set([
+  "text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "toolAddition", "toolRemoval", "$unknown",
+]);
+
+/** A Converse content block: an object without `type` holding one of the union's members. */
+export function isConverseBlock(b: unknown): boolean {
+  if (!isObj(b) || "type" in b) return false;
+  for (const k in b) if (CONVERSE_BLOCK_KEYS.has(k)) return true;
+  return false;
+}
+
+/** Converse request evidence: its own keys, or (over the first 8 messages) a type-less union block. */
+export function isConverseRequest(body: Obj): boolean {
+  for (const k of CONVERSE_REQUEST_KEYS) if (k in body) return true;
+  const msgs = body.messages;
+  if (!Array.isArray(msgs)) return false;
+  const n = Math.min(msgs.length, 8);
+  for (let i = 0; i < n; i++) {
+    const m = msgs[i];
+    if (isObj(m) && Array.isArray(m.content) && m.content.length > 0 && isConverseBlock(m.content[0])) return true;
+  }
+  return false;
 }

@@ -31,7 +31,7 @@ import type { Run, RunEvent } from "./schema.js";
 type Obj = Record<string, unknown>;
 
 /** Run names for LLM calls, by provider: what the wrappers and backfill call a run. */
-const LLM_RUN_NAMES: Record<string, string> = { openai: "ChatOpenAI", anthropic: "ChatAnthropic", google: "ChatGoogleGenerativeAI" };
+const LLM_RUN_NAMES: Record<string, string> = { openai: "ChatOpenAI", anthropic: "ChatAnthropic", google: "ChatGoogleGenerativeAI", bedrock: "ChatBedrockConverse" };
 
 export function llmRunName(provider: string | undefined): string {
   return (provider && LLM_RUN_NAMES[provider]) || "llm";

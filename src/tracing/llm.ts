@@ -13,7 +13,7 @@
  *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
  *   each chunk through one accumulator.
  * SDKs that return plain Promises and async generators (Gemini) use
- * `completeWith` and `wrapIterator` through observe.ts instead.
+ * `succeed` and `wrapIterator` through observe.ts instead.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
 import type { RunWriter } from "../run/writer.js";
@@ -164,10 +164,47 @@ export class LlmCall {
       promise,
       (value) => {
         if (streaming) this.instrument(value as StreamLike);
-        else this.completeWith(value);
+        else this.succeed(value);
       },
       (err) => this.fail(err),
     );
+  }
+
+  /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */
+  succeed(value: unknown): void {
+    if (this.done) return;
+    try {
+      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
+    } catch (err) {
+      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
+      this.done = true;
+    }
+  }
+
+  /**
+   * A plain async iterable of stream events (SDKs without OpenAI's Stream, e.g.
+   * Bedrock's `output.stream`): its `Symbol.asyncIterator` is wrapped in place,
+   * so the caller keeps the same object and reads every event as the SDK yields
+   * it, each passing through one accumulator. A frozen iterable is wrapped in a
+   * new one instead.
+   */
+  observeIterable<T extends object>(source: T): T {
+    const make = (source as Partial<AsyncIterable<unknown>>)[Symbol.asyncIterator];
+    if (typeof make !== "function") return source;
+    const wrap = (it: AsyncIterator<unknown>) => this.wrapIterator(it);
+    const traced = function (this: unknown) {
+      return wrap(make.call(this));
+    };
+    if (Object.isExtensible(source)) {
+      try {
+        const enumerable = Object.getOwnPropertyDescriptor(source, Symbol.asyncIterator)?.enumerable ?? false;
+        Object.defineProperty(source, Symbol.asyncIterator, { value: traced, writable: true, configurable: true, enumerable });
+        return source;
+      } catch {
+        // a non-configurable own property: fall through to a new iterable
+      }
+    }
+    return { [Symbol.asyncIterator]: () => traced.call(source) } as unknown as T;
   }
 
   private instrument(stream: StreamLike): void {
@@ -177,19 +214,6 @@ export class LlmCall {
     stream.iterator = function (this: unknown) {
       return wrap(make.call(this));
     };
-  }
-
-  /**
-   * A whole (non-streamed) reply, for SDKs that hand back plain values (see
-   * observe.ts): normalized once; a reply the adapter cannot read is kept raw with the reason.
-   */
-  completeWith(value: unknown): void {
-    try {
-      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-    } catch (err) {
-      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-      this.done = true;
-    }
   }
 
   /**
@@ -213,7 +237,7 @@ export class LlmCall {
       try {
         this.complete(res, error);
       } catch {
-        // Recording failed (the writer threw): the caller's stream is theirs, and goes on.
+        // A writer that fails must not break the caller's stream: tracing never throws into the host.
       }
     };
     return {

@@ -41,7 +41,7 @@ export function quietly(fn: () => void): void {
 
 function complete(call: LlmCall, value: unknown, view?: View): void {
   try {
-    call.completeWith(view ? view(value) : value);
+    call.succeed(view ? view(value) : value);
   } catch (err) {
     quietly(() => call.fail(err));
   }

@@ -37,7 +37,18 @@ const looseGemini = fc.oneof(
   fc.record({ model: fc.jsonValue(), contents: fc.oneof(fc.array(fc.oneof(looseGeminiContent, looseGeminiPart), { maxLength: 4 }), looseGeminiPart, fc.jsonValue()), systemInstruction: fc.jsonValue(), config: fc.jsonValue() }, { requiredKeys: ["contents"] }),
   fc.record({ candidates: fc.oneof(fc.array(fc.record({ content: fc.oneof(looseGeminiContent, fc.jsonValue()), index: fc.jsonValue(), finishReason: fc.jsonValue() }, { requiredKeys: [] }), { maxLength: 3 }), fc.jsonValue()), usageMetadata: fc.jsonValue(), modelVersion: fc.jsonValue(), promptFeedback: fc.jsonValue() }, { requiredKeys: [] }),
 );
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// Bedrock Converse-shaped: one-member union blocks and events with arbitrary values.
+const looseConverseBlock = fc.oneof(
+  fc.dictionary(fc.constantFrom("text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "$unknown"), fc.jsonValue(), { minKeys: 1, maxKeys: 2 }),
+  fc.record({ image: fc.record({ format: fc.jsonValue(), source: fc.oneof(fc.record({ bytes: fc.jsonValue() }), fc.record({ s3Location: fc.jsonValue() }), fc.jsonValue()) }) }),
+  fc.record({ toolResult: fc.record({ toolUseId: fc.jsonValue(), content: fc.oneof(fc.array(fc.dictionary(fc.constantFrom("text", "json", "image", "document", "video"), fc.jsonValue(), { minKeys: 1, maxKeys: 1 }), { maxLength: 2 }), fc.jsonValue()), status: fc.jsonValue() }) }),
+);
+const looseConverse = fc.oneof(
+  fc.record({ modelId: fc.jsonValue(), system: fc.oneof(fc.array(looseConverseBlock, { maxLength: 2 }), fc.jsonValue()), messages: fc.oneof(fc.array(fc.record({ role: fc.oneof(fc.constantFrom("user", "assistant"), fc.jsonValue()), content: fc.oneof(fc.array(looseConverseBlock, { maxLength: 3 }), fc.jsonValue()) }), { maxLength: 3 }), fc.jsonValue()), inferenceConfig: fc.jsonValue() }, { requiredKeys: ["modelId"] }),
+  fc.record({ output: fc.oneof(fc.record({ message: fc.record({ role: fc.jsonValue(), content: fc.oneof(fc.array(looseConverseBlock, { maxLength: 3 }), fc.jsonValue()) }) }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"), fc.jsonValue()), fc.jsonValue()), stopReason: fc.jsonValue() }, { requiredKeys: ["output"] }),
+  fc.array(fc.dictionary(fc.constantFrom("messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata", "throttlingException", "$unknown"), fc.oneof(fc.record({ delta: fc.jsonValue(), start: fc.jsonValue(), contentBlockIndex: fc.oneof(fc.nat(2), fc.jsonValue()), usage: fc.jsonValue() }), fc.jsonValue()), { minKeys: 1, maxKeys: 1 }), { maxLength: 6 }),
+);
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), looseConverse, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -270,6 +281,45 @@ const geminiRequest = fc.oneof(
 const geminiUsage = fc.record({ promptTokenCount: fc.nat(1000), candidatesTokenCount: fc.nat(1000), thoughtsTokenCount: fc.nat(1000), cachedContentTokenCount: fc.nat(100), toolUsePromptTokenCount: fc.nat(100), totalTokenCount: fc.nat(3000), promptTokensDetails: fc.constant([{ modality: "TEXT", tokenCount: 1 }]) }, { requiredKeys: [] });
 const geminiResponse = fc.record({ candidates: fc.array(fc.record({ content: fc.record({ role: fc.constant("model"), parts: fc.array(geminiPart, { maxLength: 4 }) }), finishReason: fc.constantFrom("STOP", "MAX_TOKENS", "SAFETY"), index: fc.nat(2), safetyRatings: fc.constant([]) }, { requiredKeys: ["content"] }), { maxLength: 2 }), usageMetadata: geminiUsage, modelVersion: fc.constantFrom("gemini-2.5-flash", "models/gemini-2.5-pro"), responseId: str, promptFeedback: fc.record({ blockReason: fc.constant("SAFETY") }) }, { requiredKeys: ["candidates"] });
 const geminiStream = fc.array(geminiResponse, { minLength: 1, maxLength: 4 });
+// Bedrock Converse shapes (@aws-sdk/client-bedrock-runtime types): blocks, requests, responses, events.
+const bytes = fc.oneof(fc.constantFrom("iVBORw0KGgo=", "/9j/4AAQ", "JVBERi0="), fc.uint8Array({ maxLength: 8 }));
+const converseMedia = (formats: string[]) => fc.record({ format: fc.constantFrom(...formats), source: fc.oneof(fc.record({ bytes }), fc.record({ s3Location: fc.record({ uri: fc.constant("s3://b/k"), bucketOwner: str }, { requiredKeys: ["uri"] }) })) });
+const converseToolResultPart = fc.oneof(fc.record({ text: str }), fc.record({ json: fc.jsonValue() }), fc.record({ image: converseMedia(["png", "jpeg"]) }), fc.record({ document: fc.record({ format: fc.constantFrom("pdf", "txt"), name: str, source: fc.oneof(fc.record({ bytes }), fc.record({ text: str })) }) }));
+const converseBlock = fc.oneof(
+  fc.record({ text: str }),
+  fc.record({ image: converseMedia(["png", "jpeg", "gif", "webp", "avif"]) }),
+  fc.record({ document: fc.record({ format: fc.constantFrom("pdf", "csv", "md", "docx"), name: str, source: fc.oneof(fc.record({ bytes }), fc.record({ text: str }), fc.record({ content: fc.array(fc.oneof(fc.record({ text: str }), fc.record({ other: str })), { maxLength: 2 }) })) }) }),
+  fc.record({ video: converseMedia(["mp4", "mov", "mpg", "three_gp"]) }),
+  fc.record({ audio: converseMedia(["mp3", "wav", "opus"]) }),
+  fc.record({ toolUse: fc.record({ toolUseId: ids, name: str, input: fc.oneof(fc.dictionary(str, fc.jsonValue()), fc.constantFrom("{}", '{"a":1}', "{bad", "")), type: fc.constantFrom("server_tool_use", undefined) }, { requiredKeys: ["toolUseId", "name", "input"] }) }),
+  fc.record({ reasoningContent: fc.oneof(fc.record({ reasoningText: fc.record({ text: str, signature: str }, { requiredKeys: ["text"] }) }), fc.record({ redactedContent: bytes })) }),
+  fc.record({ citationsContent: fc.record({ content: fc.array(fc.record({ text: str }), { maxLength: 2 }), citations: fc.array(fc.record({ title: str, source: str }), { maxLength: 2 }) }) }),
+  fc.record({ guardContent: fc.oneof(fc.record({ text: fc.record({ text: str, qualifiers: fc.array(fc.constantFrom("query", "guard_content")) }, { requiredKeys: ["text"] }) }), fc.record({ image: converseMedia(["png"]) })) }),
+  fc.record({ cachePoint: fc.record({ type: fc.constant("default") }) }),
+  fc.record({ searchResult: fc.record({ source: str, title: str, content: fc.array(fc.record({ text: str }), { maxLength: 2 }) }) }),
+  fc.record({ $unknown: fc.tuple(str, fc.jsonValue()) }),
+);
+const converseUserBlock = fc.oneof(converseBlock, fc.record({ toolResult: fc.record({ toolUseId: ids, content: fc.array(converseToolResultPart, { maxLength: 3 }), status: fc.constantFrom("success", "error") }, { requiredKeys: ["toolUseId", "content"] }) }));
+const converseUsage = fc.record({ inputTokens: fc.nat(1000), outputTokens: fc.nat(1000), totalTokens: fc.nat(3000), cacheReadInputTokens: fc.nat(1000), cacheWriteInputTokens: fc.nat(1000) }, { requiredKeys: ["inputTokens", "outputTokens"] });
+const converseRequest = fc.record({
+  modelId: fc.constantFrom("us.anthropic.claude-sonnet-4-5-20250929-v1:0", "amazon.nova-pro-v1:0", "arn:aws:bedrock:us-east-1:1:prompt/p:1"),
+  system: fc.array(fc.oneof(fc.record({ text: str }), fc.record({ cachePoint: fc.record({ type: fc.constant("default") }) })), { maxLength: 3 }),
+  messages: fc.array(fc.oneof(fc.record({ role: fc.constant("user"), content: fc.array(converseUserBlock, { maxLength: 3 }) }), fc.record({ role: fc.constant("assistant"), content: fc.array(converseBlock, { maxLength: 3 }) })), { maxLength: 4 }),
+  inferenceConfig: fc.record({ maxTokens: fc.nat(4096), temperature: fc.double({ min: 0, max: 1, noNaN: true }) }),
+}, { requiredKeys: ["modelId", "messages"] });
+const converseResponse = fc.record({ output: fc.record({ message: fc.record({ role: fc.constant("assistant"), content: fc.array(converseBlock, { maxLength: 3 }) }) }), stopReason: fc.constantFrom("end_turn", "tool_use"), usage: converseUsage, metrics: fc.record({ latencyMs: fc.nat() }) });
+const converseDelta = fc.oneof(fc.record({ text: str }), fc.record({ toolUse: fc.record({ input: fc.constantFrom("{", '"a":1', "}") }) }), fc.record({ reasoningContent: fc.oneof(fc.record({ text: str }), fc.record({ signature: str }), fc.record({ redactedContent: bytes })) }), fc.record({ citation: fc.record({ title: str }) }));
+const converseStream = fc
+  .tuple(fc.array(fc.tuple(fc.constantFrom("text", "toolUse"), fc.array(converseDelta, { maxLength: 3 })), { maxLength: 3 }), converseUsage, fc.boolean())
+  .map(([blocks, usage, complete]) => [
+    { messageStart: { role: "assistant" } },
+    ...blocks.flatMap(([kind, deltas], i) => [
+      ...(kind === "toolUse" ? [{ contentBlockStart: { start: { toolUse: { toolUseId: `t${i}`, name: "f" } }, contentBlockIndex: i } }] : []),
+      ...deltas.map((delta) => ({ contentBlockDelta: { delta, contentBlockIndex: i } })),
+      { contentBlockStop: { contentBlockIndex: i } },
+    ]),
+    ...(complete ? [{ messageStop: { stopReason: "end_turn" } }, { metadata: { usage, metrics: { latencyMs: 5 } } }] : [{ throttlingException: { message: "slow down" } }]),
+  ]);
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -284,6 +334,7 @@ const accepted = fc.oneof(
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
   respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
   geminiRequest, geminiResponse, geminiStream, fc.record({ request: geminiRequest, response: fc.oneof(geminiResponse, geminiStream) }),
+  converseRequest, converseResponse, converseStream, fc.record({ request: converseRequest, response: fc.oneof(converseResponse, converseStream) }),
   nativeRecord, anyPayload,
 );
 

@@ -1,0 +1,61 @@
+/**
+ * Structural recognition of Bedrock Converse payloads. Never throws.
+ *
+ * A request has `modelId` or another Converse-only key, or messages whose
+ * blocks are type-less union objects (`{text}`, `{toolUse}`); common/markers.ts
+ * holds that test so the OpenAI and Anthropic adapters stand back from the same
+ * payloads. A response has `output.message`; stream events are one-member
+ * union objects (`{messageStart}`, `{contentBlockDelta}`, ...).
+ */
+import type { PayloadKind } from "../types.js";
+import { isObj } from "../common/guards.js";
+import { isConverseRequest } from "../common/markers.js";
+import { STREAM_EVENTS, STREAM_EXCEPTIONS } from "./stream.js";
+
+export function isRequest(v: unknown): boolean {
+  if (!isObj(v) || !isConverseRequest(v)) return false;
+  // `modelId` alone (a prompt-management call) is a request; messages, when present, are a list.
+  return v.messages === undefined || Array.isArray(v.messages);
+}
+
+export function isResponse(v: unknown): boolean {
+  return isObj(v) && isObj(v.output) && !Array.isArray(v.output) && isObj(v.output.message) && Array.isArray(v.output.message.content) && !("object" in v);
+}
+
+function isEvent(v: unknown): boolean {
+  if (!isObj(v)) return false;
+  let member = false;
+  for (const k in v) {
+    if (STREAM_EVENTS.has(k) || STREAM_EXCEPTIONS.has(k)) member = true;
+    else if (k !== "$unknown") return false;
+  }
+  return member;
+}
+
+/** The first few events identify a stream; normalizing it checks every event. */
+const STREAM_PROBE = 4;
+export function isStream(v: unknown[]): boolean {
+  if (v.length === 0) return false;
+  const n = Math.min(v.length, STREAM_PROBE);
+  for (let i = 0; i < n; i++) if (!isEvent(v[i])) return false;
+  return true;
+}
+
+export function detect(payload: unknown): PayloadKind | null {
+  try {
+    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
+    if (!isObj(payload)) return null;
+    if ("request" in payload || "response" in payload) {
+      const { request, response } = payload;
+      const hasReq = request !== undefined && request !== null;
+      const hasRes = response !== undefined && response !== null;
+      const reqOk = !hasReq || isRequest(request);
+      const resOk = !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response));
+      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
+    }
+    if (isResponse(payload)) return "response";
+    return isRequest(payload) ? "request" : null;
+  } catch {
+    return null;
+  }
+}

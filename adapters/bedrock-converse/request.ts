@@ -1,0 +1,100 @@
+/**
+ * Converse / ConverseStream input -> native messages + invocation params.
+ *
+ * `system` (a list of text, guardContent and cachePoint blocks) is one `system`
+ * message. A user turn's `toolResult` blocks each become a `tool` message, in
+ * order (as Anthropic's tool_result blocks do); `status: "error"` ->
+ * `extras.is_error: true`. Everything but `modelId`, `messages` and `system`
+ * (`inferenceConfig`, `toolConfig`, `additionalModelRequestFields`,
+ * `guardrailConfig`, `promptVariables`, `requestMetadata`, ...) is an invocation
+ * param, as sent. `modelId` is the model as given: an ARN, an inference profile
+ * (`us.anthropic.claude-...`) or a prompt ARN is kept whole.
+ */
+import type { RequestResult } from "../types.js";
+import type { ContentBlock, Message } from "../../src/format/schema.js";
+import { expectArray, expectObj, expectString, fail, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { convertContent, toolResultContent, type Sink } from "./blocks.js";
+
+const K_MSG = new Set(["role", "content"]);
+const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
+
+function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
+  const msg: Message = { role, content };
+  const ex = withUnmapped(extras, unmapped);
+  if (ex && Object.keys(ex).length) msg.extras = ex;
+  return msg;
+}
+
+function systemMessage(system: unknown): Message | undefined {
+  if (system === undefined || system === null) return undefined;
+  const sink: Sink = { blocks: [], unmapped: [] };
+  convertContent(system, ["system"], sink);
+  // `system: []` says nothing: no empty system message.
+  if (sink.blocks.length === 0 && sink.unmapped.length === 0) return undefined;
+  return message("system", sink.blocks, undefined, sink.unmapped);
+}
+
+function toolResultMessage(v: Obj, loc: Loc, rest: Obj | undefined): Message {
+  const id = expectString(v.toolUseId, loc, "toolUseId");
+  const unmapped: Unmapped[] = [];
+  const content = toolResultContent(v.content, [...loc, "content"], unmapped);
+  const extras: Obj = { ...leftovers(v, K_TOOL_RESULT), ...rest };
+  if (v.status === "error") extras.is_error = true;
+  else if (v.status !== undefined && v.status !== null && v.status !== "success") extras.status = v.status;
+  const msg = message("tool", content, extras, unmapped);
+  msg.tool_call_id = id;
+  return msg;
+}
+
+/** A user turn: consecutive ordinary blocks form one user message; each toolResult its own tool message, in order. */
+function userTurn(m: Obj, loc: Loc, out: Message[]): void {
+  const extras = leftovers(m, K_MSG);
+  const sink: Sink = { blocks: [], unmapped: [] };
+  let emitted = false;
+  const flush = () => {
+    if (sink.blocks.length === 0 && sink.unmapped.length === 0) return;
+    out.push(message("user", sink.blocks, extras, sink.unmapped));
+    emitted = true;
+    sink.blocks = [];
+    sink.unmapped = [];
+  };
+  convertContent(m.content ?? [], [...loc, "content"], sink, (tr, trLoc, rest) => {
+    flush();
+    out.push(toolResultMessage(tr, trLoc, rest));
+    emitted = true;
+  });
+  flush();
+  if (!emitted) out.push(message("user", [], extras, []));
+}
+
+/** Converse messages (and the system list) -> native messages. */
+export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
+  const out: Message[] = [];
+  const sys = systemMessage(system);
+  if (sys) out.push(sys);
+  // Prompt-management requests may send no messages at all: the prompt is on the service.
+  if (raw === undefined || raw === null) return out;
+  const list = expectArray(raw, ["messages"]);
+  for (let i = 0; i < list.length; i++) {
+    const loc = ["messages", i];
+    const m = expectObj(list[i], loc);
+    if (m.role === "user") userTurn(m, loc, out);
+    else if (m.role === "assistant" || m.role === "system") {
+      const sink: Sink = { blocks: [], unmapped: [] };
+      convertContent(m.content ?? [], [...loc, "content"], sink);
+      out.push(message(m.role, sink.blocks, leftovers(m, K_MSG), sink.unmapped));
+    } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
+  }
+  return markOrphans(out);
+}
+
+export function normalizeRequest(request: unknown): RequestResult {
+  const body = expectObj(request, []);
+  const messages = normalizeMessages(body.messages, body.system);
+  const invocation_params: Obj = {};
+  for (const k in body) if (k !== "messages" && k !== "system" && k !== "modelId" && body[k] !== undefined) invocation_params[k] = body[k];
+  const result: RequestResult = { messages, invocation_params, trace_provider: "bedrock" };
+  if (body.modelId !== undefined && body.modelId !== null) result.trace_model_name = expectString(body.modelId, [], "modelId");
+  return result;
+}

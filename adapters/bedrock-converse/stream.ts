@@ -1,0 +1,189 @@
+/**
+ * ConverseStream events, folded one at a time, as the SDK yields them: union
+ * objects with one member each, `{messageStart}`, `{contentBlockStart}`,
+ * `{contentBlockDelta}`, `{contentBlockStop}`, `{messageStop}`, `{metadata}`,
+ * or an exception (`{throttlingException: {message}}`, ...).
+ *
+ * The fold rebuilds a Converse response (blocks by `contentBlockIndex`, text and
+ * tool-input JSON collected as pieces and joined once in result(), so a push
+ * costs a few property reads) and reads it with normalizeResponse, so a stream
+ * and a response of the same reply normalize alike. An exception event is kept
+ * on the message (`extras.stream_error`) with the partial output; it does not
+ * throw. Members this adapter does not know are kept in `extras.unmapped_events`.
+ */
+import type { ResponseResult, StreamAccumulator } from "../types.js";
+import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { normalizeResponse } from "./response.js";
+import { toBase64 } from "./media.js";
+
+export const STREAM_EVENTS: ReadonlySet<string> = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
+export const STREAM_EXCEPTIONS: ReadonlySet<string> = new Set(["internalServerException", "modelStreamErrorException", "validationException", "throttlingException", "serviceUnavailableException"]);
+
+interface BlockAcc {
+  /** What contentBlockStart said (`{toolUse: {toolUseId, name}}`, `{toolResult: {...}}`, `{image: {format}}`). */
+  start?: Obj;
+  text?: string[];
+  toolInput?: string[];
+  reasoning?: string[];
+  signature?: string[];
+  redacted?: string[];
+  citations?: Obj[];
+  toolResult?: Obj[];
+  image?: Obj;
+}
+
+export class ConverseStreamAccumulator implements StreamAccumulator {
+  private role?: unknown;
+  private readonly blocks: BlockAcc[] = [];
+  private stop: Obj = {};
+  private meta: Obj = {};
+  private errors?: Obj[];
+  private unknown?: unknown[];
+  private seenContent = false;
+  private n = 0;
+
+  push(event: unknown): boolean {
+    const ei = this.n++;
+    if (!isObj(event)) fail([ei], `expected a ConverseStream event object, got ${describe(event)}`, "object_type");
+    let content = false;
+    let known = false;
+    for (const key in event) {
+      const v = event[key];
+      if (v === undefined) continue;
+      if (STREAM_EXCEPTIONS.has(key)) {
+        (this.errors ??= []).push({ [key]: v });
+        known = true;
+        continue;
+      }
+      if (!STREAM_EVENTS.has(key)) continue;
+      known = true;
+      if (!isObj(v)) fail([ei, key], `expected an object, got ${describe(v)}`, "object_type");
+      switch (key) {
+        case "messageStart":
+          this.role = v.role;
+          break;
+        case "contentBlockStart": {
+          const acc = this.block(v.contentBlockIndex);
+          if (isObj(v.start)) {
+            acc.start = v.start;
+            // A tool's name (or a server tool's result) is output the caller sees: the first token.
+            content = true;
+          }
+          break;
+        }
+        case "contentBlockDelta":
+          if (isObj(v.delta)) content = this.delta(this.block(v.contentBlockIndex), v.delta, ei);
+          break;
+        case "messageStop":
+          Object.assign(this.stop, v);
+          break;
+        case "metadata":
+          Object.assign(this.meta, v);
+          break;
+        // contentBlockStop: nothing to fold.
+      }
+    }
+    if (!known) (this.unknown ??= []).push(event);
+    if (content && !this.seenContent) {
+      this.seenContent = true;
+      return true;
+    }
+    return false;
+  }
+
+  private block(index: unknown): BlockAcc {
+    const i = typeof index === "number" && Number.isSafeInteger(index) && index >= 0 ? index : Math.max(0, this.blocks.length - 1);
+    return (this.blocks[i] ??= {});
+  }
+
+  /** One delta into its block; true when it carried content. */
+  private delta(acc: BlockAcc, d: Obj, ei: number): boolean {
+    if (typeof d.text === "string") {
+      (acc.text ??= []).push(d.text);
+      return d.text !== "";
+    }
+    if (isObj(d.toolUse)) {
+      const input = d.toolUse.input;
+      if (typeof input === "string") {
+        (acc.toolInput ??= []).push(input);
+        return input !== "";
+      }
+      return false;
+    }
+    if (isObj(d.reasoningContent)) {
+      const r = d.reasoningContent;
+      if (typeof r.text === "string") {
+        (acc.reasoning ??= []).push(r.text);
+        return r.text !== "";
+      }
+      if (typeof r.signature === "string") (acc.signature ??= []).push(r.signature);
+      else if (r.redactedContent !== undefined && r.redactedContent !== null) (acc.redacted ??= []).push(toBase64(r.redactedContent, [ei, "contentBlockDelta", "delta", "reasoningContent", "redactedContent"]));
+      return false;
+    }
+    if (isObj(d.citation)) {
+      (acc.citations ??= []).push(d.citation);
+      return false;
+    }
+    if (Array.isArray(d.toolResult)) {
+      for (const part of d.toolResult) if (isObj(part)) (acc.toolResult ??= []).push(part);
+      return d.toolResult.length > 0;
+    }
+    if (isObj(d.image)) {
+      acc.image = { ...acc.image, ...d.image };
+      return true;
+    }
+    return false;
+  }
+
+  /** A folded block as the Converse block a response would have carried. */
+  private static toBlock(acc: BlockAcc): Obj | undefined {
+    const start = acc.start ?? {};
+    if (isObj(start.toolUse)) {
+      // Tool input arrives as JSON text; "" (no deltas) means no input, which parseToolArgs reads as {}.
+      return { toolUse: { ...start.toolUse, input: acc.toolInput ? acc.toolInput.join("") : "" } };
+    }
+    if (isObj(start.toolResult)) {
+      return { toolResult: { ...start.toolResult, content: acc.toolResult ?? [] } };
+    }
+    if (isObj(start.image) || acc.image) return { image: { ...(isObj(start.image) ? start.image : undefined), ...acc.image } };
+    if (acc.reasoning || acc.signature || acc.redacted) {
+      if (acc.redacted && !acc.reasoning) return { reasoningContent: { redactedContent: acc.redacted.join("") } };
+      const rt: Obj = { text: (acc.reasoning ?? []).join("") };
+      if (acc.signature) rt.signature = acc.signature.join("");
+      const out: Obj = { reasoningContent: { reasoningText: rt } };
+      if (acc.redacted) out.redacted_content = acc.redacted.join("");
+      return out;
+    }
+    const text = (acc.text ?? []).join("");
+    if (acc.citations) return { citationsContent: { content: [{ text }], citations: acc.citations } };
+    if (acc.text) return { text };
+    return undefined;
+  }
+
+  result(): ResponseResult {
+    const content: Obj[] = [];
+    for (const acc of this.blocks) {
+      if (!acc) continue;
+      const b = ConverseStreamAccumulator.toBlock(acc);
+      if (b) content.push(b);
+    }
+    const message: Obj = { role: this.role ?? "assistant", content };
+    const body: Obj = { output: { message }, ...this.stop, ...this.meta };
+    const result = normalizeResponse(body);
+    const m = result.messages[0]!;
+    if (this.errors) m.extras = { ...m.extras, stream_error: this.errors.length === 1 ? this.errors[0] : this.errors };
+    if (this.unknown) m.extras = { ...m.extras, unmapped_events: this.unknown };
+    return result;
+  }
+}
+
+export function createStreamAccumulator(): StreamAccumulator {
+  return new ConverseStreamAccumulator();
+}
+
+export function normalizeStream(events: readonly unknown[]): ResponseResult {
+  if (!Array.isArray(events)) fail([], `expected an array of ConverseStream events, got ${describe(events)}`, "list_type");
+  const acc = new ConverseStreamAccumulator();
+  for (const e of events) acc.push(e);
+  return acc.result();
+}
