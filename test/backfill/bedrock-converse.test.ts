@@ -14,8 +14,17 @@ import { deriveLlm } from "../../src/store/derive.js";
 import { tempDir } from "../helpers/runs.js";
 import { fixture } from "../helpers/replay-server.js";
 import { jsonLines, runCli } from "../helpers/cli.js";
+import { costFor } from "../../src/tokens/prices/index.js";
+import type { UsageMetadata } from "../../src/format/schema.js";
 
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+/** Reported tokens and, since Bedrock's Claude ids resolve to a priced model, their cost. */
+function priced(tokens: UsageMetadata): UsageMetadata {
+  const cost = costFor(tokens, MODEL);
+  expect(cost?.total_cost).toBeGreaterThan(0);
+  return { ...tokens, ...cost };
+}
 // As Bedrock's own JSON (and a JSON log) carries it: bytes as base64 text.
 const request = {
   modelId: MODEL,
@@ -52,7 +61,7 @@ describe("backfill: generic logs with Converse calls", () => {
     expect(whole).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse", end_time: "2026-03-01T12:00:00.612000Z" });
     expect(whole.extra.metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL, invocation_params: { inferenceConfig: { maxTokens: 200 } } });
     expect(whole.inputs.messages[1].content[1]).toEqual({ type: "image", base64: "iVBORw0KGgo=", mime_type: "image/png" });
-    expect(whole.outputs.messages[0].usage_metadata).toEqual({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } });
+    expect(whole.outputs.messages[0].usage_metadata).toEqual(priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }));
     const streamed = byKey.get("line:2");
     expect(streamed).toMatchObject({ name: "ChatBedrockConverse", first_token_time: "2026-03-01T12:01:00.120000Z" });
     expect(streamed.outputs.messages[0].content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C." }]);

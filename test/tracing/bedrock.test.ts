@@ -9,10 +9,19 @@ import { validate } from "../../src/format/validate.js";
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
+import { costFor } from "../../src/tokens/prices/index.js";
+import type { UsageMetadata } from "../../src/format/schema.js";
 
 const SECRET = "wJalrXUtnFEMI-SECRET-do-not-log";
 // An inference profile id: kept as given, not shortened to a model family.
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
+
+/** Reported tokens and, since Bedrock's Claude ids resolve to a priced model, their cost. */
+function priced(tokens: UsageMetadata): UsageMetadata {
+  const cost = costFor(tokens, MODEL);
+  expect(cost?.total_cost).toBeGreaterThan(0);
+  return { ...tokens, ...cost };
+}
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
 let server: ReplayServer;
@@ -76,7 +85,7 @@ describe("wrapBedrock: Converse", () => {
     const reply = run.outputs.messages[0];
     expect(reply.content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C à Paris." }]);
     // inputTokens (21) leaves out the cache: read 1024 and written 176 are added in.
-    expect(reply.usage_metadata).toEqual({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } });
+    expect(reply.usage_metadata).toEqual(priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }));
     expect(reply.extras).toMatchObject({ stopReason: "end_turn", metrics: { latencyMs: 612 } });
     expect(run.end_time >= run.start_time).toBe(true);
     expect(validate(run.inputs.messages)).toEqual([]);
@@ -184,7 +193,7 @@ describe("wrapBedrock: ConverseStream", () => {
     expect(run.error).toBeUndefined();
     const reply = run.outputs.messages[0];
     expect(reply.content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C." }]);
-    expect(reply.usage_metadata).toEqual({ input_tokens: 1043, output_tokens: 11, total_tokens: 1054, input_token_details: { cache_read: 1024 } });
+    expect(reply.usage_metadata).toEqual(priced({ input_tokens: 1043, output_tokens: 11, total_tokens: 1054, input_token_details: { cache_read: 1024 } }));
     expect(reply.extras).toMatchObject({ stopReason: "end_turn", metrics: { latencyMs: 388 } });
     expect(run.extra.metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL });
   });
@@ -198,7 +207,7 @@ describe("wrapBedrock: ConverseStream", () => {
       { type: "reasoning", text: "Need the weather tool for Paris.", extras: { signature: "EqQBCkgIBxABGAIiQLk0c2lnbmF0dXJl" } },
       { type: "tool_call", id: "tooluse_stream_01", name: "get_weather", args: { city: "Paris" } },
     ]);
-    expect(reply.usage_metadata).toEqual({ input_tokens: 402, output_tokens: 61, total_tokens: 463 });
+    expect(reply.usage_metadata).toEqual(priced({ input_tokens: 402, output_tokens: 61, total_tokens: 463 }));
   });
 
   it("records an early break as cancelled and keeps the partial output", async () => {
