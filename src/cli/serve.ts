@@ -63,7 +63,7 @@ export function register(program: Command): void {
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
         "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
         "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
-        `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time, and while their bytes together stay within --large-body-budget-bytes (one alone always runs; the others wait); slow clients meet the timeouts below (408 or closed).`,
+        `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time, and while their bytes together stay within --large-body-budget-bytes (one alone always runs; the others wait; without the flag, TRACEPIPE_LARGE_BODY_BUDGET_BYTES sets it); slow clients meet the timeouts below (408 or closed).`,
       ].join("\n\n"),
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
@@ -78,7 +78,7 @@ export function register(program: Command): void {
     .option("--max-concurrent-large-bodies <n>", "large bodies read at once; later ones wait", int("--max-concurrent-large-bodies"), DEFAULT_LIMITS.maxConcurrentLargeBodies)
     .option(
       "--large-body-budget-bytes <n>",
-      `bytes of large bodies held at once (declared length, or decoded so far); a large body waits while the others leave no room for it (default TRACEPIPE_LARGE_BODY_BUDGET_BYTES, else ${DEFAULT_LIMITS.largeBodyBudgetBytes})`,
+      `bytes of large bodies held at once (declared length, or decoded so far); a large body waits while the others leave no room for it (default: the variable named above, else ${DEFAULT_LIMITS.largeBodyBudgetBytes})`,
       int("--large-body-budget-bytes"),
     )
     .option("--headers-timeout <ms>", "time to receive a request's headers (408)", int("--headers-timeout"), DEFAULT_TIMEOUTS.headersMs)
