@@ -52,8 +52,21 @@ export interface BackfillOptions {
   signal?: AbortSignal;
 }
 
+/** A file that could not be read to its end (e.g. a .gz corrupted part-way): its lines before that point were processed. */
+export interface UnreadableFile {
+  file: string;
+  /** Index of the file among the inputs. */
+  index: number;
+  /** The last line read whole. */
+  line: number;
+  /** What went wrong, naming the file and that line. */
+  reason: string;
+}
+
 export interface BackfillResult extends Summary {
   interrupted: boolean;
+  /** Files that failed part-way; the others were still processed (the CLI exits 1: some input failed). */
+  unreadable: UnreadableFile[];
   /** Runs handed to the client whose acknowledgement was not seen (they went to its spool); a rerun sends them again. */
   unacknowledged: number;
 }
@@ -75,6 +88,7 @@ interface Job {
   recordsThisRun: number;
   lastCommit: number;
   tick: number;
+  unreadable: UnreadableFile[];
 }
 
 export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
@@ -101,12 +115,13 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
     recordsThisRun: 0,
     lastCommit: Date.now(),
     tick: 0,
+    unreadable: [],
   };
   let interrupted = false;
   try {
     const taken = new Set<FilePosition>();
-    for (const f of inputs) {
-      interrupted = await readFile(job, f, taken);
+    for (const [index, f] of inputs.entries()) {
+      interrupted = await readFile(job, f, index, taken);
       if (interrupted) break;
     }
     await ledger.commit();
@@ -118,7 +133,7 @@ export async function backfill(o: BackfillOptions): Promise<BackfillResult> {
 }
 
 /** One file, from where the checkpoint says it stopped to its end. Returns true when interrupted. */
-async function readFile(job: Job, f: InputFile, taken: Set<FilePosition>): Promise<boolean> {
+async function readFile(job: Job, f: InputFile, index: number, taken: Set<FilePosition>): Promise<boolean> {
   const { ledger, o } = job;
   job.file = f.path;
   const found = await identify(f.path, ledger.checkpoint.files, taken, o.maxLineBytes);
@@ -136,9 +151,19 @@ async function readFile(job: Job, f: InputFile, taken: Set<FilePosition>): Promi
     requests: job.requests,
     joinOnly: f.joinOnly,
   });
-  for await (const item of items) {
-    await handle(job, f, item);
-    if (o.signal?.aborted) return true; // after handling: the reader's hash must stand at the last position
+  let lastLine = pos.line;
+  try {
+    for await (const item of items) {
+      await handle(job, f, item);
+      if (item.done) lastLine = item.done.line;
+      if (o.signal?.aborted) return true; // after handling: the reader's hash must stand at the last position
+    }
+  } catch (err) {
+    // A file that breaks part-way (a corrupt .gz, a read error) is this file's failure, not the run's:
+    // what came before it was handled (and is checkpointed below), the other files still go.
+    const issue = err instanceof ConfigError ? err.issues.find((i) => i.type === "file_unreadable") : undefined;
+    if (!issue) throw err;
+    job.unreadable.push({ file: f.path, index, line: lastLine, reason: issue.msg });
   }
   job.bytesBefore += f.size;
   job.bytes = job.bytesBefore;
@@ -226,6 +251,7 @@ function summarize(job: Job, files: number, interrupted: boolean): BackfillResul
     seconds,
     records_per_s: Math.round(job.recordsThisRun / Math.max(seconds, 1e-3)),
     interrupted,
+    unreadable: job.unreadable,
     unacknowledged: job.ledger.unacknowledged,
   };
 }

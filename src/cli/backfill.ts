@@ -8,6 +8,11 @@ import { backfill } from "../backfill/pipeline.js";
 import { FORMATS, type FormatName } from "../backfill/formats.js";
 import { createProgress, printSummary } from "../backfill/progress.js";
 import { Client } from "../ingest/client.js";
+import { resolveOptions } from "../ingest/config.js";
+import { HttpSink } from "../ingest/http-sink.js";
+import { MemoryRateLimiter } from "../ratelimit/limiter.js";
+import { loadCheckpoint } from "../backfill/checkpoint.js";
+import { KeyGuardSink, keyRevokedError } from "../backfill/key-guard.js";
 import { RedisRateLimiter } from "../ratelimit/redis.js";
 import { ValidationError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
@@ -78,7 +83,7 @@ export function register(program: Command): void {
         "runs: native Run records.",
         "otlp-json: OTLP JSON trace exports, one ExportTraceServiceRequest per line; spans are gathered by trace and LLM spans become runs (shards split these by trace).",
         "Any file may be gzip-compressed (.gz). Run ids are derived from the file's content and the record's custom_id or line, so running a file twice creates no duplicates. With --checkpoint, progress is saved every few seconds; after a crash or Ctrl-C the same command resumes. Bad lines go to --dead-letter with file, line, reason and the raw line; a line over --max-line-bytes is dead-lettered with its number.",
-        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server (or runs left in the spool: rerun to send them), 2 usage or configuration error (a 401/403 from the endpoint is one; nothing is sent), 130 interrupted (rerun to resume).",
+        "Exit codes: 0 every record sent, 1 some lines dead-lettered or refused by the server, or a file unreadable part-way (e.g. a corrupt .gz: its earlier lines and the other files are processed), or runs left in the spool (rerun to send them), 2 usage or configuration error (a 401/403 from the endpoint is one: before anything is sent, or mid-run when the key is revoked, which stops the run with nothing dead-lettered), 130 interrupted (rerun to resume).",
       ].join("\n\n"),
     )
     .argument("<files...>", "log files (.jsonl, .json lines, optionally .gz) or glob patterns")
@@ -120,6 +125,34 @@ function usageError(err: ValidationError): number {
   return EXIT_USAGE;
 }
 
+/** The HTTP sink the client would build, behind the revoked-key guard. */
+function guardedSink(opts: BackfillCliOptions, limiter: RedisRateLimiter | undefined, onRefused: () => void): KeyGuardSink {
+  const r = resolveOptions({ endpoint: opts.endpoint, apiKey: opts.apiKey, batchSize: opts.batchSize });
+  const warned = new Set<string>();
+  const http = new HttpSink({
+    endpoint: r.endpoint!,
+    apiKey: r.apiKey,
+    limiter: limiter ?? new MemoryRateLimiter(),
+    rateLimit: opts.rateLimit,
+    gzip: "auto",
+    defaults: { batchSize: r.batchSize, batchBytes: r.batchBytes },
+    warn: (m) => {
+      if (warned.has(m)) return;
+      warned.add(m);
+      process.emitWarning(m, "TracepipeWarning");
+    },
+  });
+  return new KeyGuardSink(http, onRefused);
+}
+
+/** Where a rerun with a good key resumes. */
+function resumeHint(checkpointPath: string | undefined): string {
+  if (!checkpointPath) return "Without --checkpoint a rerun starts from the top (run ids are stable, so nothing is stored twice).";
+  const cp = loadCheckpoint(checkpointPath);
+  const at = cp?.files.filter((f) => f.line > 0).map((f) => `${f.path} line ${f.line}`) ?? [];
+  return `The checkpoint (${checkpointPath}) stands ${at.length ? `after ${at.join(", ")}` : "at the start"}, every record before it acknowledged; fix the key and rerun the same command to resume.`;
+}
+
 async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<number> {
   try {
     usePriceFile(opts.prices);
@@ -138,10 +171,17 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
   }
   const limiter = opts.rateLimiter ? new RedisRateLimiter(opts.rateLimiter) : undefined;
   const deadLetterPath = opts.deadLetter ?? deadLetterPathFor(dbPathFrom(opts.db), "backfill");
+  const abort = new AbortController();
+  // A key revoked mid-run: stop reading, and shut the client down so what is unsent goes to the spool
+  // (a rerun sends it) instead of every later batch becoming a dead letter.
+  const guard = !opts.dryRun && opts.endpoint ? guardedSink(opts, limiter, () => {
+    abort.abort();
+    void client?.shutdown({ timeoutMs: 0 });
+  }) : undefined;
+  // Declared after the guard, whose callback runs only once sending has begun.
   const client = opts.dryRun
     ? undefined
-    : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir });
-  const abort = new AbortController();
+    : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir, sink: guard });
   const onSigint = () => {
     if (abort.signal.aborted) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: leave now
     process.stderr.write("\ntracepipe backfill: stopping at the next checkpoint (Ctrl-C again to quit at once)\n");
@@ -164,14 +204,19 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
       signal: abort.signal,
     });
     await client?.shutdown();
-    const { interrupted, unacknowledged, ...summary } = result;
+    const { interrupted, unacknowledged, unreadable, ...summary } = result;
     // Say where the runs and the bad lines went.
     printSummary({ ...summary, destination: opts.dryRun ? "nowhere (dry run)" : (client?.sink.target ?? "?"), dead_letter_file: deadLetterPath });
+    if (guard?.refusal) return usageError(keyRevokedError(opts.endpoint!, guard.refusal, resumeHint(opts.checkpoint)));
+    for (const u of unreadable) {
+      process.stderr.write(JSON.stringify({ error: { loc: ["files", u.index], msg: u.reason, type: "file_unreadable" } }) + "\n");
+      process.stderr.write(`tracepipe backfill: ${u.reason}; the lines before it were processed, and the other files too\n`);
+    }
     if (unacknowledged > 0) {
       process.stderr.write(`tracepipe backfill: ${unacknowledged} runs were not acknowledged by ${client?.sink.target} (they wait in the spool); the checkpoint stays before them: rerun to send them\n`);
     }
     if (interrupted) return EXIT_INTERRUPTED;
-    return result.dead_lettered + result.refused_by_server + unacknowledged > 0 ? EXIT_INVALID : EXIT_OK;
+    return result.dead_lettered + result.refused_by_server + unacknowledged + unreadable.length > 0 ? EXIT_INVALID : EXIT_OK;
   } catch (err) {
     await client?.shutdown().catch(() => undefined);
     if (err instanceof ValidationError) return usageError(err);

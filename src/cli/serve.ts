@@ -29,6 +29,8 @@ export interface ServeOptions {
   batchSizeLimit: number;
   maxJsonDepth: number;
   maxConcurrentLargeBodies: number;
+  /** Unset: TRACEPIPE_LARGE_BODY_BUDGET_BYTES, else the default. */
+  largeBodyBudgetBytes?: number;
   headersTimeout: number;
   requestTimeout: number;
   keepAliveTimeout: number;
@@ -36,6 +38,22 @@ export interface ServeOptions {
   graphConfig?: string;
   webhookToken?: string;
   buildMs: number;
+}
+
+/**
+ * The large-body budget: the flag, else TRACEPIPE_LARGE_BODY_BUDGET_BYTES, else
+ * undefined (the collector's default). The variable is checked like the flag:
+ * a typo must not silently mean the default.
+ */
+export function largeBodyBudget(flag: number | undefined, env: NodeJS.ProcessEnv = process.env): number | undefined {
+  if (flag !== undefined) return flag;
+  const v = envValue("TRACEPIPE_LARGE_BODY_BUDGET_BYTES", env);
+  if (v === undefined) return undefined;
+  const n = Number(v.trim());
+  if (!Number.isInteger(n) || n < 0) {
+    throw new ConfigError([{ loc: ["TRACEPIPE_LARGE_BODY_BUDGET_BYTES"], msg: `must be a non-negative integer (bytes), not ${JSON.stringify(v)}`, type: "int_parsing" }]);
+  }
+  return n;
 }
 
 export function register(program: Command): void {
@@ -48,7 +66,7 @@ export function register(program: Command): void {
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
         "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
         "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
-        `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time (the others wait); slow clients meet the timeouts below (408 or closed).`,
+        `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time, and while their bytes together stay within --large-body-budget-bytes (one alone always runs; the others wait; without the flag, TRACEPIPE_LARGE_BODY_BUDGET_BYTES sets it); slow clients meet the timeouts below (408 or closed).`,
       ].join("\n\n"),
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
@@ -61,6 +79,11 @@ export function register(program: Command): void {
     .option("--batch-size-limit <n>", "most runs per batch or multipart request, advertised in GET /info (413 above)", int("--batch-size-limit"), DEFAULT_LIMITS.batchSizeLimit)
     .option("--max-json-depth <n>", "deepest nesting of objects and arrays in a JSON body or part (422 above)", int("--max-json-depth"), DEFAULT_LIMITS.maxJsonDepth)
     .option("--max-concurrent-large-bodies <n>", "large bodies read at once; later ones wait", int("--max-concurrent-large-bodies"), DEFAULT_LIMITS.maxConcurrentLargeBodies)
+    .option(
+      "--large-body-budget-bytes <n>",
+      `bytes of large bodies held at once (declared length, or decoded so far); a large body waits while the others leave no room for it (default: the variable named above, else ${DEFAULT_LIMITS.largeBodyBudgetBytes})`,
+      int("--large-body-budget-bytes"),
+    )
     .option("--headers-timeout <ms>", "time to receive a request's headers (408)", int("--headers-timeout"), DEFAULT_TIMEOUTS.headersMs)
     .option("--request-timeout <ms>", "time to receive a whole request (408)", int("--request-timeout"), DEFAULT_TIMEOUTS.requestMs)
     .option("--keep-alive-timeout <ms>", "idle keep-alive connections close after this", int("--keep-alive-timeout"), DEFAULT_TIMEOUTS.keepAliveMs)
@@ -90,12 +113,20 @@ export function register(program: Command): void {
           return;
         }
       }
+      let largeBodyBudgetBytes: number | undefined;
+      try {
+        largeBodyBudgetBytes = largeBodyBudget(opts.largeBodyBudgetBytes);
+      } catch (err) {
+        for (const i of (err as ConfigError).issues) process.stderr.write(`tracepipe serve: ${i.loc.join(".")}: ${i.msg}\n`);
+        process.exitCode = 2;
+        return;
+      }
       const collector = createCollector({
         db: opts.db,
         apiKey: opts.apiKey,
         region: opts.region,
         rateLimits: opts.rateLimit,
-        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies },
+        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies, largeBodyBudgetBytes },
         timeouts: { headersMs: opts.headersTimeout, requestMs: opts.requestTimeout, keepAliveMs: opts.keepAliveTimeout, idleSocketMs: opts.idleTimeout },
         webhooks,
         webhookToken: opts.webhookToken,

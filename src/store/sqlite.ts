@@ -10,7 +10,11 @@
  * - a patch before its post creates a partial row that the post completes.
  * Each ingest() is one transaction: all of a request lands, or none of it.
  * Derived columns (native messages of vendor payloads, the detected format)
- * are recomputed only when a change touches inputs or outputs.
+ * are recomputed only when a change touches inputs or outputs. The native
+ * copy of a side (inputs or outputs) larger than DERIVE_ON_READ_BYTES is not
+ * stored: writing it would double the row and the memory a large request
+ * costs (issue 13 item 13); it is derived again, the same way, when the run
+ * is read (see toStored), so readers see the same run either way.
  */
 import { isUuid } from "../run/ids.js";
 import Database from "better-sqlite3";
@@ -39,10 +43,23 @@ class InRow {
   constructor(
     readonly id: string,
     readonly column: string,
+    /** Its stored size (octet_length, read from the row header, not the value). */
+    readonly bytes: number,
   ) {}
 }
 /** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
 const IN_ROW_BYTES = 4096;
+/**
+ * A side (inputs or outputs) of an llm run whose stored JSON is larger than
+ * this keeps no stored native copy; it is derived when read. Derivation is
+ * pure, so reading derives exactly what writing would have stored.
+ */
+export const DERIVE_ON_READ_BYTES = 1024 * 1024;
+
+/** Size in bytes of a JSON column's text as stored (UTF-8). */
+function textBytes(text: unknown): number {
+  return typeof text === "string" ? Buffer.byteLength(text, "utf8") : 0;
+}
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
@@ -105,7 +122,7 @@ export class SqliteRunStore implements RunStore {
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = this.db.prepare(
-      `SELECT id, has_post, other, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+      `SELECT id, has_post, other, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
     );
   }
 
@@ -154,7 +171,7 @@ export class SqliteRunStore implements RunStore {
       if (row[`${c}:type`] === "null") continue;
       const text = row[c] as string | null;
       // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
-      if (text === null) state[c] = new InRow(id, c);
+      if (text === null) state[c] = new InRow(id, c, row[`${c}:bytes`] as number);
       else {
         state[c] = JSON.parse(text);
         texts[c] = text;
@@ -178,9 +195,11 @@ export class SqliteRunStore implements RunStore {
       // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
     } else if (this.normalizeOnIngest && state.run_type === "llm") {
       const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
+      const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : textBytes(params[c]));
       params.detected_format = d.detected_format;
-      params.normalized_inputs = d.normalized_inputs ? JSON.stringify(d.normalized_inputs) : null;
-      params.normalized_outputs = d.normalized_outputs ? JSON.stringify(d.normalized_outputs) : null;
+      // A large side's native copy is left to the reader (toStored): stringifying and binding it costs twice its size again.
+      params.normalized_inputs = d.normalized_inputs && bytes("inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_outputs = d.normalized_outputs && bytes("outputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
       params.normalize_error = d.normalize_error;
     } else {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
@@ -277,6 +296,14 @@ export class SqliteRunStore implements RunStore {
     out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs) : null;
     out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs) : null;
     out.normalize_error = row.normalize_error;
+    // A side too large to keep a stored native copy (see save): derived now, as ingest would have.
+    const deferIn = row.normalized_inputs === null && textBytes(row.inputs) > DERIVE_ON_READ_BYTES;
+    const deferOut = row.normalized_outputs === null && textBytes(row.outputs) > DERIVE_ON_READ_BYTES;
+    if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
+      const d = deriveLlm(out.inputs, out.outputs);
+      if (deferIn) out.normalized_inputs = d.normalized_inputs;
+      if (deferOut) out.normalized_outputs = d.normalized_outputs;
+    }
     out.first_token_time = row.first_token_time;
     return out as unknown as StoredRun;
   }
