@@ -165,9 +165,10 @@ describe("Client delivery", () => {
     expect(col.count("limited")).toEqual({ n: 600, d: 600 });
     expect(proxy.times.length).toBeGreaterThanOrEqual(120);
     expect(maxInWindow(proxy.times, 1000)).toBeLessThanOrEqual(50);
-    // While work waited the client used the limit: 120 requests need just over two windows.
-    const span = proxy.times[proxy.times.length - 1]! - proxy.times[0]!;
-    expect(span).toBeLessThan(3500);
+    // While work waited the client used the limit: most of the first window's 50 requests went
+    // out in that window (a client that trickled or waited a window per batch sends far fewer).
+    const first = Math.min(...proxy.times);
+    expect(proxy.times.filter((t) => t - first < 1250).length).toBeGreaterThanOrEqual(40);
   }, 30_000);
 
   it("gzips batches when asked, and by default not on loopback, where it would only cost CPU", async () => {
