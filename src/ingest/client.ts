@@ -199,11 +199,16 @@ export class Client implements RunWriter {
 
   // ---- producer side ----------------------------------------------------------------
 
-  /** Hand a run over. Returns at once; the run is copied (made safe) now, so later changes to it are not seen. Never throws. */
-  createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments } = {}): void {
+  /**
+   * Hand a run over. Returns at once; the run is copied (made safe) now, so
+   * later changes to it are not seen. With `owned` the caller promises never
+   * to read or change the run again (the span processor, which builds each
+   * run afresh): a run already safe is then kept rather than copied. Never throws.
+   */
+  createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments; owned?: boolean } = {}): void {
     if (this.refuseClosed() || this.sampledOut(run)) return;
     try {
-      const op = postOp(run, opts.attachments, this.valueLimits);
+      const op = postOp(run, opts.attachments, this.valueLimits, opts.owned === true);
       if (op.run.session_name === undefined) op.run.session_name = this.options.project;
       // Masking applies to the client's own copy, before the run is queued, spooled or sent.
       if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);

@@ -1,0 +1,27 @@
+import { createHash } from "node:crypto";
+import { describe, expect, it } from "vitest";
+import { stableUuid } from "../../src/run/ids.js";
+
+/** The id scheme as first written (a Hash object, hex, slices): ids already stored must keep being made the same. */
+function reference(parts: string[], timeMs?: number): string {
+  const h = createHash("sha256").update(parts.join("\u0000")).digest();
+  if (timeMs !== undefined && Number.isFinite(timeMs) && timeMs >= 0 && timeMs < 2 ** 48) {
+    h.writeUIntBE(Math.floor(timeMs), 0, 6);
+    h[6] = (h[6]! & 0x0f) | 0x70;
+  } else h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString("hex");
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+describe("stableUuid", () => {
+  it("makes the same ids as the original scheme (v7 with a time, v8 without)", () => {
+    for (let i = 0; i < 500; i++) {
+      const parts = ["otel", Math.random().toString(16).slice(2).padEnd(32, "0"), `span-${i}`, "ünïcode ✓"];
+      const t = i % 5 === 0 ? undefined : 1_700_000_000_000 + i * 1234.5;
+      expect(stableUuid(parts, t)).toBe(reference(parts, t));
+    }
+    expect(stableUuid(["tracepipe-local-tenant"])).toBe(reference(["tracepipe-local-tenant"]));
+    expect(stableUuid(["x"], -1)).toBe(reference(["x"], -1));
+  });
+});
