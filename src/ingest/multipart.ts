@@ -28,8 +28,18 @@ function disposition(name: string, filename?: string): string {
  * text (a Buffer per part made this the hottest function of delivery); only
  * attachments, which are already bytes, break the text up.
  */
+/**
+ * Boundaries: a random part drawn once per process and a counter, so no two
+ * bodies share one and none can be guessed from run contents, without asking
+ * the system for random bytes on every batch (that call cost as much as
+ * encoding a few runs).
+ */
+const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
+let boundaries = 0;
+
 export function encodeMultipart(ops: readonly Op[]): EncodedBody {
-  const boundary = `tracepipe-${randomBytes(12).toString("hex")}`;
+  boundaries = (boundaries + 1) % 2 ** 32;
+  const boundary = `${BOUNDARY_PREFIX}${boundaries.toString(16).padStart(8, "0")}`;
   const chunks: Buffer[] = [];
   let text = "";
   const jsonPart = (name: string, json: string) => {

@@ -69,16 +69,47 @@ function pad(n: number, w: number): string {
   return String(n).padStart(w, "0");
 }
 
+/**
+ * The date and time to the second of `us`, in both layouts. Runs come in
+ * bursts within the same second (a span's start, end and dotted_order, and
+ * its neighbours'), so the last second's strings are kept and only the
+ * microseconds are formatted anew.
+ */
+let cachedSecond = NaN;
+let cachedIso = "";
+let cachedDotted = "";
+function secondOf(us: number): number {
+  const sec = Math.floor(us / 1_000_000);
+  if (sec !== cachedSecond) {
+    const d = new Date(sec * 1000);
+    const y = d.getUTCFullYear();
+    const mo = pad(d.getUTCMonth() + 1, 2);
+    const day = pad(d.getUTCDate(), 2);
+    const h = pad(d.getUTCHours(), 2);
+    const mi = pad(d.getUTCMinutes(), 2);
+    const se = pad(d.getUTCSeconds(), 2);
+    cachedIso = `${y}-${mo}-${day}T${h}:${mi}:${se}`;
+    cachedDotted = `${y}${mo}${day}T${h}${mi}${se}`;
+    cachedSecond = sec;
+  }
+  return sec;
+}
+
+/** The microseconds within the second, six digits. */
+function micros6(us: number, sec: number): string {
+  return pad(us - sec * 1_000_000, 6);
+}
+
 /** `2026-11-22T10:15:00.123456Z` */
 export function isoMicros(us: number): string {
-  const d = new Date(Math.floor(us / 1000));
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(us % 1_000_000, 6)}Z`;
+  const sec = secondOf(us);
+  return `${cachedIso}.${micros6(us, sec)}Z`;
 }
 
 /** A dotted_order segment: `YYYYMMDDTHHMMSSffffffZ` followed by the run id. */
 export function dottedSegment(us: number, id: string): string {
-  const d = new Date(Math.floor(us / 1000));
-  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}${pad(d.getUTCSeconds(), 2)}${pad(us % 1_000_000, 6)}Z${id}`;
+  const sec = secondOf(us);
+  return `${cachedDotted}${micros6(us, sec)}Z${id}`;
 }
 
 /**

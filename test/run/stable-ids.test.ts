@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { stableUuid } from "../../src/run/ids.js";
+import { dottedSegment, isoMicros, stableUuid } from "../../src/run/ids.js";
 
 /** The id scheme as first written (a Hash object, hex, slices): ids already stored must keep being made the same. */
 function reference(parts: string[], timeMs?: number): string {
@@ -23,5 +23,27 @@ describe("stableUuid", () => {
     }
     expect(stableUuid(["tracepipe-local-tenant"])).toBe(reference(["tracepipe-local-tenant"]));
     expect(stableUuid(["x"], -1)).toBe(reference(["x"], -1));
+  });
+});
+
+/** The time formats as first written (a Date per call): the per-second cache must not change a character. */
+const pad = (n: number, w: number) => String(n).padStart(w, "0");
+function isoReference(us: number): string {
+  const d = new Date(Math.floor(us / 1000));
+  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(us % 1_000_000, 6)}Z`;
+}
+function dottedReference(us: number, id: string): string {
+  const d = new Date(Math.floor(us / 1000));
+  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}${pad(d.getUTCSeconds(), 2)}${pad(us % 1_000_000, 6)}Z${id}`;
+}
+
+describe("isoMicros and dottedSegment", () => {
+  it("format every microsecond as before, across second, day and year boundaries and back and forth", () => {
+    const times = [0, 999_999, 1_000_000, 1_763_805_299_999_999, 1_763_805_300_000_000, 1_767_225_599_999_999, 1_767_225_600_000_000, 951_782_400_000_001];
+    for (let i = 0; i < 2000; i++) times.push(1_700_000_000_000_000 + Math.floor(Math.random() * 5_000_000) * (i % 3 === 0 ? 997 : 1));
+    for (const us of times) {
+      expect(isoMicros(us)).toBe(isoReference(us));
+      expect(dottedSegment(us, "id")).toBe(dottedReference(us, "id"));
+    }
   });
 });
