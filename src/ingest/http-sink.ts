@@ -161,7 +161,7 @@ export class HttpSink implements Sink {
   /** One POST, read to the end; rejects on a network error, an abort, or no complete answer within `timeoutMs`. */
   private post(headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
-      const req = (this.secure ? httpsRequest : httpRequest)(this.url, { method: "POST", headers: { ...headers, "content-length": String(body.length) }, agent: this.agent, signal }, (res: IncomingMessage) => {
+      const req = (this.secure ? httpsRequest : httpRequest)(this.url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent: this.agent, signal }, (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {

@@ -140,11 +140,12 @@ export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string,
   const seq = nextSeq();
   const attachments = safeAttachments(rawAttachments);
   if (prepare) {
-    const r = { ...asRecord(patch, id), id: String(id) };
+    // Object.assign, not `{...x, id}`: V8 (Node 20) takes a slow path for a spread followed by fields.
+    const r = Object.assign({}, asRecord(patch, id), { id: String(id) });
     return { kind: "patch", id: String(id), run: r, attachments, bytes: approxJsonSize(r) + 200 + attachmentBytes(attachments), seq, prepare: [prepare], raw: true };
   }
   const s = makeSafe(patch, limits);
-  const r = { ...asRecord(s.value, id), id: String(id) };
+  const r = Object.assign({}, asRecord(s.value, id), { id: String(id) });
   return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq };
 }
 
@@ -163,7 +164,7 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
   }
   if (op.raw) {
     op.raw = false;
-    op.run = { ...asRecord(makeSafe(op.run, limits).value, op.id), id: op.id };
+    op.run = Object.assign({}, asRecord(makeSafe(op.run, limits).value, op.id), { id: op.id });
   }
   return op;
 }
