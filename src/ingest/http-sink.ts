@@ -54,8 +54,14 @@ interface Info {
 interface Reply {
   status: number;
   retryAfter: string | undefined;
+  location: string | undefined;
   body: Buffer;
 }
+
+/** Redirects that keep the method and body (as fetch followed them), at most this many in a row. */
+const MAX_REDIRECTS = 5;
+
+const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 export class HttpSink implements Sink {
   readonly target: string;
@@ -70,15 +76,12 @@ export class HttpSink implements Sink {
    * streams, which cost the host more CPU per batch than encoding it did.
    * Idle connections do not hold the process open (the agent unrefs them).
    */
-  private readonly agent: HttpAgent;
-  private readonly secure: boolean;
+  private readonly agents: { http?: HttpAgent; https?: HttpsAgent } = {};
 
   constructor(private readonly opts: HttpSinkOptions) {
     const base = opts.endpoint.replace(/\/+$/, "");
     this.target = base;
     this.url = `${base}/runs/multipart`;
-    this.secure = base.toLowerCase().startsWith("https:");
-    this.agent = this.secure ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
     const m = matchLimit({ method: "POST", path: "/runs/multipart", headers: opts.apiKey ? { "x-api-key": opts.apiKey } : {}, ip: "self" });
     this.limitKey = m?.key ?? "runs-multipart";
     this.limit = opts.rateLimit?.limit ?? m?.limit ?? 6000;
@@ -141,7 +144,12 @@ export class HttpSink implements Sink {
     }
     let res: Reply;
     try {
-      res = await this.post(headers, payload, signal, this.opts.timeoutMs ?? 60_000);
+      let url = this.url;
+      for (let hops = 0; ; hops++) {
+        res = await this.post(url, headers, payload, signal, this.opts.timeoutMs ?? 60_000);
+        if ((res.status !== 307 && res.status !== 308) || !res.location || hops >= MAX_REDIRECTS) break;
+        url = new URL(res.location, url).href;
+      }
     } catch (err) {
       throw new SinkError(`POST ${this.url} failed: ${(err as Error).message}`, "retry");
     }
@@ -159,15 +167,16 @@ export class HttpSink implements Sink {
   }
 
   /** One POST, read to the end; rejects on a network error, an abort, or no complete answer within `timeoutMs`. */
-  private post(headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
+  private post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
     return new Promise<Reply>((resolve, reject) => {
-      const req = (this.secure ? httpsRequest : httpRequest)(this.url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent: this.agent, signal }, (res: IncomingMessage) => {
+      const secure = url.slice(0, 6).toLowerCase() === "https:";
+      const agent = secure ? (this.agents.https ??= new HttpsAgent({ keepAlive: true })) : (this.agents.http ??= new HttpAgent({ keepAlive: true }));
+      const req = (secure ? httpsRequest : httpRequest)(url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal }, (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
           clearTimeout(timer);
-          const ra = res.headers["retry-after"];
-          resolve({ status: res.statusCode ?? 0, retryAfter: Array.isArray(ra) ? ra[0] : ra, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+          resolve({ status: res.statusCode ?? 0, retryAfter: firstHeader(res.headers["retry-after"]), location: firstHeader(res.headers.location), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
         });
         res.on("error", (err) => {
           clearTimeout(timer);
@@ -190,6 +199,7 @@ export class HttpSink implements Sink {
   }
 
   async close(): Promise<void> {
-    this.agent.destroy();
+    this.agents.http?.destroy();
+    this.agents.https?.destroy();
   }
 }
