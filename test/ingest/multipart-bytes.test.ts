@@ -39,4 +39,17 @@ describe("multipart bytes", () => {
       expect(body.subarray(start + Number(m[1]!), start + Number(m[1]!) + 4).toString("latin1")).toBe("\r\n--");
     }
   });
+
+  it("writes a non-ASCII attachment name in UTF-8 even when every JSON part is ASCII", async () => {
+    const { body, contentType } = encodeMultipart([postOp({ id: id(3), name: "r", inputs: {} }, { "bild-ü.png": ["image/png", new Uint8Array([1, 2])] })]);
+    const files: { name: string; filename: string }[] = [];
+    await new Promise<void>((resolve, reject) => {
+      const bb = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8" });
+      bb.on("file", (name, stream, info) => (files.push({ name, filename: info.filename }), stream.resume()));
+      bb.on("close", resolve);
+      bb.on("error", reject);
+      Readable.from([body]).pipe(bb);
+    });
+    expect(files).toEqual([{ name: `attachment.${id(3)}.bild-ü.png`, filename: "bild-ü.png" }]);
+  });
 });
