@@ -23,7 +23,8 @@ function disposition(name: string, filename?: string): string {
   return filename === undefined ? `form-data; name="${name}"` : `form-data; name="${name}"; filename="${filename.replace(/"/g, "%22")}"`;
 }
 
-const NON_ASCII = /[^\x00-\x7f]/;
+/** A character past ASCII (code point 128 or more). */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 /**
  * Boundaries: a random part drawn once per process and a counter, so no two
