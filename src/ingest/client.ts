@@ -129,6 +129,8 @@ export class Client implements RunWriter {
   /** Aborted when the client gives up waiting (exit, or shutdown past its timeout): cuts limiter waits, backoff sleeps and requests short. */
   private readonly stopper = new AbortController();
   private timer?: NodeJS.Timeout;
+  /** A pump is already queued as a microtask (see schedule). */
+  private pumpQueued = false;
   private replayTimer?: { at: number; t: NodeJS.Timeout };
   private limits?: SinkLimits;
   private limitsLoading?: Promise<SinkLimits>;
@@ -329,8 +331,14 @@ export class Client implements RunWriter {
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
     if (this.queue.length >= batchSize || this.waiters.length > 0) {
-      // A full batch, or a flush() waiting: no reason to wait for company.
-      queueMicrotask(() => this.pump(this.waiters.length > 0));
+      // A full batch, or a flush() waiting: no reason to wait for company. One pump per burst of
+      // ops (a span processor hands over hundreds in one turn), not a microtask per op.
+      if (this.pumpQueued) return;
+      this.pumpQueued = true;
+      queueMicrotask(() => {
+        this.pumpQueued = false;
+        this.pump(this.waiters.length > 0);
+      });
       return;
     }
     this.armTimer();

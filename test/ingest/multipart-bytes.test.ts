@@ -45,7 +45,7 @@ describe("multipart bytes", () => {
     const files: { name: string; filename: string }[] = [];
     await new Promise<void>((resolve, reject) => {
       const bb = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8" });
-      bb.on("file", (name, stream, info) => (files.push({ name, filename: info.filename }), stream.resume()));
+      bb.on("file", (name, stream, info) => (files.push({ name, filename: info.filename ?? "" }), stream.resume()));
       bb.on("close", resolve);
       bb.on("error", reject);
       Readable.from([body]).pipe(bb);
