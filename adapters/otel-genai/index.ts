@@ -100,7 +100,7 @@ function currentMessages(attrs: Attributes): { input?: Message[]; output?: Messa
     }
     if (input !== undefined) {
       if (!Array.isArray(input)) fail(["gen_ai.input.messages"], "expected an array of messages", "list_type");
-      input.forEach((m, i) => res.input!.push(...fromOtelMessage(m, ["gen_ai.input.messages", i])));
+      for (let i = 0; i < input.length; i++) for (const m of fromOtelMessage(input[i], ["gen_ai.input.messages", i])) res.input.push(m);
     }
     markOrphans(res.input);
   }
@@ -312,9 +312,12 @@ const PARAMS: Record<string, string> = {
   "llm.is_streaming": "stream",
 };
 
+/** PARAMS as pairs, made once: every LLM span reads them. */
+const PARAM_PAIRS = Object.entries(PARAMS);
+
 function invocationParams(attrs: Attributes): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, name] of Object.entries(PARAMS)) if (attrs[k] !== undefined && attrs[k] !== null) out[name] = attrs[k];
+  for (const [k, name] of PARAM_PAIRS) if (attrs[k] !== undefined && attrs[k] !== null) out[name] = attrs[k];
   const tools = attrs["gen_ai.tool.definitions"];
   if (tools !== undefined) out.tools = typeof tools === "string" ? attrJson(attrs, "gen_ai.tool.definitions") : tools;
   return out;

@@ -13,6 +13,7 @@
 import type { z } from "zod";
 import type { Issue } from "../errors.js";
 import { Messages } from "./schema.js";
+import { surelyMessages } from "./shape.js";
 
 export interface ValidateOptions {
   /** Hold to SPEC's letter: media blocks need base64, and `extras` is not allowed. */
@@ -50,8 +51,11 @@ function checkMedia(b: Obj, loc: (string | number)[], strict: boolean, out: Issu
 export function validate(messages: unknown, opts: ValidateOptions = {}): Issue[] {
   const strict = opts.strict === true;
   const out: Issue[] = [];
-  const parsed = Messages.safeParse(messages);
-  if (!parsed.success) fromZod(parsed.error.issues, out);
+  // The usual, well-formed case skips zod (shape.ts says yes only when zod would); issues always come from zod.
+  if (!surelyMessages(messages)) {
+    const parsed = Messages.safeParse(messages);
+    if (!parsed.success) fromZod(parsed.error.issues, out);
+  }
   if (!Array.isArray(messages)) return out;
 
   const toolCallIds = new Set<string>();

@@ -129,6 +129,8 @@ export class Client implements RunWriter {
   /** Aborted when the client gives up waiting (exit, or shutdown past its timeout): cuts limiter waits, backoff sleeps and requests short. */
   private readonly stopper = new AbortController();
   private timer?: NodeJS.Timeout;
+  /** A pump is already queued as a microtask (see schedule). */
+  private pumpQueued = false;
   private replayTimer?: { at: number; t: NodeJS.Timeout };
   private limits?: SinkLimits;
   private limitsLoading?: Promise<SinkLimits>;
@@ -199,11 +201,16 @@ export class Client implements RunWriter {
 
   // ---- producer side ----------------------------------------------------------------
 
-  /** Hand a run over. Returns at once; the run is copied (made safe) now, so later changes to it are not seen. Never throws. */
-  createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments } = {}): void {
+  /**
+   * Hand a run over. Returns at once; the run is copied (made safe) now, so
+   * later changes to it are not seen. With `owned` the caller promises never
+   * to read or change the run again (the span processor, which builds each
+   * run afresh): a run already safe is then kept rather than copied. Never throws.
+   */
+  createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments; owned?: boolean } = {}): void {
     if (this.refuseClosed() || this.sampledOut(run)) return;
     try {
-      const op = postOp(run, opts.attachments, this.valueLimits);
+      const op = postOp(run, opts.attachments, this.valueLimits, opts.owned === true);
       if (op.run.session_name === undefined) op.run.session_name = this.options.project;
       // Masking applies to the client's own copy, before the run is queued, spooled or sent.
       if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);
@@ -324,8 +331,14 @@ export class Client implements RunWriter {
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
     if (this.queue.length >= batchSize || this.waiters.length > 0) {
-      // A full batch, or a flush() waiting: no reason to wait for company.
-      queueMicrotask(() => this.pump(this.waiters.length > 0));
+      // A full batch, or a flush() waiting: no reason to wait for company. One pump per burst of
+      // ops (a span processor hands over hundreds in one turn), not a microtask per op.
+      if (this.pumpQueued) return;
+      this.pumpQueued = true;
+      queueMicrotask(() => {
+        this.pumpQueued = false;
+        this.pump(this.waiters.length > 0);
+      });
       return;
     }
     this.armTimer();

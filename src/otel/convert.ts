@@ -76,22 +76,19 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   if (s.kind !== undefined) otel.kind = s.kind;
   if (s.scope) otel.scope = s.scope;
   if (s.droppedAttributesCount) otel.dropped_attributes = s.droppedAttributesCount;
-  const base = {
-    at: { id: at.id, traceId: at.traceId, parentId: at.parentId, dottedOrder: at.dottedOrder },
-    name: s.name,
-    startUs: s.startUs,
-    endUs: s.endUs,
-    error: s.status.code === ERROR ? errorOf(s) : undefined,
-    project: o.project,
-  };
+  const error = s.status.code === ERROR ? errorOf(s) : undefined;
+  // The parts every run of a span shares, written out rather than spread into a literal with more
+  // fields: V8 (Node 20) takes a slow path for `{...base, more}` that cost microseconds per run.
+  const run = (run_type: string, inputs: Record<string, unknown>, metadata: Record<string, unknown>, outputs?: Record<string, unknown>, events?: RunEvent[]) =>
+    buildRun({ at: { id: at.id, traceId: at.traceId, parentId: at.parentId, dottedOrder: at.dottedOrder }, name: s.name, startUs: s.startUs, endUs: s.endUs, error, project: o.project, run_type, inputs, outputs, events, metadata });
 
   if ("error" in reading) {
     // Recognised, but an attribute is malformed: keep the raw attributes and say why.
     const normalize_error = reading.error instanceof ValidationError ? reading.error.issues : String(reading.error);
-    return buildRun({ ...base, run_type: "llm", inputs: { otel_attributes: { ...s.attributes } }, metadata: { otel, normalize_error } });
+    return run("llm", { otel_attributes: { ...s.attributes } }, { otel, normalize_error });
   }
   const result = reading.result;
-  if (!result) return buildRun({ ...base, run_type: "chain", inputs: { otel_attributes: { ...s.attributes } }, metadata: { otel } });
+  if (!result) return run("chain", { otel_attributes: { ...s.attributes } }, { otel });
   otel.convention = result.convention;
   const firstTokenUs = result.time_to_first_token_ms !== undefined ? s.startUs + Math.round(result.time_to_first_token_ms * 1000) : undefined;
   if (result.run_type === "llm") {
@@ -111,15 +108,14 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
     const metadata: Record<string, unknown> = { otel, ...f.metadata };
     // A convention that recorded only usage (no output messages) keeps it on the run.
     if (!result.output_messages && result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
-    return buildRun({
-      ...base,
-      run_type: "llm",
+    return run(
+      "llm",
       // A convention that recorded only raw input values (no messages) keeps them as they are.
-      inputs: !result.input_messages && result.inputs ? result.inputs : f.inputs,
-      outputs: result.output_messages ? f.outputs : undefined,
-      events: f.events,
+      !result.input_messages && result.inputs ? result.inputs : f.inputs,
       metadata,
-    });
+      result.output_messages ? f.outputs : undefined,
+      f.events,
+    );
   }
   const metadata: Record<string, unknown> = { otel };
   if (result.trace_provider) metadata.trace_provider = result.trace_provider;
@@ -128,7 +124,7 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   // An agent's or a chain's summed usage: on the run, not on a message, so it is not counted twice.
   if (result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
   const events: RunEvent[] = firstTokenUs !== undefined ? [{ name: "new_token", time: isoMicros(firstTokenUs) }] : [];
-  return buildRun({ ...base, run_type: result.run_type, inputs: result.inputs ?? {}, outputs: result.outputs, events, metadata });
+  return run(result.run_type, result.inputs ?? {}, metadata, result.outputs, events);
 }
 
 function errorOf(s: SpanRecord): string {

@@ -84,6 +84,8 @@ interface Node {
   queued?: boolean;
   /** Decided once, when first needed (at its conversion, or when a descendant is converted first). */
   keep?: boolean;
+  /** Its run id, made once (a hash) and reused by the runs of its descendants. */
+  runId?: string;
 }
 
 const hrToUs = (t: readonly [number, number]) => t[0] * 1_000_000 + Math.floor(t[1] / 1000);
@@ -216,7 +218,8 @@ export class TraceSpanProcessor implements SpanProcessor {
       const record = toSpanRecord(span);
       const reading = readSpan(spanLike(record), this.adapters);
       if (!this.keep(node, reading)) return;
-      this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }));
+      // The run is built here for the client alone and never touched again: it need not be copied.
+      this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }), { owned: true });
       this.stats.recorded++;
       if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
     } catch (err) {
@@ -251,7 +254,7 @@ export class TraceSpanProcessor implements SpanProcessor {
       if (this.keep(p)) chain.push(p);
     }
     chain.reverse();
-    const ids = chain.map((n) => spanRunId(n));
+    const ids = chain.map((n) => (n.runId ??= spanRunId(n)));
     return {
       id: ids[ids.length - 1]!,
       traceId: ids[0]!,

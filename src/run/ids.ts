@@ -8,7 +8,7 @@
  *   forced strictly increasing, so `dotted_order` segments of siblings started in
  *   the same millisecond still sort chronologically.
  */
-import { createHash, randomFillSync } from "node:crypto";
+import { hash, randomFillSync } from "node:crypto";
 
 const pool = new Uint8Array(256 * 16);
 let poolPos = pool.length;
@@ -69,16 +69,47 @@ function pad(n: number, w: number): string {
   return String(n).padStart(w, "0");
 }
 
+/**
+ * The date and time to the second of `us`, in both layouts. Runs come in
+ * bursts within the same second (a span's start, end and dotted_order, and
+ * its neighbours'), so the last second's strings are kept and only the
+ * microseconds are formatted anew.
+ */
+let cachedSecond = NaN;
+let cachedIso = "";
+let cachedDotted = "";
+function secondOf(us: number): number {
+  const sec = Math.floor(us / 1_000_000);
+  if (sec !== cachedSecond) {
+    const d = new Date(sec * 1000);
+    const y = d.getUTCFullYear();
+    const mo = pad(d.getUTCMonth() + 1, 2);
+    const day = pad(d.getUTCDate(), 2);
+    const h = pad(d.getUTCHours(), 2);
+    const mi = pad(d.getUTCMinutes(), 2);
+    const se = pad(d.getUTCSeconds(), 2);
+    cachedIso = `${y}-${mo}-${day}T${h}:${mi}:${se}`;
+    cachedDotted = `${y}${mo}${day}T${h}${mi}${se}`;
+    cachedSecond = sec;
+  }
+  return sec;
+}
+
+/** The microseconds within the second, six digits. */
+function micros6(us: number, sec: number): string {
+  return pad(us - sec * 1_000_000, 6);
+}
+
 /** `2026-11-22T10:15:00.123456Z` */
 export function isoMicros(us: number): string {
-  const d = new Date(Math.floor(us / 1000));
-  return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1, 2)}-${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}:${pad(d.getUTCMinutes(), 2)}:${pad(d.getUTCSeconds(), 2)}.${pad(us % 1_000_000, 6)}Z`;
+  const sec = secondOf(us);
+  return `${cachedIso}.${micros6(us, sec)}Z`;
 }
 
 /** A dotted_order segment: `YYYYMMDDTHHMMSSffffffZ` followed by the run id. */
 export function dottedSegment(us: number, id: string): string {
-  const d = new Date(Math.floor(us / 1000));
-  return `${d.getUTCFullYear()}${pad(d.getUTCMonth() + 1, 2)}${pad(d.getUTCDate(), 2)}T${pad(d.getUTCHours(), 2)}${pad(d.getUTCMinutes(), 2)}${pad(d.getUTCSeconds(), 2)}${pad(us % 1_000_000, 6)}Z${id}`;
+  const sec = secondOf(us);
+  return `${cachedDotted}${micros6(us, sec)}Z${id}`;
 }
 
 /**
@@ -89,15 +120,15 @@ export function dottedSegment(us: number, id: string): string {
  * yields the same runs, not duplicates.
  */
 export function stableUuid(parts: string[], timeMs?: number): string {
-  const h = createHash("sha256").update(parts.join("\u0000")).digest();
+  // crypto.hash: one call, about half the cost of a Hash object per id (span conversion makes one per span).
+  const h = hash("sha256", parts.join("\u0000"), "buffer");
   if (timeMs !== undefined && Number.isFinite(timeMs) && timeMs >= 0 && timeMs < 2 ** 48) {
     const ms = Math.floor(timeMs);
     h.writeUIntBE(ms, 0, 6);
     h[6] = (h[6]! & 0x0f) | 0x70; // version 7
   } else h[6] = (h[6]! & 0x0f) | 0x80; // version 8
   h[8] = (h[8]! & 0x3f) | 0x80; // RFC 9562 variant
-  const x = h.subarray(0, 16).toString("hex");
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+  return `${HEX[h[0]!]}${HEX[h[1]!]}${HEX[h[2]!]}${HEX[h[3]!]}-${HEX[h[4]!]}${HEX[h[5]!]}-${HEX[h[6]!]}${HEX[h[7]!]}-${HEX[h[8]!]}${HEX[h[9]!]}-${HEX[h[10]!]}${HEX[h[11]!]}${HEX[h[12]!]}${HEX[h[13]!]}${HEX[h[14]!]}${HEX[h[15]!]}`;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -273,3 +273,67 @@ export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
   const max = limits.maxBytes ?? DEFAULTS.maxBytes;
   return { value: out === undefined ? null : out, bytes: max - w.left };
 }
+
+/**
+ * The byte figure makeSafe would report for `value`, when makeSafe's copy of
+ * it would hold exactly what it holds: plain objects and arrays, strings,
+ * finite numbers, booleans and null, under every limit, with no cycle, no
+ * `__proto__` key and no undefined array item. Undefined otherwise (then the
+ * caller makes the copy). Walks without allocating, for values whose owner
+ * hands them over whole and never touches them again (span conversion builds
+ * each run afresh from parsed JSON): checking is cheaper than copying, and
+ * the run delivered is the same JSON either way.
+ */
+export function checkSafe(value: unknown, limits: SafeLimits = {}): number | undefined {
+  const maxDepth = limits.maxDepth ?? DEFAULTS.maxDepth;
+  const maxString = limits.maxStringLength ?? DEFAULTS.maxStringLength;
+  const maxBytes = limits.maxBytes ?? DEFAULTS.maxBytes;
+  const path: object[] = [];
+  let left = maxBytes;
+  let objects = 0;
+  // Spends as Walker does; false where Walker would start cutting (then the copy differs).
+  const spend = (n: number) => (n > left ? false : ((left -= n), true));
+  const walk = (v: unknown, depth: number): boolean => {
+    switch (typeof v) {
+      case "string":
+        return v.length <= maxString && spend(v.length + 2);
+      case "boolean":
+        return spend(5);
+      case "number":
+        return Number.isFinite(v) && spend(8);
+      case "object":
+        break;
+      default:
+        return false;
+    }
+    if (v === null) return spend(4);
+    for (let i = 0; i < depth; i++) if (path[i] === v) return false;
+    // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.
+    if (depth >= maxDepth || left <= 0 || ++objects > TRACK_AFTER) return false;
+    path[depth] = v;
+    let ok: boolean;
+    if (Array.isArray(v)) {
+      ok = spend(2);
+      for (let i = 0; ok && i < v.length; i++) ok = left > 0 && v[i] !== undefined && walk(v[i], depth + 1) && spend(1);
+    } else {
+      const proto: unknown = Object.getPrototypeOf(v);
+      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
+      ok = spend(2);
+      const o = v as Record<string, unknown>;
+      for (const k of Object.keys(o)) {
+        if (!ok) break;
+        if (left <= 0 || k === "__proto__") return false;
+        const x = o[k];
+        if (x !== undefined) ok = walk(x, depth + 1) && spend(k.length + 4);
+      }
+    }
+    path[depth] = undefined as unknown as object;
+    return ok;
+  };
+  try {
+    return walk(value, 0) ? maxBytes - left : undefined;
+  } catch {
+    // A getter or proxy that throws: makeSafe knows what to do with it.
+    return undefined;
+  }
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { checkSafe, makeSafe, type SafeLimits } from "../../src/run/safe.js";
+
+const run = () => ({
+  id: "0190a000-0000-7000-8000-000000000001",
+  name: "chat",
+  inputs: { messages: [{ role: "user", content: [{ type: "text", text: "hi ✓" }] }] },
+  outputs: { messages: [{ role: "assistant", content: [], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } }] },
+  extra: { metadata: { otel: { trace_id: "ab", kind: 0, scope: undefined }, flags: [true, false, null, -0, 1.5] } },
+  events: [],
+  tags: [],
+  end_time: undefined,
+});
+
+/** checkSafe says "as it is" only where makeSafe's copy is equal to the value, and reports makeSafe's byte figure. */
+function agrees(v: unknown, limits?: SafeLimits): number | undefined {
+  const bytes = checkSafe(v, limits);
+  if (bytes !== undefined) {
+    const made = makeSafe(v, limits);
+    expect(JSON.stringify(made.value)).toBe(JSON.stringify(v));
+    expect(bytes).toBe(made.bytes);
+  }
+  return bytes;
+}
+
+describe("checkSafe", () => {
+  it("keeps plain JSON data as it is, with makeSafe's byte figure", () => {
+    expect(agrees(run())).toBeGreaterThan(100);
+    const shared = { a: 1 };
+    expect(agrees({ x: shared, y: [shared, shared] })).toBeDefined(); // a DAG, not a cycle: written again, as makeSafe does
+    expect(agrees(Object.assign(Object.create(null) as object, { a: "b" }))).toBeDefined();
+  });
+
+  it.each([
+    ["a cycle", () => { const o: Record<string, unknown> = { a: 1 }; o.self = o; return o; }],
+    ["a Date", () => ({ at: new Date(0) })],
+    ["a Map", () => ({ m: new Map([[1, 2]]) })],
+    ["a class instance", () => ({ c: new (class Point { x = 1; })() })],
+    ["a toJSON", () => ({ t: { toJSON: () => "x" } })],
+    ["a bigint", () => ({ n: 1n })],
+    ["a function", () => ({ f: () => 1 })],
+    ["a symbol", () => ({ s: Symbol("s") })],
+    ["NaN", () => ({ n: NaN })],
+    ["Infinity", () => [Infinity]],
+    ["undefined in an array", () => ({ a: [1, undefined] })],
+    ["a __proto__ key", () => JSON.parse('{"__proto__": {"x": 1}}') as unknown],
+    ["a Buffer", () => ({ b: Buffer.from("x") })],
+    ["a getter that throws", () => Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("no"); } })],
+  ])("leaves %s to makeSafe", (_what, make) => {
+    expect(checkSafe(make())).toBeUndefined();
+  });
+
+  it("leaves values past a limit to makeSafe (which cuts them)", () => {
+    expect(agrees(run(), { maxStringLength: 3 })).toBeUndefined();
+    expect(agrees(run(), { maxBytes: 200 })).toBeUndefined();
+    expect(agrees(run(), { maxDepth: 4 })).toBeUndefined();
+    expect(agrees(run(), { maxDepth: 9 })).toBeDefined();
+    const many = { list: Array.from({ length: 1500 }, (_, i) => ({ i })) };
+    expect(agrees(many)).toBeUndefined(); // past the point where makeSafe starts tracking shared objects
+    // At every budget around the run's own size, the two agree on whether it fits.
+    const need = makeSafe(run()).bytes;
+    for (let b = need - 20; b <= need + 20; b++) {
+      const fits = agrees(run(), { maxBytes: b }) !== undefined;
+      const made = makeSafe(run(), { maxBytes: b });
+      if (fits) expect(JSON.stringify(made.value)).toBe(JSON.stringify(run()));
+      else expect(b).toBeLessThan(need + 20);
+    }
+  });
+});
