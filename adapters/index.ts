@@ -19,4 +19,8 @@ export function getAdapter(name: string): Adapter | undefined {
   return ADAPTERS.find((a) => a.name === name);
 }
 
+// What src/ needs of the adapters comes through this module: the build bundles it into one
+// file (scripts/build.mjs), which the main entry loads far faster than the modules one by one.
+export { isStrictlyNative } from "./native/index.js";
+export { detectionScope } from "./common/markers.js";
 export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse };

@@ -1,6 +1,6 @@
 // `npm run build` (also `prepare`, so `npm install` / `npm ci` run it): compile
-// with tsc, copy the viewer's static files beside the compiled server, and
-// ship zod as one pre-bundled file.
+// with tsc, copy the viewer's static files beside the compiled server, ship zod
+// as one pre-bundled file, and bundle the adapter registry into one file.
 //
 // Why zod is pre-bundled: it is the one dependency the main entry loads, and it
 // is about a hundred small modules (every locale among them, which its barrel
@@ -35,6 +35,45 @@ export async function build() {
     if (!rel.startsWith(".")) rel = `./${rel}`;
     writeFileSync(file, text.replace(/(\bfrom\s*|\bimport\s*\(\s*)"zod"/g, `$1"${rel}"`));
   }
+  await bundleAdapterRegistry();
+}
+
+// The adapter registry (dist/adapters/index.js) and the ~60 modules of the vendor
+// adapters behind it are loaded by the main entry (normalize, the wrappers); as
+// separate files they cost about twice what one file does. The compiled registry
+// is replaced by a bundle of itself and everything under dist/adapters/ it
+// reaches; what it imports from outside (errors, schema, zod) stays an import of
+// the shared module, so NormalizeError and the schemas are still one instance.
+// The per-adapter subpath entries (tracepipe/adapters/gemini, ...) stay as
+// compiled: adapters are pure functions, so a second copy of one holds no state.
+async function bundleAdapterRegistry() {
+  const { build: esbuild } = await import("esbuild");
+  const dir = join(DIST, "adapters");
+  const entry = join(dir, "index.js");
+  const result = await esbuild({
+    entryPoints: [entry],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    write: false,
+    outfile: entry,
+    logLevel: "warning",
+    plugins: [
+      {
+        name: "outside-adapters-stays-external",
+        setup(b) {
+          b.onResolve({ filter: /^\./ }, (a) => {
+            const target = join(a.resolveDir, a.path);
+            if (target.startsWith(dir + sep)) return undefined;
+            let rel = relative(dir, target).split(sep).join("/");
+            if (!rel.startsWith(".")) rel = `./${rel}`;
+            return { path: rel, external: true };
+          });
+        },
+      },
+    ],
+  });
+  writeFileSync(entry, result.outputFiles[0].text);
 }
 
 function* jsFiles(dir) {

@@ -10,9 +10,7 @@
  * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.
  */
 import type { NormalizedRecord } from "../adapters/types.js";
-import { ADAPTERS, FORMAT_NAMES, getAdapter } from "../adapters/index.js";
-import { isStrictlyNative } from "../adapters/native/index.js";
-import { detectionScope } from "../adapters/common/markers.js";
+import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, isStrictlyNative } from "../adapters/index.js";
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {

@@ -4,8 +4,7 @@
  * the rate limiter for the SPEC §8 row that applies, so the client stays at or
  * under the limit in every sliding window.
  */
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from "node:http";
-import { Agent as HttpsAgent, request as httpsRequest } from "node:https";
+import type { Agent, IncomingMessage, request as httpRequest } from "node:http";
 import { gzip as gzipCb, constants as zc } from "node:zlib";
 import { promisify } from "node:util";
 import { matchLimit } from "../ratelimit/match.js";
@@ -63,6 +62,11 @@ const MAX_REDIRECTS = 5;
 
 const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
+interface Transport {
+  request: typeof httpRequest;
+  agent: Agent;
+}
+
 export class HttpSink implements Sink {
   readonly target: string;
   private info?: Promise<Info>;
@@ -76,7 +80,12 @@ export class HttpSink implements Sink {
    * streams, which cost the host more CPU per batch than encoding it did.
    * Idle connections do not hold the process open (the agent unrefs them).
    */
-  private readonly agents: { http?: HttpAgent; https?: HttpsAgent } = {};
+  /**
+   * node:http / node:https and their kept-alive agents, loaded at the first send of each
+   * scheme: https pulls in TLS, which an app that only imports tracepipe should not pay for.
+   */
+  private readonly transports: { http?: Promise<Transport>; https?: Promise<Transport> } = {};
+  private readonly agents: Agent[] = [];
 
   constructor(private readonly opts: HttpSinkOptions) {
     const base = opts.endpoint.replace(/\/+$/, "");
@@ -166,12 +175,20 @@ export class HttpSink implements Sink {
     throw new SinkError(msg, "fatal", res.status, detail);
   }
 
+  private transport(secure: boolean): Promise<Transport> {
+    const key = secure ? "https" : "http";
+    return (this.transports[key] ??= (secure ? import("node:https") : import("node:http")).then((m) => {
+      const agent = new m.Agent({ keepAlive: true });
+      this.agents.push(agent);
+      return { request: m.request, agent };
+    }));
+  }
+
   /** One POST, read to the end; rejects on a network error, an abort, or no complete answer within `timeoutMs`. */
-  private post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
+  private async post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
+    const { request, agent } = await this.transport(url.slice(0, 6).toLowerCase() === "https:");
     return new Promise<Reply>((resolve, reject) => {
-      const secure = url.slice(0, 6).toLowerCase() === "https:";
-      const agent = secure ? (this.agents.https ??= new HttpsAgent({ keepAlive: true })) : (this.agents.http ??= new HttpAgent({ keepAlive: true }));
-      const req = (secure ? httpsRequest : httpRequest)(url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal }, (res: IncomingMessage) => {
+      const req = request(url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal }, (res: IncomingMessage) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
@@ -199,7 +216,6 @@ export class HttpSink implements Sink {
   }
 
   async close(): Promise<void> {
-    this.agents.http?.destroy();
-    this.agents.https?.destroy();
+    for (const agent of this.agents) agent.destroy();
   }
 }

@@ -18,7 +18,7 @@
  * main entry stays free of it. Only the command input and output are recorded:
  * credentials, signing headers and the client never enter a run.
  */
-import { bedrockConverse } from "../../adapters/bedrock-converse/index.js";
+import { bedrockConverse } from "../../adapters/index.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";

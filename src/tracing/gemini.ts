@@ -11,7 +11,7 @@
  * `abortSignal`, and the reply without `sdkHttpResponse` (the HTTP headers the
  * SDK attaches to every response and chunk).
  */
-import { gemini } from "../../adapters/gemini/index.js";
+import { gemini } from "../../adapters/index.js";
 import { isObj } from "../format/obj.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";

@@ -15,9 +15,7 @@
  * with empty `choices` to what the caller reads; it is off by default so the
  * caller sees exactly the unwrapped stream, and usage is then estimated.
  */
-import { openaiChat } from "../../adapters/openai-chat/index.js";
-import { anthropicMessages } from "../../adapters/anthropic-messages/index.js";
-import { openaiResponses } from "../../adapters/openai-responses/index.js";
+import { openaiChat, anthropicMessages, openaiResponses } from "../../adapters/index.js";
 import type { Adapter } from "../../adapters/types.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
