@@ -7,14 +7,15 @@ import { native } from "./native/index.js";
 import { openaiChat } from "./openai-chat/index.js";
 import { anthropicMessages } from "./anthropic-messages/index.js";
 import { openaiResponses } from "./openai-responses/index.js";
+import { openaiCompletions } from "./openai-completions/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages];
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, openaiCompletions];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
   return ADAPTERS.find((a) => a.name === name);
 }
 
-export { native, openaiChat, openaiResponses, anthropicMessages };
+export { native, openaiChat, openaiResponses, anthropicMessages, openaiCompletions };

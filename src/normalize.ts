@@ -16,7 +16,7 @@ import { detectionScope } from "../adapters/common/markers.js";
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {
-  /** `auto` (default) or an adapter name: `native`, `openai-chat`, `anthropic-messages`. */
+  /** `auto` (default) or an adapter name: `native`, `openai-chat`, `openai-responses`, `openai-completions`, `anthropic-messages`. */
   format?: string;
 }
 
@@ -45,7 +45,7 @@ export function detectFormat(payload: unknown): string {
     throw new NormalizeError([
       {
         loc: [],
-        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses or Anthropic Messages request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
+        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses, OpenAI completions or Anthropic Messages request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
         type: "unknown_format",
       },
     ]);

@@ -30,7 +30,17 @@ const looseItem = fc.record({ type: fc.constantFrom("message", "function_call", 
 const looseResponses = fc.oneof(fc.record({ model: fc.jsonValue(), instructions: fc.jsonValue(), input: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()) }, { requiredKeys: ["input"] }), fc.record({ object: fc.constant("response"), output: fc.oneof(fc.array(looseItem, { maxLength: 4 }), fc.jsonValue()), usage: fc.jsonValue(), model: fc.jsonValue() }));
 const response = fc.record({ object: fc.constantFrom("chat.completion", "x"), type: fc.constantFrom("message", "y"), role: fc.jsonValue(), choices: fc.oneof(fc.array(fc.record({ message: fc.oneof(message, fc.jsonValue()), index: fc.jsonValue(), finish_reason: fc.jsonValue() }), { maxLength: 3 }), fc.jsonValue()), content: fc.oneof(fc.array(part, { maxLength: 4 }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("prompt_tokens", "completion_tokens", "input_tokens", "output_tokens", "cache_read_input_tokens", "prompt_tokens_details"), fc.jsonValue()), fc.jsonValue()), usage_metadata: fc.jsonValue() });
 const event = fc.record({ type: fc.constantFrom("message_start", "content_block_start", "content_block_delta", "message_delta", "error", "ping", "response.created", "response.output_item.added", "response.output_text.delta", "response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.output_item.done", "response.completed"), index: fc.jsonValue(), delta: fc.jsonValue(), content_block: fc.jsonValue(), output_index: fc.oneof(fc.nat(2), fc.jsonValue()), content_index: fc.jsonValue(), item: fc.jsonValue(), response: fc.jsonValue(), message: fc.jsonValue(), usage: fc.jsonValue(), object: fc.constantFrom("chat.completion.chunk"), choices: fc.jsonValue() }, { requiredKeys: ["type"] });
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// Legacy completions: prompts of every documented type (and not), choices of `text`, chunks alike.
+const prompt = fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 3 }), fc.array(fc.integer({ min: -2, max: 60000 }), { maxLength: 4 }), fc.array(fc.array(fc.nat(), { maxLength: 3 }), { maxLength: 3 }), fc.jsonValue());
+const textChoice = fc.record({ text: fc.oneof(fc.string(), fc.jsonValue()), index: fc.oneof(fc.nat(3), fc.jsonValue()), logprobs: fc.oneof(fc.constant(null), fc.record({ tokens: fc.jsonValue(), token_logprobs: fc.jsonValue() }), fc.jsonValue()), finish_reason: fc.jsonValue() }, { requiredKeys: ["text"] });
+const completionBody = fc.record({ object: fc.constantFrom("text_completion", "x"), model: fc.jsonValue(), choices: fc.oneof(fc.array(textChoice, { maxLength: 3 }), fc.jsonValue()), usage: fc.jsonValue() }, { requiredKeys: ["choices"] });
+const looseCompletions = fc.oneof(
+  fc.record({ model: fc.oneof(fc.constant("gpt-3.5-turbo-instruct"), fc.jsonValue()), prompt, suffix: fc.jsonValue(), echo: fc.jsonValue(), n: fc.jsonValue(), logprobs: fc.jsonValue() }, { requiredKeys: ["prompt"] }),
+  completionBody,
+  fc.array(completionBody, { maxLength: 4 }),
+  fc.record({ request: fc.record({ model: fc.jsonValue(), prompt, echo: fc.jsonValue(), n: fc.jsonValue() }), response: fc.oneof(completionBody, fc.array(completionBody, { maxLength: 3 })) }),
+);
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseCompletions, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -240,6 +250,12 @@ const respStream = fc
     ...final.output.flatMap((item, i) => [{ type: "response.output_item.added", output_index: i, item: { ...item, status: "in_progress" } }, ...deltas.map((d) => ({ ...d, output_index: i, item_id: "x" })), { type: "response.output_item.done", output_index: i, item }]),
     ...(complete ? [{ type: "response.completed", response: final }] : []),
   ]);
+// Legacy completions (openai 6.x types): every prompt type, echo/suffix/n, responses and chunk streams.
+const complPrompt = fc.oneof(str, fc.array(str, { minLength: 1, maxLength: 3 }), fc.array(fc.nat(60000), { minLength: 1, maxLength: 4 }), fc.array(fc.array(fc.nat(60000), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }));
+const complRequest = fc.record({ model: fc.constantFrom("gpt-3.5-turbo-instruct", "davinci-002"), prompt: complPrompt, suffix: str, echo: fc.boolean(), n: fc.integer({ min: 1, max: 3 }), logprobs: fc.nat(5), max_tokens: fc.nat(100), stop: fc.oneof(str, fc.array(str, { maxLength: 2 })) }, { requiredKeys: ["model", "prompt"] });
+const complChoice = fc.record({ text: str, index: fc.nat(5), logprobs: fc.oneof(fc.constant(null), fc.record({ tokens: fc.array(str, { maxLength: 2 }), token_logprobs: fc.array(fc.double({ max: 0, noNaN: true }), { maxLength: 2 }), text_offset: fc.array(fc.nat(), { maxLength: 2 }) })), finish_reason: fc.constantFrom("stop", "length", "content_filter") });
+const complResponse = fc.record({ id: str, object: fc.constant("text_completion"), created: fc.nat(), model: str, system_fingerprint: str, choices: fc.array(complChoice, { maxLength: 3 }), usage }, { requiredKeys: ["object", "choices"] });
+const complStream = fc.array(fc.oneof(fc.record({ id: str, object: fc.constant("text_completion"), created: fc.nat(), model: str, choices: fc.array(complChoice, { minLength: 1, maxLength: 2 }) }), fc.record({ object: fc.constant("text_completion"), model: str, choices: fc.constant([]), usage })), { minLength: 1, maxLength: 5 }).filter((s) => s.some((c) => c.choices.length > 0));
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -253,6 +269,7 @@ const accepted = fc.oneof(
   openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
   respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
+  complRequest, complResponse, complStream, fc.record({ request: complRequest, response: fc.oneof(complResponse, complStream) }),
   nativeRecord, anyPayload,
 );
 
@@ -277,4 +294,19 @@ describe("whatever normalize accepts, validate accepts", () => {
       fc.assert(fc.property(accepted, (p) => validOutput(() => adapter.normalize(p))), { numRuns: 500 });
     });
   }
+});
+
+describe("legacy completions payloads", () => {
+  it("are auto-detected as openai-completions, never as another format, and normalize to valid messages", () => {
+    const payloads = fc.oneof(complRequest, complResponse, complStream, fc.record({ request: complRequest, response: fc.oneof(complResponse, complStream) }));
+    fc.assert(
+      fc.property(payloads, (p) => {
+        const out = normalize(p);
+        expect(out.format).toBe("openai-completions");
+        if (out.inputs) expect(validate(out.inputs.messages)).toEqual([]);
+        if (out.outputs) expect(validate(out.outputs.messages)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
 });
