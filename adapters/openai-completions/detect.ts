@@ -78,6 +78,7 @@ export function detect(payload: unknown): PayloadKind | null {
       const hasReq = request !== undefined && request !== null;
       const hasRes = response !== undefined && response !== null;
       const resOk = !hasRes || isCompletion(response) || (Array.isArray(response) && isStream(response));
+      if (!resOk) return null; // every other format's pair stops here, before its request is looked at
       // With a completions reply beside it, a plain `{model, prompt}` request needs no vendor evidence.
       const reqOk = !hasReq || isRequest(request) || (hasRes && resOk && isObj(request) && !("messages" in request) && isPromptShape(request.prompt));
       return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
