@@ -9,10 +9,11 @@ import { anthropicMessages } from "./anthropic-messages/index.js";
 import { openaiResponses } from "./openai-responses/index.js";
 import { gemini } from "./gemini/index.js";
 import { bedrockConverse } from "./bedrock-converse/index.js";
+import { openaiCompletions } from "./openai-completions/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse];
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
@@ -23,4 +24,4 @@ export function getAdapter(name: string): Adapter | undefined {
 // file (scripts/build.mjs), which the main entry loads far faster than the modules one by one.
 export { isStrictlyNative } from "./native/index.js";
 export { detectionScope } from "./common/markers.js";
-export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse };
+export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions };

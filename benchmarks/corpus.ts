@@ -23,13 +23,13 @@ export function rng(seed: number): () => number {
 
 const WORDS = "the of and to in is for on with as trace token model request stream latency batch limit window retry spool collector native format message tool call image weather city report".split(" ");
 
-function sentence(r: () => number, n: number): string {
+export function sentence(r: () => number, n: number): string {
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(WORDS[Math.floor(r() * WORDS.length)]!);
   return out.join(" ") + ".";
 }
 
-function b64(r: () => number, bytes: number): string {
+export function b64(r: () => number, bytes: number): string {
   const buf = Buffer.alloc(bytes);
   for (let i = 0; i < bytes; i++) buf[i] = Math.floor(r() * 256);
   return buf.toString("base64");
@@ -47,7 +47,7 @@ export interface CorpusRecord {
 type R = () => number;
 type Obj = Record<string, unknown>;
 
-const imageBytes = (r: R) => 500 + Math.floor(r() * 2500);
+export const imageBytes = (r: R) => 500 + Math.floor(r() * 2500);
 
 // ---- OpenAI ------------------------------------------------------------------------------
 
@@ -89,7 +89,7 @@ function openaiStream(r: R, i: number, toolReply: boolean): Obj[] {
   return chunks;
 }
 
-function openaiRecord(r: R, i: number, kind: RecordClass): CorpusRecord {
+export function openaiRecord(r: R, i: number, kind: RecordClass): CorpusRecord {
   const messages = openaiMessages(r, i, kind);
   const toolReply = kind !== "text" && kind !== "images" && r() < 0.3;
   const request: Obj = { model: "gpt-4o", temperature: 0.3, messages };
@@ -161,7 +161,7 @@ function anthropicStream(r: R, i: number, toolReply: boolean): Obj[] {
   return events;
 }
 
-function anthropicRecord(r: R, i: number, kind: RecordClass): CorpusRecord {
+export function anthropicRecord(r: R, i: number, kind: RecordClass): CorpusRecord {
   const request: Obj = { model: "claude-sonnet-4-5", max_tokens: 1024, system: sentence(r, 20), messages: anthropicMessages(r, i, kind) };
   if (kind === "tools" || kind === "streams") request.tools = ANTHROPIC_TOOLS;
   const toolReply = kind !== "text" && kind !== "images" && r() < 0.3;

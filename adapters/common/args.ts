@@ -15,11 +15,13 @@ export function parseToolArgs(raw: unknown): ParsedArgs {
   if (typeof raw !== "string") {
     return { args: {}, extras: { raw_args: raw, args_error: `arguments must be a JSON object, got ${Array.isArray(raw) ? "array" : typeof raw}` } };
   }
-  if (raw.trim() === "") return { args: {} };
+  if (raw.length === 0) return { args: {} };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);
   } catch (err) {
+    // Blank text is "no arguments"; asked only after parsing failed, so JSON is never copied by trim().
+    if (raw.trim() === "") return { args: {} };
     return { args: {}, extras: { raw_args: raw, args_error: `invalid JSON: ${(err as Error).message}` } };
   }
   if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> };

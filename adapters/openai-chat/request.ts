@@ -3,7 +3,7 @@ import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { describe, expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
-import { contentToBlocks } from "./parts.js";
+import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 
@@ -56,29 +56,33 @@ export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number, unmapped
   return blocks;
 }
 
+/** A message's content as blocks; string content (most messages) needs no location built. */
+function messageBlocks(m: Obj, loc: Loc, i: number, unmapped: Unmapped[]): ContentBlock[] {
+  return typeof m.content === "string" ? [textBlock(m.content)] : contentToBlocks(m.content, [...loc, i], "content", unmapped);
+}
+
 export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFormat?: string): Message[] {
   const list = expectArray(raw, loc);
   const out: Message[] = [];
   // Legacy function calls awaiting their `function` reply, by function name, oldest first.
   const pendingLegacy = new Map<string, string[]>();
   for (let i = 0; i < list.length; i++) {
-    const mloc = [...loc, i];
-    const m = expectObj(list[i], mloc);
+    const m = expectObj(list[i], loc, i);
     const role = m.role;
     const unmapped: Unmapped[] = [];
     switch (role) {
       case "system":
-        out.push(finish("system", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped));
+        out.push(finish("system", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
         break;
       case "developer":
         // DESIGN: developer -> system, remembering the vendor's role.
-        out.push(finish("system", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m, { vendor_role: "developer" }), unmapped));
+        out.push(finish("system", messageBlocks(m, loc, i, unmapped), msgExtras(m, { vendor_role: "developer" }), unmapped));
         break;
       case "user":
-        out.push(finish("user", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped));
+        out.push(finish("user", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
         break;
       case "assistant": {
-        out.push(finish("assistant", assistantBlocks(m, mloc, i, unmapped, audioFormat), msgExtras(m), unmapped));
+        out.push(finish("assistant", assistantBlocks(m, [...loc, i], i, unmapped, audioFormat), msgExtras(m), unmapped));
         if (m.function_call !== undefined && m.function_call !== null) {
           const name = (m.function_call as Obj).name;
           const key = typeof name === "string" ? name : "";
@@ -89,8 +93,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         break;
       }
       case "tool": {
-        const id = expectString(m.tool_call_id, mloc, "tool_call_id");
-        const msg = finish("tool", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m), unmapped);
+        const id = expectString(m.tool_call_id, loc, i, "tool_call_id");
+        const msg = finish("tool", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped);
         msg.tool_call_id = id;
         out.push(msg);
         break;
@@ -101,13 +105,13 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         const name = typeof m.name === "string" ? m.name : "";
         const q = pendingLegacy.get(name);
         const id = q?.shift() ?? `call_legacy_orphan_${i}`;
-        const msg = finish("tool", contentToBlocks(m.content, mloc, "content", unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
+        const msg = finish("tool", messageBlocks(m, loc, i, unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
         msg.tool_call_id = id;
         out.push(msg);
         break;
       }
       default:
-        fail([...mloc, "role"], `unsupported role ${JSON.stringify(role)}; expected system, developer, user, assistant, tool or function`, "unsupported_role");
+        fail([...loc, i, "role"], `unsupported role ${JSON.stringify(role)}; expected system, developer, user, assistant, tool or function`, "unsupported_role");
     }
   }
   return markOrphans(out);

@@ -26,11 +26,14 @@ export function toolCallBlock(call: unknown, loc: Loc): ContentBlock {
   const fn = expectObj(c.function, loc, "function");
   const name = optString(fn.name, loc, "function", "name");
   const parsed = parseToolArgs(fn.arguments);
-  extras = { ...extras, ...leftovers(fn, K_FN), ...parsed.extras };
+  // Nearly every call has no extras at all: merge only what exists (no spread, no key count).
+  const fnExtras = leftovers(fn, K_FN);
+  if (fnExtras) extras = extras ? Object.assign(extras, fnExtras) : fnExtras;
+  if (parsed.extras) extras = extras ? Object.assign(extras, parsed.extras) : { ...parsed.extras };
   const block: ContentBlock = { type: "tool_call", args: parsed.args };
   if (name !== undefined) block.name = name;
   if (id !== undefined) block.id = id;
-  if (Object.keys(extras).length) block.extras = extras;
+  if (extras) block.extras = extras;
   return block;
 }
 

@@ -5,16 +5,17 @@
  * Other numeric details (accepted/rejected prediction tokens) keep their names.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, isObj, optCount, type Loc, type Obj, checkedUsage } from "../common/guards.js";
+import { expectObj, fail, isObj, optCount, type Loc, type Obj } from "../common/guards.js";
 
 const RENAME_IN: Record<string, string> = { cached_tokens: "cache_read", audio_tokens: "audio" };
 const RENAME_OUT: Record<string, string> = { reasoning_tokens: "reasoning", audio_tokens: "audio" };
 
-function details(src: unknown, loc: Loc, rename: Record<string, string>): Record<string, number> | undefined {
+/** `src` sits at `loc` + `key`; the location is passed in pieces so none is built unless a count is bad. */
+function details(src: unknown, loc: Loc, key: string, rename: Record<string, string>): Record<string, number> | undefined {
   if (!isObj(src)) return undefined;
   let out: Record<string, number> | undefined;
   for (const k in src) {
-    const n = optCount(src[k], loc, k);
+    const n = optCount(src[k], loc, key, k);
     if (n === undefined) continue;
     // Own keys only: a vendor key named like an Object.prototype member ("constructor") stays itself.
     (out ??= {})[Object.hasOwn(rename, k) ? rename[k]! : k] = n;
@@ -29,14 +30,21 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   const u = expectObj(raw, loc);
   const input = optCount(u.prompt_tokens, loc, "prompt_tokens") ?? 0;
   const output = optCount(u.completion_tokens, loc, "completion_tokens") ?? 0;
-  const total = optCount(u.total_tokens, loc, "total_tokens") ?? input + output;
+  // Every count below passed optCount; only a total we add up ourselves can leave the safe range.
+  const total = optCount(u.total_tokens, loc, "total_tokens") ?? sum(input, output, loc);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
-  const inD = isObj(u.prompt_tokens_details) ? details(u.prompt_tokens_details, [...loc, "prompt_tokens_details"], RENAME_IN) : undefined;
-  const outD = isObj(u.completion_tokens_details) ? details(u.completion_tokens_details, [...loc, "completion_tokens_details"], RENAME_OUT) : undefined;
+  const inD = isObj(u.prompt_tokens_details) ? details(u.prompt_tokens_details, loc, "prompt_tokens_details", RENAME_IN) : undefined;
+  const outD = isObj(u.completion_tokens_details) ? details(u.completion_tokens_details, loc, "completion_tokens_details", RENAME_OUT) : undefined;
   if (inD) usage.input_token_details = inD;
   if (outD) usage.output_token_details = outD;
   let extras: Obj | undefined;
   for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined) (extras ??= {})[k] = u[k];
   if (extras) usage.extras = extras;
-  return checkedUsage(usage, loc);
+  return usage;
+}
+
+function sum(a: number, b: number, loc: Loc): number {
+  const t = a + b;
+  if (!Number.isSafeInteger(t)) fail([...loc, "total_tokens"], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+  return t;
 }

@@ -5,7 +5,8 @@
  * finalMessage()) call `create` on the same resource, so they are traced too,
  * once each. wrapOpenAI also traces `responses.create` (its helpers
  * responses.parse and responses.stream() call it) with the openai-responses
- * adapter, and `embeddings.create` as an `embedding` run.
+ * adapter, `completions.create` (the legacy text completions) with the
+ * openai-completions adapter, and `embeddings.create` as an `embedding` run.
  *
  * Only the request body and the response are recorded: API keys, headers and
  * the client object never enter a run.
@@ -15,7 +16,7 @@
  * with empty `choices` to what the caller reads; it is off by default so the
  * caller sees exactly the unwrapped stream, and usage is then estimated.
  */
-import { openaiChat, anthropicMessages, openaiResponses } from "../../adapters/index.js";
+import { openaiChat, anthropicMessages, openaiResponses, openaiCompletions } from "../../adapters/index.js";
 import type { Adapter } from "../../adapters/types.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
@@ -60,9 +61,12 @@ export function wrapOpenAI<T extends object>(client: T, opts: OpenAIWrapOptions 
     : undefined;
   patchCreate(completions, openaiChat, "openai", "ChatOpenAI", opts, rewrite);
   // Older SDKs lack these resources; each is traced when present.
-  const { responses, embeddings } = client as { responses?: { create?: CreateFn } & Record<symbol, unknown>; embeddings?: { create?: CreateFn } & Record<symbol, unknown> };
+  const { responses, embeddings, completions: legacy } = client as { responses?: { create?: CreateFn } & Record<symbol, unknown>; embeddings?: { create?: CreateFn } & Record<symbol, unknown>; completions?: { create?: CreateFn } & Record<symbol, unknown> };
   // Responses streams always end with `response.completed` carrying usage: nothing to rewrite.
   if (responses && typeof responses.create === "function") patchCreate(responses as { create: CreateFn } & Record<symbol, unknown>, openaiResponses, "openai", "ChatOpenAI", opts);
+  // Legacy completions stream usage like chat (only when asked), so the same rewrite applies.
+  // The run is named after LangChain's legacy LLM class, `OpenAI`, as `ChatOpenAI` names chat runs.
+  if (legacy && typeof legacy.create === "function") patchCreate(legacy as { create: CreateFn } & Record<symbol, unknown>, openaiCompletions, "openai", "OpenAI", opts, rewrite);
   if (embeddings && typeof embeddings.create === "function") patchEmbeddings(embeddings as { create: CreateFn } & Record<symbol, unknown>, opts);
   return client;
 }

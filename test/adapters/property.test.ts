@@ -48,7 +48,17 @@ const looseConverse = fc.oneof(
   fc.record({ output: fc.oneof(fc.record({ message: fc.record({ role: fc.jsonValue(), content: fc.oneof(fc.array(looseConverseBlock, { maxLength: 3 }), fc.jsonValue()) }) }), fc.jsonValue()), usage: fc.oneof(fc.dictionary(fc.constantFrom("inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"), fc.jsonValue()), fc.jsonValue()), stopReason: fc.jsonValue() }, { requiredKeys: ["output"] }),
   fc.array(fc.dictionary(fc.constantFrom("messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata", "throttlingException", "$unknown"), fc.oneof(fc.record({ delta: fc.jsonValue(), start: fc.jsonValue(), contentBlockIndex: fc.oneof(fc.nat(2), fc.jsonValue()), usage: fc.jsonValue() }), fc.jsonValue()), { minKeys: 1, maxKeys: 1 }), { maxLength: 6 }),
 );
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), looseConverse, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// Legacy completions: prompts of every documented type (and not), choices of `text`, chunks alike.
+const prompt = fc.oneof(fc.string(), fc.array(fc.string(), { maxLength: 3 }), fc.array(fc.integer({ min: -2, max: 60000 }), { maxLength: 4 }), fc.array(fc.array(fc.nat(), { maxLength: 3 }), { maxLength: 3 }), fc.jsonValue());
+const textChoice = fc.record({ text: fc.oneof(fc.string(), fc.jsonValue()), index: fc.oneof(fc.nat(3), fc.jsonValue()), logprobs: fc.oneof(fc.constant(null), fc.record({ tokens: fc.jsonValue(), token_logprobs: fc.jsonValue() }), fc.jsonValue()), finish_reason: fc.jsonValue() }, { requiredKeys: ["text"] });
+const completionBody = fc.record({ object: fc.constantFrom("text_completion", "x"), model: fc.jsonValue(), choices: fc.oneof(fc.array(textChoice, { maxLength: 3 }), fc.jsonValue()), usage: fc.jsonValue() }, { requiredKeys: ["choices"] });
+const looseCompletions = fc.oneof(
+  fc.record({ model: fc.oneof(fc.constant("gpt-3.5-turbo-instruct"), fc.jsonValue()), prompt, suffix: fc.jsonValue(), echo: fc.jsonValue(), n: fc.jsonValue(), logprobs: fc.jsonValue() }, { requiredKeys: ["prompt"] }),
+  completionBody,
+  fc.array(completionBody, { maxLength: 4 }),
+  fc.record({ request: fc.record({ model: fc.jsonValue(), prompt, echo: fc.jsonValue(), n: fc.jsonValue() }), response: fc.oneof(completionBody, fc.array(completionBody, { maxLength: 3 })) }),
+);
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), looseConverse, looseCompletions, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -320,6 +330,12 @@ const converseStream = fc
     ]),
     ...(complete ? [{ messageStop: { stopReason: "end_turn" } }, { metadata: { usage, metrics: { latencyMs: 5 } } }] : [{ throttlingException: { message: "slow down" } }]),
   ]);
+// Legacy completions (openai 6.x types): every prompt type, echo/suffix/n, responses and chunk streams.
+const complPrompt = fc.oneof(str, fc.array(str, { minLength: 1, maxLength: 3 }), fc.array(fc.nat(60000), { minLength: 1, maxLength: 4 }), fc.array(fc.array(fc.nat(60000), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 3 }));
+const complRequest = fc.record({ model: fc.constantFrom("gpt-3.5-turbo-instruct", "davinci-002"), prompt: complPrompt, suffix: str, echo: fc.boolean(), n: fc.integer({ min: 1, max: 3 }), logprobs: fc.nat(5), max_tokens: fc.nat(100), stop: fc.oneof(str, fc.array(str, { maxLength: 2 })) }, { requiredKeys: ["model", "prompt"] });
+const complChoice = fc.record({ text: str, index: fc.nat(5), logprobs: fc.oneof(fc.constant(null), fc.record({ tokens: fc.array(str, { maxLength: 2 }), token_logprobs: fc.array(fc.double({ max: 0, noNaN: true }), { maxLength: 2 }), text_offset: fc.array(fc.nat(), { maxLength: 2 }) })), finish_reason: fc.constantFrom("stop", "length", "content_filter") });
+const complResponse = fc.record({ id: str, object: fc.constant("text_completion"), created: fc.nat(), model: str, system_fingerprint: str, choices: fc.array(complChoice, { maxLength: 3 }), usage }, { requiredKeys: ["object", "choices"] });
+const complStream = fc.array(fc.oneof(fc.record({ id: str, object: fc.constant("text_completion"), created: fc.nat(), model: str, choices: fc.array(complChoice, { minLength: 1, maxLength: 2 }) }), fc.record({ object: fc.constant("text_completion"), model: str, choices: fc.constant([]), usage })), { minLength: 1, maxLength: 5 }).filter((s) => s.some((c) => c.choices.length > 0));
 const nativeBlock = fc.oneof(
   fc.record({ type: fc.constant("text"), text: str }),
   fc.record({ type: fc.constant("tool_call"), id: ids, name: str, args: fc.constant({}) }),
@@ -335,6 +351,7 @@ const accepted = fc.oneof(
   respRequest, respResponse, respStream, fc.record({ request: respRequest, response: fc.oneof(respResponse, respStream) }),
   geminiRequest, geminiResponse, geminiStream, fc.record({ request: geminiRequest, response: fc.oneof(geminiResponse, geminiStream) }),
   converseRequest, converseResponse, converseStream, fc.record({ request: converseRequest, response: fc.oneof(converseResponse, converseStream) }),
+  complRequest, complResponse, complStream, fc.record({ request: complRequest, response: fc.oneof(complResponse, complStream) }),
   nativeRecord, anyPayload,
 );
 
@@ -359,4 +376,19 @@ describe("whatever normalize accepts, validate accepts", () => {
       fc.assert(fc.property(accepted, (p) => validOutput(() => adapter.normalize(p))), { numRuns: 500 });
     });
   }
+});
+
+describe("legacy completions payloads", () => {
+  it("are auto-detected as openai-completions, never as another format, and normalize to valid messages", () => {
+    const payloads = fc.oneof(complRequest, complResponse, complStream, fc.record({ request: complRequest, response: fc.oneof(complResponse, complStream) }));
+    fc.assert(
+      fc.property(payloads, (p) => {
+        const out = normalize(p);
+        expect(out.format).toBe("openai-completions");
+        if (out.inputs) expect(validate(out.inputs.messages)).toEqual([]);
+        if (out.outputs) expect(validate(out.outputs.messages)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
 });
