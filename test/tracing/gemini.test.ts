@@ -91,6 +91,10 @@ describe("wrapGemini: models.generateContent", () => {
     ]);
     expect(out.extras).toMatchObject({ finishReason: "STOP", responseId: "mSxBafa3LtWhz7IP0ebH0QQ", safetyRatings: expect.any(Array) });
     expect(out.usage_metadata).toMatchObject({ input_tokens: 24, output_tokens: 21, total_tokens: 45, input_token_details: { cache_read: 16 }, output_token_details: { reasoning: 12 } });
+    // gemini-2.5-flash's row: 0.30 / 0.03 (cache read) / 2.50 USD per million tokens.
+    expect(out.usage_metadata.input_cost).toBeCloseTo(8 * 0.3e-6 + 16 * 0.03e-6, 15);
+    expect(out.usage_metadata.output_cost).toBeCloseTo(21 * 2.5e-6, 15);
+    expect(out.usage_metadata.total_cost).toBeCloseTo(8 * 0.3e-6 + 16 * 0.03e-6 + 21 * 2.5e-6, 15);
     expect(validate([...run.inputs.messages, ...run.outputs!.messages])).toEqual([]);
     // Neither the key, nor the headers the caller set, nor the response headers the SDK attaches.
     const text = JSON.stringify(run);
@@ -192,6 +196,7 @@ describe("wrapGemini: models.generateContentStream", () => {
     expect(out.content).toEqual([{ type: "text", text: "Bonjour ! Comment allez-vous ?" }]);
     expect(out.usage_metadata).toMatchObject({ input_tokens: 8, output_tokens: 25, total_tokens: 33, output_token_details: { reasoning: 18 } });
     expect(out.usage_metadata.estimated).toBeUndefined();
+    expect(out.usage_metadata.total_cost).toBeCloseTo(8 * 0.3e-6 + 25 * 2.5e-6, 15);
     expect(JSON.stringify(run)).not.toContain(SECRET);
   });
 
