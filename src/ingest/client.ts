@@ -31,24 +31,9 @@ import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "
 import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 import { keyOf, Spool } from "./spool.js";
+import { ClientState, type ClientStats } from "./client-state.js";
 
-export interface ClientStats {
-  /** HTTP (or store) send attempts, retries included. */
-  requests: number;
-  queued: number;
-  inFlight: number;
-  delivered: number;
-  retried: number;
-  /** Ops written to the spool so far (for lack of memory, after `maxAttempts`, or on exit). */
-  spooled: number;
-  /** Ops waiting in the spool now: not delivered yet. Refreshed by flush() and shutdown(). */
-  inSpool: number;
-  deadLettered: number;
-  /** Ops lost: neither the spool nor the dead-letter file could be written, or handed over after shutdown(). */
-  dropped: number;
-  /** Runs (creates and updates) not sent because their trace was sampled out (`samplingRate`). */
-  sampledOut: number;
-}
+export { resetWarnings, type ClientStats } from "./client-state.js";
 
 export interface FlushResult {
   /** Every op handed over so far was delivered or dead-lettered; none waits, none was dropped. */
@@ -89,14 +74,12 @@ function maxTrackedRuns(maxQueueBytes: number): number {
   return Math.max(1000, Math.floor(maxQueueBytes / 1600));
 }
 
-let warnedOnce = new Set<string>();
-
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
   readonly sink: Sink;
   private readonly spool: Spool;
   private readonly deadLetters: DeadLetterFile;
-  private readonly warn: (msg: string) => void;
+  private readonly state: ClientState;
   private readonly backoff: ClientOptions["backoff"];
   private readonly valueLimits: ClientOptions["valueLimits"];
   private readonly sampler: Sampler;
@@ -124,10 +107,6 @@ export class Client implements RunWriter {
   private readonly spillKeys = new Map<string, number>();
   /** Whether the spool directory may hold something to replay; avoids listing it after every batch. */
   private spoolMayHaveWork = true;
-  /** Everything in memory was spooled (exit, or shutdown after its timeout): batches still in flight must not spool again. */
-  private abandoned = false;
-  /** Aborted when the client gives up waiting (exit, or shutdown past its timeout): cuts limiter waits, backoff sleeps and requests short. */
-  private readonly stopper = new AbortController();
   private timer?: NodeJS.Timeout;
   /** A pump is already queued as a microtask (see schedule). */
   private pumpQueued = false;
@@ -136,12 +115,11 @@ export class Client implements RunWriter {
   private limitsLoading?: Promise<SinkLimits>;
   private waiters: (() => void)[] = [];
   private roomWaiters: (() => void)[] = [];
-  private closed = false;
   private readonly onBeforeExit = () => {
     // The host has nothing left to do: deliver what is queued, but never hold its exit longer
     // than exitTimeoutMs (an endpoint that is down would otherwise keep it alive through every
     // retry); what is left then goes to the spool for the next process.
-    if (!this.hasWork() || this.abandoned) return;
+    if (!this.hasWork() || this.state.abandoned) return;
     void this.flush({ timeoutMs: this.options.exitTimeoutMs })
       .then((r) => {
         if (r.timedOut) this.spoolEverything();
@@ -155,11 +133,12 @@ export class Client implements RunWriter {
       // An exit handler that throws would replace the host's exit code with a crash.
     }
   };
-  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0, sampledOut: 0 };
+  readonly stats: ClientStats;
 
   constructor(opts: ClientOptions = {}) {
     this.options = resolveOptions(opts);
-    this.warn = opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning"));
+    this.state = new ClientState(this.options, opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning")));
+    this.stats = this.state.stats;
     this.backoff = opts.backoff;
     this.valueLimits = opts.valueLimits;
     this.sampler = new Sampler(this.options.samplingRate);
@@ -174,11 +153,11 @@ export class Client implements RunWriter {
             rateLimit: opts.rateLimit,
             gzip: opts.gzip ?? "auto",
             defaults: { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes },
-            warn: (m) => this.warnOnce(m),
+            warn: (m) => this.state.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
-    this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.warnOnce(m) });
-    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.warnOnce(m));
+    this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.state.warnOnce(m) });
+    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
     if (opts.exitHooks !== false) {
       process.setMaxListeners(process.getMaxListeners() + 2);
       process.on("beforeExit", this.onBeforeExit);
@@ -187,16 +166,6 @@ export class Client implements RunWriter {
     this.stats.inSpool = this.spool.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
-  }
-
-  private warnOnce(msg: string): void {
-    if (warnedOnce.has(msg)) return;
-    warnedOnce.add(msg);
-    try {
-      this.warn(msg);
-    } catch {
-      // a throwing warn callback is the host's; it must not stop delivery
-    }
   }
 
   // ---- producer side ----------------------------------------------------------------
@@ -216,7 +185,7 @@ export class Client implements RunWriter {
       if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);
       this.enqueue(op);
     } catch (err) {
-      this.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
+      this.state.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
     }
   }
 
@@ -238,7 +207,7 @@ export class Client implements RunWriter {
       if (this.privacy) op.run = { ...applyPrivacy(op.run, this.privacy), id: op.id };
       this.enqueue(op);
     } catch (err) {
-      this.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
+      this.state.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
     }
   }
 
@@ -251,14 +220,9 @@ export class Client implements RunWriter {
   }
 
   private refuseClosed(): boolean {
-    if (!this.closed) return false;
-    this.drop(1, "tracepipe: runs handed to a Client after shutdown() are dropped");
+    if (!this.state.closed) return false;
+    this.state.drop(1, "tracepipe: runs handed to a Client after shutdown() are dropped");
     return true;
-  }
-
-  private drop(n: number, msg: string): void {
-    this.stats.dropped += n;
-    this.warnOnce(msg);
   }
 
   /** Route an op so that no older op of its run can land after it. */
@@ -280,7 +244,7 @@ export class Client implements RunWriter {
       // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
       finalize(op, this.valueLimits);
       const at = this.spill(op);
-      if (at === undefined) return this.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
+      if (at === undefined) return this.state.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
       if (this.spooledRuns.size >= maxTrackedRuns(this.options.maxQueueBytes)) {
         // Tracking every spilled run would make memory grow with the outage. Past this many,
         // everything new goes behind the spilled ops, in file order, until they are read back.
@@ -305,7 +269,7 @@ export class Client implements RunWriter {
     // Spilled ops sit in the open segment, and anything appended now lands after them;
     // a sealed retry segment is followed by one with the same due time and a later sequence.
     const ok = entry.open ? this.spill(op) !== undefined : this.spool.appendSealed([op], entry.due);
-    if (!ok) return this.drop(1, `tracepipe: the spool is not writable; runs are being dropped`);
+    if (!ok) return this.state.drop(1, `tracepipe: the spool is not writable; runs are being dropped`);
     if (!entry.open) {
       this.stats.spooled++;
       this.stats.inSpool++;
@@ -361,7 +325,7 @@ export class Client implements RunWriter {
     this.limitsLoading ??= this.sink.limits().then(
       (l) => (this.limits = l),
       (err) => {
-        this.warnOnce(`tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`);
+        this.state.warnOnce(`tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`);
         return (this.limits = { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes });
       },
     );
@@ -431,7 +395,7 @@ export class Client implements RunWriter {
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.spoolMayHaveWork || this.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
+    if (!this.spoolMayHaveWork || this.state.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
     const want = this.limits?.batchSize ?? this.options.batchSize;
     let claimed = this.spool.claim(want);
@@ -457,7 +421,7 @@ export class Client implements RunWriter {
 
   /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
   private armReplayTimer(at: number): void {
-    if (this.closed || this.abandoned) return;
+    if (this.state.closed || this.state.abandoned) return;
     if (this.replayTimer && this.replayTimer.at <= at) return;
     if (this.replayTimer) clearTimeout(this.replayTimer.t);
     const t = setTimeout(
@@ -502,27 +466,27 @@ export class Client implements RunWriter {
       await this.attempt(batch);
     } catch (err) {
       // attempt() handles every failure it knows; this is the last guard for the host.
-      this.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
+      this.state.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
       try {
         this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
       } catch {
-        this.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
+        this.state.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
       }
     }
   }
 
   private async attempt(batch: Op[]): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      if (this.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
+      if (this.state.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
       try {
         this.stats.requests++;
-        await this.sink.send(batch, this.stopper.signal);
+        await this.sink.send(batch, this.state.stopper.signal);
         this.stats.delivered += batch.length;
         this.account(batch);
         return;
       } catch (err) {
         const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
-        if (this.abandoned) return;
+        if (this.state.abandoned) return;
         // A refused batch (413 too large, or 400/422 for one bad run) is bisected, so one bad
         // run ends up alone in the dead-letter file and the others still arrive.
         if (e.kind === "split" || (e.kind === "fatal" && batch.length > 1 && (e.status === 400 || e.status === 422))) {
@@ -533,16 +497,16 @@ export class Client implements RunWriter {
           return;
         }
         if (e.kind === "fatal") return this.deadLetter(batch, e);
-        if (attempt + 1 >= this.options.maxAttempts || this.closed) {
+        if (attempt + 1 >= this.options.maxAttempts || this.state.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
           this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spool.writeDir ?? this.options.spoolDir} and will be retried`);
+          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spool.writeDir ?? this.options.spoolDir} and will be retried`);
           return;
         }
         this.stats.retried += batch.length;
         // Nobody awaiting delivery (no flush/shutdown): the backoff alone must not keep the host
         // alive; when its work is done, beforeExit delivers or spools within exitTimeoutMs.
-        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs), this.stopper.signal, this.waiters.length === 0).catch(() => undefined);
+        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs), this.state.stopper.signal, this.waiters.length === 0).catch(() => undefined);
       }
     }
   }
@@ -577,7 +541,7 @@ export class Client implements RunWriter {
     this.account(batch);
     for (const [at, ops] of groups) {
       if (!this.spool.appendSealed(ops, at)) {
-        this.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
+        this.state.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
         continue;
       }
       this.stats.spooled += ops.length;
@@ -596,8 +560,8 @@ export class Client implements RunWriter {
     const ok = this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
     if (ok) {
       this.stats.deadLettered += batch.length;
-      this.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
-    } else this.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
+      this.state.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
+    } else this.state.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
     this.account(batch);
   }
 
@@ -632,7 +596,7 @@ export class Client implements RunWriter {
    * pace itself to delivery instead of spilling to the spool.
    */
   whenRoom(): Promise<void> {
-    if (this.hasRoom() || this.closed) return Promise.resolve();
+    if (this.hasRoom() || this.state.closed) return Promise.resolve();
     return new Promise((resolve) => this.roomWaiters.push(resolve));
   }
 
@@ -658,7 +622,7 @@ export class Client implements RunWriter {
 
   private result(timedOut: boolean): FlushResult {
     this.stats.inSpool = this.spool.pendingOps();
-    const pending = this.abandoned ? 0 : this.pendingOps();
+    const pending = this.state.abandoned ? 0 : this.pendingOps();
     const spooled = this.stats.inSpool;
     return { ok: pending === 0 && spooled === 0 && this.stats.dropped === 0, timedOut, pending, spooled, dropped: this.stats.dropped, deadLettered: this.stats.deadLettered };
   }
@@ -677,7 +641,7 @@ export class Client implements RunWriter {
       this.timer = undefined;
     }
     let timedOut = false;
-    if (this.hasWork() && !this.abandoned) {
+    if (this.hasWork() && !this.state.abandoned) {
       let waiter!: () => void;
       const done = new Promise<void>((resolve) => this.waiters.push((waiter = resolve)));
       this.pump(true);
@@ -702,7 +666,7 @@ export class Client implements RunWriter {
    */
   async shutdown(opts: FlushOptions = {}): Promise<FlushResult> {
     const flushed = await this.flush(opts);
-    this.closed = true;
+    this.state.closed = true;
     if (flushed.timedOut) this.spoolEverything();
     if (this.replayTimer) clearTimeout(this.replayTimer.t);
     this.replayTimer = undefined;
@@ -722,7 +686,7 @@ export class Client implements RunWriter {
    * before that op's successors.
    */
   private spoolEverything(): void {
-    if (this.abandoned) return;
+    if (this.state.abandoned) return;
     const byId = new Map<string, Op>();
     const add = (op: Op) => {
       finalize(op, this.valueLimits);
@@ -735,8 +699,8 @@ export class Client implements RunWriter {
     for (const op of this.queue) add(op);
     for (const op of this.parked.values()) add(op);
     this.spool.seal();
-    this.abandoned = true;
-    this.stopper.abort();
+    this.state.abandoned = true;
+    this.state.stopper.abort();
     if (byId.size === 0) return;
     const groups = new Map<number, Op[]>();
     const now = Date.now();
@@ -749,7 +713,7 @@ export class Client implements RunWriter {
     }
     let written = 0;
     for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
-    else this.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
+    else this.state.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
     this.stats.spooled += written;
     if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
     this.segmentOps.clear();
@@ -758,9 +722,4 @@ export class Client implements RunWriter {
     this.unsent.clear();
     this.queuedBytes = 0;
   }
-}
-
-/** For tests: forget which warnings were already printed. */
-export function resetWarnings(): void {
-  warnedOnce = new Set();
 }
