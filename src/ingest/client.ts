@@ -32,6 +32,7 @@ import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 import { keyOf, Spool } from "./spool.js";
 import { ClientState, type ClientStats } from "./client-state.js";
+import { ExitHooks } from "./exit.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
 
@@ -115,24 +116,7 @@ export class Client implements RunWriter {
   private limitsLoading?: Promise<SinkLimits>;
   private waiters: (() => void)[] = [];
   private roomWaiters: (() => void)[] = [];
-  private readonly onBeforeExit = () => {
-    // The host has nothing left to do: deliver what is queued, but never hold its exit longer
-    // than exitTimeoutMs (an endpoint that is down would otherwise keep it alive through every
-    // retry); what is left then goes to the spool for the next process.
-    if (!this.hasWork() || this.state.abandoned) return;
-    void this.flush({ timeoutMs: this.options.exitTimeoutMs })
-      .then((r) => {
-        if (r.timedOut) this.spoolEverything();
-      })
-      .catch(() => undefined);
-  };
-  private readonly onExit = () => {
-    try {
-      this.spoolEverything();
-    } catch {
-      // An exit handler that throws would replace the host's exit code with a crash.
-    }
-  };
+  private readonly exitHooks: ExitHooks;
   readonly stats: ClientStats;
 
   constructor(opts: ClientOptions = {}) {
@@ -158,11 +142,15 @@ export class Client implements RunWriter {
         : new EmbeddedSink(this.options.dbPath));
     this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.state.warnOnce(m) });
     this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
-    if (opts.exitHooks !== false) {
-      process.setMaxListeners(process.getMaxListeners() + 2);
-      process.on("beforeExit", this.onBeforeExit);
-      process.on("exit", this.onExit);
-    }
+    this.exitHooks = new ExitHooks(
+      {
+        hasPending: () => this.hasWork() && !this.state.abandoned,
+        flush: (o) => this.flush(o),
+        spoolEverything: () => this.spoolEverything(),
+      },
+      this.options.exitTimeoutMs,
+    );
+    if (opts.exitHooks !== false) this.exitHooks.install();
     this.stats.inSpool = this.spool.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
@@ -671,8 +659,7 @@ export class Client implements RunWriter {
     if (this.replayTimer) clearTimeout(this.replayTimer.t);
     this.replayTimer = undefined;
     this.spool.seal();
-    process.off("beforeExit", this.onBeforeExit);
-    process.off("exit", this.onExit);
+    this.exitHooks.remove();
     if (!flushed.timedOut) await this.sink.close().catch(() => undefined);
     freeEncoders();
     return this.result(flushed.timedOut);
