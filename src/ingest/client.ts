@@ -33,6 +33,7 @@ import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 import { keyOf, Spool } from "./spool.js";
 import { ClientState, type ClientStats } from "./client-state.js";
 import { ExitHooks } from "./exit.js";
+import { RunQueue } from "./queue.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
 
@@ -86,15 +87,7 @@ export class Client implements RunWriter {
   private readonly sampler: Sampler;
   private privacy?: PrivacyOptions;
 
-  private queue: Op[] = [];
-  /** Bytes of ops held in memory: queued and parked. */
-  private queuedBytes = 0;
-  /** The unsent op of each run (queued or parked): a newer op of the run merges into it. */
-  private readonly unsent = new Map<string, Op>();
-  /** Ops whose run has an older op in flight; they go to the queue when it is done with. */
-  private readonly parked = new Map<string, Op>();
-  /** Runs with an op in flight (sending or waiting to retry). */
-  private readonly busy = new Set<string>();
+  private readonly queue = new RunQueue();
   /** Runs with an op in the spool put there by this client and not read back yet. */
   private readonly spooledRuns = new Map<string, SpooledEntry>();
   private readonly inFlight = new Set<Op[]>();
@@ -221,14 +214,8 @@ export class Client implements RunWriter {
       this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
       return;
     }
-    const waiting = this.unsent.get(op.id);
-    if (waiting) {
-      const before = waiting.bytes;
-      mergeOps(waiting, op);
-      this.queuedBytes += waiting.bytes - before;
-      return;
-    }
-    if (!fromSpool && this.queuedBytes + op.bytes > this.options.maxQueueBytes) {
+    if (this.queue.mergeIntoUnsent(op)) return;
+    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) {
       // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
       finalize(op, this.valueLimits);
       const at = this.spill(op);
@@ -242,14 +229,7 @@ export class Client implements RunWriter {
       this.spooledRuns.set(op.id, { due: at, open: true, n: 1 });
       return;
     }
-    this.unsent.set(op.id, op);
-    this.queuedBytes += op.bytes;
-    if (this.busy.has(op.id)) {
-      this.parked.set(op.id, op);
-      return;
-    }
-    this.queue.push(op);
-    this.schedule();
+    if (this.queue.add(op)) this.schedule();
   }
 
   private toSpoolBehind(op: Op, entry: SpooledEntry): void {
@@ -282,7 +262,7 @@ export class Client implements RunWriter {
 
   private schedule(): void {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    if (this.queue.length >= batchSize || this.waiters.length > 0) {
+    if (this.queue.ops.length >= batchSize || this.waiters.length > 0) {
       // A full batch, or a flush() waiting: no reason to wait for company. One pump per burst of
       // ops (a span processor hands over hundreds in one turn), not a microtask per op.
       if (this.pumpQueued) return;
@@ -298,7 +278,7 @@ export class Client implements RunWriter {
 
   /** A partial batch goes out when the flush interval has passed (or on flush()), never sooner. */
   private armTimer(): void {
-    if (!this.timer && this.queue.length > 0) {
+    if (!this.timer && this.queue.ops.length > 0) {
       this.timer = setTimeout(() => {
         this.timer = undefined;
         this.pump(true);
@@ -320,22 +300,6 @@ export class Client implements RunWriter {
     return this.limitsLoading;
   }
 
-  private takeBatch(limits: SinkLimits): Op[] {
-    const batch: Op[] = [];
-    let bytes = 0;
-    while (this.queue.length && batch.length < limits.batchSize) {
-      const op = this.queue[0]!;
-      if (batch.length > 0 && bytes + op.bytes > limits.batchBytes) break;
-      this.queue.shift();
-      this.queuedBytes -= op.bytes;
-      if (this.unsent.get(op.id) === op) this.unsent.delete(op.id);
-      this.busy.add(op.id);
-      batch.push(finalize(op, this.valueLimits));
-      bytes += op.bytes;
-    }
-    return batch;
-  }
-
   /**
    * Start batches while there is room in flight. Full batches always go; a
    * partial one only when `partial` (the flush interval passed, or a flush()
@@ -352,18 +316,18 @@ export class Client implements RunWriter {
       return;
     }
     while (this.inFlight.size < this.options.concurrency) {
-      if (this.queue.length === 0) this.replay();
-      if (this.queue.length === 0) break;
-      if (!partial && this.waiters.length === 0 && this.queue.length < this.limits.batchSize && this.queuedBytes < this.limits.batchBytes) {
+      if (this.queue.ops.length === 0) this.replay();
+      if (this.queue.ops.length === 0) break;
+      if (!partial && this.waiters.length === 0 && this.queue.ops.length < this.limits.batchSize && this.queue.bytes < this.limits.batchBytes) {
         this.armTimer();
         break;
       }
-      const batch = this.takeBatch(this.limits);
+      const batch = this.queue.take(this.limits, this.valueLimits);
       this.inFlight.add(batch);
       void this.deliver(batch).finally(() => {
         this.inFlight.delete(batch);
         for (const op of batch) this.release(op.id);
-        if (this.queue.length) this.pump(false);
+        if (this.queue.ops.length) this.pump(false);
         else this.replay();
         this.notify();
       });
@@ -373,17 +337,12 @@ export class Client implements RunWriter {
 
   /** The run's op in flight is done with: its parked successor may go. */
   private release(id: string): void {
-    this.busy.delete(id);
-    const next = this.parked.get(id);
-    if (!next) return;
-    this.parked.delete(id);
-    this.queue.push(next);
-    this.schedule();
+    if (this.queue.release(id)) this.schedule();
   }
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.spoolMayHaveWork || this.state.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
+    if (!this.spoolMayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
     const want = this.limits?.batchSize ?? this.options.batchSize;
     let claimed = this.spool.claim(want);
@@ -508,11 +467,8 @@ export class Client implements RunWriter {
   private spoolForRetry(batch: Op[], delayMs: number): void {
     const due = Date.now() + delayMs;
     for (const op of batch) {
-      const next = this.parked.get(op.id);
+      const next = this.queue.unpark(op.id);
       if (!next) continue;
-      this.parked.delete(op.id);
-      this.unsent.delete(op.id);
-      this.queuedBytes -= next.bytes;
       finalize(next, this.valueLimits);
       mergeOps(op, next);
     }
@@ -570,12 +526,12 @@ export class Client implements RunWriter {
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.length > 0 || this.inFlight.size > 0 || this.parked.size > 0 || this.spilled > 0;
+    return this.queue.ops.length > 0 || this.inFlight.size > 0 || this.queue.parked.size > 0 || this.spilled > 0;
   }
 
   private hasRoom(): boolean {
     const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    return this.queuedBytes < this.options.maxQueueBytes / 2 && this.queue.length < batchSize * this.options.concurrency * 4;
+    return this.queue.bytes < this.options.maxQueueBytes / 2 && this.queue.ops.length < batchSize * this.options.concurrency * 4;
   }
 
   /**
@@ -589,7 +545,7 @@ export class Client implements RunWriter {
   }
 
   private notify(): void {
-    this.stats.queued = this.queue.length + this.parked.size;
+    this.stats.queued = this.queue.held;
     this.stats.inFlight = this.inFlight.size;
     if (this.roomWaiters.length && this.hasRoom()) {
       const w = this.roomWaiters;
@@ -603,7 +559,7 @@ export class Client implements RunWriter {
   }
 
   private pendingOps(): number {
-    let n = this.queue.length + this.parked.size;
+    let n = this.queue.held;
     for (const b of this.inFlight) n += b.length;
     return n;
   }
@@ -683,8 +639,8 @@ export class Client implements RunWriter {
     };
     // In-flight batches may also have arrived; the server is idempotent by id, so replaying them is safe.
     for (const b of this.inFlight) for (const op of b) add(op);
-    for (const op of this.queue) add(op);
-    for (const op of this.parked.values()) add(op);
+    for (const op of this.queue.ops) add(op);
+    for (const op of this.queue.parked.values()) add(op);
     this.spool.seal();
     this.state.abandoned = true;
     this.state.stopper.abort();
@@ -704,9 +660,6 @@ export class Client implements RunWriter {
     this.stats.spooled += written;
     if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
     this.segmentOps.clear();
-    this.queue = [];
-    this.parked.clear();
-    this.unsent.clear();
-    this.queuedBytes = 0;
+    this.queue.clear();
   }
 }
