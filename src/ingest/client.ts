@@ -30,7 +30,7 @@ import { freeEncoders } from "../tokens/index.js";
 import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
 import { backoffMs } from "./retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
-import { keyOf, Spool } from "./spool.js";
+import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
 import { ExitHooks } from "./exit.js";
 import { RunQueue } from "./queue.js";
@@ -57,29 +57,9 @@ export interface FlushOptions {
   timeoutMs?: number;
 }
 
-/** Where a run's newest spooled op is, so a newer op of the run can be put behind it. */
-interface SpooledEntry {
-  /** The due time of its segment. */
-  due: number;
-  /** In the segment still being written (spilled for lack of memory), not a sealed retry segment. */
-  open: boolean;
-  /** Ops of the run this client spooled and has not read back. */
-  n: number;
-}
-
-/**
- * Spooled runs tracked one by one (for update order) before new ops simply all
- * go behind them: about 160 bytes each, so tracking stays within a tenth of
- * the queue's memory bound (16 MiB: ~10k runs), and never under 1000.
- */
-function maxTrackedRuns(maxQueueBytes: number): number {
-  return Math.max(1000, Math.floor(maxQueueBytes / 1600));
-}
-
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
   readonly sink: Sink;
-  private readonly spool: Spool;
   private readonly deadLetters: DeadLetterFile;
   private readonly state: ClientState;
   private readonly backoff: ClientOptions["backoff"];
@@ -88,23 +68,11 @@ export class Client implements RunWriter {
   private privacy?: PrivacyOptions;
 
   private readonly queue = new RunQueue();
-  /** Runs with an op in the spool put there by this client and not read back yet. */
-  private readonly spooledRuns = new Map<string, SpooledEntry>();
   private readonly inFlight = new Set<Op[]>();
-  /** Ops per claimed spool segment not yet accounted for. */
-  private readonly segmentOps = new Map<string, number>();
-  /** Set while spilled runs are not tracked one by one (see maxTrackedRuns): the due time of the segment where that began. */
-  private untrackedSince?: number;
-  /** Ops this client spilled to the spool (for lack of memory) and will read back before flush() resolves. */
-  private spilled = 0;
-  /** Spilled ops per spool segment (by key), so reading a segment back settles its share of `spilled`. */
-  private readonly spillKeys = new Map<string, number>();
-  /** Whether the spool directory may hold something to replay; avoids listing it after every batch. */
-  private spoolMayHaveWork = true;
+  private readonly lane: SpoolLane;
   private timer?: NodeJS.Timeout;
   /** A pump is already queued as a microtask (see schedule). */
   private pumpQueued = false;
-  private replayTimer?: { at: number; t: NodeJS.Timeout };
   private limits?: SinkLimits;
   private limitsLoading?: Promise<SinkLimits>;
   private waiters: (() => void)[] = [];
@@ -133,7 +101,10 @@ export class Client implements RunWriter {
             warn: (m) => this.state.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
-    this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.state.warnOnce(m) });
+    this.lane = new SpoolLane(this.state, this.valueLimits, () => {
+      this.replay();
+      this.notify();
+    });
     this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
     this.exitHooks = new ExitHooks(
       {
@@ -144,7 +115,7 @@ export class Client implements RunWriter {
       this.options.exitTimeoutMs,
     );
     if (opts.exitHooks !== false) this.exitHooks.install();
-    this.stats.inSpool = this.spool.pendingOps();
+    this.stats.inSpool = this.lane.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
   }
@@ -208,54 +179,13 @@ export class Client implements RunWriter {
 
   /** Route an op so that no older op of its run can land after it. */
   private enqueue(op: Op, fromSpool = false): void {
-    const spooled = this.spooledRuns.get(op.id);
-    if (!fromSpool && (spooled || this.untrackedSince !== undefined)) {
-      // An older op of this run waits in the spool (or may: see maxTrackedRuns): this one goes right behind it.
-      this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
-      return;
+    if (!fromSpool) {
+      const behind = this.lane.behind(op.id);
+      if (behind) return this.lane.putBehind(op, behind);
     }
     if (this.queue.mergeIntoUnsent(op)) return;
-    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) {
-      // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
-      finalize(op, this.valueLimits);
-      const at = this.spill(op);
-      if (at === undefined) return this.state.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
-      if (this.spooledRuns.size >= maxTrackedRuns(this.options.maxQueueBytes)) {
-        // Tracking every spilled run would make memory grow with the outage. Past this many,
-        // everything new goes behind the spilled ops, in file order, until they are read back.
-        this.untrackedSince = at;
-        return;
-      }
-      this.spooledRuns.set(op.id, { due: at, open: true, n: 1 });
-      return;
-    }
+    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
     if (this.queue.add(op)) this.schedule();
-  }
-
-  private toSpoolBehind(op: Op, entry: SpooledEntry): void {
-    finalize(op, this.valueLimits);
-    // Spilled ops sit in the open segment, and anything appended now lands after them;
-    // a sealed retry segment is followed by one with the same due time and a later sequence.
-    const ok = entry.open ? this.spill(op) !== undefined : this.spool.appendSealed([op], entry.due);
-    if (!ok) return this.state.drop(1, `tracepipe: the spool is not writable; runs are being dropped`);
-    if (!entry.open) {
-      this.stats.spooled++;
-      this.stats.inSpool++;
-    }
-    entry.n++;
-    this.spoolMayHaveWork = true;
-  }
-
-  /** Write one op to the open spool segment, to be read back as the queue drains. Returns the segment's due time. */
-  private spill(op: Op): number | undefined {
-    const at = this.spool.append([op]);
-    if (!at) return undefined;
-    this.spillKeys.set(at.key, (this.spillKeys.get(at.key) ?? 0) + 1);
-    this.spilled++;
-    this.spoolMayHaveWork = true;
-    this.stats.spooled++;
-    this.stats.inSpool++;
-    return at.due;
   }
 
   // ---- delivery -----------------------------------------------------------------------
@@ -342,68 +272,15 @@ export class Client implements RunWriter {
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.spoolMayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
+    if (!this.lane.mayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
     const want = this.limits?.batchSize ?? this.options.batchSize;
-    let claimed = this.spool.claim(want);
-    if (claimed.length === 0 && this.spilled > 0) {
-      // Spilled ops may still sit in the segment being written: seal it so it can be read back.
-      this.spool.seal();
-      for (const e of this.spooledRuns.values()) e.open = false;
-      claimed = this.spool.claim(want);
-    }
-    if (claimed.length === 0) {
-      if (this.spilled > 0) {
-        // Sealed and still not claimable: another process sharing the spool took them.
-        this.spilled = 0;
-        this.spillKeys.clear();
-        this.untrackedSince = undefined;
-      }
-      this.spoolMayHaveWork = false;
-      if (this.spool.nextDueAt !== undefined) this.armReplayTimer(this.spool.nextDueAt);
-      return;
-    }
-    for (const c of claimed) this.load(c.segment, c.ops);
-  }
-
-  /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
-  private armReplayTimer(at: number): void {
-    if (this.state.closed || this.state.abandoned) return;
-    if (this.replayTimer && this.replayTimer.at <= at) return;
-    if (this.replayTimer) clearTimeout(this.replayTimer.t);
-    const t = setTimeout(
-      () => {
-        this.replayTimer = undefined;
-        this.spoolMayHaveWork = true;
-        this.replay();
-        this.notify();
-      },
-      Math.max(10, at - Date.now() + 10),
-    );
-    // The spool outlives the process; waiting for a retry time must not keep it alive.
-    t.unref();
-    this.replayTimer = { at, t };
+    for (const c of this.lane.claim(want)) this.load(c.segment, c.ops);
   }
 
   private load(segment: string, ops: Op[]): void {
-    this.stats.inSpool = Math.max(0, this.stats.inSpool - ops.length);
-    if (ops.length === 0) {
-      this.spool.release(segment);
-      return;
-    }
-    this.segmentOps.set(segment, ops.length);
-    const key = keyOf(segment);
-    const mine = this.spillKeys.get(key);
-    if (mine !== undefined) {
-      this.spillKeys.delete(key);
-      this.spilled = Math.max(0, this.spilled - mine);
-      if (this.spilled === 0) this.untrackedSince = undefined;
-    }
-    for (const op of ops) {
-      const e = this.spooledRuns.get(op.id);
-      if (e && --e.n <= 0) this.spooledRuns.delete(op.id);
-      this.enqueue(op, true);
-    }
+    if (!this.lane.settle(segment, ops)) return;
+    for (const op of ops) this.enqueue(op, true);
     this.schedule();
   }
 
@@ -429,7 +306,7 @@ export class Client implements RunWriter {
         this.stats.requests++;
         await this.sink.send(batch, this.state.stopper.signal);
         this.stats.delivered += batch.length;
-        this.account(batch);
+        this.lane.account(batch);
         return;
       } catch (err) {
         const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
@@ -447,7 +324,7 @@ export class Client implements RunWriter {
         if (attempt + 1 >= this.options.maxAttempts || this.state.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
           this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spool.writeDir ?? this.options.spoolDir} and will be retried`);
+          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.lane.writeDir} and will be retried`);
           return;
         }
         this.stats.retried += batch.length;
@@ -472,32 +349,7 @@ export class Client implements RunWriter {
       finalize(next, this.valueLimits);
       mergeOps(op, next);
     }
-    // A run with newer ops already in the spool (written behind an earlier try of this op) goes
-    // just before them, not at the new due time, or they would replay first.
-    const groups = new Map<number, Op[]>();
-    for (const op of batch) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const at = after !== undefined ? Math.min(due, after - 1) : due;
-      const g = groups.get(at);
-      if (g) g.push(op);
-      else groups.set(at, [op]);
-    }
-    this.account(batch);
-    for (const [at, ops] of groups) {
-      if (!this.spool.appendSealed(ops, at)) {
-        this.state.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
-        continue;
-      }
-      this.stats.spooled += ops.length;
-      this.stats.inSpool += ops.length;
-      for (const op of ops) {
-        const e = this.spooledRuns.get(op.id);
-        if (e) e.n++;
-        else this.spooledRuns.set(op.id, { due: at, open: false, n: 1 });
-      }
-    }
-    this.spoolMayHaveWork = true;
-    for (const at of groups.keys()) this.armReplayTimer(at);
+    this.lane.retry(batch, due, this.sink.target);
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {
@@ -506,27 +358,13 @@ export class Client implements RunWriter {
       this.stats.deadLettered += batch.length;
       this.state.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
     } else this.state.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
-    this.account(batch);
-  }
-
-  /** These ops are done with: release spool segments whose ops are all accounted for. */
-  private account(batch: Op[]): void {
-    for (const op of batch) {
-      for (const seg of op.segments ?? []) {
-        const left = (this.segmentOps.get(seg) ?? 1) - 1;
-        if (left <= 0) {
-          this.segmentOps.delete(seg);
-          this.spool.release(seg);
-        } else this.segmentOps.set(seg, left);
-      }
-      op.segments = undefined;
-    }
+    this.lane.account(batch);
   }
 
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.ops.length > 0 || this.inFlight.size > 0 || this.queue.parked.size > 0 || this.spilled > 0;
+    return this.queue.ops.length > 0 || this.inFlight.size > 0 || this.queue.parked.size > 0 || this.lane.spilled > 0;
   }
 
   private hasRoom(): boolean {
@@ -565,7 +403,7 @@ export class Client implements RunWriter {
   }
 
   private result(timedOut: boolean): FlushResult {
-    this.stats.inSpool = this.spool.pendingOps();
+    this.stats.inSpool = this.lane.pendingOps();
     const pending = this.state.abandoned ? 0 : this.pendingOps();
     const spooled = this.stats.inSpool;
     return { ok: pending === 0 && spooled === 0 && this.stats.dropped === 0, timedOut, pending, spooled, dropped: this.stats.dropped, deadLettered: this.stats.deadLettered };
@@ -612,9 +450,7 @@ export class Client implements RunWriter {
     const flushed = await this.flush(opts);
     this.state.closed = true;
     if (flushed.timedOut) this.spoolEverything();
-    if (this.replayTimer) clearTimeout(this.replayTimer.t);
-    this.replayTimer = undefined;
-    this.spool.seal();
+    this.lane.stop();
     this.exitHooks.remove();
     if (!flushed.timedOut) await this.sink.close().catch(() => undefined);
     freeEncoders();
@@ -641,25 +477,11 @@ export class Client implements RunWriter {
     for (const b of this.inFlight) for (const op of b) add(op);
     for (const op of this.queue.ops) add(op);
     for (const op of this.queue.parked.values()) add(op);
-    this.spool.seal();
+    this.lane.seal();
     this.state.abandoned = true;
     this.state.stopper.abort();
     if (byId.size === 0) return;
-    const groups = new Map<number, Op[]>();
-    const now = Date.now();
-    for (const op of byId.values()) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const due = after !== undefined ? Math.min(now, after - 1) : now;
-      const g = groups.get(due);
-      if (g) g.push(op);
-      else groups.set(due, [op]);
-    }
-    let written = 0;
-    for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
-    else this.state.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
-    this.stats.spooled += written;
-    if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
-    this.segmentOps.clear();
+    this.lane.writeAll(byId);
     this.queue.clear();
   }
 }
