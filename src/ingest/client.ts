@@ -21,17 +21,17 @@
 import { applyPrivacy, Sampler, type PrivacyOptions } from "./privacy.js";
 import type { Run, RunPatch } from "../run/schema.js";
 import type { RunWriter } from "../run/writer.js";
-import { MemoryRateLimiter, sleep } from "../ratelimit/limiter.js";
+import { MemoryRateLimiter } from "../ratelimit/limiter.js";
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from "./config.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
 import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
-import { backoffMs } from "./retry.js";
-import { SinkError, type Sink, type SinkLimits } from "./sink.js";
+import type { Sink, SinkLimits } from "./sink.js";
 import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
+import { BatchDelivery } from "./delivery.js";
 import { ExitHooks } from "./exit.js";
 import { RunQueue } from "./queue.js";
 
@@ -60,9 +60,8 @@ export interface FlushOptions {
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
   readonly sink: Sink;
-  private readonly deadLetters: DeadLetterFile;
+  private readonly delivery: BatchDelivery;
   private readonly state: ClientState;
-  private readonly backoff: ClientOptions["backoff"];
   private readonly valueLimits: ClientOptions["valueLimits"];
   private readonly sampler: Sampler;
   private privacy?: PrivacyOptions;
@@ -84,7 +83,6 @@ export class Client implements RunWriter {
     this.options = resolveOptions(opts);
     this.state = new ClientState(this.options, opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning")));
     this.stats = this.state.stats;
-    this.backoff = opts.backoff;
     this.valueLimits = opts.valueLimits;
     this.sampler = new Sampler(this.options.samplingRate);
     if (opts.hideInputs !== undefined || opts.hideOutputs !== undefined || opts.mask !== undefined) this.privacy = { hideInputs: opts.hideInputs, hideOutputs: opts.hideOutputs, mask: opts.mask };
@@ -105,7 +103,8 @@ export class Client implements RunWriter {
       this.replay();
       this.notify();
     });
-    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
+    const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
+    this.delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.length > 0);
     this.exitHooks = new ExitHooks(
       {
         hasPending: () => this.hasWork() && !this.state.abandoned,
@@ -254,7 +253,7 @@ export class Client implements RunWriter {
       }
       const batch = this.queue.take(this.limits, this.valueLimits);
       this.inFlight.add(batch);
-      void this.deliver(batch).finally(() => {
+      void this.delivery.deliver(batch).finally(() => {
         this.inFlight.delete(batch);
         for (const op of batch) this.release(op.id);
         if (this.queue.ops.length) this.pump(false);
@@ -282,83 +281,6 @@ export class Client implements RunWriter {
     if (!this.lane.settle(segment, ops)) return;
     for (const op of ops) this.enqueue(op, true);
     this.schedule();
-  }
-
-  /** One batch, to the end: delivered, split, dead-lettered or spooled. Never rejects. */
-  private async deliver(batch: Op[]): Promise<void> {
-    try {
-      await this.attempt(batch);
-    } catch (err) {
-      // attempt() handles every failure it knows; this is the last guard for the host.
-      this.state.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
-      try {
-        this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-      } catch {
-        this.state.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
-      }
-    }
-  }
-
-  private async attempt(batch: Op[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      if (this.state.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
-      try {
-        this.stats.requests++;
-        await this.sink.send(batch, this.state.stopper.signal);
-        this.stats.delivered += batch.length;
-        this.lane.account(batch);
-        return;
-      } catch (err) {
-        const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
-        if (this.state.abandoned) return;
-        // A refused batch (413 too large, or 400/422 for one bad run) is bisected, so one bad
-        // run ends up alone in the dead-letter file and the others still arrive.
-        if (e.kind === "split" || (e.kind === "fatal" && batch.length > 1 && (e.status === 400 || e.status === 422))) {
-          if (batch.length === 1) return this.deadLetter(batch, e);
-          const mid = Math.ceil(batch.length / 2);
-          await this.attempt(batch.slice(0, mid));
-          await this.attempt(batch.slice(mid));
-          return;
-        }
-        if (e.kind === "fatal") return this.deadLetter(batch, e);
-        if (attempt + 1 >= this.options.maxAttempts || this.state.closed) {
-          // Out of patience (or shutting down): keep the batch on disk and try again later.
-          this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.lane.writeDir} and will be retried`);
-          return;
-        }
-        this.stats.retried += batch.length;
-        // Nobody awaiting delivery (no flush/shutdown): the backoff alone must not keep the host
-        // alive; when its work is done, beforeExit delivers or spools within exitTimeoutMs.
-        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs), this.state.stopper.signal, this.waiters.length === 0).catch(() => undefined);
-      }
-    }
-  }
-
-  /**
-   * Put a batch that kept failing in the spool, due after `delayMs`. A newer
-   * op of the same run parked behind it is folded in first (newest fields
-   * win), and newer ops that come later are spooled behind it, so its retry
-   * can never land after them.
-   */
-  private spoolForRetry(batch: Op[], delayMs: number): void {
-    const due = Date.now() + delayMs;
-    for (const op of batch) {
-      const next = this.queue.unpark(op.id);
-      if (!next) continue;
-      finalize(next, this.valueLimits);
-      mergeOps(op, next);
-    }
-    this.lane.retry(batch, due, this.sink.target);
-  }
-
-  private deadLetter(batch: Op[], e: SinkError): void {
-    const ok = this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
-    if (ok) {
-      this.stats.deadLettered += batch.length;
-      this.state.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
-    } else this.state.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
-    this.lane.account(batch);
   }
 
   // ---- flush, shutdown, exit ------------------------------------------------------------
