@@ -28,11 +28,12 @@ import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
 import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
-import type { Sink, SinkLimits } from "./sink.js";
+import type { Sink } from "./sink.js";
 import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
 import { BatchDelivery } from "./delivery.js";
 import { ExitHooks } from "./exit.js";
+import { Pump } from "./pump.js";
 import { RunQueue } from "./queue.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
@@ -60,20 +61,14 @@ export interface FlushOptions {
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
   readonly sink: Sink;
-  private readonly delivery: BatchDelivery;
   private readonly state: ClientState;
   private readonly valueLimits: ClientOptions["valueLimits"];
   private readonly sampler: Sampler;
   private privacy?: PrivacyOptions;
 
   private readonly queue = new RunQueue();
-  private readonly inFlight = new Set<Op[]>();
   private readonly lane: SpoolLane;
-  private timer?: NodeJS.Timeout;
-  /** A pump is already queued as a microtask (see schedule). */
-  private pumpQueued = false;
-  private limits?: SinkLimits;
-  private limitsLoading?: Promise<SinkLimits>;
+  private readonly pump: Pump;
   private waiters: (() => void)[] = [];
   private roomWaiters: (() => void)[] = [];
   private readonly exitHooks: ExitHooks;
@@ -104,7 +99,12 @@ export class Client implements RunWriter {
       this.notify();
     });
     const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
-    this.delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.length > 0);
+    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.length > 0);
+    this.pump = new Pump(this.state, this.sink, this.queue, delivery, this.valueLimits, {
+      awaited: () => this.waiters.length > 0,
+      replay: () => this.replay(),
+      notify: () => this.notify(),
+    });
     this.exitHooks = new ExitHooks(
       {
         hasPending: () => this.hasWork() && !this.state.abandoned,
@@ -184,114 +184,32 @@ export class Client implements RunWriter {
     }
     if (this.queue.mergeIntoUnsent(op)) return;
     if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
-    if (this.queue.add(op)) this.schedule();
+    if (this.queue.add(op)) this.pump.schedule();
   }
 
   // ---- delivery -----------------------------------------------------------------------
-
-  private schedule(): void {
-    const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    if (this.queue.ops.length >= batchSize || this.waiters.length > 0) {
-      // A full batch, or a flush() waiting: no reason to wait for company. One pump per burst of
-      // ops (a span processor hands over hundreds in one turn), not a microtask per op.
-      if (this.pumpQueued) return;
-      this.pumpQueued = true;
-      queueMicrotask(() => {
-        this.pumpQueued = false;
-        this.pump(this.waiters.length > 0);
-      });
-      return;
-    }
-    this.armTimer();
-  }
-
-  /** A partial batch goes out when the flush interval has passed (or on flush()), never sooner. */
-  private armTimer(): void {
-    if (!this.timer && this.queue.ops.length > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.pump(true);
-      }, this.options.flushIntervalMs);
-      // A pending partial batch must not keep the process alive on its own: beforeExit flushes it.
-      this.timer.unref();
-    }
-  }
-
-  private async loadLimits(): Promise<SinkLimits> {
-    if (this.limits) return this.limits;
-    this.limitsLoading ??= this.sink.limits().then(
-      (l) => (this.limits = l),
-      (err) => {
-        this.state.warnOnce(`tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`);
-        return (this.limits = { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes });
-      },
-    );
-    return this.limitsLoading;
-  }
-
-  /**
-   * Start batches while there is room in flight. Full batches always go; a
-   * partial one only when `partial` (the flush interval passed, or a flush()
-   * is waiting). Sending partial batches whenever a slot frees up would turn a
-   * steady trickle of runs into a request per run or two: more requests
-   * against the 6000 / 10 s budget and more CPU in the caller's process.
-   */
-  private pump(partial: boolean): void {
-    if (!this.limits) {
-      void this.loadLimits().then(
-        () => this.pump(partial),
-        () => this.pump(partial),
-      );
-      return;
-    }
-    while (this.inFlight.size < this.options.concurrency) {
-      if (this.queue.ops.length === 0) this.replay();
-      if (this.queue.ops.length === 0) break;
-      if (!partial && this.waiters.length === 0 && this.queue.ops.length < this.limits.batchSize && this.queue.bytes < this.limits.batchBytes) {
-        this.armTimer();
-        break;
-      }
-      const batch = this.queue.take(this.limits, this.valueLimits);
-      this.inFlight.add(batch);
-      void this.delivery.deliver(batch).finally(() => {
-        this.inFlight.delete(batch);
-        for (const op of batch) this.release(op.id);
-        if (this.queue.ops.length) this.pump(false);
-        else this.replay();
-        this.notify();
-      });
-    }
-    this.notify();
-  }
-
-  /** The run's op in flight is done with: its parked successor may go. */
-  private release(id: string): void {
-    if (this.queue.release(id)) this.schedule();
-  }
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
     if (!this.lane.mayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
-    const want = this.limits?.batchSize ?? this.options.batchSize;
-    for (const c of this.lane.claim(want)) this.load(c.segment, c.ops);
+    for (const c of this.lane.claim(this.pump.batchSize)) this.load(c.segment, c.ops);
   }
 
   private load(segment: string, ops: Op[]): void {
     if (!this.lane.settle(segment, ops)) return;
     for (const op of ops) this.enqueue(op, true);
-    this.schedule();
+    this.pump.schedule();
   }
 
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.ops.length > 0 || this.inFlight.size > 0 || this.queue.parked.size > 0 || this.lane.spilled > 0;
+    return this.queue.ops.length > 0 || this.pump.inFlight.size > 0 || this.queue.parked.size > 0 || this.lane.spilled > 0;
   }
 
   private hasRoom(): boolean {
-    const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    return this.queue.bytes < this.options.maxQueueBytes / 2 && this.queue.ops.length < batchSize * this.options.concurrency * 4;
+    return this.queue.bytes < this.options.maxQueueBytes / 2 && this.queue.ops.length < this.pump.batchSize * this.options.concurrency * 4;
   }
 
   /**
@@ -306,7 +224,7 @@ export class Client implements RunWriter {
 
   private notify(): void {
     this.stats.queued = this.queue.held;
-    this.stats.inFlight = this.inFlight.size;
+    this.stats.inFlight = this.pump.inFlight.size;
     if (this.roomWaiters.length && this.hasRoom()) {
       const w = this.roomWaiters;
       this.roomWaiters = [];
@@ -319,9 +237,7 @@ export class Client implements RunWriter {
   }
 
   private pendingOps(): number {
-    let n = this.queue.held;
-    for (const b of this.inFlight) n += b.length;
-    return n;
+    return this.queue.held + this.pump.inFlightOps();
   }
 
   private result(timedOut: boolean): FlushResult {
@@ -340,15 +256,12 @@ export class Client implements RunWriter {
    * before returning. Never rejects.
    */
   async flush(opts: FlushOptions = {}): Promise<FlushResult> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.pump.stopTimer();
     let timedOut = false;
     if (this.hasWork() && !this.state.abandoned) {
       let waiter!: () => void;
       const done = new Promise<void>((resolve) => this.waiters.push((waiter = resolve)));
-      this.pump(true);
+      this.pump.pump(true);
       if (opts.timeoutMs === undefined) await done;
       else {
         let t: NodeJS.Timeout | undefined;
@@ -396,7 +309,7 @@ export class Client implements RunWriter {
       else byId.set(op.id, op);
     };
     // In-flight batches may also have arrived; the server is idempotent by id, so replaying them is safe.
-    for (const b of this.inFlight) for (const op of b) add(op);
+    for (const b of this.pump.inFlight) for (const op of b) add(op);
     for (const op of this.queue.ops) add(op);
     for (const op of this.queue.parked.values()) add(op);
     this.lane.seal();
