@@ -33,30 +33,12 @@ import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
 import { BatchDelivery } from "./delivery.js";
 import { ExitHooks } from "./exit.js";
+import { flushResult, Waiters, type FlushOptions, type FlushResult } from "./flush.js";
 import { Pump } from "./pump.js";
 import { RunQueue } from "./queue.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
-
-export interface FlushResult {
-  /** Every op handed over so far was delivered or dead-lettered; none waits, none was dropped. */
-  ok: boolean;
-  /** The timeout passed first. */
-  timedOut: boolean;
-  /** Ops still queued or in flight (only after a timeout). */
-  pending: number;
-  /** Ops waiting in the spool for a later retry: undelivered. */
-  spooled: number;
-  /** Ops dropped since the client started (see ClientStats.dropped). */
-  dropped: number;
-  /** Ops dead-lettered since the client started. */
-  deadLettered: number;
-}
-
-export interface FlushOptions {
-  /** Stop waiting after this long; what is left keeps going (flush) or is spooled (shutdown). */
-  timeoutMs?: number;
-}
+export type { FlushOptions, FlushResult } from "./flush.js";
 
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
@@ -69,8 +51,7 @@ export class Client implements RunWriter {
   private readonly queue = new RunQueue();
   private readonly lane: SpoolLane;
   private readonly pump: Pump;
-  private waiters: (() => void)[] = [];
-  private roomWaiters: (() => void)[] = [];
+  private readonly waiters = new Waiters();
   private readonly exitHooks: ExitHooks;
   readonly stats: ClientStats;
 
@@ -99,9 +80,9 @@ export class Client implements RunWriter {
       this.notify();
     });
     const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
-    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.length > 0);
+    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.awaited);
     this.pump = new Pump(this.state, this.sink, this.queue, delivery, this.valueLimits, {
-      awaited: () => this.waiters.length > 0,
+      awaited: () => this.waiters.awaited,
       replay: () => this.replay(),
       notify: () => this.notify(),
     });
@@ -219,21 +200,14 @@ export class Client implements RunWriter {
    */
   whenRoom(): Promise<void> {
     if (this.hasRoom() || this.state.closed) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
+    return this.waiters.untilRoom();
   }
 
   private notify(): void {
     this.stats.queued = this.queue.held;
     this.stats.inFlight = this.pump.inFlight.size;
-    if (this.roomWaiters.length && this.hasRoom()) {
-      const w = this.roomWaiters;
-      this.roomWaiters = [];
-      for (const fn of w) fn();
-    }
-    if (this.hasWork()) return;
-    const w = this.waiters;
-    this.waiters = [];
-    for (const fn of w) fn();
+    if (this.waiters.roomAwaited && this.hasRoom()) this.waiters.wakeRoom();
+    if (!this.hasWork()) this.waiters.wakeIdle();
   }
 
   private pendingOps(): number {
@@ -243,8 +217,7 @@ export class Client implements RunWriter {
   private result(timedOut: boolean): FlushResult {
     this.stats.inSpool = this.lane.pendingOps();
     const pending = this.state.abandoned ? 0 : this.pendingOps();
-    const spooled = this.stats.inSpool;
-    return { ok: pending === 0 && spooled === 0 && this.stats.dropped === 0, timedOut, pending, spooled, dropped: this.stats.dropped, deadLettered: this.stats.deadLettered };
+    return flushResult(this.stats, pending, timedOut);
   }
 
   /**
@@ -259,17 +232,7 @@ export class Client implements RunWriter {
     this.pump.stopTimer();
     let timedOut = false;
     if (this.hasWork() && !this.state.abandoned) {
-      let waiter!: () => void;
-      const done = new Promise<void>((resolve) => this.waiters.push((waiter = resolve)));
-      this.pump.pump(true);
-      if (opts.timeoutMs === undefined) await done;
-      else {
-        let t: NodeJS.Timeout | undefined;
-        const expired = new Promise<boolean>((resolve) => (t = setTimeout(() => resolve(true), Math.max(0, opts.timeoutMs!))));
-        timedOut = await Promise.race([done.then(() => false), expired]);
-        clearTimeout(t);
-        if (timedOut) this.waiters = this.waiters.filter((w) => w !== waiter);
-      }
+      timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
     }
     return this.result(timedOut);
   }

@@ -6,7 +6,7 @@
  * work possible) whatever is still in memory is written to the spool for the
  * next process. Neither hook ever throws into the host's exit.
  */
-import type { FlushOptions, FlushResult } from "./client.js";
+import type { FlushOptions, FlushResult } from "./flush.js";
 
 /** What the hooks need of the client. */
 export interface Exiting {
