@@ -17,6 +17,16 @@
  * `maxQueueBytes` new ops go to the spool instead of memory. On exit, whatever
  * is left is spooled; the next Client (or a timer, for segments not yet due)
  * replays the spool.
+ *
+ * This class is the public API and the wiring; each idea has its own module:
+ *   client-state.ts  counters (stats), warnings, the closed/abandoned flags
+ *   queue.ts         in-memory per-run ordering, merging, batching
+ *   pump.ts          when batches go: concurrency, flush interval, sink limits
+ *   delivery.ts      one batch to its end: retry/backoff, bisect, dead-letter
+ *   spool-replay.ts  this client's use of the spool: spill, retry, replay, exit
+ *   flush.ts         flush()/whenRoom() waiters and the FlushResult
+ *   exit.ts          beforeExit/exit hooks bounded by exitTimeoutMs
+ * Routing an op (enqueue) stays here because it is where memory and spool meet.
  */
 import { applyPrivacy, Sampler, type PrivacyOptions } from "./privacy.js";
 import type { Run, RunPatch } from "../run/schema.js";
@@ -168,7 +178,7 @@ export class Client implements RunWriter {
     if (this.queue.add(op)) this.pump.schedule();
   }
 
-  // ---- delivery -----------------------------------------------------------------------
+  // ---- spool read-back ------------------------------------------------------------------
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
@@ -231,9 +241,7 @@ export class Client implements RunWriter {
   async flush(opts: FlushOptions = {}): Promise<FlushResult> {
     this.pump.stopTimer();
     let timedOut = false;
-    if (this.hasWork() && !this.state.abandoned) {
-      timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
-    }
+    if (this.hasWork() && !this.state.abandoned) timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
     return this.result(timedOut);
   }
 

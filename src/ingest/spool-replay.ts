@@ -195,14 +195,7 @@ export class SpoolLane {
    * due time, or they would replay first.
    */
   retry(batch: Op[], due: number, target: string): void {
-    const groups = new Map<number, Op[]>();
-    for (const op of batch) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const at = after !== undefined ? Math.min(due, after - 1) : due;
-      const g = groups.get(at);
-      if (g) g.push(op);
-      else groups.set(at, [op]);
-    }
+    const groups = this.groupByDue(batch, due);
     this.account(batch);
     for (const [at, ops] of groups) {
       if (!this.spool.appendSealed(ops, at)) {
@@ -219,6 +212,23 @@ export class SpoolLane {
     }
     this.mayHaveWork = true;
     for (const at of groups.keys()) this.armReplayTimer(at);
+  }
+
+  /**
+   * Ops by the due time to write them at: `due`, or just before the newest
+   * spooled op of their run (or the untracked spilled ops) when that is
+   * earlier, so they replay ahead of their run's newer ops already on disk.
+   */
+  private groupByDue(ops: Iterable<Op>, due: number): Map<number, Op[]> {
+    const groups = new Map<number, Op[]>();
+    for (const op of ops) {
+      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
+      const at = after !== undefined ? Math.min(due, after - 1) : due;
+      const g = groups.get(at);
+      if (g) g.push(op);
+      else groups.set(at, [op]);
+    }
+    return groups;
   }
 
   /** These ops are done with: release spool segments whose ops are all accounted for. */
@@ -243,15 +253,7 @@ export class SpoolLane {
    * (their ops are in the new segments); otherwise they stay to replay again.
    */
   writeAll(byId: Map<string, Op>): void {
-    const groups = new Map<number, Op[]>();
-    const now = Date.now();
-    for (const op of byId.values()) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const due = after !== undefined ? Math.min(now, after - 1) : now;
-      const g = groups.get(due);
-      if (g) g.push(op);
-      else groups.set(due, [op]);
-    }
+    const groups = this.groupByDue(byId.values(), Date.now());
     let written = 0;
     for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
     else this.state.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
