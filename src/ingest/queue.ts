@@ -2,7 +2,7 @@
  * The in-memory side of a Client's queue: ops waiting to be sent, in the order
  * they were made, with per-run ordering (issue 13 item 3). A run has at most
  * one unsent op in memory: a newer op of the run merges into it (newest fields
- * win), so a burst of updates costs one line on the wire. While an older op of
+ * win), so a burst of updates goes out as one op. While an older op of
  * a run is in flight (sending or waiting to retry), the newer one is parked
  * here and joins the queue only when the older is done with, so it can never
  * overtake it. Batches are taken from the front, bounded by count and bytes.
