@@ -17,150 +17,58 @@
  * `maxQueueBytes` new ops go to the spool instead of memory. On exit, whatever
  * is left is spooled; the next Client (or a timer, for segments not yet due)
  * replays the spool.
+ *
+ * This class is the public API and the wiring; each idea has its own module:
+ *   client-state.ts  counters (stats), warnings, the closed/abandoned flags
+ *   queue.ts         in-memory per-run ordering, merging, batching
+ *   pump.ts          when batches go: concurrency, flush interval, sink limits
+ *   delivery.ts      one batch to its end: retry/backoff, bisect, dead-letter
+ *   spool-replay.ts  this client's use of the spool: spill, retry, replay, exit
+ *   flush.ts         flush()/whenRoom() waiters and the FlushResult
+ *   exit.ts          beforeExit/exit hooks bounded by exitTimeoutMs
+ * Routing an op (enqueue) stays here because it is where memory and spool meet.
  */
 import { applyPrivacy, Sampler, type PrivacyOptions } from "./privacy.js";
 import type { Run, RunPatch } from "../run/schema.js";
 import type { RunWriter } from "../run/writer.js";
-import { MemoryRateLimiter, sleep } from "../ratelimit/limiter.js";
+import { MemoryRateLimiter } from "../ratelimit/limiter.js";
 import { resolveOptions, type ClientOptions, type ResolvedOptions } from "./config.js";
 import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
 import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
-import { backoffMs } from "./retry.js";
-import { SinkError, type Sink, type SinkLimits } from "./sink.js";
-import { keyOf, Spool } from "./spool.js";
+import type { Sink } from "./sink.js";
+import { SpoolLane } from "./spool-replay.js";
+import { ClientState, type ClientStats } from "./client-state.js";
+import { BatchDelivery } from "./delivery.js";
+import { ExitHooks } from "./exit.js";
+import { flushResult, Waiters, type FlushOptions, type FlushResult } from "./flush.js";
+import { Pump } from "./pump.js";
+import { RunQueue } from "./queue.js";
 
-export interface ClientStats {
-  /** HTTP (or store) send attempts, retries included. */
-  requests: number;
-  queued: number;
-  inFlight: number;
-  delivered: number;
-  retried: number;
-  /** Ops written to the spool so far (for lack of memory, after `maxAttempts`, or on exit). */
-  spooled: number;
-  /** Ops waiting in the spool now: not delivered yet. Refreshed by flush() and shutdown(). */
-  inSpool: number;
-  deadLettered: number;
-  /** Ops lost: neither the spool nor the dead-letter file could be written, or handed over after shutdown(). */
-  dropped: number;
-  /** Runs (creates and updates) not sent because their trace was sampled out (`samplingRate`). */
-  sampledOut: number;
-}
-
-export interface FlushResult {
-  /** Every op handed over so far was delivered or dead-lettered; none waits, none was dropped. */
-  ok: boolean;
-  /** The timeout passed first. */
-  timedOut: boolean;
-  /** Ops still queued or in flight (only after a timeout). */
-  pending: number;
-  /** Ops waiting in the spool for a later retry: undelivered. */
-  spooled: number;
-  /** Ops dropped since the client started (see ClientStats.dropped). */
-  dropped: number;
-  /** Ops dead-lettered since the client started. */
-  deadLettered: number;
-}
-
-export interface FlushOptions {
-  /** Stop waiting after this long; what is left keeps going (flush) or is spooled (shutdown). */
-  timeoutMs?: number;
-}
-
-/** Where a run's newest spooled op is, so a newer op of the run can be put behind it. */
-interface SpooledEntry {
-  /** The due time of its segment. */
-  due: number;
-  /** In the segment still being written (spilled for lack of memory), not a sealed retry segment. */
-  open: boolean;
-  /** Ops of the run this client spooled and has not read back. */
-  n: number;
-}
-
-/**
- * Spooled runs tracked one by one (for update order) before new ops simply all
- * go behind them: about 160 bytes each, so tracking stays within a tenth of
- * the queue's memory bound (16 MiB: ~10k runs), and never under 1000.
- */
-function maxTrackedRuns(maxQueueBytes: number): number {
-  return Math.max(1000, Math.floor(maxQueueBytes / 1600));
-}
-
-let warnedOnce = new Set<string>();
+export { resetWarnings, type ClientStats } from "./client-state.js";
+export type { FlushOptions, FlushResult } from "./flush.js";
 
 export class Client implements RunWriter {
   readonly options: ResolvedOptions;
   readonly sink: Sink;
-  private readonly spool: Spool;
-  private readonly deadLetters: DeadLetterFile;
-  private readonly warn: (msg: string) => void;
-  private readonly backoff: ClientOptions["backoff"];
+  private readonly state: ClientState;
   private readonly valueLimits: ClientOptions["valueLimits"];
   private readonly sampler: Sampler;
   private privacy?: PrivacyOptions;
 
-  private queue: Op[] = [];
-  /** Bytes of ops held in memory: queued and parked. */
-  private queuedBytes = 0;
-  /** The unsent op of each run (queued or parked): a newer op of the run merges into it. */
-  private readonly unsent = new Map<string, Op>();
-  /** Ops whose run has an older op in flight; they go to the queue when it is done with. */
-  private readonly parked = new Map<string, Op>();
-  /** Runs with an op in flight (sending or waiting to retry). */
-  private readonly busy = new Set<string>();
-  /** Runs with an op in the spool put there by this client and not read back yet. */
-  private readonly spooledRuns = new Map<string, SpooledEntry>();
-  private readonly inFlight = new Set<Op[]>();
-  /** Ops per claimed spool segment not yet accounted for. */
-  private readonly segmentOps = new Map<string, number>();
-  /** Set while spilled runs are not tracked one by one (see maxTrackedRuns): the due time of the segment where that began. */
-  private untrackedSince?: number;
-  /** Ops this client spilled to the spool (for lack of memory) and will read back before flush() resolves. */
-  private spilled = 0;
-  /** Spilled ops per spool segment (by key), so reading a segment back settles its share of `spilled`. */
-  private readonly spillKeys = new Map<string, number>();
-  /** Whether the spool directory may hold something to replay; avoids listing it after every batch. */
-  private spoolMayHaveWork = true;
-  /** Everything in memory was spooled (exit, or shutdown after its timeout): batches still in flight must not spool again. */
-  private abandoned = false;
-  /** Aborted when the client gives up waiting (exit, or shutdown past its timeout): cuts limiter waits, backoff sleeps and requests short. */
-  private readonly stopper = new AbortController();
-  private timer?: NodeJS.Timeout;
-  /** A pump is already queued as a microtask (see schedule). */
-  private pumpQueued = false;
-  private replayTimer?: { at: number; t: NodeJS.Timeout };
-  private limits?: SinkLimits;
-  private limitsLoading?: Promise<SinkLimits>;
-  private waiters: (() => void)[] = [];
-  private roomWaiters: (() => void)[] = [];
-  private closed = false;
-  private readonly onBeforeExit = () => {
-    // The host has nothing left to do: deliver what is queued, but never hold its exit longer
-    // than exitTimeoutMs (an endpoint that is down would otherwise keep it alive through every
-    // retry); what is left then goes to the spool for the next process.
-    if (!this.hasWork() || this.abandoned) return;
-    void this.flush({ timeoutMs: this.options.exitTimeoutMs })
-      .then((r) => {
-        if (r.timedOut) this.spoolEverything();
-      })
-      .catch(() => undefined);
-  };
-  private readonly onExit = () => {
-    try {
-      this.spoolEverything();
-    } catch {
-      // An exit handler that throws would replace the host's exit code with a crash.
-    }
-  };
-  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0, sampledOut: 0 };
+  private readonly queue = new RunQueue();
+  private readonly lane: SpoolLane;
+  private readonly pump: Pump;
+  private readonly waiters = new Waiters();
+  private readonly exitHooks: ExitHooks;
+  readonly stats: ClientStats;
 
   constructor(opts: ClientOptions = {}) {
     this.options = resolveOptions(opts);
-    this.warn = opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning"));
-    this.backoff = opts.backoff;
+    this.state = new ClientState(this.options, opts.warn ?? ((msg) => process.emitWarning(msg, "TracepipeWarning")));
+    this.stats = this.state.stats;
     this.valueLimits = opts.valueLimits;
     this.sampler = new Sampler(this.options.samplingRate);
     if (opts.hideInputs !== undefined || opts.hideOutputs !== undefined || opts.mask !== undefined) this.privacy = { hideInputs: opts.hideInputs, hideOutputs: opts.hideOutputs, mask: opts.mask };
@@ -174,29 +82,32 @@ export class Client implements RunWriter {
             rateLimit: opts.rateLimit,
             gzip: opts.gzip ?? "auto",
             defaults: { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes },
-            warn: (m) => this.warnOnce(m),
+            warn: (m) => this.state.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
-    this.spool = new Spool(this.options.spoolDir, { warn: (m) => this.warnOnce(m) });
-    this.deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.warnOnce(m));
-    if (opts.exitHooks !== false) {
-      process.setMaxListeners(process.getMaxListeners() + 2);
-      process.on("beforeExit", this.onBeforeExit);
-      process.on("exit", this.onExit);
-    }
-    this.stats.inSpool = this.spool.pendingOps();
+    this.lane = new SpoolLane(this.state, this.valueLimits, () => {
+      this.replay();
+      this.notify();
+    });
+    const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
+    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.awaited);
+    this.pump = new Pump(this.state, this.sink, this.queue, delivery, this.valueLimits, {
+      awaited: () => this.waiters.awaited,
+      replay: () => this.replay(),
+      notify: () => this.notify(),
+    });
+    this.exitHooks = new ExitHooks(
+      {
+        hasPending: () => this.hasWork() && !this.state.abandoned,
+        flush: (o) => this.flush(o),
+        spoolEverything: () => this.spoolEverything(),
+      },
+      this.options.exitTimeoutMs,
+    );
+    if (opts.exitHooks !== false) this.exitHooks.install();
+    this.stats.inSpool = this.lane.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
-  }
-
-  private warnOnce(msg: string): void {
-    if (warnedOnce.has(msg)) return;
-    warnedOnce.add(msg);
-    try {
-      this.warn(msg);
-    } catch {
-      // a throwing warn callback is the host's; it must not stop delivery
-    }
   }
 
   // ---- producer side ----------------------------------------------------------------
@@ -216,7 +127,7 @@ export class Client implements RunWriter {
       if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);
       this.enqueue(op);
     } catch (err) {
-      this.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
+      this.state.drop(1, `tracepipe: a run could not be queued (${(err as Error)?.message}); it was dropped`);
     }
   }
 
@@ -238,7 +149,7 @@ export class Client implements RunWriter {
       if (this.privacy) op.run = { ...applyPrivacy(op.run, this.privacy), id: op.id };
       this.enqueue(op);
     } catch (err) {
-      this.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
+      this.state.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
     }
   }
 
@@ -251,379 +162,45 @@ export class Client implements RunWriter {
   }
 
   private refuseClosed(): boolean {
-    if (!this.closed) return false;
-    this.drop(1, "tracepipe: runs handed to a Client after shutdown() are dropped");
+    if (!this.state.closed) return false;
+    this.state.drop(1, "tracepipe: runs handed to a Client after shutdown() are dropped");
     return true;
-  }
-
-  private drop(n: number, msg: string): void {
-    this.stats.dropped += n;
-    this.warnOnce(msg);
   }
 
   /** Route an op so that no older op of its run can land after it. */
   private enqueue(op: Op, fromSpool = false): void {
-    const spooled = this.spooledRuns.get(op.id);
-    if (!fromSpool && (spooled || this.untrackedSince !== undefined)) {
-      // An older op of this run waits in the spool (or may: see maxTrackedRuns): this one goes right behind it.
-      this.toSpoolBehind(op, spooled ?? { due: this.untrackedSince!, open: true, n: 0 });
-      return;
+    if (!fromSpool) {
+      const behind = this.lane.behind(op.id);
+      if (behind) return this.lane.putBehind(op, behind);
     }
-    const waiting = this.unsent.get(op.id);
-    if (waiting) {
-      const before = waiting.bytes;
-      mergeOps(waiting, op);
-      this.queuedBytes += waiting.bytes - before;
-      return;
-    }
-    if (!fromSpool && this.queuedBytes + op.bytes > this.options.maxQueueBytes) {
-      // Memory is bounded: spill to disk rather than drop. The spool is read back as the queue drains.
-      finalize(op, this.valueLimits);
-      const at = this.spill(op);
-      if (at === undefined) return this.drop(1, `tracepipe: the queue is full and the spool is not writable; runs are being dropped`);
-      if (this.spooledRuns.size >= maxTrackedRuns(this.options.maxQueueBytes)) {
-        // Tracking every spilled run would make memory grow with the outage. Past this many,
-        // everything new goes behind the spilled ops, in file order, until they are read back.
-        this.untrackedSince = at;
-        return;
-      }
-      this.spooledRuns.set(op.id, { due: at, open: true, n: 1 });
-      return;
-    }
-    this.unsent.set(op.id, op);
-    this.queuedBytes += op.bytes;
-    if (this.busy.has(op.id)) {
-      this.parked.set(op.id, op);
-      return;
-    }
-    this.queue.push(op);
-    this.schedule();
+    if (this.queue.mergeIntoUnsent(op)) return;
+    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
+    if (this.queue.add(op)) this.pump.schedule();
   }
 
-  private toSpoolBehind(op: Op, entry: SpooledEntry): void {
-    finalize(op, this.valueLimits);
-    // Spilled ops sit in the open segment, and anything appended now lands after them;
-    // a sealed retry segment is followed by one with the same due time and a later sequence.
-    const ok = entry.open ? this.spill(op) !== undefined : this.spool.appendSealed([op], entry.due);
-    if (!ok) return this.drop(1, `tracepipe: the spool is not writable; runs are being dropped`);
-    if (!entry.open) {
-      this.stats.spooled++;
-      this.stats.inSpool++;
-    }
-    entry.n++;
-    this.spoolMayHaveWork = true;
-  }
-
-  /** Write one op to the open spool segment, to be read back as the queue drains. Returns the segment's due time. */
-  private spill(op: Op): number | undefined {
-    const at = this.spool.append([op]);
-    if (!at) return undefined;
-    this.spillKeys.set(at.key, (this.spillKeys.get(at.key) ?? 0) + 1);
-    this.spilled++;
-    this.spoolMayHaveWork = true;
-    this.stats.spooled++;
-    this.stats.inSpool++;
-    return at.due;
-  }
-
-  // ---- delivery -----------------------------------------------------------------------
-
-  private schedule(): void {
-    const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    if (this.queue.length >= batchSize || this.waiters.length > 0) {
-      // A full batch, or a flush() waiting: no reason to wait for company. One pump per burst of
-      // ops (a span processor hands over hundreds in one turn), not a microtask per op.
-      if (this.pumpQueued) return;
-      this.pumpQueued = true;
-      queueMicrotask(() => {
-        this.pumpQueued = false;
-        this.pump(this.waiters.length > 0);
-      });
-      return;
-    }
-    this.armTimer();
-  }
-
-  /** A partial batch goes out when the flush interval has passed (or on flush()), never sooner. */
-  private armTimer(): void {
-    if (!this.timer && this.queue.length > 0) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        this.pump(true);
-      }, this.options.flushIntervalMs);
-      // A pending partial batch must not keep the process alive on its own: beforeExit flushes it.
-      this.timer.unref();
-    }
-  }
-
-  private async loadLimits(): Promise<SinkLimits> {
-    if (this.limits) return this.limits;
-    this.limitsLoading ??= this.sink.limits().then(
-      (l) => (this.limits = l),
-      (err) => {
-        this.warnOnce(`tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`);
-        return (this.limits = { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes });
-      },
-    );
-    return this.limitsLoading;
-  }
-
-  private takeBatch(limits: SinkLimits): Op[] {
-    const batch: Op[] = [];
-    let bytes = 0;
-    while (this.queue.length && batch.length < limits.batchSize) {
-      const op = this.queue[0]!;
-      if (batch.length > 0 && bytes + op.bytes > limits.batchBytes) break;
-      this.queue.shift();
-      this.queuedBytes -= op.bytes;
-      if (this.unsent.get(op.id) === op) this.unsent.delete(op.id);
-      this.busy.add(op.id);
-      batch.push(finalize(op, this.valueLimits));
-      bytes += op.bytes;
-    }
-    return batch;
-  }
-
-  /**
-   * Start batches while there is room in flight. Full batches always go; a
-   * partial one only when `partial` (the flush interval passed, or a flush()
-   * is waiting). Sending partial batches whenever a slot frees up would turn a
-   * steady trickle of runs into a request per run or two: more requests
-   * against the 6000 / 10 s budget and more CPU in the caller's process.
-   */
-  private pump(partial: boolean): void {
-    if (!this.limits) {
-      void this.loadLimits().then(
-        () => this.pump(partial),
-        () => this.pump(partial),
-      );
-      return;
-    }
-    while (this.inFlight.size < this.options.concurrency) {
-      if (this.queue.length === 0) this.replay();
-      if (this.queue.length === 0) break;
-      if (!partial && this.waiters.length === 0 && this.queue.length < this.limits.batchSize && this.queuedBytes < this.limits.batchBytes) {
-        this.armTimer();
-        break;
-      }
-      const batch = this.takeBatch(this.limits);
-      this.inFlight.add(batch);
-      void this.deliver(batch).finally(() => {
-        this.inFlight.delete(batch);
-        for (const op of batch) this.release(op.id);
-        if (this.queue.length) this.pump(false);
-        else this.replay();
-        this.notify();
-      });
-    }
-    this.notify();
-  }
-
-  /** The run's op in flight is done with: its parked successor may go. */
-  private release(id: string): void {
-    this.busy.delete(id);
-    const next = this.parked.get(id);
-    if (!next) return;
-    this.parked.delete(id);
-    this.queue.push(next);
-    this.schedule();
-  }
+  // ---- spool read-back ------------------------------------------------------------------
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.spoolMayHaveWork || this.abandoned || this.queuedBytes > this.options.maxQueueBytes / 2) return;
+    if (!this.lane.mayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
-    const want = this.limits?.batchSize ?? this.options.batchSize;
-    let claimed = this.spool.claim(want);
-    if (claimed.length === 0 && this.spilled > 0) {
-      // Spilled ops may still sit in the segment being written: seal it so it can be read back.
-      this.spool.seal();
-      for (const e of this.spooledRuns.values()) e.open = false;
-      claimed = this.spool.claim(want);
-    }
-    if (claimed.length === 0) {
-      if (this.spilled > 0) {
-        // Sealed and still not claimable: another process sharing the spool took them.
-        this.spilled = 0;
-        this.spillKeys.clear();
-        this.untrackedSince = undefined;
-      }
-      this.spoolMayHaveWork = false;
-      if (this.spool.nextDueAt !== undefined) this.armReplayTimer(this.spool.nextDueAt);
-      return;
-    }
-    for (const c of claimed) this.load(c.segment, c.ops);
-  }
-
-  /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
-  private armReplayTimer(at: number): void {
-    if (this.closed || this.abandoned) return;
-    if (this.replayTimer && this.replayTimer.at <= at) return;
-    if (this.replayTimer) clearTimeout(this.replayTimer.t);
-    const t = setTimeout(
-      () => {
-        this.replayTimer = undefined;
-        this.spoolMayHaveWork = true;
-        this.replay();
-        this.notify();
-      },
-      Math.max(10, at - Date.now() + 10),
-    );
-    // The spool outlives the process; waiting for a retry time must not keep it alive.
-    t.unref();
-    this.replayTimer = { at, t };
+    for (const c of this.lane.claim(this.pump.batchSize)) this.load(c.segment, c.ops);
   }
 
   private load(segment: string, ops: Op[]): void {
-    this.stats.inSpool = Math.max(0, this.stats.inSpool - ops.length);
-    if (ops.length === 0) {
-      this.spool.release(segment);
-      return;
-    }
-    this.segmentOps.set(segment, ops.length);
-    const key = keyOf(segment);
-    const mine = this.spillKeys.get(key);
-    if (mine !== undefined) {
-      this.spillKeys.delete(key);
-      this.spilled = Math.max(0, this.spilled - mine);
-      if (this.spilled === 0) this.untrackedSince = undefined;
-    }
-    for (const op of ops) {
-      const e = this.spooledRuns.get(op.id);
-      if (e && --e.n <= 0) this.spooledRuns.delete(op.id);
-      this.enqueue(op, true);
-    }
-    this.schedule();
-  }
-
-  /** One batch, to the end: delivered, split, dead-lettered or spooled. Never rejects. */
-  private async deliver(batch: Op[]): Promise<void> {
-    try {
-      await this.attempt(batch);
-    } catch (err) {
-      // attempt() handles every failure it knows; this is the last guard for the host.
-      this.warnOnce(`tracepipe: delivery failed unexpectedly (${(err as Error)?.message ?? String(err)}); the batch was spooled`);
-      try {
-        this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-      } catch {
-        this.drop(batch.length, "tracepipe: a batch could be neither delivered nor spooled; it was dropped");
-      }
-    }
-  }
-
-  private async attempt(batch: Op[]): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      if (this.abandoned) return; // already in the spool (exit, or shutdown past its timeout)
-      try {
-        this.stats.requests++;
-        await this.sink.send(batch, this.stopper.signal);
-        this.stats.delivered += batch.length;
-        this.account(batch);
-        return;
-      } catch (err) {
-        const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
-        if (this.abandoned) return;
-        // A refused batch (413 too large, or 400/422 for one bad run) is bisected, so one bad
-        // run ends up alone in the dead-letter file and the others still arrive.
-        if (e.kind === "split" || (e.kind === "fatal" && batch.length > 1 && (e.status === 400 || e.status === 422))) {
-          if (batch.length === 1) return this.deadLetter(batch, e);
-          const mid = Math.ceil(batch.length / 2);
-          await this.attempt(batch.slice(0, mid));
-          await this.attempt(batch.slice(mid));
-          return;
-        }
-        if (e.kind === "fatal") return this.deadLetter(batch, e);
-        if (attempt + 1 >= this.options.maxAttempts || this.closed) {
-          // Out of patience (or shutting down): keep the batch on disk and try again later.
-          this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spool.writeDir ?? this.options.spoolDir} and will be retried`);
-          return;
-        }
-        this.stats.retried += batch.length;
-        // Nobody awaiting delivery (no flush/shutdown): the backoff alone must not keep the host
-        // alive; when its work is done, beforeExit delivers or spools within exitTimeoutMs.
-        await sleep(backoffMs(attempt, this.backoff, e.retryAfterMs), this.stopper.signal, this.waiters.length === 0).catch(() => undefined);
-      }
-    }
-  }
-
-  /**
-   * Put a batch that kept failing in the spool, due after `delayMs`. A newer
-   * op of the same run parked behind it is folded in first (newest fields
-   * win), and newer ops that come later are spooled behind it, so its retry
-   * can never land after them.
-   */
-  private spoolForRetry(batch: Op[], delayMs: number): void {
-    const due = Date.now() + delayMs;
-    for (const op of batch) {
-      const next = this.parked.get(op.id);
-      if (!next) continue;
-      this.parked.delete(op.id);
-      this.unsent.delete(op.id);
-      this.queuedBytes -= next.bytes;
-      finalize(next, this.valueLimits);
-      mergeOps(op, next);
-    }
-    // A run with newer ops already in the spool (written behind an earlier try of this op) goes
-    // just before them, not at the new due time, or they would replay first.
-    const groups = new Map<number, Op[]>();
-    for (const op of batch) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const at = after !== undefined ? Math.min(due, after - 1) : due;
-      const g = groups.get(at);
-      if (g) g.push(op);
-      else groups.set(at, [op]);
-    }
-    this.account(batch);
-    for (const [at, ops] of groups) {
-      if (!this.spool.appendSealed(ops, at)) {
-        this.drop(ops.length, `tracepipe: ${this.sink.target} kept failing and the spool is not writable; runs were dropped`);
-        continue;
-      }
-      this.stats.spooled += ops.length;
-      this.stats.inSpool += ops.length;
-      for (const op of ops) {
-        const e = this.spooledRuns.get(op.id);
-        if (e) e.n++;
-        else this.spooledRuns.set(op.id, { due: at, open: false, n: 1 });
-      }
-    }
-    this.spoolMayHaveWork = true;
-    for (const at of groups.keys()) this.armReplayTimer(at);
-  }
-
-  private deadLetter(batch: Op[], e: SinkError): void {
-    const ok = this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
-    if (ok) {
-      this.stats.deadLettered += batch.length;
-      this.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
-    } else this.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
-    this.account(batch);
-  }
-
-  /** These ops are done with: release spool segments whose ops are all accounted for. */
-  private account(batch: Op[]): void {
-    for (const op of batch) {
-      for (const seg of op.segments ?? []) {
-        const left = (this.segmentOps.get(seg) ?? 1) - 1;
-        if (left <= 0) {
-          this.segmentOps.delete(seg);
-          this.spool.release(seg);
-        } else this.segmentOps.set(seg, left);
-      }
-      op.segments = undefined;
-    }
+    if (!this.lane.settle(segment, ops)) return;
+    for (const op of ops) this.enqueue(op, true);
+    this.pump.schedule();
   }
 
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.length > 0 || this.inFlight.size > 0 || this.parked.size > 0 || this.spilled > 0;
+    return this.queue.ops.length > 0 || this.pump.inFlight.size > 0 || this.queue.parked.size > 0 || this.lane.spilled > 0;
   }
 
   private hasRoom(): boolean {
-    const batchSize = this.limits?.batchSize ?? this.options.batchSize;
-    return this.queuedBytes < this.options.maxQueueBytes / 2 && this.queue.length < batchSize * this.options.concurrency * 4;
+    return this.queue.bytes < this.options.maxQueueBytes / 2 && this.queue.ops.length < this.pump.batchSize * this.options.concurrency * 4;
   }
 
   /**
@@ -632,35 +209,25 @@ export class Client implements RunWriter {
    * pace itself to delivery instead of spilling to the spool.
    */
   whenRoom(): Promise<void> {
-    if (this.hasRoom() || this.closed) return Promise.resolve();
-    return new Promise((resolve) => this.roomWaiters.push(resolve));
+    if (this.hasRoom() || this.state.closed) return Promise.resolve();
+    return this.waiters.untilRoom();
   }
 
   private notify(): void {
-    this.stats.queued = this.queue.length + this.parked.size;
-    this.stats.inFlight = this.inFlight.size;
-    if (this.roomWaiters.length && this.hasRoom()) {
-      const w = this.roomWaiters;
-      this.roomWaiters = [];
-      for (const fn of w) fn();
-    }
-    if (this.hasWork()) return;
-    const w = this.waiters;
-    this.waiters = [];
-    for (const fn of w) fn();
+    this.stats.queued = this.queue.held;
+    this.stats.inFlight = this.pump.inFlight.size;
+    if (this.waiters.roomAwaited && this.hasRoom()) this.waiters.wakeRoom();
+    if (!this.hasWork()) this.waiters.wakeIdle();
   }
 
   private pendingOps(): number {
-    let n = this.queue.length + this.parked.size;
-    for (const b of this.inFlight) n += b.length;
-    return n;
+    return this.queue.held + this.pump.inFlightOps();
   }
 
   private result(timedOut: boolean): FlushResult {
-    this.stats.inSpool = this.spool.pendingOps();
-    const pending = this.abandoned ? 0 : this.pendingOps();
-    const spooled = this.stats.inSpool;
-    return { ok: pending === 0 && spooled === 0 && this.stats.dropped === 0, timedOut, pending, spooled, dropped: this.stats.dropped, deadLettered: this.stats.deadLettered };
+    this.stats.inSpool = this.lane.pendingOps();
+    const pending = this.state.abandoned ? 0 : this.pendingOps();
+    return flushResult(this.stats, pending, timedOut);
   }
 
   /**
@@ -672,24 +239,9 @@ export class Client implements RunWriter {
    * before returning. Never rejects.
    */
   async flush(opts: FlushOptions = {}): Promise<FlushResult> {
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
+    this.pump.stopTimer();
     let timedOut = false;
-    if (this.hasWork() && !this.abandoned) {
-      let waiter!: () => void;
-      const done = new Promise<void>((resolve) => this.waiters.push((waiter = resolve)));
-      this.pump(true);
-      if (opts.timeoutMs === undefined) await done;
-      else {
-        let t: NodeJS.Timeout | undefined;
-        const expired = new Promise<boolean>((resolve) => (t = setTimeout(() => resolve(true), Math.max(0, opts.timeoutMs!))));
-        timedOut = await Promise.race([done.then(() => false), expired]);
-        clearTimeout(t);
-        if (timedOut) this.waiters = this.waiters.filter((w) => w !== waiter);
-      }
-    }
+    if (this.hasWork() && !this.state.abandoned) timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
     return this.result(timedOut);
   }
 
@@ -702,13 +254,10 @@ export class Client implements RunWriter {
    */
   async shutdown(opts: FlushOptions = {}): Promise<FlushResult> {
     const flushed = await this.flush(opts);
-    this.closed = true;
+    this.state.closed = true;
     if (flushed.timedOut) this.spoolEverything();
-    if (this.replayTimer) clearTimeout(this.replayTimer.t);
-    this.replayTimer = undefined;
-    this.spool.seal();
-    process.off("beforeExit", this.onBeforeExit);
-    process.off("exit", this.onExit);
+    this.lane.stop();
+    this.exitHooks.remove();
     if (!flushed.timedOut) await this.sink.close().catch(() => undefined);
     freeEncoders();
     return this.result(flushed.timedOut);
@@ -722,7 +271,7 @@ export class Client implements RunWriter {
    * before that op's successors.
    */
   private spoolEverything(): void {
-    if (this.abandoned) return;
+    if (this.state.abandoned) return;
     const byId = new Map<string, Op>();
     const add = (op: Op) => {
       finalize(op, this.valueLimits);
@@ -731,36 +280,14 @@ export class Client implements RunWriter {
       else byId.set(op.id, op);
     };
     // In-flight batches may also have arrived; the server is idempotent by id, so replaying them is safe.
-    for (const b of this.inFlight) for (const op of b) add(op);
-    for (const op of this.queue) add(op);
-    for (const op of this.parked.values()) add(op);
-    this.spool.seal();
-    this.abandoned = true;
-    this.stopper.abort();
+    for (const b of this.pump.inFlight) for (const op of b) add(op);
+    for (const op of this.queue.ops) add(op);
+    for (const op of this.queue.parked.values()) add(op);
+    this.lane.seal();
+    this.state.abandoned = true;
+    this.state.stopper.abort();
     if (byId.size === 0) return;
-    const groups = new Map<number, Op[]>();
-    const now = Date.now();
-    for (const op of byId.values()) {
-      const after = this.spooledRuns.get(op.id)?.due ?? this.untrackedSince;
-      const due = after !== undefined ? Math.min(now, after - 1) : now;
-      const g = groups.get(due);
-      if (g) g.push(op);
-      else groups.set(due, [op]);
-    }
-    let written = 0;
-    for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
-    else this.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
-    this.stats.spooled += written;
-    if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
-    this.segmentOps.clear();
-    this.queue = [];
-    this.parked.clear();
-    this.unsent.clear();
-    this.queuedBytes = 0;
+    this.lane.writeAll(byId);
+    this.queue.clear();
   }
-}
-
-/** For tests: forget which warnings were already printed. */
-export function resetWarnings(): void {
-  warnedOnce = new Set();
 }
