@@ -4,6 +4,7 @@
  * a warning is printed once.
  */
 import { createRequire } from "node:module";
+import { PieceMemo } from "./memo.js";
 
 export type Encoding = "o200k_base" | "cl100k_base";
 export interface Encoder {
@@ -29,9 +30,22 @@ const PREFIXES: [string, Encoding][] = [
   ["text-embedding-ada", "cl100k_base"],
 ];
 
+/** Models already looked up (every text of every estimate asks); bounded, emptied when full. */
+const byModel = new Map<string, Encoding | null>();
+const MAX_MODELS = 256;
+
 /** The tiktoken encoding for a model, or undefined when it is not an OpenAI model. */
 export function encodingForModel(model: string | undefined): Encoding | undefined {
   if (typeof model !== "string" || !model) return undefined;
+  const known = byModel.get(model);
+  if (known !== undefined) return known ?? undefined;
+  const enc = lookUp(model);
+  if (byModel.size >= MAX_MODELS) byModel.clear();
+  byModel.set(model, enc ?? null);
+  return enc;
+}
+
+function lookUp(model: string): Encoding | undefined {
   const m = model.toLowerCase().replace(/^openai\//, "");
   let best: [string, Encoding] | undefined;
   for (const p of PREFIXES) if (m.startsWith(p[0]) && (!best || p[0].length > best[0].length)) best = p;
@@ -82,12 +96,12 @@ export function dropEncoder(enc: Encoding): void {
   }
 }
 
-const memos = new Map<Encoding, Map<string, number>>();
+const memos = new Map<Encoding, PieceMemo>();
 
-/** Token counts of pieces already seen, per encoding (see count.ts); emptied by freeEncoders(). */
-export function memoFor(enc: Encoding): Map<string, number> {
+/** Token counts of pieces already seen, per encoding (see count.ts), at most `maxEntries`; emptied by freeEncoders(). */
+export function memoFor(enc: Encoding, maxEntries: number): PieceMemo {
   let m = memos.get(enc);
-  if (!m) memos.set(enc, (m = new Map()));
+  if (!m) memos.set(enc, (m = new PieceMemo(maxEntries)));
   return m;
 }
 
