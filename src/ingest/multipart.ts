@@ -102,7 +102,7 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
       }
       const json = JSON.stringify(v);
       if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
-      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inline += `,${JSON.stringify(k)}:${json}`;
+      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inline += `,"${k}":${json}`; // k is one of LARGE_FIELDS: no escaping needed
       else (own ??= []).push(k, json);
     }
     // The run's fields, then the inlined ones spliced in before its closing brace.
