@@ -9,7 +9,9 @@
  *   handles in linear time, at places where tiktoken's pre-tokenizer splits
  *   anyway, so the sum over chunks is tiktoken's count.
  * - Memo: a chunk is cut into tiktoken's pieces with the same pattern in
- *   JavaScript (pretokenize.ts); a piece seen before is counted from a table,
+ *   JavaScript (pretokenize.ts; for ASCII text that is one chunk, the usual
+ *   message, by the equivalent scanner of scan.ts, which skips the regex and
+ *   split.ts's walk); a piece seen before is counted from a table (memo.ts),
  *   the rest go to tiktoken. Natural text (prose, code, CSV) repeats its pieces,
  *   so most of it never reaches WASM. Looking pieces up costs more than it
  *   saves unless most of the text is known: when less than MIN_HIT_SHARE of a
