@@ -25,11 +25,13 @@
  *   running one (prose, then a base64 attachment), chunks are counted exactly
  *   until it settles. Such text has an even token density: the estimate
  *   stays within about a percent (benchmarks/tokens.ts prints the difference).
+ * - Whole texts of TEXT_CACHE_MIN to TEXT_CACHE_MAX characters are remembered
+ *   with their counts (encoders.ts): a prompt an app repeats is counted once.
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
  */
-import { dropEncoder, encoder, encodingForModel, memoFor, type Encoder, type Encoding } from "./encoders.js";
+import { cacheCount, cachedCount, dropEncoder, encoder, encodingForModel, memoFor, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
 import { oneChunk, scan } from "./scan.js";
@@ -65,18 +67,25 @@ export function countTextTokens(text: string, model?: string): number {
   const enc = encodingForModel(model);
   const e = enc ? encoder(enc) : undefined;
   if (!enc || !e) return approximateTokens(text);
+  const cacheable = text.length >= TEXT_CACHE_MIN && text.length <= TEXT_CACHE_MAX;
+  if (cacheable) {
+    const known = cachedCount(enc, text);
+    if (known !== undefined) return known;
+  }
   const t = new Tally(enc, e);
   // The usual message, ASCII and one chunk as split() would cut it: its pieces come from the scanner.
   const scanned = text.length <= CHUNK && oneChunk(text, RUN) ? scan(text, enc, ends) : -1;
-  if (scanned >= 0) {
-    t.add(text, scanned);
-    return Math.max(1, Math.round(t.n));
+  if (scanned >= 0) t.add(text, scanned);
+  else {
+    split(text, {
+      chunk: (s, end) => t.add(text.slice(s, end)),
+      run: (s, end) => t.run(text, s, end),
+    });
   }
-  split(text, {
-    chunk: (s, end) => t.add(text.slice(s, end)),
-    run: (s, end) => t.run(text, s, end),
-  });
-  return Math.max(1, Math.round(t.n));
+  const n = Math.max(1, Math.round(t.n));
+  // A count the encoder failed part of the way through is an approximation: not kept.
+  if (cacheable && t.exactOk) cacheCount(enc, text, n);
+  return n;
 }
 
 /** Piece ends from scan(), reused by every call (counting is synchronous). */
@@ -100,6 +109,11 @@ class Tally {
   private unsettled = true;
   private ok = true;
   private readonly memo: PieceMemo;
+
+  /** The encoder worked throughout (no trap, so nothing was approximated for that reason). */
+  get exactOk(): boolean {
+    return this.ok;
+  }
   private readonly re: RegExp;
 
   constructor(

@@ -105,6 +105,40 @@ export function memoFor(enc: Encoding, maxEntries: number): PieceMemo {
   return m;
 }
 
+/**
+ * Counts of whole long texts, per encoding, most recently used last: a system
+ * prompt or a document that every call of an app repeats is counted once.
+ * A lookup hashes the text (V8 does it in native code, far cheaper than
+ * counting), so texts shorter than TEXT_CACHE_MIN are not worth it; at most
+ * TEXT_CACHE_CHARS characters are held, the least recently used dropped first.
+ */
+export const TEXT_CACHE_MIN = 512;
+export const TEXT_CACHE_MAX = 1 << 16;
+const TEXT_CACHE_CHARS = 1 << 20;
+const textCaches = new Map<Encoding, { counts: Map<string, number>; chars: number }>();
+
+export function cachedCount(enc: Encoding, text: string): number | undefined {
+  const c = textCaches.get(enc);
+  const n = c?.counts.get(text);
+  if (n === undefined) return undefined;
+  // Most recently used last: Map keeps insertion order.
+  c!.counts.delete(text);
+  c!.counts.set(text, n);
+  return n;
+}
+
+export function cacheCount(enc: Encoding, text: string, n: number): void {
+  let c = textCaches.get(enc);
+  if (!c) textCaches.set(enc, (c = { counts: new Map(), chars: 0 }));
+  c.counts.set(text, n);
+  c.chars += text.length;
+  for (const old of c.counts.keys()) {
+    if (c.chars <= TEXT_CACHE_CHARS) break;
+    c.counts.delete(old);
+    c.chars -= old.length;
+  }
+}
+
 /** Which encoders are loaded now (for tests and diagnostics). */
 export function loadedEncodings(): Encoding[] {
   return [...encoders.keys()];
@@ -113,4 +147,5 @@ export function loadedEncodings(): Encoding[] {
 export function freeEncoders(): void {
   for (const enc of [...encoders.keys()]) dropEncoder(enc);
   memos.clear();
+  textCaches.clear();
 }
