@@ -34,7 +34,7 @@
 import { cacheCount, cachedCount, dropEncoder, encoder, encodingForModel, memoFor, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
-import { oneChunk, scan } from "./scan.js";
+import { scan } from "./scan.js";
 import { CHUNK, isLowSurrogate, RUN, split } from "./split.js";
 
 /** Slices of a long run that are encoded; beyond this the run is sampled. */
@@ -74,7 +74,7 @@ export function countTextTokens(text: string, model?: string): number {
   }
   const t = new Tally(enc, e);
   // The usual message, ASCII and one chunk as split() would cut it: its pieces come from the scanner.
-  const scanned = text.length <= CHUNK && oneChunk(text, RUN) ? scan(text, enc, ends) : -1;
+  const scanned = text.length <= CHUNK ? scan(text, enc, ends, RUN) : -1;
   if (scanned >= 0) t.add(text, scanned);
   else {
     split(text, {

@@ -71,62 +71,75 @@ function spaces(text: string, i: number): number {
   return k - i >= 2 ? k - 1 : k;
 }
 
-/** Past the run of OTHER from i, then the newlines (and, for o200k, slashes) after it. */
-function others(text: string, i: number, slash: boolean): number {
+/** Past the run of OTHER from i (the newlines after it are walked by scan()). */
+function others(text: string, i: number): number {
   let j = i;
   while (cls(text, j) === OTHER) j++;
-  for (;;) {
-    const c = text.charCodeAt(j);
-    if (c === 10 || c === 13 || (slash && c === SLASH)) j++;
-    else return j;
-  }
-}
-
-/**
- * Whether split.ts would hand text over as one chunk: no run of whitespace
- * or of non-whitespace longer than maxRun characters (a text that short
- * has none). The caller has checked the length against CHUNK.
- */
-export function oneChunk(text: string, maxRun: number): boolean {
-  if (text.length <= maxRun) return true;
-  let run = 0;
-  let wasSpace = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = CLASS[text.charCodeAt(i) & 0x7f]!; // past ASCII scan() refuses the text anyway
-    const sp = c === SPACE || c === NEWLINE;
-    run = sp === wasSpace ? run + 1 : 1;
-    if (run > maxRun) return false;
-    wasSpace = sp;
-  }
-  return true;
+  return j;
 }
 
 /**
  * Cut ASCII text into tiktoken's pieces: their end offsets go into `ends`
- * (which must hold text.length entries); returns how many, or -1 when a
- * character is past ASCII (the regex's work).
+ * (which must hold text.length entries); returns how many, or -1 when the
+ * text is not one chunk for the scanner: a character past ASCII (the regex's
+ * work), or a run of whitespace or of non-whitespace longer than maxRun
+ * (split.ts hands such a run over on its own).
+ *
+ * Runs are followed piece by piece rather than character by character:
+ * `space` is the last whitespace position seen and `spaceStart` where its
+ * run began. Whitespace is only ever a whole spaces() piece, the first
+ * character of a piece, or the newlines after punctuation (walked here one
+ * by one); a run of non-whitespace is checked where it ends.
  */
-export function scan(text: string, enc: Encoding, ends: Int32Array): number {
+export function scan(text: string, enc: Encoding, ends: Int32Array, maxRun: number): number {
   const o200k = enc === "o200k_base";
   const n = text.length;
   let k = 0;
   let i = 0;
+  let space = -1;
+  let spaceStart = 0;
   while (i < n) {
     const c = CLASS[text.charCodeAt(i)];
     if (c === undefined) return -1;
     let j: number;
-    if (c === UPPER || c === LOWER) j = o200k ? word200(text, i) : letters(text, i);
+    let punct = -1; // set when the piece is punctuation whose trailing newlines (and slashes) start at j
+    if (c === NEWLINE || c === SPACE) {
+      const next = cls(text, i + 1);
+      let all = false; // the whole piece is whitespace (spaces()), not just its first character
+      if (c === SPACE && (next === UPPER || next === LOWER)) j = o200k ? word200(text, i + 1) : letters(text, i + 1);
+      else if (c === SPACE && next === OTHER && text.charCodeAt(i) === 32) j = punct = others(text, i + 1);
+      else {
+        j = spaces(text, i);
+        all = true;
+      }
+      if (space !== i - 1) spaceStart = i;
+      space = all ? j - 1 : i;
+      if (space + 1 - spaceStart > maxRun) return -1;
+    } else if (c === UPPER || c === LOWER) j = o200k ? word200(text, i) : letters(text, i);
     else if (c === DIGIT) j = digits(text, i);
-    else if (c === NEWLINE) j = spaces(text, i);
     else {
-      const con = o200k || c !== OTHER ? 0 : contraction(text, i);
+      const con = o200k ? 0 : contraction(text, i);
       const next = cls(text, i + 1);
       if (con) j = i + con;
       else if (next === UPPER || next === LOWER) j = o200k ? word200(text, i + 1) : letters(text, i + 1);
-      else if (c === OTHER) j = others(text, i, o200k);
-      else if (text.charCodeAt(i) === 32 && next === OTHER) j = others(text, i + 1, o200k);
-      else j = spaces(text, i);
+      else j = punct = others(text, i);
     }
+    if (punct >= 0) {
+      // Newlines after punctuation (and, for o200k, slashes among them) belong to the piece.
+      for (;;) {
+        const d = text.charCodeAt(j);
+        if (d === 10 || d === 13) {
+          if (space !== j - 1) {
+            if (j - 1 - space > maxRun) return -1; // the non-whitespace run that ends here
+            spaceStart = j;
+          }
+          space = j++;
+          if (j - spaceStart > maxRun) return -1;
+        } else if (o200k && d === SLASH) j++;
+        else break;
+      }
+    }
+    if (space !== j - 1 && j - 1 - space > maxRun) return -1;
     ends[k++] = j;
     i = j;
   }
