@@ -3,16 +3,44 @@
  * format is simple and hot (every batch), so it is written here as a direct
  * Buffer builder; parsing (the collector) uses busboy.
  *
- * One part per field: `post.{id}` / `patch.{id}` carries the run without its
- * large fields, `{kind}.{id}.{field}` carries inputs, outputs, events, extra,
- * error and serialized, and `attachment.{id}.{name}` an attachment. Every part
- * has a Content-Type and a Content-Length.
+ * `post.{id}` / `patch.{id}` carries the run, `{kind}.{id}.{field}` a large
+ * field (inputs, outputs, events, extra, error, serialized) of more than
+ * INLINE_MAX characters of JSON, and `attachment.{id}.{name}` an attachment.
+ * Every part has a Content-Type and a Content-Length.
+ *
+ * Why small large fields ride in the run's own part: a part's headers are
+ * ~190 bytes, a third of a typical 600-byte message list, and each part is
+ * one more JSON.stringify and header to build; with one part per field they
+ * were a third of the bytes of an LLM run. A field gets its own part when it
+ * is big, where the collector's gain is real (it stores a part's text as
+ * received instead of serializing the value again). Inline or not, the
+ * collector stores the same text: only fields whose parsed and checked value
+ * serializes back to the same text are inlined (records keep their key
+ * order; the checked `extra` and `events` may not, unless `extra` holds
+ * nothing but `metadata` and `events` is empty).
  */
 import { randomBytes } from "node:crypto";
 import type { Op } from "./ops.js";
 
 export const LARGE_FIELDS = ["inputs", "outputs", "events", "extra", "error", "serialized"] as const;
 const LARGE = new Set<string>(LARGE_FIELDS);
+/**
+ * Longest JSON of a large field sent inside the run's part. Under 1024 so
+ * that nesting one level deeper (inside the run) keeps such a field far from
+ * the collector's default JSON depth limit of 512: a field this short nests
+ * at most 500 levels.
+ */
+export const INLINE_MAX = 1000;
+
+/** Whether the collector stores `value` as the text it received, were it inside the run's part (see the module comment). */
+function inlineKeepsText(field: string, value: unknown): boolean {
+  if (field === "events") return Array.isArray(value) && value.length === 0;
+  if (field !== "extra") return true;
+  if (typeof value !== "object" || value === null) return true;
+  let n = 0;
+  for (const k in value) if (k !== "metadata" || n++) return false;
+  return true;
+}
 
 export interface EncodedBody {
   body: Buffer;
@@ -61,13 +89,26 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   };
   for (const op of ops) {
     if (NON_ASCII.test(op.id)) ascii = false;
+    const run = op.run;
     const main: Record<string, unknown> = {};
-    for (const k in op.run) if (!LARGE.has(k) && op.run[k] !== undefined) main[k] = op.run[k];
-    jsonPart(`${op.kind}.${op.id}`, JSON.stringify(main));
-    for (const f of LARGE_FIELDS) {
-      const v = op.run[f];
-      if (v !== undefined) jsonPart(`${op.kind}.${op.id}.${f}`, JSON.stringify(v));
+    let own: string[] | undefined;
+    let inline = "";
+    for (const k in run) {
+      const v = run[k];
+      if (v === undefined) continue;
+      if (!LARGE.has(k)) {
+        main[k] = v;
+        continue;
+      }
+      const json = JSON.stringify(v);
+      if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
+      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inline += `,"${k}":${json}`; // k is one of LARGE_FIELDS: no escaping needed
+      else (own ??= []).push(k, json);
     }
+    // The run's fields, then the inlined ones spliced in before its closing brace.
+    const head = JSON.stringify(main);
+    jsonPart(`${op.kind}.${op.id}`, inline ? (head === "{}" ? `{${inline.slice(1)}}` : `${head.slice(0, -1)}${inline}}`) : head);
+    if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!);
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
         if (NON_ASCII.test(name) || NON_ASCII.test(mime)) ascii = false;

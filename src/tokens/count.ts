@@ -9,7 +9,9 @@
  *   handles in linear time, at places where tiktoken's pre-tokenizer splits
  *   anyway, so the sum over chunks is tiktoken's count.
  * - Memo: a chunk is cut into tiktoken's pieces with the same pattern in
- *   JavaScript (pretokenize.ts); a piece seen before is counted from a table,
+ *   JavaScript (pretokenize.ts; for ASCII text that is one chunk, the usual
+ *   message, by the equivalent scanner of scan.ts, which skips the regex and
+ *   split.ts's walk); a piece seen before is counted from a table (memo.ts),
  *   the rest go to tiktoken. Natural text (prose, code, CSV) repeats its pieces,
  *   so most of it never reaches WASM. Looking pieces up costs more than it
  *   saves unless most of the text is known: when less than MIN_HIT_SHARE of a
@@ -23,13 +25,17 @@
  *   running one (prose, then a base64 attachment), chunks are counted exactly
  *   until it settles. Such text has an even token density: the estimate
  *   stays within about a percent (benchmarks/tokens.ts prints the difference).
+ * - Whole texts of TEXT_CACHE_MIN to TEXT_CACHE_MAX characters are remembered
+ *   with their counts (encoders.ts): a prompt an app repeats is counted once.
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
  */
-import { dropEncoder, encoder, encodingForModel, memoFor, type Encoder, type Encoding } from "./encoders.js";
+import { cacheCount, cachedCount, dropEncoder, encoder, encodingForModel, memoFor, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
+import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
-import { isLowSurrogate, RUN, split } from "./split.js";
+import { scan } from "./scan.js";
+import { CHUNK, isLowSurrogate, RUN, split } from "./split.js";
 
 /** Slices of a long run that are encoded; beyond this the run is sampled. */
 const SAMPLES = 16;
@@ -61,13 +67,29 @@ export function countTextTokens(text: string, model?: string): number {
   const enc = encodingForModel(model);
   const e = enc ? encoder(enc) : undefined;
   if (!enc || !e) return approximateTokens(text);
+  const cacheable = text.length >= TEXT_CACHE_MIN && text.length <= TEXT_CACHE_MAX;
+  if (cacheable) {
+    const known = cachedCount(enc, text);
+    if (known !== undefined) return known;
+  }
   const t = new Tally(enc, e);
-  split(text, {
-    chunk: (s, end) => t.add(text.slice(s, end)),
-    run: (s, end) => t.run(text, s, end),
-  });
-  return Math.max(1, Math.round(t.n));
+  // The usual message, ASCII and one chunk as split() would cut it: its pieces come from the scanner.
+  const scanned = text.length <= CHUNK ? scan(text, enc, ends, RUN) : -1;
+  if (scanned >= 0) t.add(text, scanned);
+  else {
+    split(text, {
+      chunk: (s, end) => t.add(text.slice(s, end)),
+      run: (s, end) => t.run(text, s, end),
+    });
+  }
+  const n = Math.max(1, Math.round(t.n));
+  // A count the encoder failed part of the way through is an approximation: not kept.
+  if (cacheable && t.exactOk) cacheCount(enc, text, n);
+  return n;
 }
+
+/** Piece ends from scan(), reused by every call (counting is synchronous). */
+const ends = new Int32Array(CHUNK);
 
 /** The running count of one text. */
 class Tally {
@@ -86,14 +108,19 @@ class Tally {
   /** The last exact chunk's density differed from the running one by more than SETTLED: the shape is changing, keep counting exactly. */
   private unsettled = true;
   private ok = true;
-  private readonly memo: Map<string, number>;
+  private readonly memo: PieceMemo;
+
+  /** The encoder worked throughout (no trap, so nothing was approximated for that reason). */
+  get exactOk(): boolean {
+    return this.ok;
+  }
   private readonly re: RegExp;
 
   constructor(
     private readonly enc: Encoding,
     private readonly e: Encoder,
   ) {
-    this.memo = memoFor(enc);
+    this.memo = memoFor(enc, MEMO_ENTRIES);
     this.re = pretokenizer(enc);
   }
 
@@ -110,13 +137,13 @@ class Tally {
     return approximateTokens(s);
   }
 
-  /** One chunk or run slice: at most CHUNK characters, no run longer than RUN. */
-  add(s: string): void {
+  /** One chunk or run slice: at most CHUNK characters, no run longer than RUN; `scanned`: its pieces are ends[0..scanned). */
+  add(s: string, scanned = -1): void {
     const i = this.chunks++;
     this.seen += s.length;
     let tokens: number;
     if (i >= this.memoAt && this.ok) {
-      const m = this.viaMemo(s);
+      const m = this.viaMemo(s, scanned);
       tokens = m ? m.tokens : this.exact(s);
       this.memoAt = m && m.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
     } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && !this.unsettled) {
@@ -130,35 +157,42 @@ class Tally {
     this.n += tokens;
   }
 
-  /** Count s piece by piece, with the share of its characters found in the memo; undefined if the pieces do not cover s. */
-  private viaMemo(s: string): { tokens: number; hitShare: number } | undefined {
-    const pieces = s.match(this.re);
-    if (!pieces) return undefined;
+  /**
+   * Count s piece by piece, with the share of its characters found in the
+   * memo; undefined if the pieces do not cover s. The pieces are the regex's,
+   * or, given `scanned`, the first `scanned` entries of `ends` (scan.ts).
+   */
+  private viaMemo(s: string, scanned = -1): { tokens: number; hitShare: number } | undefined {
+    const pieces = scanned >= 0 ? undefined : s.match(this.re);
+    if (!pieces && scanned < 0) return undefined;
+    const count = pieces ? pieces.length : scanned;
     const memo = this.memo;
     let n = 0;
     let hits = 0;
     let learn = LEARN_PER_CHUNK;
     let at = 0;
     let spanStart = -1;
-    for (const p of pieces) {
-      const known = memo.get(p);
-      if (known !== undefined || (learn > 0 && p.length <= MEMO_MAX)) {
+    for (let k = 0; k < count; k++) {
+      const end = pieces ? at + pieces[k]!.length : ends[k]!;
+      const len = end - at;
+      const h = len <= MEMO_MAX ? PieceMemo.hash(s, at, end) : 0;
+      const known = len <= MEMO_MAX ? memo.get(s, at, end, h) : -1;
+      if (known >= 0 || (learn > 0 && len <= MEMO_MAX)) {
         if (spanStart >= 0) {
           n += this.exact(s.slice(spanStart, at));
           spanStart = -1;
         }
-        if (known !== undefined) {
-          hits += p.length;
+        if (known >= 0) {
+          hits += len;
           n += known;
         } else {
           learn--;
-          const c = this.exact(p);
-          if (memo.size >= MEMO_ENTRIES) memo.clear();
-          if (this.ok) memo.set(p, c);
+          const c = this.exact(pieces ? pieces[k]! : s.slice(at, end));
+          if (this.ok) memo.set(s, at, end, h, c);
           n += c;
         }
       } else if (spanStart < 0) spanStart = at;
-      at += p.length;
+      at = end;
     }
     if (at !== s.length) return undefined;
     if (spanStart >= 0) n += this.exact(s.slice(spanStart));

@@ -4,6 +4,7 @@
  * a warning is printed once.
  */
 import { createRequire } from "node:module";
+import { PieceMemo } from "./memo.js";
 
 export type Encoding = "o200k_base" | "cl100k_base";
 export interface Encoder {
@@ -29,9 +30,22 @@ const PREFIXES: [string, Encoding][] = [
   ["text-embedding-ada", "cl100k_base"],
 ];
 
+/** Models already looked up (every text of every estimate asks); bounded, emptied when full. */
+const byModel = new Map<string, Encoding | null>();
+const MAX_MODELS = 256;
+
 /** The tiktoken encoding for a model, or undefined when it is not an OpenAI model. */
 export function encodingForModel(model: string | undefined): Encoding | undefined {
   if (typeof model !== "string" || !model) return undefined;
+  const known = byModel.get(model);
+  if (known !== undefined) return known ?? undefined;
+  const enc = lookUp(model);
+  if (byModel.size >= MAX_MODELS) byModel.clear();
+  byModel.set(model, enc ?? null);
+  return enc;
+}
+
+function lookUp(model: string): Encoding | undefined {
   const m = model.toLowerCase().replace(/^openai\//, "");
   let best: [string, Encoding] | undefined;
   for (const p of PREFIXES) if (m.startsWith(p[0]) && (!best || p[0].length > best[0].length)) best = p;
@@ -82,13 +96,47 @@ export function dropEncoder(enc: Encoding): void {
   }
 }
 
-const memos = new Map<Encoding, Map<string, number>>();
+const memos = new Map<Encoding, PieceMemo>();
 
-/** Token counts of pieces already seen, per encoding (see count.ts); emptied by freeEncoders(). */
-export function memoFor(enc: Encoding): Map<string, number> {
+/** Token counts of pieces already seen, per encoding (see count.ts), at most `maxEntries`; emptied by freeEncoders(). */
+export function memoFor(enc: Encoding, maxEntries: number): PieceMemo {
   let m = memos.get(enc);
-  if (!m) memos.set(enc, (m = new Map()));
+  if (!m) memos.set(enc, (m = new PieceMemo(maxEntries)));
   return m;
+}
+
+/**
+ * Counts of whole long texts, per encoding, most recently used last: a system
+ * prompt or a document that every call of an app repeats is counted once.
+ * A lookup hashes the text (V8 does it in native code, far cheaper than
+ * counting), so texts shorter than TEXT_CACHE_MIN are not worth it; at most
+ * TEXT_CACHE_CHARS characters are held, the least recently used dropped first.
+ */
+export const TEXT_CACHE_MIN = 512;
+export const TEXT_CACHE_MAX = 1 << 16;
+const TEXT_CACHE_CHARS = 1 << 20;
+const textCaches = new Map<Encoding, { counts: Map<string, number>; chars: number }>();
+
+export function cachedCount(enc: Encoding, text: string): number | undefined {
+  const c = textCaches.get(enc);
+  const n = c?.counts.get(text);
+  if (n === undefined) return undefined;
+  // Most recently used last: Map keeps insertion order.
+  c!.counts.delete(text);
+  c!.counts.set(text, n);
+  return n;
+}
+
+export function cacheCount(enc: Encoding, text: string, n: number): void {
+  let c = textCaches.get(enc);
+  if (!c) textCaches.set(enc, (c = { counts: new Map(), chars: 0 }));
+  c.counts.set(text, n);
+  c.chars += text.length;
+  for (const old of c.counts.keys()) {
+    if (c.chars <= TEXT_CACHE_CHARS) break;
+    c.counts.delete(old);
+    c.chars -= old.length;
+  }
 }
 
 /** Which encoders are loaded now (for tests and diagnostics). */
@@ -99,4 +147,5 @@ export function loadedEncodings(): Encoding[] {
 export function freeEncoders(): void {
   for (const enc of [...encoders.keys()]) dropEncoder(enc);
   memos.clear();
+  textCaches.clear();
 }

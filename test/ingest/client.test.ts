@@ -4,7 +4,7 @@ import { join } from "node:path";
 import busboy from "busboy";
 import { Readable } from "node:stream";
 import { Client } from "../../src/ingest/index.js";
-import { encodeMultipart } from "../../src/ingest/multipart.js";
+import { encodeMultipart, INLINE_MAX } from "../../src/ingest/multipart.js";
 import { isLoopback } from "../../src/ingest/http-sink.js";
 import { countTextTokens, loadedEncodings } from "../../src/tokens/index.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
@@ -34,7 +34,9 @@ function client(endpoint: string | undefined, extra: ConstructorParameters<typeo
 describe("multipart encoding", () => {
   it("gives every part a Content-Type and a Content-Length, and busboy reads it back", async () => {
     const run = makeRun();
-    const ops = [postOp({ ...run, outputs: { a: 1 }, events: [] }, { img: ["image/png", new Uint8Array([1, 2, 3])] }), patchOp(makeRun().id, { end_time: "2026-11-22T10:16:00Z" })];
+    // Large fields of more than INLINE_MAX characters get parts of their own; small ones ride in the run's.
+    const big = { text: "x".repeat(INLINE_MAX) };
+    const ops = [postOp({ ...run, inputs: big, outputs: big, events: [{ name: "e", time: "2026-11-22T10:16:00Z", kwargs: big }] }, { img: ["image/png", new Uint8Array([1, 2, 3])] }), patchOp(makeRun().id, { end_time: "2026-11-22T10:16:00Z" })];
     const { body, contentType } = encodeMultipart(ops);
     const text = body.toString("latin1");
     const parts = text.split(/--tracepipe-[0-9a-f]+(?:--)?\r\n/).filter((p) => p.includes("Content-Disposition"));

@@ -1,7 +1,7 @@
 import busboy from "busboy";
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { encodeMultipart } from "../../src/ingest/multipart.js";
+import { encodeMultipart, INLINE_MAX } from "../../src/ingest/multipart.js";
 import { postOp } from "../../src/ingest/ops.js";
 
 /** The JSON fields busboy reads back from an encoded body, by part name. */
@@ -27,12 +27,15 @@ describe("multipart bytes", () => {
     ["astral characters", "emoji 😀 and 𝄞"],
     ["a lone surrogate", "broken \ud800 half"],
   ])("carries %s exactly, with Content-Lengths in bytes", async (_what, text) => {
-    const ops = [postOp({ id: id(1), name: "r", inputs: { text } }), postOp({ id: id(2), name: "plain", inputs: { text: "ascii" } })];
+    // One run with the text in a part of its own (past INLINE_MAX), one with it inside the run's part.
+    const long = { text, pad: "p".repeat(INLINE_MAX) };
+    const ops = [postOp({ id: id(1), name: "r", inputs: long }), postOp({ id: id(2), name: "plain", inputs: { text } })];
     const fields = await readBack(ops);
     // What JSON.stringify makes of the text is what arrives (a lone surrogate is written as an escape).
-    expect(fields.get(`post.${id(1)}.inputs`)).toBe(JSON.stringify({ text }));
-    expect(JSON.parse(fields.get(`post.${id(1)}.inputs`)!)).toEqual({ text });
-    expect(fields.get(`post.${id(2)}.inputs`)).toBe('{"text":"ascii"}');
+    expect(fields.get(`post.${id(1)}.inputs`)).toBe(JSON.stringify(long));
+    expect(JSON.parse(fields.get(`post.${id(1)}.inputs`)!)).toEqual(long);
+    expect(fields.get(`post.${id(2)}`)).toContain(`"inputs":${JSON.stringify({ text })}`);
+    expect(JSON.parse(fields.get(`post.${id(2)}`)!).inputs).toEqual({ text });
     const { body } = encodeMultipart(ops);
     for (const m of body.toString("latin1").matchAll(/Content-Length: (\d+)\r\n\r\n/g)) {
       const start = m.index + m[0].length;

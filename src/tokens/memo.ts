@@ -1,0 +1,85 @@
+/**
+ * The piece memo (see count.ts): token counts of short pieces already seen,
+ * looked up by a range of the text being counted rather than by a string.
+ *
+ * Why not a Map<string, number>: a lookup there needs the piece as a string
+ * of its own (a slice: an allocation) and V8 hashes each new string in its
+ * runtime; with ~1 piece per 6 characters that was the largest cost of
+ * counting a message once the pieces were found. Here the hash is computed
+ * over the character codes in place and a hit is confirmed by comparing them
+ * with the stored piece, so a hit allocates nothing. Open addressing with
+ * linear probing, at most half full; it grows by doubling up to `maxEntries`,
+ * and is emptied when that many pieces are stored (as the Map was).
+ */
+export class PieceMemo {
+  private keys: (string | undefined)[];
+  private hashes: Int32Array;
+  private counts: Int32Array;
+  private mask: number;
+  size = 0;
+
+  constructor(
+    private readonly maxEntries: number,
+    initialSlots = 1024,
+  ) {
+    this.keys = new Array<string | undefined>(initialSlots);
+    this.hashes = new Int32Array(initialSlots);
+    this.counts = new Int32Array(initialSlots);
+    this.mask = initialSlots - 1;
+  }
+
+  /** FNV-1a over text[start..end). */
+  static hash(text: string, start: number, end: number): number {
+    let h = 0x811c9dc5 | 0;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    return h;
+  }
+
+  /** The count stored for text[start..end) (whose hash is h), or -1. */
+  get(text: string, start: number, end: number, h: number): number {
+    const len = end - start;
+    const mask = this.mask;
+    for (let slot = (h ^ (h >>> 16)) & mask; ; slot = (slot + 1) & mask) {
+      const key = this.keys[slot];
+      if (key === undefined) return -1;
+      if (this.hashes[slot] === h && key.length === len && same(key, text, start, len)) return this.counts[slot]!;
+    }
+  }
+
+  /** Store text[start..end)'s count (the piece is not in the memo). */
+  set(text: string, start: number, end: number, h: number, count: number): void {
+    if (this.size >= this.maxEntries) this.clear();
+    if ((this.size + 1) * 2 > this.keys.length) this.grow();
+    this.put(text.slice(start, end), h, count);
+    this.size++;
+  }
+
+  clear(): void {
+    this.keys.fill(undefined);
+    this.size = 0;
+  }
+
+  private put(key: string, h: number, count: number): void {
+    const mask = this.mask;
+    let slot = (h ^ (h >>> 16)) & mask;
+    while (this.keys[slot] !== undefined) slot = (slot + 1) & mask;
+    this.keys[slot] = key;
+    this.hashes[slot] = h;
+    this.counts[slot] = count;
+  }
+
+  private grow(): void {
+    const { keys, hashes, counts } = this;
+    const slots = keys.length * 2;
+    this.keys = new Array<string | undefined>(slots);
+    this.hashes = new Int32Array(slots);
+    this.counts = new Int32Array(slots);
+    this.mask = slots - 1;
+    for (let i = 0; i < keys.length; i++) if (keys[i] !== undefined) this.put(keys[i]!, hashes[i]!, counts[i]!);
+  }
+}
+
+function same(key: string, text: string, start: number, len: number): boolean {
+  for (let i = 0; i < len; i++) if (key.charCodeAt(i) !== text.charCodeAt(start + i)) return false;
+  return true;
+}
