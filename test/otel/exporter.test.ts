@@ -62,7 +62,7 @@ describe("createOtlpTraceExporter: sending", () => {
 
   it("waits for the rate limit instead of exceeding it", async () => {
     const proxy = await startProxy(col.url);
-    const exporter = createOtlpTraceExporter({ endpoint: proxy.url, apiKey: "otlp-key", rateLimit: { limit: 3, windowMs: 400 }, env: {} });
+    const exporter = createOtlpTraceExporter({ endpoint: proxy.url, apiKey: "otlp-key", rateLimit: { limit: 3, windowMs: 1000 }, env: {} });
     const provider = new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
     const tracer = provider.getTracer("limited");
     const t0 = performance.now();
@@ -74,9 +74,11 @@ describe("createOtlpTraceExporter: sending", () => {
     await proxy.close();
     const rows = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM otel_spans WHERE name LIKE 'span %'").get() as { n: number };
     expect(rows.n).toBe(8);
-    expect(performance.now() - t0).toBeGreaterThanOrEqual(800); // 8 exports at 3 per 400 ms need two full windows
+    // 8 exports at 3 per second need two full windows. The window is a whole second, not less,
+    // so the 250 ms margin the client keeps covers arrival lag on a loaded machine.
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(2000);
     expect(times).toHaveLength(8);
-    expect(maxInWindow(times, 400)).toBeLessThanOrEqual(3);
+    expect(maxInWindow(times, 1000)).toBeLessThanOrEqual(3);
   });
 });
 
