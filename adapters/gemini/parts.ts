@@ -40,7 +40,8 @@ const DATA_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionRe
  * server `toolResponse`s the latest unanswered `toolCall`, the same way.
  */
 export class CallIds {
-  private readonly byName = new Map<string, string[]>();
+  // Made at first use: most part lists (every candidate, most system instructions) hold no call at all.
+  private byName?: Map<string, string[]>;
   private readonly code: string[] = [];
   private readonly server: string[] = [];
 
@@ -53,14 +54,15 @@ export class CallIds {
   }
 
   callMade(name: string, id: string): void {
-    const q = this.byName.get(name);
+    const byName = (this.byName ??= new Map());
+    const q = byName.get(name);
     if (q) q.push(id);
-    else this.byName.set(name, [id]);
+    else byName.set(name, [id]);
   }
 
   /** The call a response answers: its own id when given (and that call is no longer pending), else the oldest pending call of that name. */
   answer(name: string, id: string | undefined): string | undefined {
-    const q = this.byName.get(name);
+    const q = this.byName?.get(name);
     if (id !== undefined) {
       const at = q ? q.indexOf(id) : -1;
       if (at >= 0) q!.splice(at, 1);
@@ -204,13 +206,21 @@ function serverToolName(t: unknown): string {
   return typeof t === "string" && t !== "" ? t.toLowerCase() : "server_tool";
 }
 
-/** The part's data field: the first of DATA_KEYS it holds (a loop, not `find` with a closure, per part). */
+/**
+ * The part's data field: the first of DATA_KEYS it holds. Written out as named
+ * loads (in DATA_KEYS' order), which stay monomorphic, where a loop over the
+ * key list would make one generic keyed load per key per part.
+ */
 function dataKeyOf(p: Obj): (typeof DATA_KEYS)[number] | undefined {
-  for (let i = 0; i < DATA_KEYS.length; i++) {
-    const k = DATA_KEYS[i]!;
-    const v = p[k];
-    if (v !== undefined && v !== null) return k;
-  }
+  if (p.text !== undefined && p.text !== null) return "text";
+  if (p.inlineData !== undefined && p.inlineData !== null) return "inlineData";
+  if (p.fileData !== undefined && p.fileData !== null) return "fileData";
+  if (p.functionCall !== undefined && p.functionCall !== null) return "functionCall";
+  if (p.functionResponse !== undefined && p.functionResponse !== null) return "functionResponse";
+  if (p.executableCode !== undefined && p.executableCode !== null) return "executableCode";
+  if (p.codeExecutionResult !== undefined && p.codeExecutionResult !== null) return "codeExecutionResult";
+  if (p.toolCall !== undefined && p.toolCall !== null) return "toolCall";
+  if (p.toolResponse !== undefined && p.toolResponse !== null) return "toolResponse";
   return undefined;
 }
 

@@ -82,7 +82,10 @@ export function toTurns(raw: unknown, loc: Loc): Turn[] {
   return out;
 }
 
-const ROLES: Record<string, Message["role"]> = { user: "user", model: "assistant", function: "user" };
+/** A vendor role's native role: `user` and the old `function` -> user, `model` -> assistant. */
+function nativeRole(r: unknown): Message["role"] | undefined {
+  return r === "user" || r === "function" ? "user" : r === "model" ? "assistant" : undefined;
+}
 
 function turnMessage(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[] | undefined): Message {
   const msg: Message = { role, content };
@@ -91,13 +94,15 @@ function turnMessage(role: Message["role"], content: ContentBlock[], extras: Obj
   return msg;
 }
 
-/** Turns -> messages. `ids` links function responses to their calls across the whole record. */
-export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds): Message[] {
-  const out: Message[] = [];
+/**
+ * Turns -> messages, appended to `out` (which may already hold the system
+ * message). `ids` links function responses to their calls across the whole record.
+ */
+export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds, out: Message[] = []): Message[] {
   for (let ti = 0; ti < turns.length; ti++) {
     const t = turns[ti]!;
     const vendorRole = t.role === undefined || t.role === null ? "user" : t.role;
-    const role = typeof vendorRole === "string" && Object.hasOwn(ROLES, vendorRole) ? ROLES[vendorRole]! : undefined;
+    const role = nativeRole(vendorRole);
     if (!role) fail([...loc, ti, "role"], `unsupported role ${JSON.stringify(vendorRole)}; expected user, model or function`, "unsupported_role");
     // The turn's own fields (and an old-style `function` role) ride on its first message.
     let turnExtras: Obj | undefined = t.extras;
@@ -163,11 +168,10 @@ export function normalizeRequest(request: unknown): RequestResult {
   const config = body.config === undefined || body.config === null ? undefined : expectObj(body.config, ["config"]);
   const sysLoc = body.systemInstruction !== undefined && body.systemInstruction !== null ? ["systemInstruction"] : ["config", "systemInstruction"];
   const sys = systemMessage(body.systemInstruction ?? config?.systemInstruction, sysLoc);
-  const messages = turnsToMessages(toTurns(body.contents, ["contents"]), ["contents"], new CallIds());
+  const messages = turnsToMessages(toTurns(body.contents, ["contents"]), ["contents"], new CallIds(), sys ? [sys] : []);
   const invocation_params: Obj = {};
   for (const k in body) if (k !== "contents" && k !== "systemInstruction" && k !== "model" && k !== "config" && body[k] !== undefined) invocation_params[k] = body[k];
   if (config) for (const k in config) if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) invocation_params[k] = config[k];
-  if (sys) messages.unshift(sys);
   const result: RequestResult = { messages: markOrphans(messages), invocation_params, trace_provider: "google" };
   const model = modelName(body.model);
   if (model !== undefined) result.trace_model_name = model;
