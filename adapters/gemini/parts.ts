@@ -25,7 +25,7 @@
  */
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectObj, fail, isObj, leftovers, optString, type Key, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj } from "../common/guards.js";
 import { sniffMime } from "../common/mime.js";
 
 /** Part fields that carry the data; a part with none of them is one we do not know. */
@@ -109,6 +109,17 @@ function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
   return key === undefined ? [...parent, ...rest] : [...parent, key, ...rest];
 }
 
+/** The object at `parent` + `key` + `field`; the location is built only for an error. */
+function objAt(v: unknown, parent: Loc, key: Key | undefined, field: string): Obj {
+  return isObj(v) ? v : expectObj(v, locOf(parent, key, field));
+}
+
+/** An optional string `k` of the object at `parent` + `key` + `field`; the location is built only for an error. */
+function strAt(v: unknown, parent: Loc, key: Key | undefined, field: string, k: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === "string" ? v : optString(v, locOf(parent, key, field), k);
+}
+
 /** `b` laid over `a` (b's values win, a's key order first), in place: both are this adapter's own fresh objects. */
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
   if (!b) return a;
@@ -156,10 +167,6 @@ export function mediaKind(mime: string | undefined): MediaBlock["type"] {
   return "file";
 }
 
-const K_INLINE = new Set(["data", "mimeType"]);
-const K_FILE = new Set(["fileUri", "mimeType"]);
-const K_ONLY_INLINE = new Set(["inlineData"]);
-const K_ONLY_FILE = new Set(["fileData"]);
 
 /** `v` sits at `parent` + `k1` + `k2`; the location is built only for an error. */
 function inlineBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): MediaBlock {
@@ -170,7 +177,7 @@ function inlineBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): Med
   // validate requires a MIME type with base64; bytes the sender did not label are sniffed.
   const mime = named ?? sniffMime(data);
   const block: MediaBlock = { type: mediaKind(mime), base64: data, mime_type: mime };
-  const ex = leftovers(d, K_INLINE);
+  const ex = leftoversBut(d, "data", "mimeType");
   if (ex) block.extras = ex;
   return block;
 }
@@ -182,7 +189,7 @@ function fileBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): Media
   const mime = d.mimeType === undefined || d.mimeType === null ? undefined : optString(d.mimeType, locOf(parent, k1, k2), "mimeType");
   const block: MediaBlock = { type: mediaKind(mime), url: uri };
   if (mime !== undefined) block.mime_type = mime;
-  const ex = leftovers(d, K_FILE);
+  const ex = leftoversBut(d, "fileUri", "mimeType");
   if (ex) block.extras = ex;
   return block;
 }
@@ -194,12 +201,6 @@ function responseText(v: unknown): ContentBlock[] {
   return [{ type: "text", text: JSON.stringify(v) }];
 }
 
-const K_FN_CALL = new Set(["id", "name", "args"]);
-const K_FN_RESPONSE = new Set(["id", "name", "response", "parts"]);
-const K_CODE = new Set(["id", "language", "code"]);
-const K_CODE_RESULT = new Set(["id", "outcome", "output"]);
-const K_TOOL_CALL = new Set(["id", "toolType", "args"]);
-const K_TOOL_RESPONSE = new Set(["id", "toolType", "response"]);
 
 /** The native name of a server tool type: `GOOGLE_SEARCH_WEB` -> `google_search_web`. */
 function serverToolName(t: unknown): string {
@@ -259,38 +260,37 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       into.push(withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, dk)));
       return true;
     case "functionCall": {
-      const floc = locOf(parent, key, "functionCall");
-      const fc = expectObj(p.functionCall, floc);
-      const name = optString(fc.name, floc, "name");
-      const given = optString(fc.id, floc, "id");
+      const fc = objAt(p.functionCall, parent, key, "functionCall");
+      const name = strAt(fc.name, parent, key, "functionCall", "name");
+      const given = strAt(fc.id, parent, key, "functionCall", "id");
       const id = given ?? ids.synth("call", turn, pos);
       ids.callMade(name ?? "", id);
       const parsed = toolArgs(fc.args);
       const block: ContentBlock = { type: "tool_call", id, args: parsed.args };
       if (name !== undefined) block.name = name;
-      let ex = merge(merge(leftovers(fc, K_FN_CALL), parsed.extras), partExtras(p, dk));
+      let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, dk));
       if (given === undefined) (ex ??= {}).id_synthesized = true;
       into.push(withExtras(block, ex));
       return true;
     }
     case "functionResponse": {
-      const floc = locOf(parent, key, "functionResponse");
-      const fr = expectObj(p.functionResponse, floc);
-      const name = optString(fr.name, floc, "name");
-      const given = optString(fr.id, floc, "id");
+      const fr = objAt(p.functionResponse, parent, key, "functionResponse");
+      const name = strAt(fr.name, parent, key, "functionResponse", "name");
+      const given = strAt(fr.id, parent, key, "functionResponse", "id");
       const linked = ids.answer(name ?? "", given);
       const content = responseText(fr.response);
       if (fr.parts !== undefined && fr.parts !== null) {
+        const floc = locOf(parent, key, "functionResponse");
         if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
         for (let j = 0; j < fr.parts.length; j++) {
           const o = expectObj(fr.parts[j], floc, "parts", j);
-          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftovers(o, K_ONLY_INLINE)));
-          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftovers(o, K_ONLY_FILE)));
+          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData")));
+          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData")));
           else content.push({ type: "text", text: JSON.stringify(o), extras: { unmapped_part: true } });
         }
       }
       const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
-      let ex = merge(leftovers(fr, K_FN_RESPONSE), partExtras(p, dk));
+      let ex = merge(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, dk));
       if (name !== undefined) (ex ??= {}).name = name;
       // The API's convention: an `error` key (instead of `output`) reports a failed call.
       if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) (ex ??= {}).is_error = true;
@@ -298,52 +298,48 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       return tool;
     }
     case "executableCode": {
-      const cloc = locOf(parent, key, "executableCode");
-      const c = expectObj(p.executableCode, cloc);
-      const given = optString(c.id, cloc, "id");
+      const c = objAt(p.executableCode, parent, key, "executableCode");
+      const given = strAt(c.id, parent, key, "executableCode", "id");
       const id = given ?? ids.synth("code", turn, pos);
       ids.codeMade(id);
       const args: Obj = {};
       if (c.language !== undefined) args.language = c.language;
       if (c.code !== undefined) args.code = c.code;
-      let ex = merge(leftovers(c, K_CODE), partExtras(p, dk));
+      let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, dk));
       if (given === undefined) (ex ??= {}).id_synthesized = true;
       into.push(withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex));
       return true;
     }
     case "codeExecutionResult": {
-      const rloc = locOf(parent, key, "codeExecutionResult");
-      const r = expectObj(p.codeExecutionResult, rloc);
-      const given = optString(r.id, rloc, "id");
+      const r = objAt(p.codeExecutionResult, parent, key, "codeExecutionResult");
+      const given = strAt(r.id, parent, key, "codeExecutionResult", "id");
       const callId = ids.codeAnswered(given) ?? ids.synth("code", turn, pos);
       const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: r.outcome === "OUTCOME_OK" ? "success" : "error" };
       if (r.output !== undefined) block.output = r.output;
-      let ex = merge(leftovers(r, K_CODE_RESULT), partExtras(p, dk));
+      let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, dk));
       if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
       into.push(withExtras(block, ex));
       return true;
     }
     case "toolCall": {
-      const tloc = locOf(parent, key, "toolCall");
-      const t = expectObj(p.toolCall, tloc);
-      const given = optString(t.id, tloc, "id");
+      const t = objAt(p.toolCall, parent, key, "toolCall");
+      const given = strAt(t.id, parent, key, "toolCall", "id");
       const id = given ?? ids.synth("server", turn, pos);
       ids.serverMade(id);
       const parsed = toolArgs(t.args);
-      let ex = merge(merge(leftovers(t, K_TOOL_CALL), parsed.extras), partExtras(p, dk));
+      let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, dk));
       if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
       if (given === undefined) (ex ??= {}).id_synthesized = true;
       into.push(withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex));
       return true;
     }
     case "toolResponse": {
-      const tloc = locOf(parent, key, "toolResponse");
-      const t = expectObj(p.toolResponse, tloc);
-      const given = optString(t.id, tloc, "id");
+      const t = objAt(p.toolResponse, parent, key, "toolResponse");
+      const given = strAt(t.id, parent, key, "toolResponse", "id");
       const callId = ids.serverAnswered(given) ?? ids.synth("server", turn, pos);
       const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: "success" };
       if (t.response !== undefined) block.output = t.response;
-      let ex = merge(leftovers(t, K_TOOL_RESPONSE), partExtras(p, dk));
+      let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, dk));
       if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
       into.push(withExtras(block, ex));
       return true;

@@ -12,7 +12,7 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { describe, expectObj, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, type Key, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 
@@ -40,16 +40,15 @@ function isContent(v: unknown): v is Obj {
   return isObj(v) && (Array.isArray(v.parts) || (typeof v.role === "string" && !("text" in v)));
 }
 
-const K_CONTENT = new Set(["role", "parts"]);
 const NO_PARTS: readonly unknown[] = [];
 
 /** The Content `c`, at `parent` (+ `index` when it is an element of a list). */
 function contentTurn(c: Obj, parent: Loc, index?: number): Turn {
   const parts = c.parts === undefined || c.parts === null ? NO_PARTS : c.parts;
-  const at = index === undefined ? [...parent, "parts"] : [...parent, index, "parts"];
+  const at = index === undefined ? [...parent, "parts"] : parent.length === 1 ? [parent[0]!, index, "parts"] : [...parent, index, "parts"];
   if (!Array.isArray(parts)) fail(at, `expected an array of parts, got ${describe(parts)}`, "list_type");
   const turn: Turn = { role: c.role, parts, at };
-  const extras = leftovers(c, K_CONTENT);
+  const extras = leftoversBut(c, "role", "parts");
   if (extras) turn.extras = extras;
   return turn;
 }

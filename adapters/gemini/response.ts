@@ -9,15 +9,12 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, leftovers, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, isObj, leftoversBut, type Obj } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
 
-const K_RESPONSE = new Set(["candidates", "usageMetadata", "modelVersion"]);
-const K_CANDIDATE = new Set(["content"]);
-const K_CONTENT = new Set(["role", "parts"]);
 
 /** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
@@ -32,7 +29,7 @@ function candidateMessage(raw: unknown, i: number): Message {
   const ids = new CallIds(`c${i}_`);
   const content: ContentBlock[] = [];
   let unmapped: Unmapped[] | undefined;
-  let extras = leftovers(cand, K_CANDIDATE);
+  let extras = leftoversBut(cand, "content");
   if (cand.content !== undefined && cand.content !== null) {
     const c = isObj(cand.content) ? cand.content : expectObj(cand.content, ["candidates", i], "content");
     const parts = c.parts === undefined || c.parts === null ? [] : expectArray(c.parts, ["candidates", i, "content"], "parts");
@@ -42,7 +39,7 @@ function candidateMessage(raw: unknown, i: number): Message {
       // A function response is the caller's, never the model's output: kept whole, not invented into a reply.
       if (partToNative(parts[pi], at, pi, -1, pi, ids, content) !== true) (unmapped ??= []).push({ index: pi, part: parts[pi] });
     }
-    extras = merge(extras, leftovers(c, K_CONTENT));
+    extras = merge(extras, leftoversBut(c, "role", "parts"));
     if (c.role !== undefined && c.role !== null && c.role !== "model") extras = { ...extras, vendor_role: c.role };
   }
   const msg: Message = { role: "assistant", content };
@@ -58,7 +55,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   if (messages.length === 0) messages.push({ role: "assistant", content: [] });
   const first = messages[0]!;
   // The response's fields first, the candidate's after (they win a clash): built in `top`, this call's own object.
-  const top = leftovers(r, K_RESPONSE);
+  const top = leftoversBut(r, "candidates", "usageMetadata", "modelVersion");
   if (top) first.extras = merge(top, first.extras);
   const usage = normalizeUsage(r.usageMetadata, ["usageMetadata"]);
   if (usage) first.usage_metadata = usage;
