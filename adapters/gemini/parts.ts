@@ -28,8 +28,8 @@ import { parseToolArgs } from "../common/args.js";
 import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj } from "../common/guards.js";
 import { sniffMime } from "../common/mime.js";
 
-/** Part fields that carry the data; a part with none of them is one we do not know. */
-const DATA_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "toolCall", "toolResponse"] as const;
+/** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
+type DataKey = "text" | "inlineData" | "fileData" | "functionCall" | "functionResponse" | "executableCode" | "codeExecutionResult" | "toolCall" | "toolResponse";
 
 /**
  * Ids for calls the API gave none. The Gemini API matches a `functionResponse`
@@ -208,11 +208,11 @@ function serverToolName(t: unknown): string {
 }
 
 /**
- * The part's data field: the first of DATA_KEYS it holds. Written out as named
- * loads (in DATA_KEYS' order), which stay monomorphic, where a loop over the
+ * The part's data field: the first of DataKey's members it holds. Written out as
+ * named loads (in DataKey's order), which stay monomorphic, where a loop over the
  * key list would make one generic keyed load per key per part.
  */
-function dataKeyOf(p: Obj): (typeof DATA_KEYS)[number] | undefined {
+function dataKeyOf(p: Obj): DataKey | undefined {
   if (p.text !== undefined && p.text !== null) return "text";
   if (p.inlineData !== undefined && p.inlineData !== null) return "inlineData";
   if (p.fileData !== undefined && p.fileData !== null) return "fileData";
