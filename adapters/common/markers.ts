@@ -93,7 +93,7 @@ function toolsEvidence(tools: unknown, ev: Evidence): void {
 // `detectionScope` the scan is done once (one slot: a record holds one request
 // body); outside it every call scans afresh, so nothing is remembered across
 // payloads (no stale answers, no retained memory).
-let scope: { body?: Obj; ev?: RequestEvidence } | undefined;
+let scope: { body?: Obj; ev?: RequestEvidence; convBody?: Obj; conv?: boolean } | undefined;
 
 export function detectionScope<T>(fn: () => T): T {
   const outer = scope;
@@ -153,7 +153,6 @@ export function looksLikeChatRequest(body: unknown): body is Obj {
 // content block as a union object without `type` (`{text}`, `{toolUse}`, ...).
 // Either marker rules the OpenAI and Anthropic readings out, so the Converse
 // adapter's claim is never contested.
-const CONVERSE_REQUEST_KEYS = ["modelId", "inferenceConfig", "toolConfig", "additionalModelRequestFields", "additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata"];
 /** The members a Converse content block (message or system) may have; a block has exactly one. */
 export const CONVERSE_BLOCK_KEYS: ReadonlySet<string> = new Set([
   "text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "toolAddition", "toolRemoval", "$unknown",
@@ -166,9 +165,28 @@ export function isConverseBlock(b: unknown): boolean {
   return false;
 }
 
-/** Converse request evidence: its own keys, or (over the first 8 messages) a type-less union block. */
+/**
+ * Converse request evidence: its own keys (`modelId`, `inferenceConfig`,
+ * `toolConfig`, `additionalModelRequestFields`, `additionalModelResponseFieldPaths`,
+ * `guardrailConfig`, `promptVariables`, `requestMetadata`), or (over the first
+ * 8 messages) a type-less union block. Three adapters ask this of the same body
+ * during one auto-detection: inside `detectionScope` it is answered once.
+ */
 export function isConverseRequest(body: Obj): boolean {
-  for (const k of CONVERSE_REQUEST_KEYS) if (k in body) return true;
+  if (!scope) return scanConverse(body);
+  if (scope.convBody !== body || scope.conv === undefined) {
+    scope.convBody = body;
+    scope.conv = scanConverse(body);
+  }
+  return scope.conv;
+}
+
+function scanConverse(body: Obj): boolean {
+  // Written out as named `in` tests, each with its own inline cache, not a loop of generic keyed ones.
+  if (
+    "modelId" in body || "inferenceConfig" in body || "toolConfig" in body || "additionalModelRequestFields" in body ||
+    "additionalModelResponseFieldPaths" in body || "guardrailConfig" in body || "promptVariables" in body || "requestMetadata" in body
+  ) return true;
   const msgs = body.messages;
   if (!Array.isArray(msgs)) return false;
   const n = Math.min(msgs.length, 8);
