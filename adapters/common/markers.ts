@@ -27,13 +27,15 @@ const OPENAI_REQUEST_KEYS = new Set([
 const ANTHROPIC_REQUEST_KEYS = new Set([
   "system", "stop_sequences", "top_k", "thinking", "anthropic_version", "container", "mcp_servers", "context_management",
 ]);
-const OPENAI_ROLES = new Set(["system", "developer", "tool", "function"]);
+/** Roles only OpenAI's chat format has. Comparisons, not a set lookup: detection asks this of every message of every record. */
+function isOpenAIRole(r: unknown): boolean {
+  return r === "system" || r === "developer" || r === "tool" || r === "function";
+}
 const OPENAI_PARTS = new Set(["image_url", "input_audio", "refusal"]);
 const ANTHROPIC_BLOCKS = new Set([
   "tool_use", "tool_result", "document", "thinking", "redacted_thinking", "server_tool_use", "search_result",
   "container_upload", "mcp_tool_use", "mcp_tool_result",
 ]);
-const OPENAI_MESSAGE_KEYS_LIST = ["tool_calls", "function_call", "refusal", "audio", "tool_call_id", "name", "reasoning_content"] as const;
 
 /** Model-name hints: a vendor's own model families. */
 export function modelHint(model: unknown): Evidence {
@@ -56,7 +58,21 @@ function blockEvidence(block: unknown, ev: Evidence): void {
   else if (t === "text" && Array.isArray(block.citations)) ev.anthropic = true;
 }
 
-const OPENAI_MESSAGE_KEYS = new Set<string>(OPENAI_MESSAGE_KEYS_LIST);
+/** Message fields only OpenAI's chat format has (a switch of string comparisons, asked of every message key). */
+function isOpenAIMessageKey(k: string): boolean {
+  switch (k) {
+    case "tool_calls":
+    case "function_call":
+    case "refusal":
+    case "audio":
+    case "tool_call_id":
+    case "name":
+    case "reasoning_content":
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Detection runs on every record: one pass over the message's own keys (usually
 // just role and content) instead of probing each marker key with `in`.
@@ -68,8 +84,8 @@ function messageEvidence(msg: unknown, ev: Evidence): void {
       if (Array.isArray(content)) for (let i = 0; i < content.length; i++) blockEvidence(content[i], ev);
       else if (content === null) ev.openai = true; // Anthropic content is never null
     } else if (k === "role") {
-      if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
-    } else if (OPENAI_MESSAGE_KEYS.has(k)) ev.openai = true;
+      if (isOpenAIRole(msg.role)) ev.openai = true;
+    } else if (isOpenAIMessageKey(k)) ev.openai = true;
   }
 }
 
