@@ -68,6 +68,21 @@ export function leftovers(src: Obj, known: ReadonlySet<string>): Obj | undefined
   return out;
 }
 
+/**
+ * `leftovers` for up to four known keys: compared as strings (for-in keys and
+ * literals are the same interned strings, so each test is one comparison), no
+ * set lookup. For objects read once per part or per message.
+ */
+export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, d: string = a): Obj | undefined {
+  let out: Obj | undefined;
+  for (const k in src) {
+    if (k === a || k === b || k === c || k === d) continue;
+    const v = src[k];
+    if (v !== undefined) (out ??= {})[k] = v;
+  }
+  return out;
+}
+
 type Located = { issues: { loc: Loc }[] };
 
 /** Run `fn`, prefixing the locations of any NormalizeError it throws with `prefix` (e.g. "request"). */

@@ -27,13 +27,15 @@ const OPENAI_REQUEST_KEYS = new Set([
 const ANTHROPIC_REQUEST_KEYS = new Set([
   "system", "stop_sequences", "top_k", "thinking", "anthropic_version", "container", "mcp_servers", "context_management",
 ]);
-const OPENAI_ROLES = new Set(["system", "developer", "tool", "function"]);
+/** Roles only OpenAI's chat format has. Comparisons, not a set lookup: detection asks this of every message of every record. */
+function isOpenAIRole(r: unknown): boolean {
+  return r === "system" || r === "developer" || r === "tool" || r === "function";
+}
 const OPENAI_PARTS = new Set(["image_url", "input_audio", "refusal"]);
 const ANTHROPIC_BLOCKS = new Set([
   "tool_use", "tool_result", "document", "thinking", "redacted_thinking", "server_tool_use", "search_result",
   "container_upload", "mcp_tool_use", "mcp_tool_result",
 ]);
-const OPENAI_MESSAGE_KEYS_LIST = ["tool_calls", "function_call", "refusal", "audio", "tool_call_id", "name", "reasoning_content"] as const;
 
 /** Model-name hints: a vendor's own model families. */
 export function modelHint(model: unknown): Evidence {
@@ -56,7 +58,21 @@ function blockEvidence(block: unknown, ev: Evidence): void {
   else if (t === "text" && Array.isArray(block.citations)) ev.anthropic = true;
 }
 
-const OPENAI_MESSAGE_KEYS = new Set<string>(OPENAI_MESSAGE_KEYS_LIST);
+/** Message fields only OpenAI's chat format has (a switch of string comparisons, asked of every message key). */
+function isOpenAIMessageKey(k: string): boolean {
+  switch (k) {
+    case "tool_calls":
+    case "function_call":
+    case "refusal":
+    case "audio":
+    case "tool_call_id":
+    case "name":
+    case "reasoning_content":
+      return true;
+    default:
+      return false;
+  }
+}
 
 // Detection runs on every record: one pass over the message's own keys (usually
 // just role and content) instead of probing each marker key with `in`.
@@ -68,8 +84,8 @@ function messageEvidence(msg: unknown, ev: Evidence): void {
       if (Array.isArray(content)) for (let i = 0; i < content.length; i++) blockEvidence(content[i], ev);
       else if (content === null) ev.openai = true; // Anthropic content is never null
     } else if (k === "role") {
-      if (typeof msg.role === "string" && OPENAI_ROLES.has(msg.role)) ev.openai = true;
-    } else if (OPENAI_MESSAGE_KEYS.has(k)) ev.openai = true;
+      if (isOpenAIRole(msg.role)) ev.openai = true;
+    } else if (isOpenAIMessageKey(k)) ev.openai = true;
   }
 }
 
@@ -93,7 +109,7 @@ function toolsEvidence(tools: unknown, ev: Evidence): void {
 // `detectionScope` the scan is done once (one slot: a record holds one request
 // body); outside it every call scans afresh, so nothing is remembered across
 // payloads (no stale answers, no retained memory).
-let scope: { body?: Obj; ev?: RequestEvidence } | undefined;
+let scope: { body?: Obj; ev?: RequestEvidence; convBody?: Obj; conv?: boolean } | undefined;
 
 export function detectionScope<T>(fn: () => T): T {
   const outer = scope;
@@ -153,7 +169,6 @@ export function looksLikeChatRequest(body: unknown): body is Obj {
 // content block as a union object without `type` (`{text}`, `{toolUse}`, ...).
 // Either marker rules the OpenAI and Anthropic readings out, so the Converse
 // adapter's claim is never contested.
-const CONVERSE_REQUEST_KEYS = ["modelId", "inferenceConfig", "toolConfig", "additionalModelRequestFields", "additionalModelResponseFieldPaths", "guardrailConfig", "promptVariables", "requestMetadata"];
 /** The members a Converse content block (message or system) may have; a block has exactly one. */
 export const CONVERSE_BLOCK_KEYS: ReadonlySet<string> = new Set([
   "text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "toolAddition", "toolRemoval", "$unknown",
@@ -166,9 +181,28 @@ export function isConverseBlock(b: unknown): boolean {
   return false;
 }
 
-/** Converse request evidence: its own keys, or (over the first 8 messages) a type-less union block. */
+/**
+ * Converse request evidence: its own keys (`modelId`, `inferenceConfig`,
+ * `toolConfig`, `additionalModelRequestFields`, `additionalModelResponseFieldPaths`,
+ * `guardrailConfig`, `promptVariables`, `requestMetadata`), or (over the first
+ * 8 messages) a type-less union block. Three adapters ask this of the same body
+ * during one auto-detection: inside `detectionScope` it is answered once.
+ */
 export function isConverseRequest(body: Obj): boolean {
-  for (const k of CONVERSE_REQUEST_KEYS) if (k in body) return true;
+  if (!scope) return scanConverse(body);
+  if (scope.convBody !== body || scope.conv === undefined) {
+    scope.convBody = body;
+    scope.conv = scanConverse(body);
+  }
+  return scope.conv;
+}
+
+function scanConverse(body: Obj): boolean {
+  // Written out as named `in` tests, each with its own inline cache, not a loop of generic keyed ones.
+  if (
+    "modelId" in body || "inferenceConfig" in body || "toolConfig" in body || "additionalModelRequestFields" in body ||
+    "additionalModelResponseFieldPaths" in body || "guardrailConfig" in body || "promptVariables" in body || "requestMetadata" in body
+  ) return true;
   const msgs = body.messages;
   if (!Array.isArray(msgs)) return false;
   const n = Math.min(msgs.length, 8);

@@ -25,13 +25,11 @@
  */
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectObj, fail, isObj, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj } from "../common/guards.js";
 import { sniffMime } from "../common/mime.js";
 
-/** Part fields that carry the data; a part with none of them is one we do not know. */
-const DATA_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "toolCall", "toolResponse"] as const;
-/** Part fields every mapping consumes (the data key is added per case). */
-const K_PART_COMMON = ["thought", "thoughtSignature"];
+/** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
+type DataKey = "text" | "inlineData" | "fileData" | "functionCall" | "functionResponse" | "executableCode" | "codeExecutionResult" | "toolCall" | "toolResponse";
 
 /**
  * Ids for calls the API gave none. The Gemini API matches a `functionResponse`
@@ -42,26 +40,29 @@ const K_PART_COMMON = ["thought", "thoughtSignature"];
  * server `toolResponse`s the latest unanswered `toolCall`, the same way.
  */
 export class CallIds {
-  private readonly byName = new Map<string, string[]>();
+  // Made at first use: most part lists (every candidate, most system instructions) hold no call at all.
+  private byName?: Map<string, string[]>;
   private readonly code: string[] = [];
   private readonly server: string[] = [];
 
   /** `prefix` keeps ids of different records' parts apart: `3_1` is part 1 of content 3, `c0_2` part 2 of candidate 0. */
   constructor(private readonly prefix = "") {}
 
-  synth(kind: string, where: string): string {
-    return `gemini_${kind}_${this.prefix}${where}`;
+  /** `turn` < 0 for a part list without turns (a candidate, the system instruction): the id names the part alone. */
+  synth(kind: string, turn: number, pos: number): string {
+    return turn < 0 ? `gemini_${kind}_${this.prefix}${pos}` : `gemini_${kind}_${this.prefix}${turn}_${pos}`;
   }
 
   callMade(name: string, id: string): void {
-    const q = this.byName.get(name);
+    const byName = (this.byName ??= new Map());
+    const q = byName.get(name);
     if (q) q.push(id);
-    else this.byName.set(name, [id]);
+    else byName.set(name, [id]);
   }
 
   /** The call a response answers: its own id when given (and that call is no longer pending), else the oldest pending call of that name. */
   answer(name: string, id: string | undefined): string | undefined {
-    const q = this.byName.get(name);
+    const q = this.byName?.get(name);
     if (id !== undefined) {
       const at = q ? q.indexOf(id) : -1;
       if (at >= 0) q!.splice(at, 1);
@@ -96,21 +97,65 @@ function answerLatest(list: string[], id: string | undefined): string | undefine
   return list.pop();
 }
 
-/** What one part becomes: blocks for the current message, a tool message of its own, or nothing we know. */
-export type PartResult = { blocks: ContentBlock[] } | { tool: Message } | undefined;
+/**
+ * What one part became: `true` when its blocks went into the caller's list, a
+ * `tool` message of its own (a function response), or `false` for a part we do
+ * not know. No wrapper object per part: this runs for every part of every record.
+ */
+export type PartResult = boolean | Message;
 
+/** `parent` + `key`, built only on the way to an error (key undefined: the part sits at `parent` itself). */
+function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
+  return key === undefined ? [...parent, ...rest] : [...parent, key, ...rest];
+}
+
+/** The object at `parent` + `key` + `field`; the location is built only for an error. */
+function objAt(v: unknown, parent: Loc, key: Key | undefined, field: string): Obj {
+  return isObj(v) ? v : expectObj(v, locOf(parent, key, field));
+}
+
+/** An optional string `k` of the object at `parent` + `key` + `field`; the location is built only for an error. */
+function strAt(v: unknown, parent: Loc, key: Key | undefined, field: string, k: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  return typeof v === "string" ? v : optString(v, locOf(parent, key, field), k);
+}
+
+/** `b` laid over `a` (b's values win, a's key order first), in place: both are this adapter's own fresh objects. */
+function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
+  if (!b) return a;
+  if (!a) return b;
+  for (const k in b) a[k] = b[k];
+  return a;
+}
+
+function hasKeys(o: Obj): boolean {
+  for (const _ in o) return true;
+  return false;
+}
+
+/** Attach `extras` (a fresh object, or undefined) to a block, after any it already has. */
 function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (extras && Object.keys(extras).length) (block as { extras?: Obj }).extras = { ...(block as { extras?: Obj }).extras, ...extras };
+  if (!extras || !hasKeys(extras)) return block;
+  const b = block as { extras?: Obj };
+  b.extras = merge(b.extras, extras);
   return block;
 }
 
-/** The part's metadata (everything but its data field), `thoughtSignature` renamed to `signature`. */
+/**
+ * The part's metadata (everything but its data field), `thoughtSignature`
+ * renamed to `signature` and written first. One pass over the part's keys, no
+ * set of known keys built per part.
+ */
 function partExtras(p: Obj, dataKey: string): Obj | undefined {
-  const known = new Set([...K_PART_COMMON, dataKey]);
-  let out = leftovers(p, known);
-  if (typeof p.thoughtSignature === "string") out = { signature: p.thoughtSignature, ...out };
+  let out: Obj | undefined;
+  if (typeof p.thoughtSignature === "string") out = { signature: p.thoughtSignature };
+  for (const k in p) {
+    if (k === dataKey || k === "thought" || k === "thoughtSignature") continue;
+    const v = p[k];
+    if (v !== undefined) (out ??= {})[k] = v;
+  }
   // `thought: true` on a non-text part has no native home of its own.
-  if (p.thought !== undefined && p.thought !== null && dataKey !== "text") out = { ...out, thought: p.thought };
+  if (p.thought !== undefined && p.thought !== null && dataKey !== "text") (out ??= {}).thought = p.thought;
   return out;
 }
 
@@ -122,25 +167,31 @@ export function mediaKind(mime: string | undefined): MediaBlock["type"] {
   return "file";
 }
 
-function inlineBlock(v: unknown, loc: Loc): MediaBlock {
-  const d = expectObj(v, loc);
+
+/** `v` sits at `parent` + `k1` + `k2`; the location is built only for an error. */
+function inlineBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): MediaBlock {
+  const d = isObj(v) ? v : expectObj(v, locOf(parent, k1), k2);
   const data = d.data;
-  if (typeof data !== "string") fail([...loc, "data"], `expected a base64 string, got ${describe(data)}`, "string_type");
-  const named = optString(d.mimeType, loc, "mimeType");
+  if (typeof data !== "string") fail(locOf(parent, k1, k2, "data"), `expected a base64 string, got ${describe(data)}`, "string_type");
+  const named = d.mimeType === undefined || d.mimeType === null ? undefined : optString(d.mimeType, locOf(parent, k1, k2), "mimeType");
   // validate requires a MIME type with base64; bytes the sender did not label are sniffed.
   const mime = named ?? sniffMime(data);
   const block: MediaBlock = { type: mediaKind(mime), base64: data, mime_type: mime };
-  return withExtras(block, leftovers(d, new Set(["data", "mimeType"])));
+  const ex = leftoversBut(d, "data", "mimeType");
+  if (ex) block.extras = ex;
+  return block;
 }
 
-function fileBlock(v: unknown, loc: Loc): MediaBlock {
-  const d = expectObj(v, loc);
+function fileBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): MediaBlock {
+  const d = isObj(v) ? v : expectObj(v, locOf(parent, k1), k2);
   const uri = d.fileUri;
-  if (typeof uri !== "string") fail([...loc, "fileUri"], `expected a string, got ${describe(uri)}`, "string_type");
-  const mime = optString(d.mimeType, loc, "mimeType");
+  if (typeof uri !== "string") fail(locOf(parent, k1, k2, "fileUri"), `expected a string, got ${describe(uri)}`, "string_type");
+  const mime = d.mimeType === undefined || d.mimeType === null ? undefined : optString(d.mimeType, locOf(parent, k1, k2), "mimeType");
   const block: MediaBlock = { type: mediaKind(mime), url: uri };
   if (mime !== undefined) block.mime_type = mime;
-  return withExtras(block, leftovers(d, new Set(["fileUri", "mimeType"])));
+  const ex = leftoversBut(d, "fileUri", "mimeType");
+  if (ex) block.extras = ex;
+  return block;
 }
 
 /** `functionResponse.response` -> the tool message's content: JSON text, as other adapters write structured results. */
@@ -150,123 +201,150 @@ function responseText(v: unknown): ContentBlock[] {
   return [{ type: "text", text: JSON.stringify(v) }];
 }
 
-const K_FN_CALL = new Set(["id", "name", "args"]);
-const K_FN_RESPONSE = new Set(["id", "name", "response", "parts"]);
-const K_CODE = new Set(["id", "language", "code"]);
-const K_CODE_RESULT = new Set(["id", "outcome", "output"]);
-const K_TOOL_CALL = new Set(["id", "toolType", "args"]);
-const K_TOOL_RESPONSE = new Set(["id", "toolType", "response"]);
 
 /** The native name of a server tool type: `GOOGLE_SEARCH_WEB` -> `google_search_web`. */
 function serverToolName(t: unknown): string {
   return typeof t === "string" && t !== "" ? t.toLowerCase() : "server_tool";
 }
 
-/** One part. `where` is its position for synthesized ids (`<content>_<part>`). */
-export function partToNative(raw: unknown, loc: Loc, where: string, ids: CallIds): PartResult {
-  if (typeof raw === "string") return { blocks: [{ type: "text", text: raw }] };
-  const p = expectObj(raw, loc);
-  const key = DATA_KEYS.find((k) => p[k] !== undefined && p[k] !== null);
-  switch (key) {
+/**
+ * The part's data field: the first of DataKey's members it holds. Written out as
+ * named loads (in DataKey's order), which stay monomorphic, where a loop over the
+ * key list would make one generic keyed load per key per part.
+ */
+function dataKeyOf(p: Obj): DataKey | undefined {
+  if (p.text !== undefined && p.text !== null) return "text";
+  if (p.inlineData !== undefined && p.inlineData !== null) return "inlineData";
+  if (p.fileData !== undefined && p.fileData !== null) return "fileData";
+  if (p.functionCall !== undefined && p.functionCall !== null) return "functionCall";
+  if (p.functionResponse !== undefined && p.functionResponse !== null) return "functionResponse";
+  if (p.executableCode !== undefined && p.executableCode !== null) return "executableCode";
+  if (p.codeExecutionResult !== undefined && p.codeExecutionResult !== null) return "codeExecutionResult";
+  if (p.toolCall !== undefined && p.toolCall !== null) return "toolCall";
+  if (p.toolResponse !== undefined && p.toolResponse !== null) return "toolResponse";
+  return undefined;
+}
+
+/** Tool arguments: an object as it came (the common case, no wrapper), else parseToolArgs' reading. */
+function toolArgs(raw: unknown): { args: Obj; extras?: Obj } {
+  return isObj(raw) ? { args: raw } : parseToolArgs(raw);
+}
+
+/**
+ * One part, at `parent` + `key` (key undefined: at `parent` itself). Its blocks
+ * are pushed onto `into`. `turn` and `pos` place it for synthesized ids
+ * (`<turn>_<pos>`, or `<pos>` when `turn` < 0).
+ */
+export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, turn: number, pos: number, ids: CallIds, into: ContentBlock[]): PartResult {
+  if (typeof raw === "string") {
+    into.push({ type: "text", text: raw });
+    return true;
+  }
+  const p = isObj(raw) ? raw : expectObj(raw, locOf(parent, key));
+  const dk = dataKeyOf(p);
+  switch (dk) {
     case "text": {
-      if (typeof p.text !== "string") fail([...loc, "text"], `expected a string, got ${describe(p.text)}`, "string_type");
-      const block: ContentBlock = p.thought === true ? { type: "reasoning", text: p.text } : { type: "text", text: p.text };
+      const text = p.text;
+      if (typeof text !== "string") fail(locOf(parent, key, "text"), `expected a string, got ${describe(text)}`, "string_type");
+      const block: ContentBlock = p.thought === true ? { type: "reasoning", text } : { type: "text", text };
       let ex = partExtras(p, "text");
       // `thought: false` is the default said out loud; anything else is kept.
-      if (p.thought !== undefined && p.thought !== true && p.thought !== false) ex = { ...ex, thought: p.thought };
-      return { blocks: [withExtras(block, ex)] };
+      if (p.thought !== undefined && p.thought !== true && p.thought !== false) (ex ??= {}).thought = p.thought;
+      into.push(withExtras(block, ex));
+      return true;
     }
     case "inlineData":
-      return { blocks: [withExtras(inlineBlock(p.inlineData, [...loc, "inlineData"]), partExtras(p, key))] };
+      into.push(withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, dk)));
+      return true;
     case "fileData":
-      return { blocks: [withExtras(fileBlock(p.fileData, [...loc, "fileData"]), partExtras(p, key))] };
+      into.push(withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, dk)));
+      return true;
     case "functionCall": {
-      const floc = [...loc, "functionCall"];
-      const fc = expectObj(p.functionCall, floc);
-      const name = optString(fc.name, floc, "name");
-      const given = optString(fc.id, floc, "id");
-      const id = given ?? ids.synth("call", where);
+      const fc = objAt(p.functionCall, parent, key, "functionCall");
+      const name = strAt(fc.name, parent, key, "functionCall", "name");
+      const given = strAt(fc.id, parent, key, "functionCall", "id");
+      const id = given ?? ids.synth("call", turn, pos);
       ids.callMade(name ?? "", id);
-      const parsed = parseToolArgs(fc.args);
+      const parsed = toolArgs(fc.args);
       const block: ContentBlock = { type: "tool_call", id, args: parsed.args };
       if (name !== undefined) block.name = name;
-      let ex: Obj | undefined = { ...leftovers(fc, K_FN_CALL), ...parsed.extras, ...partExtras(p, key) };
-      if (given === undefined) ex = { ...ex, id_synthesized: true };
-      return { blocks: [withExtras(block, ex)] };
+      let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, dk));
+      if (given === undefined) (ex ??= {}).id_synthesized = true;
+      into.push(withExtras(block, ex));
+      return true;
     }
     case "functionResponse": {
-      const floc = [...loc, "functionResponse"];
-      const fr = expectObj(p.functionResponse, floc);
-      const name = optString(fr.name, floc, "name");
-      const given = optString(fr.id, floc, "id");
+      const fr = objAt(p.functionResponse, parent, key, "functionResponse");
+      const name = strAt(fr.name, parent, key, "functionResponse", "name");
+      const given = strAt(fr.id, parent, key, "functionResponse", "id");
       const linked = ids.answer(name ?? "", given);
       const content = responseText(fr.response);
       if (fr.parts !== undefined && fr.parts !== null) {
+        const floc = locOf(parent, key, "functionResponse");
         if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
-        fr.parts.forEach((fp, j) => {
-          const ploc = [...floc, "parts", j];
-          const o = expectObj(fp, ploc);
-          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...ploc, "inlineData"]), leftovers(o, new Set(["inlineData"]))));
-          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...ploc, "fileData"]), leftovers(o, new Set(["fileData"]))));
+        for (let j = 0; j < fr.parts.length; j++) {
+          const o = expectObj(fr.parts[j], floc, "parts", j);
+          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData")));
+          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData")));
           else content.push({ type: "text", text: JSON.stringify(o), extras: { unmapped_part: true } });
-        });
+        }
       }
-      const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", where) };
-      const ex: Obj = { ...leftovers(fr, K_FN_RESPONSE), ...partExtras(p, key) };
-      if (name !== undefined) ex.name = name;
+      const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
+      let ex = merge(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, dk));
+      if (name !== undefined) (ex ??= {}).name = name;
       // The API's convention: an `error` key (instead of `output`) reports a failed call.
-      if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) ex.is_error = true;
-      if (Object.keys(ex).length) tool.extras = ex;
-      return { tool };
+      if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) (ex ??= {}).is_error = true;
+      if (ex && hasKeys(ex)) tool.extras = ex;
+      return tool;
     }
     case "executableCode": {
-      const cloc = [...loc, "executableCode"];
-      const c = expectObj(p.executableCode, cloc);
-      const given = optString(c.id, cloc, "id");
-      const id = given ?? ids.synth("code", where);
+      const c = objAt(p.executableCode, parent, key, "executableCode");
+      const given = strAt(c.id, parent, key, "executableCode", "id");
+      const id = given ?? ids.synth("code", turn, pos);
       ids.codeMade(id);
       const args: Obj = {};
       if (c.language !== undefined) args.language = c.language;
       if (c.code !== undefined) args.code = c.code;
-      let ex: Obj | undefined = { ...leftovers(c, K_CODE), ...partExtras(p, key) };
-      if (given === undefined) ex = { ...ex, id_synthesized: true };
-      return { blocks: [withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex)] };
+      let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, dk));
+      if (given === undefined) (ex ??= {}).id_synthesized = true;
+      into.push(withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex));
+      return true;
     }
     case "codeExecutionResult": {
-      const rloc = [...loc, "codeExecutionResult"];
-      const r = expectObj(p.codeExecutionResult, rloc);
-      const given = optString(r.id, rloc, "id");
-      const callId = ids.codeAnswered(given) ?? ids.synth("code", where);
+      const r = objAt(p.codeExecutionResult, parent, key, "codeExecutionResult");
+      const given = strAt(r.id, parent, key, "codeExecutionResult", "id");
+      const callId = ids.codeAnswered(given) ?? ids.synth("code", turn, pos);
       const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: r.outcome === "OUTCOME_OK" ? "success" : "error" };
       if (r.output !== undefined) block.output = r.output;
-      const ex: Obj = { ...leftovers(r, K_CODE_RESULT), ...partExtras(p, key) };
-      if (r.outcome !== undefined) ex.outcome = r.outcome;
-      return { blocks: [withExtras(block, ex)] };
+      let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, dk));
+      if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
+      into.push(withExtras(block, ex));
+      return true;
     }
     case "toolCall": {
-      const tloc = [...loc, "toolCall"];
-      const t = expectObj(p.toolCall, tloc);
-      const given = optString(t.id, tloc, "id");
-      const id = given ?? ids.synth("server", where);
+      const t = objAt(p.toolCall, parent, key, "toolCall");
+      const given = strAt(t.id, parent, key, "toolCall", "id");
+      const id = given ?? ids.synth("server", turn, pos);
       ids.serverMade(id);
-      const parsed = parseToolArgs(t.args);
-      let ex: Obj | undefined = { ...leftovers(t, K_TOOL_CALL), ...parsed.extras, ...partExtras(p, key) };
-      if (t.toolType !== undefined) ex = { ...ex, tool_type: t.toolType };
-      if (given === undefined) ex = { ...ex, id_synthesized: true };
-      return { blocks: [withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex)] };
+      const parsed = toolArgs(t.args);
+      let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, dk));
+      if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
+      if (given === undefined) (ex ??= {}).id_synthesized = true;
+      into.push(withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex));
+      return true;
     }
     case "toolResponse": {
-      const tloc = [...loc, "toolResponse"];
-      const t = expectObj(p.toolResponse, tloc);
-      const given = optString(t.id, tloc, "id");
-      const callId = ids.serverAnswered(given) ?? ids.synth("server", where);
+      const t = objAt(p.toolResponse, parent, key, "toolResponse");
+      const given = strAt(t.id, parent, key, "toolResponse", "id");
+      const callId = ids.serverAnswered(given) ?? ids.synth("server", turn, pos);
       const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: "success" };
       if (t.response !== undefined) block.output = t.response;
-      let ex: Obj | undefined = { ...leftovers(t, K_TOOL_RESPONSE), ...partExtras(p, key) };
-      if (t.toolType !== undefined) ex = { ...ex, tool_type: t.toolType };
-      return { blocks: [withExtras(block, ex)] };
+      let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, dk));
+      if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
+      into.push(withExtras(block, ex));
+      return true;
     }
     default:
-      return undefined;
+      return false;
   }
 }

@@ -12,15 +12,27 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { describe, expectObj, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, type Key, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 
-/** A Content with where each of its parts came from (SDK shorthands group loose parts into one user turn). */
+/**
+ * A Content, and where its parts sit (SDK shorthands group loose parts into one
+ * user turn). Part `j` is at `at` + `j`, at `at` + `positions[j]` for loose
+ * parts, or at `at` itself for a lone part (`single`). The parts are the
+ * vendor's own array when there is one: no copy, no location per part.
+ */
 interface Turn {
   role: unknown;
-  parts: { raw: unknown; loc: Loc }[];
+  parts: readonly unknown[];
+  at: Loc;
+  positions?: number[];
+  single?: boolean;
   extras?: Obj;
+}
+
+function partKey(t: Turn, j: number): Key | undefined {
+  return t.single ? undefined : t.positions ? t.positions[j] : j;
 }
 
 /** A Content object: it has `parts` (the SDK's own test), or a `role` and no part data. */
@@ -28,72 +40,95 @@ function isContent(v: unknown): v is Obj {
   return isObj(v) && (Array.isArray(v.parts) || (typeof v.role === "string" && !("text" in v)));
 }
 
-function contentTurn(c: Obj, loc: Loc): Turn {
-  const parts = c.parts === undefined || c.parts === null ? [] : c.parts;
-  if (!Array.isArray(parts)) fail([...loc, "parts"], `expected an array of parts, got ${describe(parts)}`, "list_type");
-  return { role: c.role, parts: parts.map((raw, j) => ({ raw, loc: [...loc, "parts", j] })), extras: leftovers(c, new Set(["role", "parts"])) };
+const NO_PARTS: readonly unknown[] = [];
+
+/** The Content `c`, at `parent` (+ `index` when it is an element of a list). */
+function contentTurn(c: Obj, parent: Loc, index?: number): Turn {
+  const parts = c.parts === undefined || c.parts === null ? NO_PARTS : c.parts;
+  const at = index === undefined ? [...parent, "parts"] : parent.length === 1 ? [parent[0]!, index, "parts"] : [...parent, index, "parts"];
+  if (!Array.isArray(parts)) fail(at, `expected an array of parts, got ${describe(parts)}`, "list_type");
+  const turn: Turn = { role: c.role, parts, at };
+  const extras = leftoversBut(c, "role", "parts");
+  if (extras) turn.extras = extras;
+  return turn;
 }
 
 /** `contents` in any spelling the API or the SDK accepts -> turns. */
 export function toTurns(raw: unknown, loc: Loc): Turn[] {
   if (raw === undefined || raw === null) return [];
-  if (typeof raw === "string") return [{ role: "user", parts: [{ raw, loc }] }];
+  if (typeof raw === "string") return [{ role: "user", parts: [raw], at: loc, single: true }];
   if (!Array.isArray(raw)) {
     if (!isObj(raw)) fail(loc, `expected a string, a part, a Content or an array of them, got ${describe(raw)}`, "contents_type");
-    return isContent(raw) ? [contentTurn(raw, loc)] : [{ role: "user", parts: [{ raw, loc }] }];
+    return isContent(raw) ? [contentTurn(raw, loc)] : [{ role: "user", parts: [raw], at: loc, single: true }];
   }
   const out: Turn[] = [];
-  let loose: Turn | undefined;
+  let loose: { parts: unknown[]; positions: number[] } | undefined;
   for (let i = 0; i < raw.length; i++) {
     const item = raw[i];
     if (isContent(item)) {
       loose = undefined;
-      out.push(contentTurn(item, [...loc, i]));
+      out.push(contentTurn(item, loc, i));
     } else {
       // Parts outside a Content are one user turn (the SDK's reading of `[part, part]`).
-      if (!loose) out.push((loose = { role: "user", parts: [] }));
-      loose.parts.push({ raw: item, loc: [...loc, i] });
+      if (!loose) {
+        loose = { parts: [], positions: [] };
+        out.push({ role: "user", parts: loose.parts, at: loc, positions: loose.positions });
+      }
+      loose.parts.push(item);
+      loose.positions.push(i);
     }
   }
   return out;
 }
 
-const ROLES: Record<string, Message["role"]> = { user: "user", model: "assistant", function: "user" };
+/** A vendor role's native role: `user` and the old `function` -> user, `model` -> assistant. */
+function nativeRole(r: unknown): Message["role"] | undefined {
+  return r === "user" || r === "function" ? "user" : r === "model" ? "assistant" : undefined;
+}
 
-/** Turns -> messages. `ids` links function responses to their calls across the whole record. */
-export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds): Message[] {
-  const out: Message[] = [];
-  turns.forEach((t, ti) => {
+function turnMessage(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[] | undefined): Message {
+  const msg: Message = { role, content };
+  const ex = withUnmapped(extras, unmapped);
+  if (ex) msg.extras = ex;
+  return msg;
+}
+
+/**
+ * Turns -> messages, appended to `out` (which may already hold the system
+ * message). `ids` links function responses to their calls across the whole record.
+ */
+export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds, out: Message[] = []): Message[] {
+  for (let ti = 0; ti < turns.length; ti++) {
+    const t = turns[ti]!;
     const vendorRole = t.role === undefined || t.role === null ? "user" : t.role;
-    const role = typeof vendorRole === "string" && Object.hasOwn(ROLES, vendorRole) ? ROLES[vendorRole]! : undefined;
+    const role = nativeRole(vendorRole);
     if (!role) fail([...loc, ti, "role"], `unsupported role ${JSON.stringify(vendorRole)}; expected user, model or function`, "unsupported_role");
     // The turn's own fields (and an old-style `function` role) ride on its first message.
     let turnExtras: Obj | undefined = t.extras;
     if (vendorRole === "function") turnExtras = { ...turnExtras, vendor_role: "function" };
     const first = out.length;
     let blocks: ContentBlock[] = [];
-    let unmapped: Unmapped[] = [];
-    const flush = (force: boolean) => {
-      if (!force && blocks.length === 0 && unmapped.length === 0) return;
-      const msg: Message = { role, content: blocks };
-      const ex = withUnmapped(out.length === first ? turnExtras : undefined, unmapped);
-      if (ex) msg.extras = ex;
-      out.push(msg);
-      blocks = [];
-      unmapped = [];
-    };
-    t.parts.forEach((p, pi) => {
-      const r = partToNative(p.raw, p.loc, `${ti}_${pi}`, ids);
-      if (!r) unmapped.push({ index: pi, part: p.raw });
-      else if ("tool" in r) {
-        flush(false);
-        if (out.length === first && turnExtras) r.tool.extras = { ...turnExtras, ...r.tool.extras };
-        out.push(r.tool);
-      } else for (const b of r.blocks) blocks.push(b);
-    });
+    let unmapped: Unmapped[] | undefined;
+    const parts = t.parts;
+    for (let pi = 0; pi < parts.length; pi++) {
+      const r = partToNative(parts[pi], t.at, partKey(t, pi), ti, pi, ids, blocks);
+      if (r === true) continue;
+      if (r === false) {
+        (unmapped ??= []).push({ index: pi, part: parts[pi] });
+        continue;
+      }
+      // A function response is a message of its own: the parts before it close their message.
+      if (blocks.length > 0 || unmapped) {
+        out.push(turnMessage(role, blocks, out.length === first ? turnExtras : undefined, unmapped));
+        blocks = [];
+        unmapped = undefined;
+      }
+      if (out.length === first && turnExtras) r.extras = { ...turnExtras, ...r.extras };
+      out.push(r);
+    }
     // A turn with no parts at all is still a turn.
-    flush(out.length === first);
-  });
+    if (blocks.length > 0 || unmapped || out.length === first) out.push(turnMessage(role, blocks, out.length === first ? turnExtras : undefined, unmapped));
+  }
   return out;
 }
 
@@ -102,24 +137,19 @@ function systemMessage(raw: unknown, loc: Loc): Message | undefined {
   if (raw === undefined || raw === null) return undefined;
   const ids = new CallIds("system_");
   const content: ContentBlock[] = [];
-  const unmapped: Unmapped[] = [];
+  let unmapped: Unmapped[] | undefined;
   let extras: Obj | undefined;
   let index = 0;
   for (const t of toTurns(raw, loc)) {
     // The role of a system instruction is ignored by the API; kept only if unusual.
     if (t.role !== undefined && t.role !== "user" && t.role !== "system") extras = { ...extras, vendor_role: t.role };
     if (t.extras) extras = { ...extras, ...t.extras };
-    for (const p of t.parts) {
-      const r = partToNative(p.raw, p.loc, `${index}`, ids);
-      if (r && "blocks" in r) for (const b of r.blocks) content.push(b);
-      else unmapped.push({ index, part: p.raw });
+    for (let j = 0; j < t.parts.length; j++) {
+      if (partToNative(t.parts[j], t.at, partKey(t, j), -1, index, ids, content) !== true) (unmapped ??= []).push({ index, part: t.parts[j] });
       index++;
     }
   }
-  const msg: Message = { role: "system", content };
-  const ex = withUnmapped(extras, unmapped);
-  if (ex) msg.extras = ex;
-  return msg;
+  return turnMessage("system", content, extras, unmapped);
 }
 
 /** Client-side plumbing in the SDK's `config`, never sent as such and never recorded: headers may hold keys. */
@@ -137,11 +167,11 @@ export function normalizeRequest(request: unknown): RequestResult {
   const config = body.config === undefined || body.config === null ? undefined : expectObj(body.config, ["config"]);
   const sysLoc = body.systemInstruction !== undefined && body.systemInstruction !== null ? ["systemInstruction"] : ["config", "systemInstruction"];
   const sys = systemMessage(body.systemInstruction ?? config?.systemInstruction, sysLoc);
-  const messages = turnsToMessages(toTurns(body.contents, ["contents"]), ["contents"], new CallIds());
+  const messages = turnsToMessages(toTurns(body.contents, ["contents"]), ["contents"], new CallIds(), sys ? [sys] : []);
   const invocation_params: Obj = {};
   for (const k in body) if (k !== "contents" && k !== "systemInstruction" && k !== "model" && k !== "config" && body[k] !== undefined) invocation_params[k] = body[k];
   if (config) for (const k in config) if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) invocation_params[k] = config[k];
-  const result: RequestResult = { messages: markOrphans(sys ? [sys, ...messages] : messages), invocation_params, trace_provider: "google" };
+  const result: RequestResult = { messages: markOrphans(messages), invocation_params, trace_provider: "google" };
   const model = modelName(body.model);
   if (model !== undefined) result.trace_model_name = model;
   return result;

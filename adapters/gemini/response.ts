@@ -9,34 +9,37 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, leftovers } from "../common/guards.js";
+import { expectArray, expectObj, isObj, leftoversBut, type Obj } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
 
-const K_RESPONSE = new Set(["candidates", "usageMetadata", "modelVersion"]);
-const K_CANDIDATE = new Set(["content"]);
-const K_CONTENT = new Set(["role", "parts"]);
+
+/** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
+function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
+  if (!b) return a;
+  if (!a) return b;
+  for (const k in b) a[k] = b[k];
+  return a;
+}
 
 function candidateMessage(raw: unknown, i: number): Message {
-  const loc = ["candidates", i];
-  const cand = expectObj(raw, loc);
+  const cand = isObj(raw) ? raw : expectObj(raw, ["candidates", i]);
   const ids = new CallIds(`c${i}_`);
   const content: ContentBlock[] = [];
-  const unmapped: Unmapped[] = [];
-  let extras = leftovers(cand, K_CANDIDATE);
+  let unmapped: Unmapped[] | undefined;
+  let extras = leftoversBut(cand, "content");
   if (cand.content !== undefined && cand.content !== null) {
-    const c = expectObj(cand.content, loc, "content");
-    const parts = c.parts === undefined || c.parts === null ? [] : expectArray(c.parts, [...loc, "content"], "parts");
+    const c = isObj(cand.content) ? cand.content : expectObj(cand.content, ["candidates", i], "content");
+    const parts = c.parts === undefined || c.parts === null ? [] : expectArray(c.parts, ["candidates", i, "content"], "parts");
+    // One location for the candidate's parts, not one per part.
+    const at = parts.length > 0 ? ["candidates", i, "content", "parts"] : [];
     for (let pi = 0; pi < parts.length; pi++) {
-      const r = partToNative(parts[pi], [...loc, "content", "parts", pi], `${pi}`, ids);
       // A function response is the caller's, never the model's output: kept whole, not invented into a reply.
-      if (r && "blocks" in r) for (const b of r.blocks) content.push(b);
-      else unmapped.push({ index: pi, part: parts[pi] });
+      if (partToNative(parts[pi], at, pi, -1, pi, ids, content) !== true) (unmapped ??= []).push({ index: pi, part: parts[pi] });
     }
-    const cex = leftovers(c, K_CONTENT);
-    if (cex) extras = { ...extras, ...cex };
+    extras = merge(extras, leftoversBut(c, "role", "parts"));
     if (c.role !== undefined && c.role !== null && c.role !== "model") extras = { ...extras, vendor_role: c.role };
   }
   const msg: Message = { role: "assistant", content };
@@ -51,8 +54,9 @@ export function normalizeResponse(response: unknown): ResponseResult {
   const messages = cands.map((c, i) => candidateMessage(c, i));
   if (messages.length === 0) messages.push({ role: "assistant", content: [] });
   const first = messages[0]!;
-  const top = leftovers(r, K_RESPONSE);
-  if (top) first.extras = { ...top, ...first.extras };
+  // The response's fields first, the candidate's after (they win a clash): built in `top`, this call's own object.
+  const top = leftoversBut(r, "candidates", "usageMetadata", "modelVersion");
+  if (top) first.extras = merge(top, first.extras);
   const usage = normalizeUsage(r.usageMetadata, ["usageMetadata"]);
   if (usage) first.usage_metadata = usage;
   const result: ResponseResult = { messages, trace_provider: "google" };

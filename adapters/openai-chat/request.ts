@@ -1,17 +1,38 @@
 /** OpenAI chat-completions request body -> native messages + invocation params. */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { describe, expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectArray, expectObj, expectString, fail, leftovers, optString, type Key, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 
-const K_MSG = new Set(["role", "content", "name", "tool_calls", "function_call", "refusal", "audio", "tool_call_id", "reasoning_content"]);
+/** The message fields the mapping consumes (`name` is re-added to extras). A switch of string comparisons: it runs for every key of every message. */
+function isMessageKey(k: string): boolean {
+  switch (k) {
+    case "role":
+    case "content":
+    case "name":
+    case "tool_calls":
+    case "function_call":
+    case "refusal":
+    case "audio":
+    case "tool_call_id":
+    case "reasoning_content":
+      return true;
+    default:
+      return false;
+  }
+}
 const K_AUDIO = new Set(["id", "data", "transcript"]);
 
 function msgExtras(m: Obj, extra?: Obj): Obj | undefined {
-  let ex = leftovers(m, K_MSG);
+  let ex: Obj | undefined;
+  for (const k in m) {
+    if (isMessageKey(k)) continue;
+    const v = m[k];
+    if (v !== undefined) (ex ??= {})[k] = v;
+  }
   if (m.name !== undefined && m.name !== null) (ex ??= {}).name = m.name;
   if (extra) ex = { ...ex, ...extra };
   return ex;
@@ -24,21 +45,31 @@ function finish(role: Message["role"], content: ContentBlock[], extras: Obj | un
   return msg;
 }
 
+/** `parent` + `key` (+ `rest`), built only where a location is needed: key undefined means the message sits at `parent` itself. */
+function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
+  return key === undefined ? [...parent, ...rest] : [...parent, key, ...rest];
+}
+
 /**
  * Assistant message fields -> blocks, in the order a reader meets them:
- * reasoning, text (content, refusal), audio, then tool calls. `audioFormat` is
- * the request's `audio.format`, for the MIME type of audio bytes.
+ * reasoning, text (content, refusal), audio, then tool calls. The message sits
+ * at `parent` + `key` (key undefined: at `parent`); its location is built only
+ * for array content, tool calls and errors. `audioFormat` is the request's
+ * `audio.format`, for the MIME type of audio bytes.
  */
-export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number, unmapped: Unmapped[], audioFormat?: string): ContentBlock[] {
+export function assistantBlocks(m: Obj, parent: Loc, key: Key | undefined, messageIndex: number, unmapped: Unmapped[], audioFormat?: string): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   if (typeof m.reasoning_content === "string" && m.reasoning_content !== "") {
     blocks.push({ type: "reasoning", text: m.reasoning_content });
   }
-  for (const b of contentToBlocks(m.content, loc, "content", unmapped)) blocks.push(b);
+  const content = m.content;
+  if (typeof content === "string") blocks.push(textBlock(content));
+  else if (content !== undefined && content !== null) for (const b of contentToBlocks(content, locOf(parent, key), "content", unmapped)) blocks.push(b);
   if (m.refusal !== undefined && m.refusal !== null) {
-    blocks.push({ type: "text", text: expectString(m.refusal, loc, "refusal"), extras: { refusal: true } });
+    blocks.push({ type: "text", text: expectString(m.refusal, locOf(parent, key), "refusal"), extras: { refusal: true } });
   }
   if (m.audio !== undefined && m.audio !== null) {
+    const loc = locOf(parent, key);
     const a = expectObj(m.audio, loc, "audio");
     const id = optString(a.id, loc, "audio", "id");
     const data = optString(a.data, loc, "audio", "data");
@@ -47,11 +78,13 @@ export function assistantBlocks(m: Obj, loc: Loc, messageIndex: number, unmapped
     for (const b of audioBlocks({ id, data, transcript, rest: leftovers(a, K_AUDIO) ?? {} }, audioFormat)) blocks.push(b);
   }
   if (m.tool_calls !== undefined && m.tool_calls !== null) {
-    const calls = expectArray(m.tool_calls, loc, "tool_calls");
-    for (let j = 0; j < calls.length; j++) blocks.push(toolCallBlock(calls[j], [...loc, "tool_calls", j]));
+    const calls = Array.isArray(m.tool_calls) ? m.tool_calls : expectArray(m.tool_calls, locOf(parent, key), "tool_calls");
+    // One location for the list, not one per call.
+    const listLoc = locOf(parent, key, "tool_calls");
+    for (let j = 0; j < calls.length; j++) blocks.push(toolCallBlock(calls[j], listLoc, j));
   }
   if (m.function_call !== undefined && m.function_call !== null) {
-    blocks.push(legacyFunctionCallBlock(m.function_call, [...loc, "function_call"], legacyCallId(messageIndex)));
+    blocks.push(legacyFunctionCallBlock(m.function_call, locOf(parent, key, "function_call"), legacyCallId(messageIndex)));
   }
   return blocks;
 }
@@ -64,12 +97,14 @@ function messageBlocks(m: Obj, loc: Loc, i: number, unmapped: Unmapped[]): Conte
 export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFormat?: string): Message[] {
   const list = expectArray(raw, loc);
   const out: Message[] = [];
-  // Legacy function calls awaiting their `function` reply, by function name, oldest first.
-  const pendingLegacy = new Map<string, string[]>();
+  // Legacy function calls awaiting their `function` reply, by function name, oldest first (made at first use).
+  let pendingLegacy: Map<string, string[]> | undefined;
+  // One list for the whole request, emptied per message: withUnmapped copies what it keeps.
+  const unmapped: Unmapped[] = [];
   for (let i = 0; i < list.length; i++) {
     const m = expectObj(list[i], loc, i);
     const role = m.role;
-    const unmapped: Unmapped[] = [];
+    unmapped.length = 0;
     switch (role) {
       case "system":
         out.push(finish("system", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
@@ -82,10 +117,11 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         out.push(finish("user", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
         break;
       case "assistant": {
-        out.push(finish("assistant", assistantBlocks(m, [...loc, i], i, unmapped, audioFormat), msgExtras(m), unmapped));
+        out.push(finish("assistant", assistantBlocks(m, loc, i, i, unmapped, audioFormat), msgExtras(m), unmapped));
         if (m.function_call !== undefined && m.function_call !== null) {
           const name = (m.function_call as Obj).name;
           const key = typeof name === "string" ? name : "";
+          pendingLegacy ??= new Map();
           const q = pendingLegacy.get(key) ?? [];
           q.push(legacyCallId(i));
           pendingLegacy.set(key, q);
@@ -103,7 +139,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         // Legacy reply to a function_call: point it at the oldest unanswered call of that name.
         // A call trimmed from the history leaves an orphan (markOrphans flags it).
         const name = typeof m.name === "string" ? m.name : "";
-        const q = pendingLegacy.get(name);
+        const q = pendingLegacy?.get(name);
         const id = q?.shift() ?? `call_legacy_orphan_${i}`;
         const msg = finish("tool", messageBlocks(m, loc, i, unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
         msg.tool_call_id = id;

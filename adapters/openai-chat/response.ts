@@ -32,7 +32,7 @@ export function attachAnnotations(blocks: ContentBlock[], annotations: unknown, 
 function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat: string | undefined): Message {
   if (m.role !== undefined && m.role !== null && m.role !== "assistant") fail([...loc, "role"], `a reply message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
   const unmapped: Unmapped[] = [];
-  const content = assistantBlocks(m, loc, 0, unmapped, audioFormat);
+  const content = assistantBlocks(m, loc, undefined, 0, unmapped, audioFormat);
   // Nearly every reply has no annotations (or []): no location is built for them.
   if (m.annotations !== undefined && m.annotations !== null && !(Array.isArray(m.annotations) && m.annotations.length === 0)) attachAnnotations(content, m.annotations, [...loc, "annotations"]);
   const msg: Message = { role: "assistant", content };
