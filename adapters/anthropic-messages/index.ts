@@ -3,8 +3,9 @@
  * events -> native messages. Pure functions; throws only NormalizeError.
  */
 import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
-import { describe, expectObj, fail, under } from "../common/guards.js";
+import { describe } from "../common/guards.js";
 import { isRolePair } from "../common/reply.js";
+import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -17,40 +18,18 @@ export { blockToNative } from "./blocks.js";
 
 export const FORMAT = "anthropic-messages";
 
+const reader: RecordReader = {
+  format: FORMAT,
+  provider: "anthropic",
+  normalizeRequest,
+  normalizeResponse,
+  replyOrStream: replyOrStream,
+  kindOf: (p) => ("messages" in p ? "request" : p.type === "message" || "choices" in p || "message" in p || "role" in p ? "response" : undefined),
+  unknown: (p) => `not an Anthropic Messages request, response or stream: ${describe(p)} without messages, role or type "message"`,
+};
+
 export function normalize(payload: unknown): NormalizedRecord {
-  const out: NormalizedRecord = { format: FORMAT, metadata: { trace_provider: "anthropic" } };
-  let reqModel: string | undefined;
-  let res: ResponseResult | undefined;
-  if (Array.isArray(payload)) {
-    res = replyOrStream(payload);
-  } else {
-    const p = expectObj(payload, []);
-    if ("request" in p || "response" in p) {
-      if (p.request !== undefined && p.request !== null) {
-        const req = under("request", () => normalizeRequest(p.request));
-        out.inputs = { messages: req.messages };
-        reqModel = req.trace_model_name;
-      }
-      if (p.response !== undefined && p.response !== null) {
-        const r = p.response;
-        res = under("response", () => replyOrStream(r));
-      }
-      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
-    } else if ("messages" in p) {
-      // Dispatch on the key, not its type, so a malformed value is reported where it is.
-      const req = normalizeRequest(p);
-      out.inputs = { messages: req.messages };
-      reqModel = req.trace_model_name;
-    } else if (p.type === "message" || "choices" in p || "message" in p || "role" in p) {
-      res = normalizeResponse(p);
-    } else {
-      fail([], `not an Anthropic Messages request, response or stream: ${describe(p)} without messages, role or type "message"`, "unknown_payload");
-    }
-  }
-  if (res) out.outputs = { messages: res.messages };
-  const model = res?.trace_model_name ?? reqModel;
-  if (model !== undefined) out.metadata.trace_model_name = model;
-  return out;
+  return normalizeRecord(reader, payload);
 }
 
 /** An array is a stream of events, unless it is SPEC §2.6's `[role, content]` reply. */

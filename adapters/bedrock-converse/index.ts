@@ -5,7 +5,8 @@
  * throws only NormalizeError.
  */
 import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
-import { describe, expectObj, fail, under } from "../common/guards.js";
+import { describe } from "../common/guards.js";
+import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -22,38 +23,18 @@ function responseOrStream(v: unknown): ResponseResult {
   return Array.isArray(v) ? normalizeStream(v) : normalizeResponse(v);
 }
 
+const reader: RecordReader = {
+  format: FORMAT,
+  provider: "bedrock",
+  normalizeRequest,
+  normalizeResponse,
+  replyOrStream: responseOrStream,
+  kindOf: (p) => ("output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined),
+  unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
+};
+
 export function normalize(payload: unknown): NormalizedRecord {
-  const out: NormalizedRecord = { format: FORMAT, metadata: { trace_provider: "bedrock" } };
-  let reqModel: string | undefined;
-  let res: ResponseResult | undefined;
-  if (Array.isArray(payload)) res = normalizeStream(payload);
-  else {
-    const p = expectObj(payload, []);
-    if ("request" in p || "response" in p) {
-      const { request, response } = p;
-      if (request !== undefined && request !== null) {
-        const req = under("request", () => normalizeRequest(request));
-        out.inputs = { messages: req.messages };
-        reqModel = req.trace_model_name;
-      }
-      if (response !== undefined && response !== null) res = under("response", () => responseOrStream(response));
-      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
-    } else if ("output" in p) {
-      res = normalizeResponse(p);
-    } else if ("messages" in p || "modelId" in p || "system" in p) {
-      const req = normalizeRequest(p);
-      out.inputs = { messages: req.messages };
-      reqModel = req.trace_model_name;
-    } else if ("role" in p) {
-      res = normalizeResponse(p);
-    } else {
-      fail([], `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`, "unknown_payload");
-    }
-  }
-  if (res) out.outputs = { messages: res.messages };
-  const model = res?.trace_model_name ?? reqModel;
-  if (model !== undefined) out.metadata.trace_model_name = model;
-  return out;
+  return normalizeRecord(reader, payload);
 }
 
 export const bedrockConverse: Adapter = {

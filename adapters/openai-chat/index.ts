@@ -3,8 +3,8 @@
  * -> native messages. Pure functions; throws only NormalizeError.
  */
 import type { Adapter, NormalizedRecord, ResponseContext, ResponseResult } from "../types.js";
-import { describe, expectObj, fail, isObj, under } from "../common/guards.js";
 import { isRolePair } from "../common/reply.js";
+import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -16,41 +16,18 @@ export { normalizeUsage } from "./usage.js";
 
 export const FORMAT = "openai-chat";
 
+const reader: RecordReader = {
+  format: FORMAT,
+  provider: "openai",
+  normalizeRequest,
+  normalizeResponse,
+  replyOrStream: replyOrStream,
+  kindOf: (p) => ("messages" in p ? "request" : "choices" in p || "message" in p || "role" in p ? "response" : undefined),
+  unknown: () => "not an OpenAI chat-completions request, response or stream: no messages, choices, message or role",
+};
+
 export function normalize(payload: unknown): NormalizedRecord {
-  const out: NormalizedRecord = { format: FORMAT, metadata: { trace_provider: "openai" } };
-  let reqModel: string | undefined;
-  let res: ResponseResult | undefined;
-  if (Array.isArray(payload)) {
-    res = replyOrStream(payload);
-  } else {
-    const p = expectObj(payload, []);
-    if ("request" in p || "response" in p) {
-      const request = p.request;
-      if (request !== undefined && request !== null) {
-        const req = under("request", () => normalizeRequest(request));
-        out.inputs = { messages: req.messages };
-        reqModel = req.trace_model_name;
-      }
-      if (p.response !== undefined && p.response !== null) {
-        const r = p.response;
-        res = under("response", () => replyOrStream(r, { request }));
-      }
-      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
-    } else if ("messages" in p) {
-      // Dispatch on the key, not its type, so a malformed value is reported where it is.
-      const req = normalizeRequest(p);
-      out.inputs = { messages: req.messages };
-      reqModel = req.trace_model_name;
-    } else if ("choices" in p || "message" in p || "role" in p) {
-      res = normalizeResponse(p);
-    } else {
-      fail([], `not an OpenAI chat-completions request, response or stream: ${isObj(p) ? "no messages, choices, message or role" : describe(p)}`, "unknown_payload");
-    }
-  }
-  if (res) out.outputs = { messages: res.messages };
-  const model = res?.trace_model_name ?? reqModel;
-  if (model !== undefined) out.metadata.trace_model_name = model;
-  return out;
+  return normalizeRecord(reader, payload);
 }
 
 /** An array is a stream of chunks, unless it is SPEC §2.6's `[role, content]` reply. */

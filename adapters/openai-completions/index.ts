@@ -5,7 +5,7 @@
  * The mapping is described in request.ts and reply.ts.
  */
 import type { Adapter, NormalizedRecord, ResponseContext, ResponseResult } from "../types.js";
-import { describe, expectObj, fail, isObj, under } from "../common/guards.js";
+import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -20,37 +20,18 @@ function responseOrStream(v: unknown, ctx?: ResponseContext): ResponseResult {
   return Array.isArray(v) ? normalizeStream(v, ctx) : normalizeResponse(v, ctx);
 }
 
+const reader: RecordReader = {
+  format: FORMAT,
+  provider: "openai",
+  normalizeRequest,
+  normalizeResponse,
+  replyOrStream: responseOrStream,
+  kindOf: (p) => ("choices" in p ? "response" : "prompt" in p ? "request" : undefined),
+  unknown: () => "not an OpenAI completions request, response or stream: no prompt or choices",
+};
+
 export function normalize(payload: unknown): NormalizedRecord {
-  const out: NormalizedRecord = { format: FORMAT, metadata: { trace_provider: "openai" } };
-  let reqModel: string | undefined;
-  let res: ResponseResult | undefined;
-  if (Array.isArray(payload)) res = normalizeStream(payload);
-  else {
-    const p = expectObj(payload, []);
-    if ("request" in p || "response" in p) {
-      const { request, response } = p;
-      if (request !== undefined && request !== null) {
-        const req = under("request", () => normalizeRequest(request));
-        out.inputs = { messages: req.messages };
-        reqModel = req.trace_model_name;
-      }
-      // The request tells the reply how to split an echoed prompt and which prompt a choice answers.
-      if (response !== undefined && response !== null) res = under("response", () => responseOrStream(response, { request }));
-      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
-    } else if ("choices" in p) {
-      res = normalizeResponse(p);
-    } else if ("prompt" in p) {
-      const req = normalizeRequest(p);
-      out.inputs = { messages: req.messages };
-      reqModel = req.trace_model_name;
-    } else {
-      fail([], `not an OpenAI completions request, response or stream: ${isObj(p) ? "no prompt or choices" : describe(p)}`, "unknown_payload");
-    }
-  }
-  if (res) out.outputs = { messages: res.messages };
-  const model = res?.trace_model_name ?? reqModel;
-  if (model !== undefined) out.metadata.trace_model_name = model;
-  return out;
+  return normalizeRecord(reader, payload);
 }
 
 export const openaiCompletions: Adapter = {

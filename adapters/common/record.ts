@@ -1,0 +1,51 @@
+/**
+ * The `normalize(payload)` record every chat adapter accepts (DESIGN's CLI
+ * contract): an array of chunks/events (a stream), `{request, response}`, or a
+ * lone request or response object. The dispatch and the output record are the
+ * same for every vendor; what differs is how a lone object is recognised, how a
+ * reply or stream is read, and the message when neither fits.
+ */
+import type { NormalizedRecord, RequestResult, ResponseContext, ResponseResult } from "../types.js";
+import { expectObj, fail, under, type Obj } from "./guards.js";
+
+export interface RecordReader {
+  format: string;
+  provider: string;
+  normalizeRequest(request: unknown): RequestResult;
+  normalizeResponse(response: unknown): ResponseResult;
+  /** A reply or a stream (an array), with the request when the record carried one. */
+  replyOrStream(value: unknown, ctx?: ResponseContext): ResponseResult;
+  /** What a lone object is, decided by its keys (not their values' types, so a malformed value is reported where it is); undefined when neither. */
+  kindOf(p: Obj): "request" | "response" | undefined;
+  /** Why a lone object is neither (the `unknown_payload` message). */
+  unknown(p: Obj): string;
+}
+
+export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRecord {
+  const out: NormalizedRecord = { format: r.format, metadata: { trace_provider: r.provider } };
+  let reqModel: string | undefined;
+  let res: ResponseResult | undefined;
+  const takeRequest = (req: RequestResult) => {
+    out.inputs = { messages: req.messages };
+    reqModel = req.trace_model_name;
+  };
+  if (Array.isArray(payload)) res = r.replyOrStream(payload);
+  else {
+    const p = expectObj(payload, []);
+    if ("request" in p || "response" in p) {
+      const { request, response } = p;
+      if (request !== undefined && request !== null) takeRequest(under("request", () => r.normalizeRequest(request)));
+      if (response !== undefined && response !== null) res = under("response", () => r.replyOrStream(response, { request }));
+      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
+    } else {
+      const kind = r.kindOf(p);
+      if (kind === "request") takeRequest(r.normalizeRequest(p));
+      else if (kind === "response") res = r.normalizeResponse(p);
+      else fail([], r.unknown(p), "unknown_payload");
+    }
+  }
+  if (res) out.outputs = { messages: res.messages };
+  const model = res?.trace_model_name ?? reqModel;
+  if (model !== undefined) out.metadata.trace_model_name = model;
+  return out;
+}
