@@ -29,25 +29,21 @@ export { costOf, roundUsd, type CostFields } from "./cost.js";
 export { matchPrice, nameForms, indexPrices } from "./match.js";
 
 const rate = z.number().finite().nonnegative();
-const LongContext = z.strictObject({
-  above_input_tokens: z.number().int().nonnegative(),
+/** The rates a row and its long-context tier share (USD per million tokens). */
+const TIER_RATES = {
   input: rate,
   output: rate,
   cached_input: rate.optional(),
   cache_write: rate.optional(),
   cache_write_1h: rate.optional(),
   input_audio: rate.optional(),
-});
+};
+const LongContext = z.strictObject({ above_input_tokens: z.number().int().nonnegative(), ...TIER_RATES });
 const PriceRow = z.strictObject({
   provider: z.string().min(1).optional(),
   model: z.string().trim().min(1).max(256),
   aliases: z.array(z.string().trim().min(1).max(256)).optional(),
-  input: rate,
-  output: rate,
-  cached_input: rate.optional(),
-  cache_write: rate.optional(),
-  cache_write_1h: rate.optional(),
-  input_audio: rate.optional(),
+  ...TIER_RATES,
   reasoning: rate.optional(),
   long_context: LongContext.optional(),
   source: z.string().optional(),
