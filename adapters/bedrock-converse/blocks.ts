@@ -9,7 +9,7 @@
  */
 import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj, jsonText } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
 import { mimeOf, toBase64, type MediaKind } from "./media.js";
 
@@ -135,7 +135,7 @@ export function toolResultContent(raw: unknown, loc: Loc, unmapped: Unmapped[]):
     const c = expectObj(list[i], iloc);
     let blocks: ContentBlock[] | undefined;
     if ("text" in c) blocks = [withExtras({ type: "text", text: expectString(c.text, iloc, "text") }, member(c, "text"))];
-    else if ("json" in c) blocks = [withExtras({ type: "text", text: JSON.stringify(c.json) ?? "null" }, { vendor_type: "json", ...member(c, "json") })];
+    else if ("json" in c) blocks = [withExtras({ type: "text", text: jsonText(c.json, () => [...iloc, "json"]) }, { vendor_type: "json", ...member(c, "json") })];
     else if ("image" in c) blocks = mediaBlocks("image", c.image, [...iloc, "image"]);
     else if ("document" in c) blocks = mediaBlocks("file", c.document, [...iloc, "document"]);
     else if ("video" in c) blocks = mediaBlocks("video", c.video, [...iloc, "video"]);

@@ -49,6 +49,21 @@ export function optCount(v: unknown, loc: Loc, k1?: Key, k2?: Key): number | und
   return v;
 }
 
+/**
+ * A value as JSON text, for structured content kept as text (tool results). A value
+ * JSON cannot write (a cycle, a BigInt, nesting deeper than the stack) is a
+ * NormalizeError at `where()` (built only then), never a TypeError or RangeError out of an adapter.
+ */
+export function jsonText(v: unknown, where: () => Loc): string {
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(v);
+  } catch (err) {
+    fail(where(), `cannot be written as JSON: ${(err as Error).message}`, "json_invalid");
+  }
+  return text ?? "null";
+}
+
 export function describe(v: unknown): string {
   if (v === null) return "null";
   if (Array.isArray(v)) return "array";

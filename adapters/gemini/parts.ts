@@ -25,7 +25,7 @@
  */
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText } from "../common/guards.js";
 import { sniffMime } from "../common/mime.js";
 
 /** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
@@ -195,10 +195,10 @@ function fileBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): Media
 }
 
 /** `functionResponse.response` -> the tool message's content: JSON text, as other adapters write structured results. */
-function responseText(v: unknown): ContentBlock[] {
+function responseText(v: unknown, where: () => Loc): ContentBlock[] {
   if (v === undefined || v === null) return [];
   if (typeof v === "string") return [{ type: "text", text: v }];
-  return [{ type: "text", text: JSON.stringify(v) }];
+  return [{ type: "text", text: jsonText(v, where) }];
 }
 
 
@@ -278,7 +278,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       const name = strAt(fr.name, parent, key, "functionResponse", "name");
       const given = strAt(fr.id, parent, key, "functionResponse", "id");
       const linked = ids.answer(name ?? "", given);
-      const content = responseText(fr.response);
+      const content = responseText(fr.response, () => [...locOf(parent, key, "functionResponse"), "response"]);
       if (fr.parts !== undefined && fr.parts !== null) {
         const floc = locOf(parent, key, "functionResponse");
         if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
@@ -286,7 +286,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
           const o = expectObj(fr.parts[j], floc, "parts", j);
           if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData")));
           else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData")));
-          else content.push({ type: "text", text: JSON.stringify(o), extras: { unmapped_part: true } });
+          else content.push({ type: "text", text: jsonText(o, () => [...floc, "parts", j]), extras: { unmapped_part: true } });
         }
       }
       const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
