@@ -9,13 +9,16 @@
  *   - 8 such requests at once (the default 4 large-body slots admit 4).
  * Two shapes of inputs: `messages` (~1 KB chat messages, which the store also
  * normalizes: string contents become text parts) and `string` (one long
- * string value, nothing to normalize).
+ * string value, nothing to normalize). Two framings of the parts: `field`
+ * (no filename, as tracepipe's client sends them) and `file` (filename="blob",
+ * as FormData Blobs and so the langsmith SDK send them): busboy reads the two
+ * differently.
  * Then, per shape, the cost of a small patch (an end time) to a run stored
  * with a ~60 MB inputs field: what merging into a large stored row costs.
  * Every request must answer 202; the figure is the median (min–max) over reps,
  * beside the body size, so "near the body size" can be read off directly.
  *
- *   npx tsx benchmarks/collector-memory.ts [--mb 60] [--reps 2]
+ *   npx tsx benchmarks/collector-memory.ts [--mb 60] [--reps 2] [--shape messages|string] [--framing field|file]
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -68,15 +71,17 @@ function startServe(db: string): Promise<{ proc: ChildProcess; url: string }> {
 }
 
 type Shape = "messages" | "string";
+type Framing = "field" | "file";
 
 /** A multipart body for one llm run whose inputs part is about `bytes` of JSON. */
-function body(bytes: number, shape: Shape, id = randomUUID()): { boundary: string; data: Buffer } {
+function body(bytes: number, shape: Shape, framing: Framing, id = randomUUID()): { boundary: string; data: Buffer } {
   const head = { id, trace_id: id, dotted_order: `20261123T000000000000Z${id}`, name: "big", run_type: "llm", start_time: "2026-11-23T00:00:00Z", session_name: "memory" };
   const content = "x".repeat(1000);
   const n = Math.ceil(bytes / (content.length + 40));
   const inputs = shape === "string" ? { text: "y".repeat(bytes) } : { messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
   const boundary = `----tp${randomUUID()}`;
-  const part = (name: string, json: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
+  const file = framing === "file" ? '; filename="blob"' : "";
+  const part = (name: string, json: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
   const text = part(`post.${id}`, JSON.stringify(head)) + part(`post.${id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
   return { boundary, data: Buffer.from(text, "utf8") };
 }
@@ -87,12 +92,12 @@ async function send(url: string, b: { boundary: string; data: Buffer }): Promise
   if (res.status !== 202) throw new Error(`${res.status}: ${text.slice(0, 300)}`);
 }
 
-async function scenario(concurrent: number, bytes: number, shape: Shape): Promise<{ delta: number; base: number; bodyMiB: number }> {
+async function scenario(concurrent: number, bytes: number, shape: Shape, framing: Framing): Promise<{ delta: number; base: number; bodyMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), "tp-mem-"));
-  const bodies = Array.from({ length: concurrent }, () => body(bytes, shape));
+  const bodies = Array.from({ length: concurrent }, () => body(bytes, shape, framing));
   const { proc, url } = await startServe(join(dir, "runs.db"));
   try {
-    await send(url, body(64 * 1024, shape)); // every code path loaded before the baseline
+    await send(url, body(64 * 1024, shape, framing)); // every code path loaded before the baseline
     await new Promise((r) => setTimeout(r, 300));
     const base = resetPeak(proc.pid!);
     await Promise.all(bodies.map((b) => send(url, b)));
@@ -108,7 +113,7 @@ async function scenario(concurrent: number, bytes: number, shape: Shape): Promis
 async function patchScenario(bytes: number, shape: Shape): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), "tp-mem-"));
   const id = randomUUID();
-  const big = body(bytes, shape, id);
+  const big = body(bytes, shape, "field", id);
   const { proc, url } = await startServe(join(dir, "runs.db"));
   try {
     await send(url, big);
@@ -128,19 +133,20 @@ async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
   const shapes: Shape[] = process.argv.includes("--shape") ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape] : ["messages", "string"];
+  const framings: Framing[] = process.argv.includes("--framing") ? [process.argv[process.argv.indexOf("--framing") + 1] as Framing] : ["field", "file"];
   for (const shape of shapes) {
-    for (const concurrent of [1, 8]) {
+    for (const [framing, concurrent] of framings.flatMap((f) => [1, 8].map((n) => [f, n] as const))) {
       const deltas: number[] = [];
       let bodyMiB = 0;
       let base = 0;
       for (let r = 0; r < REPS; r++) {
-        const s = await scenario(concurrent, MB * 1000 * 1000, shape);
+        const s = await scenario(concurrent, MB * 1000 * 1000, shape, framing);
         deltas.push(s.delta);
         bodyMiB = s.bodyMiB;
         base = s.base;
       }
       console.log(
-        `${shape}: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
+        `${shape}, parts as ${framing}s: ${concurrent} x ${bodyMiB.toFixed(1)} MiB multipart: peak RSS +${spread(deltas, 0, " MiB")} over a ${base.toFixed(0)} MiB baseline (${(median(deltas) / (bodyMiB * concurrent)).toFixed(2)}x the bytes sent, ${(median(deltas) / bodyMiB).toFixed(2)}x one body)`,
       );
     }
     const patches: number[] = [];

@@ -11,14 +11,22 @@
  * nesting is checked against `maxJsonDepth` by the route, before validation. A part naming a run id that is not a
  * UUID is a problem of the request (422 with the part's name as `loc`); a part
  * whose name or JSON cannot be read at all is a 400.
+ *
+ * Memory (issue 13 item 13): a JSON part sent as a file (with a filename, as
+ * FormData Blobs are) is decoded to text chunk by chunk, so its bytes are not
+ * held beside its text; one sent as a plain field arrives from busboy as a
+ * string. Before a part of GC_PART_CHARS or more is parsed, the garbage its
+ * reading left is collected (gc.ts), so text and parsed value are what it holds.
  */
 import busboy from "busboy";
 import { createHash } from "node:crypto";
+import { StringDecoder } from "node:string_decoder";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { z } from "zod";
 import { HttpError } from "./http.js";
 import { parseJson } from "./body.js";
+import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import type { IssueList } from "./issues.js";
 import { RAW_FIELDS, type RawField, type RawText } from "../store/validate.js";
 
@@ -93,6 +101,7 @@ class PartParser {
     }
     // One string per part: parsed here, and (for a large field) kept as the text the store writes.
     const text = typeof data === "string" ? data : data.toString("utf8");
+    if (text.length >= GC_PART_CHARS) collectGarbage();
     const value = parseJson(text, `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
@@ -147,14 +156,26 @@ export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, lim
     });
     bb.on("file", (name, stream, info) => {
       const chunks: Buffer[] = [];
+      // JSON parts become text as they arrive (each chunk let go once decoded); attachments stay bytes.
+      const decoder = name.startsWith("attachment.") ? undefined : new StringDecoder("utf8");
+      const texts: string[] = [];
       stream.on("data", (c: Buffer) => {
-        if (!failed) chunks.push(c);
+        if (failed) return;
+        if (decoder) texts.push(decoder.write(c));
+        else chunks.push(c);
       });
       stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`)));
       stream.on("close", () => {
         if (failed) return;
         try {
-          parser.accept(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), info.mimeType);
+          if (decoder) {
+            texts.push(decoder.end());
+            const text = texts.length === 1 ? texts[0]! : texts.join("");
+            texts.length = 0;
+            parser.accept(name, text, info.mimeType);
+          } else {
+            parser.accept(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), info.mimeType);
+          }
         } catch (err) {
           fail(err);
         }

@@ -121,6 +121,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX runs_trace_cost ON runs (trace_id, json_extract(v_usage, '$.total_cost')) WHERE json_extract(v_usage, '$.total_cost') IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: "large JSON columns in pieces",
+    // See store/pieces.ts: a JSON column over 1 MiB is written as pieces of at most 256 Ki
+    // characters, so writing it never holds more than one piece's copies in SQLite's memory.
+    // \`pieces\` on the run says which columns are there ({"inputs": bytes, ...}); old rows keep
+    // their large columns inline and read as before.
+    sql: `
+      ALTER TABLE runs ADD COLUMN pieces TEXT;
+      CREATE TABLE run_pieces (
+        run_id TEXT NOT NULL,
+        col TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        text TEXT NOT NULL,
+        PRIMARY KEY (run_id, col, seq)
+      );
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

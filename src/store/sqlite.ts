@@ -14,7 +14,9 @@
  * copy of a side (inputs or outputs) larger than DERIVE_ON_READ_BYTES is not
  * stored: writing it would double the row and the memory a large request
  * costs (issue 13 item 13); it is derived again, the same way, when the run
- * is read (see toStored), so readers see the same run either way.
+ * is read (see toStored), so readers see the same run either way. A JSON
+ * column larger than that is itself written in pieces (store/pieces.ts), for
+ * the same reason.
  */
 import { isUuid } from "../run/ids.js";
 import Database from "better-sqlite3";
@@ -27,6 +29,7 @@ import { checkPatch, checkPost, isChecked, rawTextOf } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
+import { PIECE_COLUMN_BYTES, PieceStore, parsePieceMap, type PieceMap } from "./pieces.js";
 import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
 type Obj = Record<string, unknown>;
@@ -43,8 +46,10 @@ class InRow {
   constructor(
     readonly id: string,
     readonly column: string,
-    /** Its stored size (octet_length, read from the row header, not the value). */
+    /** Its stored size (octet_length, read from the row header, not the value; or the size recorded for its pieces). */
     readonly bytes: number,
+    /** Stored in pieces (run_pieces), not in the row. */
+    readonly inPieces = false,
   ) {}
 }
 /** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
@@ -54,12 +59,29 @@ const IN_ROW_BYTES = 4096;
  * this keeps no stored native copy; it is derived when read. Derivation is
  * pure, so reading derives exactly what writing would have stored.
  */
-export const DERIVE_ON_READ_BYTES = 1024 * 1024;
+export const DERIVE_ON_READ_BYTES = PIECE_COLUMN_BYTES;
 
 /** Size in bytes of a JSON column's text as stored (UTF-8). */
 function textBytes(text: unknown): number {
   return typeof text === "string" ? Buffer.byteLength(text, "utf8") : 0;
 }
+
+/** Whether JSON text goes to pieces: over PIECE_COLUMN_BYTES of UTF-8 (only texts that could be are measured). */
+function piecesBytes(text: string): number {
+  if (text.length * 3 <= PIECE_COLUMN_BYTES) return 0;
+  const bytes = Buffer.byteLength(text, "utf8");
+  return bytes > PIECE_COLUMN_BYTES ? bytes : 0;
+}
+
+/** The page cache: ingest is write-heavy, and a bigger cache keeps it off the disk where it can. */
+const CACHE_KIB = -65536;
+/**
+ * The page cache while a transaction writes pieces (store/pieces.ts). SQLite
+ * keeps a transaction's dirty pages in the cache until it is as full as its
+ * size allows, and only then spills them to the WAL: a 60 MB column held up to
+ * 64 MiB of them until commit. With a small cache they go out as they are made.
+ */
+const PIECES_CACHE_KIB = -8192;
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `other`. */
 const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
@@ -79,6 +101,7 @@ interface Row {
   normalized_outputs: string | null;
   normalize_error: string | null;
   first_token_time: string | null;
+  pieces: string | null;
   [k: string]: unknown;
 }
 
@@ -97,6 +120,9 @@ export class SqliteRunStore implements RunStore {
   private readonly projectStmt: Database.Statement;
   private readonly loadStmt: Database.Statement;
   private readonly updateStmts = new Map<string, Database.Statement>();
+  private readonly pieces: PieceStore;
+  /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
+  private smallCache = false;
 
   constructor(path: string, opts: SqliteRunStoreOptions = {}) {
     this.path = path;
@@ -106,12 +132,13 @@ export class SqliteRunStore implements RunStore {
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("busy_timeout = 5000");
     // Ingest is write-heavy: a bigger page cache and in-memory temp tables keep it off the disk where they can.
-    this.db.pragma("cache_size = -65536");
+    this.db.pragma(`cache_size = ${CACHE_KIB}`);
     this.db.pragma("temp_store = MEMORY");
     migrate(this.db);
     this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
+    this.pieces = new PieceStore(this.db);
     this.getStmt = this.db.prepare("SELECT * FROM runs WHERE id = ?");
-    const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "received_at", "updated_at"];
+    const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "pieces", "received_at", "updated_at"];
     // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
     this.upsertStmt = this.db.prepare(
       `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
@@ -122,13 +149,17 @@ export class SqliteRunStore implements RunStore {
     this.projectStmt = this.db.prepare("INSERT OR IGNORE INTO projects (name, created_at) VALUES (?, ?)");
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = this.db.prepare(
-      `SELECT id, has_post, other, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
     );
   }
 
   /** A JSON value, read from the row if it was left there. */
   private value(v: unknown): unknown {
     if (!(v instanceof InRow)) return v;
+    if (v.inPieces) {
+      const text = this.pieces.read(v.id, v.column);
+      return text === undefined ? undefined : JSON.parse(text);
+    }
     const r = this.db.prepare(`SELECT ${v.column} AS v FROM runs WHERE id = ?`).get(v.id) as { v: string | null } | undefined;
     return r?.v == null ? undefined : JSON.parse(r.v);
   }
@@ -161,13 +192,19 @@ export class SqliteRunStore implements RunStore {
     return messages;
   }
 
-  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts } {
+  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
     const row = this.loadStmt.get(id) as Row | undefined;
     const state: Obj = { id };
     const texts: Texts = {};
-    if (!row) return { state, row, texts };
+    if (!row) return { state, row, texts, pieces: undefined };
+    const pieces = parsePieceMap(row.pieces);
     for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
     for (const c of JSONCOL) {
+      const inPieces = pieces?.[c];
+      if (inPieces !== undefined) {
+        state[c] = new InRow(id, c, inPieces, true);
+        continue;
+      }
       if (row[`${c}:type`] === "null") continue;
       const text = row[c] as string | null;
       // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
@@ -178,16 +215,43 @@ export class SqliteRunStore implements RunStore {
       }
     }
     if (row.other) state.__other = JSON.parse(row.other);
-    return { state, row, texts };
+    return { state, row, texts, pieces };
   }
 
-  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts): void {
-    const params: Obj = { id: state.id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts, pieces: PieceMap | undefined): void {
+    const id = state.id as string;
+    const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
+    /** Bytes of the columns written to pieces now. */
+    const pieceBytes: Record<string, number> = {};
+    let map = pieces;
+    let mapChanged = false;
     for (const c of JSONCOL) {
       const v = state[c];
-      if (!(v instanceof InRow)) params[c] = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+      if (v instanceof InRow) continue;
+      const text = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+      const bytes = text === null ? 0 : piecesBytes(text);
+      if (bytes > 0) {
+        if (!this.smallCache) {
+          this.db.pragma(`cache_size = ${PIECES_CACHE_KIB}`);
+          this.smallCache = true;
+        }
+        this.pieces.write(id, c, text!);
+        params[c] = null;
+        map = { ...map, [c]: (pieceBytes[c] = bytes) };
+        mapChanged = true;
+      } else {
+        params[c] = text;
+        if (map?.[c] !== undefined) {
+          // Was in pieces, now small (or gone): back in the row.
+          this.pieces.remove(id, c);
+          map = { ...map };
+          delete map[c];
+          mapChanged = true;
+        }
+      }
     }
+    if (!prev || mapChanged) params.pieces = map && Object.keys(map).length ? JSON.stringify(map) : null;
     params.other = state.__other ? JSON.stringify(state.__other) : null;
     // Events left in the row did not change: neither did their first token time.
     if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
@@ -195,7 +259,7 @@ export class SqliteRunStore implements RunStore {
       // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
     } else if (this.normalizeOnIngest && state.run_type === "llm") {
       const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
-      const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : textBytes(params[c]));
+      const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(params[c])));
       params.detected_format = d.detected_format;
       // A large side's native copy is left to the reader (toStored): stringifying and binding it costs twice its size again.
       params.normalized_inputs = d.normalized_inputs && bytes("inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
@@ -247,6 +311,17 @@ export class SqliteRunStore implements RunStore {
       if (!isUuid(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
     }
     if (issues.length) throw new ValidationError(issues);
+    try {
+      return this.write(batch, post, patch);
+    } finally {
+      if (this.smallCache) {
+        this.db.pragma(`cache_size = ${CACHE_KIB}`);
+        this.smallCache = false;
+      }
+    }
+  }
+
+  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
     return this.db.transaction((): IngestResult => {
       // Group by id so a post and its patches in one request are one read and one write.
       const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
@@ -262,12 +337,12 @@ export class SqliteRunStore implements RunStore {
       let updated = 0;
       const completedRoots: string[] = [];
       for (const [id, s] of byId) {
-        const { state, row, texts } = this.load(id);
+        const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
         for (const p of s.posts) changed = this.apply(state, p, true, texts) || changed;
         for (const p of s.patches) changed = this.apply(state, p, false, texts) || changed;
-        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts);
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
@@ -291,14 +366,18 @@ export class SqliteRunStore implements RunStore {
     const out: Obj = { id: row.id };
     if (row.other) Object.assign(out, JSON.parse(row.other));
     for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
-    for (const c of JSONCOL) if (row[c] !== null) out[c] = JSON.parse(row[c] as string);
+    const pieces = parsePieceMap(row.pieces);
+    for (const c of JSONCOL) {
+      const text = pieces?.[c] !== undefined ? this.pieces.read(row.id, c) : (row[c] as string | null);
+      if (text != null) out[c] = JSON.parse(text);
+    }
     out.detected_format = row.detected_format;
     out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs) : null;
     out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs) : null;
     out.normalize_error = row.normalize_error;
     // A side too large to keep a stored native copy (see save): derived now, as ingest would have.
-    const deferIn = row.normalized_inputs === null && textBytes(row.inputs) > DERIVE_ON_READ_BYTES;
-    const deferOut = row.normalized_outputs === null && textBytes(row.outputs) > DERIVE_ON_READ_BYTES;
+    const deferIn = row.normalized_inputs === null && (pieces?.inputs ?? textBytes(row.inputs)) > DERIVE_ON_READ_BYTES;
+    const deferOut = row.normalized_outputs === null && (pieces?.outputs ?? textBytes(row.outputs)) > DERIVE_ON_READ_BYTES;
     if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
       const d = deriveLlm(out.inputs, out.outputs);
       if (deferIn) out.normalized_inputs = d.normalized_inputs;
@@ -347,6 +426,7 @@ export class SqliteRunStore implements RunStore {
   deleteProject(name: string): number {
     return this.db.transaction(() => {
       this.db.prepare("DELETE FROM attachments WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
+      this.db.prepare("DELETE FROM run_pieces WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
       const n = this.db.prepare("DELETE FROM runs WHERE session_name = ?").run(name).changes;
       this.db.prepare("DELETE FROM projects WHERE name = ?").run(name);
       return n;

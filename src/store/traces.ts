@@ -189,7 +189,9 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
   if (f.errors_only) where.push("r.id IN (SELECT trace_id FROM runs WHERE error IS NOT NULL)");
   if (f.q) {
     where.push(
-      "EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (instr(lower(c.inputs), lower(@q)) > 0 OR instr(lower(c.outputs), lower(@q)) > 0 OR instr(lower(c.error), lower(@q)) > 0))",
+      "EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (instr(lower(c.inputs), lower(@q)) > 0 OR instr(lower(c.outputs), lower(@q)) > 0 OR instr(lower(c.error), lower(@q)) > 0" +
+        // Inputs or outputs stored in pieces (store/pieces.ts): each piece with the start of the next, so a match across two is found.
+        " OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND instr(lower(p.text || coalesce((SELECT substr(n.text, 1, length(@q) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')), lower(@q)) > 0))))",
     );
     args.q = f.q;
   }

@@ -28,7 +28,7 @@ function chatInputs(bytes: number): { model: string; messages: { role: string; c
 function storedColumns(path: string, id: string): { inputs: number; normalized_inputs: string | null; normalized_outputs: string | null; detected_format: string | null } {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare("SELECT octet_length(inputs) AS inputs, normalized_inputs, normalized_outputs, detected_format FROM runs WHERE id = ?").get(id) as never;
+    return db.prepare("SELECT coalesce(octet_length(inputs), json_extract(pieces, '$.inputs')) AS inputs, normalized_inputs, normalized_outputs, detected_format FROM runs WHERE id = ?").get(id) as never;
   } finally {
     db.close();
   }
