@@ -10,7 +10,7 @@
  * Two shapes of inputs: `messages` (~1 KB chat messages, which the store also
  * normalizes: string contents become text parts) and `string` (one long
  * string value, nothing to normalize). Two framings of the parts: `field`
- * (no filename, as tracepipe's client sends them) and `file` (filename="blob",
+ * (no filename: plain form fields, as tracepipe's client sends parts up to 1 MiB) and `file` (filename="blob",
  * as FormData Blobs and so the langsmith SDK send them): busboy reads the two
  * differently.
  * Then, per shape, the cost of a small patch (an end time) to a run stored

@@ -51,6 +51,15 @@ function disposition(name: string, filename?: string): string {
   return filename === undefined ? `form-data; name="${name}"` : `form-data; name="${name}"; filename="${filename.replace(/"/g, "%22")}"`;
 }
 
+/**
+ * A JSON part longer than this many characters is sent as a file (with a
+ * filename, as FormData sends a Blob). Multipart readers such as busboy
+ * gather a plain field whole, in copies, before handing it over, and stream a
+ * file: tracepipe's collector reads a 60 MB file part in about two thirds of
+ * the memory a field costs it (benchmarks/collector-memory.ts).
+ */
+export const FILE_PART_CHARS = 1024 * 1024;
+
 /** A character past ASCII (code point 128 or more). */
 const NON_ASCII = /[\u0080-\uffff]/;
 
@@ -82,10 +91,10 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   let text = "";
   let ascii = true;
   const bytes = (t: string) => Buffer.from(t, ascii ? "latin1" : "utf8");
-  const jsonPart = (name: string, json: string) => {
+  const jsonPart = (name: string, json: string, filename?: string) => {
     const n = Buffer.byteLength(json);
     if (n !== json.length) ascii = false;
-    text += `--${boundary}\r\nContent-Disposition: ${disposition(name)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n${json}\r\n`;
+    text += `--${boundary}\r\nContent-Disposition: ${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n${json}\r\n`;
   };
   for (const op of ops) {
     if (NON_ASCII.test(op.id)) ascii = false;
@@ -108,7 +117,7 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     // The run's fields, then the inlined ones spliced in before its closing brace.
     const head = JSON.stringify(main);
     jsonPart(`${op.kind}.${op.id}`, inline ? (head === "{}" ? `{${inline.slice(1)}}` : `${head.slice(0, -1)}${inline}}`) : head);
-    if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!);
+    if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!, `${own[i]}.json`);
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
         if (NON_ASCII.test(name) || NON_ASCII.test(mime)) ascii = false;

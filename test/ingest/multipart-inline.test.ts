@@ -1,6 +1,6 @@
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { encodeMultipart, INLINE_MAX } from "../../src/ingest/multipart.js";
+import { encodeMultipart, FILE_PART_CHARS, INLINE_MAX } from "../../src/ingest/multipart.js";
 import { postOp, patchOp } from "../../src/ingest/ops.js";
 import { multipart, runRecord, startCollector, type Running } from "../helpers/collector.js";
 
@@ -65,5 +65,20 @@ describe("small large fields inside the run's part", () => {
     const stored = rows(inline);
     expect(stored).toHaveLength(3);
     expect(stored).toEqual(rows(perField));
+  });
+});
+
+describe("parts over FILE_PART_CHARS go as files", () => {
+  it("names a filename on a part over the threshold only, and the collector stores the same run either way", async () => {
+    const big = runRecord({ inputs: { text: "é€".repeat(FILE_PART_CHARS / 2) + "!" }, outputs: { text: "small but own part ".repeat(100) } });
+    const { body, contentType } = encodeMultipart([postOp(big)]);
+    const headers = [...body.toString("utf8").matchAll(/Content-Disposition: ([^\r]+)/g)].map((m) => m[1]);
+    expect(headers).toEqual([`form-data; name="post.${big.id}"`, `form-data; name="post.${big.id}.inputs"; filename="inputs.json"`, `form-data; name="post.${big.id}.outputs"`]);
+    const c = await collector();
+    const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", headers: { "content-type": contentType }, body });
+    expect(res.status).toBe(202);
+    const got = c.collector.store.getRun(big.id as string)!;
+    expect(got.inputs).toEqual(big.inputs);
+    expect(got.outputs).toEqual(big.outputs);
   });
 });
