@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import { HttpError, secretMatches, type Reply, type RequestContext, type Route } from "./http.js";
 import { Router } from "./router.js";
 import { decodedStream, parseBoundedJson, readAll, Slots, type BodyStream } from "./body.js";
+import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type CollectorLimits, type CollectorTimeouts } from "./limits.js";
 import { capDetail } from "./issues.js";
 import Database from "better-sqlite3";
@@ -189,6 +190,8 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       let charged = 0;
       res.once("close", () => {
         finished = true;
+        // A large body's garbage is collected before the next one waiting is let in, so the two do not add up.
+        if (held && charged >= GC_PART_CHARS) collectGarbage();
         if (held) largeSlots.release(charged);
         held = false;
       });
