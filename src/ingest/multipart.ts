@@ -24,6 +24,8 @@ import type { Op } from "./ops.js";
 
 export const LARGE_FIELDS = ["inputs", "outputs", "events", "extra", "error", "serialized"] as const;
 const LARGE = new Set<string>(LARGE_FIELDS);
+/** `,"field":` of each large field, as it is spliced into the run's part (field names need no escaping). */
+const INLINE_KEY: Record<string, string> = Object.fromEntries(LARGE_FIELDS.map((k) => [k, `,"${k}":`]));
 /**
  * Longest JSON of a large field sent inside the run's part. Under 1024 so
  * that nesting one level deeper (inside the run) keeps such a field far from
@@ -96,12 +98,15 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     add(json);
     add("\r\n");
   };
+  // The run's part is written as its pieces (the head without its closing brace, then each inlined
+  // field's name and JSON): joining them into one string would only be copied again into the body.
+  const runPart: string[] = [];
   for (const op of ops) {
     if (NON_ASCII.test(op.id)) ascii = false;
     const run = op.run;
     const main: Record<string, unknown> = {};
     let own: string[] | undefined;
-    let inline = "";
+    runPart.length = 0;
     for (const k in run) {
       const v = run[k];
       if (v === undefined) continue;
@@ -111,12 +116,28 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
       }
       const json = JSON.stringify(v);
       if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
-      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inline += `,"${k}":${json}`; // k is one of LARGE_FIELDS: no escaping needed
+      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) runPart.push(INLINE_KEY[k]!, json);
       else (own ??= []).push(k, json);
     }
-    // The run's fields, then the inlined ones spliced in before its closing brace.
+    // The run's fields, then the inlined ones before its closing brace.
     const head = JSON.stringify(main);
-    jsonPart(`${op.kind}.${op.id}`, inline ? (head === "{}" ? `{${inline.slice(1)}}` : `${head.slice(0, -1)}${inline}}`) : head);
+    if (runPart.length === 0) jsonPart(`${op.kind}.${op.id}`, head);
+    else {
+      // `,"inputs":` after the head's fields; `"inputs":` when the head has none.
+      if (head === "{}") runPart[0] = runPart[0]!.slice(1);
+      const first = head.slice(0, -1);
+      let n = first.length + 1;
+      let chars = n;
+      for (const t of runPart) {
+        n += Buffer.byteLength(t);
+        chars += t.length;
+      }
+      if (n !== chars) ascii = false;
+      add(`--${boundary}\r\nContent-Disposition: ${disposition(`${op.kind}.${op.id}`)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`);
+      add(first);
+      for (const t of runPart) add(t);
+      add("}\r\n");
+    }
     if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!);
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
