@@ -75,16 +75,19 @@ export function countBySegments(text: string, enc: Encoding, count: (segment: st
     }
     word = i;
   }
-  const k = segment(text, start, n, table, count);
+  // The last segment of a text that was cut is where prompts usually differ (the question after the
+  // template, the newest turn): it is counted but not remembered, so one-off tails do not push the
+  // segments that do repeat out of the table. A text of one segment (a system prompt) is remembered.
+  const k = segment(text, start, n, table, count, start === 0);
   return k < 0 ? -1 : total + k;
 }
 
-function segment(text: string, start: number, end: number, table: SegmentTable, count: (segment: string) => number): number {
+function segment(text: string, start: number, end: number, table: SegmentTable, count: (segment: string) => number, remember = true): number {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
   const known = table.get(s);
   if (known !== undefined) return known;
   const k = count(s);
   // The key is copied out of the text: a slice would keep the whole text alive as long as the table holds it.
-  if (k >= 0 && end - start <= SEG_KEEP) table.set(` ${s}`.slice(1), k);
+  if (k >= 0 && remember && end - start <= SEG_KEEP) table.set(` ${s}`.slice(1), k);
   return k;
 }

@@ -93,6 +93,23 @@ describe("counting by segments", () => {
     expect(countTextTokens(mixed, "gpt-4o")).toBe(o200k.encode_ordinary(mixed).length);
   });
 
+  it("remembers every segment of a text but its last one, and a text of one segment whole", () => {
+    const counted: string[] = [];
+    const count = (s: string) => (counted.push(s), s.length);
+    const t = `${text(rng(5), 150, true)} and the question that differs each time`;
+    expect(countBySegments(t, "o200k_base", count)).toBe(t.length);
+    const first = counted.length;
+    expect(first).toBeGreaterThan(2);
+    counted.length = 0;
+    expect(countBySegments(t, "o200k_base", count)).toBe(t.length);
+    expect(counted).toEqual([t.slice(t.length - counted[0]!.length)]); // only the tail again
+    counted.length = 0;
+    const prompt = "You are a careful analyst.";
+    countBySegments(prompt, "o200k_base", count);
+    countBySegments(prompt, "o200k_base", count);
+    expect(counted).toEqual([prompt]);
+  });
+
   it("cuts only before a space that follows a non-space and precedes a letter, and the segments cover the text", () => {
     const r = rng(99);
     for (let k = 0; k < 200; k++) {
