@@ -80,8 +80,9 @@ function fromOtelMessage(m: unknown, loc: Loc): Message[] {
   return out;
 }
 
+/** `extras` is the caller's fresh object, given to this message alone: kept, not copied. */
 function withExtras(m: Message, extras: Obj): Message {
-  if (Object.keys(extras).length) m.extras = { ...extras };
+  if (Object.keys(extras).length) m.extras = extras;
   return m;
 }
 

@@ -24,6 +24,8 @@ import type { Op } from "./ops.js";
 
 export const LARGE_FIELDS = ["inputs", "outputs", "events", "extra", "error", "serialized"] as const;
 const LARGE = new Set<string>(LARGE_FIELDS);
+/** `,"field":` of each large field, as it is spliced into the run's part (field names need no escaping). */
+const INLINE_KEY: Record<string, string> = Object.fromEntries(LARGE_FIELDS.map((k) => [k, `,"${k}":`]));
 /**
  * Longest JSON of a large field sent inside the run's part. Under 1024 so
  * that nesting one level deeper (inside the run) keeps such a field far from
@@ -73,35 +75,47 @@ const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
 let boundaries = 0;
 
 /**
- * JSON parts are gathered as strings and turned into one Buffer per run of
- * text (a Buffer per part made this the hottest function of delivery); only
- * attachments, which are already bytes, break the text up.
+ * The body is written straight into one Buffer: the parts' texts are gathered
+ * (headers and JSON, attachments as bytes), their sizes summed, and each is
+ * copied in once. Concatenating them into one string first made V8 flatten a
+ * tree of hundreds of pieces into a new string and then copy that again,
+ * the largest cost of encoding after JSON.stringify itself.
  *
  * JSON.stringify keeps non-ASCII characters as they are, but most batches
- * have none: then latin1 gives the same bytes as UTF-8 at a plain copy's cost
- * (UTF-8 encoding was the largest single part of encoding a batch). Whether
- * the text is all ASCII comes free from the Content-Length of each part
- * (every character takes at least one UTF-8 byte, only ASCII exactly one)
- * and a look at the ids and attachment names that go into part headers.
+ * have none: then each text is written as latin1, which for ASCII gives the
+ * same bytes as UTF-8 at a plain copy's cost (UTF-8 encoding was the largest
+ * single part of encoding a batch). Whether the text is all ASCII comes free
+ * from the Content-Length of each part (every character takes at least one
+ * UTF-8 byte, only ASCII exactly one) and a look at the ids and attachment
+ * names that go into part headers.
  */
 export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   boundaries = (boundaries + 1) % 2 ** 32;
   const boundary = `${BOUNDARY_PREFIX}${boundaries.toString(16).padStart(8, "0")}`;
-  const chunks: Buffer[] = [];
-  let text = "";
+  // Texts and byte chunks in body order; `size` counts their bytes when every text is ASCII.
+  const pieces: (string | Uint8Array)[] = [];
+  let size = 0;
   let ascii = true;
-  const bytes = (t: string) => Buffer.from(t, ascii ? "latin1" : "utf8");
+  const add = (t: string) => {
+    pieces.push(t);
+    size += t.length;
+  };
   const jsonPart = (name: string, json: string, filename?: string) => {
     const n = Buffer.byteLength(json);
     if (n !== json.length) ascii = false;
-    text += `--${boundary}\r\nContent-Disposition: ${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n${json}\r\n`;
+    add(`--${boundary}\r\nContent-Disposition: ${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`);
+    add(json);
+    add("\r\n");
   };
+  // The run's part is written as its pieces (the head without its closing brace, then each inlined
+  // field's name and JSON): joining them into one string would only be copied again into the body.
+  const runPart: string[] = [];
   for (const op of ops) {
     if (NON_ASCII.test(op.id)) ascii = false;
     const run = op.run;
     const main: Record<string, unknown> = {};
     let own: string[] | undefined;
-    let inline = "";
+    runPart.length = 0;
     for (const k in run) {
       const v = run[k];
       if (v === undefined) continue;
@@ -111,23 +125,51 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
       }
       const json = JSON.stringify(v);
       if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
-      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inline += `,"${k}":${json}`; // k is one of LARGE_FIELDS: no escaping needed
+      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) runPart.push(INLINE_KEY[k]!, json);
       else (own ??= []).push(k, json);
     }
-    // The run's fields, then the inlined ones spliced in before its closing brace.
+    // The run's fields, then the inlined ones before its closing brace.
     const head = JSON.stringify(main);
-    jsonPart(`${op.kind}.${op.id}`, inline ? (head === "{}" ? `{${inline.slice(1)}}` : `${head.slice(0, -1)}${inline}}`) : head);
+    if (runPart.length === 0) jsonPart(`${op.kind}.${op.id}`, head);
+    else {
+      // `,"inputs":` after the head's fields; `"inputs":` when the head has none.
+      if (head === "{}") runPart[0] = runPart[0]!.slice(1);
+      const first = head.slice(0, -1);
+      let n = first.length + 1;
+      let chars = n;
+      for (const t of runPart) {
+        n += Buffer.byteLength(t);
+        chars += t.length;
+      }
+      if (n !== chars) ascii = false;
+      add(`--${boundary}\r\nContent-Disposition: ${disposition(`${op.kind}.${op.id}`)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`);
+      add(first);
+      for (const t of runPart) add(t);
+      add("}\r\n");
+    }
     if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!, `${own[i]}.json`);
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
         if (NON_ASCII.test(name) || NON_ASCII.test(mime)) ascii = false;
-        text += `--${boundary}\r\nContent-Disposition: ${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`;
-        chunks.push(bytes(text), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-        text = "\r\n";
+        add(`--${boundary}\r\nContent-Disposition: ${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`);
+        pieces.push(data);
+        size += data.byteLength;
+        add("\r\n");
       }
     }
   }
-  text += `--${boundary}--\r\n`;
-  chunks.push(bytes(text));
-  return { body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), contentType: `multipart/form-data; boundary=${boundary}` };
+  add(`--${boundary}--\r\n`);
+  if (!ascii) {
+    size = 0;
+    for (const p of pieces) size += typeof p === "string" ? Buffer.byteLength(p) : p.byteLength;
+  }
+  const body = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const p of pieces) {
+    if (typeof p !== "string") {
+      body.set(p, at);
+      at += p.byteLength;
+    } else at += body.write(p, at, ascii ? "latin1" : "utf8");
+  }
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }

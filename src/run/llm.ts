@@ -144,7 +144,7 @@ export function modelOf(call: LlmCall): string | undefined {
 
 /** What `validate` finds in a call's messages, prompt then reply, located under `messages`. */
 export function messageIssues(inputs: Message[], outputs?: Message[]): Issue[] {
-  return prefixIssues(validate(outputs ? [...inputs, ...outputs] : inputs), ["messages"]);
+  return prefixIssues(validate(outputs ? inputs.concat(outputs) : inputs), ["messages"]);
 }
 
 export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {

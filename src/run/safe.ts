@@ -285,55 +285,90 @@ export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
  * the run delivered is the same JSON either way.
  */
 export function checkSafe(value: unknown, limits: SafeLimits = {}): number | undefined {
-  const maxDepth = limits.maxDepth ?? DEFAULTS.maxDepth;
-  const maxString = limits.maxStringLength ?? DEFAULTS.maxStringLength;
   const maxBytes = limits.maxBytes ?? DEFAULTS.maxBytes;
-  const path: object[] = [];
-  let left = maxBytes;
-  let objects = 0;
-  // Spends as Walker does; false where Walker would start cutting (then the copy differs).
-  const spend = (n: number) => (n > left ? false : ((left -= n), true));
-  const walk = (v: unknown, depth: number): boolean => {
+  // A getter of the value checked could check another value: that one gets a checker of its own.
+  const c = checker.busy ? new Checker() : checker;
+  c.busy = true;
+  c.maxDepth = limits.maxDepth ?? DEFAULTS.maxDepth;
+  c.maxString = limits.maxStringLength ?? DEFAULTS.maxStringLength;
+  c.left = maxBytes;
+  c.objects = 0;
+  try {
+    return c.walk(value, 0) ? maxBytes - c.left : undefined;
+  } catch {
+    // A getter or proxy that throws: makeSafe knows what to do with it.
+    return undefined;
+  } finally {
+    c.path.fill(undefined);
+    c.busy = false;
+  }
+}
+
+/**
+ * checkSafe's walk, one instance reused (checking is synchronous; the only
+ * host code it can run is a getter, and a check started from one gets a new
+ * instance). Methods on one object rather than closures made per call: the
+ * closures and the context they share cost as much as the walk over a
+ * typical run.
+ */
+class Checker {
+  busy = false;
+  maxDepth = 0;
+  maxString = 0;
+  left = 0;
+  objects = 0;
+  /** The objects on the current path, by depth (see Walker.path). */
+  readonly path: (object | undefined)[] = [];
+
+  /** Spends as Walker does; false where Walker would start cutting (then the copy differs). */
+  private spend(n: number): boolean {
+    if (n > this.left) return false;
+    this.left -= n;
+    return true;
+  }
+
+  walk(v: unknown, depth: number): boolean {
     switch (typeof v) {
       case "string":
-        return v.length <= maxString && spend(v.length + 2);
+        return v.length <= this.maxString && this.spend(v.length + 2);
       case "boolean":
-        return spend(5);
+        return this.spend(5);
       case "number":
-        return Number.isFinite(v) && spend(8);
+        return Number.isFinite(v) && this.spend(8);
       case "object":
         break;
       default:
         return false;
     }
-    if (v === null) return spend(4);
+    if (v === null) return this.spend(4);
+    const path = this.path;
     for (let i = 0; i < depth; i++) if (path[i] === v) return false;
     // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.
-    if (depth >= maxDepth || left <= 0 || ++objects > TRACK_AFTER) return false;
+    if (depth >= this.maxDepth || this.left <= 0 || ++this.objects > TRACK_AFTER) return false;
     path[depth] = v;
     let ok: boolean;
     if (Array.isArray(v)) {
-      ok = spend(2);
-      for (let i = 0; ok && i < v.length; i++) ok = left > 0 && v[i] !== undefined && walk(v[i], depth + 1) && spend(1);
+      ok = this.spend(2);
+      for (let i = 0; ok && i < v.length; i++) {
+        const x: unknown = v[i];
+        ok = this.left > 0 && x !== undefined && this.walk(x, depth + 1) && this.spend(1);
+      }
     } else {
       const proto: unknown = Object.getPrototypeOf(v);
       if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
-      ok = spend(2);
+      ok = this.spend(2);
       const o = v as Record<string, unknown>;
-      for (const k of Object.keys(o)) {
-        if (!ok) break;
-        if (left <= 0 || k === "__proto__") return false;
+      const keys = Object.keys(o);
+      for (let i = 0; ok && i < keys.length; i++) {
+        const k = keys[i]!;
+        if (this.left <= 0 || k === "__proto__") return false;
         const x = o[k];
-        if (x !== undefined) ok = walk(x, depth + 1) && spend(k.length + 4);
+        if (x !== undefined) ok = this.walk(x, depth + 1) && this.spend(k.length + 4);
       }
     }
-    path[depth] = undefined as unknown as object;
+    path[depth] = undefined;
     return ok;
-  };
-  try {
-    return walk(value, 0) ? maxBytes - left : undefined;
-  } catch {
-    // A getter or proxy that throws: makeSafe knows what to do with it.
-    return undefined;
   }
 }
+
+const checker = new Checker();

@@ -25,6 +25,10 @@
  *   running one (prose, then a base64 attachment), chunks are counted exactly
  *   until it settles. Such text has an even token density: the estimate
  *   stays within about a percent (benchmarks/tokens.ts prints the difference).
+ * - Segments: an ASCII text of one chunk is cut into segments of a few words
+ *   at places where the pre-tokenizer splits anyway (segments.ts); a segment
+ *   seen before (the shared parts of an app's prompts) is counted from a
+ *   table, the others as above.
  * - Whole texts of TEXT_CACHE_MIN to TEXT_CACHE_MAX characters are remembered
  *   with their counts (encoders.ts): a prompt an app repeats is counted once.
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
@@ -35,6 +39,7 @@ import { cacheCount, cachedCount, dropEncoder, encoder, encodingForModel, memoFo
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
 import { scan } from "./scan.js";
+import { countBySegments } from "./segments.js";
 import { CHUNK, isLowSurrogate, RUN, split } from "./split.js";
 
 /** Slices of a long run that are encoded; beyond this the run is sampled. */
@@ -72,8 +77,17 @@ export function countTextTokens(text: string, model?: string): number {
     const known = cachedCount(enc, text);
     if (known !== undefined) return known;
   }
+  // The usual message, ASCII and one chunk as split() would cut it: by segments, each counted once (segments.ts).
+  if (text.length <= CHUNK) {
+    const bySegments = countBySegments(text, enc, (s) => exactScanned(s, enc, e));
+    if (bySegments >= 0) {
+      const n = Math.max(1, bySegments);
+      if (cacheable) cacheCount(enc, text, n);
+      return n;
+    }
+  }
   const t = new Tally(enc, e);
-  // The usual message, ASCII and one chunk as split() would cut it: its pieces come from the scanner.
+  // Pieces from the scanner when the text is ASCII and one chunk (a segment could not be counted exactly: a long run).
   const scanned = text.length <= CHUNK ? scan(text, enc, ends, RUN) : -1;
   if (scanned >= 0) t.add(text, scanned);
   else {
@@ -86,6 +100,15 @@ export function countTextTokens(text: string, model?: string): number {
   // A count the encoder failed part of the way through is an approximation: not kept.
   if (cacheable && t.exactOk) cacheCount(enc, text, n);
   return n;
+}
+
+/** tiktoken's count of an ASCII segment through the scanner and the piece memo, or -1 when it is not one scanned chunk or the encoder failed. */
+function exactScanned(s: string, enc: Encoding, e: Encoder): number {
+  const scanned = scan(s, enc, ends, RUN);
+  if (scanned < 0) return -1;
+  const t = new Tally(enc, e);
+  t.add(s, scanned);
+  return t.exactOk ? t.n : -1;
 }
 
 /** Piece ends from scan(), reused by every call (counting is synchronous). */

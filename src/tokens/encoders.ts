@@ -4,7 +4,7 @@
  * a warning is printed once.
  */
 import { createRequire } from "node:module";
-import { PieceMemo } from "./memo.js";
+import { PieceMemo, SegmentTable } from "./memo.js";
 
 export type Encoding = "o200k_base" | "cl100k_base";
 export interface Encoder {
@@ -105,6 +105,17 @@ export function memoFor(enc: Encoding, maxEntries: number): PieceMemo {
   return m;
 }
 
+/** Segments per generation of a SegmentTable. */
+const SEGMENT_ENTRIES = 1 << 12;
+const segmentTables = new Map<Encoding, SegmentTable>();
+
+/** Token counts of text segments already seen, per encoding (see segments.ts); emptied by freeEncoders(). */
+export function segmentTableFor(enc: Encoding): SegmentTable {
+  let m = segmentTables.get(enc);
+  if (!m) segmentTables.set(enc, (m = new SegmentTable(SEGMENT_ENTRIES)));
+  return m;
+}
+
 /**
  * Counts of whole long texts, per encoding, most recently used last: a system
  * prompt or a document that every call of an app repeats is counted once.
@@ -147,5 +158,6 @@ export function loadedEncodings(): Encoding[] {
 export function freeEncoders(): void {
   for (const enc of [...encoders.keys()]) dropEncoder(enc);
   memos.clear();
+  segmentTables.clear();
   textCaches.clear();
 }

@@ -83,3 +83,32 @@ function same(key: string, text: string, start: number, len: number): boolean {
   for (let i = 0; i < len; i++) if (key.charCodeAt(i) !== text.charCodeAt(start + i)) return false;
   return true;
 }
+
+/**
+ * Segment counts in two generations: when the newer one is full, it becomes
+ * the older and the oldest is dropped; a hit in the older moves the segment
+ * to the newer. The segments an app keeps repeating survive the many that
+ * occur once (the part of each prompt that differs), which emptying the whole
+ * table when full would throw out with them.
+ */
+export class SegmentTable {
+  private young = new Map<string, number>();
+  private old = new Map<string, number>();
+  constructor(private readonly maxEntries: number) {}
+
+  get(s: string): number | undefined {
+    const k = this.young.get(s);
+    if (k !== undefined || this.old.size === 0) return k;
+    const o = this.old.get(s);
+    if (o !== undefined) this.set(s, o);
+    return o;
+  }
+
+  set(s: string, k: number): void {
+    if (this.young.size >= this.maxEntries) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(s, k);
+  }
+}

@@ -50,6 +50,18 @@ describe("checkSafe", () => {
     expect(checkSafe(make())).toBeUndefined();
   });
 
+  it("keeps its own limits when a getter checks another value in the middle of the walk", () => {
+    const inner = run();
+    let innerBytes: number | undefined;
+    const o: Record<string, unknown> = {};
+    Object.defineProperty(o, "first", { enumerable: true, get: () => ((innerBytes = checkSafe(inner)), "x") });
+    o.big = "y".repeat(500);
+    expect(checkSafe(o, { maxBytes: 200 })).toBeUndefined(); // over its budget, whatever the getter did
+    expect(innerBytes).toBe(makeSafe(inner).bytes);
+    // And the shared checker is left clean for the next value.
+    expect(agrees(run())).toBe(makeSafe(run()).bytes);
+  });
+
   it("leaves values past a limit to makeSafe (which cuts them)", () => {
     expect(agrees(run(), { maxStringLength: 3 })).toBeUndefined();
     expect(agrees(run(), { maxBytes: 200 })).toBeUndefined();

@@ -1,0 +1,93 @@
+/**
+ * Counting an ASCII text by segments: the text is cut, in one pass over its
+ * character codes, into segments of a few words at places where tiktoken's
+ * pre-tokenizer splits anyway, and a segment seen before is counted from a
+ * table.
+ *
+ * Why: the prompts of one app share most of their text (the system prompt,
+ * the template around the user's question, the conversation so far), but
+ * they are rarely equal as wholes, so the whole-text cache (encoders.ts)
+ * misses them and every piece of every prompt went through the scanner and
+ * the piece memo again (~15 ns per character, the largest part of estimating
+ * a span's usage). Finding the cuts is one light pass; a segment is looked up
+ * as a slice of the text (no copy) in a Map, which hashes and compares it in
+ * V8's native code, cheaper than hashing character codes in JavaScript.
+ *
+ * Where a cut is exact: before a space that follows a non-whitespace
+ * character and precedes a letter. The piece holding the character before
+ * the space cannot take the space (a word, a number or a run of punctuation
+ * all stop at whitespace, and a contraction needs an apostrophe), and a piece
+ * starts at the space (` word`); each piece is decided by its own characters
+ * and the one after it, which for the last piece of a segment is the space
+ * or the end of the segment, alike. Runs of whitespace or non-whitespace never
+ * cross a cut, so the scanner's run limit sees the same runs. BPE never merges
+ * across pieces: the text's count is the sum of its segments' counts.
+ *
+ * Where a cut is made: at such a place, once the segment has SEG_MIN
+ * characters and the word before the place says so (its length and last
+ * character: about one place in four), or past SEG_MAX characters. Cutting by
+ * content, not by position, lets a passage repeated at another offset (a
+ * message quoted in a later turn) fall into the same segments after its first
+ * cut.
+ */
+import type { Encoding } from "./encoders.js";
+import { segmentTableFor } from "./encoders.js";
+import type { SegmentTable } from "./memo.js";
+
+/** Fewest characters in a segment cut by content; shorter segments cost more in lookups than they save. */
+const SEG_MIN = 32;
+/** A segment is cut at the first exact place past this many characters, whatever its words say. */
+const SEG_MAX = 192;
+/** Segments up to this long are remembered (at most 2 x 4096 per encoding: encoders.ts), so at most 2M characters are held. */
+const SEG_KEEP = 256;
+
+/** A character past ASCII (code point 128 or more). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/** An ASCII letter (NaN, past the end, is not). */
+const isLetter = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
+
+/**
+ * The token count of `text` (at most split.ts's CHUNK characters), summed
+ * over its segments; `count` counts a segment exactly or returns -1. Returns
+ * -1 when the text is not ASCII or a segment could not be counted exactly:
+ * then the caller counts the text whole, as before.
+ */
+export function countBySegments(text: string, enc: Encoding, count: (segment: string) => number): number {
+  // Both scans are native (the regex engine, and indexOf's search for one character): a loop over
+  // character codes in JavaScript cost as much as looking the segments up.
+  if (NON_ASCII.test(text)) return -1;
+  const table = segmentTableFor(enc);
+  const n = text.length;
+  let total = 0;
+  let start = 0;
+  let word = 0; // where the word before the next possible cut began
+  for (let i = text.indexOf(" ", 1); i >= 0; i = text.indexOf(" ", i + 1)) {
+    const prev = text.charCodeAt(i - 1);
+    // Not after ASCII whitespace (as tiktoken's `\s` sees it: space, tab, newline, vertical tab, form feed, carriage return).
+    if (prev === 32 || (prev >= 9 && prev <= 13) || !isLetter(text.charCodeAt(i + 1))) continue;
+    const len = i - start;
+    if ((len >= SEG_MIN && ((prev ^ (i - word)) & 3) === 0) || len >= SEG_MAX) {
+      const k = segment(text, start, i, table, count);
+      if (k < 0) return -1;
+      total += k;
+      start = i;
+    }
+    word = i;
+  }
+  // The last segment of a text that was cut is where prompts usually differ (the question after the
+  // template, the newest turn): it is counted but not remembered, so one-off tails do not push the
+  // segments that do repeat out of the table. A text of one segment (a system prompt) is remembered.
+  const k = segment(text, start, n, table, count, start === 0);
+  return k < 0 ? -1 : total + k;
+}
+
+function segment(text: string, start: number, end: number, table: SegmentTable, count: (segment: string) => number, remember = true): number {
+  const s = start === 0 && end === text.length ? text : text.slice(start, end);
+  const known = table.get(s);
+  if (known !== undefined) return known;
+  const k = count(s);
+  // The key is copied out of the text: a slice would keep the whole text alive as long as the table holds it.
+  if (k >= 0 && remember && end - start <= SEG_KEEP) table.set(` ${s}`.slice(1), k);
+  return k;
+}

@@ -1,0 +1,142 @@
+import { createRequire } from "node:module";
+import { afterEach, describe, expect, it } from "vitest";
+import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/tokens/index.js";
+import { SegmentTable } from "../../src/tokens/memo.js";
+import { countBySegments } from "../../src/tokens/segments.js";
+
+const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
+const o200k = get_encoding("o200k_base");
+const cl100k = get_encoding("cl100k_base");
+
+/** The real encoder, with the texts it was asked to encode recorded. */
+function recordingLoader(): string[] {
+  const seen: string[] = [];
+  setEncoderLoader((enc) => {
+    const e = get_encoding(enc);
+    return {
+      encode_ordinary: (t: string) => {
+        seen.push(t);
+        return e.encode_ordinary(t);
+      },
+      free: () => e.free(),
+    };
+  });
+  return seen;
+}
+
+afterEach(() => {
+  setEncoderLoader((enc) => get_encoding(enc));
+  freeEncoders();
+});
+
+/** A deterministic generator (xorshift), so a failure names a reproducible seed. */
+function rng(seed: number): () => number {
+  let x = seed || 1;
+  return () => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) / 2 ** 32;
+  };
+}
+
+/** Words and separators chosen to meet every alternative of both patterns at a cut: contractions, digits, punctuation runs, slashes, newlines, runs of spaces. */
+const WORDS = ["the", "The", "QUARTERLY", "report", "it's", "we'll", "they'RE", "don't", "I'm", "x", "'s", "'", "12", "4096", "3.14", "(#17)", "--", "/", "//", "a/b", "e.g.", "URL", "camelCase", "snake_case", "{}", "[]", "\"q\"", "#", "@me", "100%", "$5", "é"];
+const SEPS = [" ", " ", " ", " ", "  ", "   ", "\n", "\n\n", " \n", "\t", ", ", ". ", "; ", " - ", "\r\n", "", "/"];
+
+function text(r: () => number, words: number, ascii = true): string {
+  let out = "";
+  for (let i = 0; i < words; i++) {
+    let w = WORDS[Math.floor(r() * WORDS.length)]!;
+    if (ascii && w === "é") w = "e";
+    out += w + SEPS[Math.floor(r() * SEPS.length)]!;
+  }
+  return out;
+}
+
+describe("counting by segments", () => {
+  it("counts what tiktoken counts, on generated ASCII text, cold and from the table, for both encodings", () => {
+    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) {
+      for (let seed = 1; seed <= 300; seed++) {
+        const r = rng(seed);
+        const t = text(r, 1 + Math.floor(r() * 120));
+        const expected = enc.encode_ordinary(t).length || 1;
+        expect(countTextTokens(t, model), `${model} seed ${seed} cold`).toBe(expected);
+        expect(countTextTokens(t, model), `${model} seed ${seed} warm`).toBe(expected);
+        // The same words again with another tail: a mix of remembered and new segments.
+        const longer = `${t}${text(r, 8)}`;
+        expect(countTextTokens(longer, model), `${model} seed ${seed} longer`).toBe(enc.encode_ordinary(longer).length || 1);
+      }
+    }
+  });
+
+  it("counts a prompt that shares its text with an earlier one by encoding only what is new", () => {
+    const seen = recordingLoader();
+    // Words longer than the piece memo keeps, so only the segment table can spare the encoder.
+    const shared = Array.from({ length: 40 }, (_, i) => `paragraph${"q".repeat(40)}${i}`).join(" ");
+    const first = `${shared} first question?`;
+    expect(countTextTokens(first, "gpt-4o")).toBe(o200k.encode_ordinary(first).length);
+    seen.length = 0;
+    const second = `${shared} and now a second, different question?`;
+    expect(countTextTokens(second, "gpt-4o")).toBe(o200k.encode_ordinary(second).length);
+    const encoded = seen.reduce((n, s) => n + s.length, 0);
+    expect(encoded).toBeGreaterThan(0);
+    expect(encoded).toBeLessThan(second.length / 4);
+  });
+
+  it("leaves text past ASCII, or with a run the scanner hands over, to the whole-text path", () => {
+    const counted: string[] = [];
+    const count = (s: string) => (counted.push(s), 1);
+    expect(countBySegments("plain words then é at the end", "o200k_base", count)).toBe(-1);
+    expect(countBySegments("a few words and then a failing segment", "o200k_base", () => -1)).toBe(-1);
+    const mixed = `${text(rng(7), 60)} café ${text(rng(8), 60)}`;
+    expect(countTextTokens(mixed, "gpt-4o")).toBe(o200k.encode_ordinary(mixed).length);
+  });
+
+  it("remembers every segment of a text but its last one, and a text of one segment whole", () => {
+    const counted: string[] = [];
+    const count = (s: string) => (counted.push(s), s.length);
+    const t = `${text(rng(5), 150, true)} and the question that differs each time`;
+    expect(countBySegments(t, "o200k_base", count)).toBe(t.length);
+    const first = counted.length;
+    expect(first).toBeGreaterThan(2);
+    counted.length = 0;
+    expect(countBySegments(t, "o200k_base", count)).toBe(t.length);
+    expect(counted).toEqual([t.slice(t.length - counted[0]!.length)]); // only the tail again
+    counted.length = 0;
+    const prompt = "You are a careful analyst.";
+    countBySegments(prompt, "o200k_base", count);
+    countBySegments(prompt, "o200k_base", count);
+    expect(counted).toEqual([prompt]);
+  });
+
+  it("cuts only before a space that follows a non-space and precedes a letter, and the segments cover the text", () => {
+    const r = rng(99);
+    for (let k = 0; k < 200; k++) {
+      const t = text(r, 200);
+      const segments: string[] = [];
+      expect(countBySegments(t, "o200k_base", (s) => (segments.push(s), 0))).toBe(0);
+      expect(segments.join("")).toBe(t);
+      let at = 0;
+      for (const s of segments.slice(0, -1)) {
+        at += s.length;
+        expect(t[at]).toBe(" ");
+        expect(/\s/.test(t[at - 1]!)).toBe(false);
+        expect(/[A-Za-z]/.test(t[at + 1]!)).toBe(true);
+      }
+    }
+  });
+});
+
+describe("SegmentTable", () => {
+  it("keeps segments that keep coming back while one-off segments pass through, within two generations", () => {
+    const t = new SegmentTable(4);
+    t.set("system prompt", 5);
+    for (let i = 0; i < 40; i++) {
+      t.set(`one-off ${i}`, i);
+      expect(t.get("system prompt")).toBe(5); // a hit in the older generation moves it to the newer
+    }
+    expect(t.get("one-off 0")).toBeUndefined();
+    expect(t.get("one-off 39")).toBe(39);
+  });
+});
