@@ -22,6 +22,7 @@
  *
  *   npx tsx benchmarks/otel.ts            # 30 rounds of 200 spans per variant and shape
  *   npx tsx benchmarks/otel.ts --quick    # 8 rounds
+ *   npx tsx benchmarks/otel.ts --batch 512  # the tracepipe client at the exporter's batch size (requests per span alike)
  *   npx tsx benchmarks/otel.ts --ab <dir> # also another build's processor (<dir> holds its dist/:
  *                                         # e.g. a worktree of an earlier commit, built), interleaved
  *                                         # in the same rounds: the fair way to compare two builds on a
@@ -45,6 +46,8 @@ const ROUNDS = quick ? 8 : 30;
 const abAt = process.argv.indexOf("--ab");
 const abRoot = abAt > 0 ? process.argv[abAt + 1] : undefined;
 const BLOCK = 200;
+/** The tracepipe client's batch size (default: the client's own, 100); the exporter's BatchSpanProcessor sends up to 512 spans per request. */
+const batchArg = process.argv.includes("--batch") ? Number(process.argv[process.argv.indexOf("--batch") + 1]) : undefined;
 
 class OtlpProtoTraceExporter extends OTLPExporterBase<ReadableSpan[]> {
   constructor(url: string, headers: Record<string, string>) {
@@ -84,7 +87,7 @@ const noop: SpanProcessor = { onStart() {}, onEnd() {}, forceFlush: async () => 
 const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
 const tp = await loadBuilt<typeof import("../src/index.js")>("src/index.js");
 const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
-const client = new tp.Client({ endpoint: capture.url, apiKey: "otel-tracepipe", project: "otel-bench", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dl.jsonl"), exitHooks: false });
+const client = new tp.Client({ endpoint: capture.url, apiKey: "otel-tracepipe", project: "otel-bench", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dl.jsonl"), exitHooks: false, ...(batchArg ? { batchSize: batchArg } : {}) });
 const tpOtel = await loadBuilt<typeof import("../src/otel/index.js")>("src/otel/index.js");
 const tpProcessor = new tpOtel.TraceSpanProcessor({ client });
 
@@ -143,7 +146,7 @@ async function block(v: Variant, usage: boolean, round: number): Promise<number>
   return ((cpuMs() - c0) * 1000) / BLOCK; // µs per span
 }
 
-console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); ${ROUNDS} rounds x ${BLOCK} spans per variant and shape, interleaved; round 0 is warm-up`);
+console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); ${ROUNDS} rounds x ${BLOCK} spans per variant and shape, interleaved; round 0 is warm-up; tracepipe client batch size ${batchArg ?? "100 (default)"}`);
 console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
 const ratios: Record<string, { onEnd: number; cpu: number }> = {};
 for (const usage of [true, false]) {
