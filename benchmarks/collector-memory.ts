@@ -18,7 +18,7 @@
  * Every request must answer 202; the figure is the median (min–max) over reps,
  * beside the body size, so "near the body size" can be read off directly.
  *
- *   npx tsx benchmarks/collector-memory.ts [--mb 60] [--reps 2] [--shape messages|string] [--framing field|file]
+ *   npx tsx benchmarks/collector-memory.ts [--mb 60] [--reps 2] [--shape messages|string] [--framing field|file] [--concurrency 1,8]
  */
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -133,9 +133,10 @@ async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
   const shapes: Shape[] = process.argv.includes("--shape") ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape] : ["messages", "string"];
+  const concurrency = process.argv.includes("--concurrency") ? process.argv[process.argv.indexOf("--concurrency") + 1]!.split(",").map(Number) : [1, 8];
   const framings: Framing[] = process.argv.includes("--framing") ? [process.argv[process.argv.indexOf("--framing") + 1] as Framing] : ["field", "file"];
   for (const shape of shapes) {
-    for (const [framing, concurrent] of framings.flatMap((f) => [1, 8].map((n) => [f, n] as const))) {
+    for (const [framing, concurrent] of framings.flatMap((f) => concurrency.map((n) => [f, n] as const))) {
       const deltas: number[] = [];
       let bodyMiB = 0;
       let base = 0;
