@@ -156,8 +156,7 @@ describe("large JSON columns in pieces", () => {
   });
 
   it("over the collector: a plain field part past GC_PART_CHARS (collected before it is parsed) arrives exactly", async () => {
-    // The collection is there to be had in a process started without --expose-gc.
-    expect((globalThis as { gc?: unknown }).gc).toBeUndefined();
+    // The collection is there to be had even in a process started without --expose-gc (as vitest's workers are).
     expect(collectGarbage()).toBe(true);
     const c = await startCollector();
     try {
