@@ -2,7 +2,7 @@
  * Anthropic Messages adapter: request bodies, `message` responses and stream
  * events -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { describe } from "../common/guards.js";
 import { isRolePair } from "../common/reply.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
@@ -23,19 +23,15 @@ const reader: RecordReader = {
   provider: "anthropic",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: replyOrStream,
+  normalizeStream,
+  // SPEC §2.6's `[role, content]` reply is an array too; anything else in an array is a stream.
+  isReplyArray: isRolePair,
   kindOf: (p) => ("messages" in p ? "request" : p.type === "message" || "choices" in p || "message" in p || "role" in p ? "response" : undefined),
   unknown: (p) => `not an Anthropic Messages request, response or stream: ${describe(p)} without messages, role or type "message"`,
 };
 
 export function normalize(payload: unknown): NormalizedRecord {
   return normalizeRecord(reader, payload);
-}
-
-/** An array is a stream of events, unless it is SPEC §2.6's `[role, content]` reply. */
-function replyOrStream(v: unknown): ResponseResult {
-  if (Array.isArray(v)) return isRolePair(v) ? normalizeResponse(v) : normalizeStream(v);
-  return normalizeResponse(v);
 }
 
 export const anthropicMessages: Adapter = {

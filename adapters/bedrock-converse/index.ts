@@ -4,7 +4,7 @@
  * service's JSON with bytes in base64) -> native messages. Pure functions;
  * throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { describe } from "../common/guards.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
@@ -19,16 +19,12 @@ export { blockToNative } from "./blocks.js";
 
 export const FORMAT = "bedrock-converse";
 
-function responseOrStream(v: unknown): ResponseResult {
-  return Array.isArray(v) ? normalizeStream(v) : normalizeResponse(v);
-}
-
 const reader: RecordReader = {
   format: FORMAT,
   provider: "bedrock",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: responseOrStream,
+  normalizeStream,
   kindOf: (p) => ("output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined),
   unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
 };

@@ -12,13 +12,20 @@ export interface RecordReader {
   format: string;
   provider: string;
   normalizeRequest(request: unknown): RequestResult;
-  normalizeResponse(response: unknown): ResponseResult;
-  /** A reply or a stream (an array), with the request when the record carried one. */
-  replyOrStream(value: unknown, ctx?: ResponseContext): ResponseResult;
+  normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult;
+  normalizeStream(events: unknown[], ctx?: ResponseContext): ResponseResult;
+  /** An array that is a reply rather than a stream (SPEC §2.6's `[role, content]`), for the formats that accept one. */
+  isReplyArray?(v: unknown[]): boolean;
   /** What a lone object is, decided by its keys (not their values' types, so a malformed value is reported where it is); undefined when neither. */
   kindOf(p: Obj): "request" | "response" | undefined;
   /** Why a lone object is neither (the `unknown_payload` message). */
   unknown(p: Obj): string;
+}
+
+/** A reply, or a stream when it is an array (unless the format reads that array as a reply), with the request when the record carried one. */
+function replyOrStream(r: RecordReader, v: unknown, ctx?: ResponseContext): ResponseResult {
+  if (Array.isArray(v) && !r.isReplyArray?.(v)) return r.normalizeStream(v, ctx);
+  return r.normalizeResponse(v, ctx);
 }
 
 export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRecord {
@@ -29,13 +36,13 @@ export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRe
     out.inputs = { messages: req.messages };
     reqModel = req.trace_model_name;
   };
-  if (Array.isArray(payload)) res = r.replyOrStream(payload);
+  if (Array.isArray(payload)) res = replyOrStream(r, payload);
   else {
     const p = expectObj(payload, []);
     if ("request" in p || "response" in p) {
       const { request, response } = p;
       if (request !== undefined && request !== null) takeRequest(under("request", () => r.normalizeRequest(request)));
-      if (response !== undefined && response !== null) res = under("response", () => r.replyOrStream(response, { request }));
+      if (response !== undefined && response !== null) res = under("response", () => replyOrStream(r, response, { request }));
       if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
     } else {
       const kind = r.kindOf(p);

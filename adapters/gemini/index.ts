@@ -3,7 +3,7 @@
  * API and the `@google/genai` SDK's parameters and responses) -> native
  * messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { describe } from "../common/guards.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
@@ -16,16 +16,12 @@ export { normalizeUsage } from "./usage.js";
 
 export const FORMAT = "gemini";
 
-function responseOrStream(v: unknown): ResponseResult {
-  return Array.isArray(v) ? normalizeStream(v) : normalizeResponse(v);
-}
-
 const reader: RecordReader = {
   format: FORMAT,
   provider: "google",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: responseOrStream,
+  normalizeStream,
   kindOf: (p) => ("contents" in p ? "request" : "candidates" in p || "usageMetadata" in p || "promptFeedback" in p ? "response" : undefined),
   unknown: (p) => `not a Gemini request, response or stream: ${describe(p)} without contents or candidates`,
 };

@@ -2,7 +2,7 @@
  * OpenAI chat-completions adapter: request bodies, responses and streamed chunks
  * -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord, ResponseContext, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { isRolePair } from "../common/reply.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
@@ -21,19 +21,15 @@ const reader: RecordReader = {
   provider: "openai",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: replyOrStream,
+  normalizeStream,
+  // SPEC §2.6's `[role, content]` reply is an array too; anything else in an array is a stream.
+  isReplyArray: isRolePair,
   kindOf: (p) => ("messages" in p ? "request" : "choices" in p || "message" in p || "role" in p ? "response" : undefined),
   unknown: () => "not an OpenAI chat-completions request, response or stream: no messages, choices, message or role",
 };
 
 export function normalize(payload: unknown): NormalizedRecord {
   return normalizeRecord(reader, payload);
-}
-
-/** An array is a stream of chunks, unless it is SPEC §2.6's `[role, content]` reply. */
-function replyOrStream(v: unknown, ctx?: ResponseContext): ResponseResult {
-  if (Array.isArray(v)) return isRolePair(v) ? normalizeResponse(v, ctx) : normalizeStream(v, ctx);
-  return normalizeResponse(v, ctx);
 }
 
 export const openaiChat: Adapter = {

@@ -4,7 +4,7 @@
  * chunks -> native messages. Pure functions; throws only NormalizeError.
  * The mapping is described in request.ts and reply.ts.
  */
-import type { Adapter, NormalizedRecord, ResponseContext, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
@@ -16,16 +16,12 @@ export { promptMessages } from "./request.js";
 
 export const FORMAT = "openai-completions";
 
-function responseOrStream(v: unknown, ctx?: ResponseContext): ResponseResult {
-  return Array.isArray(v) ? normalizeStream(v, ctx) : normalizeResponse(v, ctx);
-}
-
 const reader: RecordReader = {
   format: FORMAT,
   provider: "openai",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: responseOrStream,
+  normalizeStream,
   kindOf: (p) => ("choices" in p ? "response" : "prompt" in p ? "request" : undefined),
   unknown: () => "not an OpenAI completions request, response or stream: no prompt or choices",
 };

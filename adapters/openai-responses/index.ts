@@ -3,7 +3,7 @@
  * responses (`object: "response"`, `output` items) and the streamed event
  * sequence -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord } from "../types.js";
 import { normalizeRecord, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
@@ -16,16 +16,12 @@ export { normalizeUsage } from "./usage.js";
 
 export const FORMAT = "openai-responses";
 
-function responseOrStream(v: unknown): ResponseResult {
-  return Array.isArray(v) ? normalizeStream(v) : normalizeResponse(v);
-}
-
 const reader: RecordReader = {
   format: FORMAT,
   provider: "openai",
   normalizeRequest,
   normalizeResponse,
-  replyOrStream: responseOrStream,
+  normalizeStream,
   kindOf: (p) => ("output" in p || p.object === "response" ? "response" : "input" in p || "instructions" in p ? "request" : undefined),
   unknown: () => "not an OpenAI Responses request, response or stream: no input, instructions or output",
 };
