@@ -47,17 +47,16 @@ function complete(call: LlmCall, value: unknown, view?: View): void {
   }
 }
 
+/** Hands what `promise` settles to (or `promise` itself, when it is no promise) to `settle`; a rejection fails the call. Returns `promise` itself. */
+function watch<T>(call: LlmCall, promise: T, settle: (value: unknown) => void): T {
+  if (!isThenable(promise)) settle(promise);
+  else promise.then(settle, (err) => quietly(() => call.fail(err)));
+  return promise;
+}
+
 /** Watch a promise of a whole reply. Returns `promise` itself. */
 export function observeReply<T>(call: LlmCall, promise: T, view?: View): T {
-  if (!isThenable(promise)) {
-    complete(call, promise, view);
-    return promise;
-  }
-  promise.then(
-    (value) => complete(call, value, view),
-    (err) => quietly(() => call.fail(err)),
-  );
-  return promise;
+  return watch(call, promise, (value) => complete(call, value, view));
 }
 
 interface IteratorLike {
@@ -94,13 +93,5 @@ function instrument(call: LlmCall, it: unknown, view?: View): void {
 
 /** Watch a promise of an async iterator (a stream). Returns `promise` itself. */
 export function observeStream<T>(call: LlmCall, promise: T, view?: View): T {
-  if (!isThenable(promise)) {
-    instrument(call, promise, view);
-    return promise;
-  }
-  promise.then(
-    (it) => instrument(call, it, view),
-    (err) => quietly(() => call.fail(err)),
-  );
-  return promise;
+  return watch(call, promise, (it) => instrument(call, it, view));
 }
