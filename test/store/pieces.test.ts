@@ -7,6 +7,8 @@
  * pieces; a file written before pieces existed still reads.
  */
 import Database from "better-sqlite3";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/migrations.js";
@@ -171,6 +173,39 @@ describe("large JSON columns in pieces", () => {
       expect(c.collector.store.getRun(run.id as string)!.inputs).toEqual(inputs);
     } finally {
       await c.close();
+    }
+  });
+
+  it("a writer killed (SIGKILL) in the middle of writing pieces leaves every run whole: no half-written column, no orphan pieces", async () => {
+    const killPath = join(tempDir("tp-pieces-kill-"), "runs.db");
+    new SqliteRunStore(killPath).close(); // migrated before the child races to open it
+    const script = fileURLToPath(new URL("./fixtures/pieces-writer.ts", import.meta.url));
+    for (let round = 0; round < 3; round++) {
+      const child = spawn(process.execPath, ["--import", "tsx", script, killPath], { stdio: ["ignore", "pipe", "inherit"] });
+      await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
+      // Long enough to be inside some transaction's piece writes (each run writes ~3 MB of pieces).
+      await new Promise((r) => setTimeout(r, 400 + round * 170));
+      child.kill("SIGKILL");
+      await new Promise((r) => child.once("exit", r));
+    }
+    const db = new Database(killPath, { readonly: true });
+    try {
+      const orphans = db.prepare("SELECT count(*) AS n FROM run_pieces WHERE run_id NOT IN (SELECT id FROM runs)").get() as { n: number };
+      expect(orphans.n).toBe(0);
+      const rows = db.prepare("SELECT id, pieces FROM runs").all() as { id: string; pieces: string | null }[];
+      expect(rows.length).toBeGreaterThan(0);
+      const read = db.prepare("SELECT text FROM run_pieces WHERE run_id = ? AND col = ? ORDER BY seq");
+      for (const row of rows) {
+        const map = JSON.parse(row.pieces!) as Record<string, number>;
+        expect(Object.keys(map)).toContain("inputs");
+        for (const [col, bytes] of Object.entries(map)) {
+          const text = (read.all(row.id, col) as { text: string }[]).map((r) => r.text).join("");
+          expect(Buffer.byteLength(text)).toBe(bytes);
+          expect(typeof (JSON.parse(text) as { text: string }).text).toBe("string");
+        }
+      }
+    } finally {
+      db.close();
     }
   });
 });
