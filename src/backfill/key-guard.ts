@@ -34,6 +34,10 @@ export class KeyGuardSink implements Sink {
     return this.inner.target;
   }
 
+  get encodesRuns(): boolean {
+    return this.inner.encodesRuns === true;
+  }
+
   limits(): Promise<SinkLimits> {
     return this.inner.limits();
   }

@@ -98,7 +98,7 @@ export function register(program: Command): void {
     .option("--shard <i/n>", "take only lines with (line - 1) % n == i (run n processes with 0/n .. n-1/n)", shard)
     .option("--rate-limiter <url>", "share the rate limit across processes through Redis, e.g. redis://127.0.0.1:6379")
     .option("--rate-limit <n/window>", "override the limit for POST /runs/multipart, e.g. 50/1s (default: the ingest limit, 6000 per 10 s with an API key; without one, 100 per 60 s per IP)", rateLimit)
-    .option("--batch-size <n>", "most runs per request (default 100, or what GET /info says)", positiveInt("--batch-size"))
+    .option("--batch-size <n>", "most runs per request (default: what GET /info advertises, at most 1000, else 100; a value given here is only lowered by GET /info)", positiveInt("--batch-size"))
     .option("--spool-dir <path>", "client spool directory (default .tracepipe/spool)")
     .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))
     .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
@@ -136,6 +136,7 @@ function guardedSink(opts: BackfillCliOptions, limiter: RedisRateLimiter | undef
     rateLimit: opts.rateLimit,
     gzip: "auto",
     defaults: { batchSize: r.batchSize, batchBytes: r.batchBytes },
+    batchSizeFromServer: r.batchSizeFromServer,
     warn: (m) => {
       if (warned.has(m)) return;
       warned.add(m);

@@ -37,7 +37,8 @@ import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
-import { finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { encodedOp, finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { encodeRun } from "./multipart.js";
 import type { Sink } from "./sink.js";
 import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
@@ -82,6 +83,7 @@ export class Client implements RunWriter {
             rateLimit: opts.rateLimit,
             gzip: opts.gzip ?? "auto",
             defaults: { batchSize: this.options.batchSize, batchBytes: this.options.batchBytes },
+            batchSizeFromServer: this.options.batchSizeFromServer,
             warn: (m) => this.state.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
@@ -175,7 +177,7 @@ export class Client implements RunWriter {
     }
     if (this.queue.mergeIntoUnsent(op)) return;
     if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
-    if (this.queue.add(op)) this.pump.schedule();
+    if (this.queue.add(this.sink.encodesRuns ? encodedOp(op, encodeRun) : op)) this.pump.schedule();
   }
 
   // ---- spool read-back ------------------------------------------------------------------

@@ -7,6 +7,16 @@ import type { RateLimiter } from "../ratelimit/limiter.js";
 import type { Sink } from "./sink.js";
 import type { SafeLimits } from "../run/safe.js";
 
+/** Runs per batch when neither the caller nor the server says (LangSmith's client uses the same). */
+export const DEFAULT_BATCH_SIZE = 100;
+/**
+ * The largest batch size taken from a server's GET /info when the caller set
+ * none. LangSmith's own client sends batches of whatever size `size_limit`
+ * advertises; a server that advertised a huge one would make a single failed
+ * request (a 413 split, a retry) carry that many runs, so it is capped.
+ */
+export const MAX_ADVERTISED_BATCH = 1000;
+
 export interface ClientOptions {
   /** Ingest endpoint. Default `TRACEPIPE_ENDPOINT`; unset means the embedded SQLite store. */
   endpoint?: string;
@@ -22,7 +32,10 @@ export interface ClientOptions {
   limiter?: RateLimiter;
   /** gzip request bodies: `auto` (default) when GET /info advertises it and the endpoint is not loopback. */
   gzip?: boolean | "auto";
-  /** Most runs per batch. Default 100; GET /info may lower it. */
+  /**
+   * Most runs per batch. Unset: what GET /info advertises (`size_limit`, at
+   * most MAX_ADVERTISED_BATCH), else 100. Set: GET /info may lower it.
+   */
   batchSize?: number;
   /** Most bytes per batch. Default 20 MiB; GET /info may lower it. */
   batchBytes?: number;
@@ -70,6 +83,8 @@ export interface ResolvedOptions {
   project: string;
   dbPath: string;
   batchSize: number;
+  /** batchSize was not given: a batch size the server advertises replaces it (HttpSink). */
+  batchSizeFromServer: boolean;
   batchBytes: number;
   concurrency: number;
   flushIntervalMs: number;
@@ -90,7 +105,8 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     apiKey: o.apiKey ?? envValue("TRACEPIPE_API_KEY", env),
     project: o.project ?? envValue("TRACEPIPE_PROJECT", env) ?? DEFAULT_PROJECT,
     dbPath,
-    batchSize: o.batchSize ?? 100,
+    batchSize: o.batchSize ?? DEFAULT_BATCH_SIZE,
+    batchSizeFromServer: o.batchSize === undefined,
     batchBytes: o.batchBytes ?? 20 * 1024 * 1024,
     concurrency: o.concurrency ?? 4,
     flushIntervalMs: o.flushIntervalMs ?? 50,

@@ -9,6 +9,7 @@ import { gzip as gzipCb, constants as zc } from "node:zlib";
 import { promisify } from "node:util";
 import { matchLimit } from "../ratelimit/match.js";
 import { arrivalWindowMs, type RateLimiter } from "../ratelimit/limiter.js";
+import { MAX_ADVERTISED_BATCH } from "./config.js";
 import { encodeMultipart } from "./multipart.js";
 import type { Op } from "./ops.js";
 import { isRetryableStatus, retryAfterMs } from "./retry.js";
@@ -39,7 +40,10 @@ export interface HttpSinkOptions {
    * and the compression would only spend the application's CPU).
    */
   gzip?: boolean | "auto";
+  /** The configured limits: GET /info may lower them, or raise batchSize when `batchSizeFromServer`. */
   defaults: SinkLimits;
+  /** The caller set no batch size: the server's advertised `size_limit` is used (at most MAX_ADVERTISED_BATCH). */
+  batchSizeFromServer?: boolean;
   /** Per-request timeout. Default 60 s. */
   timeoutMs?: number;
   warn: (msg: string) => void;
@@ -69,6 +73,7 @@ interface Transport {
 
 export class HttpSink implements Sink {
   readonly target: string;
+  readonly encodesRuns = true;
   private info?: Promise<Info>;
   private readonly url: string;
   private readonly limitKey: string;
@@ -120,7 +125,7 @@ export class HttpSink implements Sink {
         const cfg = body.batch_ingest_config ?? {};
         return {
           limits: {
-            batchSize: Math.min(this.opts.defaults.batchSize, cfg.size_limit ?? Infinity),
+            batchSize: this.batchSizeFrom(cfg.size_limit),
             batchBytes: Math.min(this.opts.defaults.batchBytes, cfg.size_limit_bytes ?? Infinity),
           },
           gzip: this.opts.gzip === "auto" || this.opts.gzip === undefined ? cfg.supports_gzip === true && !isLoopback(this.target) : this.opts.gzip,
@@ -130,6 +135,19 @@ export class HttpSink implements Sink {
         return fallback;
       }
     })());
+  }
+
+  /**
+   * The batch size given what GET /info advertised. A size the caller set is
+   * only ever lowered. With none set, the advertised size is used, as
+   * LangSmith's client does: fewer, larger requests cost the host less CPU per
+   * run (a request's fixed cost is about that of encoding 50 runs) and spend
+   * less of the rate budget.
+   */
+  private batchSizeFrom(advertised: unknown): number {
+    const set = this.opts.defaults.batchSize;
+    if (typeof advertised !== "number" || !Number.isInteger(advertised) || advertised < 1) return set;
+    return this.opts.batchSizeFromServer ? Math.min(advertised, MAX_ADVERTISED_BATCH) : Math.min(set, advertised);
   }
 
   async limits(): Promise<SinkLimits> {

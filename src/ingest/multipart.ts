@@ -20,7 +20,7 @@
  * nothing but `metadata` and `events` is empty).
  */
 import { randomBytes } from "node:crypto";
-import type { Op } from "./ops.js";
+import type { EncodedRun, Op } from "./ops.js";
 
 export const LARGE_FIELDS = ["inputs", "outputs", "events", "extra", "error", "serialized"] as const;
 const LARGE = new Set<string>(LARGE_FIELDS);
@@ -74,102 +74,90 @@ const NON_ASCII = /[\u0080-\uffff]/;
 const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
 let boundaries = 0;
 
+/** The run's part and its large fields' own parts, as encodeMultipart writes them (see the module comment). */
+export function encodeRun(run: Record<string, unknown>): EncodedRun {
+  const main: Record<string, unknown> = {};
+  let own: string[] | undefined;
+  // The inlined fields, `,"inputs":{...},"outputs":{...}`, spliced in before the run's closing brace.
+  let inlined = "";
+  for (const k in run) {
+    const v = run[k];
+    if (v === undefined) continue;
+    if (!LARGE.has(k)) {
+      main[k] = v;
+      continue;
+    }
+    const json = JSON.stringify(v);
+    if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
+    if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) inlined += INLINE_KEY[k]! + json;
+    else (own ??= []).push(k, json);
+  }
+  const head = JSON.stringify(main);
+  // `,"inputs":` after the head's fields; `"inputs":` when the head has none.
+  const part = inlined === "" ? head : head === "{}" ? `{${inlined.slice(1)}}` : `${head.slice(0, -1)}${inlined}}`;
+  return own ? { part, own } : { part };
+}
+
 /**
- * The body is written straight into one Buffer: the parts' texts are gathered
- * (headers and JSON, attachments as bytes), their sizes summed, and each is
- * copied in once. Concatenating them into one string first made V8 flatten a
- * tree of hundreds of pieces into a new string and then copy that again,
- * the largest cost of encoding after JSON.stringify itself.
+ * The body is written straight into one Buffer: each part is made one string
+ * (headers, JSON and the closing line break; attachments stay bytes), the
+ * parts' byte sizes are summed, and each is copied in once. One string per
+ * part, not per piece: every Buffer.byteLength and write is a call into
+ * native code whose fixed cost, over the eight or so pieces of a run's part,
+ * was a third of encoding it; concatenating a whole body into one string
+ * instead made V8 flatten a tree of hundreds of pieces and then copy it again.
  *
- * JSON.stringify keeps non-ASCII characters as they are, but most batches
- * have none: then each text is written as latin1, which for ASCII gives the
- * same bytes as UTF-8 at a plain copy's cost (UTF-8 encoding was the largest
- * single part of encoding a batch). Whether the text is all ASCII comes free
- * from the Content-Length of each part (every character takes at least one
- * UTF-8 byte, only ASCII exactly one) and a look at the ids and attachment
- * names that go into part headers.
+ * JSON.stringify keeps non-ASCII characters as they are, but most parts have
+ * none: such a part is written as latin1, which for ASCII gives the same bytes
+ * as UTF-8 at a plain copy's cost (UTF-8 encoding was the largest single part
+ * of encoding a batch). Whether a part is ASCII comes free from its
+ * Content-Length: every character takes at least one UTF-8 byte, only ASCII
+ * exactly one.
  */
 export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   boundaries = (boundaries + 1) % 2 ** 32;
   const boundary = `${BOUNDARY_PREFIX}${boundaries.toString(16).padStart(8, "0")}`;
-  // Texts and byte chunks in body order; `size` counts their bytes when every text is ASCII.
-  const pieces: (string | Uint8Array)[] = [];
+  const opening = `--${boundary}\r\nContent-Disposition: `;
+  // Parts in body order, each with its size in bytes (a string is ASCII when that equals its length).
+  const parts: (string | Uint8Array)[] = [];
+  const sizes: number[] = [];
   let size = 0;
-  let ascii = true;
-  const add = (t: string) => {
-    pieces.push(t);
-    size += t.length;
+  const text = (t: string, bytes: number) => {
+    parts.push(t);
+    sizes.push(bytes);
+    size += bytes;
   };
   const jsonPart = (name: string, json: string, filename?: string) => {
     const n = Buffer.byteLength(json);
-    if (n !== json.length) ascii = false;
-    add(`--${boundary}\r\nContent-Disposition: ${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`);
-    add(json);
-    add("\r\n");
+    const headers = `${opening}${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`;
+    // Names and filenames may hold any character: the headers are measured apart from the JSON.
+    text(`${headers}${json}\r\n`, (NON_ASCII.test(headers) ? Buffer.byteLength(headers) : headers.length) + n + 2);
   };
-  // The run's part is written as its pieces (the head without its closing brace, then each inlined
-  // field's name and JSON): joining them into one string would only be copied again into the body.
-  const runPart: string[] = [];
   for (const op of ops) {
-    if (NON_ASCII.test(op.id)) ascii = false;
-    const run = op.run;
-    const main: Record<string, unknown> = {};
-    let own: string[] | undefined;
-    runPart.length = 0;
-    for (const k in run) {
-      const v = run[k];
-      if (v === undefined) continue;
-      if (!LARGE.has(k)) {
-        main[k] = v;
-        continue;
-      }
-      const json = JSON.stringify(v);
-      if (json === undefined) continue; // a value JSON leaves out (a function): as if absent
-      if (json.length <= INLINE_MAX && inlineKeepsText(k, v)) runPart.push(INLINE_KEY[k]!, json);
-      else (own ??= []).push(k, json);
-    }
-    // The run's fields, then the inlined ones before its closing brace.
-    const head = JSON.stringify(main);
-    if (runPart.length === 0) jsonPart(`${op.kind}.${op.id}`, head);
-    else {
-      // `,"inputs":` after the head's fields; `"inputs":` when the head has none.
-      if (head === "{}") runPart[0] = runPart[0]!.slice(1);
-      const first = head.slice(0, -1);
-      let n = first.length + 1;
-      let chars = n;
-      for (const t of runPart) {
-        n += Buffer.byteLength(t);
-        chars += t.length;
-      }
-      if (n !== chars) ascii = false;
-      add(`--${boundary}\r\nContent-Disposition: ${disposition(`${op.kind}.${op.id}`)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`);
-      add(first);
-      for (const t of runPart) add(t);
-      add("}\r\n");
-    }
+    // An op encoded at hand-over is written from its text (reading `run` would decode it).
+    const e = op.encoded ?? encodeRun(op.run);
+    jsonPart(`${op.kind}.${op.id}`, e.part);
+    const own = e.own;
     if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!, `${own[i]}.json`);
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
-        if (NON_ASCII.test(name) || NON_ASCII.test(mime)) ascii = false;
-        add(`--${boundary}\r\nContent-Disposition: ${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`);
-        pieces.push(data);
+        const headers = `${opening}${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`;
+        text(headers, Buffer.byteLength(headers));
+        parts.push(data);
+        sizes.push(data.byteLength);
         size += data.byteLength;
-        add("\r\n");
+        text("\r\n", 2);
       }
     }
   }
-  add(`--${boundary}--\r\n`);
-  if (!ascii) {
-    size = 0;
-    for (const p of pieces) size += typeof p === "string" ? Buffer.byteLength(p) : p.byteLength;
-  }
+  text(`--${boundary}--\r\n`, boundary.length + 6);
   const body = Buffer.allocUnsafe(size);
   let at = 0;
-  for (const p of pieces) {
-    if (typeof p !== "string") {
-      body.set(p, at);
-      at += p.byteLength;
-    } else at += body.write(p, at, ascii ? "latin1" : "utf8");
+  for (let i = 0; i < parts.length; i++) {
+    const p = parts[i]!;
+    if (typeof p !== "string") body.set(p, at);
+    else body.write(p, at, p.length === sizes[i] ? "latin1" : "utf8");
+    at += sizes[i]!;
   }
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };
 }

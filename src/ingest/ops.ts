@@ -25,6 +25,87 @@ export interface Op {
   raw?: boolean;
   /** The spool segments this op was read back from, deleted once all their ops are accounted for. */
   segments?: string[];
+  /** The run as the multipart encoder writes it, when it was encoded at hand-over (see encodedOp). */
+  encoded?: EncodedRun;
+}
+
+/** A run in multipart form, without the boundaries: what encodeMultipart writes for it. */
+export interface EncodedRun {
+  /** The JSON of the run's own part (`post.{id}` / `patch.{id}`), its small large fields inlined. */
+  part: string;
+  /** Field name and JSON of each large field that goes in a part of its own, in pairs. */
+  own?: string[];
+}
+
+/** The run object again, from its encoding: the part's fields and each large field's. */
+function decodeRun(e: EncodedRun): Record<string, unknown> {
+  const run = JSON.parse(e.part) as Record<string, unknown>;
+  const own = e.own;
+  if (own) for (let i = 0; i < own.length; i += 2) run[own[i]!] = JSON.parse(own[i + 1]!);
+  return run;
+}
+
+/**
+ * An op whose run is held encoded: the text the multipart encoder would make
+ * of it, not the object. Why: a queued run waits for its batch (up to a
+ * thousand runs, or the flush interval), and while it waits every young
+ * garbage collection copies its few dozen objects and then promotes them.
+ * That copying cost the host more than encoding the run did; one string per
+ * run is cheap to move. The text is made once either way, at hand-over
+ * instead of at sending.
+ *
+ * Anything that reads `run` (a newer update of the run merging into it, the
+ * spool, the dead-letter file) gets the object back, parsed from the text,
+ * and the encoding is dropped, since whoever asked may change the object.
+ */
+class EncodedOp implements Op {
+  private object?: Record<string, unknown>;
+  encoded?: EncodedRun;
+  attachments?: Attachments;
+  segments?: string[];
+  prepare?: (() => void)[];
+  raw?: boolean;
+
+  constructor(
+    public kind: Op["kind"],
+    public id: string,
+    encoded: EncodedRun,
+    public bytes: number,
+    public seq: number,
+    attachments: Attachments | undefined,
+    segments: string[] | undefined,
+  ) {
+    this.encoded = encoded;
+    this.attachments = attachments;
+    this.segments = segments;
+  }
+
+  get run(): Record<string, unknown> {
+    if (this.object === undefined) this.object = this.encoded ? decodeRun(this.encoded) : {};
+    this.encoded = undefined;
+    return this.object;
+  }
+
+  set run(v: Record<string, unknown>) {
+    this.object = v;
+    this.encoded = undefined;
+  }
+}
+
+/**
+ * `op` with its run encoded by `encode`, when that is worth it: a create of a
+ * complete run (it has an end time, so no update is expected to merge into
+ * it) with no deferred work. Otherwise, or if encoding fails, `op` itself.
+ */
+export function encodedOp(op: Op, encode: (run: Record<string, unknown>) => EncodedRun): Op {
+  if (op.kind !== "post" || op.prepare || op.raw || op.encoded || op.run.end_time === undefined) return op;
+  let e: EncodedRun;
+  try {
+    e = encode(op.run);
+  } catch {
+    return op;
+  }
+  return new EncodedOp(op.kind, op.id, e, op.bytes, op.seq, op.attachments, op.segments);
 }
 
 let lastSeq = 0;

@@ -36,4 +36,10 @@ export interface Sink {
   close(): Promise<void>;
   /** A short description for logs: the endpoint or the file. */
   readonly target: string;
+  /**
+   * send() needs no more of an op than what encodeMultipart writes of it, so
+   * the client may hold a complete run encoded rather than as an object (see
+   * encodedOp in ops.ts); reading `op.run` still works, at a parse's cost.
+   */
+  readonly encodesRuns?: boolean;
 }
