@@ -1,38 +1,53 @@
 /**
  * The span processor's cost on the traced program: tracepipe's
  * TraceSpanProcessor vs a BatchSpanProcessor with the OTLP/HTTP protobuf
- * exporter, in the same process, on the same LLM spans (OTel GenAI
- * conventions, ~1 KB of messages), with and without usage attributes (without,
- * tracepipe estimates the usage with tiktoken). Both deliver to the light
- * capture server (benchmarks/capture-server.ts, its own process).
+ * exporter, on the same LLM spans (OTel GenAI conventions), with and without
+ * usage attributes (without, tracepipe estimates the usage with tiktoken).
+ * Both deliver to the light capture server (benchmarks/capture-server.ts, its
+ * own process).
+ *
+ * Span shapes (`--shape`, default both):
+ * - `chat`: a system prompt, one ~460-character question and a ~270-character
+ *   answer (~1 KB of messages);
+ * - `agent`: a multi-turn tool-using exchange: system prompt, question, an
+ *   assistant turn with two tool calls, their two results (JSON), and the
+ *   answer (~3 KB of messages).
  *
  * The protobuf exporter: @opentelemetry/exporter-trace-otlp-proto is not a
  * dependency here, so it is assembled the way that package does it, from the
  * installed @opentelemetry/otlp-exporter-base (node-http delegate) and
  * @opentelemetry/otlp-transformer's ProtobufTraceSerializer.
  *
- * Blocks of BLOCK spans per variant, variants interleaved round by round in a
- * rotating order; each block ends with forceFlush, so its conversion and
- * delivery CPU is charged to it. Reported: onEnd time per span (median, p99,
- * max; timed around the processor's onEnd alone), and added CPU per span
- * (block CPU minus that of a provider with a no-op processor: span creation is
- * not counted), median and range over rounds, with the ratio to the exporter's.
+ * Default mode: each variant (no-op processor, exporter, tracepipe) runs in a
+ * process of its own, in rotating order, REPS times per shape and usage; a
+ * process runs WARMUP blocks (not counted: a fresh process's JIT and heap
+ * sizing take thousands of spans to settle), then ROUNDS blocks of BLOCK spans, each block
+ * ending with forceFlush so its conversion and delivery CPU is charged to it.
+ * Own processes because in one process a garbage collection caused by one
+ * variant lands in whichever block runs next, often another variant's: block
+ * figures then swung 2-5x. Reported per variant: onEnd time per span (median,
+ * p99; timed around the processor's onEnd alone), and added CPU per span (the
+ * process's median block CPU minus that of the no-op process of the same
+ * repetition: span creation is not counted), median and range over
+ * repetitions, with the ratio to the exporter's.
  * Targets (issue 15): onEnd <= 20 µs median whatever the span holds; CPU per
  * span <= 2x the exporter's.
  *
- *   npx tsx benchmarks/otel.ts            # 30 rounds of 200 spans per variant and shape
- *   npx tsx benchmarks/otel.ts --quick    # 8 rounds
- *   npx tsx benchmarks/otel.ts --batch 512  # the tracepipe client at the exporter's batch size (requests per span alike)
- *   npx tsx benchmarks/otel.ts --ab <dir> # also another build's processor (<dir> holds its dist/:
- *                                         # e.g. a worktree of an earlier commit, built), interleaved
- *                                         # in the same rounds: the fair way to compare two builds on a
- *                                         # shared machine, where separate runs differ by more than the change
+ *   npx tsx benchmarks/otel.ts               # 5 repetitions x (8 warm-up + 20) blocks of 500 spans, both shapes
+ *   npx tsx benchmarks/otel.ts --reps 3 --shape chat
+ *   npx tsx benchmarks/otel.ts --block 200   # another block size
+ *   npx tsx benchmarks/otel.ts --batch 100   # the tracepipe client's batch size (default: GET /info's, 1000 here)
+ *   npx tsx benchmarks/otel.ts --ab <dir>    # also another build's processor (<dir> holds its dist/: e.g. a
+ *                                            # worktree of an earlier commit, built), in its own processes,
+ *                                            # rotating with the others
+ *   npx tsx benchmarks/otel.ts --same-process  # all variants in one process, interleaved block by block
  */
 import type { Context } from "@opentelemetry/api";
 import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from "@opentelemetry/otlp-exporter-base/node-http";
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from "@opentelemetry/otlp-transformer";
 import { BatchSpanProcessor, NodeTracerProvider, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
+import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -41,13 +56,23 @@ import { loadBuilt } from "./load.js";
 import { cpuMs, median, peakRssMiB, quantile, spread, startChild } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
-const quick = process.argv.includes("--quick");
-const ROUNDS = quick ? 8 : 30;
-const abAt = process.argv.indexOf("--ab");
-const abRoot = abAt > 0 ? process.argv[abAt + 1] : undefined;
-const BLOCK = 200;
-/** The tracepipe client's batch size (default: the client's own, 100); the exporter's BatchSpanProcessor sends up to 512 spans per request. */
-const batchArg = process.argv.includes("--batch") ? Number(process.argv[process.argv.indexOf("--batch") + 1]) : undefined;
+const argv = process.argv;
+const flag = (name: string) => (argv.includes(name) ? argv[argv.indexOf(name) + 1] : undefined);
+const sameProcess = argv.includes("--same-process");
+const ROUNDS = Number(flag("--rounds") ?? (sameProcess ? 30 : 20));
+/** Blocks each child runs before measuring: a fresh process's JIT and young generation take thousands of spans to settle. */
+const WARMUP = Number(flag("--warmup") ?? 8);
+const REPS = Number(flag("--reps") ?? 5);
+const abRoot = flag("--ab");
+/**
+ * Spans per block. 500: about one request per block for both (the exporter's BatchSpanProcessor sends
+ * up to 512 spans per request, tracepipe's client what GET /info advertises).
+ */
+const BLOCK = Number(flag("--block") ?? 500);
+/** The tracepipe client's batch size (default: the client's own choice, GET /info's size_limit). */
+const batchArg = flag("--batch") ? Number(flag("--batch")) : undefined;
+type Shape = "chat" | "agent";
+const SHAPES: Shape[] = flag("--shape") ? [flag("--shape") as Shape] : ["chat", "agent"];
 
 class OtlpProtoTraceExporter extends OTLPExporterBase<ReadableSpan[]> {
   constructor(url: string, headers: Record<string, string>) {
@@ -84,118 +109,243 @@ class Timed implements SpanProcessor {
 }
 const noop: SpanProcessor = { onStart() {}, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
 
-const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
-const tp = await loadBuilt<typeof import("../src/index.js")>("src/index.js");
-const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
-const client = new tp.Client({ endpoint: capture.url, apiKey: "otel-tracepipe", project: "otel-bench", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dl.jsonl"), exitHooks: false, ...(batchArg ? { batchSize: batchArg } : {}) });
-const tpOtel = await loadBuilt<typeof import("../src/otel/index.js")>("src/otel/index.js");
-const tpProcessor = new tpOtel.TraceSpanProcessor({ client });
-
 type Variant = "none" | "otlp-proto" | "tracepipe" | "other build";
-const variants: Variant[] = ["none", "otlp-proto", "tracepipe"];
-const processors: Partial<Record<Variant, Timed>> = {
-  none: new Timed(noop),
-  "otlp-proto": new Timed(new BatchSpanProcessor(new OtlpProtoTraceExporter(`${capture.url}/v1/traces`, { "x-api-key": "otel-otlp" }))),
-  tracepipe: new Timed(tpProcessor),
-};
-// --ab: the other build's Client and processor, each loaded from its own dist/ (nothing shared with this one's).
-let abClient: { shutdown(): Promise<unknown> } | undefined;
-if (abRoot) {
-  const dist = (p: string) => pathToFileURL(resolve(abRoot, "dist", p)).href;
-  const abTp = (await import(dist("src/index.js"))) as typeof import("../src/index.js");
-  const abOtel = (await import(dist("src/otel/index.js"))) as typeof import("../src/otel/index.js");
-  const c = new abTp.Client({ endpoint: capture.url, apiKey: "otel-tracepipe-ab", project: "otel-bench", spoolDir: join(dir, "spool-ab"), deadLetterPath: join(dir, "dl-ab.jsonl"), exitHooks: false });
-  abClient = c;
-  processors["other build"] = new Timed(new abOtel.TraceSpanProcessor({ client: c }));
-  variants.push("other build");
+const KEYS: Record<Variant, string> = { none: "none", "otlp-proto": "otel-otlp", tracepipe: "otel-tracepipe", "other build": "otel-tracepipe-ab" };
+
+/** A processor for `v`, delivering to `url`; tracepipe's from `base`'s dist/ (this checkout's, or --ab's). */
+async function makeProcessor(v: Variant, url: string, dir: string): Promise<{ processor: SpanProcessor; stats?: unknown; close(): Promise<unknown> }> {
+  if (v === "none") return { processor: noop, close: async () => {} };
+  if (v === "otlp-proto") return { processor: new BatchSpanProcessor(new OtlpProtoTraceExporter(`${url}/v1/traces`, { "x-api-key": KEYS[v] })), close: async () => {} };
+  let tp: typeof import("../src/index.js");
+  let otel: typeof import("../src/otel/index.js");
+  if (v === "other build") {
+    const dist = (p: string) => pathToFileURL(resolve(abRoot!, "dist", p)).href;
+    tp = (await import(dist("src/index.js"))) as typeof tp;
+    otel = (await import(dist("src/otel/index.js"))) as typeof otel;
+  } else {
+    tp = await loadBuilt<typeof tp>("src/index.js");
+    otel = await loadBuilt<typeof otel>("src/otel/index.js");
+  }
+  const client = new tp.Client({ endpoint: url, apiKey: KEYS[v], project: "otel-bench", spoolDir: join(dir, `spool-${v}`), deadLetterPath: join(dir, `dl-${v}.jsonl`), exitHooks: false, ...(batchArg ? { batchSize: batchArg } : {}) });
+  const processor = new otel.TraceSpanProcessor({ client });
+  return { processor, stats: processor.stats, close: () => client.shutdown() };
 }
-const proc = (v: Variant) => processors[v]!;
-const tracers = Object.fromEntries(variants.map((v) => [v, new NodeTracerProvider({ spanProcessors: [proc(v)] })])) as Record<Variant, NodeTracerProvider>;
 
 const question = "Summarise the attached quarterly report in three bullet points, keeping the figures exact. ".repeat(5);
 const answer = "- Revenue grew 12% to 4.1M.\n- Costs fell 3% on lower hosting.\n- Headcount stayed at 41. ".repeat(3);
-function attributes(i: number, usage: boolean): Record<string, string | number> {
+const text = (content: string) => ({ type: "text", content });
+
+function messages(shape: Shape, i: number): { input: unknown[]; output: unknown[] } {
+  if (shape === "chat") {
+    return {
+      input: [
+        { role: "system", parts: [text("You are a careful analyst.")] },
+        { role: "user", parts: [text(`${question} (#${i})`)] },
+      ],
+      output: [{ role: "assistant", parts: [text(`${answer} (#${i})`)], finish_reason: "stop" }],
+    };
+  }
+  const city = ["Lisbon", "Oslo", "Nairobi", "Lima", "Osaka"][i % 5]!;
+  return {
+    input: [
+      { role: "system", parts: [text("You are a travel assistant. Use the tools to check the weather and opening hours before you recommend anything; answer in two short paragraphs.")] },
+      { role: "user", parts: [text(`I land in ${city} on Saturday morning with six free hours. What should I do, and what should I pack for the weather? (request ${i})`)] },
+      {
+        role: "assistant",
+        parts: [
+          { type: "tool_call", id: `call_w${i}`, name: "get_weather", arguments: { city, day: "saturday", units: "metric" } },
+          { type: "tool_call", id: `call_h${i}`, name: "opening_hours", arguments: { city, category: "museums", day: "saturday" } },
+        ],
+      },
+      { role: "tool", parts: [{ type: "tool_call_response", id: `call_w${i}`, response: { city, forecast: [{ hour: 9, temp_c: 14, rain_mm: 0.2 }, { hour: 12, temp_c: 19, rain_mm: 0 }, { hour: 15, temp_c: 21, rain_mm: 0 }], wind_kmh: 12 } }] },
+      { role: "tool", parts: [{ type: "tool_call_response", id: `call_h${i}`, response: { city, open: [{ name: "City Museum", from: "10:00", to: "18:00" }, { name: "Modern Art Gallery", from: "11:00", to: "19:00" }, { name: "Maritime Museum", from: "09:30", to: "17:30" }] } }] },
+    ],
+    output: [
+      {
+        role: "assistant",
+        parts: [
+          text(
+            `Start at the Maritime Museum when it opens at 09:30, then walk the old town before lunch; the City Museum and the Modern Art Gallery stay open into the evening, so keep one for the afternoon. Saturday in ${city} warms from 14 to 21 °C with a little rain early on: pack a light jacket you can carry, comfortable shoes and sunglasses. (#${i})`,
+          ),
+        ],
+        finish_reason: "stop",
+      },
+    ],
+  };
+}
+
+function attributes(shape: Shape, i: number, usage: boolean): Record<string, string | number> {
+  const m = messages(shape, i);
   const a: Record<string, string | number> = {
     "gen_ai.operation.name": "chat",
     "gen_ai.provider.name": "openai",
     "gen_ai.request.model": "gpt-4o-mini",
     "gen_ai.response.model": "gpt-4o-mini-2024-07-18",
     "gen_ai.request.temperature": 0,
-    "gen_ai.input.messages": JSON.stringify([
-      { role: "system", parts: [{ type: "text", content: "You are a careful analyst." }] },
-      { role: "user", parts: [{ type: "text", content: `${question} (#${i})` }] },
-    ]),
-    "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: `${answer} (#${i})` }], finish_reason: "stop" }]),
+    "gen_ai.input.messages": JSON.stringify(m.input),
+    "gen_ai.output.messages": JSON.stringify(m.output),
   };
   if (usage) {
-    a["gen_ai.usage.input_tokens"] = 120;
-    a["gen_ai.usage.output_tokens"] = 60;
+    a["gen_ai.usage.input_tokens"] = shape === "chat" ? 120 : 310;
+    a["gen_ai.usage.output_tokens"] = shape === "chat" ? 60 : 95;
   }
   return a;
 }
 
 const yieldNow = () => new Promise((r) => setImmediate(r));
-async function block(v: Variant, usage: boolean, round: number): Promise<number> {
-  const tracer = tracers[v].getTracer("bench");
+/** One block: BLOCK spans ended over several turns of the event loop, then forceFlush. CPU µs per span. */
+async function block(provider: NodeTracerProvider, shape: Shape, usage: boolean, first: number): Promise<number> {
+  const tracer = provider.getTracer("bench");
   const c0 = cpuMs();
   for (let i = 0; i < BLOCK; i++) {
-    tracer.startSpan("chat gpt-4o-mini", { attributes: attributes(round * BLOCK + i, usage) }).end();
+    tracer.startSpan("chat gpt-4o-mini", { attributes: attributes(shape, first + i, usage) }).end();
     if (i % 10 === 9) await yieldNow(); // spans end over several turns, as in a program doing other work
   }
-  await tracers[v].forceFlush();
-  return ((cpuMs() - c0) * 1000) / BLOCK; // µs per span
+  await provider.forceFlush();
+  return ((cpuMs() - c0) * 1000) / BLOCK;
 }
 
-console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); ${ROUNDS} rounds x ${BLOCK} spans per variant and shape, interleaved; round 0 is warm-up; tracepipe client batch size ${batchArg ?? "100 (default)"}`);
-console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
-const ratios: Record<string, { onEnd: number; cpu: number }> = {};
-for (const usage of [true, false]) {
-  const cpu = Object.fromEntries(variants.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
-  const firstOnEnd: Partial<Record<Variant, number>> = {};
-  for (const v of variants) proc(v).times = [];
-  for (let round = 0; round <= ROUNDS; round++) {
-    const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
-    for (const v of order) {
-      const before = proc(v).times.length;
-      const c = await block(v, usage, round);
-      if (round === 0) {
-        firstOnEnd[v] = proc(v).times[before];
-        proc(v).times.length = before; // warm-up: not counted
-      } else cpu[v].push(c);
+interface ChildResult {
+  cpu: number[];
+  onEnd: number[];
+  first: number;
+  stats?: unknown;
+}
+
+/** --child: one variant, one shape and usage, in this process; prints its result as JSON. */
+async function child(): Promise<void> {
+  const [v, shape, usage, url, dir, seed] = argv.slice(argv.indexOf("--child") + 1) as [Variant, Shape, string, string, string, string];
+  const made = await makeProcessor(v, url, dir);
+  const timed = new Timed(made.processor);
+  const provider = new NodeTracerProvider({ spanProcessors: [timed] });
+  const start = Number(seed);
+  await block(provider, shape, usage === "1", start); // warm-up
+  const first = timed.times[0]!;
+  for (let w = 1; w < WARMUP; w++) await block(provider, shape, usage === "1", start - w * BLOCK);
+  timed.times = [];
+  const cpu: number[] = [];
+  for (let r = 1; r <= ROUNDS; r++) cpu.push(await block(provider, shape, usage === "1", start + r * BLOCK));
+  await provider.shutdown();
+  await made.close();
+  const result: ChildResult = { cpu, onEnd: timed.times, first, stats: made.stats };
+  process.stdout.write(`${JSON.stringify(result)}\n`);
+}
+
+/** The options a child must share with its parent (everything after --child is positional). */
+const shared = () => ["--rounds", String(ROUNDS), "--warmup", String(WARMUP), "--block", String(BLOCK), ...(batchArg ? ["--batch", String(batchArg)] : []), ...(abRoot ? ["--ab", abRoot] : [])];
+
+function runChild(args: string[]): Promise<ChildResult> {
+  return new Promise((resolveResult, reject) => {
+    const p = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...shared(), ...args], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    p.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
+    p.on("exit", (code) => {
+      const line = out.trim().split("\n").pop();
+      if (code !== 0 || !line) return reject(new Error(`child ${args.slice(0, 3).join(" ")} exited ${code}`));
+      resolveResult(JSON.parse(line) as ChildResult);
+    });
+  });
+}
+
+const count = async (url: string, key: string) => (await (await fetch(`${url}/count?key=${key}`)).json()) as { runs: number; requests: number; bytes: number };
+
+async function isolated(): Promise<void> {
+  const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
+  const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
+  const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
+  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in its own process, ${REPS} repetitions in rotating order, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
+  console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
+  const summary: string[] = [];
+  let spans = 0;
+  let seed = 0;
+  for (const shape of SHAPES) {
+    for (const usage of [true, false]) {
+      const results = Object.fromEntries(variants.map((v) => [v, [] as ChildResult[]])) as Record<Variant, ChildResult[]>;
+      for (let rep = 0; rep < REPS; rep++) {
+        const order = variants.map((_, i) => variants[(i + rep) % variants.length]!);
+        for (const v of order) results[v].push(await runChild(["--child", v, shape, usage ? "1" : "0", capture.url, dir, String((seed += (ROUNDS + WARMUP + 1) * BLOCK))]));
+      }
+      spans += REPS * (ROUNDS + WARMUP) * BLOCK;
+      // Per repetition: the process's median block, minus the no-op process's of the same repetition.
+      const perRep = (v: Variant) => results[v].map((r) => median(r.cpu));
+      const added = (v: Variant) => perRep(v).map((c, i) => c - perRep("none")[i]!);
+      console.log(`\n  ${shape}, ${usage ? "spans with usage" : "spans without usage (tracepipe estimates)"}:`);
+      for (const v of variants) {
+        const t = results[v].flatMap((r) => r.onEnd);
+        const firsts = results[v].map((r) => r.first);
+        console.log(
+          `    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs, first span ${spread(firsts, 0, " µs")}` +
+            (v === "none" ? `   CPU per span ${spread(perRep(v), 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added(v), 1, " µs")}`),
+        );
+      }
+      const tp = added("tracepipe");
+      const ex = added("otlp-proto");
+      const ratio = median(tp) / median(ex);
+      const perRepRatios = tp.map((c, i) => c / ex[i]!);
+      const onEnd = median(results.tracepipe.flatMap((r) => r.onEnd));
+      console.log(`    -> tracepipe onEnd median ${onEnd.toFixed(2)} µs (target <= 20 µs)`);
+      console.log(`    -> tracepipe/exporter added CPU per span: ${ratio.toFixed(2)}x (ratio of medians; per repetition ${spread(perRepRatios, 2, "x")}) (target <= 2x)`);
+      summary.push(`${shape} ${usage ? "usage" : "no usage"} ${ratio.toFixed(2)}x`);
+      if (abRoot) {
+        const other = added("other build");
+        console.log(`    -> this build / other build (${abRoot}), added CPU per span: ${(median(tp) / median(other)).toFixed(3)}x (ratio of medians; per repetition ${spread(tp.map((c, i) => c / other[i]!), 3, "x")})`);
+      }
     }
   }
-  const label = usage ? "spans with usage" : "spans without usage (tracepipe estimates)";
-  console.log(`\n  ${label}:`);
-  const added = (v: Variant) => cpu[v].map((c, i) => c - cpu.none[i]!);
-  for (const v of variants) {
-    const t = proc(v).times;
-    console.log(
-      `    ${v.padEnd(10)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs, max ${Math.max(...t).toFixed(0).padStart(5)} µs, first span ${firstOnEnd[v]?.toFixed(0)} µs` +
-        (v === "none" ? `   CPU per span ${spread(cpu[v], 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added(v), 1, " µs")}`),
-    );
-  }
-  const onEndRatio = median(proc("tracepipe").times) / median(proc("otlp-proto").times);
-  // Ratio of the medians: a per-round ratio divides by one noisy block of the exporter's and swings widely.
-  const cpuRatio = median(added("tracepipe")) / median(added("otlp-proto"));
-  ratios[usage ? "usage" : "no usage"] = { onEnd: onEndRatio, cpu: cpuRatio };
-  console.log(`    -> tracepipe onEnd median ${median(proc("tracepipe").times).toFixed(2)} µs (target <= 20 µs), ${onEndRatio.toFixed(2)}x the exporter's`);
-  console.log(`    -> tracepipe/exporter added CPU per span (ratio of medians): ${cpuRatio.toFixed(2)}x (target <= 2x)`);
-  if (abRoot) {
-    const mine = added("tracepipe");
-    const other = added("other build");
-    console.log(`    -> other build (${abRoot})/exporter: ${(median(other) / median(added("otlp-proto"))).toFixed(2)}x; this build / other build, added CPU per span: ${(median(mine) / median(other)).toFixed(3)}x (ratio of medians), ${median(mine.map((m, i) => m / other[i]!)).toFixed(3)}x (median of per-round ratios)`);
-  }
+  const tpCount = await count(capture.url, KEYS.tracepipe);
+  const otlpCount = await count(capture.url, KEYS["otlp-proto"]);
+  if (abRoot) console.log(`\n  other build: ${(await count(capture.url, KEYS["other build"])).runs}/${spans} runs delivered`);
+  console.log(`\n  delivered: tracepipe ${tpCount.runs}/${spans} runs in ${tpCount.requests} requests (${(tpCount.bytes / 1e6).toFixed(1)} MB); exporter ${otlpCount.requests} requests (${(otlpCount.bytes / 1e6).toFixed(1)} MB)`);
+  console.log(`  summary: CPU ratio ${summary.join(", ")}`);
+  capture.proc.kill("SIGTERM");
 }
 
-for (const v of variants) await tracers[v].shutdown();
-await client.shutdown();
-await abClient?.shutdown();
-const count = async (key: string) => (await (await fetch(`${capture.url}/count?key=${key}`)).json()) as { runs: number; requests: number; bytes: number };
-const tpCount = await count("otel-tracepipe");
-const otlpCount = await count("otel-otlp");
-const spans = 2 * (ROUNDS + 1) * BLOCK;
-if (abRoot) console.log(`\n  other build: ${(await count("otel-tracepipe-ab")).runs}/${spans} runs delivered`);
-console.log(`\n  delivered: tracepipe ${tpCount.runs}/${spans} runs in ${tpCount.requests} requests (${(tpCount.bytes / 1e6).toFixed(1)} MB); exporter ${otlpCount.requests} requests (${(otlpCount.bytes / 1e6).toFixed(1)} MB); processor stats ${JSON.stringify(tpProcessor.stats)}`);
-console.log(`  peak RSS of this process (all variants): ${peakRssMiB().toFixed(0)} MiB`);
-console.log(`  summary: onEnd ratio ${Object.entries(ratios).map(([k, r]) => `${k} ${r.onEnd.toFixed(2)}x`).join(", ")}; CPU ratio ${Object.entries(ratios).map(([k, r]) => `${k} ${r.cpu.toFixed(2)}x`).join(", ")}`);
-capture.proc.kill("SIGTERM");
+/** --same-process: every variant in this process, block by block in rotating order (the earlier method). */
+async function together(): Promise<void> {
+  const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
+  const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
+  const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
+  const made = Object.fromEntries(await Promise.all(variants.map(async (v) => [v, await makeProcessor(v, capture.url, dir)] as const))) as Record<Variant, Awaited<ReturnType<typeof makeProcessor>>>;
+  const timed = Object.fromEntries(variants.map((v) => [v, new Timed(made[v].processor)])) as Record<Variant, Timed>;
+  const providers = Object.fromEntries(variants.map((v) => [v, new NodeTracerProvider({ spanProcessors: [timed[v]] })])) as Record<Variant, NodeTracerProvider>;
+  console.log(`otel benchmark (one process): ${ROUNDS} rounds x ${BLOCK} spans per variant, shape and usage, interleaved; round 0 is warm-up; tracepipe client batch size ${batchArg ?? "default"}`);
+  const summary: string[] = [];
+  let seed = 0;
+  for (const shape of SHAPES) {
+    for (const usage of [true, false]) {
+      const cpu = Object.fromEntries(variants.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
+      for (const v of variants) timed[v].times = [];
+      for (let round = 0; round <= ROUNDS; round++) {
+        const order = variants.map((_, i) => variants[(i + round) % variants.length]!);
+        for (const v of order) {
+          const c = await block(providers[v], shape, usage, (seed += BLOCK));
+          if (round === 0) timed[v].times = [];
+          else cpu[v].push(c);
+        }
+      }
+      const added = (v: Variant) => cpu[v].map((c, i) => c - cpu.none[i]!);
+      console.log(`\n  ${shape}, ${usage ? "spans with usage" : "spans without usage (tracepipe estimates)"}:`);
+      for (const v of variants) {
+        const t = timed[v].times;
+        console.log(`    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs` + (v === "none" ? `   CPU per span ${spread(cpu[v], 1, " µs")}` : `   added CPU per span ${spread(added(v), 1, " µs")}`));
+      }
+      const ratio = median(added("tracepipe")) / median(added("otlp-proto"));
+      console.log(`    -> tracepipe/exporter added CPU per span (ratio of medians): ${ratio.toFixed(2)}x (target <= 2x)`);
+      summary.push(`${shape} ${usage ? "usage" : "no usage"} ${ratio.toFixed(2)}x`);
+      if (abRoot) {
+        const mine = added("tracepipe");
+        const other = added("other build");
+        console.log(`    -> this build / other build: ${(median(mine) / median(other)).toFixed(3)}x (ratio of medians), ${median(mine.map((m, i) => m / other[i]!)).toFixed(3)}x (median of per-round ratios)`);
+      }
+    }
+  }
+  for (const v of variants) await providers[v].shutdown();
+  for (const v of variants) await made[v].close();
+  console.log(`\n  peak RSS of this process (all variants): ${peakRssMiB().toFixed(0)} MiB`);
+  console.log(`  summary: CPU ratio ${summary.join(", ")}`);
+  capture.proc.kill("SIGTERM");
+}
+
+if (argv.includes("--child")) await child();
+else if (sameProcess) await together();
+else await isolated();

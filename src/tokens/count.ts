@@ -25,7 +25,7 @@
  *   running one (prose, then a base64 attachment), chunks are counted exactly
  *   until it settles. Such text has an even token density: the estimate
  *   stays within about a percent (benchmarks/tokens.ts prints the difference).
- * - Segments: an ASCII text of one chunk is cut into segments of a few words
+ * - Segments: a text of one chunk is cut into segments of a few words
  *   at places where the pre-tokenizer splits anyway (segments.ts); a segment
  *   seen before (the shared parts of an app's prompts) is counted from a
  *   table, the others as above.
@@ -77,9 +77,9 @@ export function countTextTokens(text: string, model?: string): number {
     const known = cachedCount(enc, text);
     if (known !== undefined) return known;
   }
-  // The usual message, ASCII and one chunk as split() would cut it: by segments, each counted once (segments.ts).
+  // The usual message, one chunk as split() would cut it: by segments, each counted once (segments.ts).
   if (text.length <= CHUNK) {
-    const bySegments = countBySegments(text, enc, (s) => exactScanned(s, enc, e));
+    const bySegments = countBySegments(text, enc, (s) => (NON_ASCII.test(s) ? exactMatched(s, enc, e) : exactScanned(s, enc, e)));
     if (bySegments >= 0) {
       const n = Math.max(1, bySegments);
       if (cacheable) cacheCount(enc, text, n);
@@ -109,6 +109,24 @@ function exactScanned(s: string, enc: Encoding, e: Encoder): number {
   const t = new Tally(enc, e);
   t.add(s, scanned);
   return t.exactOk ? t.n : -1;
+}
+
+/** A character past ASCII (code point 128 or more). */
+const NON_ASCII = /[\u0080-\uffff]/;
+
+/**
+ * tiktoken's count of a segment that is not ASCII: cut as split() cuts a
+ * text, its pieces found by the pre-tokenizer's pattern and counted through
+ * the piece memo. Exact (a segment is at most CHUNK characters: no sparse
+ * counting, no run long enough to be sampled); -1 when the encoder failed.
+ */
+function exactMatched(s: string, enc: Encoding, e: Encoder): number {
+  const t = new Tally(enc, e);
+  split(s, {
+    chunk: (a, b) => t.add(s.slice(a, b)),
+    run: (a, b) => t.run(s, a, b),
+  });
+  return t.exactOk ? Math.round(t.n) : -1;
 }
 
 /** Piece ends from scan(), reused by every call (counting is synchronous). */

@@ -117,13 +117,15 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
 }
 
 /**
- * Counts of whole long texts, per encoding, most recently used last: a system
- * prompt or a document that every call of an app repeats is counted once.
- * A lookup hashes the text (V8 does it in native code, far cheaper than
- * counting), so texts shorter than TEXT_CACHE_MIN are not worth it; at most
- * TEXT_CACHE_CHARS characters are held, the least recently used dropped first.
+ * Counts of whole texts, per encoding, most recently used last: a system
+ * prompt, a tool result or a turn of the conversation so far that every call
+ * of an app repeats is counted once. A lookup hashes the text (V8 does it in
+ * native code, far cheaper than counting: a 150-character message by
+ * segments costs ~20x its lookup), so only texts shorter than TEXT_CACHE_MIN
+ * are left to the segment table; at most TEXT_CACHE_CHARS characters are
+ * held, the least recently used dropped first.
  */
-export const TEXT_CACHE_MIN = 512;
+export const TEXT_CACHE_MIN = 64;
 export const TEXT_CACHE_MAX = 1 << 16;
 const TEXT_CACHE_CHARS = 1 << 20;
 const textCaches = new Map<Encoding, { counts: Map<string, number>; chars: number }>();

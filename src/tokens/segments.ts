@@ -13,8 +13,8 @@
  * as a slice of the text (no copy) in a Map, which hashes and compares it in
  * V8's native code, cheaper than hashing character codes in JavaScript.
  *
- * Where a cut is exact: before a space that follows a non-whitespace
- * character and precedes a letter. The piece holding the character before
+ * Where a cut is exact: before a space that follows a non-whitespace ASCII
+ * character and precedes an ASCII letter. The piece holding the character before
  * the space cannot take the space (a word, a number or a run of punctuation
  * all stop at whitespace, and a contraction needs an apostrophe), and a piece
  * starts at the space (` word`); each piece is decided by its own characters
@@ -29,6 +29,15 @@
  * content, not by position, lets a passage repeated at another offset (a
  * message quoted in a later turn) fall into the same segments after its first
  * cut.
+ *
+ * Text past ASCII (accents, a degree sign, typographic quotes, other scripts)
+ * is cut the same way: the places are still decided by the ASCII characters on
+ * either side of the space (a character past ASCII before the space is not
+ * taken as a cut: some are whitespace to tiktoken, and staying off them keeps
+ * the argument above about ASCII alone), and the pieces the pre-tokenizer
+ * makes never cross such a place whatever the rest of the text holds. `count`
+ * receives such segments too; a segment it cannot count exactly (-1) sends the
+ * whole text back to the caller.
  */
 import type { Encoding } from "./encoders.js";
 import { segmentTableFor } from "./encoders.js";
@@ -41,22 +50,18 @@ const SEG_MAX = 192;
 /** Segments up to this long are remembered (at most 2 x 4096 per encoding: encoders.ts), so at most 2M characters are held. */
 const SEG_KEEP = 256;
 
-/** A character past ASCII (code point 128 or more). */
-const NON_ASCII = /[\u0080-\uffff]/;
-
 /** An ASCII letter (NaN, past the end, is not). */
 const isLetter = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 
 /**
  * The token count of `text` (at most split.ts's CHUNK characters), summed
  * over its segments; `count` counts a segment exactly or returns -1. Returns
- * -1 when the text is not ASCII or a segment could not be counted exactly:
- * then the caller counts the text whole, as before.
+ * -1 when a segment could not be counted exactly: then the caller counts the
+ * text whole, as before.
  */
 export function countBySegments(text: string, enc: Encoding, count: (segment: string) => number): number {
-  // Both scans are native (the regex engine, and indexOf's search for one character): a loop over
-  // character codes in JavaScript cost as much as looking the segments up.
-  if (NON_ASCII.test(text)) return -1;
+  // The scan is native (indexOf's search for one character): a loop over character codes in
+  // JavaScript cost as much as looking the segments up.
   const table = segmentTableFor(enc);
   const n = text.length;
   let total = 0;
@@ -64,8 +69,9 @@ export function countBySegments(text: string, enc: Encoding, count: (segment: st
   let word = 0; // where the word before the next possible cut began
   for (let i = text.indexOf(" ", 1); i >= 0; i = text.indexOf(" ", i + 1)) {
     const prev = text.charCodeAt(i - 1);
-    // Not after ASCII whitespace (as tiktoken's `\s` sees it: space, tab, newline, vertical tab, form feed, carriage return).
-    if (prev === 32 || (prev >= 9 && prev <= 13) || !isLetter(text.charCodeAt(i + 1))) continue;
+    // Not after whitespace (ASCII's as tiktoken's `\s` sees it: space, tab, newline, vertical tab, form
+    // feed, carriage return), nor after any character past ASCII.
+    if (prev === 32 || (prev >= 9 && prev <= 13) || prev >= 128 || !isLetter(text.charCodeAt(i + 1))) continue;
     const len = i - start;
     if ((len >= SEG_MIN && ((prev ^ (i - word)) & 3) === 0) || len >= SEG_MAX) {
       const k = segment(text, start, i, table, count);

@@ -1,9 +1,11 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/tokens/index.js";
-import { TEXT_CACHE_MIN } from "../../src/tokens/encoders.js";
+import { cachedCount, TEXT_CACHE_MIN } from "../../src/tokens/encoders.js";
 
 const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
+
+const o200kCount = (t: string) => get_encoding("o200k_base").encode_ordinary(t).length;
 
 /** The real encoder, with its calls counted. */
 function countingLoader(): { calls: number } {
@@ -45,14 +47,16 @@ describe("whole-text count cache", () => {
     expect(seen.calls).toBeGreaterThan(first);
   });
 
-  it("leaves short texts out, and forgets the least recently used past its size", () => {
+  it("leaves texts shorter than TEXT_CACHE_MIN to the segment table, and forgets the least recently used past its size", () => {
     const seen = countingLoader();
-    // Not ASCII, so the segment table (segments.ts) leaves it alone too: only the whole-text cache could remember it.
-    const short = longWords("shört", TEXT_CACHE_MIN - 50);
+    // A text shorter than TEXT_CACHE_MIN is left to the segment table; one that long is kept whole.
+    const short = "ö".repeat(TEXT_CACHE_MIN - 1);
     countTextTokens(short, "gpt-4o");
+    expect(cachedCount("o200k_base", short)).toBeUndefined();
+    const long = "ö".repeat(TEXT_CACHE_MIN);
+    countTextTokens(long, "gpt-4o");
+    expect(cachedCount("o200k_base", long)).toBe(o200kCount(long));
     let calls = seen.calls;
-    countTextTokens(short, "gpt-4o");
-    expect(seen.calls).toBeGreaterThan(calls); // counted again: not cached
     const kept = longWords("kept", 2000);
     countTextTokens(kept, "gpt-4o");
     // Fill well past the cache's 1M characters with other texts, touching `kept` as we go.

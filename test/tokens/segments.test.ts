@@ -84,13 +84,45 @@ describe("counting by segments", () => {
     expect(encoded).toBeLessThan(second.length / 4);
   });
 
-  it("leaves text past ASCII, or with a run the scanner hands over, to the whole-text path", () => {
+  it("counts text past ASCII by segments too, exactly, and leaves a text whose segment cannot be counted to the whole-text path", () => {
     const counted: string[] = [];
     const count = (s: string) => (counted.push(s), 1);
-    expect(countBySegments("plain words then é at the end", "o200k_base", count)).toBe(-1);
+    // Cut only where the character before the space is ASCII: never after "é" or a no-break space.
+    expect(countBySegments(`${"plain words ".repeat(4)}then é at the end, more words after\u00a0 that and others`, "o200k_base", count)).toBeGreaterThan(1);
+    for (let i = 1; i < counted.length; i++) expect(counted[i - 1]!.charCodeAt(counted[i - 1]!.length - 1)).toBeLessThan(128);
+    expect(counted.join("")).toBe(`${"plain words ".repeat(4)}then é at the end, more words after\u00a0 that and others`);
     expect(countBySegments("a few words and then a failing segment", "o200k_base", () => -1)).toBe(-1);
     const mixed = `${text(rng(7), 60)} café ${text(rng(8), 60)}`;
     expect(countTextTokens(mixed, "gpt-4o")).toBe(o200k.encode_ordinary(mixed).length);
+  });
+
+  it("counts what tiktoken counts on generated text past ASCII (accents, symbols, CJK, emoji, no-break and ideographic spaces), for both encodings", () => {
+    const extra = ["é", "naïve", "°C", "“quoted”", "—", "東京", "では", "😀", "👍🏽", "\u00a0", "\u3000", "\u2009", "Ωmega", "straße", "x\u0301"];
+    const seen = recordingLoader();
+    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) {
+      for (let seed = 1; seed <= 200; seed++) {
+        const r = rng(seed * 7919);
+        let t = "";
+        const words = 1 + Math.floor(r() * 100);
+        for (let i = 0; i < words; i++) t += (r() < 0.2 ? extra[Math.floor(r() * extra.length)]! : text(r, 1));
+        const expected = enc.encode_ordinary(t).length || 1;
+        expect(countTextTokens(t, model), `${model} seed ${seed} cold`).toBe(expected);
+        expect(countTextTokens(t, model), `${model} seed ${seed} warm`).toBe(expected);
+        const longer = `${t} ${extra[seed % extra.length]} ${text(r, 8)}`;
+        expect(countTextTokens(longer, model), `${model} seed ${seed} longer`).toBe(enc.encode_ordinary(longer).length || 1);
+      }
+    }
+    // A segment far longer than the usual (no ASCII word to cut before), between English sentences.
+    // (Its runs stay under RUN: a longer one is counted from slices, within about a percent, by design.)
+    const long = `${text(rng(3), 30)} ${"東京 では、 ".repeat(120)}${"«δ» ".repeat(40)} ${text(rng(4), 30)}`;
+    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) expect(countTextTokens(long, model), model).toBe(enc.encode_ordinary(long).length);
+    // A repeated passage past ASCII is counted from the table the second time: only the new tail is encoded.
+    const shared = Array.from({ length: 30 }, (_, i) => `Saturday ${i} in Lisbon warms to 21 °C with “light” rain`).join(" ");
+    countTextTokens(`${shared} first?`, "gpt-4o");
+    seen.length = 0;
+    const second = `${shared} and a second question about naïve packing lists?`;
+    expect(countTextTokens(second, "gpt-4o")).toBe(o200k.encode_ordinary(second).length);
+    expect(seen.reduce((n, s) => n + s.length, 0)).toBeLessThan(second.length / 4);
   });
 
   it("remembers every segment of a text but its last one, and a text of one segment whole", () => {
