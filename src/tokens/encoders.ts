@@ -117,39 +117,62 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
 }
 
 /**
- * Counts of whole texts, per encoding, most recently used last: a system
- * prompt, a tool result or a turn of the conversation so far that every call
- * of an app repeats is counted once. A lookup hashes the text (V8 does it in
- * native code, far cheaper than counting: a 150-character message by
- * segments costs ~20x its lookup), so only texts shorter than TEXT_CACHE_MIN
- * are left to the segment table; at most TEXT_CACHE_CHARS characters are
- * held, the least recently used dropped first.
+ * Counts of whole texts, per encoding: a system prompt, a tool result or a
+ * turn of the conversation so far that every call of an app repeats is
+ * counted once. A lookup hashes the text (V8 does it in native code, far
+ * cheaper than counting: a 150-character message by segments costs ~20x its
+ * lookup), so only texts shorter than TEXT_CACHE_MIN are left to the segment
+ * table; at most TEXT_CACHE_CHARS characters are held (see TextCache).
  */
 export const TEXT_CACHE_MIN = 64;
 export const TEXT_CACHE_MAX = 1 << 16;
 const TEXT_CACHE_CHARS = 1 << 20;
-const textCaches = new Map<Encoding, { counts: Map<string, number>; chars: number }>();
+
+/**
+ * Two generations, each up to half of TEXT_CACHE_CHARS: new counts go to the
+ * young one; when it is full it becomes the old one and the oldest is
+ * dropped; a hit in the old one moves the text to the young one. So a text
+ * in use stays, and what has not been asked for in two generations goes,
+ * at a constant cost per lookup. (A Map kept in least-recently-used order
+ * evicted from its front, and V8 walks the holes that deletions leave there:
+ * with the texts of every message cached, eviction cost more than counting.)
+ */
+class TextCache {
+  private young = new Map<string, number>();
+  private old = new Map<string, number>();
+  private youngChars = 0;
+
+  get(text: string): number | undefined {
+    const n = this.young.get(text);
+    if (n !== undefined || this.old.size === 0) return n;
+    const o = this.old.get(text);
+    if (o !== undefined) {
+      this.old.delete(text);
+      this.set(text, o);
+    }
+    return o;
+  }
+
+  set(text: string, n: number): void {
+    if (this.youngChars + text.length > TEXT_CACHE_CHARS / 2 && this.young.size > 0) {
+      this.old = this.young;
+      this.young = new Map();
+      this.youngChars = 0;
+    }
+    this.young.set(text, n);
+    this.youngChars += text.length;
+  }
+}
+const textCaches = new Map<Encoding, TextCache>();
 
 export function cachedCount(enc: Encoding, text: string): number | undefined {
-  const c = textCaches.get(enc);
-  const n = c?.counts.get(text);
-  if (n === undefined) return undefined;
-  // Most recently used last: Map keeps insertion order.
-  c!.counts.delete(text);
-  c!.counts.set(text, n);
-  return n;
+  return textCaches.get(enc)?.get(text);
 }
 
 export function cacheCount(enc: Encoding, text: string, n: number): void {
   let c = textCaches.get(enc);
-  if (!c) textCaches.set(enc, (c = { counts: new Map(), chars: 0 }));
-  c.counts.set(text, n);
-  c.chars += text.length;
-  for (const old of c.counts.keys()) {
-    if (c.chars <= TEXT_CACHE_CHARS) break;
-    c.counts.delete(old);
-    c.chars -= old.length;
-  }
+  if (!c) textCaches.set(enc, (c = new TextCache()));
+  c.set(text, n);
 }
 
 /** Which encoders are loaded now (for tests and diagnostics). */
