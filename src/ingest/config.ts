@@ -16,6 +16,14 @@ export const DEFAULT_BATCH_SIZE = 100;
  * request (a 413 split, a retry) carry that many runs, so it is capped.
  */
 export const MAX_ADVERTISED_BATCH = 1000;
+/**
+ * Bytes per batch when the caller sets none, below the 20 MiB servers accept:
+ * with up to a thousand runs per batch, large runs (50 KB each) would
+ * otherwise make 20 MB requests, which a collector parses and stores for
+ * seconds while the next ones wait, and four of which in flight hold 80 MB of
+ * the host's memory. At 4 MiB small runs still go a thousand at a time.
+ */
+export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024;
 
 export interface ClientOptions {
   /** Ingest endpoint. Default `TRACEPIPE_ENDPOINT`; unset means the embedded SQLite store. */
@@ -37,7 +45,10 @@ export interface ClientOptions {
    * most MAX_ADVERTISED_BATCH), else 100. Set: GET /info may lower it.
    */
   batchSize?: number;
-  /** Most bytes per batch. Default 20 MiB; GET /info may lower it. */
+  /**
+   * Most bytes per batch (approximate, before compression). Default
+   * DEFAULT_BATCH_BYTES (4 MiB); GET /info may lower it.
+   */
   batchBytes?: number;
   /** Batches in flight at once. Default 4. */
   concurrency?: number;
@@ -107,7 +118,7 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     dbPath,
     batchSize: o.batchSize ?? DEFAULT_BATCH_SIZE,
     batchSizeFromServer: o.batchSize === undefined,
-    batchBytes: o.batchBytes ?? 20 * 1024 * 1024,
+    batchBytes: o.batchBytes ?? DEFAULT_BATCH_BYTES,
     concurrency: o.concurrency ?? 4,
     flushIntervalMs: o.flushIntervalMs ?? 50,
     maxQueueBytes: o.maxQueueBytes ?? 16 * 1024 * 1024,
