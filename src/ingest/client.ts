@@ -38,7 +38,7 @@ import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
 import { encodedOp, finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
-import { encodeRun } from "./multipart.js";
+import { encodeRunBytes } from "./multipart.js";
 import type { Sink } from "./sink.js";
 import { SpoolLane } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
@@ -177,7 +177,7 @@ export class Client implements RunWriter {
     }
     if (this.queue.mergeIntoUnsent(op)) return;
     if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
-    if (this.queue.add(this.sink.encodesRuns ? encodedOp(op, encodeRun) : op)) this.pump.schedule();
+    if (this.queue.add(this.sink.encodesRuns ? encodedOp(op, encodeRunBytes) : op)) this.pump.schedule();
   }
 
   // ---- spool read-back ------------------------------------------------------------------

@@ -74,8 +74,18 @@ const NON_ASCII = /[\u0080-\uffff]/;
 const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
 let boundaries = 0;
 
-/** The run's part and its large fields' own parts, as encodeMultipart writes them (see the module comment). */
-export function encodeRun(run: Record<string, unknown>): EncodedRun {
+/** encodeRun's texts as the UTF-8 bytes encodeMultipart writes (for a run held encoded: ops.ts encodedOp). */
+export function encodeRunBytes(run: Record<string, unknown>): EncodedRun {
+  const { part, own } = encodeRun(run);
+  const bytes = (t: string) => Buffer.from(t, NON_ASCII.test(t) ? "utf8" : "latin1");
+  if (!own) return { part: bytes(part) };
+  const ownBytes: (string | Buffer)[] = [];
+  for (let i = 0; i < own.length; i += 2) ownBytes.push(own[i]!, bytes(own[i + 1]!));
+  return { part: bytes(part), own: ownBytes };
+}
+
+/** The run's part and its large fields' own parts, as texts (see the module comment). */
+export function encodeRun(run: Record<string, unknown>): { part: string; own?: string[] } {
   const main: Record<string, unknown> = {};
   let own: string[] | undefined;
   // The inlined fields, `,"inputs":{...},"outputs":{...}`, spliced in before the run's closing brace.
@@ -133,12 +143,27 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     // Names and filenames may hold any character: the headers are measured apart from the JSON.
     text(`${headers}${json}\r\n`, (NON_ASCII.test(headers) ? Buffer.byteLength(headers) : headers.length) + n + 2);
   };
+  const bytesPart = (name: string, json: Buffer, filename?: string) => {
+    const headers = `${opening}${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n`;
+    text(headers, NON_ASCII.test(headers) ? Buffer.byteLength(headers) : headers.length);
+    parts.push(json);
+    sizes.push(json.length);
+    size += json.length;
+    text("\r\n", 2);
+  };
   for (const op of ops) {
-    // An op encoded at hand-over is written from its text (reading `run` would decode it).
-    const e = op.encoded ?? encodeRun(op.run);
-    jsonPart(`${op.kind}.${op.id}`, e.part);
-    const own = e.own;
-    if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!, `${own[i]}.json`);
+    // An op encoded at hand-over is written from its bytes (reading `run` would decode it).
+    const e = op.encoded;
+    if (e) {
+      bytesPart(`${op.kind}.${op.id}`, e.part);
+      const own = e.own;
+      if (own) for (let i = 0; i < own.length; i += 2) bytesPart(`${op.kind}.${op.id}.${own[i] as string}`, own[i + 1] as Buffer, `${own[i] as string}.json`);
+    } else {
+      const t = encodeRun(op.run);
+      jsonPart(`${op.kind}.${op.id}`, t.part);
+      const own = t.own;
+      if (own) for (let i = 0; i < own.length; i += 2) jsonPart(`${op.kind}.${op.id}.${own[i]}`, own[i + 1]!, `${own[i]}.json`);
+    }
     if (op.attachments) {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
         const headers = `${opening}${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`;

@@ -9,7 +9,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Client, type Sink } from "../../src/ingest/index.js";
-import { encodeMultipart, encodeRun, INLINE_MAX } from "../../src/ingest/multipart.js";
+import { encodeMultipart, encodeRun, encodeRunBytes, INLINE_MAX } from "../../src/ingest/multipart.js";
 import { encodedOp, mergeOps, patchOp, postOp, type Op } from "../../src/ingest/ops.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { startProxy } from "../helpers/proxy.js";
@@ -71,7 +71,7 @@ const normalized = (b: { body: Buffer; contentType: string }) => b.body.toString
 describe("encodedOp: a complete run held as its multipart text", () => {
   it("encodes complete creates only, and gives back the same run when asked for it", () => {
     const run = completeRun("unit", { inputs: { text: "y".repeat(INLINE_MAX * 2) } }); // inputs in a part of their own
-    const op = encodedOp(postOp(run), encodeRun);
+    const op = encodedOp(postOp(run), encodeRunBytes);
     expect(op.encoded?.own?.[0]).toBe("inputs");
     expect(op.run).toEqual(JSON.parse(JSON.stringify(run)));
     // Whoever read the object may change it: the text is dropped, and the op encodes from the object again.
@@ -80,9 +80,9 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     expect(JSON.parse(encodeRun(op.run).part).name).toBe("changed");
 
     const open = makeRun("unit"); // no end time: an update is expected to merge into it
-    expect(encodedOp(postOp(open), encodeRun).encoded).toBeUndefined();
-    expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }), encodeRun).encoded).toBeUndefined();
-    expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }, undefined, () => {}), encodeRun).encoded).toBeUndefined();
+    expect(encodedOp(postOp(open), encodeRunBytes).encoded).toBeUndefined();
+    expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }), encodeRunBytes).encoded).toBeUndefined();
+    expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }, undefined, () => {}), encodeRunBytes).encoded).toBeUndefined();
     // An encoder that throws leaves the op as it was.
     const plain = postOp(run);
     expect(
@@ -97,7 +97,7 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     const run = completeRun("unit", { inputs: big, events: [{ name: "new_token", time: "2026-11-22T10:15:00.500000Z" }] });
     const attachments = { "img.png": ["image/png", new Uint8Array([137, 80, 78, 71])] as [string, Uint8Array] };
     const fromObject = encodeMultipart([postOp(run, attachments), postOp(completeRun("unit"))]);
-    const fromText = encodeMultipart([encodedOp(postOp(run, attachments), encodeRun), encodedOp(postOp(completeRun("unit")), encodeRun)]);
+    const fromText = encodeMultipart([encodedOp(postOp(run, attachments), encodeRunBytes), encodedOp(postOp(completeRun("unit")), encodeRunBytes)]);
     // Different runs in the second op: compare the first op's parts, and the structure of the rest.
     const a = normalized(fromObject).split("--BOUNDARY");
     const b = normalized(fromText).split("--BOUNDARY");
@@ -108,7 +108,7 @@ describe("encodedOp: a complete run held as its multipart text", () => {
 
   it("merges an update into a waiting encoded create, the update's fields winning", () => {
     const run = completeRun("unit");
-    const op = encodedOp(postOp(run), encodeRun);
+    const op = encodedOp(postOp(run), encodeRunBytes);
     mergeOps(op, patchOp(run.id, { outputs: { v: 2 }, end_time: "2026-11-22T10:17:00.000000Z" }));
     expect(op.kind).toBe("post");
     expect(op.run).toMatchObject({ id: run.id, name: "work", outputs: { v: 2 }, end_time: "2026-11-22T10:17:00.000000Z", inputs: run.inputs });
