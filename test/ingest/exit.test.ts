@@ -13,7 +13,7 @@ afterEach(async () => {
 });
 
 /** Async, so the collector in this process keeps answering while the child runs. */
-async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural", exitTimeoutMs?: number): Promise<void> {
+async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural" | "complete", exitTimeoutMs?: number): Promise<void> {
   const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode, ...(exitTimeoutMs !== undefined ? [String(exitTimeoutMs)] : [])], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
@@ -50,6 +50,23 @@ describe("process exit", () => {
     const dup = sql(col.collector.store).prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
     expect(dup.d).toBe(dup.n);
     expect(preparedCount(col, "exit-exit")).toBe(700);
+  });
+
+  it("spools complete runs held as bytes on process.exit(), and the next client delivers each whole, exactly once", async () => {
+    col = await startCollector();
+    const spool = join(tempDir("tp-exit-complete-"), "spool");
+    await runChild(col.url, spool, 600, "complete");
+    const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, warn: () => {} });
+    await next.flush();
+    await next.shutdown();
+    const runs = col.collector.store.queryRuns({ project: "exit-complete", limit: 1000 }).runs;
+    expect(runs).toHaveLength(600);
+    expect(new Set(runs.map((r) => (r.inputs as { i: number }).i)).size).toBe(600);
+    for (const r of runs) {
+      expect(r.inputs).toMatchObject({ text: "é ✓ ".repeat(50) });
+      expect(r.outputs).toEqual({ i: (r.inputs as { i: number }).i });
+      expect(r.end_time).toMatch(/^2026-11-22T10:15:01/);
+    }
   });
 
   it("does not hold the host's exit while the endpoint is down: spools what is left, and the next client delivers it", async () => {
