@@ -300,3 +300,18 @@ describe("your own prices", () => {
     expect(warnings.join("\n")).toMatch(/TRACEPIPE_PRICES ignored: .*prices\.0\.input/);
   });
 });
+
+describe("roundUsd", () => {
+  it("gives exactly Number(x.toPrecision(12)) on amounts of every size, near ties and powers of ten included", () => {
+    const expected = (x: number) => (x === 0 ? 0 : Number(x.toPrecision(12)));
+    const xs: number[] = [0, 1, -1, 0.1 + 0.2, 1e-12, 5e-13, 999999999999.5, 0.000018, 0.000036];
+    const prices = [0.15, 0.6, 2.5, 10, 1.25, 0.075, 3, 15, 0.3, 1.1, 4.4, 0.0375, 75, 0.27, 3.75];
+    for (const p of prices) for (let t = 0; t < 3000; t++) xs.push(t * p * 1e-6, (t * p + 0.5 * p) * 1e-6);
+    let seed = 7;
+    const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+    for (let i = 0; i < 50_000; i++) xs.push(rnd() * 10 ** (Math.floor(rnd() * 24) - 14), -rnd() * 1e3, Math.round(rnd() * 1e12) / 1e12 + 5e-13);
+    for (let k = -15; k < 10; k++) xs.push(10 ** k, 10 ** k * (1 - 1e-16), 10 ** k * (1 + 2e-16), 5 * 10 ** k);
+    const wrong = xs.filter((x) => !Object.is(roundUsd(x) + 0, expected(x) + 0));
+    expect(wrong).toEqual([]);
+  });
+});

@@ -32,8 +32,33 @@ export interface CostFields {
 
 const PER_TOKEN = 1e-6;
 
+/** 10^k for k = 0..22: each is exact in a double. */
+const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
+
+/**
+ * `x` to 12 significant digits: exactly Number(x.toPrecision(12)), which
+ * formats a string and parses it back (~0.3 µs; a span's usage has three to
+ * five amounts). The usual amount is instead scaled so that its 12 digits are
+ * the integer part, rounded, and scaled back: the division by an exact power
+ * of ten is correctly rounded, so the result is the double nearest those 12
+ * digits, as parsing them gives. Where the scaled value's own rounding error
+ * could decide the digits (a fraction within 0.001 of one half), where the
+ * scale is off by one (log10 near a power of ten) or the power is not exact,
+ * it takes the formatting path.
+ */
 export function roundUsd(x: number): number {
-  return x === 0 ? 0 : Number(x.toPrecision(12));
+  if (x === 0) return 0;
+  const a = Math.abs(x);
+  const k = 11 - Math.floor(Math.log10(a));
+  if (k >= 0 && k <= 22) {
+    const scaled = a * POW10[k]!;
+    const frac = scaled - Math.floor(scaled);
+    if (scaled >= 1e11 && scaled < 1e12 - 1 && Math.abs(frac - 0.5) > 1e-3) {
+      const r = Math.round(scaled) / POW10[k]!;
+      return x < 0 ? -r : r;
+    }
+  }
+  return Number(x.toPrecision(12));
 }
 
 function count(v: unknown): number {
