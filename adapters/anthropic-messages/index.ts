@@ -2,10 +2,10 @@
  * Anthropic Messages adapter: request bodies, `message` responses and stream
  * events -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
+import type { Adapter } from "../types.js";
 import { describe } from "../common/guards.js";
 import { isRolePair } from "../common/reply.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -30,18 +30,9 @@ const reader: RecordReader = {
   unknown: (p) => `not an Anthropic Messages request, response or stream: ${describe(p)} without messages, role or type "message"`,
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const anthropicMessages: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const anthropicMessages: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = anthropicMessages.normalize;
 
 export default anthropicMessages;

@@ -4,9 +4,9 @@
  * service's JSON with bytes in base64) -> native messages. Pure functions;
  * throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
+import type { Adapter } from "../types.js";
 import { describe } from "../common/guards.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -29,18 +29,9 @@ const reader: RecordReader = {
   unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const bedrockConverse: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const bedrockConverse: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = bedrockConverse.normalize;
 
 export default bedrockConverse;

@@ -5,7 +5,7 @@
  * same for every vendor; what differs is how a lone object is recognised, how a
  * reply or stream is read, and the message when neither fits.
  */
-import type { NormalizedRecord, RequestResult, ResponseContext, ResponseResult } from "../types.js";
+import type { Adapter, NormalizedRecord, RequestResult, ResponseContext, ResponseResult } from "../types.js";
 import { expectObj, fail, under, type Obj } from "./guards.js";
 
 export interface RecordReader {
@@ -13,7 +13,7 @@ export interface RecordReader {
   provider: string;
   normalizeRequest(request: unknown): RequestResult;
   normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult;
-  normalizeStream(events: unknown[], ctx?: ResponseContext): ResponseResult;
+  normalizeStream(events: readonly unknown[], ctx?: ResponseContext): ResponseResult;
   /** An array that is a reply rather than a stream (SPEC §2.6's `[role, content]`), for the formats that accept one. */
   isReplyArray?(v: unknown[]): boolean;
   /** What a lone object is, decided by its keys (not their values' types, so a malformed value is reported where it is); undefined when neither. */
@@ -55,4 +55,21 @@ export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRe
   const model = res?.trace_model_name ?? reqModel;
   if (model !== undefined) out.metadata.trace_model_name = model;
   return out;
+}
+
+/**
+ * A chat adapter from its record reader: the reader's request, reply and
+ * stream functions, `normalize` as normalizeRecord over the reader, and what
+ * the reader does not cover (detection, the live stream accumulator).
+ */
+export function recordAdapter(r: RecordReader, rest: Pick<Adapter, "detect" | "createStreamAccumulator">): Adapter {
+  return {
+    name: r.format,
+    detect: rest.detect,
+    normalizeRequest: r.normalizeRequest,
+    normalizeResponse: r.normalizeResponse,
+    normalizeStream: r.normalizeStream,
+    createStreamAccumulator: rest.createStreamAccumulator,
+    normalize: (payload) => normalizeRecord(r, payload),
+  };
 }

@@ -3,9 +3,9 @@
  * API and the `@google/genai` SDK's parameters and responses) -> native
  * messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
+import type { Adapter } from "../types.js";
 import { describe } from "../common/guards.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -26,18 +26,9 @@ const reader: RecordReader = {
   unknown: (p) => `not a Gemini request, response or stream: ${describe(p)} without contents or candidates`,
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const gemini: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const gemini: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = gemini.normalize;
 
 export default gemini;

@@ -2,9 +2,9 @@
  * OpenAI chat-completions adapter: request bodies, responses and streamed chunks
  * -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
+import type { Adapter } from "../types.js";
 import { isRolePair } from "../common/reply.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -28,18 +28,9 @@ const reader: RecordReader = {
   unknown: () => "not an OpenAI chat-completions request, response or stream: no messages, choices, message or role",
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const openaiChat: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const openaiChat: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = openaiChat.normalize;
 
 export default openaiChat;

@@ -4,8 +4,8 @@
  * chunks -> native messages. Pure functions; throws only NormalizeError.
  * The mapping is described in request.ts and reply.ts.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import type { Adapter } from "../types.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -26,18 +26,9 @@ const reader: RecordReader = {
   unknown: () => "not an OpenAI completions request, response or stream: no prompt or choices",
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const openaiCompletions: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const openaiCompletions: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = openaiCompletions.normalize;
 
 export default openaiCompletions;

@@ -3,8 +3,8 @@
  * responses (`object: "response"`, `output` items) and the streamed event
  * sequence -> native messages. Pure functions; throws only NormalizeError.
  */
-import type { Adapter, NormalizedRecord } from "../types.js";
-import { normalizeRecord, type RecordReader } from "../common/record.js";
+import type { Adapter } from "../types.js";
+import { recordAdapter, type RecordReader } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
@@ -26,18 +26,9 @@ const reader: RecordReader = {
   unknown: () => "not an OpenAI Responses request, response or stream: no input, instructions or output",
 };
 
-export function normalize(payload: unknown): NormalizedRecord {
-  return normalizeRecord(reader, payload);
-}
+export const openaiResponses: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
 
-export const openaiResponses: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
+/** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
+export const normalize = openaiResponses.normalize;
 
 export default openaiResponses;
