@@ -4,6 +4,8 @@ import { countTextTokens } from "../../src/tokens/index.js";
 import { pretokenizer } from "../../src/tokens/pretokenize.js";
 import { scan } from "../../src/tokens/scan.js";
 import { RUN, split } from "../../src/tokens/split.js";
+// A seeded generator (mulberry32), so a failure can be replayed.
+import { rng } from "../../benchmarks/corpus.js";
 
 const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
 
@@ -14,18 +16,6 @@ function scanned(text: string, enc: "o200k_base" | "cl100k_base"): string[] {
   const out: string[] = [];
   for (let k = 0, at = 0; k < n; at = ends[k++]!) out.push(text.slice(at, ends[k]));
   return out;
-}
-
-/** A seeded generator (mulberry32), so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 // Weighted toward what the patterns treat specially: both letter cases, contractions, digits,
