@@ -90,12 +90,7 @@ export function countTextTokens(text: string, model?: string): number {
   // Pieces from the scanner when the text is ASCII and one chunk (a segment could not be counted exactly: a long run).
   const scanned = text.length <= CHUNK ? scan(text, enc, ends, RUN) : -1;
   if (scanned >= 0) t.add(text, scanned);
-  else {
-    split(text, {
-      chunk: (s, end) => t.add(text.slice(s, end)),
-      run: (s, end) => t.run(text, s, end),
-    });
-  }
+  else t.addSplit(text);
   const n = Math.max(1, Math.round(t.n));
   // A count the encoder failed part of the way through is an approximation: not kept.
   if (cacheable && t.exactOk) cacheCount(enc, text, n);
@@ -113,18 +108,14 @@ function exactScanned(s: string, enc: Encoding, e: Encoder): number {
 
 /**
  * tiktoken's count of a segment that is not ASCII (its UTF-8 size differs
- * from its length; Buffer.byteLength finds out faster than a regular
- * expression): cut as split() cuts a
- * text, its pieces found by the pre-tokenizer's pattern and counted through
- * the piece memo. Exact (a segment is at most CHUNK characters: no sparse
- * counting, no run long enough to be sampled); -1 when the encoder failed.
+ * from its length; Buffer.byteLength tells faster than a regular expression),
+ * cut and counted as a whole text is. Exact: a segment is at most CHUNK
+ * characters, so nothing is counted sparsely and no run is long enough to be
+ * sampled. -1 when the encoder failed.
  */
 function exactMatched(s: string, enc: Encoding, e: Encoder): number {
   const t = new Tally(enc, e);
-  split(s, {
-    chunk: (a, b) => t.add(s.slice(a, b)),
-    run: (a, b) => t.run(s, a, b),
-  });
+  t.addSplit(s);
   return t.exactOk ? Math.round(t.n) : -1;
 }
 
@@ -175,6 +166,14 @@ class Tally {
       }
     }
     return approximateTokens(s);
+  }
+
+  /** A whole text, cut by split() into chunks and slices of long runs. */
+  addSplit(text: string): void {
+    split(text, {
+      chunk: (s, end) => this.add(text.slice(s, end)),
+      run: (s, end) => this.run(text, s, end),
+    });
   }
 
   /** One chunk or run slice: at most CHUNK characters, no run longer than RUN; `scanned`: its pieces are ends[0..scanned). */
