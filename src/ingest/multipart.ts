@@ -143,18 +143,24 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     sizes.push(bytes);
     size += bytes;
   };
+  const bytes = (b: Uint8Array) => {
+    parts.push(b);
+    sizes.push(b.byteLength);
+    size += b.byteLength;
+  };
+  /** A JSON part's headers; `chars` decides whether it goes as a file. */
+  const jsonHeaders = (name: string, n: number, chars: number, filename?: string) =>
+    `${opening}${disposition(name, chars > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`;
   const jsonPart = (name: string, json: string, filename?: string) => {
     const n = Buffer.byteLength(json);
-    const headers = `${opening}${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${n}\r\n\r\n`;
+    const headers = jsonHeaders(name, n, json.length, filename);
     // Names and filenames may hold any character: the headers are measured apart from the JSON.
     text(`${headers}${json}\r\n`, Buffer.byteLength(headers) + n + 2);
   };
   const bytesPart = (name: string, json: Buffer, filename?: string) => {
-    const headers = `${opening}${disposition(name, json.length > FILE_PART_CHARS ? filename : undefined)}\r\nContent-Type: application/json\r\nContent-Length: ${json.length}\r\n\r\n`;
+    const headers = jsonHeaders(name, json.length, json.length, filename);
     text(headers, Buffer.byteLength(headers));
-    parts.push(json);
-    sizes.push(json.length);
-    size += json.length;
+    bytes(json);
     text("\r\n", 2);
   };
   for (const op of ops) {
@@ -174,9 +180,7 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
       for (const [name, [mime, data]] of Object.entries(op.attachments)) {
         const headers = `${opening}${disposition(`attachment.${op.id}.${name}`, name)}\r\nContent-Type: ${mime}\r\nContent-Length: ${data.byteLength}\r\n\r\n`;
         text(headers, Buffer.byteLength(headers));
-        parts.push(data);
-        sizes.push(data.byteLength);
-        size += data.byteLength;
+        bytes(data);
         text("\r\n", 2);
       }
     }
