@@ -3,7 +3,7 @@
  * size taken from GET /info when none is set. Against the real collector over
  * loopback, with a scripted proxy where requests are counted.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -11,20 +11,11 @@ import { join } from "node:path";
 import { Client, type Sink } from "../../src/ingest/index.js";
 import { encodeMultipart, encodeRun, encodeRunBytes, INLINE_MAX } from "../../src/ingest/multipart.js";
 import { encodedOp, mergeOps, patchOp, postOp, type Op } from "../../src/ingest/ops.js";
-import { startCollector, type Running } from "../helpers/collector.js";
+import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { startProxy } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
-const cleanup: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanup.length) await cleanup.pop()!();
-});
-
-async function collector(opts: Parameters<typeof startCollector>[0] = {}): Promise<Running> {
-  const c = await startCollector(opts);
-  cleanup.push(() => c.close());
-  return c;
-}
+const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string, extra: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-encoded-");

@@ -93,6 +93,24 @@ describe("hostile values handed to the Client", () => {
     });
   }
 
+  it("delivers complete runs, held as bytes until sent, with the same markers: one bad of 100, and a 20 MB string cut", async () => {
+    const col = await collector();
+    const c = client(col.url);
+    const done = { end_time: "2026-11-22T10:16:00.000000Z" };
+    const runs = Array.from({ length: 100 }, () => Object.assign(makeRun("one-bad-complete"), done));
+    runs.forEach((r, i) => c.createRun(i === 37 ? { ...r, inputs: badValue(), outputs: { huge: "q".repeat(20_000_000) } } : r));
+    expect(await c.flush()).toMatchObject({ ok: true, spooled: 0, dropped: 0, deadLettered: 0 });
+    const store = col.collector.store;
+    expect(store.countRuns("one-bad-complete")).toBe(100);
+    const bad = store.getRun(runs[37]!.id)!;
+    const inputs = bad.inputs as Record<string, unknown>;
+    expect(inputs.big).toBe("1000000000000000000000000000000");
+    expect(inputs.circ).toEqual({ name: "loop", self: CIRCULAR });
+    expect(JSON.stringify(inputs.deep)).toContain("[MaxDepth]");
+    expect((bad.outputs as { huge: string }).huge.endsWith(`…[truncated ${20_000_000 - 8 * 1024 * 1024} chars]`)).toBe(true);
+    expect(bad.end_time).toMatch(/^2026-11-22T10:16:00/);
+  });
+
   it("never throws into the host after shutdown; what it could not take is counted as dropped", async () => {
     const c = client(undefined);
     await c.shutdown();
