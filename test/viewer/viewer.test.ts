@@ -254,6 +254,8 @@ describe.skipIf(!chromiumPath)("trace viewer in chromium", () => {
     expect(await page.locator(".run-detail .conversation img").count()).toBe(0);
     expect(await page.locator(".tree .run-name").first().innerText()).toBe(XSS.name);
     await open(page);
+    // count() does not wait: the list is fetched after the page loads, so wait for the row first.
+    await row(page, XSS.name).waitFor();
     expect(await row(page, XSS.name).count()).toBe(1);
     await page.waitForTimeout(300); // let any injected handler (there must be none) fire
     expect(dialogs).toEqual([]);
