@@ -41,8 +41,9 @@ const text = (attrs: Attributes, ...keys: string[]): string | undefined => {
   return undefined;
 };
 
-function role(raw: unknown, loc: Loc): { role: Message["role"]; vendor?: string } {
-  if (typeof raw !== "string") fail(loc, "expected a role", "string_type");
+/** The role at `loc` (plus `key` when given: the location is built only for an error). */
+function role(raw: unknown, loc: Loc, key?: string): { role: Message["role"]; vendor?: string } {
+  if (typeof raw !== "string") fail(key === undefined ? loc : [...loc, key], "expected a role", "string_type");
   if (ROLES.has(raw)) return { role: raw as Message["role"] };
   if (raw === "developer") return { role: "system", vendor: raw };
   // An unknown role keeps its name; its content is still the user's side of the turn.
@@ -57,8 +58,8 @@ function role(raw: unknown, loc: Loc): { role: Message["role"]; vendor?: string 
  */
 function fromOtelMessage(m: unknown, loc: Loc): Message[] {
   if (!isObj(m)) fail(loc, "expected a message object", "object_type");
-  const r = role(m.role, [...loc, "role"]);
-  const parts = readParts(m.parts, [...loc, "parts"]);
+  const r = role(m.role, loc, "role");
+  const parts = readParts(m.parts, loc, "parts");
   const extras: Obj = {};
   if (r.vendor) extras.vendor_role = r.vendor;
   if (typeof m.name === "string") extras.name = m.name;

@@ -299,7 +299,6 @@ export function checkSafe(value: unknown, limits: SafeLimits = {}): number | und
     // A getter or proxy that throws: makeSafe knows what to do with it.
     return undefined;
   } finally {
-    c.path.fill(undefined);
     c.busy = false;
   }
 }
@@ -310,6 +309,16 @@ export function checkSafe(value: unknown, limits: SafeLimits = {}): number | und
  * instance). Methods on one object rather than closures made per call: the
  * closures and the context they share cost as much as the walk over a
  * typical run.
+ *
+ * No cycle check: a cycle nests without end, so it fails the depth limit
+ * (or the object count) and the value goes to makeSafe, which marks it. The
+ * scan of the path that looked for one, and Object.keys' array per object,
+ * were half the cost of checking a span's run (4.5 against 2.2 µs).
+ *
+ * The budget: makeSafe cuts only where what is left is used up (at zero it
+ * writes no further item), and what is left only falls, so a value whose
+ * walk ends with some left was not cut anywhere; the walk gives up as soon as
+ * none is left (and so takes time bounded by the budget, not the value).
  */
 class Checker {
   busy = false;
@@ -317,57 +326,52 @@ class Checker {
   maxString = 0;
   left = 0;
   objects = 0;
-  /** The objects on the current path, by depth (see Walker.path). */
-  readonly path: (object | undefined)[] = [];
-
-  /** Spends as Walker does; false where Walker would start cutting (then the copy differs). */
-  private spend(n: number): boolean {
-    if (n > this.left) return false;
-    this.left -= n;
-    return true;
-  }
 
   walk(v: unknown, depth: number): boolean {
     switch (typeof v) {
       case "string":
-        return v.length <= this.maxString && this.spend(v.length + 2);
+        this.left -= v.length + 2;
+        return v.length <= this.maxString;
       case "boolean":
-        return this.spend(5);
+        this.left -= 5;
+        return true;
       case "number":
-        return Number.isFinite(v) && this.spend(8);
+        this.left -= 8;
+        return Number.isFinite(v);
       case "object":
         break;
       default:
         return false;
     }
-    if (v === null) return this.spend(4);
-    const path = this.path;
-    for (let i = 0; i < depth; i++) if (path[i] === v) return false;
+    if (v === null) {
+      this.left -= 4;
+      return true;
+    }
     // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.
     if (depth >= this.maxDepth || this.left <= 0 || ++this.objects > TRACK_AFTER) return false;
-    path[depth] = v;
-    let ok: boolean;
+    this.left -= 2;
     if (Array.isArray(v)) {
-      ok = this.spend(2);
-      for (let i = 0; ok && i < v.length; i++) {
+      for (let i = 0; i < v.length; i++) {
         const x: unknown = v[i];
-        ok = this.left > 0 && x !== undefined && this.walk(x, depth + 1) && this.spend(1);
+        if (x === undefined || !this.walk(x, depth + 1)) return false;
+        // Stop as soon as the budget is spent: the time a check takes is bounded by the budget, not the value.
+        if ((this.left -= 1) <= 0) return false;
       }
-    } else {
-      const proto: unknown = Object.getPrototypeOf(v);
-      if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
-      ok = this.spend(2);
-      const o = v as Record<string, unknown>;
-      const keys = Object.keys(o);
-      for (let i = 0; ok && i < keys.length; i++) {
-        const k = keys[i]!;
-        if (this.left <= 0 || k === "__proto__") return false;
-        const x = o[k];
-        if (x !== undefined) ok = this.walk(x, depth + 1) && this.spend(k.length + 4);
-      }
+      return this.left > 0;
     }
-    path[depth] = undefined;
-    return ok;
+    const proto: unknown = Object.getPrototypeOf(v);
+    if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === "function") return false;
+    const o = v as Record<string, unknown>;
+    // for-in, with no array made per object: the prototype is Object.prototype or null, so these are the own
+    // enumerable keys JSON writes (and any a host added to Object.prototype, which only skew the byte figure).
+    for (const k in o) {
+      if (k === "__proto__") return false;
+      const x = o[k];
+      if (x === undefined) continue;
+      if (!this.walk(x, depth + 1)) return false;
+      if ((this.left -= k.length + 4) <= 0) return false;
+    }
+    return this.left > 0;
   }
 }
 

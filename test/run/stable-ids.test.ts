@@ -23,6 +23,8 @@ describe("stableUuid", () => {
     }
     expect(stableUuid(["tracepipe-local-tenant"])).toBe(reference(["tracepipe-local-tenant"]));
     expect(stableUuid(["x"], -1)).toBe(reference(["x"], -1));
+    // The ends of the 48-bit time field, and times past it (then version 8).
+    for (const t of [0, 0.9, 1, 255, 2 ** 32, 2 ** 48 - 1, 2 ** 48 - 0.5, 2 ** 48, NaN, Infinity]) expect(stableUuid(["edge", String(t)], t)).toBe(reference(["edge", String(t)], t));
   });
 });
 
