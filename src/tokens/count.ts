@@ -29,13 +29,14 @@
  *   at places where the pre-tokenizer splits anyway (segments.ts); a segment
  *   seen before (the shared parts of an app's prompts) is counted from a
  *   table, the others as above.
- * - Whole texts of TEXT_CACHE_MIN to TEXT_CACHE_MAX characters are remembered
- *   with their counts (encoders.ts): a prompt an app repeats is counted once.
+ * - Whole texts of TEXT_CACHE_MIN to TEXT_CACHE_MAX characters met a second
+ *   time are remembered with their counts (encoders.ts): a prompt an app
+ *   repeats is counted twice, then looked up.
  * - A run longer than SAMPLES * RUN characters (a base64 blob, one repeated
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
  */
-import { cacheCount, cachedCount, dropEncoder, encoder, encodingForModel, memoFor, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
+import { cacheCount, dropEncoder, encoder, encodingForModel, lookUpCount, memoFor, SEEN_BEFORE, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
 import { scan } from "./scan.js";
@@ -72,17 +73,19 @@ export function countTextTokens(text: string, model?: string): number {
   const enc = encodingForModel(model);
   const e = enc ? encoder(enc) : undefined;
   if (!enc || !e) return approximateTokens(text);
-  const cacheable = text.length >= TEXT_CACHE_MIN && text.length <= TEXT_CACHE_MAX;
-  if (cacheable) {
-    const known = cachedCount(enc, text);
-    if (known !== undefined) return known;
+  // Kept when met a second time (the doorkeeper in encoders.ts).
+  let keep = false;
+  if (text.length >= TEXT_CACHE_MIN && text.length <= TEXT_CACHE_MAX) {
+    const known = lookUpCount(enc, text);
+    if (known >= 0) return known;
+    keep = known === SEEN_BEFORE;
   }
   // The usual message, one chunk as split() would cut it: by segments, each counted once (segments.ts).
   if (text.length <= CHUNK) {
     const bySegments = countBySegments(text, enc, (s) => (Buffer.byteLength(s) === s.length ? exactScanned(s, enc, e) : exactMatched(s, enc, e)));
     if (bySegments >= 0) {
       const n = Math.max(1, bySegments);
-      if (cacheable) cacheCount(enc, text, n);
+      if (keep) cacheCount(enc, text, n);
       return n;
     }
   }
@@ -93,7 +96,7 @@ export function countTextTokens(text: string, model?: string): number {
   else t.addSplit(text);
   const n = Math.max(1, Math.round(t.n));
   // A count the encoder failed part of the way through is an approximation: not kept.
-  if (cacheable && t.exactOk) cacheCount(enc, text, n);
+  if (keep && t.exactOk) cacheCount(enc, text, n);
   return n;
 }
 

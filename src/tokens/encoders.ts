@@ -128,6 +128,34 @@ export const TEXT_CACHE_MIN = 64;
 export const TEXT_CACHE_MAX = 1 << 16;
 const TEXT_CACHE_CHARS = 1 << 20;
 
+/** lookUpCount's answers when it has no count: the text is new (do not keep its count), or was seen before (keep it). */
+export const FIRST_SIGHT = -1;
+export const SEEN_BEFORE = -2;
+
+/** Slots of the doorkeeper's fingerprint table (a direct-mapped table of 32-bit fingerprints: 64 KiB). */
+const SEEN_SLOTS = 1 << 14;
+/** Characters of a text's head and tail in its fingerprint, and how many more are sampled from its middle. */
+const FP_ENDS = 16;
+const FP_SAMPLES = 8;
+
+/**
+ * A text's fingerprint for the doorkeeper: FNV-1a over its length, head,
+ * tail and a few characters spread over its middle. Equal texts have equal
+ * fingerprints; different texts rarely do, and when they do, the only effect
+ * is that a text met once is looked up and kept as if met twice.
+ */
+function fingerprint(t: string): number {
+  const n = t.length;
+  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
+  const head = Math.min(n, FP_ENDS);
+  for (let i = 0; i < head; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+  const tail = Math.max(head, n - FP_ENDS);
+  for (let i = tail; i < n; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+  const step = Math.floor((tail - head) / (FP_SAMPLES + 1));
+  if (step > 0) for (let i = head + step; i < tail; i += step) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+  return h;
+}
+
 /**
  * Two generations, each up to half of TEXT_CACHE_CHARS: new counts go to the
  * young one; when it is full it becomes the old one and the oldest is
@@ -136,11 +164,36 @@ const TEXT_CACHE_CHARS = 1 << 20;
  * at a constant cost per lookup. (A Map kept in least-recently-used order
  * evicted from its front, and V8 walks the holes that deletions leave there:
  * with the texts of every message cached, eviction cost more than counting.)
+ *
+ * A doorkeeper in front: a text's count is kept only when the text is met a
+ * second time, and a text met for the first time is not looked up in the Maps
+ * at all. Why: most texts longer than TEXT_CACHE_MIN are met once (the user's
+ * question, the model's answer), and keeping every one made the cache hold
+ * a generation of them. In a program doing other work (span conversion,
+ * benchmarks/otel.ts), those strings lived through several young
+ * collections and were promoted, and hashing each for its lookup missed the
+ * processor's caches: estimating an agent span's usage cost ~50 µs there
+ * against 11 µs counted alone, with a third of it in this cache. The
+ * doorkeeper is a table of fingerprints (typed memory: nothing for the
+ * collector to trace), and a fingerprint reads ~40 characters however long
+ * the text.
  */
 class TextCache {
   private young = new Map<string, number>();
   private old = new Map<string, number>();
   private youngChars = 0;
+  private readonly seen = new Int32Array(SEEN_SLOTS);
+
+  /** The count, or FIRST_SIGHT / SEEN_BEFORE (see the class comment). */
+  lookUp(text: string): number {
+    const fp = fingerprint(text);
+    const slot = (fp ^ (fp >>> 14)) & (SEEN_SLOTS - 1);
+    if (this.seen[slot] !== fp) {
+      this.seen[slot] = fp;
+      return FIRST_SIGHT;
+    }
+    return this.get(text) ?? SEEN_BEFORE;
+  }
 
   get(text: string): number | undefined {
     const n = this.young.get(text);
@@ -165,14 +218,25 @@ class TextCache {
 }
 const textCaches = new Map<Encoding, TextCache>();
 
+function textCache(enc: Encoding): TextCache {
+  let c = textCaches.get(enc);
+  if (!c) textCaches.set(enc, (c = new TextCache()));
+  return c;
+}
+
+/** The count kept for `text`, or FIRST_SIGHT / SEEN_BEFORE; either way the doorkeeper notes the text. */
+export function lookUpCount(enc: Encoding, text: string): number {
+  return textCache(enc).lookUp(text);
+}
+
+/** The count kept for `text`, if any (no doorkeeping: for tests and diagnostics). */
 export function cachedCount(enc: Encoding, text: string): number | undefined {
   return textCaches.get(enc)?.get(text);
 }
 
+/** Keep `text`'s count (for a text lookUpCount said was SEEN_BEFORE). */
 export function cacheCount(enc: Encoding, text: string, n: number): void {
-  let c = textCaches.get(enc);
-  if (!c) textCaches.set(enc, (c = new TextCache()));
-  c.set(text, n);
+  textCache(enc).set(text, n);
 }
 
 /** Which encoders are loaded now (for tests and diagnostics). */
