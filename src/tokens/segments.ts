@@ -84,6 +84,15 @@ export function countBySegments(text: string, enc: Encoding, count: (segment: st
   // The last segment of a text that was cut is where prompts usually differ (the question after the
   // template, the newest turn): it is counted but not remembered, so one-off tails do not push the
   // segments that do repeat out of the table. A text of one segment (a system prompt) is remembered.
+  // What differs is usually the last few words ("... (request 8123)"): the rest of that segment, up to
+  // its last exact place, is a segment of its own, remembered, so only those words are counted piece by
+  // piece (before, the whole segment was, every time). Not for a text of one segment: it is remembered whole.
+  if (start > 0 && word - start >= SEG_MIN && n - word >= 1) {
+    const k = segment(text, start, word, table, count);
+    if (k < 0) return -1;
+    total += k;
+    start = word;
+  }
   const k = segment(text, start, n, table, count, start === 0);
   return k < 0 ? -1 : total + k;
 }

@@ -136,6 +136,28 @@ describe("counting by segments", () => {
     expect(countBySegments(t, "o200k_base", count)).toBe(t.length);
     expect(counted).toEqual([t.slice(t.length - counted[0]!.length)]); // only the tail again
     counted.length = 0;
+    // A templated question whose last words differ: the rest of its last segment is remembered too, so a
+    // later question counts again only what follows the last place a cut can be made (under SEG_MIN
+    // characters from the segment's start, it is not worth a segment of its own).
+    const place = (u: string, j: number) => u[j] === " " && /[!-~]/.test(u[j - 1] ?? "") && /[A-Za-z]/.test(u[j + 1] ?? "");
+    let cutTexts = 0;
+    for (let k = 0; k < 60; k++) {
+      const r = rng(600 + k);
+      const vocabulary = ["the", "weather", "Lisbon", "pack", "museum", "opens", "at", "walk", "before", "lunch", "jacket", "shoes", "rain", "a", "light", "Saturday"];
+      const words = Array.from({ length: 8 + k }, () => vocabulary[Math.floor(r() * vocabulary.length)]!).join(" ");
+      const question = (n: number) => `${words}, ${words}? (request ${n})`;
+      countBySegments(question(1), "o200k_base", count);
+      counted.length = 0;
+      expect(countBySegments(question(2), "o200k_base", count)).toBe(question(2).length);
+      expect(counted.length, JSON.stringify(counted)).toBe(1);
+      const tail = counted[0]!;
+      expect(question(2).endsWith(tail)).toBe(true);
+      counted.length = 0;
+      if (tail === question(2)) continue; // no cut at all: a text of one segment (see below)
+      for (let j = 32; j < tail.length; j++) expect(place(tail, j), `${JSON.stringify(tail)} at ${j}`).toBe(false);
+      cutTexts++;
+    }
+    expect(cutTexts).toBeGreaterThan(40);
     const prompt = "You are a careful analyst.";
     countBySegments(prompt, "o200k_base", count);
     countBySegments(prompt, "o200k_base", count);
