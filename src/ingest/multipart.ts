@@ -63,15 +63,6 @@ function disposition(name: string, filename?: string): string {
 export const FILE_PART_CHARS = 1024 * 1024;
 
 /**
- * Whether a string is all ASCII (then latin1 writes the same bytes as UTF-8
- * at a plain copy's cost): every character takes at least one UTF-8 byte,
- * only ASCII exactly one. Buffer.byteLength scans in native code several
- * times faster than a regular expression looking for a character past ASCII
- * (0.3 against 1.4-2 µs on a 2 KB run).
- */
-const isAscii = (t: string) => Buffer.byteLength(t) === t.length;
-
-/**
  * Boundaries: a random part drawn once per process and a counter, so no two
  * bodies share one and none can be guessed from run contents, without asking
  * the system for random bytes on every batch (that call cost as much as
@@ -80,14 +71,55 @@ const isAscii = (t: string) => Buffer.byteLength(t) === t.length;
 const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
 let boundaries = 0;
 
+/**
+ * Slabs the runs held encoded are written into, one after another. Why not a
+ * Buffer per run (Buffer.from): making each one (its size counted, a view
+ * object, pool bookkeeping) cost more than writing its bytes, and a span's run
+ * took two. A run holds its slab, numbers and its large fields' names; a slab
+ * is freed once no run written in it is held (runs leave in the order they
+ * came, a batch at a time, so a slab outlives its last run by at most a batch).
+ */
+const SLAB_BYTES = 256 * 1024;
+/** A run whose texts could take more than this goes in a slab of its own, exactly its size. */
+const OWN_SLAB_BYTES = SLAB_BYTES / 8;
+let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+let slabUsed = 0;
+
 /** encodeRun's texts as the UTF-8 bytes encodeMultipart writes (for a run held encoded: ops.ts encodedOp). */
 export function encodeRunBytes(run: Record<string, unknown>): EncodedRun {
   const { part, own } = encodeRun(run);
-  const bytes = (t: string) => Buffer.from(t, isAscii(t) ? "latin1" : "utf8");
-  if (!own) return { part: bytes(part) };
-  const ownBytes: (string | Buffer)[] = [];
-  for (let i = 0; i < own.length; i += 2) ownBytes.push(own[i]!, bytes(own[i + 1]!));
-  return { part: bytes(part), own: ownBytes };
+  // At most three UTF-8 bytes per UTF-16 unit (a surrogate pair, two units, takes four).
+  let most = part.length * 3;
+  if (own) for (let i = 1; i < own.length; i += 2) most += own[i]!.length * 3;
+  let buf: Buffer;
+  let at: number;
+  if (most > OWN_SLAB_BYTES) {
+    let exact = Buffer.byteLength(part);
+    if (own) for (let i = 1; i < own.length; i += 2) exact += Buffer.byteLength(own[i]!);
+    buf = Buffer.allocUnsafeSlow(exact);
+    at = 0;
+  } else {
+    if (slabUsed + most > SLAB_BYTES) {
+      slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+      slabUsed = 0;
+    }
+    buf = slab;
+    at = slabUsed;
+  }
+  const ends = [at];
+  at += buf.write(part, at, "utf8");
+  ends.push(at);
+  let fields: string[] | undefined;
+  if (own) {
+    fields = [];
+    for (let i = 0; i < own.length; i += 2) {
+      fields.push(own[i]!);
+      at += buf.write(own[i + 1]!, at, "utf8");
+      ends.push(at);
+    }
+  }
+  if (buf === slab) slabUsed = at;
+  return fields ? { slab: buf, ends, fields } : { slab: buf, ends };
 }
 
 /** The run's part and its large fields' own parts, as texts (see the module comment). */
@@ -137,16 +169,20 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   // Parts in body order, each with its size in bytes (a string is ASCII when that equals its length).
   const parts: (string | Uint8Array)[] = [];
   const sizes: number[] = [];
+  // Where a part held in a slab starts in it (-1 for the other parts: texts, and bytes written whole).
+  const starts: number[] = [];
   let size = 0;
   const text = (t: string, bytes: number) => {
     parts.push(t);
     sizes.push(bytes);
+    starts.push(-1);
     size += bytes;
   };
-  const bytes = (b: Uint8Array) => {
+  const bytes = (b: Uint8Array, start = -1, end = b.byteLength) => {
     parts.push(b);
-    sizes.push(b.byteLength);
-    size += b.byteLength;
+    sizes.push(start < 0 ? end : end - start);
+    starts.push(start);
+    size += start < 0 ? end : end - start;
   };
   /** A JSON part's headers; `chars` decides whether it goes as a file. */
   const jsonHeaders = (name: string, n: number, chars: number, filename?: string) =>
@@ -157,19 +193,20 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     // Names and filenames may hold any character: the headers are measured apart from the JSON.
     text(`${headers}${json}\r\n`, Buffer.byteLength(headers) + n + 2);
   };
-  const bytesPart = (name: string, json: Buffer, filename?: string) => {
-    const headers = jsonHeaders(name, json.length, json.length, filename);
+  /** A JSON part from a slab's range (bytes, so `chars` is their count: a file past FILE_PART_CHARS bytes). */
+  const heldPart = (name: string, held: Buffer, start: number, end: number, filename?: string) => {
+    const headers = jsonHeaders(name, end - start, end - start, filename);
     text(headers, Buffer.byteLength(headers));
-    bytes(json);
+    bytes(held, start, end);
     text("\r\n", 2);
   };
   for (const op of ops) {
     // An op encoded at hand-over is written from its bytes (reading `run` would decode it).
     const e = op.encoded;
     if (e) {
-      bytesPart(`${op.kind}.${op.id}`, e.part);
-      const own = e.own;
-      if (own) for (let i = 0; i < own.length; i += 2) bytesPart(`${op.kind}.${op.id}.${own[i] as string}`, own[i + 1] as Buffer, `${own[i] as string}.json`);
+      const { slab: held, ends, fields } = e;
+      heldPart(`${op.kind}.${op.id}`, held, ends[0]!, ends[1]!);
+      if (fields) for (let i = 0; i < fields.length; i++) heldPart(`${op.kind}.${op.id}.${fields[i]}`, held, ends[i + 1]!, ends[i + 2]!, `${fields[i]}.json`);
     } else {
       const t = encodeRun(op.run);
       jsonPart(`${op.kind}.${op.id}`, t.part);
@@ -190,8 +227,9 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
   let at = 0;
   for (let i = 0; i < parts.length; i++) {
     const p = parts[i]!;
-    if (typeof p !== "string") body.set(p, at);
-    else body.write(p, at, p.length === sizes[i] ? "latin1" : "utf8");
+    if (typeof p === "string") body.write(p, at, p.length === sizes[i] ? "latin1" : "utf8");
+    else if (starts[i]! >= 0) (p as Buffer).copy(body, at, starts[i], starts[i]! + sizes[i]!);
+    else body.set(p, at);
     at += sizes[i]!;
   }
   return { body, contentType: `multipart/form-data; boundary=${boundary}` };

@@ -29,19 +29,24 @@ export interface Op {
   encoded?: EncodedRun;
 }
 
-/** A run in multipart form, without the boundaries: what encodeMultipart writes for it, as UTF-8 bytes. */
+/**
+ * A run in multipart form, without the boundaries: what encodeMultipart writes
+ * for it, as UTF-8 bytes held in a range of a shared slab (see
+ * multipart.ts encodeRunBytes): the run's own part (`post.{id}`, its small
+ * large fields inlined) from `ends[0]` to `ends[1]`, then each large field that
+ * goes in a part of its own, `fields[i]`'s JSON from `ends[i + 1]` to `ends[i + 2]`.
+ */
 export interface EncodedRun {
-  /** The JSON of the run's own part (`post.{id}` / `patch.{id}`), its small large fields inlined. */
-  part: Buffer;
-  /** Each large field that goes in a part of its own: its name, then its JSON. */
-  own?: (string | Buffer)[];
+  slab: Buffer;
+  ends: number[];
+  fields?: string[];
 }
 
 /** The run object again, from its encoding: the part's fields and each large field's. */
 function decodeRun(e: EncodedRun): Record<string, unknown> {
-  const run = JSON.parse(e.part.toString("utf8")) as Record<string, unknown>;
-  const own = e.own;
-  if (own) for (let i = 0; i < own.length; i += 2) run[own[i] as string] = JSON.parse((own[i + 1] as Buffer).toString("utf8"));
+  const { slab, ends, fields } = e;
+  const run = JSON.parse(slab.toString("utf8", ends[0], ends[1])) as Record<string, unknown>;
+  if (fields) for (let i = 0; i < fields.length; i++) run[fields[i]!] = JSON.parse(slab.toString("utf8", ends[i + 1], ends[i + 2]));
   return run;
 }
 
