@@ -82,7 +82,9 @@ export function countTextTokens(text: string, model?: string): number {
   }
   // The usual message, one chunk as split() would cut it: by segments, each counted once (segments.ts).
   if (text.length <= CHUNK) {
-    const bySegments = countBySegments(text, enc, (s) => (Buffer.byteLength(s) === s.length ? exactScanned(s, enc, e) : exactMatched(s, enc, e)));
+    segEnc = enc;
+    segEncoder = e;
+    const bySegments = countBySegments(text, enc, countSegment);
     if (bySegments >= 0) {
       const n = Math.max(1, bySegments);
       if (keep) cacheCount(enc, text, n);
@@ -100,11 +102,33 @@ export function countTextTokens(text: string, model?: string): number {
   return n;
 }
 
+/**
+ * What countSegment counts with, set by countTextTokens just before it counts
+ * by segments: one function for every text rather than a closure made per text
+ * (counting is synchronous, so nothing else can run in between).
+ */
+let segEnc: Encoding = "o200k_base";
+let segEncoder: Encoder | undefined;
+function countSegment(s: string): number {
+  return Buffer.byteLength(s) === s.length ? exactScanned(s, segEnc, segEncoder!) : exactMatched(s, segEnc, segEncoder!);
+}
+
+/**
+ * One Tally for counting segments, emptied for each (a segment is counted
+ * whole before the next begins), while its encoder is the one in use: a new
+ * encoder (after freeEncoders or a failure) gets a new Tally.
+ */
+let segmentTally: Tally | undefined;
+function tallyFor(enc: Encoding, e: Encoder): Tally {
+  if (segmentTally?.countsWith(enc, e)) return segmentTally.reset();
+  return (segmentTally = new Tally(enc, e));
+}
+
 /** tiktoken's count of an ASCII segment through the scanner and the piece memo, or -1 when it is not one scanned chunk or the encoder failed. */
 function exactScanned(s: string, enc: Encoding, e: Encoder): number {
   const scanned = scan(s, enc, ends, RUN);
   if (scanned < 0) return -1;
-  const t = new Tally(enc, e);
+  const t = tallyFor(enc, e);
   t.add(s, scanned);
   return t.exactOk ? t.n : -1;
 }
@@ -117,7 +141,7 @@ function exactScanned(s: string, enc: Encoding, e: Encoder): number {
  * sampled. -1 when the encoder failed.
  */
 function exactMatched(s: string, enc: Encoding, e: Encoder): number {
-  const t = new Tally(enc, e);
+  const t = tallyFor(enc, e);
   t.addSplit(s);
   return t.exactOk ? Math.round(t.n) : -1;
 }
@@ -142,6 +166,8 @@ class Tally {
   /** The last exact chunk's density differed from the running one by more than SETTLED: the shape is changing, keep counting exactly. */
   private unsettled = true;
   private ok = true;
+  /** The share of the last chunk counted through the memo that the memo knew (viaMemo). */
+  private hitShare = 0;
   private readonly memo: PieceMemo;
 
   /** The encoder worked throughout (no trap, so nothing was approximated for that reason). */
@@ -156,6 +182,23 @@ class Tally {
   ) {
     this.memo = memoFor(enc, MEMO_ENTRIES);
     this.re = pretokenizer(enc);
+  }
+
+  /** Whether this tally counts with `e` for `enc` (and the memo kept for them: freeEncoders makes a new encoder). */
+  countsWith(enc: Encoding, e: Encoder): boolean {
+    return this.enc === enc && this.e === e && this.ok;
+  }
+
+  /** Empty, for the next text. */
+  reset(): this {
+    this.n = 0;
+    this.chunks = 0;
+    this.memoAt = 0;
+    this.seen = 0;
+    this.densityTokens = 0;
+    this.densityChars = 0;
+    this.unsettled = true;
+    return this;
   }
 
   /** tiktoken's count of s; if the encoder throws (a WASM trap), this and the rest of the text are approximated. */
@@ -186,8 +229,8 @@ class Tally {
     let tokens: number;
     if (i >= this.memoAt && this.ok) {
       const m = this.viaMemo(s, scanned);
-      tokens = m ? m.tokens : this.exact(s);
-      this.memoAt = m && m.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
+      tokens = m >= 0 ? m : this.exact(s);
+      this.memoAt = m >= 0 && this.hitShare >= MIN_HIT_SHARE ? i + 1 : i + PROBE_EVERY;
     } else if (this.seen > EXACT_CHARS && i % SPARSE !== 0 && !this.unsettled) {
       this.n += (this.densityTokens / this.densityChars) * s.length;
       return;
@@ -200,13 +243,13 @@ class Tally {
   }
 
   /**
-   * Count s piece by piece, with the share of its characters found in the
-   * memo; undefined if the pieces do not cover s. The pieces are the regex's,
-   * or, given `scanned`, the first `scanned` entries of `ends` (scan.ts).
+   * Count s piece by piece, leaving the share of its characters found in the
+   * memo in `hitShare`; -1 if the pieces do not cover s. The pieces are the
+   * regex's, or, given `scanned`, the first `scanned` entries of `ends` (scan.ts).
    */
-  private viaMemo(s: string, scanned = -1): { tokens: number; hitShare: number } | undefined {
+  private viaMemo(s: string, scanned = -1): number {
     const pieces = scanned >= 0 ? undefined : s.match(this.re);
-    if (!pieces && scanned < 0) return undefined;
+    if (!pieces && scanned < 0) return -1;
     const count = pieces ? pieces.length : scanned;
     const memo = this.memo;
     let n = 0;
@@ -236,9 +279,10 @@ class Tally {
       } else if (spanStart < 0) spanStart = at;
       at = end;
     }
-    if (at !== s.length) return undefined;
+    if (at !== s.length) return -1;
     if (spanStart >= 0) n += this.exact(s.slice(spanStart));
-    return { tokens: n, hitShare: hits / s.length };
+    this.hitShare = hits / s.length;
+    return n;
   }
 
   /** text.slice(start, end), a run longer than RUN, in RUN-sized slices. */
