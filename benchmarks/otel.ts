@@ -19,21 +19,26 @@
  * @opentelemetry/otlp-transformer's ProtobufTraceSerializer.
  *
  * Default mode: each variant (no-op processor, exporter, tracepipe) runs in a
- * process of its own, in rotating order, REPS times per shape and usage; a
- * process runs WARMUP blocks (not counted: a fresh process's JIT and heap
- * sizing take thousands of spans to settle), then ROUNDS blocks of BLOCK spans, each block
- * ending with forceFlush so its conversion and delivery CPU is charged to it.
+ * process of its own, and the processes take turns: after each has run its
+ * WARMUP blocks (not counted: a fresh process's JIT and heap sizing take
+ * thousands of spans to settle; one process at a time), the parent has them
+ * run one block of BLOCK spans each, in rotating order, ROUNDS times; a block
+ * ends with forceFlush so its conversion and delivery CPU is charged to it.
  * Own processes because in one process a garbage collection caused by one
  * variant lands in whichever block runs next, often another variant's: block
- * figures then swung 2-5x. Reported per variant: onEnd time per span (median,
- * p99; timed around the processor's onEnd alone), and added CPU per span (the
- * process's median block CPU minus that of the no-op process of the same
- * repetition: span creation is not counted), median and range over
- * repetitions, with the ratio to the exporter's.
+ * figures then swung 2-5x. Taking turns because this machine's speed drifts
+ * by tens of percent over minutes: processes run one after another measured
+ * different machines, and a variant's figure moved 0.5-1.6x between
+ * repetitions; blocks seconds apart share the drift. REPS repetitions with
+ * fresh processes. Reported per variant: onEnd time per span (median, p99;
+ * timed around the processor's onEnd alone), and added CPU per span (per
+ * round, the block's CPU minus the no-op process's block of the same round:
+ * span creation is not counted; the median over rounds), median and range
+ * over repetitions, with the ratio to the exporter's.
  * Targets (issue 15): onEnd <= 20 µs median whatever the span holds; CPU per
  * span <= 2x the exporter's.
  *
- *   npx tsx benchmarks/otel.ts               # 5 repetitions x (8 warm-up + 20) blocks of 500 spans, both shapes
+ *   npx tsx benchmarks/otel.ts               # 5 repetitions x (8 warm-up + 20 interleaved) blocks of 500 spans, both shapes
  *   npx tsx benchmarks/otel.ts --reps 3 --shape chat
  *   npx tsx benchmarks/otel.ts --block 200   # another block size
  *   npx tsx benchmarks/otel.ts --batch 100   # the tracepipe client's batch size (default: GET /info's, 1000 here)
@@ -47,7 +52,8 @@ import { OTLPExporterBase } from "@opentelemetry/otlp-exporter-base";
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from "@opentelemetry/otlp-exporter-base/node-http";
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from "@opentelemetry/otlp-transformer";
 import { BatchSpanProcessor, NodeTracerProvider, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
+import { createInterface } from "node:readline";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -212,7 +218,13 @@ interface ChildResult {
   stats?: unknown;
 }
 
-/** --child: one variant, one shape and usage, in this process; prints its result as JSON. */
+/**
+ * --child: one variant, one shape and usage, in this process. After its
+ * warm-up blocks it prints "ready", then runs a block for each "block <first>"
+ * line on its stdin, answering with the block's CPU per span, until "end":
+ * then it prints its result as JSON and exits. So the parent decides when
+ * each process measures, and can interleave them block by block.
+ */
 async function child(): Promise<void> {
   const [v, shape, usage, url, dir, seed] = argv.slice(argv.indexOf("--child") + 1) as [Variant, Shape, string, string, string, string];
   const made = await makeProcessor(v, url, dir);
@@ -224,27 +236,63 @@ async function child(): Promise<void> {
   for (let w = 1; w < WARMUP; w++) await block(provider, shape, usage === "1", start - w * BLOCK);
   timed.times = [];
   const cpu: number[] = [];
-  for (let r = 1; r <= ROUNDS; r++) cpu.push(await block(provider, shape, usage === "1", start + r * BLOCK));
+  process.stdout.write("ready\n");
+  const lines = createInterface({ input: process.stdin });
+  for await (const line of lines) {
+    if (line.startsWith("block ")) {
+      const c = await block(provider, shape, usage === "1", Number(line.slice(6)));
+      cpu.push(c);
+      process.stdout.write(`cpu ${c}\n`);
+    } else if (line === "end") break;
+  }
+  lines.close();
   await provider.shutdown();
   await made.close();
   const result: ChildResult = { cpu, onEnd: timed.times, first, stats: made.stats };
   process.stdout.write(`${JSON.stringify(result)}\n`);
+  process.stdin.destroy();
 }
 
 /** The options a child must share with its parent (everything after --child is positional). */
 const shared = () => ["--rounds", String(ROUNDS), "--warmup", String(WARMUP), "--block", String(BLOCK), ...(batchArg ? ["--batch", String(batchArg)] : []), ...(abRoot ? ["--ab", abRoot] : [])];
 
-function runChild(args: string[]): Promise<ChildResult> {
-  return new Promise((resolveResult, reject) => {
-    const p = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...shared(), ...args], { stdio: ["ignore", "pipe", "inherit"] });
-    let out = "";
-    p.stdout.setEncoding("utf8").on("data", (d: string) => (out += d));
-    p.on("exit", (code) => {
-      const line = out.trim().split("\n").pop();
-      if (code !== 0 || !line) return reject(new Error(`child ${args.slice(0, 3).join(" ")} exited ${code}`));
-      resolveResult(JSON.parse(line) as ChildResult);
-    });
-  });
+/** A child process measuring one variant, driven a block at a time (see child()). */
+class Worker {
+  private readonly proc: ChildProcess;
+  private readonly lines: AsyncIterableIterator<string>;
+
+  constructor(args: string[]) {
+    this.proc = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...shared(), ...args], { stdio: ["pipe", "pipe", "inherit"] });
+    this.lines = createInterface({ input: this.proc.stdout! })[Symbol.asyncIterator]();
+  }
+
+  private async line(): Promise<string> {
+    const next = await this.lines.next();
+    if (next.done) throw new Error("a benchmark child exited early");
+    return next.value;
+  }
+
+  /** Resolves once the child has warmed up. */
+  async ready(): Promise<void> {
+    while ((await this.line()) !== "ready");
+  }
+
+  /** One measured block: its CPU per span, µs. */
+  async block(first: number): Promise<number> {
+    this.proc.stdin!.write(`block ${first}\n`);
+    for (;;) {
+      const l = await this.line();
+      if (l.startsWith("cpu ")) return Number(l.slice(4));
+    }
+  }
+
+  async end(): Promise<ChildResult> {
+    this.proc.stdin!.end("end\n");
+    for (;;) {
+      const l = await this.line();
+      if (l.startsWith("{")) return JSON.parse(l) as ChildResult;
+    }
+  }
 }
 
 const count = async (url: string, key: string) => (await (await fetch(`${url}/count?key=${key}`)).json()) as { runs: number; requests: number; bytes: number };
@@ -253,7 +301,7 @@ async function isolated(): Promise<void> {
   const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
   const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
-  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in its own process, ${REPS} repetitions in rotating order, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
+  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in a process of its own, the processes' blocks interleaved (rotating order), ${REPS} repetitions with fresh processes, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
   console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
   const summary: string[] = [];
   let spans = 0;
@@ -261,25 +309,35 @@ async function isolated(): Promise<void> {
   for (const shape of SHAPES) {
     for (const usage of [true, false]) {
       const results = Object.fromEntries(variants.map((v) => [v, [] as ChildResult[]])) as Record<Variant, ChildResult[]>;
+      // Per repetition and variant: the median over rounds of (its block's CPU - the no-op's block of the same round).
+      const added = Object.fromEntries(variants.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
       for (let rep = 0; rep < REPS; rep++) {
-        const order = variants.map((_, i) => variants[(i + rep) % variants.length]!);
-        for (const v of order) results[v].push(await runChild(["--child", v, shape, usage ? "1" : "0", capture.url, dir, String((seed += (ROUNDS + WARMUP + 1) * BLOCK))]));
+        const workers = {} as Record<Variant, Worker>;
+        // Warm up one at a time: a warm-up is not measured, but would slow whatever ran beside it.
+        for (const v of variants) {
+          workers[v] = new Worker(["--child", v, shape, usage ? "1" : "0", capture.url, dir, String((seed += (ROUNDS + WARMUP + 1) * BLOCK))]);
+          await workers[v].ready();
+        }
+        const cpu = Object.fromEntries(variants.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
+        for (let r = 0; r < ROUNDS; r++) {
+          const order = variants.map((_, i) => variants[(i + r + rep) % variants.length]!);
+          for (const v of order) cpu[v].push(await workers[v].block((seed += BLOCK)));
+        }
+        for (const v of variants) results[v].push(await workers[v].end());
+        for (const v of variants) added[v].push(v === "none" ? median(cpu.none) : median(cpu[v].map((c, r) => c - cpu.none[r]!)));
       }
       spans += REPS * (ROUNDS + WARMUP) * BLOCK;
-      // Per repetition: the process's median block, minus the no-op process's of the same repetition.
-      const perRep = (v: Variant) => results[v].map((r) => median(r.cpu));
-      const added = (v: Variant) => perRep(v).map((c, i) => c - perRep("none")[i]!);
       console.log(`\n  ${shape}, ${usage ? "spans with usage" : "spans without usage (tracepipe estimates)"}:`);
       for (const v of variants) {
         const t = results[v].flatMap((r) => r.onEnd);
         const firsts = results[v].map((r) => r.first);
         console.log(
           `    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs, first span ${spread(firsts, 0, " µs")}` +
-            (v === "none" ? `   CPU per span ${spread(perRep(v), 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added(v), 1, " µs")}`),
+            (v === "none" ? `   CPU per span ${spread(added.none, 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added[v], 1, " µs")}`),
         );
       }
-      const tp = added("tracepipe");
-      const ex = added("otlp-proto");
+      const tp = added.tracepipe;
+      const ex = added["otlp-proto"];
       const ratio = median(tp) / median(ex);
       const perRepRatios = tp.map((c, i) => c / ex[i]!);
       const onEnd = median(results.tracepipe.flatMap((r) => r.onEnd));
@@ -287,7 +345,7 @@ async function isolated(): Promise<void> {
       console.log(`    -> tracepipe/exporter added CPU per span: ${ratio.toFixed(2)}x (ratio of medians; per repetition ${spread(perRepRatios, 2, "x")}) (target <= 2x)`);
       summary.push(`${shape} ${usage ? "usage" : "no usage"} ${ratio.toFixed(2)}x`);
       if (abRoot) {
-        const other = added("other build");
+        const other = added["other build"];
         console.log(`    -> this build / other build (${abRoot}), added CPU per span: ${(median(tp) / median(other)).toFixed(3)}x (ratio of medians; per repetition ${spread(tp.map((c, i) => c / other[i]!), 3, "x")})`);
       }
     }

@@ -13,8 +13,15 @@
  */
 export class PieceMemo {
   private keys: (string | undefined)[];
-  private hashes: Int32Array;
-  private counts: Int32Array;
+  /**
+   * Per slot, its piece's hash then its count, side by side: a probe reads
+   * one place in typed memory and touches the stored piece (a string
+   * elsewhere on the heap) only when the hash matches. A count is at least 1,
+   * so 0 marks an empty slot. (Reading the key first cost a cache miss per
+   * probe, and in a program doing other work the memo's probes were a good
+   * part of what estimation cost.)
+   */
+  private slots: Int32Array;
   private mask: number;
   size = 0;
 
@@ -23,8 +30,7 @@ export class PieceMemo {
     initialSlots = 1024,
   ) {
     this.keys = new Array<string | undefined>(initialSlots);
-    this.hashes = new Int32Array(initialSlots);
-    this.counts = new Int32Array(initialSlots);
+    this.slots = new Int32Array(initialSlots * 2);
     this.mask = initialSlots - 1;
   }
 
@@ -39,15 +45,20 @@ export class PieceMemo {
   get(text: string, start: number, end: number, h: number): number {
     const len = end - start;
     const mask = this.mask;
+    const slots = this.slots;
     for (let slot = (h ^ (h >>> 16)) & mask; ; slot = (slot + 1) & mask) {
-      const key = this.keys[slot];
-      if (key === undefined) return -1;
-      if (this.hashes[slot] === h && key.length === len && same(key, text, start, len)) return this.counts[slot]!;
+      const count = slots[2 * slot + 1]!;
+      if (count === 0) return -1;
+      if (slots[2 * slot] === h) {
+        const key = this.keys[slot]!;
+        if (key.length === len && same(key, text, start, len)) return count;
+      }
     }
   }
 
-  /** Store text[start..end)'s count (the piece is not in the memo). */
+  /** Store text[start..end)'s count (the piece is not in the memo). A count below 1 (an empty piece) is not stored. */
   set(text: string, start: number, end: number, h: number, count: number): void {
+    if (count < 1) return;
     if (this.size >= this.maxEntries) this.clear();
     if ((this.size + 1) * 2 > this.keys.length) this.grow();
     this.put(text.slice(start, end), h, count);
@@ -56,26 +67,26 @@ export class PieceMemo {
 
   clear(): void {
     this.keys.fill(undefined);
+    this.slots.fill(0);
     this.size = 0;
   }
 
   private put(key: string, h: number, count: number): void {
     const mask = this.mask;
     let slot = (h ^ (h >>> 16)) & mask;
-    while (this.keys[slot] !== undefined) slot = (slot + 1) & mask;
+    while (this.slots[2 * slot + 1] !== 0) slot = (slot + 1) & mask;
     this.keys[slot] = key;
-    this.hashes[slot] = h;
-    this.counts[slot] = count;
+    this.slots[2 * slot] = h;
+    this.slots[2 * slot + 1] = count;
   }
 
   private grow(): void {
-    const { keys, hashes, counts } = this;
-    const slots = keys.length * 2;
-    this.keys = new Array<string | undefined>(slots);
-    this.hashes = new Int32Array(slots);
-    this.counts = new Int32Array(slots);
-    this.mask = slots - 1;
-    for (let i = 0; i < keys.length; i++) if (keys[i] !== undefined) this.put(keys[i]!, hashes[i]!, counts[i]!);
+    const { keys, slots } = this;
+    const n = keys.length * 2;
+    this.keys = new Array<string | undefined>(n);
+    this.slots = new Int32Array(n * 2);
+    this.mask = n - 1;
+    for (let i = 0; i < keys.length; i++) if (slots[2 * i + 1] !== 0) this.put(keys[i]!, slots[2 * i]!, slots[2 * i + 1]!);
   }
 }
 
