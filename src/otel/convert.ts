@@ -68,6 +68,12 @@ export interface ConvertOptions {
   project?: string;
   /** Estimate usage with tiktoken when a span reports none (default true). */
   estimateUsage?: boolean;
+  /**
+   * Given, an estimate is not made now but pushed here, to be run before the
+   * run is handed over (the processor converts a few spans, then estimates
+   * their usage together: see processor.ts).
+   */
+  deferred?: (() => void)[];
 }
 
 export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: ConvertOptions = {}): Run {
@@ -103,8 +109,9 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
         usage: result.usage_metadata,
         firstTokenUs,
       },
-      { validation: "annotate", estimate: o.estimateUsage === false ? "never" : "now" },
+      { validation: "annotate", estimate: o.estimateUsage === false ? "never" : o.deferred ? "defer" : "now" },
     );
+    if (f.estimate) o.deferred!.push(f.estimate);
     // Object.assign, not `{ otel, ...f.metadata }`: a spread into a literal with fields is V8's slow path (see above).
     const metadata: Record<string, unknown> = Object.assign({ otel }, f.metadata);
     // A convention that recorded only usage (no output messages) keeps it on the run.

@@ -32,6 +32,7 @@ import { ValidationError } from "../errors.js";
 import type { Client } from "../ingest/client.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { dottedSegment } from "../run/ids.js";
+import type { Run } from "../run/schema.js";
 import { keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "./convert.js";
 
 /**
@@ -70,6 +71,8 @@ export interface TraceSpanProcessorStats {
 
 /** Conversion yields to the event loop after this long, so a burst of spans never stalls the program for long. */
 const SLICE_MS = 4;
+/** Spans converted before their usage is estimated and their runs handed over (see drain). */
+const GROUP = 16;
 
 interface Node {
   key: string;
@@ -191,15 +194,38 @@ export class TraceSpanProcessor implements SpanProcessor {
     if (this.head < this.queue.length) this.scheduled = setImmediate(() => this.drainSlice());
   }
 
-  /** Convert queued spans, oldest first, until the queue is empty or `until` (performance.now()) has passed. */
+  /**
+   * Convert queued spans, oldest first, until the queue is empty or `until`
+   * (performance.now()) has passed. A few spans at a time: their runs are
+   * built, then the usage of those that reported none is estimated together,
+   * then they are handed over. Why: estimation works from tables (segments,
+   * pieces, whole texts) that parsing and encoding a run push out of the
+   * processor's caches, and the other way round; taking turns span by span,
+   * each slowed the other.
+   */
   private drain(until = Infinity): void {
+    const runs: Run[] = [];
+    const estimates: (() => void)[] = [];
     while (this.head < this.queue.length) {
-      const node = this.queue[this.head]!;
-      this.queue[this.head++] = undefined as unknown as Node; // let the span be collected
-      this.stats.queued--;
-      node.queued = false;
-      this.convert(node);
-      this.release(node);
+      for (let k = 0; k < GROUP && this.head < this.queue.length; k++) {
+        const node = this.queue[this.head]!;
+        this.queue[this.head++] = undefined as unknown as Node; // let the span be collected
+        this.stats.queued--;
+        node.queued = false;
+        const run = this.convert(node, estimates);
+        if (run) runs.push(run);
+        this.release(node);
+      }
+      for (const estimate of estimates) {
+        try {
+          estimate();
+        } catch {
+          // An estimate only adds to a run; without it the run is still whole.
+        }
+      }
+      for (const run of runs) this.handOver(run);
+      runs.length = 0;
+      estimates.length = 0;
       if (performance.now() >= until) break;
     }
     if (this.head === this.queue.length) {
@@ -211,19 +237,30 @@ export class TraceSpanProcessor implements SpanProcessor {
     }
   }
 
-  private convert(node: Node): void {
+  /** The span's run, its usage estimate (if one is due) pushed to `estimates`; undefined when it is not kept. */
+  private convert(node: Node, estimates: (() => void)[]): Run | undefined {
     const span = node.span as ReadableSpan;
     try {
-      if (node.keep === false) return;
+      if (node.keep === false) return undefined;
       const record = toSpanRecord(span);
       const reading = readSpan(spanLike(record), this.adapters);
-      if (!this.keep(node, reading)) return;
-      // The run is built here for the client alone and never touched again: it need not be copied.
-      this.client.createRun(spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage }), { owned: true });
-      this.stats.recorded++;
+      if (!this.keep(node, reading)) return undefined;
+      const run = spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage, deferred: estimates });
       if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
+      return run;
     } catch (err) {
       process.emitWarning(`tracepipe: span ${span.name} was not recorded: ${(err as Error).message}`, "TracepipeWarning");
+      return undefined;
+    }
+  }
+
+  private handOver(run: Run): void {
+    try {
+      // The run is built here for the client alone and never touched again: it need not be copied.
+      this.client.createRun(run, { owned: true });
+      this.stats.recorded++;
+    } catch (err) {
+      process.emitWarning(`tracepipe: span ${run.name} was not recorded: ${(err as Error).message}`, "TracepipeWarning");
     }
   }
 
