@@ -82,7 +82,8 @@ let boundaries = 0;
 const SLAB_BYTES = 256 * 1024;
 /** A run whose texts could take more than this goes in a slab of its own, exactly its size. */
 const OWN_SLAB_BYTES = SLAB_BYTES / 8;
-let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
+/** The slab being filled (made at the first run held encoded: importing the module allocates nothing). */
+let slab: Buffer | undefined;
 let slabUsed = 0;
 
 /** encodeRun's texts as the UTF-8 bytes encodeMultipart writes (for a run held encoded: ops.ts encodedOp). */
@@ -99,7 +100,7 @@ export function encodeRunBytes(run: Record<string, unknown>): EncodedRun {
     buf = Buffer.allocUnsafeSlow(exact);
     at = 0;
   } else {
-    if (slabUsed + most > SLAB_BYTES) {
+    if (!slab || slabUsed + most > SLAB_BYTES) {
       slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
       slabUsed = 0;
     }
