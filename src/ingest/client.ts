@@ -244,6 +244,8 @@ export class Client implements RunWriter {
     this.pump.stopTimer();
     let timedOut = false;
     if (this.hasWork() && !this.state.abandoned) timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
+    // Batches that failed under this flush go back to their retry schedule.
+    if (!this.waiters.awaited) this.lane.releaseHeld();
     return this.result(timedOut);
   }
 

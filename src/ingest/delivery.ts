@@ -96,7 +96,8 @@ export class BatchDelivery {
       finalize(next, this.valueLimits);
       mergeOps(op, next);
     }
-    this.lane.retry(batch, due, this.sink.target);
+    // Under a flush, held back until it ends (see Spool.appendSealed).
+    this.lane.retry(batch, due, this.sink.target, this.awaited());
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {

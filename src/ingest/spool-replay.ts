@@ -170,6 +170,13 @@ export class SpoolLane {
     return true;
   }
 
+  /** The flush that held back the batches failing under it is over: they are read back when due. */
+  releaseHeld(): void {
+    this.spool.releaseHeld();
+    this.mayHaveWork = true;
+    this.armReplayTimer(Date.now());
+  }
+
   /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
   private armReplayTimer(at: number): void {
     if (this.state.closed || this.state.abandoned) return;
@@ -192,13 +199,14 @@ export class SpoolLane {
    * Write a batch that kept failing, due at `due` (its runs' parked successors
    * already folded in). A run with newer ops already in the spool (written
    * behind an earlier try of this op) goes just before them, not at the new
-   * due time, or they would replay first.
+   * due time, or they would replay first. With `hold` (a flush is waiting),
+   * not read back until releaseHeld(): see Spool.appendSealed.
    */
-  retry(batch: Op[], due: number, target: string): void {
+  retry(batch: Op[], due: number, target: string, hold = false): void {
     const groups = this.groupByDue(batch, due);
     this.account(batch);
     for (const [at, ops] of groups) {
-      if (!this.spool.appendSealed(ops, at)) {
+      if (!this.spool.appendSealed(ops, at, hold)) {
         this.state.drop(ops.length, `tracepipe: ${target} kept failing and the spool is not writable; runs were dropped`);
         continue;
       }
