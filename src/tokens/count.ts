@@ -36,7 +36,7 @@
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
  */
-import { cacheCount, dropEncoder, encoder, encodingForModel, lookUpCount, memoFor, SEEN_BEFORE, TEXT_CACHE_MAX, TEXT_CACHE_MIN, type Encoder, type Encoding } from "./encoders.js";
+import { cacheCount, dropEncoder, encoder, encodingForModel, lookUpCount, memoFor, SEEN_BEFORE, TEXT_CACHE_MAX, TEXT_CACHE_MIN, whenEncodersFreed, type Encoder, type Encoding } from "./encoders.js";
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
 import { scan } from "./scan.js";
@@ -119,6 +119,11 @@ function countSegment(s: string): number {
  * encoder (after freeEncoders or a failure) gets a new Tally.
  */
 let segmentTally: Tally | undefined;
+// Its memo and encoder go with the rest when the encoders are freed.
+whenEncodersFreed(() => {
+  segmentTally = undefined;
+  segEncoder = undefined;
+});
 function tallyFor(enc: Encoding, e: Encoder): Tally {
   if (segmentTally?.countsWith(enc, e)) return segmentTally.reset();
   return (segmentTally = new Tally(enc, e));

@@ -244,9 +244,16 @@ export function loadedEncodings(): Encoding[] {
   return [...encoders.keys()];
 }
 
+/** What counting keeps between calls outside these tables (count.ts's reused Tally), dropped by freeEncoders(). */
+const onFree: (() => void)[] = [];
+export function whenEncodersFreed(fn: () => void): void {
+  onFree.push(fn);
+}
+
 export function freeEncoders(): void {
   for (const enc of [...encoders.keys()]) dropEncoder(enc);
   memos.clear();
   segmentTables.clear();
   textCaches.clear();
+  for (const fn of onFree) fn();
 }
