@@ -180,10 +180,11 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     size += bytes;
   };
   const bytes = (b: Uint8Array, start = -1, end = b.byteLength) => {
+    const n = start < 0 ? end : end - start;
     parts.push(b);
-    sizes.push(start < 0 ? end : end - start);
+    sizes.push(n);
     starts.push(start);
-    size += start < 0 ? end : end - start;
+    size += n;
   };
   /** A JSON part's headers; `chars` decides whether it goes as a file. */
   const jsonHeaders = (name: string, n: number, chars: number, filename?: string) =>

@@ -59,8 +59,8 @@ function decodeRun(e: EncodedRun): Record<string, unknown> {
  * dozen objects that cost the host more than encoding the run did, and even
  * its text (a string of a few KB, on V8's heap) tripled the time spent in
  * young collections against the OTLP exporter's; bytes live outside the heap
- * (Node's buffer pool), and the collector only moves a small view object. The
- * text is made once either way, at hand-over instead of at sending.
+ * (in a slab shared with other runs), and the collector only moves the small
+ * EncodedRun. The text is made once either way, at hand-over instead of at sending.
  *
  * Anything that reads `run` (a newer update of the run merging into it, the
  * spool, the dead-letter file) gets the object back, parsed from the text,

@@ -172,7 +172,7 @@ export class SpoolLane {
 
   /** The flush that held back the batches failing under it is over: they are read back when due. */
   releaseHeld(): void {
-    this.spool.releaseHeld();
+    if (!this.spool.releaseHeld()) return;
     this.mayHaveWork = true;
     this.armReplayTimer(Date.now());
   }

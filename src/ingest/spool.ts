@@ -237,8 +237,11 @@ export class Spool {
    */
   private readonly held = new Set<string>();
 
-  releaseHeld(): void {
+  /** Let this process claim the held segments again; false when none was held. */
+  releaseHeld(): boolean {
+    if (this.held.size === 0) return false;
     this.held.clear();
+    return true;
   }
 
   private listAll(): { dir: string; name: string; m: RegExpExecArray }[] {

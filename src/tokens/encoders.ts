@@ -119,7 +119,7 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
 /**
  * Counts of whole texts, per encoding: a system prompt, a tool result or a
  * turn of the conversation so far that every call of an app repeats is
- * counted once. A lookup hashes the text (V8 does it in native code, far
+ * counted twice (see the doorkeeper below), then looked up. A lookup hashes the text (V8 does it in native code, far
  * cheaper than counting: a 150-character message by segments costs ~20x its
  * lookup), so only texts shorter than TEXT_CACHE_MIN are left to the segment
  * table; at most TEXT_CACHE_CHARS characters are held (see TextCache).
@@ -146,11 +146,9 @@ const FP_SAMPLES = 8;
  */
 function fingerprint(t: string): number {
   const n = t.length;
-  let h = Math.imul(0x811c9dc5 ^ n, 0x01000193);
   const head = Math.min(n, FP_ENDS);
-  for (let i = 0; i < head; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
   const tail = Math.max(head, n - FP_ENDS);
-  for (let i = tail; i < n; i++) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
+  let h = PieceMemo.hash(t, tail, n, PieceMemo.hash(t, 0, head, Math.imul(0x811c9dc5 ^ n, 0x01000193)));
   const step = Math.floor((tail - head) / (FP_SAMPLES + 1));
   if (step > 0) for (let i = head + step; i < tail; i += step) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
   return h;

@@ -34,9 +34,8 @@ export class PieceMemo {
     this.mask = initialSlots - 1;
   }
 
-  /** FNV-1a over text[start..end). */
-  static hash(text: string, start: number, end: number): number {
-    let h = 0x811c9dc5 | 0;
+  /** FNV-1a over text[start..end), continuing from `h` (the offset basis by default). */
+  static hash(text: string, start: number, end: number, h = 0x811c9dc5 | 0): number {
     for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
     return h;
   }
