@@ -2,11 +2,10 @@ import { afterEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { startServeProcess, type ServeProcess } from "../helpers/collector.js";
-import { jsonLines, runCli, TSX } from "../helpers/cli.js";
+import { CLI, jsonLines, runCli } from "../helpers/cli.js";
 import { deadLetterLines, storedLines, writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
 
-const ENTRY = new URL("../../src/cli/run.ts", import.meta.url).pathname;
 let col: ServeProcess | undefined;
 afterEach(async () => {
   await col?.close();
@@ -40,7 +39,7 @@ describe("backfill under SIGKILL", () => {
       const before = await stored();
       const target = Math.min(good - 200, before + 300 + Math.floor(Math.random() * 400));
       // The first process never reaches a periodic checkpoint: only the one written at its start.
-      const child = spawn(process.execPath, ["--import", TSX, ENTRY, ...args, "--checkpoint-every", k === 0 ? "600000" : "50"], { stdio: "ignore" });
+      const child = spawn(process.execPath, [...CLI, ...args, "--checkpoint-every", k === 0 ? "600000" : "50"], { stdio: "ignore" });
       const exited = new Promise((r) => child.on("close", r));
       await waitFor(async () => (await stored()) >= target && (k > 0 || deadLetterLines(dead).length > 0), `${target} runs stored`);
       child.kill("SIGKILL");

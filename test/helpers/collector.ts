@@ -1,3 +1,4 @@
+import { CLI } from "./cli.js";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -73,9 +74,8 @@ export interface ServeProcess {
 export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"]): Promise<ServeProcess> {
   const { spawn } = await import("node:child_process");
   // better-sqlite3 is imported at the top of this file; the serve process holds its own connection.
-  const entry = new URL("../../src/cli/run.ts", import.meta.url).pathname;
   const dbPath = join(mkdtempSync(join(tmpdir(), "tp-serve-")), "traces.db");
-  const child = spawn(process.execPath, ["--import", "tsx", entry, "serve", "--port", "0", "--db", dbPath, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", dbPath, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`tracepipe serve did not start: ${out}`)), 20_000);
