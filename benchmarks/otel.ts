@@ -45,6 +45,7 @@
  *   npx tsx benchmarks/otel.ts --ab <dir>    # also another build's processor (<dir> holds its dist/: e.g. a
  *                                            # worktree of an earlier commit, built), in its own processes,
  *                                            # rotating with the others
+ *   npx tsx benchmarks/otel.ts --host-heap 64  # each process first holds 64 MiB of live objects, as an application would
  *   npx tsx benchmarks/otel.ts --same-process  # all variants in one process, interleaved block by block
  */
 import type { Context } from "@opentelemetry/api";
@@ -53,6 +54,7 @@ import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from "@opentel
 import { ProtobufTraceSerializer, TraceExporterMetricsHelper } from "@opentelemetry/otlp-transformer";
 import { BatchSpanProcessor, NodeTracerProvider, type ReadableSpan, type Span, type SpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { spawn, type ChildProcess } from "node:child_process";
+import { constants as perf, PerformanceObserver } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +77,14 @@ const abRoot = flag("--ab");
  * up to 512 spans per request, tracepipe's client what GET /info advertises).
  */
 const BLOCK = Number(flag("--block") ?? 500);
+/**
+ * MiB of live objects each child holds before it starts, as a host
+ * application's own data would (default 0). With a larger heap V8 spends more
+ * of its time marking the old generation, and what a processor stores in
+ * long-lived structures then survives young collections (see the comment on
+ * TraceSpanProcessor.release): this measures the processors under that.
+ */
+const HOST_HEAP_MIB = Number(flag("--host-heap") ?? 0);
 /** The tracepipe client's batch size (default: the client's own choice, GET /info's size_limit). */
 const batchArg = flag("--batch") ? Number(flag("--batch")) : undefined;
 type Shape = "chat" | "agent";
@@ -215,7 +225,18 @@ interface ChildResult {
   cpu: number[];
   onEnd: number[];
   first: number;
+  /** Garbage collection pauses over the measured blocks, µs per span: young (scavenges) and the rest. */
+  gc: { young: number; full: number };
   stats?: unknown;
+}
+
+/** The host application's data (see HOST_HEAP_MIB), live until the child exits. */
+const hostData: unknown[][] = [];
+/** Objects a host application keeps (see HOST_HEAP_MIB): ~100 bytes each. */
+function hostHeap(mib: number): unknown[] {
+  const held: unknown[] = [];
+  for (let i = 0; i < mib * 10_000; i++) held.push({ id: i, name: `item ${i}`, tags: [i, i + 1] });
+  return held;
 }
 
 /**
@@ -228,6 +249,7 @@ interface ChildResult {
 async function child(): Promise<void> {
   const [v, shape, usage, url, dir, seed] = argv.slice(argv.indexOf("--child") + 1) as [Variant, Shape, string, string, string, string];
   const made = await makeProcessor(v, url, dir);
+  hostData.push(hostHeap(HOST_HEAP_MIB));
   const timed = new Timed(made.processor);
   const provider = new NodeTracerProvider({ spanProcessors: [timed] });
   const start = Number(seed);
@@ -236,6 +258,11 @@ async function child(): Promise<void> {
   for (let w = 1; w < WARMUP; w++) await block(provider, shape, usage === "1", start - w * BLOCK);
   timed.times = [];
   const cpu: number[] = [];
+  const gcMs = { young: 0, full: 0 };
+  const gcs = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMs[(e as { detail?: { kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MINOR ? "young" : "full"] += e.duration;
+  });
+  gcs.observe({ entryTypes: ["gc"] });
   process.stdout.write("ready\n");
   const lines = createInterface({ input: process.stdin });
   for await (const line of lines) {
@@ -246,15 +273,17 @@ async function child(): Promise<void> {
     } else if (line === "end") break;
   }
   lines.close();
+  gcs.disconnect();
   await provider.shutdown();
   await made.close();
-  const result: ChildResult = { cpu, onEnd: timed.times, first, stats: made.stats };
+  const perSpan = (ms: number) => (ms * 1000) / (cpu.length * BLOCK);
+  const result: ChildResult = { cpu, onEnd: timed.times, first, gc: { young: perSpan(gcMs.young), full: perSpan(gcMs.full) }, stats: made.stats };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.stdin.destroy();
 }
 
 /** The options a child must share with its parent (everything after --child is positional). */
-const shared = () => ["--rounds", String(ROUNDS), "--warmup", String(WARMUP), "--block", String(BLOCK), ...(batchArg ? ["--batch", String(batchArg)] : []), ...(abRoot ? ["--ab", abRoot] : [])];
+const shared = () => ["--rounds", String(ROUNDS), "--warmup", String(WARMUP), "--block", String(BLOCK), "--host-heap", String(HOST_HEAP_MIB), ...(batchArg ? ["--batch", String(batchArg)] : []), ...(abRoot ? ["--ab", abRoot] : [])];
 
 /** A child process measuring one variant, driven a block at a time (see child()). */
 class Worker {
@@ -301,7 +330,7 @@ async function isolated(): Promise<void> {
   const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
   const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
-  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in a process of its own, the processes' blocks interleaved (rotating order), ${REPS} repetitions with fresh processes, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
+  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in a process of its own, the processes' blocks interleaved (rotating order), ${REPS} repetitions with fresh processes, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans${HOST_HEAP_MIB ? `, each holding ${HOST_HEAP_MIB} MiB of live objects` : ""}; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
   console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
   const summary: string[] = [];
   let spans = 0;
@@ -333,7 +362,8 @@ async function isolated(): Promise<void> {
         const firsts = results[v].map((r) => r.first);
         console.log(
           `    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs, first span ${spread(firsts, 0, " µs")}` +
-            (v === "none" ? `   CPU per span ${spread(added.none, 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added[v], 1, " µs")}`),
+            (v === "none" ? `   CPU per span ${spread(added.none, 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added[v], 1, " µs")}`) +
+            `, GC pauses ${spread(results[v].map((r) => r.gc.young), 1, "")} + ${spread(results[v].map((r) => r.gc.full), 1, " µs")} per span (young + full)`,
         );
       }
       const tp = added.tracepipe;

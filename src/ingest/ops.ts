@@ -7,6 +7,7 @@
  */
 import type { Run, RunPatch } from "../run/schema.js";
 import { checkSafe, makeSafe, type SafeLimits } from "../run/safe.js";
+import { releaseEncoded, type Slab } from "./multipart.js";
 
 export type Attachments = Record<string, [mimeType: string, data: Uint8Array]>;
 
@@ -40,6 +41,8 @@ export interface EncodedRun {
   slab: Buffer;
   ends: number[];
   fields?: string[];
+  /** The shared slab's record while this run holds its bytes (see releaseEncoded). */
+  home?: Slab;
 }
 
 /** The run object again, from its encoding: the part's fields and each large field's. */
@@ -68,6 +71,8 @@ function decodeRun(e: EncodedRun): Record<string, unknown> {
  */
 class EncodedOp implements Op {
   private object?: Record<string, unknown>;
+  /** Released before anything read its run: there is no run to read any more. */
+  private released = false;
   encoded?: EncodedRun;
   attachments?: Attachments;
   segments?: string[];
@@ -89,15 +94,39 @@ class EncodedOp implements Op {
   }
 
   get run(): Record<string, unknown> {
-    if (this.object === undefined) this.object = this.encoded ? decodeRun(this.encoded) : {};
-    this.encoded = undefined;
+    if (this.object === undefined) {
+      if (this.released) throw new Error(`tracepipe: run ${this.id} was read after its delivery`);
+      this.object = this.encoded ? decodeRun(this.encoded) : {};
+    }
+    this.drop();
     return this.object;
   }
 
   set run(v: Record<string, unknown>) {
     this.object = v;
+    this.drop();
+  }
+
+  /** Done with: delivered, or its batch is otherwise finished (see released()). */
+  release(): void {
+    if (this.encoded) this.released = true;
+    this.drop();
+  }
+
+  private drop(): void {
+    if (this.encoded) releaseEncoded(this.encoded);
     this.encoded = undefined;
   }
+}
+
+/**
+ * The op's batch is finished (delivered, dead-lettered or spooled; a reader
+ * has its run as an object by then): bytes it holds in a shared slab may be
+ * reused. Reading the run of a released op that was never read is a bug, and
+ * throws rather than yield another run's bytes.
+ */
+export function released(op: Op): void {
+  if (op instanceof EncodedOp) op.release();
 }
 
 /**

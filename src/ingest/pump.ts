@@ -10,7 +10,7 @@
 import type { ClientState } from "./client-state.js";
 import type { ClientOptions } from "./config.js";
 import type { BatchDelivery } from "./delivery.js";
-import type { Op } from "./ops.js";
+import { released, type Op } from "./ops.js";
 import type { RunQueue } from "./queue.js";
 import type { Sink, SinkLimits } from "./sink.js";
 
@@ -127,7 +127,11 @@ export class Pump {
       this.inFlight.add(batch);
       void this.delivery.deliver(batch).finally(() => {
         this.inFlight.delete(batch);
-        for (const op of batch) this.release(op.id);
+        for (const op of batch) {
+          // Delivered, or its run was read to be dead-lettered or spooled: its bytes may be reused.
+          released(op);
+          this.release(op.id);
+        }
         if (this.queue.ops.length) this.pump(false);
         else this.host.replay();
         this.host.notify();

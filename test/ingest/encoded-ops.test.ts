@@ -10,7 +10,7 @@ import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { Client, type Sink } from "../../src/ingest/index.js";
 import { encodeMultipart, encodeRun, encodeRunBytes, INLINE_MAX } from "../../src/ingest/multipart.js";
-import { encodedOp, mergeOps, patchOp, postOp, type Op } from "../../src/ingest/ops.js";
+import { encodedOp, mergeOps, patchOp, postOp, released, type Op } from "../../src/ingest/ops.js";
 import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { startProxy } from "../helpers/proxy.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
@@ -112,6 +112,35 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     expect(normalized(encodeMultipart(held))).toBe(normalized(fromObject));
     // And each run decodes back to itself.
     for (let i = 0; i < runs.length; i += 37) expect(held[i]!.run).toEqual(JSON.parse(JSON.stringify(runs[i])));
+  });
+
+  it("reuses a slab only once none of its runs is held: runs still held keep their bytes, and a released run cannot be read", () => {
+    const text = "x".repeat(1500);
+    const runs = Array.from({ length: 2000 }, (_, i) => completeRun("unit", { inputs: { text, i } }));
+    const first = runs.slice(0, 1000).map((r) => encodedOp(postOp(r), encodeRunBytes));
+    const slabsOfFirst = new Set(first.map((op) => op.encoded!.slab));
+    expect(slabsOfFirst.size).toBeGreaterThan(3);
+    // Release all runs but the last of each full slab, and every run of the slab being filled: no slab is free.
+    const lastOfSlab = new Map(first.map((op) => [op.encoded!.slab, op]));
+    const current = first[first.length - 1]!.encoded!.slab;
+    const kept = first.filter((op) => lastOfSlab.get(op.encoded!.slab) === op || op.encoded!.slab === current);
+    for (const op of first) if (!kept.includes(op)) released(op);
+    const second = runs.slice(1000, 1500).map((r) => encodedOp(postOp(r), encodeRunBytes));
+    for (const op of second) expect(slabsOfFirst.has(op.encoded!.slab) && op.encoded!.slab !== current).toBe(false);
+    // What is still held reads back intact, and went out as written.
+    for (const op of kept) expect(op.run).toEqual(JSON.parse(JSON.stringify(runs[first.indexOf(op)])));
+    // Now the full slabs of the first thousand are free (their last runs were read, which lets go of the bytes):
+    // new runs reuse them, and the runs written there read back as themselves.
+    const third = runs.slice(1500).map((r) => encodedOp(postOp(r), encodeRunBytes));
+    expect(third.some((op) => slabsOfFirst.has(op.encoded!.slab))).toBe(true);
+    expect(normalized(encodeMultipart(third))).toBe(normalized(encodeMultipart(runs.slice(1500).map((r) => postOp(r)))));
+    for (const op of [...second, ...third]) released(op);
+    // A run released without being read is gone: reading it is a bug and says so, rather than returning another run's bytes.
+    const gone = first.find((op) => !kept.includes(op))!;
+    expect(() => gone.run).toThrow(/read after its delivery/);
+    // Releasing twice, or an op that was never encoded, is harmless.
+    released(gone);
+    released(postOp(runs[0]!));
   });
 
   it("merges an update into a waiting encoded create, the update's fields winning", () => {
