@@ -112,7 +112,12 @@ export function releaseEncoded(e: EncodedRun): void {
   const home = e.home;
   if (!home) return;
   e.home = undefined;
-  if (--home.held === 0 && home !== slab && spare.length < SPARE_SLABS) spare.push(home.buf);
+  if (--home.held === 0 && home !== slab) keepIfFree(home);
+}
+
+/** Keep a full slab for reuse if none of its runs is held (and the spares are not all taken). */
+function keepIfFree(s: Slab): void {
+  if (s.held === 0 && spare.length < SPARE_SLABS) spare.push(s.buf);
 }
 
 /** encodeRun's texts as the UTF-8 bytes encodeMultipart writes (for a run held encoded: ops.ts encodedOp). */
@@ -132,7 +137,7 @@ export function encodeRunBytes(run: Record<string, unknown>): EncodedRun {
   } else {
     if (!slab || slabUsed + most > SLAB_BYTES) {
       // The full slab is reused at once if none of its runs is held any more.
-      if (slab && slab.held === 0 && spare.length < SPARE_SLABS) spare.push(slab.buf);
+      if (slab) keepIfFree(slab);
       slab = { buf: spare.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES), held: 0 };
       slabUsed = 0;
     }
