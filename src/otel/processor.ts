@@ -299,6 +299,11 @@ export class TraceSpanProcessor implements SpanProcessor {
 
   /** Id, trace, parent and dotted_order: kept ancestors only, so filtered spans are skipped. */
   private place(node: Node) {
+    if (!node.parent) {
+      // A root (most LLM spans of an app that is not an agent framework): no chain to build.
+      const id = (node.runId ??= spanRunId(node));
+      return { id, traceId: id, parentId: undefined, dottedOrder: dottedSegment(node.startUs, id) };
+    }
     const chain: Node[] = [node];
     for (let p = node.parent ? this.nodes.get(node.parent) : undefined; p; p = p.parent ? this.nodes.get(p.parent) : undefined) {
       if (this.keep(p)) chain.push(p);

@@ -224,6 +224,43 @@ describe("issue 14 item 10: tool results recorded as lists of text parts", () =>
     const r = otelGenAi.read(span({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": j([{ role: "tool", parts: [{ type: "tool_call_response", id: "c1", response }] }]) }));
     expect(r.input_messages).toEqual([{ role: "tool", tool_call_id: "c1", content, extras: { orphan: true } }]);
   });
+
+  it("splits a message around its tool responses, in part order, with the message's extras on the first piece only", () => {
+    const r = otelGenAi.read(
+      span({
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": j([
+          { role: "assistant", parts: [{ type: "tool_call", id: "c1", name: "f", arguments: {} }, { type: "tool_call", id: "c2", name: "g", arguments: {} }] },
+          {
+            role: "operator",
+            name: "ops",
+            parts: [
+              { type: "text", content: "before" },
+              { type: "tool_call_response", id: "c1", response: "one" },
+              { type: "tool_call_response", response: "two" },
+              { type: "text", content: "after" },
+              { type: "citation", ref: 1 },
+            ],
+          },
+          { role: "tool", parts: [{ type: "tool_call_response", id: "c2", response: "three" }] },
+          { role: "", parts: [{ type: "text", content: "no role name" }] },
+        ]),
+      }),
+    );
+    expect(r.input_messages).toEqual([
+      { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "f", args: {} }, { type: "tool_call", id: "c2", name: "g", args: {} }] },
+      { role: "user", content: [{ type: "text", text: "before" }], extras: { vendor_role: "operator", name: "ops", unmapped_content: [{ index: 4, part: { type: "citation", ref: 1 } }] } },
+      { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "one" }] },
+      { role: "tool", content: [{ type: "text", text: "two" }] },
+      { role: "user", content: [{ type: "text", text: "after" }] },
+      { role: "tool", tool_call_id: "c2", content: [{ type: "text", text: "three" }] },
+      // An empty role name is still the user's side, and makes no empty extras.
+      { role: "user", content: [{ type: "text", text: "no role name" }] },
+    ]);
+    // Each message has its own list of blocks: none is shared with another message.
+    const lists = r.input_messages!.map((m) => m.content);
+    expect(new Set(lists).size).toBe(lists.length);
+  });
 });
 
 /**
