@@ -139,7 +139,7 @@ describe("counting by segments", () => {
     // A templated question whose last words differ: the rest of its last segment is remembered too, so a
     // later question counts again only what follows the last place a cut can be made (under SEG_MIN
     // characters from the segment's start, it is not worth a segment of its own).
-    const place = (u: string, j: number) => u[j] === " " && /[!-~]/.test(u[j - 1] ?? "") && /[A-Za-z]/.test(u[j + 1] ?? "");
+    const place = (u: string, j: number) => u[j] === " " && /[!-~]/.test(u[j - 1] ?? "") && /[!-~]/.test(u[j + 1] ?? "");
     let cutTexts = 0;
     for (let k = 0; k < 60; k++) {
       const r = rng(600 + k);
@@ -164,7 +164,7 @@ describe("counting by segments", () => {
     expect(counted).toEqual([prompt]);
   });
 
-  it("cuts only before a space that follows a non-space and precedes a letter, and the segments cover the text", () => {
+  it("cuts only before a space that follows a non-space and precedes a letter, digit or punctuation, and the segments cover the text", () => {
     const r = rng(99);
     for (let k = 0; k < 200; k++) {
       const t = text(r, 200);
@@ -176,9 +176,70 @@ describe("counting by segments", () => {
         at += s.length;
         expect(t[at]).toBe(" ");
         expect(/\s/.test(t[at - 1]!)).toBe(false);
-        expect(/[A-Za-z]/.test(t[at + 1]!)).toBe(true);
+        expect(/[!-~]/.test(t[at + 1]!)).toBe(true);
       }
     }
+  });
+});
+
+/**
+ * The cutting rule walked over every space, as countBySegments did before it
+ * learned to skip the spaces too close to a segment's start: the oracle for
+ * where it cuts. The segments in order, each with whether it is remembered.
+ */
+function walkedSegments(t: string): { s: string; remember: boolean }[] {
+  const SEG_MIN = 32;
+  const SEG_MAX = 192;
+  const out: { s: string; remember: boolean }[] = [];
+  let start = 0;
+  let word = 0;
+  for (let i = t.indexOf(" ", 1); i >= 0; i = t.indexOf(" ", i + 1)) {
+    const prev = t.charCodeAt(i - 1);
+    const next = t.charCodeAt(i + 1);
+    if (prev === 32 || (prev >= 9 && prev <= 13) || prev >= 128 || !(next >= 33 && next <= 126)) continue;
+    if ((i - start >= SEG_MIN && ((prev ^ (i - word)) & 3) === 0) || i - start >= SEG_MAX) {
+      out.push({ s: t.slice(start, i), remember: true });
+      start = i;
+    }
+    word = i;
+  }
+  if (start > 0 && word - start >= SEG_MIN && t.length - word >= 1) {
+    out.push({ s: t.slice(start, word), remember: true });
+    start = word;
+  }
+  out.push({ s: t.slice(start), remember: start === 0 });
+  return out;
+}
+
+describe("where countBySegments cuts", () => {
+  it("cuts where a walk over every space would, on generated text of every length, past ASCII too", () => {
+    const r = rng(2024);
+    for (let k = 0; k < 400; k++) {
+      const words = 1 + Math.floor(r() * (k % 4 === 0 ? 400 : 60));
+      // Some texts with long runs between spaces, so that SEG_MAX decides cuts too.
+      const t = k % 5 === 0 ? text(r, words).replace(/ (?=[a-z])/g, "_") : text(r, words, k % 2 === 0);
+      freeEncoders(); // an empty segment table: every segment is counted, except a repeat within the text
+      const counted: string[] = [];
+      countBySegments(t, "o200k_base", (s) => (counted.push(s), 1));
+      const expected: string[] = [];
+      const remembered = new Set<string>();
+      for (const { s, remember } of walkedSegments(t)) {
+        if (remembered.has(s)) continue;
+        expected.push(s);
+        if (remember && s.length <= 256) remembered.add(s);
+      }
+      expect(counted, `text ${k}: ${JSON.stringify(t)}`).toEqual(expected);
+    }
+  });
+
+  it("counts only the number when the words before it were met before (\"… (request 8123)\")", () => {
+    const ask = (n: number) => `I land in Lisbon on Saturday morning with six free hours. What should I pack for the weather? (request ${n})`;
+    const counted: string[] = [];
+    countBySegments(ask(1), "o200k_base", (s) => s.length);
+    countBySegments(ask(2), "o200k_base", (s) => (counted.push(s), s.length));
+    expect(counted).toEqual([" 2)"]);
+    freeEncoders(); // the table holds lengths, not counts, now
+    for (const n of [3, 4]) expect(countTextTokens(ask(n), "gpt-4o")).toBe(o200k.encode_ordinary(ask(n)).length);
   });
 });
 
