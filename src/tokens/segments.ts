@@ -20,9 +20,10 @@
  * needs an apostrophe), and a piece starts at the space: ` word`, ` (`, or
  * the space alone before a digit (numbers take no leading space); each
  * piece is decided by its own characters and the one after it, which for
- * the last piece of a segment is the space or the end of the segment, alike. Runs of whitespace or non-whitespace never cross a cut, so the
- * scanner's run limit sees the same runs. BPE never merges across pieces:
- * the text's count is the sum of its segments' counts.
+ * the last piece of a segment is the space or the end of the segment, alike.
+ * Runs of whitespace or non-whitespace never cross a cut, so the scanner's
+ * run limit sees the same runs. BPE never merges across pieces: the text's
+ * count is the sum of its segments' counts.
  *
  * Digits and punctuation count as well as letters after the space: the part
  * of a prompt that differs from call to call is often a number (an id, an
@@ -93,7 +94,8 @@ export function countBySegments(text: string, enc: Encoding, count: (segment: st
   let start = 0;
   // Spaces closer than SEG_MIN to the segment's start cannot end it: the search starts past them, and
   // the last place among them (the rule below reads the word before a cut) is found walking back from
-  // the first space that can, usually one step. Visiting each of them cost a third of cutting a text.
+  // the first space that can, usually one step. Counting a message took 0.85-0.96x the time this way
+  // (otel.ts's question and answer, a chat question, prose; both ways in one process, alternated).
   let i = text.indexOf(" ", SEG_MIN);
   let word = lastPlace(text, 0, i < 0 ? n : i); // where the word before the next possible cut began
   while (i >= 0) {
