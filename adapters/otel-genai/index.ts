@@ -80,13 +80,12 @@ function fromOtelMessage(m: unknown, loc: Loc, out: Message[]): void {
     }
     if (blocks.length > from) out.push({ role: r.role, content: blocks.slice(from) });
   }
-  if (!r.vendor && typeof m.name !== "string" && typeof m.finish_reason !== "string" && parts.unknown.length === 0) return;
-  const extras: Obj = {};
-  if (r.vendor) extras.vendor_role = r.vendor;
-  if (typeof m.name === "string") extras.name = m.name;
-  if (typeof m.finish_reason === "string") extras.finish_reason = m.finish_reason;
-  if (parts.unknown.length) extras.unmapped_content = parts.unknown;
-  out[first]!.extras = extras;
+  let extras: Obj | undefined;
+  if (r.vendor) (extras ??= {}).vendor_role = r.vendor;
+  if (typeof m.name === "string") (extras ??= {}).name = m.name;
+  if (typeof m.finish_reason === "string") (extras ??= {}).finish_reason = m.finish_reason;
+  if (parts.unknown.length) (extras ??= {}).unmapped_content = parts.unknown;
+  if (extras) out[first]!.extras = extras;
 }
 
 function currentMessages(attrs: Attributes): { input?: Message[]; output?: Message[] } {

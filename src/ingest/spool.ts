@@ -280,7 +280,7 @@ export class Spool {
     let n = 0;
     this.nextDueAt = undefined;
     for (const { dir, name, m } of this.listAll()) {
-      if (!this.replayable(m) || (this.held.size > 0 && this.held.has(name))) continue;
+      if (!this.replayable(m) || this.held.has(name)) continue;
       const due = Number(m[1]);
       if (due > now) {
         // A failed batch waiting for its retry time; names sort by due time, so all later ones wait too.

@@ -119,10 +119,11 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
 /**
  * Counts of whole texts, per encoding: a system prompt, a tool result or a
  * turn of the conversation so far that every call of an app repeats is
- * counted twice (see the doorkeeper below), then looked up. A lookup hashes the text (V8 does it in native code, far
- * cheaper than counting: a 150-character message by segments costs ~20x its
- * lookup), so only texts shorter than TEXT_CACHE_MIN are left to the segment
- * table; at most TEXT_CACHE_CHARS characters are held (see TextCache).
+ * counted twice (see the doorkeeper below), then looked up. A lookup hashes
+ * the text (V8 does it in native code, far cheaper than counting: a
+ * 150-character message by segments costs ~20x its lookup), so only texts
+ * shorter than TEXT_CACHE_MIN are left to the segment table; at most
+ * TEXT_CACHE_CHARS characters are held (see TextCache).
  */
 export const TEXT_CACHE_MIN = 64;
 export const TEXT_CACHE_MAX = 1 << 16;
