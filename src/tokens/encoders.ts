@@ -4,7 +4,7 @@
  * a warning is printed once.
  */
 import { createRequire } from "node:module";
-import { PieceMemo, SegmentTable } from "./memo.js";
+import { fingerprint, Generations, PieceMemo, SegmentTable, slotOf } from "./memo.js";
 
 export type Encoding = "o200k_base" | "cl100k_base";
 export interface Encoder {
@@ -135,34 +135,13 @@ export const SEEN_BEFORE = -2;
 
 /** Slots of the doorkeeper's fingerprint table (a direct-mapped table of 32-bit fingerprints: 64 KiB). */
 const SEEN_SLOTS = 1 << 14;
-/** Characters of a text's head and tail in its fingerprint, and how many more are sampled from its middle. */
-const FP_ENDS = 16;
-const FP_SAMPLES = 8;
-
 /**
- * A text's fingerprint for the doorkeeper: FNV-1a over its length, head,
- * tail and a few characters spread over its middle. Equal texts have equal
- * fingerprints; different texts rarely do, and when they do, the only effect
- * is that a text met once is looked up and kept as if met twice.
- */
-function fingerprint(t: string): number {
-  const n = t.length;
-  const head = Math.min(n, FP_ENDS);
-  const tail = Math.max(head, n - FP_ENDS);
-  let h = PieceMemo.hash(t, tail, n, PieceMemo.hash(t, 0, head, Math.imul(0x811c9dc5 ^ n, 0x01000193)));
-  const step = Math.floor((tail - head) / (FP_SAMPLES + 1));
-  if (step > 0) for (let i = head + step; i < tail; i += step) h = Math.imul(h ^ t.charCodeAt(i), 0x01000193);
-  return h;
-}
-
-/**
- * Two generations, each up to half of TEXT_CACHE_CHARS: new counts go to the
- * young one; when it is full it becomes the old one and the oldest is
- * dropped; a hit in the old one moves the text to the young one. So a text
- * in use stays, and what has not been asked for in two generations goes,
- * at a constant cost per lookup. (A Map kept in least-recently-used order
- * evicted from its front, and V8 walks the holes that deletions leave there:
- * with the texts of every message cached, eviction cost more than counting.)
+ * Two generations (memo.ts Generations), each up to half of TEXT_CACHE_CHARS
+ * characters: a text in use stays, and what has not been asked for in two
+ * generations goes, at a constant cost per lookup. (A Map kept in
+ * least-recently-used order evicted from its front, and V8 walks the holes
+ * that deletions leave there: with the texts of every message cached,
+ * eviction cost more than counting.)
  *
  * A doorkeeper in front: a text's count is kept only when the text is met a
  * second time, and a text met for the first time is not looked up in the Maps
@@ -178,41 +157,26 @@ function fingerprint(t: string): number {
  * the text.
  */
 class TextCache {
-  private young = new Map<string, number>();
-  private old = new Map<string, number>();
-  private youngChars = 0;
+  private readonly counts = new Generations(TEXT_CACHE_CHARS / 2, true, SEEN_SLOTS);
   private readonly seen = new Int32Array(SEEN_SLOTS);
 
   /** The count, or FIRST_SIGHT / SEEN_BEFORE (see the class comment). */
   lookUp(text: string): number {
     const fp = fingerprint(text);
-    const slot = (fp ^ (fp >>> 14)) & (SEEN_SLOTS - 1);
+    const slot = slotOf(fp, SEEN_SLOTS);
     if (this.seen[slot] !== fp) {
       this.seen[slot] = fp;
       return FIRST_SIGHT;
     }
-    return this.get(text) ?? SEEN_BEFORE;
+    return this.counts.get(text, fp) ?? SEEN_BEFORE;
   }
 
   get(text: string): number | undefined {
-    const n = this.young.get(text);
-    if (n !== undefined || this.old.size === 0) return n;
-    const o = this.old.get(text);
-    if (o !== undefined) {
-      this.old.delete(text);
-      this.set(text, o);
-    }
-    return o;
+    return this.counts.get(text);
   }
 
   set(text: string, n: number): void {
-    if (this.youngChars + text.length > TEXT_CACHE_CHARS / 2 && this.young.size > 0) {
-      this.old = this.young;
-      this.young = new Map();
-      this.youngChars = 0;
-    }
-    this.young.set(text, n);
-    this.youngChars += text.length;
+    this.counts.set(text, n);
   }
 }
 const textCaches = new Map<Encoding, TextCache>();

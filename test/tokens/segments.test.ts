@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/tokens/index.js";
-import { SegmentTable } from "../../src/tokens/memo.js";
+import { fingerprint, Generations, SegmentTable, slotOf } from "../../src/tokens/memo.js";
 import { countBySegments } from "../../src/tokens/segments.js";
 
 const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
@@ -253,5 +253,50 @@ describe("SegmentTable", () => {
     }
     expect(t.get("one-off 0")).toBeUndefined();
     expect(t.get("one-off 39")).toBe(39);
+  });
+});
+
+describe("Generations with a front", () => {
+  /** A new string equal to `s` (JSON.parse makes one per span): the front must compare characters, not objects. */
+  const copy = (s: string) => `${s} `.slice(0, -1);
+
+  it("answers from the front only for texts the Maps hold: what a rotation drops is gone, what is used survives", () => {
+    const g = new Generations(2, false, 1024);
+    // Each text in a front slot of its own, so that every answer below is the front's or the Maps' alone.
+    expect(new Set(["system prompt", "a", "b", "c", "d", "e", "f"].map((t) => slotOf(fingerprint(t), 1024))).size).toBe(7);
+    g.set("system prompt", 5);
+    expect(g.get(copy("system prompt"))).toBe(5);
+    g.set("a", 1);
+    g.set("b", 2); // rotation: the young Map (system prompt, a) becomes the old one
+    expect(g.get(copy("system prompt"))).toBe(5); // found in the old Map: moved to the young one
+    g.set("c", 3); // rotation: the old Map (a) is dropped
+    expect(g.get(copy("a"))).toBeUndefined();
+    expect(g.get(copy("system prompt"))).toBe(5);
+    g.set("d", 4);
+    g.set("e", 5); // two rotations with the system prompt unused: dropped, front entry included
+    g.set("f", 6);
+    expect(g.get(copy("system prompt"))).toBeUndefined();
+    expect(g.get(copy("f"))).toBe(6);
+  });
+
+  it("a text whose front slot another text took is still found in the Maps, and equal counts come back for equal texts", () => {
+    const g = new Generations(1000, true, 4);
+    // Find two texts with the same front slot.
+    const texts = Array.from({ length: 64 }, (_, i) => `message number ${i} of the conversation so far`);
+    const first = texts[0]!;
+    const other = texts.find((t) => t !== first && slotOf(fingerprint(t), 4) === slotOf(fingerprint(first), 4))!;
+    expect(other).toBeDefined();
+    g.set(first, 11);
+    g.set(other, 22); // takes the slot
+    expect(g.get(copy(first))).toBe(11);
+    expect(g.get(copy(other))).toBe(22);
+    expect(g.get(copy(first))).toBe(11);
+    // A text with the same fingerprint (it differs at a character the fingerprint does not read) is not taken for it.
+    const long = `${"head of a long prompt ".repeat(5)}${"x".repeat(300)}${" tail of it".repeat(5)}`;
+    const twin = `${long.slice(0, 200)}y${long.slice(201)}`;
+    expect(fingerprint(twin)).toBe(fingerprint(long));
+    g.set(long, 33);
+    expect(g.get(copy(long))).toBe(33);
+    expect(g.get(twin)).toBeUndefined();
   });
 });
