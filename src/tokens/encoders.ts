@@ -119,11 +119,12 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
 /**
  * Counts of whole texts, per encoding: a system prompt, a tool result or a
  * turn of the conversation so far that every call of an app repeats is
- * counted twice (see the doorkeeper below), then looked up. A lookup hashes
- * the text (V8 does it in native code, far cheaper than counting: a
- * 150-character message by segments costs ~20x its lookup), so only texts
- * shorter than TEXT_CACHE_MIN are left to the segment table; at most
- * TEXT_CACHE_CHARS characters are held (see TextCache).
+ * counted twice (see the doorkeeper below), then looked up. A lookup is far
+ * cheaper than counting (a 150-character message by segments cost ~20x a
+ * lookup that hashed it in V8's native code; a hit now compares it with the
+ * text kept instead: memo.ts Generations), so only texts shorter than
+ * TEXT_CACHE_MIN are left to the segment table; at most TEXT_CACHE_CHARS
+ * characters are held (see TextCache).
  */
 export const TEXT_CACHE_MIN = 64;
 export const TEXT_CACHE_MAX = 1 << 16;
@@ -133,7 +134,11 @@ const TEXT_CACHE_CHARS = 1 << 20;
 export const FIRST_SIGHT = -1;
 export const SEEN_BEFORE = -2;
 
-/** Slots of the doorkeeper's fingerprint table (a direct-mapped table of 32-bit fingerprints: 64 KiB). */
+/**
+ * Slots of the doorkeeper's fingerprint table (a direct-mapped table of
+ * 32-bit fingerprints: 64 KiB), and of the count cache's front (as many
+ * references to texts the cache holds, and 128 KiB of counts and generations).
+ */
 const SEEN_SLOTS = 1 << 14;
 /**
  * Two generations (memo.ts Generations), each up to half of TEXT_CACHE_CHARS

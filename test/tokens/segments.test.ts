@@ -279,7 +279,7 @@ describe("Generations with a front", () => {
     expect(g.get(copy("f"))).toBe(6);
   });
 
-  it("a text whose front slot another text took is still found in the Maps, and equal counts come back for equal texts", () => {
+  it("finds a text whose front slot another took in the Maps, and never takes a text with the same fingerprint for it", () => {
     const g = new Generations(1000, true, 4);
     // Find two texts with the same front slot.
     const texts = Array.from({ length: 64 }, (_, i) => `message number ${i} of the conversation so far`);
