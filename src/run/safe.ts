@@ -294,7 +294,8 @@ export function checkSafe(value: unknown, limits: SafeLimits = {}): number | und
   c.left = maxBytes;
   c.objects = 0;
   try {
-    return c.walk(value, 0) ? maxBytes - c.left : undefined;
+    // `left > 0` for a bare primitive too (an object's walk ends with that test): makeSafe stops counting at the budget.
+    return c.walk(value, 0) && c.left > 0 ? maxBytes - c.left : undefined;
   } catch {
     // A getter or proxy that throws: makeSafe knows what to do with it.
     return undefined;
@@ -339,21 +340,32 @@ class Checker {
         this.left -= 8;
         return Number.isFinite(v);
       case "object":
-        break;
+        return v === null ? ((this.left -= 4), true) : this.object(v, depth);
       default:
         return false;
     }
-    if (v === null) {
-      this.left -= 4;
-      return true;
-    }
+  }
+
+  /**
+   * An object or array, its strings and objects checked here rather than by
+   * a call to walk() each: most of a run's values are strings, and checking
+   * otel.ts's agent and chat spans' runs took 0.80-0.83x the time this way
+   * (both ways in one process). Spends what walk() would, to the unit.
+   */
+  private object(v: object, depth: number): boolean {
     // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.
     if (depth >= this.maxDepth || this.left <= 0 || ++this.objects > TRACK_AFTER) return false;
     this.left -= 2;
+    const inner = depth + 1;
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) {
         const x: unknown = v[i];
-        if (x === undefined || !this.walk(x, depth + 1)) return false;
+        if (typeof x === "string") {
+          if (x.length > this.maxString) return false;
+          this.left -= x.length + 2;
+        } else if (typeof x === "object" && x !== null) {
+          if (!this.object(x, inner)) return false;
+        } else if (x === undefined || !this.walk(x, inner)) return false;
         // Stop as soon as the budget is spent: the time a check takes is bounded by the budget, not the value.
         if ((this.left -= 1) <= 0) return false;
       }
@@ -367,8 +379,13 @@ class Checker {
     for (const k in o) {
       if (k === "__proto__") return false;
       const x = o[k];
-      if (x === undefined) continue;
-      if (!this.walk(x, depth + 1)) return false;
+      if (typeof x === "string") {
+        if (x.length > this.maxString) return false;
+        this.left -= x.length + 2;
+      } else if (typeof x === "object" && x !== null) {
+        if (!this.object(x, inner)) return false;
+      } else if (x === undefined) continue;
+      else if (!this.walk(x, inner)) return false;
       if ((this.left -= k.length + 4) <= 0) return false;
     }
     return this.left > 0;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Messages } from "../../src/format/schema.js";
-import { surelyMessages } from "../../src/format/shape.js";
-import { validate } from "../../src/format/validate.js";
+import { surelyMessages, surelyValid } from "../../src/format/shape.js";
+import { everyIssue, validate } from "../../src/format/validate.js";
 
 /** Every block type and optional field the schema has, in messages zod accepts. */
 const valid = (): unknown[] => [
@@ -146,5 +146,64 @@ describe("surelyMessages (validate's fast path)", () => {
     const issues = validate(m);
     expect(issues.map((i) => JSON.stringify(i.loc))).toEqual(expect.arrayContaining(['[1,"content",5,"text"]', '[1,"content",6,"type"]', '[0,"foo"]']));
     expect(validate(valid())).toEqual([]);
+  });
+});
+
+describe("surelyValid (validate's one-walk answer for messages with nothing to report)", () => {
+  /** Each mutation of the valid messages that breaks one of validate's rules on top of zod's shape. */
+  const ruleBreakers: [string, (m: Record<string, unknown>[]) => void][] = [
+    ["a tool result naming no earlier call", (m) => void (m[4]!.tool_call_id = "nope")],
+    ["a tool_call_id on an assistant message", (m) => void (m[3]!.tool_call_id = "c1")],
+    ["a tool result before its call", (m) => void m.splice(3, 0, m.splice(4, 1)[0]!)],
+    ["a call made by a user message, not an assistant's", (m) => void (m[3]!.role = "user")],
+    ["a media block with two sources", (m) => void ((m[1]!.content as Record<string, unknown>[])[2]!.id = "f1")],
+    ["a media block with no source", (m) => void delete (m[1]!.content as Record<string, unknown>[])[3]!.id],
+    ["base64 without mime_type", (m) => void delete (m[1]!.content as Record<string, unknown>[])[1]!.mime_type],
+    ["a call id that is not a string", (m) => void ((m[3]!.content as Record<string, unknown>[])[0]!.id = 1)],
+    ["a tool_call_id on a later assistant message, naming an earlier call", (m) => void m.push({ role: "assistant", tool_call_id: "c1", content: [] })],
+    ["an orphan's tool_call_id that is not a string", (m) => void Object.assign(m[4]!, { tool_call_id: 5, extras: { orphan: true } })],
+  ];
+
+  it("says yes to the well-formed messages, and agrees with validate's full checks", () => {
+    expect(everyIssue(valid(), false)).toEqual([]);
+    expect(surelyValid(valid())).toBe(true);
+    expect(surelyValid([])).toBe(true);
+    // A result whose call was trimmed away is accepted when it says so (DESIGN), as validate accepts it.
+    const orphan = valid() as Record<string, unknown>[];
+    orphan[4]!.tool_call_id = "gone";
+    orphan[4]!.extras = { orphan: true };
+    expect(everyIssue(orphan, false)).toEqual([]);
+    expect(surelyValid(orphan)).toBe(true);
+  });
+
+  it("says no to every message list validate finds an issue in: each rule broken, and every shape mutation", () => {
+    for (const [what, breakIt] of ruleBreakers) {
+      const m = valid() as Record<string, unknown>[];
+      breakIt(m);
+      expect(everyIssue(m, false).length, what).toBeGreaterThan(0);
+      expect(surelyValid(m), what).toBe(false);
+      expect(validate(m), what).toEqual(everyIssue(m, false));
+    }
+    let mutations = 0;
+    let withIssues = 0;
+    for (const path of paths(valid())) {
+      for (const [i, odd] of ODD.entries()) {
+        const m = valid();
+        setAt(m, path, odd);
+        mutations++;
+        const issues = everyIssue(m, false);
+        if (issues.length) withIssues++;
+        if (surelyValid(m) && issues.length) throw new Error(`surelyValid said yes with issues at ${JSON.stringify(path)} = ODD[${i}]: ${JSON.stringify(issues)}`);
+        expect(validate(m)).toEqual(issues);
+      }
+    }
+    expect(mutations).toBeGreaterThan(1000);
+    expect(withIssues).toBeGreaterThan(500);
+  });
+
+  it("is skipped in strict mode, whose rules it does not know", () => {
+    const m = valid();
+    expect(surelyValid(m)).toBe(true);
+    expect(validate(m, { strict: true }).map((i) => i.type)).toContain("extra_forbidden");
   });
 });

@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { checkSafe, makeSafe, type SafeLimits } from "../../src/run/safe.js";
 
@@ -77,5 +78,30 @@ describe("checkSafe", () => {
       if (fits) expect(JSON.stringify(made.value)).toBe(JSON.stringify(run()));
       else expect(b).toBeLessThan(need + 20);
     }
+  });
+
+  it("agrees with makeSafe on any JSON value, at any limits: strings, nulls and objects in arrays and objects alike", () => {
+    let kept = 0;
+    let left = 0;
+    fc.assert(
+      fc.property(
+        fc.jsonValue({ maxDepth: 6 }),
+        fc.record({ maxDepth: fc.integer({ min: 1, max: 8 }), maxStringLength: fc.integer({ min: 0, max: 40 }), maxBytes: fc.integer({ min: 1, max: 2000 }) }, { requiredKeys: [] }),
+        (v, limits) => {
+          // -0 is written as 0 by JSON and makeSafe alike; the comparison is of the JSON.
+          const bytes = agrees(v, limits);
+          if (bytes === undefined) left++;
+          else kept++;
+          // Within every limit, a value made only of JSON is kept as it is.
+          if (typeof v === "object" && v !== null && limits.maxDepth === undefined && limits.maxBytes === undefined && limits.maxStringLength === undefined) {
+            expect(bytes).toBeDefined();
+          }
+        },
+      ),
+      { numRuns: 2000, seed: 15 },
+    );
+    // Both answers were given many times: the property is not passed by always saying one thing.
+    expect(kept).toBeGreaterThan(200);
+    expect(left).toBeGreaterThan(200);
   });
 });
