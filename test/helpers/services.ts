@@ -1,8 +1,9 @@
 /**
- * Tests that need a system service (redis-server; a browser later). On a
- * developer's machine without it they are skipped with a notice on stderr, so
- * `npm test` still runs everything else; under CI (`CI` set, as `.ci/run` and
- * hosted runners do) a missing service is a failure, never a silent skip.
+ * Tests that need a system program (redis-server, script(1); the browser's
+ * check is in test/viewer/browser.ts). On a developer's machine without it
+ * they are skipped with a notice on stderr, so `npm test` still runs
+ * everything else; under CI (`CI` set, as `.ci/run` and hosted runners do) a
+ * missing program is a failure, never a silent skip.
  */
 import { spawnSync } from "node:child_process";
 
