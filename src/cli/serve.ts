@@ -7,6 +7,7 @@ import { ConfigError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
+import { DEFAULT_ROOTLESS_AFTER_MS } from "../server/routes/otel.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -38,6 +39,7 @@ export interface ServeOptions {
   graphConfig?: string;
   webhookToken?: string;
   buildMs: number;
+  rootlessAfter: number;
 }
 
 /**
@@ -91,6 +93,12 @@ export function register(program: Command): void {
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
     .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
+    .option(
+      "--rootless-after <ms>",
+      "an OTLP trace whose root span has not come (its parent is in a process that exports elsewhere and did not flag it remote, or died) is made into runs as it is once no span of it has come for this long; 0 waits for the root",
+      int("--rootless-after"),
+      DEFAULT_ROOTLESS_AFTER_MS,
+    )
     .option("--prices <file>", PRICES_OPTION_HELP)
     .action(async (opts: ServeOptions) => {
       try {
@@ -131,6 +139,7 @@ export function register(program: Command): void {
         webhooks,
         webhookToken: opts.webhookToken,
         deploymentBuildMs: opts.buildMs,
+        rootlessAfterMs: opts.rootlessAfter,
       });
       const { url } = await collector.listen(opts.port, opts.host);
       console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);

@@ -17,6 +17,14 @@ export interface PlainSpan {
   trace_id: string;
   span_id: string;
   parent_span_id: string | null;
+  /**
+   * Whether the parent is in another process (1) or this one (0), from the
+   * span's OTLP flags (bits 8 and 9, which SDKs set since OTLP 1.1); null when
+   * the span has no parent or the exporter did not say. A span whose parent is
+   * remote is the root of its process's part of the trace, as the span
+   * processor takes it.
+   */
+  parent_remote: 0 | 1 | null;
   name: string;
   kind: number;
   start_time: string;
@@ -70,6 +78,23 @@ export function nanosToIso(v: unknown): string {
   return new Date(Number(ms)).toISOString().replace(/Z$/, `${micro.toString().padStart(3, "0")}Z`);
 }
 
+/** OTLP span flags: bit 8 says whether bit 9 (the parent is remote) is set at all. */
+const HAS_IS_REMOTE = 0x100;
+const IS_REMOTE = 0x200;
+
+/** PlainSpan.parent_remote from a span's parent id and flags. */
+export function parentRemote(parentSpanId: string | null, flags: unknown): 0 | 1 | null {
+  // A number, as OTLP JSON writes fixed32 (a string of digits is taken too).
+  const f = typeof flags === "number" ? flags : typeof flags === "string" && /^\d{1,10}$/.test(flags) ? Number(flags) : NaN;
+  if (!parentSpanId || !Number.isInteger(f) || !(f & HAS_IS_REMOTE)) return null;
+  return f & IS_REMOTE ? 1 : 0;
+}
+
+/** A span that starts its process's part of a trace: no parent, or a parent flagged remote. */
+export function isLocalRoot(r: { parent_span_id?: unknown; parent_remote?: unknown }): boolean {
+  return !r.parent_span_id || r.parent_remote === 1;
+}
+
 export function toPlain(req: Obj): PlainSpan[] {
   const out: PlainSpan[] = [];
   for (const rs of (req.resourceSpans ?? []) as Obj[]) {
@@ -81,10 +106,12 @@ export function toPlain(req: Obj): PlainSpan[] {
         const trace_id = hexId(s.traceId, 16);
         const span_id = hexId(s.spanId, 8);
         if (!trace_id || !span_id) throw new ValidationError([{ loc: ["resourceSpans", "scopeSpans", "spans"], msg: `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`, type: "missing" }]);
+        const parent_span_id = hexId(s.parentSpanId, 8) || null;
         out.push({
           trace_id,
           span_id,
-          parent_span_id: hexId(s.parentSpanId, 8) || null,
+          parent_span_id,
+          parent_remote: parentRemote(parent_span_id, s.flags),
           name: String(s.name ?? ""),
           kind: Number(s.kind ?? 0),
           start_time: nanosToIso(s.startTimeUnixNano),

@@ -17,7 +17,7 @@ import Database from "better-sqlite3";
 import { migrate, openStore, type SqliteRunStore, type StoredRun } from "../store/index.js";
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
-import { otelRoutes } from "./routes/otel.js";
+import { DEFAULT_ROOTLESS_AFTER_MS, otelRoutes, RootlessSweep } from "./routes/otel.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
 import { webhookReceiverRoutes } from "./routes/webhooks.js";
@@ -68,6 +68,12 @@ export interface CollectorOptions {
   onRunCompleted?: (run: StoredRun) => void;
   /** Shared limiter (e.g. Redis); a process-local one by default. */
   limiter?: RateLimiter;
+  /**
+   * OTLP traces whose root span has not arrived are converted as they are once
+   * no span of theirs has come for this long, ms (default 30 s; 0: never, they
+   * wait for their root). See routes/otel.ts.
+   */
+  rootlessAfterMs?: number;
 }
 
 export interface Collector {
@@ -77,6 +83,8 @@ export interface Collector {
   webhooks?: WebhookSender;
   /** Large bodies being read or held now, the bytes they are charged in the large-body budget, and requests waiting for a large-body slot. */
   bodies(): { large: number; bytes: number; waiting: number };
+  /** Convert now the OTLP traces without a root that have been quiet for rootlessAfterMs (the sweep does it on its own every so often). */
+  sweepRootless(): Promise<void>;
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
   close(): Promise<void>;
 }
@@ -124,6 +132,8 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       sender.send(hook, webhookPayload(run));
     }
   };
+  const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
+  const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
   const router = new Router()
     .add(
       ingestRoutes({
@@ -273,6 +283,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     store,
     webhooks: sender,
     bodies: () => ({ large: largeSlots.inUse, bytes: largeSlots.bytesCharged, waiting: largeSlots.waiting }),
+    sweepRootless: () => sweep?.sweep() ?? Promise.resolve(),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {
         server.once("error", reject);
@@ -290,9 +301,12 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
       closing = true;
       return new Promise((resolve) => {
         server.close(() => {
-          controlDb.close();
-          if (ownStore) store.close();
-          resolve();
+          // A sweep under way finishes its trace before the store closes under it.
+          void (sweep?.stop() ?? Promise.resolve()).finally(() => {
+            controlDb.close();
+            if (ownStore) store.close();
+            resolve();
+          });
         });
         server.closeAllConnections();
       });

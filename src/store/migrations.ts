@@ -139,6 +139,23 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       );
     `,
   },
+  {
+    version: 6,
+    name: "otel spans: remote parents, traces waiting for a root",
+    // parent_remote: 1 when the exporter flagged the span's parent as remote (another process: the span
+    // is the root of this process's part of the trace), 0 when local, NULL when not said.
+    // otel_rootless: traces with spans stored but no root yet, and when their newest span came; the
+    // collector converts one once it has been quiet that long (routes/otel.ts). Filled here with the
+    // traces already stored without a root, which until now never made runs.
+    sql: `
+      ALTER TABLE otel_spans ADD COLUMN parent_remote INTEGER;
+      CREATE TABLE otel_rootless (trace_id TEXT PRIMARY KEY, last_received_at TEXT NOT NULL);
+      CREATE INDEX otel_rootless_quiet ON otel_rootless (last_received_at);
+      INSERT INTO otel_rootless (trace_id, last_received_at)
+        SELECT trace_id, max(received_at) FROM otel_spans GROUP BY trace_id
+        HAVING sum(parent_span_id IS NULL OR parent_span_id = '') = 0;
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

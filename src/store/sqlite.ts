@@ -449,13 +449,38 @@ export class SqliteRunStore implements RunStore {
 
   storeSpans(spans: Obj[]): number {
     const stmt = this.db.prepare(
-      "INSERT OR REPLACE INTO otel_spans (trace_id, span_id, parent_span_id, name, kind, start_time, end_time, resource, scope, attributes, events, links, status, received_at) VALUES (@trace_id, @span_id, @parent_span_id, @name, @kind, @start_time, @end_time, @resource, @scope, @attributes, @events, @links, @status, @received_at)",
+      "INSERT OR REPLACE INTO otel_spans (trace_id, span_id, parent_span_id, parent_remote, name, kind, start_time, end_time, resource, scope, attributes, events, links, status, received_at) VALUES (@trace_id, @span_id, @parent_span_id, @parent_remote, @name, @kind, @start_time, @end_time, @resource, @scope, @attributes, @events, @links, @status, @received_at)",
     );
     const now = new Date().toISOString();
+    const waiting = this.db.prepare("INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at");
+    const rooted = this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ?");
     this.db.transaction(() => {
-      for (const s of spans) stmt.run({ ...s, received_at: now });
+      for (const s of spans) stmt.run({ ...s, parent_remote: s.parent_remote ?? null, received_at: now });
+      // Each trace of the request is now either rooted (converted by the caller) or waiting for its root.
+      for (const traceId of new Set(spans.map((s) => String(s.trace_id)))) {
+        if (this.hasRootSpan(traceId)) rooted.run(traceId);
+        else waiting.run(traceId, now);
+      }
     })();
     return spans.length;
+  }
+
+  /**
+   * Traces still without a root whose newest span was stored at or before
+   * `quietSince` (an ISO time), oldest first, at most `limit` of them.
+   */
+  quietRootlessTraces(quietSince: string, limit: number): string[] {
+    const rows = this.db.prepare("SELECT trace_id FROM otel_rootless WHERE last_received_at <= ? ORDER BY last_received_at LIMIT ?").all(quietSince, limit) as { trace_id: string }[];
+    return rows.map((r) => r.trace_id);
+  }
+
+  /**
+   * The trace no longer waits for a root (it was converted as it is), unless
+   * a span of it came after `quietSince`: then it waits on, to be converted
+   * again with that span.
+   */
+  forgetRootless(traceId: string, quietSince: string): void {
+    this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ? AND last_received_at <= ?").run(traceId, quietSince);
   }
 
   /** A tracing project, created empty (creating a deployment creates the project of its name). */
@@ -472,9 +497,13 @@ export class SqliteRunStore implements RunStore {
     return this.db.prepare("SELECT * FROM otel_spans WHERE trace_id = ? ORDER BY start_time").all(traceId) as Obj[];
   }
 
-  /** Whether the trace's root span (no parent) has arrived. */
+  /**
+   * Whether a root of the trace has arrived: its root span (no parent), or
+   * the root of one process's part of it (a span whose parent the exporter
+   * flagged as remote: otlp-json.ts isLocalRoot).
+   */
   hasRootSpan(traceId: string): boolean {
-    return this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? AND (parent_span_id IS NULL OR parent_span_id = '') LIMIT 1").get(traceId) !== undefined;
+    return this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? AND (parent_span_id IS NULL OR parent_span_id = '' OR parent_remote = 1) LIMIT 1").get(traceId) !== undefined;
   }
 
   close(): void {

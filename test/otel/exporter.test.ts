@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { context } from "@opentelemetry/api";
+import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { createOtlpTraceExporter, resolveOtlpTarget, TraceSpanProcessor } from "../../src/otel/index.js";
@@ -124,6 +124,62 @@ describe("the collector turns OTLP spans into runs", () => {
       const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
       expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
       expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
+    } finally {
+      context.disable();
+      await viaProcessor.close();
+    }
+  });
+
+  it("makes runs of a service called by another: a span whose parent is remote is a root, as the processor takes it", async () => {
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    const viaProcessor = await startCollector({ apiKey: "otlp-key" });
+    try {
+      const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project: "callee", spoolDir: join(tempDir("tp-otlp-remote-"), "spool"), warn: () => {} });
+      const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project: "callee", env: {} });
+      const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
+      const tracer = provider.getTracer("callee");
+      // The caller's span, as a `traceparent` header brings it: in another process, exporting elsewhere.
+      const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: TraceFlags.SAMPLED, isRemote: true });
+      await tracer.startActiveSpan("POST /answer", { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } }, caller, async (server) => {
+        await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
+          tracer
+            .startSpan("chat gpt-4o", {
+              attributes: {
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": "openai",
+                "gen_ai.response.model": "gpt-4o-2024-08-06",
+                "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
+                "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
+                "gen_ai.usage.input_tokens": 3,
+                "gen_ai.usage.output_tokens": 1,
+              },
+            })
+            .end();
+          agent.end();
+        });
+        await provider.forceFlush();
+        // The local root (the server span) has not ended: no runs yet.
+        expect(col.collector.store.countRuns("callee")).toBe(0);
+        server.end();
+      });
+      await provider.forceFlush();
+      await provider.shutdown();
+      await client.shutdown();
+      const stored = sql(col.collector.store).prepare("SELECT name, parent_span_id, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name").all("4bf92f3577b34da6a3ce929d0e0e4736");
+      expect(stored).toEqual([
+        { name: "POST /answer", parent_span_id: "00f067aa0ba902b7", parent_remote: 1 },
+        { name: "agent", parent_span_id: expect.any(String), parent_remote: 0 },
+        { name: "chat gpt-4o", parent_span_id: expect.any(String), parent_remote: 0 },
+      ]);
+      const fromOtlp = col.collector.store.queryRuns({ project: "callee" }).runs;
+      const fromProcessor = viaProcessor.collector.store.queryRuns({ project: "callee" }).runs;
+      expect(fromOtlp.map((r) => r.name).sort()).toEqual(["agent", "chat gpt-4o"]);
+      const shape = (r: (typeof fromOtlp)[number]) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, name: r.name, inputs: r.inputs, outputs: r.outputs });
+      const byOrder = (a: { dotted_order: string }, b: { dotted_order: string }) => a.dotted_order.localeCompare(b.dotted_order);
+      expect(fromOtlp.map(shape).sort(byOrder)).toEqual(fromProcessor.map(shape).sort(byOrder));
+      const agent = fromOtlp.find((r) => r.name === "agent")!;
+      expect(agent.parent_run_id ?? null).toBeNull();
+      expect(fromOtlp.find((r) => r.name === "chat gpt-4o")!.parent_run_id).toBe(agent.id);
     } finally {
       context.disable();
       await viaProcessor.close();

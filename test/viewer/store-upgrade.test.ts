@@ -15,6 +15,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");
     db.exec("DROP INDEX runs_trace_cost; DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start; DROP INDEX runs_errors");
     for (const c of ["v_model", "v_provider", "v_usage", "v_latency_ms"]) db.exec(`ALTER TABLE runs DROP COLUMN ${c}`);
@@ -42,6 +43,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");
     db.exec("DROP INDEX runs_trace_cost");
     db.prepare("DELETE FROM schema_migrations WHERE version >= 4").run();

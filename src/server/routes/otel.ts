@@ -4,18 +4,43 @@
  * ExportTraceServiceResponse.
  *
  * Spans also become runs, with the same span adapters and conversion as the
- * client's TraceSpanProcessor (src/otel/convert.ts): once a trace's root span
+ * client's TraceSpanProcessor (src/otel/convert.ts): once a root of the trace
  * has arrived (roots end last, so the rest of a process's trace is in by
- * then), the whole stored trace is converted and ingested. Run ids are stable
+ * then), the whole stored trace is converted and ingested. A root is the
+ * trace's root span, or a span whose parent the exporter flagged as remote:
+ * the first span of a service called by another (an HTTP server span under
+ * the caller's `traceparent`), whose caller may export elsewhere or not at
+ * all; the span processor takes such a span as a root too. Run ids are stable
  * functions of the spans, so a span that arrives after its root converts the
- * trace again and upserts the same runs. Traces whose root never reaches this
- * collector (a remote parent) keep their spans stored but make no runs.
+ * trace again and upserts the same runs (when the caller's spans arrive too,
+ * the callee's runs move under them).
+ *
+ * A trace with no root stored is converted as it is once no span of it has
+ * come for `rootlessAfterMs` (RootlessSweep): its parent is in a process whose
+ * exporter did not flag it remote (SDKs before OTLP 1.1), or the process that
+ * held its root died. Its topmost spans are roots until the root comes.
  */
 import type { Route } from "../http.js";
 import type { SqliteRunStore } from "../../store/index.js";
 import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
-import { parseJson, plainToSpanRecord, PROJECT_HEADER } from "../../otel/otlp-json.js";
+import { isLocalRoot, parseJson, plainToSpanRecord, PROJECT_HEADER } from "../../otel/otlp-json.js";
+
+/** Default quiet time before a trace without a root is converted as it is: a few of BatchSpanProcessor's 5 s export intervals. */
+export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
+
+/** Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry. */
+async function convertTrace(store: SqliteRunStore, traceId: string, project?: string): Promise<void> {
+  const rows = store.spansOfTrace(traceId);
+  const root = rows.find((r) => !r.parent_span_id) ?? rows.find(isLocalRoot) ?? rows[0];
+  const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
+  const runs = traceToRuns(rows.map(plainToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
+  if (!runs.length) return;
+  // A post only fills what a stored run lacks; where a run sits can change between conversions (its
+  // root came late, a kept span between it and its parent came late), so that is patched: the newest wins.
+  const placement = runs.map((r) => ({ id: r.id, trace_id: r.trace_id, dotted_order: r.dotted_order, ...(r.parent_run_id ? { parent_run_id: r.parent_run_id } : {}) }));
+  await store.ingest({ post: runs, patch: placement });
+}
 
 export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Route[] {
   return [
@@ -32,15 +57,68 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
         }
         store.storeSpans(spans as unknown as Record<string, unknown>[]);
         for (const traceId of new Set(spans.map((s) => s.trace_id))) {
-          if (!store.hasRootSpan(traceId)) continue;
-          const rows = store.spansOfTrace(traceId);
-          const root = rows.find((r) => !r.parent_span_id);
-          const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
-          const runs = traceToRuns(rows.map(plainToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
-          if (runs.length) await store.ingest({ post: runs });
+          if (store.hasRootSpan(traceId)) await convertTrace(store, traceId, project);
         }
         return { status: 200, body: { partialSuccess: {} } };
       },
     },
   ];
+}
+
+/** Traces converted per turn of the sweep; more wait for the next turn, so requests interleave. */
+const SWEEP_BATCH = 100;
+
+/**
+ * Converts the traces that have waited `quietMs` for a root without a new
+ * span (see the module comment). Checks every quietMs / 4 (at least 50 ms, at
+ * most 5 s); a backlog (a store from before this sweep existed holds every
+ * rootless trace it ever got) goes SWEEP_BATCH traces per turn of the event
+ * loop. A trace that fails to convert is left out, with a warning, rather
+ * than tried forever.
+ */
+export class RootlessSweep {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private stopped = false;
+
+  constructor(
+    private readonly store: SqliteRunStore,
+    private readonly quietMs: number,
+    private readonly warn: (msg: string) => void = (m) => process.emitWarning(m, "TracepipeWarning"),
+  ) {
+    this.timer = setInterval(() => void this.sweep(), Math.min(5000, Math.max(50, quietMs / 4)));
+    this.timer.unref();
+  }
+
+  /** One sweep (at most one at a time); resolves when the traces quiet by now are converted. */
+  sweep(): Promise<void> {
+    this.running ??= this.drain().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async drain(): Promise<void> {
+    const quietSince = new Date(Date.now() - this.quietMs).toISOString();
+    for (;;) {
+      if (this.stopped) return;
+      const ids = this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
+      for (const id of ids) {
+        if (this.stopped) return;
+        try {
+          await convertTrace(this.store, id);
+        } catch (err) {
+          this.warn(`tracepipe serve: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
+        }
+        this.store.forgetRootless(id, quietSince);
+      }
+      if (ids.length < SWEEP_BATCH) return;
+      await new Promise((r) => setImmediate(r));
+    }
+  }
+
+  /** Stop sweeping; resolves once a sweep under way has stopped (before the store closes). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
 }
