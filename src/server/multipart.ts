@@ -20,6 +20,7 @@
  */
 import busboy from "busboy";
 import { createHash } from "node:crypto";
+import { isUtf8 } from "node:buffer";
 import { StringDecoder } from "node:string_decoder";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
@@ -53,6 +54,41 @@ export interface ParsedMultipart {
   raw: Map<string, RawText>;
 }
 
+/** A character past latin1: busboy decoded the part by a charset it declared, not as bytes. */
+const PAST_LATIN1 = /[\u0100-\uffff]/;
+
+/**
+ * A part busboy read as a field (no filename), as it decoded it. Why fields
+ * are read as latin1 (busboy's defCharset): the Python langsmith SDK sends
+ * attachments as parts with a Content-Type and no filename, so they arrive as
+ * fields, and decoded as UTF-8 (busboy's default) every byte sequence that is
+ * not UTF-8 (any image) became a replacement character. As latin1, a part
+ * that declares no charset arrives with one character per byte: its bytes,
+ * exactly. A part that declares one is decoded by it, as before.
+ */
+class FieldValue {
+  constructor(readonly value: string) {}
+
+  /** An attachment's bytes: exact for a part without a charset (and a latin1 one); a declared Unicode charset's text as UTF-8. */
+  bytes(): Buffer {
+    return Buffer.from(this.value, PAST_LATIN1.test(this.value) ? "utf8" : "latin1");
+  }
+
+  /**
+   * A JSON part's text. JSON is UTF-8 (RFC 8259): ASCII reads the same either
+   * way (the usual part, checked by one native count); other bytes read as
+   * latin1 are decoded as the UTF-8 they are. Text a declared charset already
+   * decoded is kept: it has characters past latin1, or its characters as bytes
+   * are not UTF-8 (a lone é, U+00E9, is the byte E9).
+   */
+  text(): string {
+    const v = this.value;
+    if (Buffer.byteLength(v, "utf8") === v.length || PAST_LATIN1.test(v)) return v;
+    const bytes = Buffer.from(v, "latin1");
+    return isUtf8(bytes) ? bytes.toString("utf8") : v;
+  }
+}
+
 class PartParser {
   readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [], raw: new Map() };
 
@@ -67,7 +103,7 @@ class PartParser {
     return false;
   }
 
-  accept(name: string, data: Buffer | string, contentType: string): void {
+  accept(name: string, data: Buffer | string | FieldValue, contentType: string): void {
     const out = this.out;
     out.parts++;
     const dot = name.indexOf(".");
@@ -80,7 +116,7 @@ class PartParser {
       if (!runId) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
       if (!attName) throw new HttpError(400, `part ${JSON.stringify(name)} has no attachment name`);
       if (!this.uuid(runId, name)) return;
-      const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+      const bytes = data instanceof FieldValue ? data.bytes() : typeof data === "string" ? Buffer.from(data, "utf8") : data;
       out.attachments.push({ runId, name: attName, contentType, data: bytes, sha256: createHash("sha256").update(bytes).digest("hex") });
       return;
     }
@@ -100,7 +136,7 @@ class PartParser {
       map.set(id, (run = { id }));
     }
     // One string per part: parsed here, and (for a large field) kept as the text the store writes.
-    const text = typeof data === "string" ? data : data.toString("utf8");
+    const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
     if (text.length >= GC_PART_CHARS) collectGarbage();
     const value = parseJson(text, `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
@@ -126,7 +162,8 @@ export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, lim
     let bb: busboy.Busboy;
     try {
       const max = limits.maxParts;
-      bb = busboy({ headers, limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max } });
+      // Fields without a charset arrive as latin1, one character per byte: their bytes, exactly (see fieldText).
+      bb = busboy({ headers, defCharset: "latin1", limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max } });
     } catch (err) {
       reject(new HttpError(400, `not a multipart/form-data request: ${(err as Error).message}`));
       return;
@@ -148,8 +185,7 @@ export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, lim
       if (failed) return;
       if (info.valueTruncated) return fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`));
       try {
-        // The string as busboy decoded it goes straight to JSON.parse: no second copy as a Buffer.
-        parser.accept(name, value, info.mimeType);
+        parser.accept(name, new FieldValue(value), info.mimeType);
       } catch (err) {
         fail(err);
       }

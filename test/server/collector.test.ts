@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { gzipSync } from "node:zlib";
+import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { multipart, runRecord, startCollector, testId, type Running, sql } from "../helpers/collector.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
@@ -71,6 +72,44 @@ describe("ingest round trip", () => {
     const got = await getRun(run.id as string);
     expect(got.start_time).toBe("2026-11-22T10:15:00.000007Z");
     expect(got.attachments).toEqual([{ name: "picture", content_type: "image/png", size: 3, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+  });
+
+  it("keeps an attachment's bytes when its part has no filename, as the Python langsmith SDK sends them", async () => {
+    // requests/urllib3 write a (None, data, content_type, headers) tuple as a part with a name, a
+    // Content-Type and a Content-Length, and no filename; the JSON parts likewise.
+    const run = runRecord();
+    const id = run.id as string;
+    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.from("é\u00ff\r\n--not-a-boundary\r\n", "latin1")]);
+    const text = Buffer.from("plain text: naïve café ☕", "utf8");
+    const json = Buffer.from(JSON.stringify({ ...run, inputs: { question: "¿qué tal? 😀" } }), "utf8");
+    const boundary = "8d6e1c0a5b2f4c3e9a7d";
+    const part = (name: string, type: string, data: Buffer) =>
+      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: ${type}\r\nContent-Length: ${data.length}\r\n\r\n`), data, Buffer.from("\r\n")]);
+    const body = Buffer.concat([
+      part(`post.${id}`, "application/json", json),
+      part(`attachment.${id}.image`, "image/png", bytes),
+      part(`attachment.${id}.note`, "text/plain; charset=utf-8", text),
+      Buffer.from(`--${boundary}--\r\n`),
+    ]);
+    const res = await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+    expect(res.status).toBe(202);
+    const got = await getRun(id);
+    expect((got.inputs as { question: string }).question).toBe("¿qué tal? 😀");
+    const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
+    expect(got.attachments).toEqual([
+      { name: "image", content_type: "image/png", size: bytes.length, sha256: sha(bytes) },
+      { name: "note", content_type: "text/plain", size: text.length, sha256: sha(text) },
+    ]);
+
+    // JSON parts that declare their charset are read by it, as before: a lone é (U+00E9, the byte E9 as
+    // latin1, which is not UTF-8) and characters past latin1 stay what they are.
+    for (const question of ["café au lait", "naïve ☕ 😀", "plain"]) {
+      const r = runRecord();
+      const rid = r.id as string;
+      const declared = Buffer.concat([part(`post.${rid}`, "application/json; charset=utf-8", Buffer.from(JSON.stringify({ ...r, inputs: { question } }), "utf8")), Buffer.from(`--${boundary}--\r\n`)]);
+      expect((await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body: declared })).status).toBe(202);
+      expect(((await getRun(rid)).inputs as { question: string }).question).toBe(question);
+    }
   });
 
   it("takes start_time/end_time as epoch milliseconds, as the langsmith SDKs send them", async () => {
