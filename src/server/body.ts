@@ -112,7 +112,11 @@ export function decodedStream(req: IncomingMessage, o: BodyOptions): BodyStream 
   const declared = Number(req.headers["content-length"]);
   if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
   const enc = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
-  if (enc !== "identity" && enc !== "" && enc !== "gzip") throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(enc)}; use gzip or none`);
+  if (enc !== "identity" && enc !== "" && enc !== "gzip") {
+    // LangSmith SDKs compress with zstd when a server's GET /info allows it; this one says it does not.
+    const hint = enc === "zstd" ? " (LangSmith SDKs: set LANGSMITH_DISABLE_RUN_COMPRESSION=true)" : "";
+    throw new HttpError(415, `unsupported Content-Encoding ${JSON.stringify(enc)}; use gzip or none${hint}`);
+  }
   // A body declared large waits for its slot before its first byte is read.
   const out = new BodyStream(Number.isFinite(declared) && declared >= o.largeBytes ? 0 : o.largeBytes, o.admit, o.decoded);
   let raw = 0;

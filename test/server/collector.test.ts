@@ -64,6 +64,12 @@ describe("ingest round trip", () => {
     expect((await getRun(run.id as string)).name).toBe("test-run");
   });
 
+  it("answers a zstd body with 415 naming the SDK setting that turns it off", async () => {
+    const res = await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": "multipart/form-data; boundary=x", "content-encoding": "zstd" }, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]) });
+    expect(res.status).toBe(415);
+    expect(JSON.stringify(await res.json())).toContain("LANGSMITH_DISABLE_RUN_COMPRESSION=true");
+  });
+
   it("keeps microseconds and stores attachments", async () => {
     const run = runRecord({ start_time: "2026-11-22T10:15:00.000007Z" });
     const fd = multipart({ post: [run] });
@@ -317,7 +323,7 @@ describe("query and projects", () => {
 
   it("advertises its batch config in GET /info", async () => {
     const info = await (await fetch(c.url + "/info")).json();
-    expect(info).toMatchObject({ version: expect.any(String), batch_ingest_config: { size_limit: 1000, supports_gzip: true } });
+    expect(info).toMatchObject({ version: expect.any(String), batch_ingest_config: { size_limit: 1000, supports_gzip: true }, instance_flags: { zstd_compression_enabled: false } });
   });
 });
 

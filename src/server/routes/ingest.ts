@@ -79,6 +79,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
             max_json_depth: limits.maxJsonDepth,
             supports_gzip: true,
           },
+          // Said outright, not left out: LangSmith SDKs read this flag, and some (the Java one) take a
+          // missing flag as yes and send zstd bodies, which this collector cannot read (Node 20 has no
+          // zstd): they would get 415 and lose their runs.
+          instance_flags: { zstd_compression_enabled: false },
         },
       }),
     },
