@@ -162,7 +162,7 @@ export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, lim
     let bb: busboy.Busboy;
     try {
       const max = limits.maxParts;
-      // Fields without a charset arrive as latin1, one character per byte: their bytes, exactly (see fieldText).
+      // Fields without a charset arrive as latin1, one character per byte: their bytes, exactly (see FieldValue).
       bb = busboy({ headers, defCharset: "latin1", limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max } });
     } catch (err) {
       reject(new HttpError(400, `not a multipart/form-data request: ${(err as Error).message}`));

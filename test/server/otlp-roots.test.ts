@@ -16,6 +16,7 @@ import { tempDir } from "../helpers/runs.js";
 import { SqliteRunStore } from "../../src/store/sqlite.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
 import { parentRemote } from "../../src/otel/otlp-json.js";
+import { RootlessSweep } from "../../src/server/routes/otel.js";
 
 const running: Running[] = [];
 afterEach(async () => {
@@ -172,6 +173,17 @@ describe("a trace without a root span", () => {
     } finally {
       store.close();
     }
+  });
+
+  it("a store that fails under the sweep is a warning, never a rejection in a timer", async () => {
+    const store = new SqliteRunStore(join(tempDir("tp-rootless-fail-"), "traces.db"));
+    const warnings: string[] = [];
+    const sweep = new RootlessSweep(store, 1, (m) => warnings.push(m));
+    store.close();
+    await expect(sweep.sweep()).resolves.toBeUndefined();
+    await sweep.stop();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/sweep of OTLP traces without a root failed: .*not open/);
   });
 
   it("converts on its own, without being asked, and over a restart", async () => {

@@ -90,9 +90,15 @@ export class RootlessSweep {
     this.timer.unref();
   }
 
-  /** One sweep (at most one at a time); resolves when the traces quiet by now are converted. */
+  /** One sweep (at most one at a time); resolves when the traces quiet by now are converted. Never rejects. */
   sweep(): Promise<void> {
-    this.running ??= this.drain().finally(() => (this.running = undefined));
+    this.running ??= this.drain()
+      // The store failing under it (busy, closed, a full disk) waits for the next sweep; it must not
+      // become an unhandled rejection in a timer, which ends the process.
+      .catch((err: unknown) => {
+        this.warn(`tracepipe collector: the sweep of OTLP traces without a root failed: ${(err as Error)?.message ?? String(err)}`);
+      })
+      .finally(() => (this.running = undefined));
     return this.running;
   }
 
@@ -106,7 +112,7 @@ export class RootlessSweep {
         try {
           await convertTrace(this.store, id);
         } catch (err) {
-          this.warn(`tracepipe serve: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
+          this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
         }
         this.store.forgetRootless(id, quietSince);
       }
