@@ -82,107 +82,95 @@ describe("createOtlpTraceExporter: sending", () => {
   });
 });
 
+type Tracer = ReturnType<NodeTracerProvider["getTracer"]>;
+type StoredRuns = ReturnType<Running["collector"]["store"]["queryRuns"]>["runs"];
+
+/**
+ * Spans traced once and recorded both ways: by the in-process span processor
+ * (into a collector of its own) and by the OTLP exporter (into `col`, which
+ * converts them). `trace` may flush the provider part of the way through.
+ */
+async function bothWays(project: string, trace: (tracer: Tracer, flush: () => Promise<void>) => Promise<void>): Promise<{ fromOtlp: StoredRuns; fromProcessor: StoredRuns }> {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  const viaProcessor = await startCollector({ apiKey: "otlp-key" });
+  try {
+    const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project, spoolDir: join(tempDir("tp-otlp-runs-"), "spool"), warn: () => {} });
+    const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project, env: {} });
+    const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
+    await trace(provider.getTracer("app"), () => provider.forceFlush());
+    await provider.forceFlush();
+    await provider.shutdown();
+    await client.shutdown();
+    return { fromOtlp: col.collector.store.queryRuns({ project }).runs, fromProcessor: viaProcessor.collector.store.queryRuns({ project }).runs };
+  } finally {
+    context.disable();
+    await viaProcessor.close();
+  }
+}
+
+/** What the two ways must agree on, in tree order. */
+const placed = (runs: StoredRuns) =>
+  runs
+    .map((r) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, run_type: r.run_type, name: r.name, inputs: r.inputs, outputs: r.outputs, first_token_time: r.first_token_time, start_time: r.start_time }))
+    .sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
+
+const chatAttributes = (extra: Record<string, string | number> = {}) => ({
+  "gen_ai.operation.name": "chat",
+  "gen_ai.provider.name": "openai",
+  "gen_ai.response.model": "gpt-4o-2024-08-06",
+  "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
+  "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
+  "gen_ai.usage.input_tokens": 3,
+  "gen_ai.usage.output_tokens": 1,
+  ...extra,
+});
+
 describe("the collector turns OTLP spans into runs", () => {
   it("makes the same runs from exported spans as the in-process span processor does, once the root has arrived", async () => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    const viaProcessor = await startCollector({ apiKey: "otlp-key" });
-    try {
-      const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project: "both-ways", spoolDir: join(tempDir("tp-otlp-runs-"), "spool"), warn: () => {} });
-      const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project: "both-ways", env: {} });
-      const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
-      const tracer = provider.getTracer("app");
+    const { fromOtlp, fromProcessor } = await bothWays("both-ways", async (tracer, flush) => {
       await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
         await tracer.startActiveSpan("GET /x", { attributes: { "http.request.method": "GET" } }, async (http) => {
-          const chat = tracer.startSpan("chat gpt-4o", {
-            attributes: {
-              "gen_ai.operation.name": "chat",
-              "gen_ai.provider.name": "openai",
-              "gen_ai.response.model": "gpt-4o-2024-08-06",
-              "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
-              "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
-              "gen_ai.usage.input_tokens": 3,
-              "gen_ai.usage.output_tokens": 1,
-              "gen_ai.response.time_to_first_chunk": 0.05,
-            },
-          });
-          chat.end();
-          await provider.forceFlush();
+          tracer.startSpan("chat gpt-4o", { attributes: chatAttributes({ "gen_ai.response.time_to_first_chunk": 0.05 }) }).end();
+          await flush();
           // The root has not arrived yet: spans are stored, no runs so far.
           expect(col.collector.store.countRuns("both-ways")).toBe(0);
           http.end();
         });
         agent.end();
       });
-      await provider.forceFlush();
-      await provider.shutdown();
-      await client.shutdown();
-      const fromOtlp = col.collector.store.queryRuns({ project: "both-ways" }).runs;
-      const fromProcessor = viaProcessor.collector.store.queryRuns({ project: "both-ways" }).runs;
-      expect(fromOtlp).toHaveLength(2);
-      const shape = (r: (typeof fromOtlp)[number]) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, run_type: r.run_type, name: r.name, inputs: r.inputs, outputs: r.outputs, first_token_time: r.first_token_time, start_time: r.start_time });
-      expect(fromOtlp.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order))).toEqual(fromProcessor.map(shape).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order)));
-      const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
-      expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
-      expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
-    } finally {
-      context.disable();
-      await viaProcessor.close();
-    }
+    });
+    expect(fromOtlp).toHaveLength(2);
+    expect(placed(fromOtlp)).toEqual(placed(fromProcessor));
+    const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
+    expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
+    expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
   });
 
   it("makes runs of a service called by another: a span whose parent is remote is a root, as the processor takes it", async () => {
-    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    const viaProcessor = await startCollector({ apiKey: "otlp-key" });
-    try {
-      const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project: "callee", spoolDir: join(tempDir("tp-otlp-remote-"), "spool"), warn: () => {} });
-      const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project: "callee", env: {} });
-      const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
-      const tracer = provider.getTracer("callee");
+    const { fromOtlp, fromProcessor } = await bothWays("callee", async (tracer, flush) => {
       // The caller's span, as a `traceparent` header brings it: in another process, exporting elsewhere.
       const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: TraceFlags.SAMPLED, isRemote: true });
       await tracer.startActiveSpan("POST /answer", { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } }, caller, async (server) => {
         await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
-          tracer
-            .startSpan("chat gpt-4o", {
-              attributes: {
-                "gen_ai.operation.name": "chat",
-                "gen_ai.provider.name": "openai",
-                "gen_ai.response.model": "gpt-4o-2024-08-06",
-                "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
-                "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello" }] }]),
-                "gen_ai.usage.input_tokens": 3,
-                "gen_ai.usage.output_tokens": 1,
-              },
-            })
-            .end();
+          tracer.startSpan("chat gpt-4o", { attributes: chatAttributes() }).end();
           agent.end();
         });
-        await provider.forceFlush();
+        await flush();
         // The local root (the server span) has not ended: no runs yet.
         expect(col.collector.store.countRuns("callee")).toBe(0);
         server.end();
       });
-      await provider.forceFlush();
-      await provider.shutdown();
-      await client.shutdown();
-      const stored = sql(col.collector.store).prepare("SELECT name, parent_span_id, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name").all("4bf92f3577b34da6a3ce929d0e0e4736");
-      expect(stored).toEqual([
-        { name: "POST /answer", parent_span_id: "00f067aa0ba902b7", parent_remote: 1 },
-        { name: "agent", parent_span_id: expect.any(String), parent_remote: 0 },
-        { name: "chat gpt-4o", parent_span_id: expect.any(String), parent_remote: 0 },
-      ]);
-      const fromOtlp = col.collector.store.queryRuns({ project: "callee" }).runs;
-      const fromProcessor = viaProcessor.collector.store.queryRuns({ project: "callee" }).runs;
-      expect(fromOtlp.map((r) => r.name).sort()).toEqual(["agent", "chat gpt-4o"]);
-      const shape = (r: (typeof fromOtlp)[number]) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, name: r.name, inputs: r.inputs, outputs: r.outputs });
-      const byOrder = (a: { dotted_order: string }, b: { dotted_order: string }) => a.dotted_order.localeCompare(b.dotted_order);
-      expect(fromOtlp.map(shape).sort(byOrder)).toEqual(fromProcessor.map(shape).sort(byOrder));
-      const agent = fromOtlp.find((r) => r.name === "agent")!;
-      expect(agent.parent_run_id ?? null).toBeNull();
-      expect(fromOtlp.find((r) => r.name === "chat gpt-4o")!.parent_run_id).toBe(agent.id);
-    } finally {
-      context.disable();
-      await viaProcessor.close();
-    }
+    });
+    const stored = sql(col.collector.store).prepare("SELECT name, parent_span_id, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name").all("4bf92f3577b34da6a3ce929d0e0e4736");
+    expect(stored).toEqual([
+      { name: "POST /answer", parent_span_id: "00f067aa0ba902b7", parent_remote: 1 },
+      { name: "agent", parent_span_id: expect.any(String), parent_remote: 0 },
+      { name: "chat gpt-4o", parent_span_id: expect.any(String), parent_remote: 0 },
+    ]);
+    expect(fromOtlp.map((r) => r.name).sort()).toEqual(["agent", "chat gpt-4o"]);
+    expect(placed(fromOtlp)).toEqual(placed(fromProcessor));
+    const agent = fromOtlp.find((r) => r.name === "agent")!;
+    expect(agent.parent_run_id ?? null).toBeNull();
+    expect(fromOtlp.find((r) => r.name === "chat gpt-4o")!.parent_run_id).toBe(agent.id);
   });
 });
