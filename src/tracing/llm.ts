@@ -42,6 +42,7 @@ type Obj = Record<string, unknown>;
 interface ApiPromiseLike {
   parseResponse: (...args: unknown[]) => unknown;
   responsePromise: Promise<unknown>;
+  asResponse?: (...args: unknown[]) => unknown;
 }
 
 interface StreamLike {
@@ -65,10 +66,12 @@ function quietly(fn: (v: unknown) => void, v: unknown): void {
 /**
  * Watch an APIPromise without changing what the caller gets: `onValue` sees the
  * parsed result when (and only when) the caller's code parses it, once;
- * `onError` sees an HTTP or parse failure. Anything else is returned untouched.
- * Shared by llm calls and embedding calls.
+ * `onError` sees an HTTP or parse failure; `onRaw` sees the Response of a call
+ * whose caller took it raw (`asResponse()`) and parsed nothing, so that its
+ * run still ends (the body is the caller's to read: it is not touched).
+ * Anything else is returned untouched. Shared by llm calls and embedding calls.
  */
-export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void, onError: (err: unknown) => void): T {
+export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void, onError: (err: unknown) => void, onRaw: (response: unknown) => void = () => {}): T {
   const p = promise as unknown as ApiPromiseLike;
   if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
   const original = p.parseResponse;
@@ -90,7 +93,28 @@ export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void
   };
   // HTTP errors (4xx/5xx, network) reject the response before any parsing.
   p.responsePromise.then(undefined, (err) => quietly(onError, err));
+  const asResponse = p.asResponse;
+  if (typeof asResponse === "function") {
+    p.asResponse = (...args: unknown[]) => {
+      const response = asResponse.apply(p, args);
+      // withResponse() parses as well, and its parse is chained first, so it has been seen by the time
+      // this runs: only a response nobody parses is recorded as raw.
+      Promise.resolve(response).then(
+        (r) => {
+          if (!seen) quietly(onRaw, r);
+        },
+        () => undefined, // the failure reaches onError through responsePromise
+      );
+      return response;
+    };
+  }
   return promise;
+}
+
+/** `metadata.unparsed_response` of a run whose caller took the raw Response (watchApiPromise's onRaw). */
+export function unparsedNote(response: unknown): { status: number | null; reason: string } {
+  const status = (response as { status?: unknown } | undefined)?.status;
+  return { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
 }
 
 export class LlmCall {
@@ -167,7 +191,17 @@ export class LlmCall {
         else this.succeed(value);
       },
       (err) => this.fail(err),
+      (response) => this.unparsed(response),
     );
+  }
+
+  /** The caller took the raw Response and parsed nothing: the run ends without outputs, saying so. */
+  private unparsed(response: unknown): void {
+    if (this.done) return;
+    this.done = true;
+    this.finishRun(undefined, undefined, (metadata) => {
+      metadata.unparsed_response = unparsedNote(response);
+    });
   }
 
   /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */

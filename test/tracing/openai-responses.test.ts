@@ -161,6 +161,16 @@ describe("wrapOpenAI: embeddings.create", () => {
     expect(JSON.stringify(run)).not.toContain(fixture("openai-embeddings-base64.json").data[0].embedding);
   });
 
+  it("ends the run of a call whose caller reads the raw response", async () => {
+    server.push({ json: fixture("openai-embeddings-base64.json") });
+    const raw = await wrapOpenAI(openai(), { client: writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).asResponse();
+    expect(raw.status).toBe(200);
+    expect(raw.bodyUsed).toBe(false);
+    const run = onlyRun();
+    expect(run.end_time >= run.start_time).toBe(true);
+    expect(run.extra.metadata.unparsed_response).toEqual({ status: 200, reason: "the caller read the raw response (asResponse)" });
+  });
+
   it("counts dimensions of float vectors when the caller chose encoding_format float", async () => {
     const json = { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2, 0.3] }], model: "text-embedding-3-large", usage: { prompt_tokens: 2, total_tokens: 2 } };
     server.push({ json });

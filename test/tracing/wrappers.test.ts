@@ -137,6 +137,27 @@ describe("wrapOpenAI", () => {
     expect(run.outputs.messages[0].content[0].text).toBe("Hello!");
   });
 
+  it("ends the run of a call whose caller reads the raw response (asResponse), and records withResponse's parsed result once", async () => {
+    server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
+    const client = wrapOpenAI(openai(), { client: writer });
+    const raw = await client.chat.completions.create(ask).asResponse();
+    // The caller's Response is untouched: its body is theirs to read.
+    expect(raw.bodyUsed).toBe(false);
+    expect(((await raw.json()) as { model: string }).model).toBe("gpt-4o-2024-08-06");
+    const unread = onlyRun();
+    expect(unread.end_time >= unread.start_time).toBe(true);
+    expect(unread.error).toBeUndefined();
+    expect(unread.extra.metadata.unparsed_response).toEqual({ status: 200, reason: "the caller read the raw response (asResponse)" });
+
+    writer = new MemoryWriter();
+    const { data, response } = await wrapOpenAI(openai(), { client: writer }).chat.completions.create(ask).withResponse();
+    expect(response.status).toBe(200);
+    expect(data.choices[0]!.message.content).toBe("Paris is 18°C and rainy.");
+    const parsed = onlyRun();
+    expect(parsed.outputs.messages[0]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }] });
+    expect(parsed.extra.metadata.unparsed_response).toBeUndefined();
+  });
+
   it("records and rethrows a vendor 4xx unchanged", async () => {
     server.push({ status: 400, json: { error: { message: "bad model", type: "invalid_request_error", code: "model_not_found" } } });
     const wrapped = wrapOpenAI(openai(), { client: writer });
@@ -254,6 +275,16 @@ describe("wrapAnthropic", () => {
     const final = await wrapped.messages.stream(req).finalMessage();
     expect(final.content).toEqual([{ type: "text", text: "Hi there", citations: null }].map((b) => (final.content[0] && "citations" in final.content[0] ? b : { type: b.type, text: b.text })));
     expect(onlyRun().outputs.messages[0].content[0].text).toBe("Hi there");
+  });
+
+  it("ends the run of a call whose caller reads the raw response", async () => {
+    server.push({ json: fixture("anthropic-message.json") });
+    const raw = await wrapAnthropic(anthropic(), { client: writer }).messages.create({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "Weather in Paris?" }] }).asResponse();
+    expect(raw.status).toBe(200);
+    expect(raw.bodyUsed).toBe(false);
+    const run = onlyRun();
+    expect(run.end_time >= run.start_time).toBe(true);
+    expect(run.extra.metadata.unparsed_response).toEqual({ status: 200, reason: "the caller read the raw response (asResponse)" });
   });
 
   it("records and rethrows a vendor error", async () => {
