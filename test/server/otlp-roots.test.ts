@@ -186,6 +186,30 @@ describe("a trace without a root span", () => {
     expect(warnings[0]).toMatch(/sweep of OTLP traces without a root failed: .*not open/);
   });
 
+  it("a backlog is converted whole, in slices that let the event loop run", async () => {
+    const c = await collector({ rootlessAfterMs: 1 });
+    const n = 600;
+    const rows = Array.from({ length: n }, (_, i) => {
+      const hex = (i + 1).toString(16).padStart(16, "0");
+      return { trace_id: hex.padStart(32, "9"), span_id: hex, parent_span_id: "00000000000000ad", parent_remote: null, name: `backlog ${i}`, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: JSON.stringify({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" }), events: "[]", links: "[]", status: '{"code":0}' };
+    });
+    c.collector.store.storeSpans(rows);
+    await sleep(5);
+    // Turns of the event loop taken while the sweep runs: none if it converted all in one go.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    await c.collector.sweepRootless();
+    ticking = false;
+    expect(c.collector.store.countRuns()).toBe(n);
+    expect(waiting(c)).toEqual([]);
+    expect(turns).toBeGreaterThan(1);
+  });
+
   it("converts on its own, without being asked, and over a restart", async () => {
     const dir = tempDir("tp-rootless-");
     const db = join(dir, "traces.db");

@@ -65,16 +65,18 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
   ];
 }
 
-/** Traces converted per turn of the sweep; more wait for the next turn, so requests interleave. */
+/** Trace ids read from the store at a time. */
 const SWEEP_BATCH = 100;
+/** The sweep yields to the event loop once it has converted for this long, so requests interleave with a backlog. */
+const SWEEP_SLICE_MS = 20;
 
 /**
  * Converts the traces that have waited `quietMs` for a root without a new
  * span (see the module comment). Checks every quietMs / 4 (at least 50 ms, at
- * most 5 s); a backlog (a store from before this sweep existed holds every
- * rootless trace it ever got) goes SWEEP_BATCH traces per turn of the event
- * loop. A trace that fails to convert is left out, with a warning, rather
- * than tried forever.
+ * most 5 s). A backlog (a store from before this sweep existed holds every
+ * rootless trace it ever got) is converted in slices of SWEEP_SLICE_MS, the
+ * event loop served in between. A trace that fails to convert is left out,
+ * with a warning, rather than tried forever.
  */
 export class RootlessSweep {
   private timer: NodeJS.Timeout | undefined;
@@ -104,6 +106,7 @@ export class RootlessSweep {
 
   private async drain(): Promise<void> {
     const quietSince = new Date(Date.now() - this.quietMs).toISOString();
+    let sliceStart = performance.now();
     for (;;) {
       if (this.stopped) return;
       const ids = this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
@@ -115,9 +118,12 @@ export class RootlessSweep {
           this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
         }
         this.store.forgetRootless(id, quietSince);
+        if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
+          await new Promise((r) => setImmediate(r));
+          sliceStart = performance.now();
+        }
       }
       if (ids.length < SWEEP_BATCH) return;
-      await new Promise((r) => setImmediate(r));
     }
   }
 
