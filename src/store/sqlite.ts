@@ -447,22 +447,30 @@ export class SqliteRunStore implements RunStore {
     return listProjects(this.db);
   }
 
-  storeSpans(spans: Obj[]): number {
+  /**
+   * Store OTLP spans (as `otlp-json.ts` toPlain makes them). Returns the traces
+   * among them that now have a root (hasRootSpan): the ones to convert. The
+   * others wait in `otel_rootless` for their root or for the quiet time.
+   */
+  storeSpans(spans: Obj[]): string[] {
     const stmt = this.db.prepare(
       "INSERT OR REPLACE INTO otel_spans (trace_id, span_id, parent_span_id, parent_remote, name, kind, start_time, end_time, resource, scope, attributes, events, links, status, received_at) VALUES (@trace_id, @span_id, @parent_span_id, @parent_remote, @name, @kind, @start_time, @end_time, @resource, @scope, @attributes, @events, @links, @status, @received_at)",
     );
     const now = new Date().toISOString();
     const waiting = this.db.prepare("INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at");
-    const rooted = this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ?");
+    const unwait = this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ?");
+    const rooted: string[] = [];
     this.db.transaction(() => {
       for (const s of spans) stmt.run({ ...s, parent_remote: s.parent_remote ?? null, received_at: now });
       // Each trace of the request is now either rooted (converted by the caller) or waiting for its root.
       for (const traceId of new Set(spans.map((s) => String(s.trace_id)))) {
-        if (this.hasRootSpan(traceId)) rooted.run(traceId);
-        else waiting.run(traceId, now);
+        if (this.hasRootSpan(traceId)) {
+          unwait.run(traceId);
+          rooted.push(traceId);
+        } else waiting.run(traceId, now);
       }
     })();
-    return spans.length;
+    return rooted;
   }
 
   /**

@@ -9,7 +9,7 @@ import type { UsageMetadata } from "../format/schema.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { addCost } from "../tokens/prices/index.js";
 import { tracingEnabled } from "./context.js";
-import { unparsedNote, watchApiPromise, type WrapOptions } from "./llm.js";
+import { noteUnparsed, watchApiPromise, type WrapOptions } from "./llm.js";
 import { startRun } from "./traceable.js";
 
 export const WRAPPED = Symbol.for("tracepipe.wrapped");
@@ -74,10 +74,7 @@ export function patchEmbeddings(resource: { create: CreateFn } & Record<symbol, 
         }
       },
       (err) => finish(undefined, err),
-      (response) =>
-        finish(undefined, undefined, (metadata) => {
-          metadata.unparsed_response = unparsedNote(response);
-        }),
+      (response) => finish(undefined, undefined, noteUnparsed(response)),
     );
   };
   Object.defineProperty(resource, "create", { value: traced, writable: true, configurable: true, enumerable: false });

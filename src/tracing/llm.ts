@@ -111,10 +111,13 @@ export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void
   return promise;
 }
 
-/** `metadata.unparsed_response` of a run whose caller took the raw Response (watchApiPromise's onRaw). */
-export function unparsedNote(response: unknown): { status: number | null; reason: string } {
+/** The finishing step of a run whose caller took the raw Response (watchApiPromise's onRaw): it says so in `metadata.unparsed_response`. */
+export function noteUnparsed(response: unknown): (metadata: Obj) => void {
   const status = (response as { status?: unknown } | undefined)?.status;
-  return { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
+  const note = { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
+  return (metadata) => {
+    metadata.unparsed_response = note;
+  };
 }
 
 export class LlmCall {
@@ -199,9 +202,7 @@ export class LlmCall {
   private unparsed(response: unknown): void {
     if (this.done) return;
     this.done = true;
-    this.finishRun(undefined, undefined, (metadata) => {
-      metadata.unparsed_response = unparsedNote(response);
-    });
+    this.finishRun(undefined, undefined, noteUnparsed(response));
   }
 
   /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */

@@ -60,6 +60,11 @@ async function post(c: Running, spans: object[], project = "roots") {
   const res = await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json", "x-tracepipe-project": project }, body });
   expect(res.status).toBe(200);
 }
+/** A span row as the store keeps it (toPlain's shape), for filling a store directly. */
+const CHAT_ATTRS = JSON.stringify({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" });
+function storedSpan(o: { trace_id: string; span_id: string; parent_span_id: string | null; name: string; attributes?: string }) {
+  return { parent_remote: null, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: '{"code":0}', ...o };
+}
 /** The runs of a project (of every project with `null`: spans posted without one). */
 const runs = (c: Running, project: string | null = "roots") => c.collector.store.queryRuns(project === null ? {} : { project }).runs;
 const waiting = (c: Running) => (sql(c.collector.store).prepare("SELECT trace_id FROM otel_rootless ORDER BY trace_id").all() as { trace_id: string }[]).map((r) => r.trace_id);
@@ -158,7 +163,7 @@ describe("a trace without a root span", () => {
   it("a span stored while its trace is being converted keeps the trace waiting", () => {
     const store = new SqliteRunStore(join(tempDir("tp-rootless-race-"), "traces.db"));
     try {
-      const row = (id: string) => ({ trace_id: "5".repeat(32), span_id: id, parent_span_id: "00000000000000ab", name: id, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: '{"code":0}' });
+      const row = (id: string) => storedSpan({ trace_id: "5".repeat(32), span_id: id, parent_span_id: "00000000000000ab", name: id });
       store.storeSpans([row("0000000000000001")]);
       const quietSince = new Date(Date.now() + 1).toISOString();
       expect(store.quietRootlessTraces(quietSince, 10)).toEqual(["5".repeat(32)]);
@@ -191,7 +196,7 @@ describe("a trace without a root span", () => {
     const n = 600;
     const rows = Array.from({ length: n }, (_, i) => {
       const hex = (i + 1).toString(16).padStart(16, "0");
-      return { trace_id: hex.padStart(32, "9"), span_id: hex, parent_span_id: "00000000000000ad", parent_remote: null, name: `backlog ${i}`, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: JSON.stringify({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" }), events: "[]", links: "[]", status: '{"code":0}' };
+      return storedSpan({ trace_id: hex.padStart(32, "9"), span_id: hex, parent_span_id: "00000000000000ad", name: `backlog ${i}`, attributes: CHAT_ATTRS });
     });
     c.collector.store.storeSpans(rows);
     await sleep(5);
@@ -236,8 +241,8 @@ describe("a trace without a root span", () => {
     const path = join(tempDir("tp-rootless-upgrade-"), "traces.db");
     const old = new SqliteRunStore(path);
     old.storeSpans([
-      { trace_id: "6".repeat(32), span_id: "0000000000000001", parent_span_id: "00000000000000aa", name: "orphan", kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: JSON.stringify({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" }), events: "[]", links: "[]", status: '{"code":0}' },
-      { trace_id: "7".repeat(32), span_id: "0000000000000002", parent_span_id: null, name: "rooted", kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: '{"code":0}' },
+      storedSpan({ trace_id: "6".repeat(32), span_id: "0000000000000001", parent_span_id: "00000000000000aa", name: "orphan", attributes: CHAT_ATTRS }),
+      storedSpan({ trace_id: "7".repeat(32), span_id: "0000000000000002", parent_span_id: null, name: "rooted" }),
     ]);
     old.close();
     // Back to schema 5, as the previous release left the file.

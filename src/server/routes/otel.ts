@@ -55,10 +55,7 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
         if (project) {
           for (const s of spans) s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
         }
-        store.storeSpans(spans as unknown as Record<string, unknown>[]);
-        for (const traceId of new Set(spans.map((s) => s.trace_id))) {
-          if (store.hasRootSpan(traceId)) await convertTrace(store, traceId, project);
-        }
+        for (const traceId of store.storeSpans(spans as unknown as Record<string, unknown>[])) await convertTrace(store, traceId, project);
         return { status: 200, body: { partialSuccess: {} } };
       },
     },
