@@ -19,6 +19,7 @@
  * the same reason.
  */
 import { isUuid } from "../run/ids.js";
+import { isObj } from "../format/obj.js";
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
@@ -28,7 +29,7 @@ import type { CheckedBatch, IngestBatch, IngestResult, RunQuery, RunStore, Store
 import { checkPatch, checkPost, isChecked, rawTextOf } from "./validate.js";
 import { migrate } from "./migrations.js";
 import { canonicalTime } from "./time.js";
-import { deriveLlm, firstTokenTime } from "./derive.js";
+import { deriveLlm, firstTokenTime, type DerivedLlm } from "./derive.js";
 import { PIECE_COLUMN_BYTES, PieceStore, parsePieceMap, type PieceMap } from "./pieces.js";
 import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
 
@@ -187,7 +188,8 @@ export class SqliteRunStore implements RunStore {
       if (!set) continue;
       target[k] = v;
       if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
-      if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
+      // The derivation reads the messages, the run type, and the metadata that names the model.
+      if (k === "inputs" || k === "outputs" || k === "run_type" || k === "extra") messages = true;
     }
     return messages;
   }
@@ -222,6 +224,18 @@ export class SqliteRunStore implements RunStore {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
+    const derive = this.normalizeOnIngest && state.run_type === "llm" && !(prev && !messagesChanged);
+    let d: DerivedLlm | undefined;
+    if (derive) {
+      const extra = this.value(state.extra);
+      const metadata = isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined;
+      d = deriveLlm(this.value(state.inputs), this.value(state.outputs), metadata);
+      // The model identity the run builder gives an llm run sent without one goes into its stored metadata (derive.ts).
+      if (d.metadata) {
+        state.extra = { ...(isObj(extra) ? extra : {}), metadata: d.metadata };
+        delete texts.extra;
+      }
+    }
     /** Bytes of the columns written to pieces now. */
     const pieceBytes: Record<string, number> = {};
     let map = pieces;
@@ -256,9 +270,8 @@ export class SqliteRunStore implements RunStore {
     // Events left in the row did not change: neither did their first token time.
     if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
     if (prev && !messagesChanged) {
-      // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
-    } else if (this.normalizeOnIngest && state.run_type === "llm") {
-      const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
+      // Nothing the derivation reads changed (an end time, events): what was derived stays as it is.
+    } else if (d) {
       const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(params[c])));
       params.detected_format = d.detected_format;
       // A large side's native copy is left to the reader (toStored): stringifying and binding it costs twice its size again.
@@ -379,7 +392,8 @@ export class SqliteRunStore implements RunStore {
     const deferIn = row.normalized_inputs === null && (pieces?.inputs ?? textBytes(row.inputs)) > DERIVE_ON_READ_BYTES;
     const deferOut = row.normalized_outputs === null && (pieces?.outputs ?? textBytes(row.outputs)) > DERIVE_ON_READ_BYTES;
     if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
-      const d = deriveLlm(out.inputs, out.outputs);
+      const extra = out.extra;
+      const d = deriveLlm(out.inputs, out.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
       if (deferIn) out.normalized_inputs = d.normalized_inputs;
       if (deferOut) out.normalized_outputs = d.normalized_outputs;
     }
