@@ -29,11 +29,15 @@ function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): 
   return block;
 }
 
-/** `leftovers` without null values: a serializer's `None` carries nothing. */
+/**
+ * `leftovers` without null values (a serializer's `None` carries nothing) and
+ * without `index`, which only says where a streamed block merges: a streamed
+ * message reads like the finished one.
+ */
 function rest(b: Obj, known: ReadonlySet<string>): Obj | undefined {
   const out = leftovers(b, known);
   if (!out) return undefined;
-  for (const k in out) if (out[k] === null) delete out[k];
+  for (const k in out) if (out[k] === null || k === "index") delete out[k];
   return Object.keys(out).length ? out : undefined;
 }
 

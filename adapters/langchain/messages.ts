@@ -43,7 +43,8 @@ function extrasOf(f: Obj): Obj | undefined {
   let out: Obj | undefined;
   for (const k in f) {
     const v = f[k];
-    if (v === undefined || v === null) continue;
+    // What LangChain's own serializer leaves out as the default (`example: false`) carries nothing either.
+    if (v === undefined || v === null || (k === "example" && v === false)) continue;
     if (CONSUMED.has(k)) {
       if ((k === "additional_kwargs" || k === "response_metadata") && !isEmpty(v)) (out ??= {})[k] = v;
       continue;
@@ -102,7 +103,8 @@ function assistantBlocks(f: Obj, loc: Loc, conv: Conversation, unmapped: Unmappe
     }
   }
   if (calls === 0 && Array.isArray(f.tool_call_chunks) && f.tool_call_chunks.length) {
-    for (const c of mergedChunks(f.tool_call_chunks, [...loc, "tool_call_chunks"])) add(toolCallBlock({ ...c, type: "tool_call" }, [...loc, "tool_call_chunks"]));
+    // `index` is only how chunks find each other: the finished call has none.
+    for (const { index: _index, ...c } of mergedChunks(f.tool_call_chunks, [...loc, "tool_call_chunks"])) add(toolCallBlock({ ...c, type: "tool_call" }, [...loc, "tool_call_chunks"]));
     calls++;
   }
   if (calls === 0 && ak) {
