@@ -10,6 +10,7 @@
 import type { Message } from "../../src/format/schema.js";
 import type { ResponseResult } from "../types.js";
 import { expectArray, expectObj, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { markOrphans } from "../common/content.js";
 import { newConversation, toNative } from "./messages.js";
 import { readRecord } from "./records.js";
 import { llmOutputUsage } from "./usage.js";
@@ -83,7 +84,8 @@ export function normalizeResponse(response: unknown): ResponseResult {
 }
 
 function fromReads(reads: Read[], llmOutput: Obj | undefined, loc: Loc): ResponseResult {
-  const messages = reads.map((r) => r.message);
+  // A reply is nearly always the AI message; whatever else a generation holds still never fails validate.
+  const messages = markOrphans(reads.map((r) => r.message));
   const result: ResponseResult = { messages };
   const first = reads[0];
   const model = first?.model ?? str(llmOutput?.model_name, llmOutput?.model);

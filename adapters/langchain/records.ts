@@ -51,9 +51,9 @@ export function isDictMessage(v: unknown): v is Obj {
   return isObj(v) && isObj(v.data) && kindOf(v.type) !== undefined && !("content" in v) && !("lc" in v);
 }
 
-/** A plain `{type, content}` dict with a LangChain type (`human`, `ai`, `AIMessageChunk`, ...); `{role, content}` is everyone's, not evidence. */
+/** A plain `{type, content}` dict with a LangChain type (`human`, `ai`, `AIMessageChunk`, ...); `{role, content}` alone is everyone's, not evidence. */
 export function isTypedMessage(v: unknown): v is Obj {
-  return isObj(v) && "content" in v && !("role" in v) && kindOf(v.type) !== undefined;
+  return isObj(v) && "content" in v && kindOf(v.type) !== undefined;
 }
 
 /** Any LangChain-specific message writing (not a plain `{role, content}`). */
@@ -77,10 +77,12 @@ export function readRecord(v: unknown, loc: Loc): LcMessage {
     if (!k) return fail([...loc, "type"], `unsupported message type ${JSON.stringify(v.type)}`, "unsupported_message");
     return { ...k, fields: v.data };
   }
-  const tag = "role" in v ? v.role : v.type;
-  const k = kindOf(tag);
-  if (!k) return fail([...loc, "role" in v ? "role" : "type"], `unsupported message type ${JSON.stringify(tag)}; expected human, user, ai, assistant, system, developer, tool, chat, function or a LangChain message class`, "unsupported_message");
+  // A LangChain `type` names the class (a ChatMessage dump has both `type: "chat"` and its free `role`); else the role does.
+  const byType = kindOf(v.type) !== undefined;
+  const key = byType || !("role" in v) ? "type" : "role";
+  const k = kindOf(v[key]);
+  if (!k) return fail([...loc, key], `unsupported message type ${JSON.stringify(v[key])}; expected human, user, ai, assistant, system, developer, tool, chat, function or a LangChain message class`, "unsupported_message");
   const fields: Obj = {};
-  for (const key in v) if (key !== "role" && !(key === "type" && !("role" in v))) fields[key] = v[key];
+  for (const f in v) if (f !== key) fields[f] = v[f];
   return { ...k, fields };
 }
