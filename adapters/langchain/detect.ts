@@ -17,7 +17,7 @@ function isPlainMessage(v: unknown): boolean {
 }
 
 function anyMessage(v: unknown): boolean {
-  return isLangChainMessage(v) || isPlainMessage(v);
+  return isPlainMessage(v) || isLangChainMessage(v);
 }
 
 function every(list: unknown[], test: (v: unknown) => boolean): boolean {
@@ -26,9 +26,16 @@ function every(list: unknown[], test: (v: unknown) => boolean): boolean {
   return true;
 }
 
-/** A conversation with at least one LangChain-written message, all of them messages. */
+/** A conversation with at least one LangChain-written message, all of them messages (of the first few). */
 function isConversation(list: unknown[]): boolean {
-  return list.length > 0 && every(list, anyMessage) && list.slice(0, PROBE).some(isLangChainMessage);
+  let langchain = false;
+  const n = Math.min(list.length, PROBE);
+  for (let i = 0; i < n; i++) {
+    const m = list[i];
+    if (isLangChainMessage(m)) langchain = true;
+    else if (!isPlainMessage(m)) return false;
+  }
+  return langchain;
 }
 
 /** A batch of conversations: a list of lists of messages (any writing), as the tracer sends `inputs.messages`. */
