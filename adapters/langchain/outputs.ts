@@ -30,6 +30,26 @@ interface Read {
   stop?: string;
 }
 
+function isGenerationLike(r: Obj): boolean {
+  return ("text" in r || "message" in r) && !("lc" in r) && !("data" in r) && !("content" in r);
+}
+
+/** What a message's `response_metadata` says of the model, provider and stop. */
+function fromMetadata(message: Message, meta: Obj | undefined, info: Obj | undefined): Read {
+  return {
+    message,
+    model: str(meta?.model_name, meta?.model, info?.model_name, info?.model),
+    provider: str(meta?.model_provider),
+    stop: str(info?.finish_reason, meta?.finish_reason, meta?.stop_reason),
+  };
+}
+
+/** A lone message record as the reply. */
+function messageRead(r: Obj): Read {
+  const rec = readRecord(r, []);
+  return fromMetadata(toNative(rec, [], newConversation()), isObj(rec.fields.response_metadata) ? rec.fields.response_metadata : undefined, undefined);
+}
+
 /** One generation -> an assistant message, with what it says of the model. */
 export function generationToNative(g: unknown, loc: Loc): Read {
   const gen = expectObj(g, loc);
@@ -47,18 +67,13 @@ export function generationToNative(g: unknown, loc: Loc): Read {
   const extras: Obj = { ...leftovers(gen, K_GENERATION) };
   if (info && Object.keys(info).length) extras.generation_info = info;
   if (Object.keys(extras).length) message.extras = { ...message.extras, ...extras };
-  return {
-    message,
-    model: str(meta?.model_name, meta?.model, info?.model_name, info?.model),
-    provider: str(meta?.model_provider),
-    stop: str(info?.finish_reason, meta?.finish_reason, meta?.stop_reason),
-  };
+  return fromMetadata(message, meta, info);
 }
 
 export function normalizeResponse(response: unknown): ResponseResult {
   const r = expectObj(response, []);
   // A lone generation, or a lone AI message, is a reply of one candidate.
-  if (!("generations" in r)) return fromReads([generationToNative("text" in r || "message" in r ? r : { message: r }, [])], undefined, []);
+  if (!("generations" in r)) return fromReads([isGenerationLike(r) ? generationToNative(r, []) : messageRead(r)], undefined, []);
   const gens = expectArray(r.generations, ["generations"]);
   const nested = gens.length > 0 && gens.every(Array.isArray);
   const reads: Read[] = [];

@@ -237,6 +237,18 @@ describe("detection and errors", () => {
     expect((err as NormalizeError).issues[0]).toMatchObject({ loc: ["messages", 0, 1, "id"], type: "unsupported_message" });
   });
 
+  it("reads a lone AI message as a reply, and names the field of a bad one where it is", () => {
+    const reply = ctor(JS, "AIMessage", { content: "Hi", response_metadata: { model_name: "claude-opus-4-6", model_provider: "anthropic" } });
+    expect(normalize(reply)).toMatchObject({ format: "langchain", outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "Hi" }] }] }, metadata: { trace_provider: "anthropic", trace_model_name: "claude-opus-4-6" } });
+    let err: unknown;
+    try {
+      normalize(ctor(JS, "AIMessage", { content: 5 }));
+    } catch (e) {
+      err = e;
+    }
+    expect((err as NormalizeError).issues[0]).toMatchObject({ loc: ["content"], type: "content_type" });
+  });
+
   it("requires a ToolMessage's tool_call_id", () => {
     expect(() => langchain.normalize({ messages: [[dump("tool", { content: "x" })]] })).toThrow(NormalizeError);
   });
