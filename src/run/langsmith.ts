@@ -36,7 +36,7 @@ export function withModelIdentity(metadata: Obj | undefined, named: ModelInfo = 
   for (const k in m) {
     if (!k.startsWith("ls_") || NOT_SETTINGS.has(k) || m[k] === undefined || m[k] === null) continue;
     const plain = k.slice(3);
-    if (current && plain in current) continue;
+    if (current && Object.hasOwn(current, plain)) continue;
     (params ??= { ...current })[plain] = m[k];
   }
   if (params) add.invocation_params = params;
