@@ -79,9 +79,14 @@ function mergedChunks(list: unknown[], loc: Loc): Obj[] {
 function assistantBlocks(f: Obj, loc: Loc, conv: Conversation, unmapped: Unmapped[]): ContentBlock[] {
   const blocks = contentToNative(f.content, [...loc, "content"], unmapped);
   const ak = isObj(f.additional_kwargs) ? f.additional_kwargs : undefined;
-  // DESIGN: `reasoning_content` (compatible vendors) is a reasoning block, first as the model thought it first.
-  if (ak && typeof ak.reasoning_content === "string" && ak.reasoning_content !== "" && !blocks.some((b) => b.type === "reasoning")) {
-    blocks.unshift({ type: "reasoning", text: ak.reasoning_content });
+  // DESIGN: `reasoning_content` (compatible vendors) is a reasoning block, first as the model thought it first;
+  // so is the Responses API's reasoning item, which ChatOpenAI keeps in `additional_kwargs.reasoning`.
+  if (ak && !blocks.some((b) => b.type === "reasoning")) {
+    if (typeof ak.reasoning_content === "string" && ak.reasoning_content !== "") blocks.unshift({ type: "reasoning", text: ak.reasoning_content });
+    else if (isObj(ak.reasoning) && Array.isArray(ak.reasoning.summary)) {
+      const text = ak.reasoning.summary.map((p) => (isObj(p) && typeof p.text === "string" ? p.text : "")).filter((t) => t).join("\n\n");
+      blocks.unshift({ type: "reasoning", text });
+    }
   }
   const seen = new Set<string>();
   for (const b of blocks) if (b.type === "tool_call" && b.id !== undefined) seen.add(b.id);

@@ -187,6 +187,14 @@ describe("content blocks", () => {
     expect(user.content).toEqual([{ type: "image", base64: "/9j/", mime_type: "image/jpeg" }, { type: "audio", base64: "UklG", mime_type: "audio/wav" }]);
   });
 
+  it("puts reasoning a provider kept in additional_kwargs first: reasoning_content, or a Responses reasoning item's summary", () => {
+    const ai = (additional_kwargs: Record<string, unknown>) => valid(normalize({ messages: [[ctor(JS, "AIMessage", { content: "42", additional_kwargs })]] }).inputs!.messages)[0]!;
+    expect(ai({ reasoning_content: "Six times seven." }).content).toEqual([{ type: "reasoning", text: "Six times seven." }, { type: "text", text: "42" }]);
+    const fromItem = ai({ reasoning: { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "Multiply." }, { type: "summary_text", text: "Done." }] } });
+    expect(fromItem.content).toEqual([{ type: "reasoning", text: "Multiply.\n\nDone." }, { type: "text", text: "42" }]);
+    expect(fromItem.extras).toMatchObject({ additional_kwargs: { reasoning: { id: "rs_1" } } });
+  });
+
   it("reads an invalid tool call as a tool_call that keeps its raw arguments and error", () => {
     const [ai] = valid(normalize({ messages: [[ctor(JS, "AIMessage", { content: "", invalid_tool_calls: [{ name: "f", args: "{bad", id: "c9", error: "bad JSON", type: "invalid_tool_call" }] })]] }).inputs!.messages);
     expect(ai!.content[0]).toMatchObject({ type: "tool_call", id: "c9", name: "f", args: {}, extras: { raw_args: "{bad", error: "bad JSON", invalid: true } });
