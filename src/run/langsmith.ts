@@ -22,13 +22,17 @@ function name(v: unknown): string | undefined {
  * The llm run's metadata with `trace_provider`, `trace_model_name` and
  * `invocation_params` filled from `named` (what the messages say) and the `ls_*`
  * keys; undefined when there is nothing to add. Never overwrites a value the run
- * was sent with, so applying it again changes nothing.
+ * was sent with (other than a copy of its ls_* twin), so applying it again
+ * changes nothing.
  */
 export function withModelIdentity(metadata: Obj | undefined, named: ModelInfo = {}): Obj | undefined {
   const m = metadata ?? {};
   const add: Obj = {};
-  const provider = name(m.trace_provider) ?? named.trace_provider ?? name(m.ls_provider);
-  const model = name(m.trace_model_name) ?? named.trace_model_name ?? name(m.ls_model_name);
+  // A trace_* equal to its ls_* twin says no more than ls_* does (it may be this function's own
+  // earlier answer, from before the reply came): the model the messages name still wins over it.
+  const own = (sent: unknown, ls: unknown) => (name(sent) !== undefined && sent !== ls ? name(sent) : undefined);
+  const provider = own(m.trace_provider, m.ls_provider) ?? named.trace_provider ?? name(m.trace_provider) ?? name(m.ls_provider);
+  const model = own(m.trace_model_name, m.ls_model_name) ?? named.trace_model_name ?? name(m.trace_model_name) ?? name(m.ls_model_name);
   if (provider !== undefined && m.trace_provider !== provider) add.trace_provider = provider;
   if (model !== undefined && m.trace_model_name !== model) add.trace_model_name = model;
   const current = isObj(m.invocation_params) ? m.invocation_params : undefined;

@@ -26,6 +26,15 @@ describe("the store's ingest", () => {
     store.close();
   });
 
+  it("names the reply's model once the run ends even when the end carries no metadata", () => {
+    const store = new SqliteRunStore(":memory:");
+    const id = testId();
+    store.ingestNow({ post: [runRecord({ id, run_type: "llm", inputs: lcInputs, extra: { metadata: LS } }) as never] });
+    store.ingestNow({ patch: [{ id, end_time: "2026-11-22T10:15:01.000000Z", outputs: lcOutputs } as never] });
+    expect(store.getRun(id)!.extra!.metadata).toMatchObject({ trace_model_name: "gpt-4o-2024-08-06", ls_model_name: "gpt-4o" });
+    store.close();
+  });
+
   it("leaves a chain run's metadata as it was sent", () => {
     const store = new SqliteRunStore(":memory:");
     const id = testId();
