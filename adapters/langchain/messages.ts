@@ -143,6 +143,8 @@ export function toNative(rec: LcMessage, loc: Loc, conv: Conversation): Message 
     // ChatMessage carries a free role: a known one maps, any other reads as the user's words; the role is kept.
     const role = expectString(f.role, loc, "role");
     kind = Object.hasOwn(CHAT_ROLES, role) ? CHAT_ROLES[role]! : "human";
+    // A tool result needs the call it answers; a chat message that names none is read as words to the model.
+    if (kind === "tool" && typeof f.tool_call_id !== "string") kind = "human";
     extras = { ...extras, vendor_role: role };
   }
   switch (kind) {

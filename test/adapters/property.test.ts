@@ -386,7 +386,7 @@ const lcAi = fc.record({ content: lcContent, tool_calls: fc.array(lcCall, { maxL
 const lcFieldsOf = (cls: string) =>
   cls.startsWith("AI") ? lcAi
   : cls === "ToolMessage" ? fc.record({ content: lcContent, tool_call_id: lcId, status: fc.constantFrom("success", "error"), artifact: fc.jsonValue() }, { requiredKeys: ["content", "tool_call_id"] })
-  : cls === "ChatMessage" ? fc.record({ content: lcContent, role: fc.constantFrom("user", "assistant", "critic", "system") })
+  : cls === "ChatMessage" ? fc.record({ content: lcContent, role: fc.constantFrom("user", "assistant", "critic", "system", "tool", "function") })
   : cls === "FunctionMessage" ? fc.record({ content: str, name: fc.constantFrom("f", "g") })
   : fc.record({ content: lcContent, name: str }, { requiredKeys: ["content"] });
 const TYPE_OF: Record<string, string> = { HumanMessage: "human", AIMessage: "ai", AIMessageChunk: "AIMessageChunk", SystemMessage: "system", ToolMessage: "tool", ChatMessage: "chat", FunctionMessage: "function" };
