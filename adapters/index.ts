@@ -10,10 +10,11 @@ import { openaiResponses } from "./openai-responses/index.js";
 import { gemini } from "./gemini/index.js";
 import { bedrockConverse } from "./bedrock-converse/index.js";
 import { openaiCompletions } from "./openai-completions/index.js";
+import { langchain } from "./langchain/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions];
+export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions, langchain];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
@@ -24,4 +25,4 @@ export function getAdapter(name: string): Adapter | undefined {
 // file (scripts/build.mjs), which the main entry loads far faster than the modules one by one.
 export { isStrictlyNative } from "./native/index.js";
 export { detectionScope } from "./common/markers.js";
-export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions };
+export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions, langchain };

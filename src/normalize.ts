@@ -14,7 +14,7 @@ import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, isStrictlyNative } 
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {
-  /** `auto` (default) or an adapter name: `native`, `openai-chat`, `openai-responses`, `openai-completions`, `anthropic-messages`, `gemini`, `bedrock-converse`. */
+  /** `auto` (default) or an adapter name: `native`, `openai-chat`, `openai-responses`, `openai-completions`, `anthropic-messages`, `gemini`, `bedrock-converse`, `langchain`. */
   format?: string;
 }
 
@@ -43,7 +43,7 @@ export function detectFormat(payload: unknown): string {
     throw new NormalizeError([
       {
         loc: [],
-        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses, OpenAI completions, Anthropic Messages, Gemini or Bedrock Converse request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
+        msg: `could not detect the format of ${describePayload(payload)}: it is not a native record, nor an OpenAI chat-completions, OpenAI Responses, OpenAI completions, Anthropic Messages, Gemini, Bedrock Converse or LangChain request, response or stream with a distinguishing field (model name, vendor-only role, part or parameter); pass --format`,
         type: "unknown_format",
       },
     ]);

@@ -6,12 +6,17 @@
  * - the cost of a converted reply (a vendor payload, as the `langsmith` SDK
  *   sends) when its usage has none and its model has a price, as the run
  *   builder adds it to tracepipe's own runs. A run sent in native form is
- *   stored as sent, cost or not.
+ *   stored as sent, cost or not;
+ * - an llm run's `trace_provider` / `trace_model_name` (and `invocation_params`
+ *   from LangSmith's `ls_*` settings) when it was sent without them, as the
+ *   run builder names them (run/langsmith.ts): the trace list and filters read
+ *   them from the run's metadata like every other run's.
  */
 import { normalize } from "../normalize.js";
 import { validate } from "../format/validate.js";
 import { ValidationError } from "../errors.js";
 import { addCost } from "../run/llm.js";
+import { withModelIdentity } from "../run/langsmith.js";
 
 import { isObj, type Obj } from "../format/obj.js";
 
@@ -35,30 +40,43 @@ function responsePayload(outputs: Obj): unknown {
   return Object.keys(outputs).length === 1 && "output" in outputs ? outputs.output : outputs;
 }
 
-export function deriveLlm(inputs: unknown, outputs: unknown): Pick<Derived, "detected_format" | "normalized_inputs" | "normalized_outputs" | "normalize_error"> {
+/** What deriveLlm finds: the derived columns, and the run's metadata with its model identity filled in when that adds anything. */
+export type DerivedLlm = Pick<Derived, "detected_format" | "normalized_inputs" | "normalized_outputs" | "normalize_error"> & { metadata?: Obj };
+
+export function deriveLlm(inputs: unknown, outputs: unknown, metadata?: Obj): DerivedLlm {
   const none = { detected_format: null, normalized_inputs: null, normalized_outputs: null, normalize_error: null };
+  const identified = (d: DerivedLlm, named?: { trace_provider?: string; trace_model_name?: string }): DerivedLlm => {
+    const m = withModelIdentity(metadata, named);
+    if (m) d.metadata = m;
+    return d;
+  };
   const hasIn = isObj(inputs) && Object.keys(inputs).length > 0;
   const hasOut = isObj(outputs) && Object.keys(outputs).length > 0;
-  if (!hasIn && !hasOut) return none;
+  if (!hasIn && !hasOut) return identified(none);
   const nIn = hasIn ? nativeMessages(inputs) : undefined;
   const nOut = hasOut ? nativeMessages(outputs) : undefined;
   if ((nIn || !hasIn) && (nOut || !hasOut)) {
     // Already native: stored once, as sent; nothing to derive.
-    return { detected_format: "native", normalized_inputs: null, normalized_outputs: null, normalize_error: null };
+    return identified({ detected_format: "native", normalized_inputs: null, normalized_outputs: null, normalize_error: null });
   }
   try {
     const rec = normalize({ request: hasIn ? inputs : undefined, response: hasOut ? responsePayload(outputs as Obj) : undefined });
-    if (!nOut) addCost(rec.outputs?.messages[0]?.usage_metadata, rec.metadata.trace_model_name);
-    return {
-      detected_format: rec.format,
-      // A side that was native already is not copied: only converted messages are stored beside the raw payload.
-      normalized_inputs: nIn ? null : (rec.inputs ?? null),
-      normalized_outputs: nOut ? null : (rec.outputs ?? null),
-      normalize_error: null,
-    };
+    const d = identified(
+      {
+        detected_format: rec.format,
+        // A side that was native already is not copied: only converted messages are stored beside the raw payload.
+        normalized_inputs: nIn ? null : (rec.inputs ?? null),
+        normalized_outputs: nOut ? null : (rec.outputs ?? null),
+        normalize_error: null,
+      },
+      rec.metadata,
+    );
+    const model = (d.metadata ?? metadata)?.trace_model_name;
+    if (!nOut) addCost(rec.outputs?.messages[0]?.usage_metadata, typeof model === "string" ? model : rec.metadata.trace_model_name);
+    return d;
   } catch (err) {
     const msg = err instanceof ValidationError ? err.message : `normalizer failed: ${String(err)}`;
-    return { ...none, normalize_error: msg };
+    return identified({ ...none, normalize_error: msg });
   }
 }
 

@@ -58,7 +58,26 @@ const looseCompletions = fc.oneof(
   fc.array(completionBody, { maxLength: 4 }),
   fc.record({ request: fc.record({ model: fc.jsonValue(), prompt, echo: fc.jsonValue(), n: fc.jsonValue() }), response: fc.oneof(completionBody, fc.array(completionBody, { maxLength: 3 })) }),
 );
-const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), looseConverse, looseCompletions, fc.array(event, { maxLength: 6 }), fc.record({ request, response }));
+// LangChain-shaped: message records in their three writings (constructor, {type, data}, {type, content}),
+// standard and provider blocks, run inputs and LLMResult outputs, with arbitrary values in every field.
+const lcClass = fc.constantFrom("HumanMessage", "AIMessage", "AIMessageChunk", "SystemMessage", "ToolMessage", "ChatMessage", "FunctionMessage", "RemoveMessage", "HumanMessageChunk", "Document");
+const lcType = fc.constantFrom("human", "ai", "system", "developer", "tool", "chat", "function", "remove", "AIMessageChunk", "user", "x");
+const looseLcBlock = fc.oneof(
+  part,
+  fc.record({ type: fc.constantFrom("image", "audio", "video", "file", "text-plain", "reasoning", "tool_call", "tool_call_chunk", "invalid_tool_call", "server_tool_call", "server_tool_result", "server_tool_call_result", "non_standard", "text"), url: fc.jsonValue(), base64: fc.jsonValue(), data: fc.jsonValue(), mime_type: fc.jsonValue(), mimeType: fc.jsonValue(), file_id: fc.jsonValue(), fileId: fc.jsonValue(), source_type: fc.oneof(fc.constantFrom("url", "base64", "id", "text"), fc.jsonValue()), id: fc.jsonValue(), text: fc.jsonValue(), reasoning: fc.jsonValue(), summary: fc.jsonValue(), name: fc.jsonValue(), args: fc.jsonValue(), status: fc.jsonValue(), tool_call_id: fc.jsonValue(), toolCallId: fc.jsonValue(), output: fc.jsonValue(), index: fc.jsonValue(), annotations: fc.jsonValue(), citations: fc.jsonValue() }, { requiredKeys: ["type"] }),
+);
+const looseLcFields = fc.record({ content: fc.oneof(fc.string(), fc.array(looseLcBlock, { maxLength: 4 }), fc.jsonValue()), type: lcType, role: fc.oneof(fc.constantFrom("user", "assistant", "critic", "tool"), fc.jsonValue()), tool_calls: fc.oneof(fc.array(fc.record({ name: fc.jsonValue(), args: fc.jsonValue(), id: fc.jsonValue(), type: fc.constant("tool_call") }), { maxLength: 2 }), fc.jsonValue()), invalid_tool_calls: fc.jsonValue(), tool_call_chunks: fc.oneof(fc.array(fc.record({ name: fc.jsonValue(), args: fc.oneof(fc.string(), fc.jsonValue()), id: fc.jsonValue(), index: fc.oneof(fc.nat(2), fc.jsonValue()) }), { maxLength: 3 }), fc.jsonValue()), tool_call_id: fc.jsonValue(), usage_metadata: fc.oneof(fc.record({ input_tokens: fc.jsonValue(), output_tokens: fc.nat(), total_tokens: fc.jsonValue(), input_token_details: fc.jsonValue() }), fc.jsonValue()), additional_kwargs: fc.oneof(fc.record({ tool_calls: fc.jsonValue(), function_call: fc.jsonValue(), reasoning_content: fc.jsonValue() }), fc.jsonValue()), response_metadata: fc.jsonValue(), name: fc.jsonValue() }, { requiredKeys: [] });
+const looseLcMessage = fc.oneof(
+  fc.record({ lc: fc.constant(1), type: fc.constantFrom("constructor", "secret", "not_implemented"), id: fc.tuple(fc.constantFrom("langchain_core", "langchain"), lcClass).map(([ns, c]) => [ns, "messages", c]), kwargs: fc.oneof(looseLcFields, fc.jsonValue()) }),
+  fc.record({ type: lcType, data: fc.oneof(looseLcFields, fc.jsonValue()) }),
+  looseLcFields,
+  fc.record({ role: fc.oneof(lcType, fc.jsonValue()), content: fc.oneof(fc.string(), fc.array(looseLcBlock, { maxLength: 3 })) }),
+);
+const looseGeneration = fc.record({ text: fc.jsonValue(), message: fc.oneof(looseLcMessage, fc.jsonValue()), generation_info: fc.jsonValue(), generationInfo: fc.jsonValue(), type: fc.constantFrom("ChatGeneration", "Generation", "ChatGenerationChunk") }, { requiredKeys: [] });
+const looseLcOutputs = fc.record({ generations: fc.oneof(fc.array(fc.array(looseGeneration, { maxLength: 2 }), { maxLength: 2 }), fc.array(looseGeneration, { maxLength: 2 }), fc.jsonValue()), llm_output: fc.oneof(fc.record({ token_usage: fc.jsonValue(), model_name: fc.jsonValue(), usage: fc.jsonValue() }), fc.jsonValue()), llmOutput: fc.oneof(fc.record({ tokenUsage: fc.jsonValue() }), fc.jsonValue()), run: fc.jsonValue() }, { requiredKeys: ["generations"] });
+const looseLcInputs = fc.oneof(fc.record({ messages: fc.oneof(fc.array(fc.array(looseLcMessage, { maxLength: 4 }), { maxLength: 2 }), fc.array(looseLcMessage, { maxLength: 4 }), fc.jsonValue()) }), fc.record({ prompts: fc.oneof(fc.array(fc.string(), { maxLength: 2 }), fc.jsonValue()) }));
+const looseLangChain = fc.oneof(looseLcInputs, looseLcOutputs, looseLcMessage, fc.array(looseLcMessage, { maxLength: 5 }), fc.array(looseGeneration, { maxLength: 4 }), fc.record({ request: looseLcInputs, response: looseLcOutputs }));
+const anyPayload = fc.oneof(fc.jsonValue(), request, response, looseResponses, looseGemini, fc.array(looseGemini, { maxLength: 4 }), looseConverse, looseCompletions, fc.array(event, { maxLength: 6 }), fc.record({ request, response }), looseLangChain);
 
 describe("adapters under arbitrary input", () => {
   for (const adapter of ADAPTERS) {
@@ -345,6 +364,44 @@ const nativeRecord = fc.oneof(
   fc.record({ messages: fc.array(fc.record({ role: fc.constantFrom("system", "user", "assistant", "tool"), content: fc.oneof(str, fc.array(nativeBlock, { maxLength: 2 })), tool_call_id: ids }, { requiredKeys: ["role", "content"] }), { maxLength: 4 }) }),
   fc.record({ message: fc.record({ role: fc.constant("assistant"), content: fc.array(nativeBlock, { maxLength: 2 }) }) }),
 );
+// LangChain records with well-formed fields: standard blocks, provider blocks (the OpenAI and Anthropic shapes above), tool rounds.
+const lcId = fc.constantFrom("call_1", "toolu_1", "c2");
+const lcBlock = fc.oneof(
+  fc.record({ type: fc.constant("text"), text: str, index: fc.nat(2) }, { requiredKeys: ["type", "text"] }),
+  fc.record({ type: fc.constant("reasoning"), reasoning: str }),
+  fc.record({ type: fc.constantFrom("image", "audio", "video", "file"), url: dataUrl, base64: fc.constant("iVBORw0KGgo="), mime_type: fc.constant("image/png"), file_id: str, data: fc.constant("AAAA"), mimeType: fc.constant("audio/wav"), fileId: str, id: str }, { requiredKeys: ["type"] }),
+  fc.record({ type: fc.constantFrom("image", "audio", "file"), source_type: fc.constantFrom("url", "base64", "id", "text"), url: fc.constant("https://x.test/a"), data: fc.constant("AAAA"), id: str, text: str, mime_type: fc.constant("image/png") }),
+  fc.record({ type: fc.constant("text-plain"), text: str, mime_type: fc.constant("text/plain"), title: str }),
+  fc.record({ type: fc.constantFrom("tool_call", "tool_call_chunk"), id: lcId, name: str, args: fc.oneof(fc.dictionary(str, fc.jsonValue(), { maxKeys: 2 }), fc.constantFrom("{}", '{"a":1}', "{bad")) }),
+  fc.record({ type: fc.constant("server_tool_call"), id: lcId, name: str, args: fc.constant({}) }),
+  fc.record({ type: fc.constantFrom("server_tool_result", "server_tool_call_result"), tool_call_id: lcId, toolCallId: lcId, status: fc.constantFrom("success", "error", "pending"), output: fc.jsonValue() }, { requiredKeys: ["type", "status"] }),
+  fc.record({ type: fc.constantFrom("non_standard", "brand_new"), value: fc.jsonValue() }),
+  openaiPart,
+  anthropicBlock,
+);
+const lcContent = fc.oneof(str, fc.array(fc.oneof(lcBlock, str), { maxLength: 4 }));
+const lcCall = fc.record({ name: str, args: fc.dictionary(str, fc.jsonValue(), { maxKeys: 2 }), id: lcId, type: fc.constant("tool_call") });
+const lcUsage = fc.record({ input_tokens: fc.nat(1000), output_tokens: fc.nat(1000), total_tokens: fc.nat(2000), input_token_details: fc.record({ cache_read: fc.nat(10), audio: fc.nat(5) }, { requiredKeys: [] }), output_token_details: fc.record({ reasoning: fc.nat(10) }, { requiredKeys: [] }) }, { requiredKeys: ["input_tokens", "output_tokens", "total_tokens"] });
+const lcAi = fc.record({ content: lcContent, tool_calls: fc.array(lcCall, { maxLength: 2 }), invalid_tool_calls: fc.array(fc.record({ name: str, args: fc.constantFrom("{bad", "{}"), id: lcId, error: str, type: fc.constant("invalid_tool_call") }), { maxLength: 1 }), tool_call_chunks: fc.array(fc.record({ name: str, args: fc.constantFrom('{"a":', "1}", ""), id: lcId, index: fc.nat(1), type: fc.constant("tool_call_chunk") }), { maxLength: 2 }), usage_metadata: lcUsage, additional_kwargs: fc.record({ reasoning_content: str, function_call: fc.record({ name: fc.constantFrom("f", "g"), arguments: fc.constantFrom("{}", "") }) }, { requiredKeys: [] }), response_metadata: fc.record({ model_name: str, model_provider: fc.constantFrom("openai", "anthropic"), finish_reason: str }, { requiredKeys: [] }), id: str }, { requiredKeys: ["content"] });
+const lcFieldsOf = (cls: string) =>
+  cls.startsWith("AI") ? lcAi
+  : cls === "ToolMessage" ? fc.record({ content: lcContent, tool_call_id: lcId, status: fc.constantFrom("success", "error"), artifact: fc.jsonValue() }, { requiredKeys: ["content", "tool_call_id"] })
+  : cls === "ChatMessage" ? fc.record({ content: lcContent, role: fc.constantFrom("user", "assistant", "critic", "system", "tool", "function") })
+  : cls === "FunctionMessage" ? fc.record({ content: str, name: fc.constantFrom("f", "g") })
+  : fc.record({ content: lcContent, name: str }, { requiredKeys: ["content"] });
+const TYPE_OF: Record<string, string> = { HumanMessage: "human", AIMessage: "ai", AIMessageChunk: "AIMessageChunk", SystemMessage: "system", ToolMessage: "tool", ChatMessage: "chat", FunctionMessage: "function" };
+const lcMessage = fc.constantFrom(...Object.keys(TYPE_OF)).chain((cls) =>
+  lcFieldsOf(cls).chain((fields) => fc.constantFrom<unknown>(
+    { lc: 1, type: "constructor", id: ["langchain_core", "messages", cls], kwargs: fields },
+    { lc: 1, type: "constructor", id: ["langchain", "schema", "messages", cls], kwargs: { ...fields, type: TYPE_OF[cls] } },
+    { type: TYPE_OF[cls], data: fields },
+    { ...fields, type: TYPE_OF[cls] },
+  )),
+);
+const lcGeneration = fc.oneof(fc.record({ text: str, message: lcMessage, generation_info: fc.record({ finish_reason: str }), type: fc.constant("ChatGeneration") }), fc.record({ text: str, type: fc.constant("Generation") }));
+const lcOutputs = fc.record({ generations: fc.array(fc.array(lcGeneration, { minLength: 1, maxLength: 2 }), { minLength: 1, maxLength: 2 }), llm_output: fc.record({ token_usage: usage, model_name: str }, { requiredKeys: [] }), run: fc.constant(null), type: fc.constant("LLMResult") }, { requiredKeys: ["generations"] });
+const lcInputs = fc.oneof(fc.record({ messages: fc.array(fc.array(lcMessage, { maxLength: 5 }), { minLength: 1, maxLength: 2 }) }), fc.record({ prompts: fc.array(str, { minLength: 1, maxLength: 2 }) }));
+const langchainRecord = fc.oneof(lcInputs, lcOutputs, fc.record({ request: lcInputs, response: lcOutputs }), fc.array(lcMessage, { minLength: 1, maxLength: 4 }));
 const accepted = fc.oneof(
   openaiRequest, openaiResponse, openaiStream, fc.record({ request: openaiRequest, response: fc.oneof(openaiResponse, openaiStream) }),
   anthropicRequest, anthropicResponse, anthropicStream, fc.record({ request: anthropicRequest, response: fc.oneof(anthropicResponse, anthropicStream) }),
@@ -352,6 +409,7 @@ const accepted = fc.oneof(
   geminiRequest, geminiResponse, geminiStream, fc.record({ request: geminiRequest, response: fc.oneof(geminiResponse, geminiStream) }),
   converseRequest, converseResponse, converseStream, fc.record({ request: converseRequest, response: fc.oneof(converseResponse, converseStream) }),
   complRequest, complResponse, complStream, fc.record({ request: complRequest, response: fc.oneof(complResponse, complStream) }),
+  langchainRecord,
   nativeRecord, anyPayload,
 );
 
@@ -387,6 +445,22 @@ describe("legacy completions payloads", () => {
         expect(out.format).toBe("openai-completions");
         if (out.inputs) expect(validate(out.inputs.messages)).toEqual([]);
         if (out.outputs) expect(validate(out.outputs.messages)).toEqual([]);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
+
+describe("LangChain records", () => {
+  it("are claimed by the langchain adapter alone, and what they normalize to is valid", () => {
+    fc.assert(
+      fc.property(langchainRecord, (p) => {
+        expect(ADAPTERS.filter((a) => a.detect(p) !== null).map((a) => a.name)).toEqual(["langchain"]);
+        validOutput(() => {
+          const out = normalize(p);
+          expect(out.format).toBe("langchain");
+          return out;
+        });
       }),
       { numRuns: 400 },
     );

@@ -80,6 +80,7 @@ describe("subpaths", () => {
       "tracepipe/ratelimit": ["MemoryRateLimiter", "RedisRateLimiter", "RATE_LIMITS"],
       "tracepipe/adapters/openai-chat": ["normalize", "openaiChat"],
       "tracepipe/adapters/gemini": ["normalize", "gemini"],
+      "tracepipe/adapters/langchain": ["normalize", "langchain"],
     };
     for (const [specifier, names] of Object.entries(expected)) {
       const { exports, packages } = probe(specifier);

@@ -19,12 +19,12 @@
  * itself written in pieces (pieces.ts), for the same reason.
  */
 import type Database from "better-sqlite3";
-import type { Obj } from "../../format/obj.js";
+import { isObj, type Obj } from "../../format/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
 import { checkIngestBatch, rawTextOf } from "../validate.js";
 import { canonicalTime } from "../time.js";
-import { deriveLlm, firstTokenTime } from "../derive.js";
+import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
 import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
@@ -135,7 +135,8 @@ export class SqliteIngest {
       if (!set) continue;
       target[k] = v;
       if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
-      if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
+      // The derivation reads the messages, the run type, and the metadata that names the model.
+      if (k === "inputs" || k === "outputs" || k === "run_type" || k === "extra") messages = true;
     }
     return messages;
   }
@@ -170,6 +171,18 @@ export class SqliteIngest {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
+    const derive = this.normalizeOnIngest && state.run_type === "llm" && !(prev && !messagesChanged);
+    let d: DerivedLlm | undefined;
+    if (derive) {
+      const extra = this.value(state.extra);
+      const metadata = isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined;
+      d = deriveLlm(this.value(state.inputs), this.value(state.outputs), metadata);
+      // The model identity the run builder gives an llm run sent without one goes into its stored metadata (derive.ts).
+      if (d.metadata) {
+        state.extra = { ...(isObj(extra) ? extra : {}), metadata: d.metadata };
+        delete texts.extra;
+      }
+    }
     /** Bytes of the columns written to pieces now. */
     const pieceBytes: Record<string, number> = {};
     let map = pieces;
@@ -204,9 +217,8 @@ export class SqliteIngest {
     // Events left in the row did not change: neither did their first token time.
     if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
     if (prev && !messagesChanged) {
-      // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
-    } else if (this.normalizeOnIngest && state.run_type === "llm") {
-      const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
+      // Nothing the derivation reads changed (an end time, events): what was derived stays as it is.
+    } else if (d) {
       const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(params[c])));
       params.detected_format = d.detected_format;
       // A large side's native copy is left to the reader (runs.ts): stringifying and binding it costs twice its size again.

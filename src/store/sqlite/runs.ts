@@ -5,7 +5,7 @@
  * ingest would have stored it, so readers see the same run either way.
  */
 import type Database from "better-sqlite3";
-import type { Obj } from "../../format/obj.js";
+import { isObj, type Obj } from "../../format/obj.js";
 import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import { CursorError } from "../contract/cursor.js";
 import { deriveLlm } from "../derive.js";
@@ -54,7 +54,8 @@ export class SqliteRuns {
     const deferIn = row.normalized_inputs === null && (pieces?.inputs ?? textBytes(row.inputs)) > DERIVE_ON_READ_BYTES;
     const deferOut = row.normalized_outputs === null && (pieces?.outputs ?? textBytes(row.outputs)) > DERIVE_ON_READ_BYTES;
     if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
-      const d = deriveLlm(out.inputs, out.outputs);
+      const extra = out.extra;
+      const d = deriveLlm(out.inputs, out.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
       if (deferIn) out.normalized_inputs = d.normalized_inputs;
       if (deferOut) out.normalized_outputs = d.normalized_outputs;
     }
