@@ -8,11 +8,12 @@
  * and response fields take their latest value; usage is the last chunk's that
  * carried it (Gemini's counts are cumulative). The result is built as one
  * response and read by normalizeResponse, at any point (a cancelled stream
- * keeps what arrived).
+ * keeps what arrived). Chunks may use either JSON spelling (spelling.ts).
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
-import { normalizeResponse } from "./response.js";
+import { readResponse } from "./response.js";
+import { readEitherSpelling, RESPONSE } from "./spelling.js";
 
 interface PartAcc {
   part: Obj | unknown;
@@ -48,6 +49,11 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
 
   push(chunk: unknown): boolean {
     const ci = this.n++;
+    return readEitherSpelling(chunk, RESPONSE, (c) => this.fold(c, ci), 1);
+  }
+
+  /** One chunk, in lowerCamelCase. */
+  private fold(chunk: unknown, ci: number): boolean {
     const c = expectObj(chunk, [ci]);
     let content = false;
     for (const k in c) {
@@ -112,7 +118,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
     const body: Obj = { ...this.top };
     if (candidates.length) body.candidates = candidates;
     if (this.usage !== undefined) body.usageMetadata = this.usage;
-    return normalizeResponse(body);
+    return readResponse(body);
   }
 }
 
