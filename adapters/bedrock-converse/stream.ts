@@ -13,13 +13,13 @@
  * so are the members of `contentBlockDelta.delta` it does not know (Bedrock
  * models both as open unions and adds members), as their event with only those
  * members. A block whose `contentBlockStart.start` names only members it does
- * not know is kept as that block, which a reply's reading puts in
- * `extras.unmapped_content` at its place.
+ * not know is kept in `extras.unmapped_content` as `{index: contentBlockIndex, part: start}`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
+import type { Unmapped } from "../common/content.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
 const START_MEMBERS: ReadonlySet<string> = new Set(["toolUse", "toolResult", "image"]);
@@ -190,20 +190,23 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
   result(): ResponseResult {
     const content: Obj[] = [];
     let unknown = this.unknown;
+    let unmappedBlocks: Unmapped[] | undefined;
     for (let i = 0; i < this.blocks.length; i++) {
       const acc = this.blocks[i];
       if (!acc) continue;
       const known = ConverseStreamAccumulator.knownBlock(acc);
       if (known) content.push(known);
-      else if (acc.unknownStart) content.push(acc.unknownStart);
-      // Unknown start members beside a block that was read: their start event, with only them.
-      if (known && acc.unknownStart) unknown = [...(unknown ?? []), { contentBlockStart: { contentBlockIndex: i, start: acc.unknownStart } }];
+      if (!acc.unknownStart) continue;
+      // A block of a kind this adapter does not know is kept whole, at its index; beside a block that was read, its start event with only those members.
+      if (known) unknown = [...(unknown ?? []), { contentBlockStart: { contentBlockIndex: i, start: acc.unknownStart } }];
+      else (unmappedBlocks ??= []).push({ index: i, part: acc.unknownStart });
     }
     const message: Obj = { role: this.role ?? "assistant", content };
     const body: Obj = { output: { message }, ...this.stop, ...this.meta };
     const result = normalizeResponse(body);
     const m = result.messages[0]!;
     if (this.errors) m.extras = { ...m.extras, stream_error: this.errors.length === 1 ? this.errors[0] : this.errors };
+    if (unmappedBlocks) m.extras = { ...m.extras, unmapped_content: [...((m.extras?.unmapped_content as Unmapped[] | undefined) ?? []), ...unmappedBlocks] };
     if (unknown) m.extras = { ...m.extras, unmapped_events: [...unknown] };
     return result;
   }
