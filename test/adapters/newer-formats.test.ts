@@ -13,6 +13,7 @@ import { detectFormat, normalize } from "../../src/normalize.js";
 import { NormalizeError } from "../../src/errors.js";
 import { expectValidNative } from "../helpers/native.js";
 import { fixture } from "../helpers/replay-server.js";
+import { protoSpelled } from "../helpers/recorded-style.js";
 
 const created = { type: "response.created", sequence_number: 0, response: { id: "resp_1", object: "response", created_at: 1741290958, status: "in_progress", model: "gpt-4.1", output: [], usage: null } } as const;
 
@@ -107,13 +108,6 @@ const camelRequest = {
   ],
   generationConfig: { temperature: 1.0, maxOutputTokens: 800, thinkingConfig: { thinkingBudget: 0 } },
 };
-
-/** A body in proto spelling: every key snake_cased except inside function args and responses (the caller's data). */
-function protoSpelled(v: unknown, data = false): unknown {
-  if (Array.isArray(v)) return v.map((e) => protoSpelled(e, data));
-  if (data || v === null || typeof v !== "object") return v;
-  return Object.fromEntries(Object.entries(v).map(([k, e]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), protoSpelled(e, k === "args" || k === "response")]));
-}
 
 describe("Gemini: proto field names read as the lowerCamelCase ones", () => {
   it("a REST body in proto spelling keeps its system prompt, media and tool round", () => {
