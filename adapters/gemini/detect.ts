@@ -6,8 +6,8 @@
  * an array of such responses. The chat adapters need `messages` / `choices`,
  * Responses needs `input` / `output`, and Anthropic needs typed events.
  */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 
 // Both JSON spellings the API accepts (spelling.ts): lowerCamelCase and the proto names.
 const PART_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thought", "toolCall", "toolResponse", "inline_data", "file_data", "function_call", "function_response", "executable_code", "code_execution_result", "tool_call", "tool_response"];
@@ -51,21 +51,4 @@ export function isStream(v: unknown[]): boolean {
   return true;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      // Other vendors' pairs are most of what is asked about: the request settles it before the response is looked at.
-      if ((!hasReq && !hasRes) || (hasReq && !isRequest(request))) return null;
-      return !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response)) ? "pair" : null;
-    }
-    if (isResponse(payload)) return "response";
-    return isRequest(payload) ? "request" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "request" });
