@@ -26,6 +26,7 @@
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText } from "../common/guards.js";
+import { withExtras } from "../common/extras.js";
 import { sniffMime } from "../common/mime.js";
 
 /** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
@@ -131,14 +132,6 @@ function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
 function hasKeys(o: Obj): boolean {
   for (const _ in o) return true;
   return false;
-}
-
-/** Attach `extras` (a fresh object, or undefined) to a block, after any it already has. */
-function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (!extras || !hasKeys(extras)) return block;
-  const b = block as { extras?: Obj };
-  b.extras = merge(b.extras, extras);
-  return block;
 }
 
 /**
@@ -250,14 +243,14 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       let ex = partExtras(p, "text");
       // `thought: false` is the default said out loud; anything else is kept.
       if (p.thought !== undefined && p.thought !== true && p.thought !== false) (ex ??= {}).thought = p.thought;
-      into.push(withExtras(block, ex));
+      into.push(withExtras(block, ex, "merge-owned"));
       return true;
     }
     case "inlineData":
-      into.push(withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, dk)));
+      into.push(withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, dk), "merge-owned"));
       return true;
     case "fileData":
-      into.push(withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, dk)));
+      into.push(withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, dk), "merge-owned"));
       return true;
     case "functionCall": {
       const fc = objAt(p.functionCall, parent, key, "functionCall");
@@ -270,7 +263,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       if (name !== undefined) block.name = name;
       let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, dk));
       if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras(block, ex));
+      into.push(withExtras(block, ex, "merge-owned"));
       return true;
     }
     case "functionResponse": {
@@ -284,8 +277,8 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
         if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
         for (let j = 0; j < fr.parts.length; j++) {
           const o = expectObj(fr.parts[j], floc, "parts", j);
-          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData")));
-          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData")));
+          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData"), "merge-owned"));
+          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData"), "merge-owned"));
           else content.push({ type: "text", text: jsonText(o, () => [...floc, "parts", j]), extras: { unmapped_part: true } });
         }
       }
@@ -307,7 +300,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       if (c.code !== undefined) args.code = c.code;
       let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, dk));
       if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex));
+      into.push(withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex, "merge-owned"));
       return true;
     }
     case "codeExecutionResult": {
@@ -318,7 +311,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       if (r.output !== undefined) block.output = r.output;
       let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, dk));
       if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
-      into.push(withExtras(block, ex));
+      into.push(withExtras(block, ex, "merge-owned"));
       return true;
     }
     case "toolCall": {
@@ -330,7 +323,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, dk));
       if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
       if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex));
+      into.push(withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex, "merge-owned"));
       return true;
     }
     case "toolResponse": {
@@ -341,7 +334,7 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
       if (t.response !== undefined) block.output = t.response;
       let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, dk));
       if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
-      into.push(withExtras(block, ex));
+      into.push(withExtras(block, ex, "merge-owned"));
       return true;
     }
     default:
