@@ -11,6 +11,7 @@
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
 interface BlockAcc {
   start: Obj;
@@ -119,12 +120,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
     const msg: Obj = { ...this.message, ...this.delta, role: "assistant", content: this.blocks.filter(Boolean).map((a) => this.block(a)) };
     if (Object.keys(this.usage).length) msg.usage = this.usage;
     delete msg.type;
-    const result = normalizeResponse(msg);
-    if (this.error !== undefined) {
-      const m = result.messages[0]!;
-      m.extras = { ...m.extras, stream_error: this.error };
-    }
-    return result;
+    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error });
   }
 }
 
@@ -133,8 +129,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of stream events, got ${describe(events)}`, "list_type");
-  const acc = new AnthropicStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new AnthropicStreamAccumulator(), "stream events");
 }

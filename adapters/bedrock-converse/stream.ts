@@ -20,6 +20,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
 const START_MEMBERS: ReadonlySet<string> = new Set(["toolUse", "toolResult", "image"]);
@@ -204,11 +205,12 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
     const message: Obj = { role: this.role ?? "assistant", content };
     const body: Obj = { output: { message }, ...this.stop, ...this.meta };
     const result = normalizeResponse(body);
-    const m = result.messages[0]!;
-    if (this.errors) m.extras = { ...m.extras, stream_error: this.errors.length === 1 ? this.errors[0] : this.errors };
-    if (unmappedBlocks) m.extras = { ...m.extras, unmapped_content: [...((m.extras?.unmapped_content as Unmapped[] | undefined) ?? []), ...unmappedBlocks] };
-    if (unknown) m.extras = { ...m.extras, unmapped_events: [...unknown] };
-    return result;
+    const replyUnmapped = result.messages[0]!.extras?.unmapped_content as Unmapped[] | undefined;
+    return onFirstMessage(result, {
+      stream_error: this.errors && (this.errors.length === 1 ? this.errors[0] : this.errors),
+      unmapped_content: unmappedBlocks && [...(replyUnmapped ?? []), ...unmappedBlocks],
+      unmapped_events: unknown && [...unknown],
+    });
   }
 }
 
@@ -217,8 +219,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of ConverseStream events, got ${describe(events)}`, "list_type");
-  const acc = new ConverseStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new ConverseStreamAccumulator(), "ConverseStream events");
 }

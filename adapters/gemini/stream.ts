@@ -14,6 +14,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
 import { readResponse } from "./response.js";
 import { readEitherSpelling, RESPONSE } from "./spelling.js";
+import { foldStream } from "../common/stream.js";
 
 interface PartAcc {
   part: Obj | unknown;
@@ -126,9 +127,6 @@ export function createStreamAccumulator(): StreamAccumulator {
   return new GeminiStreamAccumulator();
 }
 
-export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(chunks)) fail([], `expected an array of GenerateContentResponse chunks, got ${describe(chunks)}`, "list_type");
-  const acc = new GeminiStreamAccumulator();
-  for (const c of chunks) acc.push(c);
-  return acc.result();
+export function normalizeStream(events: readonly unknown[]): ResponseResult {
+  return foldStream(events, new GeminiStreamAccumulator(), "GenerateContentResponse chunks");
 }

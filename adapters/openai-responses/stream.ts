@@ -13,6 +13,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
 const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.incomplete", "response.failed"]);
 const FINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
@@ -125,12 +126,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       body = { ...this.response, output: items };
     }
     if (this.error !== undefined) body = { ...body, error: this.error };
-    const result = normalizeResponse(body);
-    if (this.unmapped) {
-      const m = result.messages[0]!;
-      m.extras = { ...m.extras, unmapped_events: [...this.unmapped] };
-    }
-    return result;
+    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.unmapped && [...this.unmapped] });
   }
 }
 
@@ -139,8 +135,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of events, got ${describe(events)}`, "list_type");
-  const acc = new ResponsesStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new ResponsesStreamAccumulator(), "events");
 }
