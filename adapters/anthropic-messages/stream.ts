@@ -6,7 +6,8 @@
  * thinking deltas are collected as pieces and joined once in result(), so a
  * push costs a few property reads (the wrapper's ≤ 2 µs per chunk budget).
  * An `error` event mid-stream is kept on the message (`extras.stream_error`)
- * with the partial output; it does not throw.
+ * with the partial output; it does not throw. An event or delta type this
+ * adapter does not know is kept whole in `extras.unmapped_events`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
@@ -28,6 +29,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
   private readonly blocks: BlockAcc[] = [];
   private delta: Obj = {};
   private error?: unknown;
+  private unmapped?: unknown[];
   private seenContent = false;
   private n = 0;
 
@@ -84,6 +86,8 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
           case "citations_delta":
             if (d.citation !== undefined) (acc.citations ??= []).push(d.citation);
             break;
+          default:
+            (this.unmapped ??= []).push(event);
         }
         break;
       }
@@ -96,7 +100,12 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
       case "error":
         this.error = event.error ?? event;
         break;
-      // message_stop, content_block_stop, ping: nothing to fold.
+      case "message_stop":
+      case "content_block_stop":
+      case "ping":
+        break;
+      default:
+        (this.unmapped ??= []).push(event);
     }
     if (content && !this.seenContent) {
       this.seenContent = true;
@@ -120,7 +129,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
     const msg: Obj = { ...this.message, ...this.delta, role: "assistant", content: this.blocks.filter(Boolean).map((a) => this.block(a)) };
     if (Object.keys(this.usage).length) msg.usage = this.usage;
     delete msg.type;
-    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error });
+    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error, unmapped_events: this.unmapped && [...this.unmapped] });
   }
 }
 

@@ -9,6 +9,7 @@ import type { ResponseStreamEvent } from "openai/resources/responses/responses";
 import { normalizeStream as responsesStream } from "../../adapters/openai-responses/index.js";
 import { gemini, normalizeRequest as geminiRequest, normalizeResponse as geminiResponse, normalizeStream as geminiStream } from "../../adapters/gemini/index.js";
 import { normalizeStream as converseStream } from "../../adapters/bedrock-converse/index.js";
+import { anthropicMessages } from "../../adapters/anthropic-messages/index.js";
 import { detectFormat, normalize } from "../../src/normalize.js";
 import { NormalizeError } from "../../src/errors.js";
 import { expectValidNative } from "../helpers/native.js";
@@ -195,5 +196,16 @@ describe("Bedrock ConverseStream: members of the open unions it does not know ar
     const r = converseStream([delta(0, { text: "Paris" }), delta(0, { citation: { title: "Atlas", location: { documentChar: { documentIndex: 0, start: 0, end: 5 } } } })]);
     expect(r.messages[0]!.extras?.unmapped_events).toBeUndefined();
     expect(r.messages[0]!.content[0]).toMatchObject({ type: "text", text: "Paris" });
+  });
+});
+
+describe("Anthropic streams: event and delta types the adapter does not know are kept", () => {
+  it("keeps them whole in extras.unmapped_events, in order, beside the folded text", () => {
+    const start = { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 5, output_tokens: 1 } } };
+    const hologram = { type: "content_block_delta", index: 0, delta: { type: "hologram_delta", frame: 3 } };
+    const future = { type: "message_annotation", note: "x" };
+    const r = anthropicMessages.normalizeStream([start, { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hi" } }, hologram, future, { type: "ping" }, { type: "message_stop" }]);
+    expect(r.messages[0]!.content).toEqual([{ type: "text", text: "Hi" }]);
+    expect(r.messages[0]!.extras?.unmapped_events).toEqual([hologram, future]);
   });
 });
