@@ -14,7 +14,7 @@ import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
-import { readEitherSpelling, RESPONSE } from "./spelling.js";
+import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 
 
 /** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
@@ -51,7 +51,7 @@ function candidateMessage(raw: unknown, i: number): Message {
 
 /** A response in either JSON spelling (spelling.ts). */
 export function normalizeResponse(response: unknown): ResponseResult {
-  return readEitherSpelling(response, RESPONSE, readResponse);
+  return readEitherSpelling(response, RESPONSE, RESPONSE_SCAN, readResponse);
 }
 
 /** A response in lowerCamelCase. */

@@ -7,7 +7,8 @@
  * so a body in proto spelling is first re-keyed: only the fields of the
  * messages below, never the caller's own data inside them (function `args`
  * and `response`, schemas, ...). A body with no proto names comes back as the
- * same object, unchanged.
+ * same object, unchanged; the spelling is told from the fields the body's
+ * structure shows (see `spelledProto`).
  */
 import { NormalizeError } from "../../src/errors.js";
 import { isObj, type Loc, type Obj } from "../common/guards.js";
@@ -135,6 +136,32 @@ export function lowerCamelKeys(v: unknown, shape: Shape): unknown {
   return out ?? v;
 }
 
+/**
+ * Where a body shows its spelling: its own fields, its Contents' and
+ * candidates' fields and their parts' fields. A writer uses one spelling
+ * throughout, so a body with no proto name at these levels is read as it is,
+ * without walking the data inside its parts (the common case costs a look at
+ * each part's keys, not a copy).
+ */
+const PARTS_SCAN: Shape = { parts: LEAF };
+export const REQUEST_SCAN: Shape = { contents: PARTS_SCAN, systemInstruction: PARTS_SCAN, config: { systemInstruction: PARTS_SCAN } };
+export const RESPONSE_SCAN: Shape = { candidates: { content: PARTS_SCAN } };
+
+/** Whether `v` (a message of `scan`, or a list of them) has a field in proto spelling at the levels `scan` names. */
+function spelledProto(v: unknown, scan: Shape): boolean {
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (spelledProto(v[i], scan)) return true;
+    return false;
+  }
+  if (!isObj(v)) return false;
+  for (const k in v) {
+    if (k.includes("_") && !k.startsWith("_")) return true;
+    const sub = scan === LEAF ? undefined : Object.hasOwn(scan, k) ? scan[k] : undefined;
+    if (sub !== undefined && typeof v[k] === "object" && spelledProto(v[k], sub)) return true;
+  }
+  return false;
+}
+
 /** A location in the re-keyed body, spelled as the original body spells it. */
 function originalLoc(original: unknown, loc: Loc): Loc {
   let v: unknown = original;
@@ -153,7 +180,8 @@ function originalLoc(original: unknown, loc: Loc): Loc {
  * `read(body)` on `raw` re-keyed by `shape`; an error's location names the field
  * as `raw` spells it. `prefix` is how many leading location steps lie outside `raw`.
  */
-export function readEitherSpelling<T>(raw: unknown, shape: Shape, read: (body: unknown) => T, prefix = 0): T {
+export function readEitherSpelling<T>(raw: unknown, shape: Shape, scan: Shape, read: (body: unknown) => T, prefix = 0): T {
+  if (!spelledProto(raw, scan)) return read(raw);
   const body = lowerCamelKeys(raw, shape);
   if (body === raw) return read(raw);
   try {

@@ -13,7 +13,7 @@
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
 import { readResponse } from "./response.js";
-import { readEitherSpelling, RESPONSE } from "./spelling.js";
+import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 import { foldStream } from "../common/stream.js";
 
 interface PartAcc {
@@ -50,7 +50,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
 
   push(chunk: unknown): boolean {
     const ci = this.n++;
-    return readEitherSpelling(chunk, RESPONSE, (c) => this.fold(c, ci), 1);
+    return readEitherSpelling(chunk, RESPONSE, RESPONSE_SCAN, (c) => this.fold(c, ci), 1);
   }
 
   /** One chunk, in lowerCamelCase. */
