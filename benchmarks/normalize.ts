@@ -8,6 +8,8 @@
  * fold them). One ratio per (format, record class): OpenAI chat, Anthropic
  * Messages, OpenAI Responses, Gemini and Bedrock Converse, each as text-only,
  * multi-turn with tools, images and streams (see corpus.ts, corpus-formats.ts).
+ * Detection's share of each class is measured too: `detectFormat` alone, as a share of
+ * the auto-detecting normalize's time (what knowing the format would save).
  * A format whose adapter is not registered (merged separately) is skipped with a notice.
  *
  *   npx tsx benchmarks/normalize.ts [--records 1000] [--rounds 3] [--passes 15]
@@ -22,7 +24,7 @@ import { loadBuilt } from "./load.js";
 
 // Measure the compiled JavaScript that users run (dist/, built by `npm install`), as the
 // peer is measured from its published build; fall back to the TypeScript sources.
-const { normalize } = await loadBuilt<typeof import("../src/normalize.js")>("src/normalize.js");
+const { normalize, detectFormat } = await loadBuilt<typeof import("../src/normalize.js")>("src/normalize.js");
 const { getAdapter } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
 
 function arg(name: string, dflt: number): number {
@@ -58,11 +60,13 @@ const PEERS: Record<Format, (r: FormatRecord) => unknown> = {
 const AUTO = "tracepipe normalize (auto-detect)";
 const KNOWN = "tracepipe adapter (format known)";
 const PEER = "@langchain/core block translators";
-const NAMES = [AUTO, KNOWN, PEER];
+const DETECT = "tracepipe detectFormat alone";
+const NAMES = [AUTO, KNOWN, PEER, DETECT];
 
 function variant(format: Format, name: string): (r: FormatRecord) => unknown {
   if (name === PEER) return PEERS[format];
   if (name === AUTO) return (r) => normalize(r.payload);
+  if (name === DETECT) return (r) => detectFormat(r.payload);
   const adapter = getAdapter(format)!;
   return (r) => adapter.normalize(r.payload);
 }
@@ -130,7 +134,8 @@ if (child > 0) {
   console.log(`normalize benchmark: ${N} records per (format, class), ${ROUNDS} rounds x ${PASSES} passes, one process per measurement`);
   console.log(`CPU µs per record: median pass (median over rounds) / best pass; ratio = peer µs / tracepipe µs; peak RSS of the measuring process (max over rounds)`);
   const fw = Math.max(...formats.map((f) => f.length), 6);
-  console.log(`  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)}   ${"peak RSS auto / peer".padStart(20)}`);
+  console.log(`detect share = detectFormat alone / auto-detect (medians)`);
+  console.log(`  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)} ${"detect share".padStart(13)}   ${"peak RSS auto / peer".padStart(20)}`);
   let worst = Infinity;
   let worstBest = Infinity;
   let worstAt = "";
@@ -141,7 +146,7 @@ if (child > 0) {
       const med = (v: string) => median(c[v]!.map((m) => m.median));
       const best = (v: string) => Math.min(...c[v]!.map((m) => m.best));
       const rss = (v: string) => Math.max(...c[v]!.map((m) => m.rss));
-      const [a, kn, p] = [med(AUTO), med(KNOWN), med(PEER)];
+      const [a, kn, p, d] = [med(AUTO), med(KNOWN), med(PEER), med(DETECT)];
       const [ab, knb, pb] = [best(AUTO), best(KNOWN), best(PEER)];
       if (p / a < worst) {
         worst = p / a;
@@ -149,7 +154,7 @@ if (child > 0) {
       }
       worstBest = Math.min(worstBest, pb / ab);
       console.log(
-        `  ${f.padEnd(fw)} ${k.padEnd(8)} ${pair(a, ab, 13)} ${pair(kn, knb, 13)} ${pair(p, pb, 15)}   ${`${(p / a).toFixed(2)}x / ${(pb / ab).toFixed(2)}x`.padStart(16)} ${`${(p / kn).toFixed(2)}x / ${(pb / knb).toFixed(2)}x`.padStart(16)}   ${`${rss(AUTO).toFixed(0)} / ${rss(PEER).toFixed(0)} MiB`.padStart(20)}`,
+        `  ${f.padEnd(fw)} ${k.padEnd(8)} ${pair(a, ab, 13)} ${pair(kn, knb, 13)} ${pair(p, pb, 15)}   ${`${(p / a).toFixed(2)}x / ${(pb / ab).toFixed(2)}x`.padStart(16)} ${`${(p / kn).toFixed(2)}x / ${(pb / knb).toFixed(2)}x`.padStart(16)} ${`${((100 * d) / a).toFixed(1)}%`.padStart(13)}   ${`${rss(AUTO).toFixed(0)} / ${rss(PEER).toFixed(0)} MiB`.padStart(20)}`,
       );
     }
   }

@@ -3,11 +3,7 @@ import type { ContentBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
-
-function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (extras && Object.keys(extras).length) (block as { extras?: Obj }).extras = extras;
-  return block;
-}
+import { withExtras } from "../common/extras.js";
 
 const K_TEXT = new Set(["type", "text", "citations"]);
 const K_MEDIA = new Set(["type", "source"]);
@@ -31,16 +27,16 @@ function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
     case "base64": {
       const data = expectString(src.data, loc, "source", "data");
       const mime = expectString(src.media_type, loc, "source", "media_type");
-      return withExtras({ type: kind, base64: data, mime_type: mime }, { ...extras, ...leftovers(src, K_SOURCE_B64) });
+      return withExtras({ type: kind, base64: data, mime_type: mime }, { ...extras, ...leftovers(src, K_SOURCE_B64) }, "replace-nonempty");
     }
     case "url":
-      return withExtras({ type: kind, url: expectString(src.url, loc, "source", "url") }, { ...extras, ...leftovers(src, K_SOURCE_URL) });
+      return withExtras({ type: kind, url: expectString(src.url, loc, "source", "url") }, { ...extras, ...leftovers(src, K_SOURCE_URL) }, "replace-nonempty");
     case "file":
-      return withExtras({ type: kind, id: expectString(src.file_id, loc, "source", "file_id") }, { ...extras, ...leftovers(src, K_SOURCE_FILE) });
+      return withExtras({ type: kind, id: expectString(src.file_id, loc, "source", "file_id") }, { ...extras, ...leftovers(src, K_SOURCE_FILE) }, "replace-nonempty");
     case "text": {
       const data = expectString(src.data, loc, "source", "data");
       const mime = typeof src.media_type === "string" ? src.media_type : "text/plain";
-      return withExtras({ type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text" });
+      return withExtras({ type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text" }, "replace-nonempty");
     }
     default:
       return fail([...loc, "source", "type"], `unsupported source type ${JSON.stringify(src.type)}; expected base64, url, file, text or content`, "unsupported_source");
@@ -64,7 +60,7 @@ function documentContent(b: Obj, loc: Loc): ContentBlock[] | undefined {
     const iloc = [...loc, "source", "content", k];
     const ib = expectObj(inner[k], iloc);
     let block: ContentBlock;
-    if (ib.type === "text") block = withExtras({ type: "text", text: expectString(ib.text, iloc, "text") }, leftovers(ib, K_TEXT));
+    if (ib.type === "text") block = withExtras({ type: "text", text: expectString(ib.text, iloc, "text") }, leftovers(ib, K_TEXT), "replace-nonempty");
     else if (ib.type === "image") block = mediaBlock("image", ib, iloc);
     else return undefined; // a block type we do not know: the whole document is kept unmapped
     block.extras = { ...block.extras, document: doc, document_part: k };
@@ -112,7 +108,7 @@ function singleBlock(b: Obj, loc: Loc): ContentBlock | undefined {
       const out: ContentBlock = { type: "text", text: expectString(b.text, loc, "text") };
       const anns = citations(b, loc);
       if (anns) out.annotations = anns;
-      return withExtras(out, leftovers(b, K_TEXT));
+      return withExtras(out, leftovers(b, K_TEXT), "replace-nonempty");
     }
     case "image":
       return mediaBlock("image", b, loc);
@@ -120,37 +116,37 @@ function singleBlock(b: Obj, loc: Loc): ContentBlock | undefined {
       return mediaBlock("file", b, loc);
     case "tool_use": {
       const t = toolUse(b, loc);
-      return withExtras({ type: "tool_call", id: t.id, name: t.name, args: t.args }, t.extras);
+      return withExtras({ type: "tool_call", id: t.id, name: t.name, args: t.args }, t.extras, "replace-nonempty");
     }
     case "server_tool_use":
     case "mcp_tool_use": {
       const t = toolUse(b, loc);
-      return withExtras({ type: "server_tool_call", id: t.id, name: t.name, args: t.args }, type === "mcp_tool_use" ? { ...t.extras, vendor_type: type } : t.extras);
+      return withExtras({ type: "server_tool_call", id: t.id, name: t.name, args: t.args }, type === "mcp_tool_use" ? { ...t.extras, vendor_type: type } : t.extras, "replace-nonempty");
     }
     case "thinking": {
       const text = expectString(b.thinking, loc, "thinking");
-      return withExtras({ type: "reasoning", text }, leftovers(b, K_THINKING));
+      return withExtras({ type: "reasoning", text }, leftovers(b, K_THINKING), "replace-nonempty");
     }
     case "redacted_thinking":
       // DESIGN: text "" with extras.redacted; the encrypted `data` is kept for replay.
-      return withExtras({ type: "reasoning", text: "" }, { redacted: true, ...leftovers(b, new Set(["type"])) });
+      return withExtras({ type: "reasoning", text: "" }, { redacted: true, ...leftovers(b, new Set(["type"])) }, "replace-nonempty");
     case "search_result": {
       // A search result is text the model may cite: its text blocks are joined, and
       // source, title and the original blocks stay in extras.
       const content = expectArray(b.content, loc, "content");
       const texts = content.map((c, i) => expectString(expectObj(c, loc, "content", i).text, [...loc, "content", i, "text"]));
-      return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "search_result", ...leftovers(b, new Set(["type"])) });
+      return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "search_result", ...leftovers(b, new Set(["type"])) }, "replace-nonempty");
     }
     case "container_upload":
-      return withExtras({ type: "file", id: expectString(b.file_id, loc, "file_id") }, { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) });
+      return withExtras({ type: "file", id: expectString(b.file_id, loc, "file_id") }, { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) }, "replace-nonempty");
     case "mcp_tool_result": {
       const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: b.is_error === true ? "error" : "success", output: b.content };
-      return withExtras(out, { vendor_type: type, ...leftovers(b, new Set(["type", "tool_use_id", "content", "is_error"])) });
+      return withExtras(out, { vendor_type: type, ...leftovers(b, new Set(["type", "tool_use_id", "content", "is_error"])) }, "replace-nonempty");
     }
     default:
       if (typeof type === "string" && type.endsWith("_tool_result")) {
         const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: resultStatus(b.content), output: b.content };
-        return withExtras(out, { vendor_type: type, ...leftovers(b, K_SERVER_RESULT) });
+        return withExtras(out, { vendor_type: type, ...leftovers(b, K_SERVER_RESULT) }, "replace-nonempty");
       }
       return undefined;
   }

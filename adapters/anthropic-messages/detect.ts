@@ -1,6 +1,6 @@
 /** Structural recognition of Anthropic Messages payloads. Never throws. */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
 import { replyMessage } from "../common/reply.js";
 
@@ -40,29 +40,4 @@ function isStream(v: unknown[]): boolean {
   return sawMessageEvent;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) {
-      if (payload.length === 2 && typeof payload[0] === "string") return isReply(payload) ? "response" : null;
-      return isStream(payload) ? "stream" : null;
-    }
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      if (!hasReq && !hasRes) return null;
-      if (hasReq && !isRequest(request)) {
-        // A plain request is fine when the response settles the vendor.
-        if (!(looksLikeChatRequest(request) && !requestEvidence(request).openai && hasRes)) return null;
-      }
-      if (hasRes && !(isResponse(response) || isReply(response) || (Array.isArray(response) && isStream(response)))) return null;
-      return "pair";
-    }
-    if (isResponse(payload)) return "response";
-    if (isRequest(payload)) return "request";
-    return isReply(payload) ? "response" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, isReply, settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).openai, pairFirst: "request" });

@@ -6,11 +6,13 @@
  * thinking deltas are collected as pieces and joined once in result(), so a
  * push costs a few property reads (the wrapper's ≤ 2 µs per chunk budget).
  * An `error` event mid-stream is kept on the message (`extras.stream_error`)
- * with the partial output; it does not throw.
+ * with the partial output; it does not throw. An event or delta type this
+ * adapter does not know is kept whole in `extras.unmapped_events`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
 interface BlockAcc {
   start: Obj;
@@ -27,6 +29,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
   private readonly blocks: BlockAcc[] = [];
   private delta: Obj = {};
   private error?: unknown;
+  private unmapped?: unknown[];
   private seenContent = false;
   private n = 0;
 
@@ -83,6 +86,8 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
           case "citations_delta":
             if (d.citation !== undefined) (acc.citations ??= []).push(d.citation);
             break;
+          default:
+            (this.unmapped ??= []).push(event);
         }
         break;
       }
@@ -95,7 +100,12 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
       case "error":
         this.error = event.error ?? event;
         break;
-      // message_stop, content_block_stop, ping: nothing to fold.
+      case "message_stop":
+      case "content_block_stop":
+      case "ping":
+        break;
+      default:
+        (this.unmapped ??= []).push(event);
     }
     if (content && !this.seenContent) {
       this.seenContent = true;
@@ -119,12 +129,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
     const msg: Obj = { ...this.message, ...this.delta, role: "assistant", content: this.blocks.filter(Boolean).map((a) => this.block(a)) };
     if (Object.keys(this.usage).length) msg.usage = this.usage;
     delete msg.type;
-    const result = normalizeResponse(msg);
-    if (this.error !== undefined) {
-      const m = result.messages[0]!;
-      m.extras = { ...m.extras, stream_error: this.error };
-    }
-    return result;
+    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error, unmapped_events: this.unmapped && [...this.unmapped] });
   }
 }
 
@@ -133,8 +138,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of stream events, got ${describe(events)}`, "list_type");
-  const acc = new AnthropicStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new AnthropicStreamAccumulator(), "stream events");
 }

@@ -6,7 +6,8 @@
  * server_tool_use, service_tier) is kept in extras.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, optCount, type Loc, type Obj, checkedUsage } from "../common/guards.js";
+import { expectObj, optCount, type Loc, checkedUsage } from "../common/guards.js";
+import { cacheDetails, otherUsageFields } from "../common/usage.js";
 
 const K_USAGE = new Set(["input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"]);
 
@@ -19,13 +20,9 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   const output = optCount(u.output_tokens, loc, "output_tokens") ?? 0;
   const input = base + (read ?? 0) + (created ?? 0);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
-  if (read !== undefined || created !== undefined) {
-    usage.input_token_details = {};
-    if (read !== undefined) usage.input_token_details.cache_read = read;
-    if (created !== undefined) usage.input_token_details.cache_creation = created;
-  }
-  let extras: Obj | undefined;
-  for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined && u[k] !== null) (extras ??= {})[k] = u[k];
+  const cache = cacheDetails(read, created);
+  if (cache) usage.input_token_details = cache;
+  const extras = otherUsageFields(u, K_USAGE, "drop");
   if (extras) usage.extras = extras;
   return checkedUsage(usage, loc);
 }

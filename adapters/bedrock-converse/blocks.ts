@@ -11,12 +11,8 @@ import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj, jsonText } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
+import { withExtras } from "../common/extras.js";
 import { mimeOf, toBase64, type MediaKind } from "./media.js";
-
-function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (extras && Object.keys(extras).length) (block as { extras?: Obj }).extras = { ...(block as { extras?: Obj }).extras, ...extras };
-  return block;
-}
 
 /** Whatever a union object carries besides its member `key` (normally nothing). */
 function member(b: Obj, key: string): Obj | undefined {
@@ -57,7 +53,7 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
   const type = kind;
   if (src.bytes !== undefined && src.bytes !== null) {
     const base64 = toBase64(src.bytes, [...loc, "source", "bytes"]);
-    return withExtras({ type, base64, mime_type: mimeOf(kind, v.format, base64)! }, { ...extras, ...leftovers(src, K_SOURCE_BYTES) });
+    return withExtras({ type, base64, mime_type: mimeOf(kind, v.format, base64)! }, { ...extras, ...leftovers(src, K_SOURCE_BYTES) }, "merge");
   }
   if (src.s3Location !== undefined && src.s3Location !== null) {
     const s3 = expectObj(src.s3Location, loc, "source", "s3Location");
@@ -65,11 +61,11 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
     const mime = mimeOf(kind, v.format);
     if (mime) block.mime_type = mime;
     const s3Extras = leftovers(s3, K_S3);
-    return withExtras(block, { ...extras, ...(s3Extras ? { s3Location: s3Extras } : undefined), ...leftovers(src, K_SOURCE_S3) });
+    return withExtras(block, { ...extras, ...(s3Extras ? { s3Location: s3Extras } : undefined), ...leftovers(src, K_SOURCE_S3) }, "merge");
   }
   if (kind === "file" && typeof src.text === "string") {
     const mime = mimeOf(kind, v.format) ?? "text/plain";
-    return withExtras({ type, base64: Buffer.from(src.text, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text", ...leftovers(src, new Set(["text"])) });
+    return withExtras({ type, base64: Buffer.from(src.text, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text", ...leftovers(src, new Set(["text"])) }, "merge");
   }
   return undefined;
 }
@@ -88,7 +84,7 @@ function documentContent(v: Obj, loc: Loc): ContentBlock[] | undefined {
   for (let k = 0; k < inner.length; k++) {
     const ib = expectObj(inner[k], [...loc, "source", "content"], k);
     if (typeof ib.text !== "string") return undefined; // a member we do not know: the whole document stays unmapped
-    out.push(withExtras({ type: "text", text: ib.text }, { ...leftovers(ib, new Set(["text"])), document: doc, document_part: k }));
+    out.push(withExtras({ type: "text", text: ib.text }, { ...leftovers(ib, new Set(["text"])), document: doc, document_part: k }, "merge"));
   }
   return out;
 }
@@ -105,7 +101,7 @@ function searchResult(raw: unknown, loc: Loc): ContentBlock {
   const v = expectObj(raw, loc);
   const content = expectArray(v.content, loc, "content");
   const texts = content.map((c, i) => expectString(expectObj(c, [...loc, "content"], i).text, [...loc, "content", i], "text"));
-  return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "searchResult", ...leftovers(v, new Set(["content"])) });
+  return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "searchResult", ...leftovers(v, new Set(["content"])) }, "merge");
 }
 
 const K_TOOL_USE = new Set(["toolUseId", "name", "input", "type"]);
@@ -116,10 +112,10 @@ function toolUse(raw: unknown, loc: Loc): ContentBlock {
   const parsed = parseToolArgs(v.input);
   const extras: Obj = { ...leftovers(v, K_TOOL_USE), ...parsed.extras };
   // Bedrock runs some tools itself (ToolUseType "server_tool_use"): those are server tool calls.
-  if (v.type === "server_tool_use") return withExtras({ type: "server_tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args }, extras);
+  if (v.type === "server_tool_use") return withExtras({ type: "server_tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args }, extras, "merge");
   const block: ContentBlock = v.name === undefined || v.name === null ? { type: "tool_call", id, args: parsed.args } : { type: "tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args };
   if (v.type !== undefined) extras.type = v.type;
-  return withExtras(block, extras);
+  return withExtras(block, extras, "merge");
 }
 
 /**
@@ -134,8 +130,8 @@ export function toolResultContent(raw: unknown, loc: Loc, unmapped: Unmapped[]):
     const iloc = [...loc, i];
     const c = expectObj(list[i], iloc);
     let blocks: ContentBlock[] | undefined;
-    if ("text" in c) blocks = [withExtras({ type: "text", text: expectString(c.text, iloc, "text") }, member(c, "text"))];
-    else if ("json" in c) blocks = [withExtras({ type: "text", text: jsonText(c.json, () => [...iloc, "json"]) }, { vendor_type: "json", ...member(c, "json") })];
+    if ("text" in c) blocks = [withExtras({ type: "text", text: expectString(c.text, iloc, "text") }, member(c, "text"), "merge")];
+    else if ("json" in c) blocks = [withExtras({ type: "text", text: jsonText(c.json, () => [...iloc, "json"]) }, { vendor_type: "json", ...member(c, "json") }, "merge")];
     else if ("image" in c) blocks = mediaBlocks("image", c.image, [...iloc, "image"]);
     else if ("document" in c) blocks = mediaBlocks("file", c.document, [...iloc, "document"]);
     else if ("video" in c) blocks = mediaBlocks("video", c.video, [...iloc, "video"]);
@@ -150,11 +146,11 @@ function reasoning(raw: unknown, loc: Loc): ContentBlock | undefined {
   const v = expectObj(raw, loc);
   if (isObj(v.reasoningText)) {
     const t = v.reasoningText;
-    return withExtras({ type: "reasoning", text: expectString(t.text, [...loc, "reasoningText"], "text") }, { ...leftovers(t, new Set(["text"])), ...leftovers(v, new Set(["reasoningText"])) });
+    return withExtras({ type: "reasoning", text: expectString(t.text, [...loc, "reasoningText"], "text") }, { ...leftovers(t, new Set(["text"])), ...leftovers(v, new Set(["reasoningText"])) }, "merge");
   }
   if (v.redactedContent !== undefined && v.redactedContent !== null) {
     // DESIGN: redacted reasoning is `text: ""` with extras.redacted; the encrypted bytes are kept (as base64) for replay.
-    return withExtras({ type: "reasoning", text: "" }, { redacted: true, redacted_content: toBase64(v.redactedContent, [...loc, "redactedContent"]), ...leftovers(v, new Set(["redactedContent"])) });
+    return withExtras({ type: "reasoning", text: "" }, { redacted: true, redacted_content: toBase64(v.redactedContent, [...loc, "redactedContent"]), ...leftovers(v, new Set(["redactedContent"])) }, "merge");
   }
   return undefined;
 }
@@ -170,7 +166,7 @@ function citations(raw: unknown, loc: Loc): ContentBlock | undefined {
   }
   const block: ContentBlock = { type: "text", text: texts.join("") };
   if (v.citations !== undefined && v.citations !== null) block.annotations = expectArray(v.citations, loc, "citations").map((c, i) => expectObj(c, [...loc, "citations"], i));
-  return withExtras(block, { vendor_type: "citationsContent", ...leftovers(v, new Set(["content", "citations"])) });
+  return withExtras(block, { vendor_type: "citationsContent", ...leftovers(v, new Set(["content", "citations"])) }, "merge");
 }
 
 /**
@@ -183,11 +179,11 @@ function guard(raw: unknown, loc: Loc): ContentBlock | undefined {
   if (isObj(v.text)) {
     const t = v.text;
     const marker = t.qualifiers !== undefined ? { qualifiers: t.qualifiers } : true;
-    return withExtras({ type: "text", text: expectString(t.text, [...loc, "text"], "text") }, { guard_content: marker, ...leftovers(t, new Set(["text", "qualifiers"])), ...leftovers(v, new Set(["text"])) });
+    return withExtras({ type: "text", text: expectString(t.text, [...loc, "text"], "text") }, { guard_content: marker, ...leftovers(t, new Set(["text", "qualifiers"])), ...leftovers(v, new Set(["text"])) }, "merge");
   }
   if (isObj(v.image)) {
     const img = media("image", v.image, [...loc, "image"]);
-    return img ? withExtras(img, { guard_content: true, ...leftovers(v, new Set(["image"])) }) : undefined;
+    return img ? withExtras(img, { guard_content: true, ...leftovers(v, new Set(["image"])) }, "merge") : undefined;
   }
   return undefined;
 }
@@ -198,16 +194,16 @@ function guard(raw: unknown, loc: Loc): ContentBlock | undefined {
  */
 export function blockToNative(raw: unknown, loc: Loc): ContentBlock[] | undefined {
   const b = expectObj(raw, loc);
-  if ("text" in b) return [withExtras({ type: "text", text: expectString(b.text, loc, "text") }, member(b, "text"))];
+  if ("text" in b) return [withExtras({ type: "text", text: expectString(b.text, loc, "text") }, member(b, "text"), "merge")];
   if ("image" in b) return tag(mediaBlocks("image", b.image, [...loc, "image"]), member(b, "image"));
   if ("document" in b) return tag(mediaBlocks("file", b.document, [...loc, "document"]), member(b, "document"));
   if ("video" in b) return tag(mediaBlocks("video", b.video, [...loc, "video"]), member(b, "video"));
   if ("audio" in b) return tag(mediaBlocks("audio", b.audio, [...loc, "audio"]), member(b, "audio"));
-  if ("toolUse" in b) return [withExtras(toolUse(b.toolUse, [...loc, "toolUse"]), member(b, "toolUse"))];
+  if ("toolUse" in b) return [withExtras(toolUse(b.toolUse, [...loc, "toolUse"]), member(b, "toolUse"), "merge")];
   if ("reasoningContent" in b) return tag(one(reasoning(b.reasoningContent, [...loc, "reasoningContent"])), member(b, "reasoningContent"));
   if ("citationsContent" in b) return tag(one(citations(b.citationsContent, [...loc, "citationsContent"])), member(b, "citationsContent"));
   if ("guardContent" in b) return tag(one(guard(b.guardContent, [...loc, "guardContent"])), member(b, "guardContent"));
-  if ("searchResult" in b) return [withExtras(searchResult(b.searchResult, [...loc, "searchResult"]), member(b, "searchResult"))];
+  if ("searchResult" in b) return [withExtras(searchResult(b.searchResult, [...loc, "searchResult"]), member(b, "searchResult"), "merge")];
   return undefined;
 }
 
@@ -216,7 +212,7 @@ function one(b: ContentBlock | undefined): ContentBlock[] | undefined {
 }
 
 function tag(blocks: ContentBlock[] | undefined, extras: Obj | undefined): ContentBlock[] | undefined {
-  if (blocks && extras) for (const b of blocks) withExtras(b, extras);
+  if (blocks && extras) for (const b of blocks) withExtras(b, extras, "merge");
   return blocks;
 }
 
@@ -252,7 +248,7 @@ export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?
     const b = raw[i];
     if (isCachePoint(b)) {
       const prev = sink.blocks[sink.blocks.length - 1];
-      if (lastFrom === i - 1 && prev) withExtras(prev, { cache_point: b.cachePoint });
+      if (lastFrom === i - 1 && prev) withExtras(prev, { cache_point: b.cachePoint }, "merge");
       else sink.unmapped.push({ index: i, part: b });
       continue;
     }
@@ -282,5 +278,5 @@ function serverToolResult(b: Obj, loc: Loc): ContentBlock {
   const extras: Obj = { ...leftovers(v, new Set(["toolUseId", "content", "status"])), ...member(b, "toolResult") };
   if (v.status !== undefined && v.status !== "error" && v.status !== "success") extras.status = v.status;
   if (inner.length) extras.unmapped_content = inner;
-  return withExtras({ type: "server_tool_result", tool_call_id: id, status: v.status === "error" ? "error" : "success", output }, extras);
+  return withExtras({ type: "server_tool_result", tool_call_id: id, status: v.status === "error" ? "error" : "success", output }, extras, "merge");
 }

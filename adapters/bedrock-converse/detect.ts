@@ -7,8 +7,8 @@
  * payloads. A response has `output.message`; stream events are one-member
  * union objects (`{messageStart}`, `{contentBlockDelta}`, ...).
  */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 import { isConverseRequest } from "../common/markers.js";
 import { STREAM_EVENTS, STREAM_EXCEPTIONS } from "./stream.js";
 
@@ -41,21 +41,4 @@ export function isStream(v: unknown[]): boolean {
   return true;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      const reqOk = !hasReq || isRequest(request);
-      const resOk = !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response));
-      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
-    }
-    if (isResponse(payload)) return "response";
-    return isRequest(payload) ? "request" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "request" });

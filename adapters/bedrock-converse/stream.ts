@@ -9,14 +9,30 @@
  * costs a few property reads) and reads it with normalizeResponse, so a stream
  * and a response of the same reply normalize alike. An exception event is kept
  * on the message (`extras.stream_error`) with the partial output; it does not
- * throw. Members this adapter does not know are kept in `extras.unmapped_events`.
+ * throw. Events this adapter does not know are kept in `extras.unmapped_events`;
+ * so are the members of `contentBlockDelta.delta` it does not know (Bedrock
+ * models both as open unions and adds members), as their event with only those
+ * members. A block whose `contentBlockStart.start` names only members it does
+ * not know is kept in `extras.unmapped_content` as `{index: contentBlockIndex, part: start}`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
+import type { Unmapped } from "../common/content.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
+const START_MEMBERS: ReadonlySet<string> = new Set(["toolUse", "toolResult", "image"]);
+const DELTA_MEMBERS: ReadonlySet<string> = new Set(["text", "toolUse", "reasoningContent", "citation", "toolResult", "image"]);
+
+/** The members of a union object not in `known`, or undefined when there are none. */
+function unknownMembers(v: Obj, known: ReadonlySet<string>): Obj | undefined {
+  let out: Obj | undefined;
+  for (const k in v) if (!known.has(k) && v[k] !== undefined) (out ??= {})[k] = v[k];
+  return out;
+}
+
 export const STREAM_EXCEPTIONS: ReadonlySet<string> = new Set(["internalServerException", "modelStreamErrorException", "validationException", "throttlingException", "serviceUnavailableException"]);
 
 interface BlockAcc {
@@ -30,6 +46,8 @@ interface BlockAcc {
   citations?: Obj[];
   toolResult?: Obj[];
   image?: Obj;
+  /** Members of `start` this adapter does not know. */
+  unknownStart?: Obj;
 }
 
 export class ConverseStreamAccumulator implements StreamAccumulator {
@@ -66,13 +84,22 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
           const acc = this.block(v.contentBlockIndex);
           if (isObj(v.start)) {
             acc.start = v.start;
+            const unknown = unknownMembers(v.start, START_MEMBERS);
+            if (unknown) acc.unknownStart = { ...acc.unknownStart, ...unknown };
             // A tool's name (or a server tool's result) is output the caller sees: the first token.
             content = true;
           }
           break;
         }
         case "contentBlockDelta":
-          if (isObj(v.delta)) content = this.delta(this.block(v.contentBlockIndex), v.delta, ei);
+          if (isObj(v.delta)) {
+            const unknown = unknownMembers(v.delta, DELTA_MEMBERS);
+            const folded = this.delta(this.block(v.contentBlockIndex), v.delta, ei);
+            // A known member of the wrong shape is kept too: the whole event, since no member of it was read.
+            if (folded === undefined) (this.unknown ??= []).push(event);
+            else if (unknown) (this.unknown ??= []).push({ contentBlockDelta: { ...v, delta: unknown } });
+            if (folded) content = true;
+          }
           break;
         case "messageStop":
           Object.assign(this.stop, v);
@@ -96,8 +123,8 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
     return (this.blocks[i] ??= {});
   }
 
-  /** One delta into its block; true when it carried content. */
-  private delta(acc: BlockAcc, d: Obj, ei: number): boolean {
+  /** One delta into its block; true when it carried content, undefined when no member of it could be read. */
+  private delta(acc: BlockAcc, d: Obj, ei: number): boolean | undefined {
     if (typeof d.text === "string") {
       (acc.text ??= []).push(d.text);
       return d.text !== "";
@@ -108,7 +135,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
         (acc.toolInput ??= []).push(input);
         return input !== "";
       }
-      return false;
+      return undefined;
     }
     if (isObj(d.reasoningContent)) {
       const r = d.reasoningContent;
@@ -118,6 +145,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
       }
       if (typeof r.signature === "string") (acc.signature ??= []).push(r.signature);
       else if (r.redactedContent !== undefined && r.redactedContent !== null) (acc.redacted ??= []).push(toBase64(r.redactedContent, [ei, "contentBlockDelta", "delta", "reasoningContent", "redactedContent"]));
+      else return undefined;
       return false;
     }
     if (isObj(d.citation)) {
@@ -132,11 +160,11 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
       acc.image = { ...acc.image, ...d.image };
       return true;
     }
-    return false;
+    return undefined;
   }
 
-  /** A folded block as the Converse block a response would have carried. */
-  private static toBlock(acc: BlockAcc): Obj | undefined {
+  /** A folded block as the Converse block a response would have carried; undefined when nothing known was folded. */
+  private static knownBlock(acc: BlockAcc): Obj | undefined {
     const start = acc.start ?? {};
     if (isObj(start.toolUse)) {
       // Tool input arrives as JSON text; "" (no deltas) means no input, which parseToolArgs reads as {}.
@@ -162,18 +190,27 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
 
   result(): ResponseResult {
     const content: Obj[] = [];
-    for (const acc of this.blocks) {
+    let unknown = this.unknown;
+    let unmappedBlocks: Unmapped[] | undefined;
+    for (let i = 0; i < this.blocks.length; i++) {
+      const acc = this.blocks[i];
       if (!acc) continue;
-      const b = ConverseStreamAccumulator.toBlock(acc);
-      if (b) content.push(b);
+      const known = ConverseStreamAccumulator.knownBlock(acc);
+      if (known) content.push(known);
+      if (!acc.unknownStart) continue;
+      // A block of a kind this adapter does not know is kept whole, at its index; beside a block that was read, its start event with only those members.
+      if (known) unknown = [...(unknown ?? []), { contentBlockStart: { contentBlockIndex: i, start: acc.unknownStart } }];
+      else (unmappedBlocks ??= []).push({ index: i, part: acc.unknownStart });
     }
     const message: Obj = { role: this.role ?? "assistant", content };
     const body: Obj = { output: { message }, ...this.stop, ...this.meta };
     const result = normalizeResponse(body);
-    const m = result.messages[0]!;
-    if (this.errors) m.extras = { ...m.extras, stream_error: this.errors.length === 1 ? this.errors[0] : this.errors };
-    if (this.unknown) m.extras = { ...m.extras, unmapped_events: this.unknown };
-    return result;
+    const replyUnmapped = result.messages[0]!.extras?.unmapped_content as Unmapped[] | undefined;
+    return onFirstMessage(result, {
+      stream_error: this.errors && (this.errors.length === 1 ? this.errors[0] : this.errors),
+      unmapped_content: unmappedBlocks && [...(replyUnmapped ?? []), ...unmappedBlocks],
+      unmapped_events: unknown && [...unknown],
+    });
   }
 }
 
@@ -182,8 +219,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of ConverseStream events, got ${describe(events)}`, "list_type");
-  const acc = new ConverseStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new ConverseStreamAccumulator(), "ConverseStream events");
 }

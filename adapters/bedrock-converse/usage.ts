@@ -10,7 +10,8 @@
  * TTL) and any other field are kept in extras.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { checkedUsage, expectObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { checkedUsage, expectObj, optCount, type Loc } from "../common/guards.js";
+import { cacheDetails, otherUsageFields } from "../common/usage.js";
 
 const K_USAGE = new Set(["inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]);
 
@@ -24,13 +25,9 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   const vendorTotal = optCount(u.totalTokens, loc, "totalTokens");
   const input = base + (read ?? 0) + (written ?? 0);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
-  if (read !== undefined || written !== undefined) {
-    usage.input_token_details = {};
-    if (read !== undefined) usage.input_token_details.cache_read = read;
-    if (written !== undefined) usage.input_token_details.cache_creation = written;
-  }
-  let extras: Obj | undefined;
-  for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined && u[k] !== null) (extras ??= {})[k] = u[k];
+  const cache = cacheDetails(read, written);
+  if (cache) usage.input_token_details = cache;
+  let extras = otherUsageFields(u, K_USAGE, "drop");
   if (vendorTotal !== undefined && vendorTotal !== usage.total_tokens) (extras ??= {}).totalTokens = vendorTotal;
   if (extras) usage.extras = extras;
   return checkedUsage(usage, loc);

@@ -6,10 +6,11 @@
  * an array of such responses. The chat adapters need `messages` / `choices`,
  * Responses needs `input` / `output`, and Anthropic needs typed events.
  */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 
-const PART_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thought", "toolCall", "toolResponse"];
+// Both JSON spellings the API accepts (spelling.ts): lowerCamelCase and the proto names.
+const PART_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thought", "toolCall", "toolResponse", "inline_data", "file_data", "function_call", "function_response", "executable_code", "code_execution_result", "tool_call", "tool_response"];
 
 function isPartLike(v: unknown): boolean {
   if (typeof v === "string") return true;
@@ -30,7 +31,7 @@ export function isRequest(v: unknown): boolean {
     // The first few elements decide; normalizing checks them all.
     const n = Math.min(c.length, 4);
     for (let i = 0; i < n; i++) if (!isContentLike(c[i]) && !isPartLike(c[i])) return false;
-    return c.length > 0 || typeof v.model === "string" || "generationConfig" in v || "config" in v;
+    return c.length > 0 || typeof v.model === "string" || "generationConfig" in v || "generation_config" in v || "config" in v;
   }
   return isContentLike(c) || isPartLike(c);
 }
@@ -38,7 +39,8 @@ export function isRequest(v: unknown): boolean {
 export function isResponse(v: unknown): boolean {
   if (!isObj(v) || "choices" in v || "output" in v || "type" in v || "object" in v) return false;
   if (Array.isArray(v.candidates)) return true;
-  return isObj(v.usageMetadata) && (isObj(v.promptFeedback) || typeof v.modelVersion === "string" || typeof v.responseId === "string");
+  const usage = v.usageMetadata ?? v.usage_metadata;
+  return isObj(usage) && (isObj(v.promptFeedback ?? v.prompt_feedback) || typeof (v.modelVersion ?? v.model_version) === "string" || typeof (v.responseId ?? v.response_id) === "string");
 }
 
 const STREAM_PROBE = 4;
@@ -49,21 +51,4 @@ export function isStream(v: unknown[]): boolean {
   return true;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      // Other vendors' pairs are most of what is asked about: the request settles it before the response is looked at.
-      if ((!hasReq && !hasRes) || (hasReq && !isRequest(request))) return null;
-      return !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response)) ? "pair" : null;
-    }
-    if (isResponse(payload)) return "response";
-    return isRequest(payload) ? "request" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "request" });

@@ -26,76 +26,14 @@
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText } from "../common/guards.js";
+import { withExtras } from "../common/extras.js";
 import { sniffMime } from "../common/mime.js";
+import type { CallIds } from "./ids.js";
+
+export { CallIds } from "./ids.js";
 
 /** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
 type DataKey = "text" | "inlineData" | "fileData" | "functionCall" | "functionResponse" | "executableCode" | "codeExecutionResult" | "toolCall" | "toolResponse";
-
-/**
- * Ids for calls the API gave none. The Gemini API matches a `functionResponse`
- * to its `functionCall` by name (ids are optional and often absent), so a call
- * without an id gets a deterministic one, derived from its position, and each
- * later response without an id takes the oldest unanswered call of its name.
- * Code execution results answer the latest unanswered `executableCode`, and
- * server `toolResponse`s the latest unanswered `toolCall`, the same way.
- */
-export class CallIds {
-  // Made at first use: most part lists (every candidate, most system instructions) hold no call at all.
-  private byName?: Map<string, string[]>;
-  private readonly code: string[] = [];
-  private readonly server: string[] = [];
-
-  /** `prefix` keeps ids of different records' parts apart: `3_1` is part 1 of content 3, `c0_2` part 2 of candidate 0. */
-  constructor(private readonly prefix = "") {}
-
-  /** `turn` < 0 for a part list without turns (a candidate, the system instruction): the id names the part alone. */
-  synth(kind: string, turn: number, pos: number): string {
-    return turn < 0 ? `gemini_${kind}_${this.prefix}${pos}` : `gemini_${kind}_${this.prefix}${turn}_${pos}`;
-  }
-
-  callMade(name: string, id: string): void {
-    const byName = (this.byName ??= new Map());
-    const q = byName.get(name);
-    if (q) q.push(id);
-    else byName.set(name, [id]);
-  }
-
-  /** The call a response answers: its own id when given (and that call is no longer pending), else the oldest pending call of that name. */
-  answer(name: string, id: string | undefined): string | undefined {
-    const q = this.byName?.get(name);
-    if (id !== undefined) {
-      const at = q ? q.indexOf(id) : -1;
-      if (at >= 0) q!.splice(at, 1);
-      return id;
-    }
-    return q?.shift();
-  }
-
-  codeMade(id: string): void {
-    this.code.push(id);
-  }
-
-  codeAnswered(id: string | undefined): string | undefined {
-    return answerLatest(this.code, id);
-  }
-
-  serverMade(id: string): void {
-    this.server.push(id);
-  }
-
-  serverAnswered(id: string | undefined): string | undefined {
-    return answerLatest(this.server, id);
-  }
-}
-
-function answerLatest(list: string[], id: string | undefined): string | undefined {
-  if (id !== undefined) {
-    const at = list.indexOf(id);
-    if (at >= 0) list.splice(at, 1);
-    return id;
-  }
-  return list.pop();
-}
 
 /**
  * What one part became: `true` when its blocks went into the caller's list, a
@@ -131,14 +69,6 @@ function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
 function hasKeys(o: Obj): boolean {
   for (const _ in o) return true;
   return false;
-}
-
-/** Attach `extras` (a fresh object, or undefined) to a block, after any it already has. */
-function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (!extras || !hasKeys(extras)) return block;
-  const b = block as { extras?: Obj };
-  b.extras = merge(b.extras, extras);
-  return block;
 }
 
 /**
@@ -230,6 +160,103 @@ function toolArgs(raw: unknown): { args: Obj; extras?: Obj } {
   return isObj(raw) ? { args: raw } : parseToolArgs(raw);
 }
 
+/** One handler per data field: the part's block, or (a function response) a `tool` message of its own. */
+type PartHandler = (p: Obj, parent: Loc, key: Key | undefined, turn: number, pos: number, ids: CallIds) => ContentBlock | Message;
+
+const PART_HANDLERS: Record<DataKey, PartHandler> = {
+  text: (p, parent, key) => {
+    const text = p.text;
+    if (typeof text !== "string") fail(locOf(parent, key, "text"), `expected a string, got ${describe(text)}`, "string_type");
+    const block: ContentBlock = p.thought === true ? { type: "reasoning", text } : { type: "text", text };
+    let ex = partExtras(p, "text");
+    // `thought: false` is the default said out loud; anything else is kept.
+    if (p.thought !== undefined && p.thought !== true && p.thought !== false) (ex ??= {}).thought = p.thought;
+    return withExtras(block, ex, "merge-owned");
+  },
+  inlineData: (p, parent, key) => withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, "inlineData"), "merge-owned"),
+  fileData: (p, parent, key) => withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, "fileData"), "merge-owned"),
+  functionCall: (p, parent, key, turn, pos, ids) => {
+    const fc = objAt(p.functionCall, parent, key, "functionCall");
+    const name = strAt(fc.name, parent, key, "functionCall", "name");
+    const given = strAt(fc.id, parent, key, "functionCall", "id");
+    const id = given ?? ids.synth("call", turn, pos);
+    ids.callMade(name ?? "", id);
+    const parsed = toolArgs(fc.args);
+    const block: ContentBlock = { type: "tool_call", id, args: parsed.args };
+    if (name !== undefined) block.name = name;
+    let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, "functionCall"));
+    if (given === undefined) (ex ??= {}).id_synthesized = true;
+    return withExtras(block, ex, "merge-owned");
+  },
+  functionResponse: (p, parent, key, turn, pos, ids) => {
+    const fr = objAt(p.functionResponse, parent, key, "functionResponse");
+    const name = strAt(fr.name, parent, key, "functionResponse", "name");
+    const given = strAt(fr.id, parent, key, "functionResponse", "id");
+    const linked = ids.answer(name ?? "", given);
+    const content = responseText(fr.response, () => [...locOf(parent, key, "functionResponse"), "response"]);
+    if (fr.parts !== undefined && fr.parts !== null) {
+      const floc = locOf(parent, key, "functionResponse");
+      if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
+      for (let j = 0; j < fr.parts.length; j++) {
+        const o = expectObj(fr.parts[j], floc, "parts", j);
+        if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData"), "merge-owned"));
+        else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData"), "merge-owned"));
+        else content.push({ type: "text", text: jsonText(o, () => [...floc, "parts", j]), extras: { unmapped_part: true } });
+      }
+    }
+    const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
+    let ex = merge(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, "functionResponse"));
+    if (name !== undefined) (ex ??= {}).name = name;
+    // The API's convention: an `error` key (instead of `output`) reports a failed call.
+    if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) (ex ??= {}).is_error = true;
+    if (ex && hasKeys(ex)) tool.extras = ex;
+    return tool;
+  },
+  executableCode: (p, parent, key, turn, pos, ids) => {
+    const c = objAt(p.executableCode, parent, key, "executableCode");
+    const given = strAt(c.id, parent, key, "executableCode", "id");
+    const id = given ?? ids.synth("code", turn, pos);
+    ids.codeMade(id);
+    const args: Obj = {};
+    if (c.language !== undefined) args.language = c.language;
+    if (c.code !== undefined) args.code = c.code;
+    let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, "executableCode"));
+    if (given === undefined) (ex ??= {}).id_synthesized = true;
+    return withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex, "merge-owned");
+  },
+  codeExecutionResult: (p, parent, key, turn, pos, ids) => {
+    const r = objAt(p.codeExecutionResult, parent, key, "codeExecutionResult");
+    const given = strAt(r.id, parent, key, "codeExecutionResult", "id");
+    const callId = ids.codeAnswered(given) ?? ids.synth("code", turn, pos);
+    const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: r.outcome === "OUTCOME_OK" ? "success" : "error" };
+    if (r.output !== undefined) block.output = r.output;
+    let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, "codeExecutionResult"));
+    if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
+    return withExtras(block, ex, "merge-owned");
+  },
+  toolCall: (p, parent, key, turn, pos, ids) => {
+    const t = objAt(p.toolCall, parent, key, "toolCall");
+    const given = strAt(t.id, parent, key, "toolCall", "id");
+    const id = given ?? ids.synth("server", turn, pos);
+    ids.serverMade(id);
+    const parsed = toolArgs(t.args);
+    let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, "toolCall"));
+    if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
+    if (given === undefined) (ex ??= {}).id_synthesized = true;
+    return withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex, "merge-owned");
+  },
+  toolResponse: (p, parent, key, turn, pos, ids) => {
+    const t = objAt(p.toolResponse, parent, key, "toolResponse");
+    const given = strAt(t.id, parent, key, "toolResponse", "id");
+    const callId = ids.serverAnswered(given) ?? ids.synth("server", turn, pos);
+    const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: "success" };
+    if (t.response !== undefined) block.output = t.response;
+    let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, "toolResponse"));
+    if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
+    return withExtras(block, ex, "merge-owned");
+  },
+};
+
 /**
  * One part, at `parent` + `key` (key undefined: at `parent` itself). Its blocks
  * are pushed onto `into`. `turn` and `pos` place it for synthesized ids
@@ -242,109 +269,9 @@ export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, tu
   }
   const p = isObj(raw) ? raw : expectObj(raw, locOf(parent, key));
   const dk = dataKeyOf(p);
-  switch (dk) {
-    case "text": {
-      const text = p.text;
-      if (typeof text !== "string") fail(locOf(parent, key, "text"), `expected a string, got ${describe(text)}`, "string_type");
-      const block: ContentBlock = p.thought === true ? { type: "reasoning", text } : { type: "text", text };
-      let ex = partExtras(p, "text");
-      // `thought: false` is the default said out loud; anything else is kept.
-      if (p.thought !== undefined && p.thought !== true && p.thought !== false) (ex ??= {}).thought = p.thought;
-      into.push(withExtras(block, ex));
-      return true;
-    }
-    case "inlineData":
-      into.push(withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, dk)));
-      return true;
-    case "fileData":
-      into.push(withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, dk)));
-      return true;
-    case "functionCall": {
-      const fc = objAt(p.functionCall, parent, key, "functionCall");
-      const name = strAt(fc.name, parent, key, "functionCall", "name");
-      const given = strAt(fc.id, parent, key, "functionCall", "id");
-      const id = given ?? ids.synth("call", turn, pos);
-      ids.callMade(name ?? "", id);
-      const parsed = toolArgs(fc.args);
-      const block: ContentBlock = { type: "tool_call", id, args: parsed.args };
-      if (name !== undefined) block.name = name;
-      let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, dk));
-      if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras(block, ex));
-      return true;
-    }
-    case "functionResponse": {
-      const fr = objAt(p.functionResponse, parent, key, "functionResponse");
-      const name = strAt(fr.name, parent, key, "functionResponse", "name");
-      const given = strAt(fr.id, parent, key, "functionResponse", "id");
-      const linked = ids.answer(name ?? "", given);
-      const content = responseText(fr.response, () => [...locOf(parent, key, "functionResponse"), "response"]);
-      if (fr.parts !== undefined && fr.parts !== null) {
-        const floc = locOf(parent, key, "functionResponse");
-        if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
-        for (let j = 0; j < fr.parts.length; j++) {
-          const o = expectObj(fr.parts[j], floc, "parts", j);
-          if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData")));
-          else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData")));
-          else content.push({ type: "text", text: jsonText(o, () => [...floc, "parts", j]), extras: { unmapped_part: true } });
-        }
-      }
-      const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
-      let ex = merge(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, dk));
-      if (name !== undefined) (ex ??= {}).name = name;
-      // The API's convention: an `error` key (instead of `output`) reports a failed call.
-      if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) (ex ??= {}).is_error = true;
-      if (ex && hasKeys(ex)) tool.extras = ex;
-      return tool;
-    }
-    case "executableCode": {
-      const c = objAt(p.executableCode, parent, key, "executableCode");
-      const given = strAt(c.id, parent, key, "executableCode", "id");
-      const id = given ?? ids.synth("code", turn, pos);
-      ids.codeMade(id);
-      const args: Obj = {};
-      if (c.language !== undefined) args.language = c.language;
-      if (c.code !== undefined) args.code = c.code;
-      let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, dk));
-      if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex));
-      return true;
-    }
-    case "codeExecutionResult": {
-      const r = objAt(p.codeExecutionResult, parent, key, "codeExecutionResult");
-      const given = strAt(r.id, parent, key, "codeExecutionResult", "id");
-      const callId = ids.codeAnswered(given) ?? ids.synth("code", turn, pos);
-      const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: r.outcome === "OUTCOME_OK" ? "success" : "error" };
-      if (r.output !== undefined) block.output = r.output;
-      let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, dk));
-      if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
-      into.push(withExtras(block, ex));
-      return true;
-    }
-    case "toolCall": {
-      const t = objAt(p.toolCall, parent, key, "toolCall");
-      const given = strAt(t.id, parent, key, "toolCall", "id");
-      const id = given ?? ids.synth("server", turn, pos);
-      ids.serverMade(id);
-      const parsed = toolArgs(t.args);
-      let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, dk));
-      if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
-      if (given === undefined) (ex ??= {}).id_synthesized = true;
-      into.push(withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex));
-      return true;
-    }
-    case "toolResponse": {
-      const t = objAt(p.toolResponse, parent, key, "toolResponse");
-      const given = strAt(t.id, parent, key, "toolResponse", "id");
-      const callId = ids.serverAnswered(given) ?? ids.synth("server", turn, pos);
-      const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: "success" };
-      if (t.response !== undefined) block.output = t.response;
-      let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, dk));
-      if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
-      into.push(withExtras(block, ex));
-      return true;
-    }
-    default:
-      return false;
-  }
+  if (dk === undefined) return false;
+  const out = PART_HANDLERS[dk](p, parent, key, turn, pos, ids);
+  if ("role" in out) return out;
+  into.push(out);
+  return true;
 }

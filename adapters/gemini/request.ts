@@ -15,6 +15,7 @@ import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { describe, expectObj, fail, isObj, leftoversBut, type Key, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
+import { readEitherSpelling, REQUEST, REQUEST_SCAN } from "./spelling.js";
 
 /**
  * A Content, and where its parts sit (SDK shorthands group loose parts into one
@@ -161,7 +162,12 @@ export function modelName(v: unknown): string | undefined {
   return v.startsWith("models/") ? v.slice("models/".length) : v;
 }
 
+/** A request in either JSON spelling (spelling.ts). */
 export function normalizeRequest(request: unknown): RequestResult {
+  return readEitherSpelling(request, REQUEST, REQUEST_SCAN, readRequest);
+}
+
+function readRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   if (!("contents" in body)) fail(["contents"], "a Gemini request needs contents", "missing");
   const config = body.config === undefined || body.config === null ? undefined : expectObj(body.config, ["config"]);

@@ -14,6 +14,7 @@ import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
+import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 
 
 /** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
@@ -48,7 +49,13 @@ function candidateMessage(raw: unknown, i: number): Message {
   return msg;
 }
 
+/** A response in either JSON spelling (spelling.ts). */
 export function normalizeResponse(response: unknown): ResponseResult {
+  return readEitherSpelling(response, RESPONSE, RESPONSE_SCAN, readResponse);
+}
+
+/** A response in lowerCamelCase. */
+export function readResponse(response: unknown): ResponseResult {
   const r = expectObj(response, []);
   const cands = r.candidates === undefined || r.candidates === null ? [] : expectArray(r.candidates, ["candidates"]);
   const messages = cands.map((c, i) => candidateMessage(c, i));

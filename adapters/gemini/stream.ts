@@ -8,11 +8,13 @@
  * and response fields take their latest value; usage is the last chunk's that
  * carried it (Gemini's counts are cumulative). The result is built as one
  * response and read by normalizeResponse, at any point (a cancelled stream
- * keeps what arrived).
+ * keeps what arrived). Chunks may use either JSON spelling (spelling.ts).
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
-import { normalizeResponse } from "./response.js";
+import { readResponse } from "./response.js";
+import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
+import { foldStream } from "../common/stream.js";
 
 interface PartAcc {
   part: Obj | unknown;
@@ -48,6 +50,11 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
 
   push(chunk: unknown): boolean {
     const ci = this.n++;
+    return readEitherSpelling(chunk, RESPONSE, RESPONSE_SCAN, (c) => this.fold(c, ci), 1);
+  }
+
+  /** One chunk, in lowerCamelCase. */
+  private fold(chunk: unknown, ci: number): boolean {
     const c = expectObj(chunk, [ci]);
     let content = false;
     for (const k in c) {
@@ -112,7 +119,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
     const body: Obj = { ...this.top };
     if (candidates.length) body.candidates = candidates;
     if (this.usage !== undefined) body.usageMetadata = this.usage;
-    return normalizeResponse(body);
+    return readResponse(body);
   }
 }
 
@@ -120,9 +127,6 @@ export function createStreamAccumulator(): StreamAccumulator {
   return new GeminiStreamAccumulator();
 }
 
-export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(chunks)) fail([], `expected an array of GenerateContentResponse chunks, got ${describe(chunks)}`, "list_type");
-  const acc = new GeminiStreamAccumulator();
-  for (const c of chunks) acc.push(c);
-  return acc.result();
+export function normalizeStream(events: readonly unknown[]): ResponseResult {
+  return foldStream(events, new GeminiStreamAccumulator(), "GenerateContentResponse chunks");
 }

@@ -11,7 +11,8 @@
  * The per-modality breakdowns, traffic type and the rest stay in extras.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { checkedUsage, expectObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { checkedUsage, expectObj, optCount, type Loc } from "../common/guards.js";
+import { otherUsageFields } from "../common/usage.js";
 
 const K_USAGE = new Set(["promptTokenCount", "toolUsePromptTokenCount", "cachedContentTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "totalTokenCount"]);
 
@@ -33,8 +34,7 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
     if (toolUse !== undefined) usage.input_token_details.tool_use = toolUse;
   }
   if (thoughts !== undefined) usage.output_token_details = { reasoning: thoughts };
-  let extras: Obj | undefined;
-  for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined && u[k] !== null) (extras ??= {})[k] = u[k];
+  const extras = otherUsageFields(u, K_USAGE, "drop");
   if (extras) usage.extras = extras;
   return checkedUsage(usage, loc);
 }

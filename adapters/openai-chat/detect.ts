@@ -1,6 +1,6 @@
 /** Structural recognition of OpenAI chat-completions payloads. Never throws. */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
 import { replyMessage } from "../common/reply.js";
 
@@ -57,26 +57,4 @@ function isRequest(v: unknown): boolean {
   return ev.openai && !ev.anthropic;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) {
-      if (payload.length === 2 && typeof payload[0] === "string") return isReply(payload) ? "response" : null;
-      return isStream(payload) ? "stream" : null;
-    }
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const resOk = response === undefined || response === null || isResponse(response) || isReply(response) || (Array.isArray(response) && isStream(response));
-      // A plain request is fine when the response settles the vendor (as for Anthropic).
-      const hasRes = response !== undefined && response !== null;
-      const reqOk = request === undefined || request === null || isRequest(request) || (hasRes && resOk && looksLikeChatRequest(request) && !requestEvidence(request).anthropic);
-      const any = (request !== undefined && request !== null) || (response !== undefined && response !== null);
-      return any && reqOk && resOk ? "pair" : null;
-    }
-    if (isResponse(payload)) return "response";
-    if (isRequest(payload)) return "request";
-    return isReply(payload) ? "response" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, isReply, settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).anthropic, pairFirst: "response" });

@@ -2,6 +2,7 @@
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { describe, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
+import { withExtras } from "../common/extras.js";
 import type { Unmapped } from "../common/content.js";
 
 const AUDIO_MIME: Record<string, string> = { wav: "audio/wav", mp3: "audio/mpeg", flac: "audio/flac", opus: "audio/opus", pcm16: "audio/pcm", aac: "audio/aac", ogg: "audio/ogg" };
@@ -30,11 +31,6 @@ const K_PART_FILE = new Set(["type", "file"]);
 const K_FILE = new Set(["file_id", "file_data", "filename"]);
 const K_REFUSAL = new Set(["type", "refusal"]);
 
-function withExtras<T extends ContentBlock>(block: T, extras: Obj | undefined): T {
-  if (extras) (block as { extras?: Obj }).extras = extras;
-  return block;
-}
-
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
   if (!a) return b;
   if (!b) return a;
@@ -46,9 +42,9 @@ export function imageFromUrl(url: string, extras: Obj | undefined): ContentBlock
   const data = parseDataUrl(url);
   if (data) {
     const ex = data.params ? merge(extras, { mime_params: data.params }) : extras;
-    return withExtras({ type: "image", base64: data.base64, mime_type: data.mime_type }, ex);
+    return withExtras({ type: "image", base64: data.base64, mime_type: data.mime_type }, ex, "replace");
   }
-  return withExtras({ type: "image", url }, extras);
+  return withExtras({ type: "image", url }, extras, "replace");
 }
 
 export function textBlock(text: string): ContentBlock {
@@ -63,7 +59,7 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
   switch (type) {
     case "text": {
       const text = expectString(p.text, loc, "text");
-      return withExtras({ type: "text", text }, leftovers(p, K_TEXT));
+      return withExtras({ type: "text", text }, leftovers(p, K_TEXT), "replace");
     }
     case "image_url": {
       const iu = p.image_url;
@@ -83,7 +79,7 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
       const data = expectString(a.data, loc, "input_audio", "data");
       const format = expectString(a.format, loc, "input_audio", "format");
       const extras = merge(leftovers(p, K_PART_AUDIO), leftovers(a, K_AUDIO));
-      return withExtras({ type: "audio", base64: data, mime_type: audioMime(format) }, extras);
+      return withExtras({ type: "audio", base64: data, mime_type: audioMime(format) }, extras, "replace");
     }
     case "file": {
       const f = expectObj(p.file, loc, "file");
@@ -94,19 +90,19 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
         if (data) {
           if (data.params) extras = merge(extras, { mime_params: data.params });
           if (f.file_id !== undefined) extras = merge(extras, { file_id: f.file_id });
-          return withExtras({ type: "file", base64: data.base64, mime_type: data.mime_type }, extras);
+          return withExtras({ type: "file", base64: data.base64, mime_type: data.mime_type }, extras, "replace");
         }
         // Raw base64 without a data URL: the MIME type comes from the file name, else octet-stream.
         if (f.file_id !== undefined) extras = merge(extras, { file_id: f.file_id });
-        return withExtras({ type: "file", base64: f.file_data, mime_type: mimeFromFilename(f.filename) ?? "application/octet-stream" }, extras);
+        return withExtras({ type: "file", base64: f.file_data, mime_type: mimeFromFilename(f.filename) ?? "application/octet-stream" }, extras, "replace");
       }
       if (f.file_data !== undefined && f.file_data !== null) fail([...loc, "file", "file_data"], `expected a string, got ${describe(f.file_data)}`, "string_type");
-      if (typeof f.file_id === "string") return withExtras({ type: "file", id: f.file_id }, extras);
+      if (typeof f.file_id === "string") return withExtras({ type: "file", id: f.file_id }, extras, "replace");
       return fail([...loc, "file"], "a file part needs file_id or file_data", "missing");
     }
     case "refusal": {
       const text = expectString(p.refusal, loc, "refusal");
-      return withExtras({ type: "text", text }, merge({ refusal: true }, leftovers(p, K_REFUSAL)));
+      return withExtras({ type: "text", text }, merge({ refusal: true }, leftovers(p, K_REFUSAL)), "replace");
     }
     default:
       // DESIGN: an unknown part never rejects the record; the caller keeps it in extras.unmapped_content.

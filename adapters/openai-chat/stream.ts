@@ -10,12 +10,13 @@
  * appended and other values replace.
  */
 import type { ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
-import type { ContentBlock, Message, UsageMetadata } from "../../src/format/schema.js";
+import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 import { attachAnnotations } from "./response.js";
+import { choicesResult, foldStream } from "../common/stream.js";
 
 interface ToolAcc {
   id?: string;
@@ -227,20 +228,8 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
     const many = accs.length > 1;
     const messages = accs.map((a) => this.message(a, many));
-    let usage: UsageMetadata | undefined;
-    if (this.usage !== undefined) usage = normalizeUsage(this.usage, ["usage"]);
-    if (messages.length === 0 && (usage || Object.keys(this.meta).length)) messages.push({ role: "assistant", content: [] });
-    const first = messages[0];
-    if (first) {
-      if (usage) first.usage_metadata = usage;
-      if (Object.keys(this.meta).length) first.extras = { ...this.meta, ...first.extras };
-    }
-    const result: ResponseResult = { messages, trace_provider: "openai" };
-    if (this.model !== undefined) result.trace_model_name = this.model;
-    if (usage) result.usage_metadata = usage;
-    const fr = accs[0]?.finish_reason;
-    if (fr !== undefined) result.stop_reason = fr;
-    return result;
+    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
@@ -249,8 +238,5 @@ export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulato
 }
 
 export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  if (!Array.isArray(chunks)) fail([], `expected an array of chunks, got ${describe(chunks)}`, "list_type");
-  const acc = new OpenAIStreamAccumulator(ctx);
-  for (const c of chunks) acc.push(c);
-  return acc.result();
+  return foldStream(chunks, new OpenAIStreamAccumulator(ctx), "chunks");
 }

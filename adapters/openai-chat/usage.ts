@@ -5,23 +5,11 @@
  * Other numeric details (accepted/rejected prediction tokens) keep their names.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { expectObj, fail, optCount, type Loc } from "../common/guards.js";
+import { countDetails, otherUsageFields } from "../common/usage.js";
 
 const RENAME_IN: Record<string, string> = { cached_tokens: "cache_read", audio_tokens: "audio" };
 const RENAME_OUT: Record<string, string> = { reasoning_tokens: "reasoning", audio_tokens: "audio" };
-
-/** `src` sits at `loc` + `key`; the location is passed in pieces so none is built unless a count is bad. */
-function details(src: unknown, loc: Loc, key: string, rename: Record<string, string>): Record<string, number> | undefined {
-  if (!isObj(src)) return undefined;
-  let out: Record<string, number> | undefined;
-  for (const k in src) {
-    const n = optCount(src[k], loc, key, k);
-    if (n === undefined) continue;
-    // Own keys only: a vendor key named like an Object.prototype member ("constructor") stays itself.
-    (out ??= {})[Object.hasOwn(rename, k) ? rename[k]! : k] = n;
-  }
-  return out;
-}
 
 const K_USAGE = new Set(["prompt_tokens", "completion_tokens", "total_tokens", "prompt_tokens_details", "completion_tokens_details"]);
 
@@ -33,12 +21,11 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
   // Every count below passed optCount; only a total we add up ourselves can leave the safe range.
   const total = optCount(u.total_tokens, loc, "total_tokens") ?? sum(input, output, loc);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
-  const inD = isObj(u.prompt_tokens_details) ? details(u.prompt_tokens_details, loc, "prompt_tokens_details", RENAME_IN) : undefined;
-  const outD = isObj(u.completion_tokens_details) ? details(u.completion_tokens_details, loc, "completion_tokens_details", RENAME_OUT) : undefined;
+  const inD = countDetails(u.prompt_tokens_details, loc, "prompt_tokens_details", RENAME_IN);
+  const outD = countDetails(u.completion_tokens_details, loc, "completion_tokens_details", RENAME_OUT);
   if (inD) usage.input_token_details = inD;
   if (outD) usage.output_token_details = outD;
-  let extras: Obj | undefined;
-  for (const k in u) if (!K_USAGE.has(k) && u[k] !== undefined) (extras ??= {})[k] = u[k];
+  const extras = otherUsageFields(u, K_USAGE, "keep");
   if (extras) usage.extras = extras;
   return usage;
 }

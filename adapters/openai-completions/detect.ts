@@ -11,8 +11,8 @@
  * only OpenAI's completions API takes. Otherwise it is left unclaimed and
  * `normalize` asks for `--format`, as for a chat request without markers.
  */
-import type { PayloadKind } from "../types.js";
 import { isObj, type Obj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 import { modelHint } from "../common/markers.js";
 
 /** Parameters of OpenAI's completions API that the look-alike APIs do not take. */
@@ -69,23 +69,4 @@ export function isStream(v: unknown[]): boolean {
   return saw;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      const resOk = !hasRes || isCompletion(response) || (Array.isArray(response) && isStream(response));
-      if (!resOk) return null; // every other format's pair stops here, before its request is looked at
-      // With a completions reply beside it, a plain `{model, prompt}` request needs no vendor evidence.
-      const reqOk = !hasReq || isRequest(request) || (hasRes && resOk && isObj(request) && !("messages" in request) && isPromptShape(request.prompt));
-      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
-    }
-    if (isCompletion(payload)) return "response";
-    return isRequest(payload) ? "request" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse: isCompletion, isStream, settledByResponse: (request: unknown) => isObj(request) && !("messages" in request) && isPromptShape(request.prompt), pairFirst: "response" });

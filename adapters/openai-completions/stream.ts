@@ -7,10 +7,11 @@
  * as in the chat stream.
  */
 import type { ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
-import type { Message, UsageMetadata } from "../../src/format/schema.js";
+import type { Message } from "../../src/format/schema.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "../openai-chat/usage.js";
 import { choiceMessage, promptInfo, type PromptInfo } from "./reply.js";
+import { choicesResult, foldStream } from "../common/stream.js";
 
 interface ChoiceAcc {
   index: number;
@@ -98,20 +99,8 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
     const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
     const many = accs.length > 1;
     const messages: Message[] = accs.map((a) => choiceMessage({ index: a.index, text: a.text.join(""), finish_reason: a.finish_reason, logprobs: a.logprobs, extras: a.extras && { ...a.extras } }, many, this.info));
-    let usage: UsageMetadata | undefined;
-    if (this.usage !== undefined) usage = normalizeUsage(this.usage, ["usage"]);
-    if (messages.length === 0 && (usage || this.meta)) messages.push({ role: "assistant", content: [] });
-    const first = messages[0];
-    if (first) {
-      if (usage) first.usage_metadata = usage;
-      if (this.meta) first.extras = { ...this.meta, ...first.extras };
-    }
-    const result: ResponseResult = { messages, trace_provider: "openai" };
-    if (this.model !== undefined) result.trace_model_name = this.model;
-    if (usage) result.usage_metadata = usage;
-    const fr = accs[0]?.finish_reason;
-    if (typeof fr === "string") result.stop_reason = fr;
-    return result;
+    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
@@ -120,8 +109,5 @@ export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulato
 }
 
 export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  if (!Array.isArray(chunks)) fail([], `expected an array of chunks, got ${describe(chunks)}`, "list_type");
-  const acc = new CompletionsStreamAccumulator(ctx);
-  for (const c of chunks) acc.push(c);
-  return acc.result();
+  return foldStream(chunks, new CompletionsStreamAccumulator(ctx), "chunks");
 }

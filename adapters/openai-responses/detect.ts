@@ -7,8 +7,8 @@
  * its embedding model or its embedding-only parameters (a moderations request
  * by its model).
  */
-import type { PayloadKind } from "../types.js";
 import { isObj } from "../common/guards.js";
+import { detector } from "../common/detect.js";
 
 const EMBEDDING_KEYS = ["encoding_format", "dimensions"];
 
@@ -48,21 +48,4 @@ export function isStream(v: unknown[]): boolean {
   return sawResponseEvent;
 }
 
-export function detect(payload: unknown): PayloadKind | null {
-  try {
-    if (Array.isArray(payload)) return isStream(payload) ? "stream" : null;
-    if (!isObj(payload)) return null;
-    if ("request" in payload || "response" in payload) {
-      const { request, response } = payload;
-      const hasReq = request !== undefined && request !== null;
-      const hasRes = response !== undefined && response !== null;
-      const resOk = !hasRes || isResponse(response) || (Array.isArray(response) && isStream(response));
-      const reqOk = !hasReq || isRequest(request);
-      return (hasReq || hasRes) && reqOk && resOk ? "pair" : null;
-    }
-    if (isResponse(payload)) return "response";
-    return isRequest(payload) ? "request" : null;
-  } catch {
-    return null;
-  }
-}
+export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "response" });

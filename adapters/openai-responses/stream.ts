@@ -1,49 +1,84 @@
 /**
  * The Responses API event stream, folded one event at a time. Events carry
- * whole items (`response.output_item.added/done`), deltas into them (text,
- * refusal, function-call arguments, reasoning summary and text), and whole
- * responses (`response.created`, `response.completed` / `incomplete` / `failed`).
+ * whole items (`response.output_item.added/done`), changes to them (events.ts:
+ * deltas, `.done` totals, parts, annotations, status) and whole responses
+ * (`response.created`, `response.completed` / `incomplete` / `failed`).
  * The result is always built as a response object and read by normalizeResponse:
- * the final response when it arrived, else the items so far with their deltas
- * applied (a cancelled stream keeps its partial output).
+ * the final response when it arrived, else the items so far with their changes
+ * applied (a cancelled stream keeps its partial output). An event the fold
+ * does not know, or one that does not fit the item it names, is kept whole in
+ * the message's `extras.unmapped_events`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
+import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
+import { foldStream, onFirstMessage } from "../common/stream.js";
 
-interface ItemAcc {
-  item: Obj;
-  /** Set by `response.output_item.done`: the item is final, deltas no longer apply. */
-  done: boolean;
-  text: Map<number, string[]>;
-  refusal: Map<number, string[]>;
-  args: string[];
-  summary: Map<number, string[]>;
-  reasoning: Map<number, string[]>;
+const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.incomplete", "response.failed"]);
+const FINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
+
+/** Items by output index. Items, lists and parts the events hand in are copied before the fold first changes them. */
+class Items implements ItemSource {
+  readonly byIndex = new Map<number, Obj>();
+  private readonly owned = new WeakSet<object>();
+
+  set(oi: number, item: Obj): void {
+    const own = { ...item };
+    this.owned.add(own);
+    this.byIndex.set(oi, own);
+  }
+
+  item(e: Obj, type: string): Obj | undefined {
+    const oi = e.output_index as number;
+    let item = this.byIndex.get(oi);
+    if (!item) this.set(oi, { type });
+    item = this.byIndex.get(oi)!;
+    // An item announced without a type takes the one its first change implies.
+    item.type ??= type;
+    return item.type === type ? item : undefined;
+  }
+
+  list(owner: Obj, key: string): unknown[] {
+    const v = owner[key];
+    if (Array.isArray(v) && this.owned.has(v)) return v;
+    const own = Array.isArray(v) ? [...v] : [];
+    this.owned.add(own);
+    owner[key] = own;
+    return own;
+  }
+
+  part(list: unknown[], i: number, blank: () => Obj): Obj | undefined {
+    const p = list[i];
+    const b = blank();
+    if (!isObj(p)) {
+      this.owned.add(b);
+      return (list[i] = b);
+    }
+    if (p.type !== b.type) return undefined;
+    if (this.owned.has(p)) return p;
+    const own = { ...p };
+    this.owned.add(own);
+    return (list[i] = own);
+  }
 }
 
-const FINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
-/** Delta events that carry content, and the accumulator map each folds into. */
-const DELTAS: Record<string, "text" | "refusal" | "args" | "summary" | "reasoning"> = {
-  "response.output_text.delta": "text",
-  "response.refusal.delta": "refusal",
-  "response.function_call_arguments.delta": "args",
-  "response.custom_tool_call_input.delta": "args",
-  "response.reasoning_summary_text.delta": "summary",
-  "response.reasoning_text.delta": "reasoning",
-};
-
-function append(map: Map<number, string[]>, i: number, s: string): void {
-  const list = map.get(i);
-  if (list) list.push(s);
-  else map.set(i, [s]);
+/** An item as a response carries it: part lists without the gaps a part set out of order leaves. */
+function settled(item: Obj): Obj {
+  let out = item;
+  for (const key of ["content", "summary"]) {
+    const v = item[key];
+    if (Array.isArray(v) && v.includes(undefined)) out = { ...out, [key]: v.filter((p) => p !== undefined) };
+  }
+  return out;
 }
 
 export class ResponsesStreamAccumulator implements StreamAccumulator {
-  private readonly items = new Map<number, ItemAcc>();
+  private readonly items = new Items();
   private response?: Obj;
   private final = false;
   private error?: unknown;
+  private unmapped?: unknown[];
   private seenContent = false;
   private n = 0;
 
@@ -56,73 +91,42 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       this.error = { ...event };
       return false;
     }
-    if (isObj(event.response) && type.startsWith("response.") && !this.final) {
-      this.response = event.response;
-      this.final = FINAL.has(type);
+    if (LIFECYCLE.has(type) && isObj(event.response)) {
+      // A response after the final one (a replay, a duplicate) does not reopen it.
+      if (!this.final) {
+        this.response = event.response;
+        this.final = FINAL.has(type);
+      }
       return false;
     }
-    const oi = typeof event.output_index === "number" ? event.output_index : undefined;
-    if (oi === undefined) return false;
-    if (type === "response.output_item.added" || type === "response.output_item.done") {
+    if (STATELESS.has(type)) return false;
+    const oi = event.output_index;
+    const handler = Object.hasOwn(HANDLERS, type) ? HANDLERS[type] : undefined;
+    if (typeof oi !== "number" || (handler === undefined && type !== "response.output_item.added" && type !== "response.output_item.done")) {
+      (this.unmapped ??= []).push(event);
+      return false;
+    }
+    if (!handler) {
       if (!isObj(event.item)) fail([ei, "item"], `expected an object, got ${describe(event.item)}`, "object_type");
-      const acc = this.acc(oi);
-      acc.item = event.item;
-      acc.done = type === "response.output_item.done";
+      this.items.set(oi, event.item);
       return false;
     }
-    const kind = Object.hasOwn(DELTAS, type) ? DELTAS[type] : undefined;
-    if (!kind || typeof event.delta !== "string") return false; // progress events (searching, in_progress, ...) carry no content
-    const acc = this.acc(oi);
-    if (kind === "args") acc.args.push(event.delta);
-    else {
-      const idx = kind === "summary" ? event.summary_index : event.content_index;
-      append(acc[kind], typeof idx === "number" ? idx : 0, event.delta);
-    }
-    if (event.delta === "" || this.seenContent) return false;
+    const content = handler(this.items, event);
+    if (content === undefined) (this.unmapped ??= []).push(event);
+    if (!content || this.seenContent) return false;
     this.seenContent = true;
     return true;
-  }
-
-  private acc(oi: number): ItemAcc {
-    let acc = this.items.get(oi);
-    if (!acc) {
-      acc = { item: {}, done: false, text: new Map(), refusal: new Map(), args: [], summary: new Map(), reasoning: new Map() };
-      this.items.set(oi, acc);
-    }
-    return acc;
-  }
-
-  /** An item still streaming: its deltas laid over the item as announced. */
-  private static partial(acc: ItemAcc): Obj {
-    if (acc.done) return acc.item;
-    const item: Obj = { ...acc.item };
-    if (acc.text.size || acc.refusal.size) {
-      item.type ??= "message";
-      const content = Array.isArray(item.content) ? [...item.content] : [];
-      for (const [ci, parts] of acc.text) content[ci] = { ...(isObj(content[ci]) ? content[ci] : { annotations: [] }), type: "output_text", text: parts.join("") };
-      for (const [ci, parts] of acc.refusal) content[ci] = { type: "refusal", refusal: parts.join("") };
-      item.content = content.filter((c) => c !== undefined);
-    }
-    if (acc.args.length) item[item.type === "custom_tool_call" ? "input" : "arguments"] = acc.args.join("");
-    for (const [key, map, partType] of [["summary", acc.summary, "summary_text"], ["content", acc.reasoning, "reasoning_text"]] as const) {
-      if (!map.size) continue;
-      item.type ??= "reasoning";
-      const list = Array.isArray(item[key]) ? [...(item[key] as unknown[])] : [];
-      for (const [i, parts] of map) list[i] = { type: partType, text: parts.join("") };
-      item[key] = list.filter((c) => c !== undefined);
-    }
-    return item;
   }
 
   result(): ResponseResult {
     let body: Obj;
     if (this.final && this.response) body = this.response;
     else {
-      const items = [...this.items.entries()].sort((a, b) => a[0] - b[0]).map(([, acc]) => ResponsesStreamAccumulator.partial(acc));
+      const items = [...this.items.byIndex.entries()].sort((a, b) => a[0] - b[0]).map(([, item]) => settled(item));
       body = { ...this.response, output: items };
     }
     if (this.error !== undefined) body = { ...body, error: this.error };
-    return normalizeResponse(body);
+    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.unmapped && [...this.unmapped] });
   }
 }
 
@@ -131,8 +135,5 @@ export function createStreamAccumulator(): StreamAccumulator {
 }
 
 export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  if (!Array.isArray(events)) fail([], `expected an array of events, got ${describe(events)}`, "list_type");
-  const acc = new ResponsesStreamAccumulator();
-  for (const e of events) acc.push(e);
-  return acc.result();
+  return foldStream(events, new ResponsesStreamAccumulator(), "events");
 }

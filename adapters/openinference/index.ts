@@ -26,6 +26,7 @@ import { parseDataUrl } from "../common/dataurl.js";
 import { jsonOrText } from "../common/attrs.js";
 import { unflatten } from "../common/flat.js";
 import { fail, isObj, type Obj, checkedUsage } from "../common/guards.js";
+import { withExtras } from "../common/extras.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToNative } from "../anthropic-messages/blocks.js";
 import { normalizeTurns } from "../anthropic-messages/request.js";
@@ -154,12 +155,12 @@ function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_mess
       out.push(tool);
       if (role !== "tool") {
         const rest = contents({ ...msg, content: undefined });
-        if (rest.blocks.length || rest.unmapped.length) out.push(withExtras({ role, content: rest.blocks }, withUnmapped(undefined, rest.unmapped)));
+        if (rest.blocks.length || rest.unmapped.length) out.push(withExtras({ role, content: rest.blocks }, withUnmapped(undefined, rest.unmapped), "replace-nonempty"));
       }
       return;
     }
     const read = contents(msg);
-    out.push(withExtras({ role, content: read.blocks }, withUnmapped(extras, read.unmapped)));
+    out.push(withExtras({ role, content: read.blocks }, withUnmapped(extras, read.unmapped), "replace-nonempty"));
   });
   return markOrphans(out);
 }
@@ -177,11 +178,6 @@ function anthropicSystem(a: Attributes): Message[] | undefined {
   } catch {
     return undefined; // not an Anthropic system prompt: nothing to add
   }
-}
-
-function withExtras(m: Message, extras: Obj | undefined): Message {
-  if (extras && Object.keys(extras).length) m.extras = extras;
-  return m;
 }
 
 function usage(a: Attributes): UsageMetadata | undefined {

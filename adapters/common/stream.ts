@@ -1,0 +1,51 @@
+/**
+ * What every stream folder ends with: a whole stream is a fresh accumulator fed
+ * every chunk; the stream's own facts (an error event, events or blocks kept
+ * whole) go on the first message's extras; and a choices stream (chat, legacy
+ * completions) puts its usage and chunk-level fields on the first choice.
+ */
+import type { Message, UsageMetadata } from "../../src/format/schema.js";
+import type { ResponseResult, StreamAccumulator } from "../types.js";
+import { describe, fail, type Obj } from "./guards.js";
+
+/** `chunks` folded by `acc`, a fresh accumulator; `what` names the chunks for the error when `chunks` is not an array. */
+export function foldStream(chunks: readonly unknown[], acc: StreamAccumulator, what: string): ResponseResult {
+  if (!Array.isArray(chunks)) fail([], `expected an array of ${what}, got ${describe(chunks)}`, "list_type");
+  for (const c of chunks) acc.push(c);
+  return acc.result();
+}
+
+/** `extras` laid over the first message's own (undefined values skipped; nothing set when all are). */
+export function onFirstMessage(result: ResponseResult, extras: Obj): ResponseResult {
+  const m = result.messages[0];
+  if (!m) return result;
+  let add: Obj | undefined;
+  for (const k in extras) if (extras[k] !== undefined) (add ??= {})[k] = extras[k];
+  if (add) m.extras = { ...m.extras, ...add };
+  return result;
+}
+
+export interface ChoicesTail {
+  usage?: UsageMetadata;
+  /** Chunk-level fields kept for the first message (its own extras win a clash). */
+  meta?: Obj;
+  model?: string;
+  /** The first choice's finish reason. */
+  stop?: unknown;
+}
+
+/** A choices stream's result: one message per choice (one empty message when only usage or chunk fields came), usage and chunk fields on the first. */
+export function choicesResult(messages: Message[], tail: ChoicesTail): ResponseResult {
+  const meta = tail.meta && Object.keys(tail.meta).length ? tail.meta : undefined;
+  if (messages.length === 0 && (tail.usage || meta)) messages.push({ role: "assistant", content: [] });
+  const first = messages[0];
+  if (first) {
+    if (tail.usage) first.usage_metadata = tail.usage;
+    if (meta) first.extras = { ...meta, ...first.extras };
+  }
+  const result: ResponseResult = { messages, trace_provider: "openai" };
+  if (tail.model !== undefined) result.trace_model_name = tail.model;
+  if (tail.usage) result.usage_metadata = tail.usage;
+  if (typeof tail.stop === "string") result.stop_reason = tail.stop;
+  return result;
+}
