@@ -11,6 +11,7 @@ import { ValidationError } from "../errors.js";
 // Type-only: the store (better-sqlite3) loads on first send, so `import "tracepipe"` stays light
 // and a bundled app that always sets an endpoint never evaluates the native driver.
 import type { RunStore, AttachmentInput } from "../store/index.js";
+import type { FeedbackStore } from "../store/contract/feedback.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
@@ -19,13 +20,13 @@ const announced = new Set<string>();
 
 export class EmbeddedSink implements Sink {
   readonly target: string;
-  private store?: Promise<RunStore>;
+  private store?: Promise<RunStore & FeedbackStore>;
 
   constructor(private readonly path: string) {
     this.target = path;
   }
 
-  private open(): Promise<RunStore> {
+  private open(): Promise<RunStore & FeedbackStore> {
     return (this.store ??= import("../store/index.js").then((m) => m.openStore(this.path)));
   }
 
@@ -34,7 +35,7 @@ export class EmbeddedSink implements Sink {
   }
 
   async send(ops: Op[]): Promise<void> {
-    let store: RunStore;
+    let store: RunStore & FeedbackStore;
     try {
       store = await this.open();
     } catch (err) {
@@ -45,6 +46,7 @@ export class EmbeddedSink implements Sink {
     }
     const posts = ops.filter((o) => o.kind === "post");
     const patches = ops.filter((o) => o.kind === "patch");
+    const feedback = ops.filter((o) => o.kind === "feedback");
     const attachments: AttachmentInput[] = [];
     for (const o of ops) {
       for (const [name, [mime, data]] of Object.entries(o.attachments ?? {})) {
@@ -60,6 +62,7 @@ export class EmbeddedSink implements Sink {
         // The same locations the collector's multipart route reports.
         locate: (kind, i) => [`${kind}.${(kind === "post" ? posts : patches)[i]!.id}`],
       });
+      if (feedback.length) await store.storeFeedback(feedback.map((o) => o.run), (i) => [`feedback.${feedback[i]!.id}`]);
       this.announce();
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.

@@ -31,6 +31,13 @@ import { canonicalTime } from "./time.js";
 import { deriveLlm, firstTokenTime } from "./derive.js";
 import { PIECE_COLUMN_BYTES, PieceStore, parsePieceMap, type PieceMap } from "./pieces.js";
 import { listProjects, listTraces, traceRuns, type TraceFilter, type TraceRun, type TraceSummary } from "./traces.js";
+import type { FeedbackStore, FeedbackSummary, StoredFeedback } from "./contract/feedback.js";
+import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries, MonitorStore } from "./contract/monitor.js";
+import type { ThreadQuery, ThreadStore, ThreadSummary, ThreadTurn } from "./contract/threads.js";
+import { checkFeedback, feedbackOf, traceFeedback, writeFeedback } from "./sqlite/feedback.js";
+import { monitorBreakdown, monitorSeries } from "./sqlite/monitor.js";
+import { listThreads, threadTurns } from "./sqlite/threads.js";
+import { metadataConditions } from "./sqlite/metadata.js";
 
 type Obj = Record<string, unknown>;
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
@@ -110,7 +117,7 @@ export interface SqliteRunStoreOptions {
   normalizeOnIngest?: boolean;
 }
 
-export class SqliteRunStore implements RunStore {
+export class SqliteRunStore implements RunStore, FeedbackStore, ThreadStore, MonitorStore {
   /** The file (or `:memory:`). */
   readonly path: string;
   private readonly db: Database.Database;
@@ -404,6 +411,7 @@ export class SqliteRunStore implements RunStore {
     if (q.run_type) cond("run_type = ?", q.run_type);
     if (q.start_time_gte) cond("start_time >= ?", canonicalTime(q.start_time_gte) ?? q.start_time_gte);
     if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
+    where.push(...metadataConditions("runs", (v) => (args.push(v), "?"), q.metadata, q.tags));
     if (q.cursor) {
       const [t, id] = decodeCursor(q.cursor);
       where.push("(start_time > ? OR (start_time = ? AND id > ?))");
@@ -445,6 +453,34 @@ export class SqliteRunStore implements RunStore {
 
   listProjects(): { name: string; created_at: string }[] {
     return listProjects(this.db);
+  }
+
+  async storeFeedback(records: readonly unknown[], locate?: (index: number) => Issue["loc"]): Promise<number> {
+    return writeFeedback(this.db, checkFeedback(records, locate));
+  }
+
+  async feedbackOf(runIds: readonly string[]): Promise<StoredFeedback[]> {
+    return feedbackOf(this.db, runIds);
+  }
+
+  async traceFeedback(traceId: string): Promise<FeedbackSummary[]> {
+    return traceFeedback(this.db, traceId);
+  }
+
+  async listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+    return listThreads(this.db, q, (id) => this.getRun(id));
+  }
+
+  async threadTurns(threadId: string, project?: string): Promise<ThreadTurn[]> {
+    return threadTurns(this.db, threadId, project, (id) => this.getRun(id));
+  }
+
+  async monitorSeries(q: MonitorQuery): Promise<MonitorSeries> {
+    return monitorSeries(this.db, q);
+  }
+
+  async monitorBreakdown(q: MonitorQuery, by: Breakdown): Promise<BreakdownRow[]> {
+    return monitorBreakdown(this.db, q, by);
   }
 
   /**

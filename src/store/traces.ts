@@ -12,6 +12,9 @@
  */
 import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "./time.js";
+import { metadataConditions } from "./sqlite/metadata.js";
+import { TRACE_FEEDBACK_SQL } from "./sqlite/feedback.js";
+import type { FeedbackSummary } from "./contract/feedback.js";
 
 export interface TraceFilter {
   project?: string;
@@ -31,6 +34,12 @@ export interface TraceFilter {
   /** Only traces whose summed cost (USD) is at least / at most this; traces without a cost never match. */
   min_cost?: number;
   max_cost?: number;
+  /** A run of the trace has each of these metadata keys with this value (compared as text). */
+  metadata?: Record<string, string>;
+  /** A run of the trace carries each of these tags. */
+  tags?: string[];
+  /** A run of the trace has feedback with this key. */
+  feedback_key?: string;
   sort?: "start_time" | "latency" | "cost";
   order?: "asc" | "desc";
   limit?: number;
@@ -60,6 +69,8 @@ export interface TraceSummary {
   estimated: boolean;
   /** Time to first token of the trace's first streamed llm run, ms from the trace's start. */
   ttft_ms: number | null;
+  /** Feedback on the trace's runs, per key. */
+  feedback: FeedbackSummary[];
 }
 
 /** One run of a trace as the tree needs it (no payloads). */
@@ -195,6 +206,17 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
     );
     args.q = f.q;
   }
+  let bound = 0;
+  const bind = (v: unknown) => {
+    const name = `m${bound++}`;
+    args[name] = v;
+    return `@${name}`;
+  };
+  for (const cond of metadataConditions("c", bind, f.metadata, f.tags)) where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
+  if (f.feedback_key) {
+    where.push("r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = @feedback_key)");
+    args.feedback_key = f.feedback_key;
+  }
   // A trace's cost from the (trace_id, cost) index of migration 4, never from the runs' JSON.
   const traceCost = `(SELECT sum(${RUN_COST}) FROM runs c WHERE c.trace_id = r.id AND ${RUN_COST} IS NOT NULL)`;
   if (f.min_cost !== undefined) {
@@ -227,6 +249,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const agg = db.prepare(AGG_SQL);
+  const fb = db.prepare(TRACE_FEEDBACK_SQL);
   const traces = page.map((r): TraceSummary => {
     const a = agg.get({ id: r.id }) as AggRow;
     return {
@@ -248,6 +271,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
       total_cost: a.total_cost,
       estimated: a.estimated === 1,
       ttft_ms: msBetween(r.start_time, a.first_token_time),
+      feedback: fb.all(r.id) as FeedbackSummary[],
     };
   });
   const last = page[page.length - 1];

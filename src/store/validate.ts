@@ -19,7 +19,8 @@
  */
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
-import { zodIssues, type Issue } from "../errors.js";
+import { ValidationError, zodIssues, type Issue } from "../errors.js";
+import { Feedback, type FeedbackRecord } from "../run/feedback.js";
 import type { AttachmentInput, CheckedBatch } from "./types.js";
 
 export type Loc = (string | number)[];
@@ -180,3 +181,17 @@ export class BatchCheck {
     return b;
   }
 }
+
+/** Feedback records checked with the one schema (run/feedback.ts), every problem listed; throws a ValidationError listing them; problems located as the caller's request names them. */
+export function checkFeedback(records: readonly unknown[], locate: (index: number) => Issue["loc"] = (i) => ["feedback", i]): FeedbackRecord[] {
+  const issues: Issue[] = [];
+  const ok: FeedbackRecord[] = [];
+  records.forEach((r, i) => {
+    const p = Feedback.safeParse(r);
+    if (p.success) ok.push(p.data);
+    else issues.push(...zodIssues(p.error.issues, locate(i)));
+  });
+  if (issues.length) throw new ValidationError(issues);
+  return ok;
+}
+
