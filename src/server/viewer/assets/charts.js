@@ -69,7 +69,8 @@ export function timeChart({ id, title, buckets, stepMs, series, fmt, onRange }) 
         width,
         height: 190,
         ms: 1,
-        scales: { x: { time: true } },
+        // Counts, times and money start at zero: a flat line reads as flat, not as noise blown up.
+        scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         series: [{ value: (_u, v) => (v === null ? "–" : fmtBucket(v)) }, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 1.5, value: (_u, v) => (v === null || v === undefined ? "–" : fmt(v)) }))],
         axes: [{}, { values: (_u, vals) => vals.map((v) => fmt(v)), size: 64 }],
         cursor: { drag: { x: true, y: false, setScale: false } },
