@@ -14,6 +14,14 @@ import { chromiumPath, launch, screenshotPath } from "./browser.js";
 import { BURST_HOUR, generateWeek, HOUR, MARKUP, MARKUP_KEY, PROJECT, STEP_HOUR, THREADS, WEEK_START, type Week } from "./week.js";
 
 const KEY = "tp-insights-key";
+
+/** The few DOM members read inside the page (the tests compile without the DOM library). */
+interface El {
+  dataset: Record<string, string>;
+  hash: string;
+  firstElementChild: { textContent: string } | null;
+  querySelector(selector: string): El | null;
+}
 let col: Running;
 let browser: Browser;
 let week: Week;
@@ -30,8 +38,8 @@ async function chartNumbers(page: Page, chart: string, series: string): Promise<
   return page.locator(`table.chart-data[data-chart="${chart}"] tbody tr`).evaluateAll(
     (rows, s) =>
       rows.map((r) => {
-        const cell = r.querySelector(`td[data-series="${s}"]`) as HTMLElement;
-        return { t: Number((r as HTMLElement).dataset.t), label: r.firstElementChild!.textContent!, v: cell.dataset.v === "" ? null : Number(cell.dataset.v) };
+        const cell = (r as unknown as El).querySelector(`td[data-series="${s}"]`)!;
+        return { t: Number((r as unknown as El).dataset.t), label: (r as unknown as El).firstElementChild!.textContent, v: cell.dataset.v === "" ? null : Number(cell.dataset.v) };
       }),
     series,
   );
@@ -151,7 +159,7 @@ describe.skipIf(!chromiumPath)("monitoring, threads, filters and feedback in chr
     expect(await page.locator("main b, main img").count()).toBe(0);
     expect(await page.locator("li.turn .user-text").allInnerTexts()).toEqual(week.threads[markup]!.questions);
     expect(await page.locator("li.turn .assistant-text").allInnerTexts()).toEqual([1, 2, 3, 4, 5].map((n) => `Reply ${n} to ${markup}`));
-    const links = await page.locator("li.turn a.turn-trace").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).hash));
+    const links = await page.locator("li.turn a.turn-trace").evaluateAll((as) => as.map((a) => (a as unknown as El).hash));
     expect(links).toEqual(week.threads[markup]!.traces.map((t) => `#/trace/${t}`));
     await page.screenshot({ path: screenshotPath("thread.png"), fullPage: true });
   });
@@ -162,13 +170,13 @@ describe.skipIf(!chromiumPath)("monitoring, threads, filters and feedback in chr
     await page.locator("input.metadata-filter").first().fill("experiment=e7");
     await page.locator("#filters button[type=submit]").click();
     await page.waitForURL(/metadata=experiment%3De7/);
-    await page.waitForFunction((n) => document.querySelectorAll("tr.trace-row").length === n, week.experiment.length);
-    const ids = await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.traceId));
+    await page.waitForFunction((n) => (globalThis as any).document.querySelectorAll("tr.trace-row").length === n, week.experiment.length);
+    const ids = await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as unknown as El).dataset.traceId));
     expect(ids.sort()).toEqual([...week.experiment].sort());
     // A shared URL gives the same list; markup in a filter is a value, not markup.
     await open(page, `#/?project=${PROJECT}&metadata=${encodeURIComponent(`${MARKUP_KEY}=${MARKUP}`)}`);
     await page.locator("tr.trace-row").first().waitFor();
-    expect(await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as HTMLElement).dataset.traceId))).toEqual([week.markupTrace]);
+    expect(await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as unknown as El).dataset.traceId))).toEqual([week.markupTrace]);
     expect(await page.locator("input.metadata-filter").first().inputValue()).toBe(`${MARKUP_KEY}=${MARKUP}`);
     await page.locator("tr.trace-row td.name a").first().click();
     await page.locator("#run-detail pre.json").first().waitFor();
