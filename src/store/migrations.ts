@@ -164,6 +164,8 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // the threads list groups an index, not the runs. runs_roots_monitor / runs_llm_monitor: every
     // value the monitoring charts read, as expressions in the index, so the aggregates over a time
     // range read the index alone, no row and no JSON (store/sqlite/monitor.ts writes them exactly so).
+    // Each index also holds the column of its own WHERE: SQLite reads the row to test that term
+    // otherwise, partial index or not.
     sql: `
       CREATE TABLE feedback (
         id TEXT PRIMARY KEY,
@@ -184,16 +186,16 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX feedback_key ON feedback (key, run_id);
       CREATE INDEX runs_threads ON runs (
         coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id')),
-        start_time, session_name)
+        start_time, session_name, parent_run_id)
         WHERE parent_run_id IS NULL;
       CREATE INDEX runs_roots_monitor ON runs (
-        session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name)
+        session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name, parent_run_id)
         WHERE parent_run_id IS NULL;
       CREATE INDEX runs_llm_monitor ON runs (
         session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name,
         json_extract(extra, '$.metadata.trace_model_name'), json_extract(extra, '$.metadata.trace_provider'),
         (julianday(first_token_time) - julianday(start_time)) * 86400000.0,
-        json_extract(v_usage, '$.input_tokens'), json_extract(v_usage, '$.output_tokens'), json_extract(v_usage, '$.total_cost'))
+        json_extract(v_usage, '$.input_tokens'), json_extract(v_usage, '$.output_tokens'), json_extract(v_usage, '$.total_cost'), run_type)
         WHERE run_type = 'llm';
     `,
   },

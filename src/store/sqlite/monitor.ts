@@ -124,13 +124,14 @@ export function monitorBreakdown(db: SqliteHandle, q: MonitorQuery, by: Breakdow
   const n = bucketCount(q);
   const scope: Scope = by === "name" ? "roots" : "llm";
   const g = by === "model" ? MODEL : by === "provider" ? PROVIDER : "name";
-  const usage = scope === "llm" ? `, sum(${IN_TOK}) AS input_tokens, sum(${OUT_TOK}) AS output_tokens, sum(${COST}) AS cost` : "";
-  const totals = db
-    .prepare(`SELECT ${g} AS g0, count(*) AS runs, sum(${ERR}) AS errors${usage} FROM runs WHERE ${SCOPE[scope]} AND ${g} IS NOT NULL GROUP BY g0 ORDER BY runs DESC, g0 LIMIT ${MAX_GROUPS}`)
-    .all(a) as Row[];
+  const usage = scope === "llm" ? `, sum(input_tokens) AS input_tokens, sum(output_tokens) AS output_tokens, sum(cost) AS cost` : "";
+  const usageCols = scope === "llm" ? `, ${IN_TOK} AS input_tokens, ${OUT_TOK} AS output_tokens, ${COST} AS cost` : "";
+  // Materialized: SQLite reads the row for a grouped indexed expression, but not for a plain one.
+  const rows = `WITH x AS MATERIALIZED (SELECT ${g} AS g0, ${BUCKET} AS k, ${ERR} AS err${usageCols} FROM runs WHERE ${SCOPE[scope]} AND ${g} IS NOT NULL)`;
+  const totals = db.prepare(`${rows} SELECT g0, count(*) AS runs, sum(err) AS errors${usage} FROM x GROUP BY g0 ORDER BY runs DESC, g0 LIMIT ${MAX_GROUPS}`).all(a) as Row[];
   const lat = new Map(percentiles(db, scope, LAT, [0.5, 0.95], [g], a).map((r) => [r.g0, r]));
   const spark = new Map<unknown, number[]>();
-  for (const r of db.prepare(`SELECT ${g} AS g0, ${BUCKET} AS k, count(*) AS runs FROM runs WHERE ${SCOPE[scope]} AND ${g} IS NOT NULL GROUP BY g0, k`).all(a) as Row[]) {
+  for (const r of db.prepare(`${rows} SELECT g0, k, count(*) AS runs FROM x GROUP BY g0, k`).all(a) as Row[]) {
     let s = spark.get(r.g0);
     if (!s) spark.set(r.g0, (s = new Array<number>(n).fill(0)));
     const k = Number(r.k);
