@@ -185,8 +185,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX feedback_run ON feedback (run_id, key);
       CREATE INDEX feedback_key ON feedback (key, run_id);
       CREATE INDEX runs_threads ON runs (
+        session_name,
         coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id')),
-        start_time, session_name, parent_run_id)
+        start_time, parent_run_id)
         WHERE parent_run_id IS NULL;
       CREATE INDEX runs_roots_monitor ON runs (
         session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name, parent_run_id)

@@ -1,7 +1,9 @@
 /**
  * ThreadStore over SQLite. A thread's id is read with the expression of
- * migration 7's runs_threads index (root runs only), so grouping the threads
- * walks that index; per-thread totals are summed for the page's threads only.
+ * migration 7's runs_threads index (root runs by project, then thread), so
+ * grouping the threads walks that index and a thread's turns are one range of
+ * it; per-thread totals are summed for the page's threads only. Threads are
+ * per project: the same id in two projects is two threads.
  */
 import type { SqliteHandle } from "../handle.js";
 import { canonicalTime } from "../time.js";
@@ -12,6 +14,7 @@ import { assistantText, userText } from "../preview.js";
 export const THREAD_ID = "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
 
 export interface ThreadGroupRow {
+  project: string | null;
   thread_id: string;
   turns: number;
   first_time: string;
@@ -32,9 +35,9 @@ export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGr
   // Materialized: SQLite reads the row for a grouped indexed expression, but not for a plain one.
   const rows = db
     .prepare(
-      `WITH x AS MATERIALIZED (SELECT ${THREAD_ID} AS t, start_time FROM runs WHERE ${where.join(" AND ")})
-       SELECT CAST(t AS TEXT) AS thread_id, count(*) AS turns, min(start_time) AS first_time, max(start_time) AS last_time
-       FROM x GROUP BY t ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
+      `WITH x AS MATERIALIZED (SELECT session_name AS project, ${THREAD_ID} AS t, start_time FROM runs INDEXED BY runs_threads WHERE ${where.join(" AND ")})
+       SELECT project, CAST(t AS TEXT) AS thread_id, count(*) AS turns, min(start_time) AS first_time, max(start_time) AS last_time
+       FROM x GROUP BY project, t ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
     )
     .all(a) as ThreadGroupRow[];
   return { rows: rows.slice(0, limit), more: rows.length > limit };
@@ -55,7 +58,7 @@ export function threadRoots(db: SqliteHandle, threadId: string, project?: string
   return db
     .prepare(
       `SELECT id, name, session_name, start_time, end_time, (julianday(end_time) - julianday(start_time)) * 86400000.0 AS latency_ms, error
-       FROM runs WHERE parent_run_id IS NULL AND ${THREAD_ID} = @t ${project ? "AND session_name = @project" : ""}
+       FROM runs INDEXED BY runs_threads WHERE parent_run_id IS NULL AND ${THREAD_ID} = @t ${project ? "AND session_name = @project" : ""}
        ORDER BY start_time, id LIMIT ${limit}`,
     )
     .all({ t: threadId, project }) as TurnRow[];
@@ -103,7 +106,7 @@ function turnOf(db: SqliteHandle, r: TurnRow, read: RunReader): ThreadTurn {
 export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): { threads: ThreadSummary[]; next_before: string | null } {
   const { rows, more } = threadGroups(db, q);
   const threads = rows.map((g): ThreadSummary => {
-    const roots = threadRoots(db, g.thread_id, q.project);
+    const roots = threadRoots(db, g.thread_id, g.project ?? undefined);
     const u = tracesUsage(db, roots.map((r) => r.id));
     const first = roots[0] ? read(roots[0].id) : undefined;
     const last = roots.length ? read(roots[roots.length - 1]!.id) : undefined;
@@ -111,7 +114,7 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
     for (const r of roots) if (r.latency_ms !== null) latency = (latency ?? 0) + r.latency_ms;
     return {
       thread_id: g.thread_id,
-      project: roots[0]?.session_name ?? null,
+      project: g.project,
       turns: g.turns,
       first_time: g.first_time,
       last_time: g.last_time,

@@ -26,7 +26,7 @@ export async function renderThreads(main) {
         h(
           "tr",
           { class: "thread-row", dataset: { threadId: t.thread_id } },
-          h("td", { class: "thread-id" }, h("a", { href: threadHref(t.thread_id, project) }, t.thread_id)),
+          h("td", { class: "thread-id" }, h("a", { href: threadHref(t.thread_id, t.project ?? project) }, t.thread_id)),
           h("td", { class: "first-message" }, t.first_message ?? "–"),
           h("td", { class: "last-message" }, t.last_message ?? "–"),
           h("td", { class: "turns num" }, fmtInt(t.turns)),
