@@ -19,7 +19,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { SqliteRunStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/store/sqlite/index.js";
 import { createCollector } from "../src/server/app.js";
 import { bulkTrace } from "../test/viewer/traces.js";
 
@@ -68,7 +68,7 @@ function trace(t: number, k: number): Record<string, unknown>[] {
   return out;
 }
 
-function fill(store: SqliteRunStore, runs: number): void {
+function fill(store: SqliteStore, runs: number): void {
   const start = Date.parse("2026-01-01T00:00:00Z");
   const traces = Math.ceil(runs / PER_TRACE);
   const t0 = performance.now();
@@ -100,28 +100,28 @@ async function timeGet(url: string, rounds: number, key?: string): Promise<numbe
   return median(times);
 }
 
-async function serve(db: SqliteRunStore) {
-  const c = createCollector({ db, rateLimits: false });
+async function serve(db: SqliteStore) {
+  const c = await createCollector({ db, rateLimits: false });
   const { url } = await c.listen(0);
   return { url, close: () => c.close() };
 }
 
 // The big store, built once.
-const big = new SqliteRunStore(DB);
-if (big.countRuns() < RUNS) {
+const big = new SqliteStore(DB);
+if (await big.countRuns() < RUNS) {
   process.stderr.write(`building ${DB} with ${RUNS} runs (once)...\n`);
-  fill(big, RUNS - big.countRuns());
+  fill(big, RUNS - await big.countRuns());
 }
 const thousand = bulkTrace(1000, { name: "thousand", project: "project-0", startMs: Date.parse("2025-06-01T00:00:00Z") });
-if (big.traceRuns(String(thousand[0]!.id)).length === 0) big.ingestNow({ post: thousand });
-const bigTrace = big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" }).traces[0]!.trace_id;
+if ((await big.traceRuns(String(thousand[0]!.id))).length === 0) big.ingestNow({ post: thousand });
+const bigTrace = (await big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" })).traces[0]!.trace_id;
 
 // Small stores: 10 runs (one trace), and 500 runs (exactly one full first page of 50 traces,
 // so the page's own work is the same as with the big store and only the store's size differs).
 const smallDir = mkdtempSync(join(tmpdir(), "tp-viewer-small-"));
-const small = new SqliteRunStore(join(smallDir, "small.db"));
+const small = new SqliteStore(join(smallDir, "small.db"));
 fill(small, 10);
-const page500 = new SqliteRunStore(join(smallDir, "page.db"));
+const page500 = new SqliteStore(join(smallDir, "page.db"));
 fill(page500, 500);
 
 const bigSrv = await serve(big);
@@ -176,7 +176,7 @@ const WEEK_MS = 7 * 86_400_000;
 const TURNS = 10;
 
 /** The week's traces: spread evenly, every root a turn of a thread (10 turns each), llm children as above. */
-function fillWeek(store: SqliteRunStore, runs: number): void {
+function fillWeek(store: SqliteStore, runs: number): void {
   const traces = Math.ceil(runs / PER_TRACE);
   const gap = WEEK_MS / traces;
   let batch: Record<string, unknown>[] = [];
@@ -192,13 +192,14 @@ function fillWeek(store: SqliteRunStore, runs: number): void {
   }
 }
 
-const monitorBig = new SqliteRunStore(MONITOR_DB);
-if (monitorBig.countRuns() < RUNS) {
+const monitorBig = new SqliteStore(MONITOR_DB);
+const monitorHas = await monitorBig.countRuns();
+if (monitorHas < RUNS) {
   process.stderr.write(`building ${MONITOR_DB} with ${RUNS} runs over one week (once)...\n`);
-  fillWeek(monitorBig, RUNS - monitorBig.countRuns());
+  fillWeek(monitorBig, RUNS - monitorHas);
 }
 const monitorDir = mkdtempSync(join(tmpdir(), "tp-monitor-small-"));
-const monitorSmall = new SqliteRunStore(join(monitorDir, "small.db"));
+const monitorSmall = new SqliteStore(join(monitorDir, "small.db"));
 fillWeek(monitorSmall, 10_000);
 const mBig = await serve(monitorBig);
 const mSmall = await serve(monitorSmall);
@@ -219,6 +220,6 @@ for (const [label, path, target] of monitorRequests) {
 }
 await mBig.close();
 await mSmall.close();
-monitorBig.close();
-monitorSmall.close();
+await monitorBig.close();
+await monitorSmall.close();
 rmSync(monitorDir, { recursive: true, force: true });

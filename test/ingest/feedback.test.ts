@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { Client } from "../../src/ingest/index.js";
-import { SqliteRunStore } from "../../src/store/index.js";
+import { openStore } from "../../src/store/index.js";
 import { cleanupAfterEach } from "../helpers/cleanup.js";
 import { runRecord } from "../helpers/collector.js";
 import { startProxy } from "../helpers/proxy.js";
@@ -48,11 +48,11 @@ describe("Client.createFeedback", () => {
     c.createRun(run);
     c.createFeedback(run.id, "rating", { value: "5 stars" });
     expect((await c.shutdown()).ok).toBe(true);
-    const store = new SqliteRunStore(db);
+    const store = await openStore(db);
     try {
       expect((await store.feedbackOf([run.id])).map((f) => [f.key, f.value])).toEqual([["rating", "5 stars"]]);
     } finally {
-      store.close();
+      await store.close();
     }
   });
 
@@ -87,6 +87,6 @@ describe("feedback parts at the collector", () => {
     expect(res.status).toBe(422);
     const { detail } = (await res.json()) as { detail: { loc: (string | number)[] }[] };
     expect(detail.map((d) => d.loc.join("."))).toEqual([`feedback.${fid}.key`, `feedback.${fid}.score`]);
-    expect(col.collector.store.getRun(run.id as string)).toBeUndefined();
+    expect(await col.collector.store.getRun(run.id as string)).toBeUndefined();
   });
 });

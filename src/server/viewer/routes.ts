@@ -13,8 +13,14 @@
 import { z } from "zod";
 import { zodIssues } from "../../errors.js";
 import { HttpError, type Reply, type Route } from "../http.js";
-import { CursorError, type SqliteRunStore } from "../../store/index.js";
-import type { Breakdown, MonitorQuery } from "../../store/contract/monitor.js";
+import { CursorError } from "../../store/contract/cursor.js";
+import type { AttachmentStore } from "../../store/contract/attachments.js";
+import type { ProjectStore } from "../../store/contract/projects.js";
+import type { RunStore } from "../../store/contract/runs.js";
+import type { TraceStore } from "../../store/contract/traces.js";
+import type { FeedbackStore } from "../../store/contract/feedback.js";
+import type { ThreadStore } from "../../store/contract/threads.js";
+import type { Breakdown, MonitorQuery, MonitorStore } from "../../store/contract/monitor.js";
 import { asset, ASSET_NAMES } from "./assets.js";
 
 /**
@@ -156,7 +162,7 @@ function json(body: unknown): Reply {
   return { status: 200, body, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } };
 }
 
-export function viewerRoutes(store: SqliteRunStore): Route[] {
+export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -169,18 +175,18 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
         return page(a.data, a.contentType);
       },
     },
-    { method: "GET", path: "/api/viewer/projects", handler: () => json({ projects: store.listProjects() }) },
+    { method: "GET", path: "/api/viewer/projects", handler: async () => json({ projects: await store.listProjects() }) },
     {
       method: "GET",
       path: "/api/viewer/traces",
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const parsed = TracesQuery.safeParse(queryObject(ctx.query));
         if (!parsed.success) throw new HttpError(422, zodIssues(parsed.error.issues, ["query"]));
         const { errors_only, ...rest } = parsed.data;
         const metadata = metadataParams(ctx.query);
         const tags = ctx.query.getAll("tag").filter((t) => t !== "");
         try {
-          return json(store.listTraces({ ...rest, metadata, tags: tags.length ? tags : undefined, errors_only: errors_only === "true" || errors_only === "1" }));
+          return json(await store.listTraces({ ...rest, metadata, tags: tags.length ? tags : undefined, errors_only: errors_only === "true" || errors_only === "1" }));
         } catch (err) {
           if (err instanceof CursorError) throw new HttpError(422, [{ loc: ["query", "cursor"], msg: err.message, type: "value_error" }]);
           throw err;
@@ -191,7 +197,7 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
       method: "GET",
       path: "/api/viewer/traces/:id",
       handler: async (ctx) => {
-        const runs = store.traceRuns(ctx.params.id!);
+        const runs = await store.traceRuns(ctx.params.id!);
         if (runs.length === 0) throw new HttpError(404, `trace ${ctx.params.id} not found`);
         return json({ trace_id: ctx.params.id, runs, feedback: await store.feedbackOf(runs.map((r) => r.id)) });
       },
@@ -200,9 +206,9 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
       method: "GET",
       path: "/api/viewer/runs/:id",
       handler: async (ctx) => {
-        const run = store.getRun(ctx.params.id!);
+        const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return json({ ...run, attachments: store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]) });
+        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]) });
       },
     },
     {

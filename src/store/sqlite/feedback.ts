@@ -1,9 +1,8 @@
 /** FeedbackStore over SQLite: the `feedback` table (migration 7), upserted by feedback id. */
 import type { FeedbackRecord } from "../../run/feedback.js";
-import type { SqliteHandle } from "../handle.js";
+import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
-export { checkFeedback } from "../validate.js";
 
 const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
 

@@ -6,7 +6,7 @@
  * (the value at rank ceil(p * n) in the bucket's sorted values), by window
  * functions, since SQLite has no percentile aggregate.
  */
-import type { SqliteHandle } from "../handle.js";
+import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
 

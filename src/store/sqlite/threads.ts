@@ -5,10 +5,10 @@
  * it; per-thread totals are summed for the page's threads only. Threads are
  * per project: the same id in two projects is two threads.
  */
-import type { SqliteHandle } from "../handle.js";
+import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
-import type { StoredRun } from "../types.js";
+import type { StoredRun } from "../contract/runs.js";
 import { assistantText, userText } from "../preview.js";
 
 export const THREAD_ID = "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
