@@ -65,6 +65,18 @@ describe("tracepipe runs", () => {
     expect(rows[0]).toMatchObject({ trace_id: XSS.run.id, total_tokens: 18 });
   });
 
+  it("filters by --metadata key=value and --tag, from the file and from a collector alike", async () => {
+    for (const source of [["--db", col.dbPath], ["--endpoint", col.url, "--api-key", KEY]]) {
+      const r = await runs(["list", "--json", "--metadata", "trace_model_name=gpt-4o", "--metadata", "trace_provider=openai", ...source]);
+      expect((jsonLines(r.stdout) as { trace_id: string }[]).map((t) => t.trace_id)).toEqual([XSS.run.id]);
+      const tagged = await runs(["list", "--tag", "nowhere", ...source]);
+      expect(tagged.stdout).toBe("no traces\n");
+    }
+    const bad = await runs(["list", "--metadata", "novalue", "--db", col.dbPath]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--metadata expects key=value");
+  });
+
   it("exits 2 naming the problem: refused key, unknown trace, no store", async () => {
     const refused = await runs(["list", "--endpoint", col.url, "--api-key", "nope"]);
     expect(refused.code).toBe(2);
