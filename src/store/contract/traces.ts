@@ -29,7 +29,7 @@ export interface TraceFilter {
   tags?: string[];
   /** A run of the trace has feedback with this key. */
   feedback_key?: string;
-  /** Latency and cost sort traces without one last, in either order. */
+  /** Latency and cost sort traces without one last, in either order; ties go by trace id, in the same direction. */
   sort?: "start_time" | "latency" | "cost";
   order?: "asc" | "desc";
   /** Traces per page, 1 to 500 (default 50). */
