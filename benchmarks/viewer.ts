@@ -4,8 +4,12 @@
  * 10 runs (the ratio says whether the list's cost grows with the store), the
  * same page with a filter, and a 1,000-run trace: server time for its runs and,
  * when Debian chromium is installed, the time to render its tree in the browser.
+ * Then the monitoring page and threads (issue 36) over a second store: 1M runs
+ * of one project spread over one week, server time for the charts (hourly
+ * buckets), each breakdown table and the threads list, against the same
+ * requests over a store of that week's first 10k runs.
  *
- *   npx tsx benchmarks/viewer.ts [--runs 1000000] [--rounds 15] [--db /tmp/tp-viewer-bench.db]
+ *   npx tsx benchmarks/viewer.ts [--runs 1000000] [--rounds 15] [--db /tmp/tp-viewer-bench.db] [--monitor-db /tmp/tp-monitor-bench.db]
  *
  * The big store is built once through the store's real ingest (10-run traces:
  * a chain root and llm children with native messages and usage) and reused by
@@ -163,3 +167,59 @@ console.log(`trace list, first page of 50 (server time, median of ${ROUNDS}):`);
 console.log(`  ${RUNS.toLocaleString("en-US")} runs: ${f(tBig)} (target < 100 ms)   10 runs: ${f(tSmall)} (ratio ${(tBig / tSmall).toFixed(2)}x)   500 runs, same full page: ${f(tPage)} (ratio ${(tBig / tPage).toFixed(2)}x)`);
 console.log(`  ${RUNS.toLocaleString("en-US")} runs, project filter: ${f(tProject)}; model + errors-only filter: ${f(tModel)}`);
 console.log(`1,000-run trace: runs from the server ${f(tTrace)}${render === undefined ? " (no chromium: render not measured)" : `; rendered in chromium (navigation to 1,000 tree rows) ${f(render)}`}`);
+
+// ---- monitoring and threads (issue 36) ------------------------------------------------
+
+const MONITOR_DB = arg("monitor-db", join(tmpdir(), `tp-monitor-bench-${RUNS}.db`));
+const WEEK_START = Date.parse("2026-03-02T00:00:00Z");
+const WEEK_MS = 7 * 86_400_000;
+const TURNS = 10;
+
+/** The week's traces: spread evenly, every root a turn of a thread (10 turns each), llm children as above. */
+function fillWeek(store: SqliteStore, runs: number): void {
+  const traces = Math.ceil(runs / PER_TRACE);
+  const gap = WEEK_MS / traces;
+  let batch: Record<string, unknown>[] = [];
+  for (let k = 0; k < traces; k++) {
+    const runsOf = trace(WEEK_START + Math.floor(k * gap), k);
+    for (const r of runsOf) r.session_name = "monitor";
+    runsOf[0]!.extra = { metadata: { thread_id: `thread-${Math.floor(k / TURNS) % Math.ceil(traces / TURNS)}` } };
+    batch.push(...runsOf);
+    if (batch.length >= 5000 || k === traces - 1) {
+      store.ingestNow({ post: batch });
+      batch = [];
+    }
+  }
+}
+
+const monitorBig = new SqliteStore(MONITOR_DB);
+const monitorHas = await monitorBig.countRuns();
+if (monitorHas < RUNS) {
+  process.stderr.write(`building ${MONITOR_DB} with ${RUNS} runs over one week (once)...\n`);
+  fillWeek(monitorBig, RUNS - monitorHas);
+}
+const monitorDir = mkdtempSync(join(tmpdir(), "tp-monitor-small-"));
+const monitorSmall = new SqliteStore(join(monitorDir, "small.db"));
+fillWeek(monitorSmall, 10_000);
+const mBig = await serve(monitorBig);
+const mSmall = await serve(monitorSmall);
+const week = `project=monitor&range=custom&from=${new Date(WEEK_START).toISOString()}&to=${new Date(WEEK_START + WEEK_MS).toISOString()}&bucket=hour`;
+const monitorRequests: [string, string, number][] = [
+  ["charts (all series, one request)", `/api/viewer/monitor?${week}`, 200],
+  ["by model", `/api/viewer/monitor/breakdown?${week}&by=model`, 200],
+  ["by provider", `/api/viewer/monitor/breakdown?${week}&by=provider`, 200],
+  ["by run name", `/api/viewer/monitor/breakdown?${week}&by=name`, 200],
+  ["threads list, first page of 50", `/api/viewer/threads?project=monitor&limit=50`, 100],
+];
+const monitorRounds = Math.max(3, Math.floor(ROUNDS / 3));
+console.log(`monitoring, one project, one week, hourly buckets (server time, median of ${monitorRounds}):`);
+for (const [label, path, target] of monitorRequests) {
+  const tb = await timeGet(mBig.url + path, monitorRounds);
+  const ts = await timeGet(mSmall.url + path, monitorRounds);
+  console.log(`  ${label}: ${RUNS.toLocaleString("en-US")} runs ${f(tb)} (target <= ${target} ms)   10,000 runs ${f(ts)} (ratio ${(tb / ts).toFixed(1)}x)`);
+}
+await mBig.close();
+await mSmall.close();
+await monitorBig.close();
+await monitorSmall.close();
+rmSync(monitorDir, { recursive: true, force: true });

@@ -25,6 +25,9 @@ function run(cmd, args) {
 export async function build() {
   run("node_modules/typescript/bin/tsc", ["-p", join(ROOT, "tsconfig.build.json")]);
   cpSync(join(ROOT, "src/server/viewer/assets"), join(DIST, "src/server/viewer/assets"), { recursive: true });
+  // uPlot, for the monitoring charts, served as the other assets are (src/server/viewer/assets.ts).
+  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.iife.min.js"), join(DIST, "src/server/viewer/assets/uplot.js"));
+  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.min.css"), join(DIST, "src/server/viewer/assets/uplot.css"));
   const { buildSync } = await import("esbuild");
   buildSync({ entryPoints: [join(ROOT, "node_modules/zod/index.js")], bundle: true, format: "esm", platform: "node", logLevel: "warning", outfile: VENDOR_ZOD });
   for (const file of jsFiles(DIST)) {

@@ -44,7 +44,13 @@ async function openSource(o: SourceOptions): Promise<Source> {
 function httpSource(base: string, apiKey: string | undefined): Source {
   const get = async (path: string, params: Record<string, unknown> = {}) => {
     const qs = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== false) qs.set(k, String(v));
+    for (const [k, v] of Object.entries(params)) {
+      if (v === undefined || v === null || v === false) continue;
+      // The viewer API's repeated filters: metadata=key=value, tag=name.
+      if (k === "metadata") for (const [mk, mv] of Object.entries(v as Record<string, string>)) qs.append("metadata", `${mk}=${mv}`);
+      else if (k === "tags") for (const t of v as string[]) qs.append("tag", t);
+      else qs.set(k, String(v));
+    }
     let res: Response;
     try {
       res = await fetch(`${base}${path}${qs.size ? `?${qs}` : ""}`, { headers: apiKey ? { "x-api-key": apiKey } : {} });
@@ -121,6 +127,12 @@ function nonNegative(name: string) {
   };
 }
 
+/** `--metadata key=value`, collected; a value without `=` is a usage error naming the option. */
+function keyValue(v: string, all: string[]): string[] {
+  if (v.indexOf("=") <= 0) throw new InvalidArgumentError(`--metadata expects key=value, got ${JSON.stringify(v)}`);
+  return [...all, v];
+}
+
 interface ListOptions extends SourceOptions {
   project?: string;
   name?: string;
@@ -129,13 +141,16 @@ interface ListOptions extends SourceOptions {
   errors?: boolean;
   search?: string;
   since?: string;
+  metadata?: string[];
+  tag?: string[];
   limit: number;
   json?: boolean;
   interval?: number;
 }
 
 function filterOf(o: ListOptions): TraceFilter {
-  return { project: o.project, name: o.name, run_type: o.runType, model: o.model, errors_only: o.errors, q: o.search, start_time_gte: o.since, limit: o.limit };
+  const metadata = o.metadata?.length ? Object.fromEntries(o.metadata.map((m) => [m.slice(0, m.indexOf("=")), m.slice(m.indexOf("=") + 1)])) : undefined;
+  return { project: o.project, name: o.name, run_type: o.runType, model: o.model, errors_only: o.errors, q: o.search, start_time_gte: o.since, metadata, tags: o.tag?.length ? o.tag : undefined, limit: o.limit };
 }
 
 /** Run an action with its source; user-fixable problems print one line and exit 2. */
@@ -165,6 +180,8 @@ function filterOptions(cmd: Command): Command {
     .option("--errors", "only traces with an error")
     .option("--search <text>", "text in any run's inputs or outputs")
     .option("--since <time>", "traces started at or after this ISO time")
+    .option("--metadata <key=value>", "a run of the trace has this metadata (repeat for more)", keyValue, [])
+    .option("--tag <tag>", "a run of the trace has this tag (repeat for more)", (v: string, all: string[]) => [...all, v], [])
     .option("--limit <n>", "how many traces", nonNegative("--limit"), 20)
     .option("--json", "one JSON object per line instead of a table");
 }
@@ -211,7 +228,8 @@ export function register(program: Command): void {
         const seen = new Map<string, string>();
         const first = await src.traces({ ...filterOf(o), limit: 100 });
         for (const t of first.traces) seen.set(t.trace_id, status(t));
-        if (!o.json) process.stdout.write(`following new traces (${first.traces.length} already stored are not shown)\n`);
+        // With --json, stdout holds JSON lines only: the notice goes to stderr (a follower can wait for it).
+        (o.json ? process.stderr : process.stdout).write(`following new traces (${first.traces.length} already stored are not shown)\n`);
         let stop = false;
         process.once("SIGINT", () => (stop = true));
         process.once("SIGTERM", () => (stop = true));

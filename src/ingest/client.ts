@@ -5,6 +5,7 @@
  *
  *   const client = new Client({ endpoint: "http://127.0.0.1:8484", apiKey });
  *   client.createRun(run); client.updateRun(run.id, { end_time, outputs });
+ *   client.createFeedback(run.id, "thumbs_up", { score: 1 });
  *   await client.flush({ timeoutMs: 2000 });   // serverless: before the handler returns
  *
  * Flow: createRun/updateRun make the value safe (src/run/safe.ts) and queue an
@@ -37,7 +38,8 @@ import { DeadLetterFile } from "./deadletter.js";
 import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
-import { encodedOp, finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { encodedOp, feedbackOp, finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
+import { feedbackRecord, type FeedbackOptions } from "../run/feedback.js";
 import { encodeRunBytes } from "./multipart.js";
 import type { Sink } from "./sink.js";
 import { SpoolLane } from "./spool-replay.js";
@@ -152,6 +154,25 @@ export class Client implements RunWriter {
       this.enqueue(op);
     } catch (err) {
       this.state.drop(1, `tracepipe: a run update could not be queued (${(err as Error)?.message}); it was dropped`);
+    }
+  }
+
+  /**
+   * Feedback on a run: `key` with a score or a value, and a comment. Queued,
+   * batched, rate-limited and spooled like runs (a `feedback.{id}` part of the
+   * same multipart batches). Returns the feedback's id; never throws.
+   *
+   *   client.createFeedback(run.id, "correctness", { score: 1, comment: "right answer" });
+   */
+  createFeedback(runId: string, key: string, opts: FeedbackOptions = {}): string | undefined {
+    if (this.refuseClosed()) return undefined;
+    try {
+      const op = feedbackOp(feedbackRecord(runId, key, opts), this.valueLimits);
+      this.enqueue(op);
+      return op.id;
+    } catch (err) {
+      this.state.drop(1, `tracepipe: feedback could not be queued (${(err as Error)?.message}); it was dropped`);
+      return undefined;
     }
   }
 

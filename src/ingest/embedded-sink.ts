@@ -46,6 +46,7 @@ export class EmbeddedSink implements Sink {
     }
     const posts = ops.filter((o) => o.kind === "post");
     const patches = ops.filter((o) => o.kind === "patch");
+    const feedback = ops.filter((o) => o.kind === "feedback");
     const attachments: AttachmentInput[] = [];
     for (const o of ops) {
       for (const [name, [mime, data]] of Object.entries(o.attachments ?? {})) {
@@ -61,6 +62,7 @@ export class EmbeddedSink implements Sink {
         // The same locations the collector's multipart route reports.
         locate: (kind, i) => [`${kind}.${(kind === "post" ? posts : patches)[i]!.id}`],
       });
+      if (feedback.length) await store.storeFeedback(feedback.map((o) => o.run), (i) => [`feedback.${feedback[i]!.id}`]);
       this.announce();
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.

@@ -3,7 +3,7 @@
  * format is simple and hot (every batch), so it is written here as a direct
  * Buffer builder; parsing (the collector) uses busboy.
  *
- * `post.{id}` / `patch.{id}` carries the run, `{kind}.{id}.{field}` a large
+ * `post.{id}` / `patch.{id}` carries the run, `feedback.{id}` a feedback record, `{kind}.{id}.{field}` a large
  * field (inputs, outputs, events, extra, error, serialized) of more than
  * INLINE_MAX characters of JSON, and `attachment.{id}.{name}` an attachment.
  * Every part has a Content-Type and a Content-Length.
@@ -250,6 +250,10 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
       const { slab: held, ends, fields } = e;
       heldPart(`${op.kind}.${op.id}`, held, ends[0]!, ends[1]!);
       if (fields) for (let i = 0; i < fields.length; i++) heldPart(`${op.kind}.${op.id}.${fields[i]}`, held, ends[i + 1]!, ends[i + 2]!, `${fields[i]}.json`);
+    } else if (op.kind === "feedback") {
+      // LangSmith's multipart feedback part: the whole record, one JSON part.
+      jsonPart(`feedback.${op.id}`, JSON.stringify(op.run));
+      continue;
     } else {
       const t = encodeRun(op.run);
       jsonPart(`${op.kind}.${op.id}`, t.part);

@@ -12,7 +12,8 @@ import { releaseEncoded, type Slab } from "./multipart.js";
 export type Attachments = Record<string, [mimeType: string, data: Uint8Array]>;
 
 export interface Op {
-  kind: "post" | "patch";
+  /** A run's create or update, or a feedback record (`id` is then the feedback's id; see feedbackOp). */
+  kind: "post" | "patch" | "feedback";
   id: string;
   run: Record<string, unknown>;
   attachments?: Attachments;
@@ -267,6 +268,17 @@ export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string,
   return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq };
 }
 
+/**
+ * Feedback on a run: an op of its own, keyed by the feedback's id, so it goes
+ * through the same queue, batches, limits and spool as runs. Re-sending a
+ * feedback id merges into the queued one (newer fields win), as the store does.
+ */
+export function feedbackOp(record: Record<string, unknown>, limits?: SafeLimits): Op {
+  const s = makeSafe(record, limits);
+  const r = asRecord(s.value, record.id);
+  return { kind: "feedback", id: String(r.id), run: r, bytes: s.bytes + 200, seq: nextSeq() };
+}
+
 /** Run an op's deferred work, once, then make what it completed safe. Never throws. */
 export function finalize(op: Op, limits?: SafeLimits): Op {
   const steps = op.prepare;
@@ -299,7 +311,7 @@ export function mergeOps(into: Op, other: Op): void {
   for (const k in newer.run) if (newer.run[k] !== undefined) run[k] = newer.run[k];
   const prepare = older.prepare || newer.prepare ? [...(older.prepare ?? []), ...(newer.prepare ?? [])] : [];
   const segments = older.segments || newer.segments ? [...(older.segments ?? []), ...(newer.segments ?? [])] : [];
-  into.kind = older.kind === "post" || newer.kind === "post" ? "post" : "patch";
+  into.kind = older.kind === "feedback" || newer.kind === "feedback" ? "feedback" : older.kind === "post" || newer.kind === "post" ? "post" : "patch";
   into.run = run;
   into.seq = newer.seq;
   into.attachments = older.attachments || newer.attachments ? { ...older.attachments, ...newer.attachments } : undefined;

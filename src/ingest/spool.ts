@@ -63,7 +63,7 @@ function decode(text: string, segment: string): Op[] {
       attachments = {};
       for (const [k, [mime, b64]] of Object.entries(line.attachments)) attachments[k] = [mime, Buffer.from(b64, "base64")];
     }
-    ops.push({ kind: line.kind === "patch" ? "patch" : "post", id: line.id, seq: typeof line.seq === "number" ? line.seq : 0, run: line.run, attachments, bytes: raw.length, segments: [segment] });
+    ops.push({ kind: line.kind === "patch" || line.kind === "feedback" ? line.kind : "post", id: line.id, seq: typeof line.seq === "number" ? line.seq : 0, run: line.run, attachments, bytes: raw.length, segments: [segment] });
   }
   return ops;
 }

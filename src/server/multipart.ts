@@ -3,6 +3,7 @@
  *   post.{id} / patch.{id}                 the run without its large fields
  *   post.{id}.{field} / patch.{id}.{field}  inputs, outputs, events, extra, error, serialized
  *   attachment.{id}.{name}                 an attachment, in its own content type
+ *   feedback.{id}                          a feedback record (LangSmith's), stored beside its run
  * Everything is collected first and validated as a whole; nothing is written
  * until the request has been read completely (see routes/ingest.ts).
  *
@@ -47,6 +48,8 @@ export interface ParsedMultipart {
   post: Map<string, Record<string, unknown>>;
   patch: Map<string, Record<string, unknown>>;
   attachments: { runId: string; name: string; contentType: string; data: Buffer; sha256: string }[];
+  /** Feedback records by part name (`feedback.{id}`), in body order. */
+  feedback: Map<string, Record<string, unknown>>;
   parts: number;
   /** Every JSON document read, by part name: their depth is checked (sliced) before anything recursive sees them. */
   documents: { part: string; value: unknown }[];
@@ -90,7 +93,7 @@ class FieldValue {
 }
 
 class PartParser {
-  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], parts: 0, documents: [], raw: new Map() };
+  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], feedback: new Map(), parts: 0, documents: [], raw: new Map() };
 
   constructor(
     private readonly limits: MultipartLimits,
@@ -101,6 +104,26 @@ class PartParser {
     if (Uuid.safeParse(id).success) return true;
     this.issues.push({ loc: [part], msg: `run id ${JSON.stringify(id.slice(0, 80))} is not a UUID`, type: "uuid_parsing" });
     return false;
+  }
+
+  private records(): number {
+    return this.out.post.size + this.out.patch.size + this.out.feedback.size;
+  }
+
+  /** A `feedback.{id}` part: one JSON object, checked with the runs (its id is the part's when it names none). */
+  private feedback(name: string, id: string, data: Buffer | string | FieldValue): void {
+    if (!id) throw new HttpError(400, `part ${JSON.stringify(name)} has no feedback id`);
+    if (!this.uuid(id, name)) return;
+    if (!this.out.feedback.has(name) && this.records() >= this.limits.maxRuns) {
+      throw new HttpError(413, `more than ${this.limits.maxRuns} records in one request (GET /info batch_ingest_config.size_limit); split the batch`);
+    }
+    const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
+    const value = parseJson(text, `part ${JSON.stringify(name)}`);
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
+    const body = value as Record<string, unknown>;
+    if (body.id !== undefined && body.id !== id) throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
+    this.out.documents.push({ part: name, value });
+    this.out.feedback.set(name, { ...body, id });
   }
 
   accept(name: string, data: Buffer | string | FieldValue, contentType: string): void {
@@ -120,7 +143,8 @@ class PartParser {
       out.attachments.push({ runId, name: attName, contentType, data: bytes, sha256: createHash("sha256").update(bytes).digest("hex") });
       return;
     }
-    if (kind !== "post" && kind !== "patch") throw new HttpError(400, `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field} or attachment.{id}.{name}`);
+    if (kind === "feedback") return this.feedback(name, rest, data);
+    if (kind !== "post" && kind !== "patch") throw new HttpError(400, `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field}, attachment.{id}.{name} or feedback.{id}`);
     const d = rest.indexOf(".");
     const id = d < 0 ? rest : rest.slice(0, d);
     const field = d < 0 ? undefined : rest.slice(d + 1);
@@ -130,7 +154,7 @@ class PartParser {
     const map = kind === "post" ? out.post : out.patch;
     let run = map.get(id);
     if (!run) {
-      if (out.post.size + out.patch.size >= this.limits.maxRuns) {
+      if (this.records() >= this.limits.maxRuns) {
         throw new HttpError(413, `more than ${this.limits.maxRuns} runs in one request (GET /info batch_ingest_config.size_limit); split the batch`);
       }
       map.set(id, (run = { id }));

@@ -21,6 +21,7 @@
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
 import { ValidationError, zodIssues, type Issue } from "../errors.js";
+import { Feedback, type FeedbackRecord } from "../run/feedback.js";
 import { isUuid } from "../run/ids.js";
 import type { AttachmentInput } from "./contract/attachments.js";
 import type { CheckedBatch, IngestBatch } from "./contract/runs.js";
@@ -215,3 +216,17 @@ export class BatchCheck {
     return b;
   }
 }
+
+/** Feedback records checked with the one schema (run/feedback.ts), every problem listed; throws a ValidationError listing them; problems located as the caller's request names them. */
+export function checkFeedback(records: readonly unknown[], locate: (index: number) => Issue["loc"] = (i) => ["feedback", i]): FeedbackRecord[] {
+  const issues: Issue[] = [];
+  const ok: FeedbackRecord[] = [];
+  records.forEach((r, i) => {
+    const p = Feedback.safeParse(r);
+    if (p.success) ok.push(p.data);
+    else issues.push(...zodIssues(p.error.issues, locate(i)));
+  });
+  if (issues.length) throw new ValidationError(issues);
+  return ok;
+}
+

@@ -14,6 +14,7 @@ import { projectsContract } from "./contract/projects.js";
 import { runsContract } from "./contract/runs.js";
 import { spansContract } from "./contract/spans.js";
 import { tracesContract } from "./contract/traces.js";
+import { insightsContract } from "./contract/insights.js";
 
 export type { OpenStore };
 
@@ -26,6 +27,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     projectsContract(open);
     attachmentsContract(open);
     deploymentsContract(open);
+    insightsContract(open);
 
     describe("lifecycle", () => {
       const store = eachStore(open);

@@ -65,6 +65,18 @@ describe("tracepipe runs", () => {
     expect(rows[0]).toMatchObject({ trace_id: XSS.run.id, total_tokens: 18 });
   });
 
+  it("filters by --metadata key=value and --tag, from the file and from a collector alike", async () => {
+    for (const source of [["--db", col.dbPath], ["--endpoint", col.url, "--api-key", KEY]]) {
+      const r = await runs(["list", "--json", "--metadata", "trace_model_name=gpt-4o", "--metadata", "trace_provider=openai", ...source]);
+      expect((jsonLines(r.stdout) as { trace_id: string }[]).map((t) => t.trace_id)).toEqual([XSS.run.id]);
+      const tagged = await runs(["list", "--tag", "nowhere", ...source]);
+      expect(tagged.stdout).toBe("no traces\n");
+    }
+    const bad = await runs(["list", "--metadata", "novalue", "--db", col.dbPath]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--metadata expects key=value");
+  });
+
   it("exits 2 naming the problem: refused key, unknown trace, no store", async () => {
     const refused = await runs(["list", "--endpoint", col.url, "--api-key", "nope"]);
     expect(refused.code).toBe(2);
@@ -80,10 +92,12 @@ describe("tracepipe runs", () => {
   it("tails: prints a trace that arrives while it follows, once", async () => {
     const child = spawn(process.execPath, ["--import", TSX, ENTRY, "runs", "tail", "--json", "--interval", "100", "--endpoint", col.url, "--api-key", KEY], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
+    let err = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
     const late = bulkTrace(2, { name: "late-arrival", project: "cli", startMs: Date.parse("2026-11-23T00:00:00Z") });
-    // The first poll records what is already stored; wait for it before ingesting.
-    await new Promise((r) => setTimeout(r, 1500));
+    // The first poll records what is already stored; wait for its notice before ingesting.
+    await expect.poll(() => err, { timeout: 30_000 }).toContain("following new traces");
     await col.collector.store.ingest({ post: late });
     await expect.poll(() => out, { timeout: 15_000 }).toContain("late-arrival");
     await new Promise((r) => setTimeout(r, 400));

@@ -7,6 +7,9 @@ import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { tempDir } from "../helpers/runs.js";
 import { XSS } from "./traces.js";
 
+/** What migration 7 (feedback, threads, monitoring indexes) added, taken away again. */
+const UNDO_7 = "DROP TABLE feedback; DROP INDEX runs_threads; DROP INDEX runs_roots_monitor; DROP INDEX runs_llm_monitor";
+
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
     const path = join(tempDir("tp-upgrade-"), "traces.db");
@@ -15,6 +18,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");
     db.exec("DROP INDEX runs_trace_cost; DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start; DROP INDEX runs_errors");
@@ -43,6 +47,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");
     db.exec("DROP INDEX runs_trace_cost");

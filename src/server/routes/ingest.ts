@@ -1,5 +1,5 @@
 /**
- * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id.
+ * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id, POST /feedback.
  *
  * Before the store's one ingest operation sees a request, the route bounds it
  * (README "Collector limits"): the batch size /info advertises (413), JSON
@@ -14,6 +14,9 @@ import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
 import { ValidationError } from "../../errors.js";
 import type { CheckedBatch, RunStore, StoredRun } from "../../store/contract/runs.js";
+import type { FeedbackStore } from "../../store/contract/feedback.js";
+import { checkFeedback } from "../../store/validate.js";
+import { uuidv7 } from "../../run/ids.js";
 import { parseMultipart } from "../multipart.js";
 import { batchCheck, Slicer } from "../validation.js";
 import { IssueList } from "../issues.js";
@@ -21,7 +24,7 @@ import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
 
 export interface IngestDeps {
-  store: RunStore;
+  store: RunStore & FeedbackStore;
   version: string;
   limits: CollectorLimits;
   /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
@@ -58,6 +61,15 @@ async function store(deps: IngestDeps, batch: CheckedBatch): Promise<{ created: 
     }
   }
   return { created: result.created, updated: result.updated, attachments: result.attachments };
+}
+
+async function storeFeedback(deps: IngestDeps, records: readonly unknown[], locate?: (i: number) => (string | number)[]): Promise<number> {
+  try {
+    return await deps.store.storeFeedback(records, locate);
+  } catch (err) {
+    if (err instanceof ValidationError) throw new HttpError(422, err.issues);
+    throw err;
+  }
 }
 
 export function ingestRoutes(deps: IngestDeps): Route[] {
@@ -112,6 +124,16 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           if (issues.full) break;
           await check.patch(r, [`patch.${id}`], parsed.raw.get(`patch.${id}`));
         }
+        const feedbackParts = [...parsed.feedback.keys()];
+        const feedback = [...parsed.feedback.values()];
+        if (feedback.length && !issues.full) {
+          try {
+            checkFeedback(feedback, (i) => [feedbackParts[i]!]);
+          } catch (err) {
+            if (!(err instanceof ValidationError)) throw err;
+            issues.push(...err.issues);
+          }
+        }
         issues.throwIfAny();
         // The checked records (and their texts) are all the store needs: the parsed parts go now.
         parsed.post.clear();
@@ -119,7 +141,25 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         parsed.raw.clear();
         // One transaction for the runs and their attachments: nothing half-written.
         const result = await store(deps, check.batch(parsed.attachments));
-        return { status: 202, body: result };
+        // After the runs: a retried batch stores both again, each idempotent by id.
+        const stored = feedback.length ? await storeFeedback(deps, feedback, (i) => [feedbackParts[i]!]) : 0;
+        return { status: 202, body: stored ? { ...result, feedback: stored } : result };
+      },
+    },
+    {
+      // LangSmith's createFeedback when it does not batch: one record, answered with what was stored.
+      method: "POST",
+      path: "/feedback",
+      handler: async (ctx) => {
+        const body = await ctx.json();
+        if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object (a feedback record)");
+        const deep = await tooDeep(body, limits.maxJsonDepth, new Slicer());
+        if (deep) throw new HttpError(422, [depthIssue(deep, limits.maxJsonDepth)]);
+        // The SDKs send an id; a sender that does not gets one, as LangSmith gives it.
+        const record: Record<string, unknown> = { id: uuidv7(), ...(body as Record<string, unknown>) };
+        await storeFeedback(deps, [record], () => []);
+        const stored = (await deps.store.feedbackOf([record.run_id as string])).find((f) => f.id === record.id);
+        return { status: 200, body: stored };
       },
     },
     {

@@ -13,6 +13,10 @@ const Query = z.strictObject({
   run_type: z.string().optional(),
   start_time_gte: z.string().optional(),
   start_time_lt: z.string().optional(),
+  /** Runs whose metadata has each key with this value; values compare as text (3 matches "3"). */
+  metadata: z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]).transform(String)).optional(),
+  /** Runs carrying every one of these tags. */
+  tags: z.array(z.string().min(1)).max(50).optional(),
   limit: z.number().int().min(1).max(1000).optional(),
   cursor: z.string().nullable().optional(),
 });

@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import { createRequire } from "node:module";
 
 const TYPES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
@@ -16,7 +17,23 @@ const TYPES: Record<string, string> = {
   "trace.js": "text/javascript; charset=utf-8",
   "run.js": "text/javascript; charset=utf-8",
   "messages.js": "text/javascript; charset=utf-8",
+  "feedback.js": "text/javascript; charset=utf-8",
+  "threads.js": "text/javascript; charset=utf-8",
+  "monitor.js": "text/javascript; charset=utf-8",
+  "charts.js": "text/javascript; charset=utf-8",
   "style.css": "text/css; charset=utf-8",
+  "uplot.js": "text/javascript; charset=utf-8",
+  "uplot.css": "text/css; charset=utf-8",
+};
+
+/**
+ * uPlot (the monitoring charts) is served from its own package's files, as
+ * published: a dependency, so it ships with tracepipe, and a build copies the
+ * two files beside the other assets (scripts/build.mjs).
+ */
+const VENDOR: Record<string, string> = {
+  "uplot.js": "uplot/dist/uPlot.iife.min.js",
+  "uplot.css": "uplot/dist/uPlot.min.css",
 };
 
 /** The only names served; anything else is a 404 (no path is ever built from the request). */
@@ -36,7 +53,10 @@ export function asset(name: string): { data: Buffer; contentType: string } {
   if (!a) {
     const contentType = TYPES[name];
     if (!contentType) throw new RangeError(`no viewer asset ${name}`);
-    a = { data: readFileSync(assetDir() + name), contentType };
+    const dir = assetDir();
+    const vendor = VENDOR[name];
+    const path = vendor && !existsSync(dir + name) ? createRequire(import.meta.url).resolve(vendor) : dir + name;
+    a = { data: readFileSync(path), contentType };
     cache.set(name, a);
   }
   return a;

@@ -11,6 +11,6 @@ export interface ProjectStore {
   projectExists(name: string): Promise<boolean>;
   /** Every project, newest first (then by name). */
   listProjects(): Promise<Project[]>;
-  /** Delete a project and its runs (with their attachments and pieces); resolves to the number of runs removed. */
+  /** Delete a project and its runs (with their attachments, pieces and feedback); resolves to the number of runs removed. */
   deleteProject(name: string): Promise<number>;
 }

@@ -64,6 +64,10 @@ export interface IngestResult {
 
 export interface RunQuery {
   trace_id?: string;
+  /** Runs whose metadata has each of these keys with this value (compared as text). */
+  metadata?: Record<string, string>;
+  /** Runs that carry every one of these tags. */
+  tags?: string[];
   project?: string;
   run_type?: string;
   start_time_gte?: string;

@@ -9,8 +9,11 @@ import type { ProjectStore } from "./projects.js";
 import type { RunStore } from "./runs.js";
 import type { SpanStore } from "./spans.js";
 import type { TraceStore } from "./traces.js";
+import type { FeedbackStore } from "./feedback.js";
+import type { ThreadStore } from "./threads.js";
+import type { MonitorStore } from "./monitor.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore {
+export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
   /** Finish and release the connection; idempotent. The store is unusable after. */

@@ -3,6 +3,8 @@
  * cursor, the runs of one trace as a tree, with filters and text search.
  */
 
+import type { FeedbackSummary } from "./feedback.js";
+
 export interface TraceFilter {
   project?: string;
   /** Substring of the root run's name (case-insensitive). */
@@ -21,6 +23,12 @@ export interface TraceFilter {
   /** Only traces whose summed cost (USD) is at least / at most this; traces without a cost never match. */
   min_cost?: number;
   max_cost?: number;
+  /** A run of the trace has each of these metadata keys with this value (compared as text). */
+  metadata?: Record<string, string>;
+  /** A run of the trace carries each of these tags. */
+  tags?: string[];
+  /** A run of the trace has feedback with this key. */
+  feedback_key?: string;
   /** Latency and cost sort traces without one last, in either order; ties go by trace id, in the same direction. */
   sort?: "start_time" | "latency" | "cost";
   order?: "asc" | "desc";
@@ -53,6 +61,8 @@ export interface TraceSummary {
   estimated: boolean;
   /** Time to first token of the trace's first streamed llm run, ms from the trace's start. */
   ttft_ms: number | null;
+  /** Feedback on the trace's runs, per key. */
+  feedback: FeedbackSummary[];
 }
 
 /** One run of a trace as the tree needs it (no payloads). */

@@ -23,6 +23,14 @@ import { SqliteProjects } from "./projects.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteSpans } from "./spans.js";
 import { listTraces, traceRuns } from "./traces.js";
+import type { Issue } from "../../errors.js";
+import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
+import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
+import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import { checkFeedback } from "../validate.js";
+import { feedbackOf, traceFeedback, writeFeedback } from "./feedback.js";
+import { monitorBreakdown, monitorSeries } from "./monitor.js";
+import { listThreads, threadTurns } from "./threads.js";
 
 export class SqliteStore implements Store {
   /** The file (or `:memory:`). */
@@ -140,6 +148,39 @@ export class SqliteStore implements Store {
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
     return this.deployments.revisions(deploymentId);
+  }
+
+  async storeFeedback(records: readonly unknown[], locate?: (index: number) => Issue["loc"]): Promise<number> {
+    const checked = checkFeedback(records, locate);
+    try {
+      return writeFeedback(this.db, checked);
+    } catch (err) {
+      throw unavailableWhenBusy(err);
+    }
+  }
+
+  async feedbackOf(runIds: readonly string[]): Promise<StoredFeedback[]> {
+    return feedbackOf(this.db, runIds);
+  }
+
+  async traceFeedback(traceId: string): Promise<FeedbackSummary[]> {
+    return traceFeedback(this.db, traceId);
+  }
+
+  async listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+    return listThreads(this.db, q, (id) => this.runs.get(id));
+  }
+
+  async threadTurns(threadId: string, project?: string): Promise<ThreadTurn[]> {
+    return threadTurns(this.db, threadId, project, (id) => this.runs.get(id));
+  }
+
+  async monitorSeries(q: MonitorQuery): Promise<MonitorSeries> {
+    return monitorSeries(this.db, q);
+  }
+
+  async monitorBreakdown(q: MonitorQuery, by: Breakdown): Promise<BreakdownRow[]> {
+    return monitorBreakdown(this.db, q, by);
   }
 
   async close(): Promise<void> {

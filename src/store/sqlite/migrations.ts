@@ -156,6 +156,50 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         HAVING sum(parent_span_id IS NULL OR parent_span_id = '') = 0;
     `,
   },
+  {
+    version: 7,
+    name: "feedback, threads, monitoring indexes",
+    // feedback: one row per feedback id (store/sqlite/feedback.ts). runs_threads: root runs by their
+    // conversation id (session_id, thread_id or conversation_id in metadata, LangSmith's keys), so
+    // the threads list groups an index, not the runs. runs_roots_monitor / runs_llm_monitor: every
+    // value the monitoring charts read, as expressions in the index, so the aggregates over a time
+    // range read the index alone, no row and no JSON (store/sqlite/monitor.ts writes them exactly so).
+    // Each index also holds the column of its own WHERE: SQLite reads the row to test that term
+    // otherwise, partial index or not.
+    sql: `
+      CREATE TABLE feedback (
+        id TEXT PRIMARY KEY,
+        run_id TEXT NOT NULL,
+        trace_id TEXT,
+        key TEXT NOT NULL,
+        score REAL,
+        value TEXT,
+        comment TEXT,
+        source TEXT,
+        source_metadata TEXT,
+        extra TEXT,
+        created_at TEXT,
+        received_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX feedback_run ON feedback (run_id, key);
+      CREATE INDEX feedback_key ON feedback (key, run_id);
+      CREATE INDEX runs_threads ON runs (
+        session_name,
+        coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id')),
+        start_time, parent_run_id)
+        WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_roots_monitor ON runs (
+        session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name, parent_run_id)
+        WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_llm_monitor ON runs (
+        session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name,
+        json_extract(extra, '$.metadata.trace_model_name'), json_extract(extra, '$.metadata.trace_provider'),
+        (julianday(first_token_time) - julianday(start_time)) * 86400000.0,
+        json_extract(v_usage, '$.input_tokens'), json_extract(v_usage, '$.output_tokens'), json_extract(v_usage, '$.total_cost'), run_type)
+        WHERE run_type = 'llm';
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

@@ -12,6 +12,7 @@ import { deriveLlm } from "../derive.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
 import { parsePieceMap, type PieceStore } from "./pieces.js";
+import { metadataConditions } from "./metadata.js";
 
 function encodeCursor(startTime: string, id: string): string {
   return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
@@ -80,6 +81,7 @@ export class SqliteRuns {
     if (q.run_type) cond("run_type = ?", q.run_type);
     if (q.start_time_gte) cond("start_time >= ?", canonicalTime(q.start_time_gte) ?? q.start_time_gte);
     if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
+    where.push(...metadataConditions("runs", (v) => (args.push(v), "?"), q.metadata, q.tags));
     if (q.cursor) {
       const [t, id] = decodeCursor(q.cursor);
       where.push("(start_time > ? OR (start_time = ? AND id > ?))");

@@ -13,6 +13,9 @@ import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import { CursorError } from "../contract/cursor.js";
 import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../contract/traces.js";
+import { metadataConditions } from "./metadata.js";
+import { TRACE_FEEDBACK_SQL } from "./feedback.js";
+import type { FeedbackSummary } from "../contract/feedback.js";
 
 function encode(v: unknown[]): string {
   return Buffer.from(JSON.stringify(v)).toString("base64url");
@@ -121,6 +124,17 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
     );
     args.q = f.q;
   }
+  let bound = 0;
+  const bind = (v: unknown) => {
+    const name = `m${bound++}`;
+    args[name] = v;
+    return `@${name}`;
+  };
+  for (const cond of metadataConditions("c", bind, f.metadata, f.tags)) where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
+  if (f.feedback_key) {
+    where.push("r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = @feedback_key)");
+    args.feedback_key = f.feedback_key;
+  }
   // A trace's cost from the (trace_id, cost) index of migration 4, never from the runs' JSON.
   const traceCost = `(SELECT sum(${RUN_COST}) FROM runs c WHERE c.trace_id = r.id AND ${RUN_COST} IS NOT NULL)`;
   if (f.min_cost !== undefined) {
@@ -153,6 +167,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const agg = db.prepare(AGG_SQL);
+  const fb = db.prepare(TRACE_FEEDBACK_SQL);
   const traces = page.map((r): TraceSummary => {
     const a = agg.get({ id: r.id }) as AggRow;
     return {
@@ -174,6 +189,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
       total_cost: a.total_cost,
       estimated: a.estimated === 1,
       ttft_ms: msBetween(r.start_time, a.first_token_time),
+      feedback: fb.all(r.id) as FeedbackSummary[],
     };
   });
   const last = page[page.length - 1];

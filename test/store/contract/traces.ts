@@ -36,8 +36,8 @@ export function tracesContract(open: OpenStore): void {
       const { alpha, beta } = await threeTraces(store());
       expect(await store().listTraces({ project: "viewer" })).toEqual({
         traces: [
-          { trace_id: beta.id, name: "beta", run_type: "chain", project: "viewer", start_time: T("10:01:00.000000"), end_time: T("10:01:00.500000"), latency_ms: 500, error: "boom", error_count: 1, run_count: 2, models: [], providers: [], input_tokens: null, output_tokens: null, total_tokens: null, total_cost: null, estimated: false, ttft_ms: null },
-          { trace_id: alpha.id, name: "Agent Alpha", run_type: "chain", project: "viewer", start_time: T("10:00:00.000000"), end_time: T("10:00:02.000000"), latency_ms: 2000, error: null, error_count: 0, run_count: 2, models: ["gpt-4o"], providers: ["openai"], input_tokens: 10, output_tokens: 5, total_tokens: 15, total_cost: 0.002, estimated: false, ttft_ms: 500 },
+          { trace_id: beta.id, name: "beta", run_type: "chain", project: "viewer", start_time: T("10:01:00.000000"), end_time: T("10:01:00.500000"), latency_ms: 500, error: "boom", error_count: 1, run_count: 2, models: [], providers: [], input_tokens: null, output_tokens: null, total_tokens: null, total_cost: null, estimated: false, ttft_ms: null, feedback: [] },
+          { trace_id: alpha.id, name: "Agent Alpha", run_type: "chain", project: "viewer", start_time: T("10:00:00.000000"), end_time: T("10:00:02.000000"), latency_ms: 2000, error: null, error_count: 0, run_count: 2, models: ["gpt-4o"], providers: ["openai"], input_tokens: 10, output_tokens: 5, total_tokens: 15, total_cost: 0.002, estimated: false, ttft_ms: 500, feedback: [] },
         ],
         cursor: null,
       });

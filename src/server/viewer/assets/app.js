@@ -1,10 +1,13 @@
 /* global document, location, window */
-// The viewer's entry: hash routes (#/ list, #/trace/<id>[/<run id>]), sign-in,
+// The viewer's entry: hash routes (#/ list, #/trace/<id>[/<run id>], #/threads,
+// #/thread/<id>, #/monitor), sign-in,
 // and one poller at a time for live updates.
 import { AuthError, setKey, clearKey, hasKey } from "./api.js";
 import { h, clear } from "./dom.js";
 import { renderList } from "./list.js";
 import { renderTrace } from "./trace.js";
+import { renderThreads, renderThread } from "./threads.js";
+import { renderMonitor } from "./monitor.js";
 
 const main = document.getElementById("main");
 const live = document.getElementById("live");
@@ -65,7 +68,11 @@ async function route() {
   const m = /^\/trace\/([^/]+)(?:\/([^/]+))?$/.exec(path);
   try {
     signout.hidden = !hasKey();
+    const thread = /^\/thread\/([^/]+)$/.exec(path);
     if (m) await renderTrace(main, decodeURIComponent(m[1]), m[2] ? decodeURIComponent(m[2]) : undefined, ctx);
+    else if (thread) await renderThread(main, decodeURIComponent(thread[1]), ctx);
+    else if (path === "/threads") await renderThreads(main, ctx);
+    else if (path === "/monitor") await renderMonitor(main, ctx);
     else await renderList(main, ctx);
   } catch (err) {
     if (gen === generation) fail(err);

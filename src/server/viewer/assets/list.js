@@ -3,8 +3,11 @@
 // (fetch, not EventSource, because EventSource cannot send the X-Api-Key header).
 import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime } from "./dom.js";
+import { feedbackChips } from "./feedback.js";
 
-const FIELDS = ["project", "name", "run_type", "model", "provider", "q", "start_time_gte", "start_time_lt", "min_cost", "max_cost", "sort", "order"];
+const FIELDS = ["project", "name", "run_type", "model", "provider", "q", "start_time_gte", "start_time_lt", "min_cost", "max_cost", "feedback_key", "sort", "order"];
+/** Repeatable filters: `metadata=key=value` and `tag=name`, each as many times as given. */
+const LISTS = ["metadata", "tag"];
 const POLL_MS = 2000;
 
 /** Filters live in the hash (#/?name=x) so a filtered list survives a reload; never the API key. */
@@ -13,6 +16,10 @@ function filtersFromHash() {
   const p = new URLSearchParams(i >= 0 ? location.hash.slice(i + 1) : "");
   const f = {};
   for (const k of [...FIELDS, "errors_only"]) if (p.get(k)) f[k] = p.get(k);
+  for (const k of LISTS) {
+    const all = p.getAll(k).filter(Boolean);
+    if (all.length) f[k] = all;
+  }
   return f;
 }
 
@@ -51,6 +58,7 @@ function row(t) {
     h("td", { class: "cost num" }, fmtCost(t.total_cost)),
     h("td", { class: "ttft num" }, fmtMs(t.ttft_ms)),
     h("td", { class: "runs num" }, fmtInt(t.run_count)),
+    h("td", { class: "feedback" }, feedbackChips(t.feedback) ?? "–"),
   );
 }
 
@@ -71,6 +79,10 @@ export async function renderList(main, ctx) {
     h("label", {}, "To", h("input", { name: "start_time_lt", type: "datetime-local", value: toLocal(f.start_time_lt) })),
     input("min_cost", "Min cost $", { type: "number", min: "0", step: "any" }),
     input("max_cost", "Max cost $", { type: "number", min: "0", step: "any" }),
+    // One field per metadata / tag filter given, and one empty for the next.
+    [...(f.metadata ?? []), ""].map((v, i) => h("label", {}, i === 0 ? "Metadata key=value" : "and", h("input", { name: "metadata", value: v, placeholder: "user_id=42", class: "metadata-filter" }))),
+    [...(f.tag ?? []), ""].map((v, i) => h("label", {}, i === 0 ? "Has tag" : "and tag", h("input", { name: "tag", value: v, class: "tag-filter" }))),
+    input("feedback_key", "Has feedback"),
     h("label", { class: "check" }, h("input", { name: "errors_only", type: "checkbox", checked: f.errors_only === "true" }), "errors only"),
     h(
       "label",
@@ -96,6 +108,7 @@ export async function renderList(main, ctx) {
       if (k === "start_time_gte" || k === "start_time_lt") v = toIso(v);
       if (v) p.set(k, v);
     }
+    for (const k of LISTS) for (const v of data.getAll(k)) if (String(v).trim()) p.append(k, String(v).trim());
     if (data.get("errors_only")) p.set("errors_only", "true");
     location.hash = `#/?${p}`;
   });
@@ -105,7 +118,7 @@ export async function renderList(main, ctx) {
   const table = h(
     "table",
     { class: "traces" },
-    h("thead", {}, h("tr", {}, ["Name", "Start", "Latency", "Status", "Model", "Provider", "Tokens", "Cost", "TTFT", "Runs"].map((c) => h("th", {}, c)))),
+    h("thead", {}, h("tr", {}, ["Name", "Start", "Latency", "Status", "Model", "Provider", "Tokens", "Cost", "TTFT", "Runs", "Feedback"].map((c) => h("th", {}, c)))),
     tbody,
   );
   delete main.dataset.traceId;

@@ -3,6 +3,7 @@
 import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime, msBetween, json, folded } from "./dom.js";
 import { conversation } from "./messages.js";
+import { feedbackTable } from "./feedback.js";
 
 function nativeMessages(stored, normalized) {
   if (normalized && Array.isArray(normalized.messages)) return normalized.messages;
@@ -48,6 +49,7 @@ export async function renderRun(el, runId, _ctx) {
       ["Run id", run.id],
     ]),
   ];
+  if (run.feedback?.length) sections.push(h("h3", {}, "Feedback"), feedbackTable(run.feedback));
   if (run.error) sections.push(h("div", { class: "error-box" }, h("h3", {}, "Error"), folded(run.error, 4000, "pre")));
   if (run.normalize_error) sections.push(h("div", { class: "note" }, `Not shown as messages: ${run.normalize_error}`));
   if (inMsgs || outMsgs) sections.push(h("h3", {}, "Conversation"), conversation(inMsgs ?? [], outMsgs ?? []));

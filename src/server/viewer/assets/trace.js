@@ -4,6 +4,7 @@
 import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, msBetween } from "./dom.js";
 import { renderRun } from "./run.js";
+import { feedbackChips, summarize } from "./feedback.js";
 
 /** Children by parent; runs whose parent is not in the trace are roots. */
 function buildTree(runs) {
@@ -39,7 +40,9 @@ export async function renderTrace(main, traceId, runId, ctx) {
     for (const n of main.querySelectorAll(".tree .node")) n.classList.toggle("selected", n.dataset.runId === runId);
     return renderRun(detailEl, runId, ctx);
   }
-  const { runs } = await api(`/api/viewer/traces/${encodeURIComponent(traceId)}`);
+  const { runs, feedback } = await api(`/api/viewer/traces/${encodeURIComponent(traceId)}`);
+  const feedbackByRun = new Map();
+  for (const f of feedback ?? []) feedbackByRun.set(f.run_id, [...(feedbackByRun.get(f.run_id) ?? []), f]);
   const { roots, kids } = buildTree(runs);
   const { t0, total } = span(runs);
   const selected = runId ?? roots[0]?.id;
@@ -71,6 +74,7 @@ export async function renderTrace(main, traceId, runId, ctx) {
         h("span", { class: `type t-${r.run_type ?? "run"}` }, r.run_type ?? "run"),
         h("span", { class: "run-name" }, r.name ?? "(unnamed)"),
         r.error ? h("span", { class: "badge err", title: r.error }, "error") : null,
+        feedbackChips(summarize(feedbackByRun.get(r.id))),
       ),
       h("div", { class: "metrics" }, h("span", { class: "dur" }, fmtMs(r.latency_ms)), r.total_tokens !== null ? h("span", { class: "tok" }, `${fmtInt(r.total_tokens)} tok${r.estimated ? " ~" : ""}`) : null),
       h("div", { class: "lane" }, bar, marks),

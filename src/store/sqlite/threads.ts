@@ -1,0 +1,137 @@
+/**
+ * ThreadStore over SQLite. A thread's id is read with the expression of
+ * migration 7's runs_threads index (root runs by project, then thread), so
+ * grouping the threads walks that index and a thread's turns are one range of
+ * it; per-thread totals are summed for the page's threads only. Threads are
+ * per project: the same id in two projects is two threads.
+ */
+import type { SqliteHandle } from "./handle.js";
+import { canonicalTime } from "../time.js";
+import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { StoredRun } from "../contract/runs.js";
+import { assistantText, userText } from "../preview.js";
+
+export const THREAD_ID = "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
+
+export interface ThreadGroupRow {
+  project: string | null;
+  thread_id: string;
+  turns: number;
+  first_time: string;
+  last_time: string;
+}
+
+/** One page of thread ids, most recently active first. */
+export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGroupRow[]; more: boolean } {
+  const where = ["parent_run_id IS NULL", `${THREAD_ID} IS NOT NULL`];
+  const a: Record<string, unknown> = {};
+  if (q.project) {
+    where.push("session_name = @project");
+    a.project = q.project;
+  }
+  const having = q.before ? "HAVING max(start_time) < @before" : "";
+  if (q.before) a.before = canonicalTime(q.before) ?? q.before;
+  const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+  // Materialized: SQLite reads the row for a grouped indexed expression, but not for a plain one.
+  const rows = db
+    .prepare(
+      `WITH x AS MATERIALIZED (SELECT session_name AS project, ${THREAD_ID} AS t, start_time FROM runs INDEXED BY runs_threads WHERE ${where.join(" AND ")})
+       SELECT project, CAST(t AS TEXT) AS thread_id, count(*) AS turns, min(start_time) AS first_time, max(start_time) AS last_time
+       FROM x GROUP BY project, t ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
+    )
+    .all(a) as ThreadGroupRow[];
+  return { rows: rows.slice(0, limit), more: rows.length > limit };
+}
+
+export interface TurnRow {
+  id: string;
+  name: string | null;
+  session_name: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+/** The root runs of a thread, oldest first (at most `limit`). */
+export function threadRoots(db: SqliteHandle, threadId: string, project?: string, limit = 1000): TurnRow[] {
+  return db
+    .prepare(
+      `SELECT id, name, session_name, start_time, end_time, (julianday(end_time) - julianday(start_time)) * 86400000.0 AS latency_ms, error
+       FROM runs INDEXED BY runs_threads WHERE parent_run_id IS NULL AND ${THREAD_ID} = @t ${project ? "AND session_name = @project" : ""}
+       ORDER BY start_time, id LIMIT ${limit}`,
+    )
+    .all({ t: threadId, project }) as TurnRow[];
+}
+
+export interface UsageRow {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  total_tokens: number | null;
+  cost: number | null;
+  errors: number;
+}
+
+/** Usage summed over every run of these traces. */
+export function tracesUsage(db: SqliteHandle, traceIds: readonly string[]): UsageRow {
+  return db
+    .prepare(
+      `SELECT sum(json_extract(v_usage, '$.input_tokens')) AS input_tokens, sum(json_extract(v_usage, '$.output_tokens')) AS output_tokens,
+        sum(json_extract(v_usage, '$.total_tokens')) AS total_tokens, sum(json_extract(v_usage, '$.total_cost')) AS cost, count(error) AS errors
+       FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))`,
+    )
+    .get(JSON.stringify(traceIds)) as UsageRow;
+}
+
+/** Reads one stored run whole (payloads in pieces, native copies derived on read). */
+export type RunReader = (id: string) => StoredRun | undefined;
+
+function turnOf(db: SqliteHandle, r: TurnRow, read: RunReader): ThreadTurn {
+  const run = read(r.id);
+  const u = tracesUsage(db, [r.id]);
+  return {
+    trace_id: r.id,
+    name: r.name,
+    start_time: r.start_time,
+    end_time: r.end_time,
+    latency_ms: r.latency_ms,
+    error: r.error,
+    user: run ? (userText(run.inputs, run.normalized_inputs) ?? null) : null,
+    assistant: run ? (assistantText(run.outputs, run.normalized_outputs) ?? null) : null,
+    total_tokens: u.total_tokens,
+    cost: u.cost,
+  };
+}
+
+export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): { threads: ThreadSummary[]; next_before: string | null } {
+  const { rows, more } = threadGroups(db, q);
+  const threads = rows.map((g): ThreadSummary => {
+    const roots = threadRoots(db, g.thread_id, g.project ?? undefined);
+    const u = tracesUsage(db, roots.map((r) => r.id));
+    const first = roots[0] ? read(roots[0].id) : undefined;
+    const last = roots.length ? read(roots[roots.length - 1]!.id) : undefined;
+    let latency: number | null = null;
+    for (const r of roots) if (r.latency_ms !== null) latency = (latency ?? 0) + r.latency_ms;
+    return {
+      thread_id: g.thread_id,
+      project: g.project,
+      turns: g.turns,
+      first_time: g.first_time,
+      last_time: g.last_time,
+      first_message: first ? (userText(first.inputs, first.normalized_inputs) ?? null) : null,
+      last_message: last ? (assistantText(last.outputs, last.normalized_outputs) ?? null) : null,
+      input_tokens: u.input_tokens,
+      output_tokens: u.output_tokens,
+      total_tokens: u.total_tokens,
+      cost: u.cost,
+      latency_ms: latency,
+      error_count: u.errors,
+    };
+  });
+  const last = rows[rows.length - 1];
+  return { threads, next_before: more && last ? last.last_time : null };
+}
+
+export function threadTurns(db: SqliteHandle, threadId: string, project: string | undefined, read: RunReader): ThreadTurn[] {
+  return threadRoots(db, threadId, project).map((r) => turnOf(db, r, read));
+}
