@@ -7,7 +7,7 @@ import { ConfigError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
-import { DEFAULT_ROOTLESS_AFTER_MS } from "../server/routes/otel.js";
+import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
 
 function int(name: string) {
   return (v: string) => {

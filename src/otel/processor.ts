@@ -33,7 +33,7 @@ import type { Client } from "../ingest/client.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { dottedSegment } from "../run/ids.js";
 import type { Run } from "../run/schema.js";
-import { keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "./convert.js";
+import { apiKindName, keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "../otlp/convert.js";
 
 /**
  * Which spans become runs:
@@ -102,7 +102,7 @@ export function toSpanRecord(span: ReadableSpan | Span): SpanRecord {
     spanId: ctx.spanId,
     parentSpanId: span.parentSpanContext?.spanId,
     name: span.name,
-    kind: span.kind,
+    kind: apiKindName(span.kind),
     scope: span.instrumentationScope?.name,
     startUs,
     endUs: span.ended ? hrToUs(span.endTime) : startUs,

@@ -15,8 +15,8 @@ import { startCollector, startServeProcess, type Running, sql } from "../helpers
 import { tempDir } from "../helpers/runs.js";
 import { SqliteRunStore } from "../../src/store/sqlite.js";
 import { MIGRATIONS } from "../../src/store/migrations.js";
-import { parentRemote } from "../../src/otel/otlp-json.js";
-import { RootlessSweep } from "../../src/server/routes/otel.js";
+import { parentRemote } from "../../src/otlp/plain.js";
+import { RootlessSweep } from "../../src/otlp/sweep.js";
 
 const running: Running[] = [];
 afterEach(async () => {
