@@ -87,6 +87,21 @@ function message(r: Message["role"], body: Obj, loc: Loc): Message {
 }
 
 /**
+ * A streamed Responses call is recorded one output item per record, each an
+ * assistant message of its own: they are one reply, so consecutive assistant
+ * messages are joined (content in order, the last one's finish reason).
+ */
+function appendOutput(output: Message[], m: Message): void {
+  const last = output[output.length - 1];
+  if (!last || last.role !== "assistant" || m.role !== "assistant") {
+    output.push(m);
+    return;
+  }
+  last.content.push(...m.content);
+  if (m.extras) last.extras = { ...last.extras, ...m.extras };
+}
+
+/**
  * The messages a span's log records carry, in the order they were emitted
  * (choices by their index). Issues (records that failed to read) are pushed
  * onto `issues`, located by the record's place among `logs`.
@@ -107,7 +122,7 @@ export function eventMessages(logs: readonly LogRecordLike[], issues: Issue[]): 
         const outs = messageList(a, "gen_ai.output.messages");
         if (system) input.push(system);
         if (ins) input.push(...ins);
-        if (outs) output.push(...outs);
+        if (outs) for (const m of outs) appendOutput(output, m);
         any ||= !!(system || ins || outs);
         captured ||= !!(system || ins?.some((m) => m.content.length) || outs?.some((m) => m.content.length));
         return;

@@ -22,7 +22,7 @@ import type { Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { jsonOrText } from "../common/attrs.js";
 import { markOrphans } from "../common/content.js";
-import type { SpanAdapter, SpanLike, SpanResult } from "../spans.js";
+import type { LogRecordLike, SpanAdapter, SpanLike, SpanResult } from "../spans.js";
 import { CURRENT, messageList, systemMessage } from "./current.js";
 import { eventMessages, isGenAiEvent } from "./events.js";
 import { attempt, invocationParams, num, providerName, runType, text, usage } from "./fields.js";
@@ -31,27 +31,41 @@ import { legacyEvents, legacyIndexed } from "./legacy.js";
 export { providerName };
 export { eventMessages, isGenAiEvent } from "./events.js";
 
-type Sides = { input?: Message[]; output?: Message[] };
+type Sides = { system?: Message; input?: Message[]; output?: Message[] };
 
 function currentMessages(a: SpanLike["attributes"], issues: Issue[]): Sides {
-  const res: Sides = {};
-  const system = attempt(issues, () => systemMessage(a));
-  const input = attempt(issues, () => messageList(a, "gen_ai.input.messages"));
-  if (system || input) res.input = markOrphans([...(system ? [system] : []), ...(input ?? [])]);
-  const output = attempt(issues, () => messageList(a, "gen_ai.output.messages"));
-  if (output) res.output = markOrphans(output);
-  return res;
+  return {
+    system: attempt(issues, () => systemMessage(a)),
+    input: attempt(issues, () => messageList(a, "gen_ai.input.messages")),
+    output: attempt(issues, () => messageList(a, "gen_ai.output.messages")),
+  };
 }
 
 function legacyMessages(span: SpanLike, anthropic: boolean, issues: Issue[]): Sides {
   const a = span.attributes;
-  const res: Sides = {};
   const input = attempt(issues, () => legacyIndexed(a, "gen_ai.prompt", anthropic));
   const output = attempt(issues, () => legacyIndexed(a, "gen_ai.completion", anthropic));
   const events = attempt(issues, () => legacyEvents(span)) ?? {};
-  res.input = events.input ?? input;
-  res.output = events.output ?? output;
-  return res;
+  return { input: events.input ?? input, output: events.output ?? output };
+}
+
+/**
+ * The span's messages, side by side completed from its log records: the
+ * span's own list wins; the system instructions on the span lead the logs'
+ * input unless that input already starts with a system message (the OpenAI
+ * instrumentation writes the Responses API's instructions in both places).
+ */
+function joined(onSpan: Sides, logs: readonly LogRecordLike[] | undefined, issues: Issue[]): { input?: Message[]; output?: Message[] } {
+  let input = onSpan.input;
+  let output = onSpan.output;
+  const genai = logs?.filter(isGenAiEvent);
+  if (genai?.length && (!input || !output)) {
+    const fromLogs = eventMessages(genai, issues);
+    if (!input && fromLogs.input) input = onSpan.system && fromLogs.input[0]?.role !== "system" ? [onSpan.system, ...fromLogs.input] : fromLogs.input;
+    output ??= fromLogs.output;
+  }
+  if (onSpan.system && input === onSpan.input) input = [onSpan.system, ...(input ?? [])];
+  return { input: input && markOrphans(input), output: output && markOrphans(output) };
 }
 
 /** Whether the span says it follows the current conventions (then legacy attributes are not read). */
@@ -81,14 +95,7 @@ export const otelGenAi: SpanAdapter = {
     if (type === "embedding") return result;
     const issues: Issue[] = [];
     const onSpan = isCurrent(a) ? currentMessages(a, issues) : legacyMessages(span, result.trace_provider === "anthropic", issues);
-    let input = onSpan.input;
-    let output = onSpan.output;
-    const logs = span.logs?.filter(isGenAiEvent);
-    if (logs?.length && (!input || !output)) {
-      const fromLogs = eventMessages(logs, issues);
-      input ??= fromLogs.input;
-      output ??= fromLogs.output;
-    }
+    const { input, output } = joined(onSpan, span.logs, issues);
     result.input_messages = input;
     result.output_messages = output;
     result.usage_metadata = attempt(issues, () => usage(a, span.scope));
