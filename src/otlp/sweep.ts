@@ -51,7 +51,7 @@ export class RootlessSweep {
     let sliceStart = performance.now();
     for (;;) {
       if (this.stopped) return;
-      const ids = this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
+      const ids = await this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
       for (const id of ids) {
         if (this.stopped) return;
         try {
@@ -59,7 +59,7 @@ export class RootlessSweep {
         } catch (err) {
           this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
         }
-        this.store.forgetRootless(id, quietSince);
+        await this.store.forgetRootless(id, quietSince);
         if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();

@@ -22,15 +22,15 @@ import { isLocalRoot, type PlainSpan } from "./plain.js";
 import { parseJson, plainToLogRecord, plainToSpanRecord } from "./records.js";
 
 /** What converting a stored trace needs of the store. */
-export type OtlpStore = Pick<SqliteRunStore, "spansOfTrace" | "ingest" | "quietRootlessTraces" | "forgetRootless">;
+export type OtlpStore = Pick<SqliteRunStore, "spansOfTrace" | "logsOfTrace" | "ingest" | "quietRootlessTraces" | "forgetRootless">;
 
 /** Default quiet time before a trace without a root is converted as it is: a few of BatchSpanProcessor's 5 s export intervals. */
 export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
 
 /** Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry. */
 export async function convertTrace(store: OtlpStore, traceId: string, project?: string): Promise<void> {
-  const rows = store.spansOfTrace(traceId) as unknown as PlainSpan[];
-  const logRows = logsOf(store, traceId);
+  const rows = (await store.spansOfTrace(traceId)) as unknown as PlainSpan[];
+  const logRows = (await store.logsOfTrace(traceId)) as unknown as PlainLog[];
   const root = rows.find((r) => !r.parent_span_id) ?? rows.find(isLocalRoot) ?? rows[0];
   const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
   const bySpan = new Map<string, LogRecordLike[]>();
@@ -60,10 +60,4 @@ export async function convertTrace(store: OtlpStore, traceId: string, project?: 
     return p;
   });
   await store.ingest({ post: runs, patch: patch as never });
-}
-
-/** The trace's stored log records, oldest first; none when the store keeps no logs. */
-function logsOf(store: OtlpStore, traceId: string): PlainLog[] {
-  const s = store as OtlpStore & { logsOfTrace?: (traceId: string) => PlainLog[] };
-  return s.logsOfTrace ? s.logsOfTrace(traceId) : [];
 }

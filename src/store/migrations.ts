@@ -156,6 +156,30 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         HAVING sum(parent_span_id IS NULL OR parent_span_id = '') = 0;
     `,
   },
+  {
+    version: 7,
+    name: "otel log records",
+    // OTLP log records by trace and span id (empty when the record has none), joined to the span's run
+    // when the trace is converted (src/otlp/trace.ts). record_key: a hash of what the record says, so a
+    // resent request replaces its records; seq orders records stamped with the same time.
+    sql: `
+      CREATE TABLE otel_logs (
+        trace_id TEXT NOT NULL,
+        span_id TEXT NOT NULL,
+        record_key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        time TEXT NOT NULL,
+        event_name TEXT NOT NULL,
+        severity INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        attributes TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (trace_id, span_id, record_key)
+      );
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

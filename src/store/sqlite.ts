@@ -474,6 +474,36 @@ export class SqliteRunStore implements RunStore {
   }
 
   /**
+   * Store OTLP log records (as src/otlp/logs.ts makes them). Returns the
+   * traces among them that have a root span stored: the ones to convert
+   * again now. A trace with spans but no root waits on, its quiet time
+   * started again, so the rootless sweep converts it with these records.
+   */
+  storeLogs(logs: readonly Obj[]): string[] {
+    const stmt = this.db.prepare(
+      "INSERT OR REPLACE INTO otel_logs (trace_id, span_id, record_key, seq, time, event_name, severity, body, attributes, resource, scope, received_at) VALUES (@trace_id, @span_id, @record_key, @seq, @time, @event_name, @severity, @body, @attributes, @resource, @scope, @received_at)",
+    );
+    const hasSpans = this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? LIMIT 1");
+    const waiting = this.db.prepare("INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at");
+    const now = new Date().toISOString();
+    const rooted: string[] = [];
+    this.db.transaction(() => {
+      for (const l of logs) stmt.run({ ...l, received_at: now });
+      for (const traceId of new Set(logs.map((l) => String(l.trace_id)))) {
+        if (!traceId) continue;
+        if (this.hasRootSpan(traceId)) rooted.push(traceId);
+        else if (hasSpans.get(traceId)) waiting.run(traceId, now);
+      }
+    })();
+    return rooted;
+  }
+
+  /** Every stored log record of one trace, by time, then by position in its request. */
+  logsOfTrace(traceId: string): Obj[] {
+    return this.db.prepare("SELECT * FROM otel_logs WHERE trace_id = ? ORDER BY time, seq").all(traceId) as Obj[];
+  }
+
+  /**
    * Traces still without a root whose newest span was stored at or before
    * `quietSince` (an ISO time), oldest first, at most `limit` of them.
    */

@@ -5,12 +5,13 @@
  */
 import type { AttachmentStore } from "./attachments.js";
 import type { DeploymentStore } from "./deployments.js";
+import type { LogStore } from "./logs.js";
 import type { ProjectStore } from "./projects.js";
 import type { RunStore } from "./runs.js";
 import type { SpanStore } from "./spans.js";
 import type { TraceStore } from "./traces.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore {
+export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
   /** Finish and release the connection; idempotent. The store is unusable after. */
