@@ -11,7 +11,8 @@ import { ADAPTERS as SPAN_ADAPTERS } from "../../adapters/span-index.js";
 import type { Attributes, LogRecordLike, SpanAdapter, SpanLike, SpanResult } from "../../adapters/spans.js";
 import { ValidationError } from "../errors.js";
 import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
-import { buildRun, llmFields } from "../run/llm.js";
+import { addCost, buildRun, llmFields } from "../run/llm.js";
+import { resolveModel } from "../tokens/index.js";
 import type { Run, RunEvent } from "../run/schema.js";
 
 /** A finished span, SDK-neutral. Times in microseconds since the epoch. */
@@ -130,8 +131,11 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
     if (f.estimate) o.deferred!.push(f.estimate);
     // Object.assign, not `{ otel, ...f.metadata }`: a spread into a literal with fields is V8's slow path (see above).
     const metadata: Record<string, unknown> = Object.assign({ otel }, f.metadata);
-    // A convention that recorded only usage (no output messages) keeps it on the run.
-    if (!result.output_messages && result.usage_metadata) metadata.usage_metadata = result.usage_metadata;
+    // A convention that recorded only usage (no output messages) keeps it on the run, priced as a message's would be.
+    if (!result.output_messages && result.usage_metadata) {
+      metadata.usage_metadata = result.usage_metadata;
+      addCost(result.usage_metadata, resolveModel({ extra: { metadata } }));
+    }
     // Neither the span nor its log records held content: the instrumentation did not capture it (an empty prompt would mislead).
     if (!result.issues && !result.input_messages?.length && !result.output_messages?.length && !result.inputs) metadata.content_captured = false;
     if (result.issues) metadata.normalize_error = result.issues;
