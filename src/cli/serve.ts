@@ -135,7 +135,7 @@ export function register(program: Command): void {
       }
       // The gRPC receiver shares the HTTP side's limiter: one budget per key whichever way it sends.
       const limiter = new MemoryRateLimiter();
-      const collector = createCollector({
+      const collector = await createCollector({
         limiter,
         db: opts.db,
         apiKey: opts.apiKey,

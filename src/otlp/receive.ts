@@ -9,7 +9,7 @@ import { decodeDocument, type DecodeOptions, type Signal } from "./decode.js";
 import { toPlainLogs } from "./logs.js";
 import { toPlain } from "./plain.js";
 import { convertTrace, type OtlpStore } from "./trace.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { LogStore, SpanStore } from "../store/index.js";
 
 export interface ReceiveOptions extends DecodeOptions {
   /** The project the exporter names (createOtlpTraceExporter's `project`): it wins over the spans' resource. */
@@ -17,7 +17,7 @@ export interface ReceiveOptions extends DecodeOptions {
 }
 
 /** The store as OTLP receiving needs it: span staging, log staging and ingest. */
-export type OtlpReceiveStore = OtlpStore & Pick<SqliteRunStore, "storeSpans" | "storeLogs">;
+export type OtlpReceiveStore = OtlpStore & Pick<SpanStore, "storeSpans"> & Pick<LogStore, "storeLogs">;
 
 /** The answer, OTLP's Export*ServiceResponse in its JSON form. */
 export async function receiveOtlp(store: OtlpReceiveStore, signal: Signal, body: Uint8Array, contentType: string, o: ReceiveOptions = {}): Promise<{ partialSuccess: Record<string, never> }> {
@@ -31,8 +31,8 @@ export async function storeDocument(store: OtlpReceiveStore, signal: Signal, doc
   if (signal === "traces") {
     const spans = toPlain(doc);
     if (project) for (const s of spans) s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
-    for (const traceId of await store.storeSpans(spans as unknown as Record<string, unknown>[])) await convertTrace(store, traceId, project);
+    for (const traceId of await store.storeSpans(spans)) await convertTrace(store, traceId, project);
     return;
   }
-  for (const traceId of await store.storeLogs(toPlainLogs(doc) as unknown as Record<string, unknown>[])) await convertTrace(store, traceId, project);
+  for (const traceId of await store.storeLogs(toPlainLogs(doc))) await convertTrace(store, traceId, project);
 }

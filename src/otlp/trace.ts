@@ -15,22 +15,22 @@
  * converted by the rootless sweep (sweep.ts).
  */
 import type { LogRecordLike } from "../../adapters/spans.js";
-import type { SqliteRunStore } from "../store/index.js";
+import type { LogStore, RunStore, SpanStore } from "../store/index.js";
 import { traceToRuns } from "./convert.js";
 import type { PlainLog } from "./logs.js";
 import { isLocalRoot, type PlainSpan } from "./plain.js";
 import { parseJson, plainToLogRecord, plainToSpanRecord } from "./records.js";
 
 /** What converting a stored trace needs of the store. */
-export type OtlpStore = Pick<SqliteRunStore, "spansOfTrace" | "logsOfTrace" | "ingest" | "quietRootlessTraces" | "forgetRootless">;
+export type OtlpStore = Pick<SpanStore, "spansOfTrace" | "quietRootlessTraces" | "forgetRootless"> & Pick<LogStore, "logsOfTrace"> & Pick<RunStore, "ingest">;
 
 /** Default quiet time before a trace without a root is converted as it is: a few of BatchSpanProcessor's 5 s export intervals. */
 export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
 
 /** Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry. */
 export async function convertTrace(store: OtlpStore, traceId: string, project?: string): Promise<void> {
-  const rows = (await store.spansOfTrace(traceId)) as unknown as PlainSpan[];
-  const logRows = (await store.logsOfTrace(traceId)) as unknown as PlainLog[];
+  const rows: PlainSpan[] = await store.spansOfTrace(traceId);
+  const logRows: PlainLog[] = await store.logsOfTrace(traceId);
   const root = rows.find((r) => !r.parent_span_id) ?? rows.find(isLocalRoot) ?? rows[0];
   const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
   const bySpan = new Map<string, LogRecordLike[]>();

@@ -78,7 +78,7 @@ async function viaProcessors(call: Call, project: string) {
   await loggerProvider.shutdown();
   await client.shutdown();
   expect(logs.stats).toMatchObject({ held: 0, expired: 0 });
-  return env.col.collector.store.queryRuns({ project }).runs;
+  return (await env.col.collector.store.queryRuns({ project })).runs;
 }
 
 type Exporter<T> = { export(items: T[], done: (r: { code: number; error?: Error }) => void): void; shutdown(): Promise<void> };
@@ -116,7 +116,7 @@ async function viaOtlp(call: Call, transport: "http" | "grpc", project: string, 
     : [await send(out.traces, spans.getFinishedSpans()), await send(out.logs, records.getFinishedLogRecords())];
   expect(sent.map((r) => r.error?.message ?? r.code)).toEqual([0, 0]);
   await Promise.all([out.traces.shutdown(), out.logs.shutdown(), tracerProvider.shutdown(), loggerProvider.shutdown()]);
-  return env.col.collector.store.queryRuns({ project }).runs;
+  return (await env.col.collector.store.queryRuns({ project })).runs;
 }
 
 describe("@opentelemetry/instrumentation-openai (content in log records)", () => {

@@ -39,7 +39,7 @@ function traced(o: { content: boolean }) {
 }
 
 /** The runs made of an OTel trace (run trace ids are the root run's id, not the OTel trace id). */
-const runsOf = (traceId: string) => c.collector.store.queryRuns({}).runs.filter((r) => (meta(r).otel as { trace_id?: string }).trace_id === traceId);
+const runsOf = async (traceId: string) => (await c.collector.store.queryRuns({})).runs.filter((r) => (meta(r).otel as { trace_id?: string }).trace_id === traceId);
 
 const post = (path: string, body: Uint8Array, gzip = false) =>
   fetch(c.url + path, { method: "POST", headers: { "content-type": "application/x-protobuf", ...(gzip ? { "content-encoding": "gzip" } : {}) }, body: gzip ? gzipSync(body) : body });
@@ -49,9 +49,9 @@ describe("OTLP logs at the collector", () => {
     const t = traced({ content: true });
     expect((await post("/v1/logs", ProtobufLogsSerializer.serializeRequest(t.records)!, true)).status).toBe(200);
     expect(sql(c.collector.store).prepare("SELECT event_name FROM otel_logs WHERE trace_id = ? ORDER BY time, seq").all(t.traceId)).toEqual([{ event_name: "gen_ai.user.message" }, { event_name: "gen_ai.choice" }, { event_name: "app.audit" }]);
-    expect(runsOf(t.traceId)).toEqual([]);
+    expect(await runsOf(t.traceId)).toEqual([]);
     expect((await post("/v1/traces", ProtobufTraceSerializer.serializeRequest(t.spans)!)).status).toBe(200);
-    const runs = runsOf(t.traceId);
+    const runs = await runsOf(t.traceId);
     expect(runs).toHaveLength(1);
     const llm = runs[0]!;
     expect(llm.inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] });
@@ -65,12 +65,12 @@ describe("OTLP logs at the collector", () => {
     const t = traced({ content: false });
     expect((await post("/otel/v1/traces", ProtobufTraceSerializer.serializeRequest(t.spans)!)).status).toBe(200);
     expect((await post("/otel/v1/logs", ProtobufLogsSerializer.serializeRequest(t.records)!)).status).toBe(200);
-    const [llm] = runsOf(t.traceId);
+    const [llm] = await runsOf(t.traceId);
     expect(llm!.inputs).toEqual({ messages: [] });
     expect(meta(llm!)).toMatchObject({ content_captured: false, usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34, input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 } });
-    const [row] = c.collector.store.traceRuns(llm!.trace_id);
+    const [row] = await c.collector.store.traceRuns(llm!.trace_id);
     expect(row).toMatchObject({ input_tokens: 25, output_tokens: 9, total_tokens: 34, total_cost: 0.0001525 });
-    const summary = c.collector.store.listTraces({}).traces.find((s) => s.trace_id === llm!.trace_id)!;
+    const summary = (await c.collector.store.listTraces({})).traces.find((s) => s.trace_id === llm!.trace_id)!;
     expect(summary).toMatchObject({ total_tokens: 34, total_cost: 0.0001525 });
   });
 

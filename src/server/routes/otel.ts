@@ -6,14 +6,14 @@
  */
 import type { Route } from "../http.js";
 import { HttpError } from "../http.js";
-import type { SqliteRunStore } from "../../store/index.js";
+import type { OtlpReceiveStore } from "../../otlp/receive.js";
 import { ValidationError } from "../../errors.js";
 import { PROJECT_HEADER } from "../../otlp/plain.js";
 import { receiveOtlp } from "../../otlp/receive.js";
 import type { Signal } from "../../otlp/decode.js";
 import { tooDeep } from "../depth.js";
 
-export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Route[] {
+export function otelRoutes(store: OtlpReceiveStore, maxJsonDepth = Infinity): Route[] {
   const guard = async (doc: object) => {
     if (await tooDeep(doc, maxJsonDepth)) throw new HttpError(400, `OTLP request nested more than ${maxJsonDepth} levels deep`);
   };
