@@ -9,6 +9,6 @@ import { otelGenAi } from "./otel-genai/index.js";
 import { openInference } from "./openinference/index.js";
 import { vercelAi } from "./vercel-ai/index.js";
 
-export type { SpanAdapter, SpanLike, SpanResult, SpanEventLike, SpanRunType, Attributes, AttrValue } from "./spans.js";
+export type { SpanAdapter, SpanLike, SpanResult, SpanEventLike, LogRecordLike, SpanRunType, Attributes, AttrValue } from "./spans.js";
 export const ADAPTERS: readonly SpanAdapter[] = [vercelAi, openInference, otelGenAi];
 export { otelGenAi, openInference, vercelAi };

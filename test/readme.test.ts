@@ -13,12 +13,37 @@ import { ensureBuilt, ROOT } from "./package/dist.js";
 import { fixture, startReplayServer, type ReplayServer } from "./helpers/replay-server.js";
 import { tempDir } from "./helpers/runs.js";
 
-/** The code block right after `<!-- tested: test/readme.test.ts ... -->` in README.md. */
-function testedBlock(): string {
+/** The code block right after `<!-- tested: test/readme.test.ts<label> ... -->` in README.md. */
+function testedBlock(label = ""): string {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const m = /<!-- tested: test\/readme\.test\.ts[^>]*-->\n```js\n([\s\S]*?)\n```/.exec(readme);
-  if (!m) throw new Error("README.md has no tested OpenTelemetry snippet");
+  const m = new RegExp(`<!-- tested: test/readme\\.test\\.ts${label.replace(/[()]/g, "\\$&")} runs[^>]*-->\n\`\`\`js\n([\\s\\S]*?)\n\`\`\``).exec(readme);
+  if (!m) throw new Error(`README.md has no tested OpenTelemetry snippet${label}`);
   return m[1]!;
+}
+
+/** Run a README block as an app would, against the replay server and a fresh embedded store. */
+async function runBlock(code: string, name: string): Promise<{ status: number | null; stdout: string; stderr: string; db: string }> {
+  const dir = join(ROOT, "test-output", "readme");
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}-${process.pid}.mjs`);
+  writeFileSync(file, code);
+  const db = join(tempDir("tp-readme-"), "traces.db");
+  // Asynchronously: the replay server answers from this process.
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [file], {
+      cwd: dir,
+      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${vendor.url}/v1`, TRACEPIPE_DB: db, TRACEPIPE_ENDPOINT: "", LANGSMITH_ENDPOINT: "" },
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("close", (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout, stderr, db });
+    });
+  });
 }
 
 let vendor: ReplayServer;
@@ -31,27 +56,8 @@ afterAll(() => vendor.close());
 describe("README", () => {
   it("runs the OpenTelemetry quick start as pasted: one llm run per call reaches the store", async () => {
     vendor.push({ json: fixture("openai-completion.json") });
-    const dir = join(ROOT, "test-output", "readme");
-    mkdirSync(dir, { recursive: true });
-    const file = join(dir, `otel-quickstart-${process.pid}.mjs`);
-    writeFileSync(file, testedBlock());
-    const db = join(tempDir("tp-readme-"), "traces.db");
-    // Asynchronously: the replay server answers from this process.
-    const r = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn(process.execPath, [file], {
-        cwd: dir,
-        env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${vendor.url}/v1`, TRACEPIPE_DB: db, TRACEPIPE_ENDPOINT: "", LANGSMITH_ENDPOINT: "" },
-      });
-      let stdout = "";
-      let stderr = "";
-      child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
-      child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-      const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
-      child.on("close", (status) => {
-        clearTimeout(timer);
-        resolve({ status, stdout, stderr });
-      });
-    });
+    const r = await runBlock(testedBlock(), "otel-quickstart");
+    const db = r.db;
     expect(r.status, r.stderr).toBe(0);
     const reply = (fixture("openai-completion.json") as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
     expect(r.stdout).toContain(reply);
@@ -64,6 +70,22 @@ describe("README", () => {
       expect(vendor.requests.at(-1)!.path).toBe("/v1/chat/completions");
     } finally {
       store.close();
+    }
+  });
+
+  it("runs the official-instrumentation set-up as pasted: the run has the messages its log records carried", async () => {
+    vendor.push({ json: fixture("openai-completion.json") });
+    const r = await runBlock(testedBlock(" (official instrumentation)"), "otel-official");
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain("Paris is 18°C and rainy.");
+    const store = await openStore(r.db);
+    try {
+      const llm = (await store.queryRuns({ project: "my-app" })).runs.filter((x) => x.run_type === "llm");
+      expect(llm).toHaveLength(1);
+      expect(llm[0]!.inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }] });
+      expect((llm[0]!.outputs as { messages: { content: unknown }[] }).messages[0]!.content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+    } finally {
+      await store.close();
     }
   });
 });

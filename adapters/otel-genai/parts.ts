@@ -3,9 +3,9 @@
  *
  * | part                          | native                                            |
  * |-------------------------------|---------------------------------------------------|
- * | text `{content}`              | text                                              |
- * | reasoning `{content}`         | reasoning                                         |
- * | tool_call `{id, name, arguments}` | tool_call (arguments parsed to an object)     |
+ * | text `{content}` (or `{text}`) | text; without either (content not captured), nothing |
+ * | reasoning `{content}` (or `{text}`) | reasoning                                   |
+ * | tool_call `{id, name, arguments}` | tool_call (arguments parsed to an object); `call_id`, when given, is the id |
  * | tool_call_response `{id, response | result}` | its own `tool` message, `tool_call_id` = id |
  * | server_tool_call `{id, name, server_tool_call}` | server_tool_call, args = the payload |
  * | server_tool_call_response `{id, server_tool_call_response}` | server_tool_result |
@@ -59,6 +59,15 @@ export function resultContent(v: unknown): ContentBlock[] {
   return [{ type: "text", text: JSON.stringify(v) }];
 }
 
+/**
+ * The call's id. The official OpenAI instrumentation records Responses API
+ * items with the item's own id in `id` and the call's in `call_id` (which
+ * the tool's answer names): the call's id links the two.
+ */
+function callId(p: Obj): string | undefined {
+  return optStr(p.call_id) ?? optStr(p.id);
+}
+
 function media(p: Obj, source: "base64" | "url" | "id", value: string): MediaBlock {
   const type = MEDIA[optStr(p.modality) ?? ""] ?? "file";
   const block = { type, [source]: value } as MediaBlock;
@@ -82,22 +91,26 @@ export function readParts(parts: unknown, loc: Loc, key?: Key): ReadParts {
     if (!isObj(p)) fail(key === undefined ? [...loc, i] : [...loc, key, i], "expected a part object", "object_type");
     switch (p.type) {
       case "text":
-        out.blocks.push({ type: "text", text: str(p.content, i, "content") });
+      case "reasoning": {
+        // An instrumentation not capturing content writes the part with neither field: nothing to show, not an error.
+        const t = p.content ?? p.text;
+        if (t === undefined || t === null) break;
+        out.blocks.push({ type: p.type, text: str(t, i, p.content !== undefined ? "content" : "text") });
         break;
-      case "reasoning":
-        out.blocks.push({ type: "reasoning", text: str(p.content, i, "content") });
-        break;
+      }
       case "tool_call": {
         const { args, extras } = parseToolArgs(p.arguments);
         const block: ContentBlock = { type: "tool_call", name: str(p.name, i, "name"), args };
-        if (typeof p.id === "string") block.id = p.id;
-        if (extras) block.extras = extras;
+        const id = callId(p);
+        if (id) block.id = id;
+        const more = id !== p.id && typeof p.id === "string" ? { ...extras, item_id: p.id } : extras;
+        if (more) block.extras = more;
         out.blocks.push(block);
         break;
       }
       case "tool_call_response":
         // The semantic conventions call it `response`; some emitters wrote `result`.
-        out.toolResults.push({ id: optStr(p.id), content: resultContent(p.response !== undefined ? p.response : p.result), after: out.blocks.length });
+        out.toolResults.push({ id: callId(p), content: resultContent(p.response !== undefined ? p.response : p.result), after: out.blocks.length });
         break;
       case "server_tool_call": {
         const payload = isObj(p.server_tool_call) ? p.server_tool_call : {};

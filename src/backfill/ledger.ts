@@ -23,7 +23,7 @@ import type { Hash } from "node:crypto";
 import { ValidationError, type Issue } from "../errors.js";
 import type { Client } from "../ingest/client.js";
 import { emptyCheckpoint, loadCheckpoint, saveCheckpoint, type Checkpoint, type FilePosition } from "./checkpoint.js";
-import type { BadLine } from "./readers.js";
+import type { BadLine } from "./reader.js";
 
 function reasonOf(err: unknown): { reason: string; errors?: Issue[] } {
   if (err instanceof ValidationError) return { reason: err.message, errors: err.issues };

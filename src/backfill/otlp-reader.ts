@@ -8,11 +8,11 @@
  * make a second delivery an update, not a duplicate. Bad lines an earlier run
  * already reported are not reported again. Shards split the file by trace.
  */
-import { ValidationError } from "../errors.js";
-import { traceToRuns } from "../otel/convert.js";
-import { plainToSpanRecord, toPlain } from "../otel/otlp-json.js";
+import { traceToRuns } from "../otlp/convert.js";
+import { plainSpans } from "../otlp/decode.js";
+import { plainToSpanRecord } from "../otlp/records.js";
 import { readLines } from "./lines.js";
-import type { Item, LogReader, ReadContext } from "./readers.js";
+import type { Item, LogReader, ReadContext } from "./reader.js";
 import { lineTooLong, parseRecord } from "./record.js";
 import { traceNumber } from "./shard.js";
 import { TraceIndex } from "./traces.js";
@@ -31,8 +31,7 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
         try {
           if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
           const v = parseRecord(l.text);
-          if (!Array.isArray(v.resourceSpans)) throw new ValidationError([{ loc: ["resourceSpans"], msg: "expected an OTLP ExportTraceServiceRequest with a resourceSpans array", type: "missing" }]);
-          for (const span of toPlain(v)) traces.add(span, l.line);
+          for (const span of plainSpans(v, { required: true })) traces.add(span, l.line);
         } catch (err) {
           bad = { line: l.line, raw: l.text, error: err };
         }

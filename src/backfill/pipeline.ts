@@ -25,7 +25,8 @@ import { RequestIndex } from "./join.js";
 import { Ledger } from "./ledger.js";
 import { DEFAULT_MAX_LINE_BYTES } from "./lines.js";
 import { createProgress, type Progress, type ProgressState, type Summary } from "./progress.js";
-import { READER, type Item } from "./readers.js";
+import type { Item } from "./reader.js";
+import { READER } from "./readers.js";
 import { shardFilter, type Owns, type ShardSpec } from "./shard.js";
 
 export interface BackfillOptions {

@@ -1,71 +1,19 @@
 /**
- * Every input kind behind one interface, LogReader: how to recognise a file
- * by its first record, and how to read it into items the pipeline handles
- * the same way whatever the kind (a run to send, a bad line to dead-letter, a
- * position up to which everything has been yielded). Line formats map each
- * line to a run (lineReader); OTLP files gather spans by trace first
- * (otlp-reader.ts). The pipeline owns delivery, dead letters and checkpoints.
+ * The LogReaders (reader.ts), one per input kind, in detection order. Line
+ * formats map each line to a run (lineReader); OTLP files gather spans by
+ * trace first (otlp-reader.ts). The pipeline owns delivery, dead letters and
+ * checkpoints.
  */
-import type { Hash } from "node:crypto";
 import type { Run } from "../run/schema.js";
 import { callToRun, type CallRecord } from "./convert.js";
 import { batchResultCall, customId, genericCall, lonelyRequestCall, requestBody, type FileKind, type FormatName } from "./formats.js";
 import { recordIdentity } from "./identity.js";
-import type { RequestIndex } from "./join.js";
 import { readLines, type Line } from "./lines.js";
 import { checkedRun, lineTooLong, parseRecord } from "./record.js";
-import type { Owns } from "./shard.js";
 import { otlpReader } from "./otlp-reader.js";
+import type { BadLine, Item, LogReader, ReadContext } from "./reader.js";
 
 type Obj = Record<string, unknown>;
-
-export interface ReadContext {
-  path: string;
-  /** Where the last run stopped: every line ending at or before `offset` is done. */
-  from: { offset: number; line: number };
-  /** SHA-256 state over the file's bytes up to `from.offset`; readers continue it over every later byte. */
-  hash: Hash;
-  maxLineBytes?: number;
-  /** Compressed bytes read so far, for progress. */
-  onBytes?: (diskBytes: number) => void;
-  owns: Owns;
-  project?: string;
-  /** The file's mtime: the time of records that carry none. */
-  mtimeMs: number;
-  /** Batch requests by custom_id: results files look theirs up, request files read only to join fill it. */
-  requests: RequestIndex;
-  /** A request file read only to fill `requests` (its results file was given too). */
-  joinOnly: boolean;
-}
-
-export interface BadLine {
-  line: number;
-  raw: string;
-  error: unknown;
-}
-
-/** What a reader yields. A line-format reader yields one item per line, with all four fields it has. */
-export interface Item {
-  /** A line read for the first time (counted: lines, and records or other shards' records). */
-  line?: Line;
-  /** For `line`: whether this shard owns it. */
-  own?: boolean;
-  run?: Run;
-  bad?: BadLine;
-  /** Everything up to here has been yielded: progress may be made durable at this point. */
-  done?: { offset: number; line: number };
-}
-
-export interface LogReader {
-  readonly kind: FileKind;
-  /** The --format name that selects this reader. */
-  readonly format: Exclude<FormatName, "auto">;
-  /** Whether one parsed record looks like this kind (READERS is checked in order). */
-  matches(v: Obj): boolean;
-  /** Request files: the results-file kind they are joined to. */
-  readonly joinedTo?: FileKind;
-  read(ctx: ReadContext): AsyncIterable<Item>;
-}
 
 /** A format whose every line is one record: `toRun` turns a parsed line into its run. */
 function lineReader(kind: FileKind, format: LogReader["format"], matches: LogReader["matches"], toRun: (v: Obj, l: Line, ctx: ReadContext) => Run, join: { joinedTo?: FileKind; index?: (v: Obj) => { customId: string; body: unknown } } = {}): LogReader {

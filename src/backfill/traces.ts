@@ -5,7 +5,7 @@
  * file are first gathered in a scratch SQLite file (disk, not RSS, whatever
  * the file's size), then read back one trace at a time.
  */
-import type { PlainSpan } from "../otel/otlp-json.js";
+import type { PlainSpan } from "../otlp/plain.js";
 import { ScratchTable } from "../store/scratch.js";
 
 export class TraceIndex {

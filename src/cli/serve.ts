@@ -7,7 +7,8 @@ import { ConfigError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
-import { DEFAULT_ROOTLESS_AFTER_MS } from "../server/routes/otel.js";
+import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
+import { MemoryRateLimiter } from "../ratelimit/limiter.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -40,6 +41,8 @@ export interface ServeOptions {
   webhookToken?: string;
   buildMs: number;
   rootlessAfter: number;
+  /** Unset: no OTLP/gRPC receiver. */
+  otlpGrpcPort?: number;
 }
 
 /**
@@ -65,7 +68,7 @@ export function register(program: Command): void {
     .description(
       [
         "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file.",
-        "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces (OTLP JSON or protobuf), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
+        "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces and /otel/v1/logs, also as /v1/traces and /v1/logs (OTLP JSON or protobuf; gzip), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
         "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
         "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
         `Limits (README "Collector limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time, and while their bytes together stay within --large-body-budget-bytes (one alone always runs; the others wait; without the flag, TRACEPIPE_LARGE_BODY_BUDGET_BYTES sets it); slow clients meet the timeouts below (408 or closed).`,
@@ -99,6 +102,7 @@ export function register(program: Command): void {
       int("--rootless-after"),
       DEFAULT_ROOTLESS_AFTER_MS,
     )
+    .option("--otlp-grpc-port <n>", "also receive OTLP over gRPC (traces and logs) on this port, 4317 by convention; off unless given", int("--otlp-grpc-port"))
     .option("--prices <file>", PRICES_OPTION_HELP)
     .action(async (opts: ServeOptions) => {
       try {
@@ -129,7 +133,10 @@ export function register(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      // The gRPC receiver shares the HTTP side's limiter: one budget per key whichever way it sends.
+      const limiter = new MemoryRateLimiter();
       const collector = await createCollector({
+        limiter,
         db: opts.db,
         apiKey: opts.apiKey,
         region: opts.region,
@@ -144,8 +151,30 @@ export function register(program: Command): void {
       const { url } = await collector.listen(opts.port, opts.host);
       console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
       console.log(`trace viewer: ${url}/`);
+      let grpc: { close(): Promise<void> } | undefined;
+      if (opts.otlpGrpcPort !== undefined) {
+        try {
+          // Loaded only now: @grpc/grpc-js costs start-up time nobody without the flag should pay.
+          const { startOtlpGrpc } = await import("../server/otlp-grpc.js");
+          const g = await startOtlpGrpc(opts.otlpGrpcPort, opts.host, {
+            store: collector.store,
+            apiKey: opts.apiKey,
+            maxMessageBytes: opts.maxBodyBytes,
+            maxJsonDepth: opts.maxJsonDepth,
+            rateLimits: opts.rateLimit ? { limiter, region: opts.region } : undefined,
+          });
+          grpc = g;
+          console.log(`OTLP/gRPC receiver listening on ${opts.host}:${g.port}`);
+        } catch (err) {
+          process.stderr.write(`tracepipe serve: --otlp-grpc-port ${opts.otlpGrpcPort}: ${(err as Error).message}\n`);
+          await collector.close();
+          process.exitCode = 2;
+          return;
+        }
+      }
       const stop = async (signal: string) => {
         console.log(`tracepipe collector: ${signal}, closing`);
+        await grpc?.close();
         await collector.close();
         process.exit(0);
       };

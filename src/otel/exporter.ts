@@ -23,7 +23,7 @@ import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { ConfigError } from "../errors.js";
 import { arrivalWindowMs, MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit } from "../ratelimit/match.js";
-import { PROJECT_HEADER } from "./otlp-json.js";
+import { PROJECT_HEADER } from "../otlp/plain.js";
 
 export interface OtlpTraceExporterOptions {
   /** tracepipe endpoint (the collector or the hosted API); `/otel/v1/traces` is appended. */

@@ -33,7 +33,8 @@ import type { Client } from "../ingest/client.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { dottedSegment } from "../run/ids.js";
 import type { Run } from "../run/schema.js";
-import { keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "./convert.js";
+import type { TraceLogRecordProcessor } from "./logs.js";
+import { apiKindName, keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "../otlp/convert.js";
 
 /**
  * Which spans become runs:
@@ -58,6 +59,12 @@ export interface TraceSpanProcessorOptions {
   estimateUsage?: boolean;
   /** Ended spans waiting for conversion, at most (default 4096); past it they are dropped and counted. */
   maxQueueSize?: number;
+  /**
+   * The log-record processor registered on the LoggerProvider: a span's GenAI
+   * log records (the official instrumentations' message content) are read
+   * with it when it is converted (logs.ts).
+   */
+  logs?: Pick<TraceLogRecordProcessor, "take">;
 }
 
 export interface TraceSpanProcessorStats {
@@ -102,7 +109,7 @@ export function toSpanRecord(span: ReadableSpan | Span): SpanRecord {
     spanId: ctx.spanId,
     parentSpanId: span.parentSpanContext?.spanId,
     name: span.name,
-    kind: span.kind,
+    kind: apiKindName(span.kind),
     scope: span.instrumentationScope?.name,
     startUs,
     endUs: span.ended ? hrToUs(span.endTime) : startUs,
@@ -170,11 +177,15 @@ export class TraceSpanProcessor implements SpanProcessor {
       node.span = span;
       node.ended = true;
       // A span already judged (as an ancestor of one that ended first) and dropped is not read again.
-      if (this.closed || node.keep === false) return this.release(node);
+      if (this.closed || node.keep === false) {
+        this.opts.logs?.take(node.traceId, node.spanId);
+        return this.release(node);
+      }
       if (this.queue.length - this.head >= this.maxQueueSize) {
         this.stats.dropped++;
         // Descendants still to come hang under the nearest ancestor that is recorded.
         node.keep ??= false;
+        this.opts.logs?.take(node.traceId, node.spanId);
         warnDropped(this.maxQueueSize);
         return this.release(node);
       }
@@ -243,8 +254,10 @@ export class TraceSpanProcessor implements SpanProcessor {
   private convert(node: Node, estimates: (() => void)[]): Run | undefined {
     const span = node.span as ReadableSpan;
     try {
+      const logs = this.opts.logs?.take(node.traceId, node.spanId);
       if (node.keep === false) return undefined;
       const record = toSpanRecord(span);
+      if (logs) record.logs = logs;
       const reading = readSpan(spanLike(record), this.adapters);
       if (!this.keep(node, reading)) return undefined;
       const run = spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage, deferred: estimates });

@@ -41,7 +41,15 @@ export const RATE_LIMITS: readonly LimitRule[] = [
   { id: "repos-key", match: [{ path: { prefix: "/repos" } }], identity: "x-api-key", limit: both(100), intervalSeconds: 60, category: "Repository" },
   { id: "repos-user", match: [{ path: { prefix: "/repos" } }], identity: "x-user-id+ip", limit: both(100), intervalSeconds: 60, category: "Repository" },
   { id: "runs-batch", match: [{ methods: ["POST"], path: { exact: "/runs/batch" } }], identity: "x-api-key", limit: both(2000), intervalSeconds: 10, category: "High throughput" },
-  { id: "otel-traces", match: [{ methods: ["POST"], path: { exact: "/otel/v1/traces" } }], identity: "x-api-key", limit: both(2000), intervalSeconds: 10, category: "Run ingest" },
+  // OTLP ingest, traces and logs, at SPEC's path and at the standard base path: one budget per key.
+  {
+    id: "otel-traces",
+    match: ["/otel/v1/traces", "/v1/traces", "/otel/v1/logs", "/v1/logs"].map((exact) => ({ methods: ["POST"], path: { exact } })),
+    identity: "x-api-key",
+    limit: both(2000),
+    intervalSeconds: 10,
+    category: "Run ingest",
+  },
   { id: "charts-key", match: [{ methods: ["POST"], path: { contains: "/charts" } }], identity: "x-api-key", limit: both(750), intervalSeconds: 600, category: "Charts" },
   { id: "charts-user", match: [{ methods: ["POST"], path: { contains: "/charts" } }], identity: "x-user-id+ip", limit: both(750), intervalSeconds: 600, category: "Charts" },
   { id: "runs-multipart", match: [{ methods: ["POST"], path: { exact: "/runs/multipart" } }], identity: "x-api-key", limit: both(6000), intervalSeconds: 10, category: "Multipart ingest" },

@@ -12,6 +12,7 @@ export type { Store, StoreOptions } from "./contract/store.js";
 export type { RunStore, StoredRun, IngestBatch, CheckedBatch, IngestResult, RunQuery, RunPage } from "./contract/runs.js";
 export type { TraceStore, TraceFilter, TraceSummary, TraceRun, TracePage } from "./contract/traces.js";
 export type { SpanStore, SpanInput, StoredSpan } from "./contract/spans.js";
+export type { LogStore, LogInput, StoredLog } from "./contract/logs.js";
 export type { ProjectStore, Project } from "./contract/projects.js";
 export type { AttachmentStore, AttachmentInput, AttachmentInfo, StoredAttachment } from "./contract/attachments.js";
 export type { DeploymentStore, DeploymentRecord, RevisionRecord } from "./contract/deployments.js";

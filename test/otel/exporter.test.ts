@@ -108,11 +108,8 @@ async function bothWays(project: string, trace: (tracer: Tracer, flush: () => Pr
   }
 }
 
-/** What the two ways must agree on, in tree order. */
-const placed = (runs: StoredRuns) =>
-  runs
-    .map((r) => ({ id: r.id, trace_id: r.trace_id, parent_run_id: r.parent_run_id ?? null, dotted_order: r.dotted_order, run_type: r.run_type, name: r.name, inputs: r.inputs, outputs: r.outputs, first_token_time: r.first_token_time, start_time: r.start_time }))
-    .sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
+/** Every field of the runs, in tree order: the two ways must make the same runs. */
+const placed = (runs: StoredRuns) => runs.map((r) => ({ ...r, parent_run_id: r.parent_run_id ?? null })).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
 
 const chatAttributes = (extra: Record<string, string | number> = {}) => ({
   "gen_ai.operation.name": "chat",

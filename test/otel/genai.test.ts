@@ -4,7 +4,6 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type Re
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
 import { otelGenAi } from "../../adapters/otel-genai/index.js";
 import type { SpanLike } from "../../adapters/spans.js";
-import { NormalizeError } from "../../src/errors.js";
 import { validate } from "../../src/format/validate.js";
 
 const span = (attributes: SpanLike["attributes"], events: SpanLike["events"] = [], name = "chat gpt-4o"): SpanLike => ({ name, attributes, events });
@@ -89,21 +88,23 @@ describe("OTel GenAI span adapter: current conventions", () => {
     expect(validate(r.input_messages!, { strict: true }).filter((p) => p.type === "unknown_tool_call_id").map((p) => p.loc)).toEqual([[4, "tool_call_id"]]);
   });
 
-  it("names the attribute when a value is malformed", () => {
-    const bad = span({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": "[{not json" });
-    expect(() => otelGenAi.read(bad)).toThrow(NormalizeError);
-    try {
-      otelGenAi.read(bad);
-    } catch (err) {
-      expect((err as NormalizeError).issues[0]).toMatchObject({ loc: ["gen_ai.input.messages"], type: "json_invalid" });
-    }
-    const noRole = span({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": j([{ parts: [] }]) });
-    expect(() => otelGenAi.read(noRole)).toThrow(/role/);
-    try {
-      otelGenAi.read(noRole);
-    } catch (err) {
-      expect((err as NormalizeError).issues[0]!.loc).toEqual(["gen_ai.input.messages", 0, "role"]);
-    }
+  it("names the attribute when a value is malformed, and keeps provider, model, usage and every message that parsed", () => {
+    const bad = otelGenAi.read(
+      span({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": "[{not json", "gen_ai.output.messages": j([{ role: "assistant", parts: [{ type: "text", content: "hi" }] }]), "gen_ai.usage.input_tokens": 3, "gen_ai.usage.output_tokens": 1 }),
+    );
+    expect(bad.issues).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
+    expect(bad).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o", usage_metadata: { input_tokens: 3, output_tokens: 1, total_tokens: 4 }, output_messages: [{ role: "assistant", content: [{ type: "text", text: "hi" }] }] });
+    expect(bad.input_messages).toBeUndefined();
+    const noRole = otelGenAi.read(span({ "gen_ai.operation.name": "chat", "gen_ai.input.messages": j([{ parts: [] }]) }));
+    expect(noRole.issues![0]!.loc).toEqual(["gen_ai.input.messages", 0, "role"]);
+  });
+
+  it("reads a plain-string gen_ai.system_instructions as one text part", () => {
+    const r = otelGenAi.read(span({ "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.system_instructions": "Be terse." }));
+    expect(r.issues).toBeUndefined();
+    expect(r.input_messages).toEqual([{ role: "system", content: [{ type: "text", text: "Be terse." }] }]);
+    const parts = otelGenAi.read(span({ "gen_ai.operation.name": "chat", "gen_ai.system_instructions": j([{ type: "text", content: "Be terse." }]) }));
+    expect(parts.input_messages).toEqual(r.input_messages);
   });
 
   it("reads tool execution, embeddings and agent spans as tool, embedding and chain runs", () => {

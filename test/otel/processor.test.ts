@@ -124,15 +124,16 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({ input_tokens: 8, output_tokens: 2, total_tokens: 10, input_cost: 0.000024, output_cost: 0.00003, total_cost: 0.000054 });
   });
 
-  it("still records a recognised span whose attributes are malformed, with the reason, and never throws into the app", async () => {
+  it("still records a recognised span whose attributes are malformed, keeping what parsed and the raw value with the reason, and never throws into the app", async () => {
     const { client, provider, tracer } = setup("otel-bad");
-    const s = tracer.startSpan("chat broken", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.input.messages": "[{oops" } });
+    const s = tracer.startSpan("chat broken", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": "[{oops", "gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 2 } });
     expect(() => s.end()).not.toThrow();
     await provider.forceFlush();
     await client.shutdown();
     const { runs } = await env.col.collector.store.queryRuns({ project: "otel-bad" });
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { otel_attributes: { "gen_ai.input.messages": "[{oops" } } });
+    expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { messages: [] } });
+    expect(meta(runs[0]!)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o", usage_metadata: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }, otel: { unread_attributes: { "gen_ai.input.messages": "[{oops" } } });
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
   });
 

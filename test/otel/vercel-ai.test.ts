@@ -91,7 +91,7 @@ describe("Vercel AI SDK span adapter", () => {
 describe("AI SDK v7 spans (GenAI conventions through @ai-sdk/otel)", () => {
   // Shaped after the v7 telemetry documentation (the v7 packages need Node 22, so no real run here).
   it("become an agent chain, a step chain, an llm run with time to first chunk, and a tool run", async () => {
-    const { traceToRuns } = await import("../../src/otel/convert.js");
+    const { traceToRuns } = await import("../../src/otlp/convert.js");
     const T = 1_800_000_000_000_000; // µs
     const span = (spanId: string, parentSpanId: string | undefined, name: string, startUs: number, attributes: Record<string, unknown>) => ({
       traceId: "4bf92f3577b34da6a3ce929d0e0e4736",

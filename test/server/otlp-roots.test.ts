@@ -15,8 +15,8 @@ import { startCollector, startServeProcess, type Running, sql } from "../helpers
 import { tempDir } from "../helpers/runs.js";
 import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
-import { parentRemote } from "../../src/otel/otlp-json.js";
-import { RootlessSweep } from "../../src/server/routes/otel.js";
+import { parentRemote } from "../../src/otlp/plain.js";
+import { RootlessSweep } from "../../src/otlp/sweep.js";
 
 const running: Running[] = [];
 afterEach(async () => {
@@ -247,7 +247,7 @@ describe("a trace without a root span", () => {
     old.close();
     // Back to schema 5, as the previous release left the file.
     const raw = new Database(path);
-    raw.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
+    raw.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote; DROP TABLE otel_logs");
     raw.prepare("DELETE FROM schema_migrations WHERE version >= 6").run();
     raw.close();
 

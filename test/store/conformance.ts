@@ -12,6 +12,7 @@ import { deploymentsContract } from "./contract/deployments.js";
 import { eachStore, rootRun, type OpenStore } from "./contract/fixtures.js";
 import { projectsContract } from "./contract/projects.js";
 import { runsContract } from "./contract/runs.js";
+import { logsContract } from "./contract/logs.js";
 import { spansContract } from "./contract/spans.js";
 import { tracesContract } from "./contract/traces.js";
 import { insightsContract } from "./contract/insights.js";
@@ -24,6 +25,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     runsContract(open);
     tracesContract(open);
     spansContract(open);
+    logsContract(open);
     projectsContract(open);
     attachmentsContract(open);
     deploymentsContract(open);

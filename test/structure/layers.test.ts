@@ -24,14 +24,16 @@ const ALLOWED: Record<string, string[]> = {
   ratelimit: ["errors", "env"],
   store: [...BASE, "run", "normalize"],
   ingest: [...BASE, "run", "store", "ratelimit", "tokens"],
+  // OTLP's one home: decoding (JSON, protobuf), span and log conversion, converting stored traces, the rootless sweep.
+  otlp: [...BASE, "adapters", "run", "tokens", "store"],
   tracing: [...BASE, "adapters", "run", "ingest", "tokens"],
-  otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens"],
-  backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "store"],
+  otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens", "otlp"],
+  backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "otlp", "store"],
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
   // tracepipe/control is one entry point for deployments and webhooks: its index re-exports webhooks/.
   control: [...BASE, "run", "ratelimit", "webhooks", "store"],
-  server: [...BASE, "adapters", "normalize", "run", "store", "otel", "ratelimit", "control", "webhooks", "ingest"],
-  index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "backfill", "control", "webhooks", "server", "store"],
+  server: [...BASE, "adapters", "normalize", "run", "store", "otel", "otlp", "ratelimit", "control", "webhooks", "ingest"],
+  index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "otlp", "backfill", "control", "webhooks", "server", "store"],
 };
 
 function files(dir: string): string[] {
@@ -50,6 +52,9 @@ function areaOf(file: string): string {
   if (parts.length === 2) return parts[1]!.replace(/\.(ts|js)$/, "");
   return parts[1]!;
 }
+
+/** What reading OTLP's wire forms looks like: protobufjs, or member access on the envelopes and AnyValue. */
+const OTLP_DECODING = /from "protobufjs"|\.(resourceSpans|scopeSpans|resourceLogs|scopeLogs|logRecords|kvlistValue|arrayValue|stringValue)\b/;
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
 /** Imports of a package (not a relative path), static, type-only or dynamic. */
@@ -72,6 +77,19 @@ describe("layers", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("decodes OTLP nowhere but in src/otlp/ (no protobuf reader, no walk over OTLP's envelope)", () => {
+    const wrong: string[] = [];
+    for (const file of [...files(join(ROOT, "src")), ...files(join(ROOT, "adapters"))]) {
+      if (areaOf(file) === "otlp") continue;
+      const text = readFileSync(file, "utf8");
+      const m = OTLP_DECODING.exec(text);
+      if (m) wrong.push(`${relative(ROOT, file)}: ${m[0]}`);
+    }
+    expect(wrong).toEqual([]);
+    // The check itself: the decoder's own walk would be caught.
+    expect(OTLP_DECODING.test(readFileSync(join(ROOT, "src", "otlp", "plain.ts"), "utf8"))).toBe(true);
   });
 
   it("has nothing but store/ open a database: no database driver imported anywhere else", () => {

@@ -18,6 +18,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");
@@ -47,6 +48,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
     db.exec("DROP TABLE run_pieces; ALTER TABLE runs DROP COLUMN pieces");

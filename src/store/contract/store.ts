@@ -5,6 +5,7 @@
  */
 import type { AttachmentStore } from "./attachments.js";
 import type { DeploymentStore } from "./deployments.js";
+import type { LogStore } from "./logs.js";
 import type { ProjectStore } from "./projects.js";
 import type { RunStore } from "./runs.js";
 import type { SpanStore } from "./spans.js";
@@ -13,7 +14,7 @@ import type { FeedbackStore } from "./feedback.js";
 import type { ThreadStore } from "./threads.js";
 import type { MonitorStore } from "./monitor.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore {
+export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
   /** Finish and release the connection; idempotent. The store is unusable after. */

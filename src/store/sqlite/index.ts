@@ -11,6 +11,7 @@ import type { AttachmentInfo, StoredAttachment } from "../contract/attachments.j
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
+import type { LogInput, StoredLog } from "../contract/logs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
 import type { Store, StoreOptions } from "../contract/store.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
@@ -21,6 +22,7 @@ import { SqliteIngest } from "./ingest.js";
 import { PieceStore } from "./pieces.js";
 import { SqliteProjects } from "./projects.js";
 import { SqliteRuns } from "./runs.js";
+import { SqliteLogs } from "./logs.js";
 import { SqliteSpans } from "./spans.js";
 import { listTraces, traceRuns } from "./traces.js";
 import type { Issue } from "../../errors.js";
@@ -40,6 +42,7 @@ export class SqliteStore implements Store {
   private readonly writer: SqliteIngest;
   private readonly runs: SqliteRuns;
   private readonly spans: SqliteSpans;
+  private readonly logs: SqliteLogs;
   private readonly projects: SqliteProjects;
   private readonly attachments: SqliteAttachments;
   private readonly deployments: SqliteDeployments;
@@ -54,6 +57,7 @@ export class SqliteStore implements Store {
     this.writer = new SqliteIngest(this.db, pieces, this.attachments, this.projects, opts.normalizeOnIngest ?? true);
     this.runs = new SqliteRuns(this.db, pieces);
     this.spans = new SqliteSpans(this.db);
+    this.logs = new SqliteLogs(this.db, this.spans);
     this.deployments = new SqliteDeployments(this.db);
   }
 
@@ -108,6 +112,14 @@ export class SqliteStore implements Store {
 
   async forgetRootless(traceId: string, quietSince: string): Promise<void> {
     this.spans.forgetRootless(traceId, quietSince);
+  }
+
+  async storeLogs(logs: readonly LogInput[]): Promise<string[]> {
+    return this.logs.store(logs);
+  }
+
+  async logsOfTrace(traceId: string): Promise<StoredLog[]> {
+    return this.logs.ofTrace(traceId);
   }
 
   async ensureProject(name: string): Promise<void> {

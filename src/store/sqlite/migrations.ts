@@ -200,6 +200,57 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE run_type = 'llm';
     `,
   },
+  {
+    version: 8,
+    name: "otel log records",
+    // OTLP log records by trace and span id (empty when the record has none), joined to the span's run
+    // when the trace is converted (src/otlp/trace.ts). record_key: a hash of what the record says, so a
+    // resent request replaces its records; seq orders records stamped with the same time.
+    sql: `
+      CREATE TABLE otel_logs (
+        trace_id TEXT NOT NULL,
+        span_id TEXT NOT NULL,
+        record_key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        time TEXT NOT NULL,
+        event_name TEXT NOT NULL,
+        severity INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        attributes TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        received_at TEXT NOT NULL,
+        PRIMARY KEY (trace_id, span_id, record_key)
+      );
+    `,
+  },
+  {
+    version: 9,
+    name: "usage kept on the run when no message holds it",
+    // An llm run whose instrumentation recorded usage but no content keeps it in
+    // extra.metadata.usage_metadata (DESIGN "Run record"): the lists, totals and costs read it
+    // there after the first output message. A generated column cannot be altered: it is made again,
+    // with the indexes on it (migration 4's cost index, and migration 7's monitoring index as
+    // migration 7 defines it: the two must stay alike).
+    sql: `
+      DROP INDEX runs_trace_cost;
+      DROP INDEX IF EXISTS runs_llm_monitor;
+      ALTER TABLE runs DROP COLUMN v_usage;
+      ALTER TABLE runs ADD COLUMN v_usage TEXT GENERATED ALWAYS AS (
+        CASE WHEN run_type = 'llm' THEN coalesce(
+          json_extract(normalized_outputs, '$.messages[0].usage_metadata'),
+          CASE WHEN json_valid(outputs) THEN json_extract(outputs, '$.messages[0].usage_metadata') END,
+          CASE WHEN json_valid(extra) THEN json_extract(extra, '$.metadata.usage_metadata') END)
+        END) VIRTUAL;
+      CREATE INDEX runs_trace_cost ON runs (trace_id, json_extract(v_usage, '$.total_cost')) WHERE json_extract(v_usage, '$.total_cost') IS NOT NULL;
+      CREATE INDEX runs_llm_monitor ON runs (
+        session_name, start_time, (julianday(end_time) - julianday(start_time)) * 86400000.0, error IS NOT NULL, name,
+        json_extract(extra, '$.metadata.trace_model_name'), json_extract(extra, '$.metadata.trace_provider'),
+        (julianday(first_token_time) - julianday(start_time)) * 86400000.0,
+        json_extract(v_usage, '$.input_tokens'), json_extract(v_usage, '$.output_tokens'), json_extract(v_usage, '$.total_cost'), run_type)
+        WHERE run_type = 'llm';
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

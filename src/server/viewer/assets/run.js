@@ -11,9 +11,10 @@ function nativeMessages(stored, normalized) {
   return null;
 }
 
+// An llm run whose instrumentation captured no content keeps its usage on the run itself.
 function usageOf(run) {
   const out = nativeMessages(run.outputs, run.normalized_outputs);
-  return out?.[0]?.usage_metadata ?? null;
+  return out?.[0]?.usage_metadata ?? (run.run_type === "llm" ? run.extra?.metadata?.usage_metadata : null) ?? null;
 }
 
 function facts(pairs) {
@@ -52,7 +53,8 @@ export async function renderRun(el, runId, _ctx) {
   if (run.feedback?.length) sections.push(h("h3", {}, "Feedback"), feedbackTable(run.feedback));
   if (run.error) sections.push(h("div", { class: "error-box" }, h("h3", {}, "Error"), folded(run.error, 4000, "pre")));
   if (run.normalize_error) sections.push(h("div", { class: "note" }, `Not shown as messages: ${run.normalize_error}`));
-  if (inMsgs || outMsgs) sections.push(h("h3", {}, "Conversation"), conversation(inMsgs ?? [], outMsgs ?? []));
+  if (meta.content_captured === false) sections.push(h("h3", {}, "Conversation"), h("div", { class: "note" }, "content not captured by the instrumentation"));
+  else if (inMsgs || outMsgs) sections.push(h("h3", {}, "Conversation"), conversation(inMsgs ?? [], outMsgs ?? []));
   else {
     sections.push(h("h3", {}, "Inputs"), h("pre", { class: "json io" }, json(run.inputs ?? null)));
     sections.push(h("h3", {}, "Outputs"), h("pre", { class: "json io" }, json(run.outputs ?? null)));

@@ -1,13 +1,10 @@
 /**
  * OTLP trace data in its JSON form (ExportTraceServiceRequest, as the OTLP
- * exporters and the collector's file exporter write it) to plain span rows,
- * and rows to the SDK-neutral SpanRecord the converter reads. Shared by the
- * collector (which also decodes protobuf into the same object shape) and
- * backfill (OTLP JSON files, one request per line).
+ * exporters and the collector's file exporter write it; protobuf is decoded
+ * into the same object shape) to plain span rows, the form the store keeps.
+ * Shared by the collector and backfill (OTLP JSON files, one request per line).
  */
 import { ValidationError } from "../errors.js";
-import type { Attributes } from "../../adapters/spans.js";
-import type { SpanRecord } from "./convert.js";
 
 /** The project of exported spans: set by createOtlpTraceExporter, read by the collector (here, so it never loads the OTel exporter). */
 export const PROJECT_HEADER = "x-tracepipe-project";
@@ -62,7 +59,7 @@ export function attributes(kvs: Obj[] | undefined): Record<string, unknown> {
 }
 
 /** JSON OTLP carries ids as hex (the spec) but some exporters send base64: accept both. */
-function hexId(v: unknown, bytes: number): string {
+export function hexId(v: unknown, bytes: number): string {
   if (v === undefined || v === null || v === "") return "";
   if (v instanceof Uint8Array) return Buffer.from(v).toString("hex");
   const s = String(v);
@@ -128,39 +125,3 @@ export function toPlain(req: Obj): PlainSpan[] {
   }
   return out;
 }
-
-
-const isoToUs = (iso: unknown): number => {
-  if (typeof iso !== "string" || !iso) return 0;
-  const m = /\.(\d{1,6})\d*Z$/.exec(iso);
-  const ms = Date.parse(iso);
-  return Number.isFinite(ms) ? Math.floor(ms / 1000) * 1_000_000 + (m ? Number(m[1]!.padEnd(6, "0")) : (ms % 1000) * 1000) : 0;
-};
-
-export function parseJson<T>(text: unknown, fallback: T): T {
-  if (typeof text !== "string") return fallback;
-  try {
-    return JSON.parse(text) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-/** A stored span row back to the SDK-neutral record the converter reads. */
-export function plainToSpanRecord(r: PlainSpan | Record<string, unknown>): SpanRecord {
-  const events = parseJson<{ name: string; time: string; attributes: Attributes }[]>(r.events, []);
-  return {
-    traceId: String(r.trace_id),
-    spanId: String(r.span_id),
-    parentSpanId: typeof r.parent_span_id === "string" && r.parent_span_id ? r.parent_span_id : undefined,
-    name: String(r.name ?? ""),
-    kind: typeof r.kind === "number" ? r.kind : undefined,
-    scope: parseJson<{ name?: string }>(r.scope, {}).name || undefined,
-    startUs: isoToUs(r.start_time),
-    endUs: isoToUs(r.end_time),
-    attributes: parseJson<Attributes>(r.attributes, {}),
-    events: events.map((e) => ({ name: e.name, timeUs: isoToUs(e.time), attributes: e.attributes ?? {} })),
-    status: parseJson<{ code: number; message?: string }>(r.status, { code: 0 }),
-  };
-}
-

@@ -1,0 +1,71 @@
+/**
+ * OTLP log data in its JSON form (ExportLogsServiceRequest; protobuf is
+ * decoded into the same object shape) to plain log rows, the form the store
+ * keeps. A record's event name is its own `eventName` (OTLP 1.5), else the
+ * `event.name` attribute that earlier emitters set.
+ */
+import { createHash } from "node:crypto";
+import { ValidationError } from "../errors.js";
+import { anyValue, attributes, hexId, nanosToIso } from "./plain.js";
+
+/** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
+export interface PlainLog {
+  trace_id: string;
+  span_id: string;
+  /**
+   * Its identity within the span: a hash of what it says (with a count for
+   * records that say the same thing at the same time), so a resent request
+   * replaces its records instead of adding them again.
+   */
+  record_key: string;
+  /** Its position in its request: the order of records with the same time (an instrumentation stamps a prompt's messages alike). */
+  seq: number;
+  time: string;
+  event_name: string;
+  severity: number;
+  body: string;
+  attributes: string;
+  resource: string;
+  scope: string;
+}
+
+type Obj = Record<string, any>;
+
+export function toPlainLogs(req: Obj): PlainLog[] {
+  const out: PlainLog[] = [];
+  const seen = new Map<string, number>();
+  for (const rl of (req.resourceLogs ?? []) as Obj[]) {
+    const resource = JSON.stringify(attributes(rl.resource?.attributes));
+    for (const sl of (rl.scopeLogs ?? []) as Obj[]) {
+      const scopeObj = sl.scope ?? {};
+      const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "" });
+      for (const r of (sl.logRecords ?? []) as Obj[]) {
+        const attrs = attributes(r.attributes);
+        const named = typeof r.eventName === "string" && r.eventName ? r.eventName : attrs["event.name"];
+        const time = nanosToIso(r.timeUnixNano && String(r.timeUnixNano) !== "0" ? r.timeUnixNano : r.observedTimeUnixNano);
+        const trace_id = hexId(r.traceId, 16);
+        const span_id = hexId(r.spanId, 8);
+        if (span_id && !trace_id) throw new ValidationError([{ loc: ["resourceLogs", "scopeLogs", "logRecords", "traceId"], msg: "a log record with a spanId but no traceId", type: "missing" }]);
+        const row = {
+          trace_id,
+          span_id,
+          record_key: "",
+          seq: out.length,
+          time: time || new Date(0).toISOString(),
+          event_name: typeof named === "string" ? named : "",
+          severity: Number(r.severityNumber ?? 0),
+          body: JSON.stringify(anyValue(r.body) ?? null),
+          attributes: JSON.stringify(attrs),
+          resource,
+          scope,
+        };
+        const digest = createHash("sha256").update(JSON.stringify([trace_id, span_id, row.time, row.event_name, row.body, row.attributes])).digest("hex").slice(0, 32);
+        const n = seen.get(digest) ?? 0;
+        seen.set(digest, n + 1);
+        row.record_key = n ? `${digest}.${n}` : digest;
+        out.push(row);
+      }
+    }
+  }
+  return out;
+}
