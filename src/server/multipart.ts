@@ -25,7 +25,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { z } from "zod";
-import { HttpError } from "./http.js";
+import { HttpError } from "./http-error.js";
 import { parseJson } from "./body.js";
 import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import type { IssueList } from "./issues.js";

@@ -5,7 +5,7 @@
  * resource/v1): data for a well-kept decoder, not a hand-written parser.
  */
 import protobuf from "protobufjs";
-import { HttpError } from "./http.js";
+import { HttpError } from "./http-error.js";
 import { ValidationError } from "../errors.js";
 import { toPlain, type PlainSpan } from "../otel/otlp-json.js";
 import { z } from "zod";

@@ -11,7 +11,7 @@
  * refuse the same runs.
  */
 import type { Route, RequestContext } from "../http.js";
-import { HttpError } from "../http.js";
+import { HttpError } from "../http-error.js";
 import { ValidationError } from "../../errors.js";
 import type { RunStore, StoredRun } from "../../store/index.js";
 import type { CheckedBatch } from "../../store/types.js";

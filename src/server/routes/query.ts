@@ -2,7 +2,7 @@
 import { zodIssues } from "../../errors.js";
 import { z } from "zod";
 import type { Route } from "../http.js";
-import { HttpError } from "../http.js";
+import { HttpError } from "../http-error.js";
 import type { SqliteRunStore } from "../../store/index.js";
 
 const Query = z.strictObject({

@@ -12,7 +12,8 @@
  */
 import { z } from "zod";
 import { zodIssues } from "../../errors.js";
-import { HttpError, type Reply, type Route } from "../http.js";
+import type { Reply, Route } from "../http.js";
+import { HttpError } from "../http-error.js";
 import { CursorError, type SqliteRunStore } from "../../store/index.js";
 import { asset, ASSET_NAMES } from "./assets.js";
 
