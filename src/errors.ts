@@ -42,6 +42,11 @@ export class ConfigError extends ValidationError {
 }
 
 /** zod's issues in SPEC §7's shape, under `prefix`. zod's issue codes name the rule, so they are the `type`. */
+/** An input file cannot be read (missing, a directory, not gzip): a usage error, exit 2. */
+export class InputError extends TracepipeError {
+  override name = "InputError";
+}
+
 export function zodIssues(issues: readonly { path: PropertyKey[]; message: string; code: string }[], prefix: (string | number)[] = []): Issue[] {
   return issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
 }

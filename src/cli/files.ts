@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { InputError } from "./io.js";
+import { InputError } from "../errors.js";
 
 /**
  * Each argument, in the order given: `-` and a path that exists are taken as they

@@ -2,8 +2,8 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { validate } from "../format/validate.js";
-import type { Issue } from "../errors.js";
-import { InputError, readInputs, writeLine } from "./io.js";
+import { InputError, type Issue } from "../errors.js";
+import { readInputs, writeLine } from "./io.js";
 import { whereOf } from "./files.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 

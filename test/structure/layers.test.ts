@@ -53,6 +53,42 @@ function areaOf(file: string): string {
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
 
+/** Every .ts file of src/ and adapters/ -> the .ts files it imports by relative path. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of [...files(join(ROOT, "src")), ...files(join(ROOT, "adapters"))]) {
+    const to: string[] = [];
+    for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) to.push(normalize(join(dirname(file), m[1]!)).replace(/\.js$/, ".ts"));
+    graph.set(file, to);
+  }
+  return graph;
+}
+
+/**
+ * The import circles of a graph, each as the files along it (first file repeated
+ * at the end): a depth-first walk, where an edge back to a file still on the walk's
+ * path closes a circle.
+ */
+function circles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      const s = state.get(next);
+      if (s === "open") found.push([...path.slice(path.indexOf(next)), next]);
+      else if (s === undefined) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
+
 describe("layers", () => {
   it("has no import that runs up a layer", () => {
     const wrong: string[] = [];
@@ -76,5 +112,26 @@ describe("layers", () => {
     const to = areaOf(normalize(join(ROOT, "adapters", "openai-chat", "../../src/ingest/client.js")));
     expect([from, to]).toEqual(["adapters", "ingest"]);
     expect(ALLOWED[from]).not.toContain(to);
+  });
+
+  it("has no import circle", () => {
+    const found = circles(importGraph()).map((c) => c.map((f) => relative(ROOT, f)).join(" -> "));
+    // Two circles are being removed on other branches (the store split and OTLP's home, issue 31): this
+    // list goes once they are merged, and no circle may be added to it.
+    const beingRemoved = ["src/store/types.ts -> src/store/validate.ts -> src/store/types.ts", "src/backfill/readers.ts -> src/backfill/otlp-reader.ts -> src/backfill/readers.ts"];
+    expect(found.filter((c) => !beingRemoved.includes(c))).toEqual([]);
+  });
+
+  it("finds an import circle when there is one, however long, and none in a chain", () => {
+    const graph = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a", "d"]],
+      ["d", []],
+      ["e", ["d"]],
+    ]);
+    expect(circles(graph)).toEqual([["a", "b", "c", "a"]]);
+    expect(circles(new Map([["x", ["x"]]]))).toEqual([["x", "x"]]);
+    expect(circles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
   });
 });
