@@ -15,8 +15,9 @@ import { createReadStream, statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_LINE_BYTES, splitLines, type Line } from "../backfill/lines.js";
 import { expandFileArgs } from "./files.js";
+import type { Loc } from "../internal/types.js";
 
-export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: (string | number)[]; msg: string; type: string } };
+export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: Loc; msg: string; type: string } };
 
 /** Throw the InputError `file` would meet when opened (missing, a directory); `-` or nothing is stdin. */
 export function checkInput(file: string | undefined): void {

@@ -7,13 +7,13 @@
  * spool segments are accounted for and nothing rejects into the host: the
  * pump (pump.ts) only learns that the batch is done with.
  */
-import { sleep } from "../ratelimit/limiter.js";
+import { sleep } from "../internal/sleep.js";
 import type { ClientState } from "./client-state.js";
 import type { ClientOptions } from "./config.js";
 import type { DeadLetterFile } from "./deadletter.js";
 import { finalize, mergeOps, type Op } from "./ops.js";
 import type { RunQueue } from "./queue.js";
-import { backoffMs } from "./retry.js";
+import { backoffMs } from "../internal/retry.js";
 import { SinkError, type Sink } from "./sink.js";
 import type { SpoolLane } from "./spool-replay.js";
 

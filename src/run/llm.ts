@@ -27,8 +27,8 @@ import { estimateUsage, resolveModel } from "../tokens/index.js";
 import { addCost } from "../tokens/prices/index.js";
 import { dottedSegment, isoMicros } from "./ids.js";
 import type { Run, RunEvent } from "./schema.js";
-
-type Obj = Record<string, unknown>;
+import type { Obj } from "../internal/obj.js";
+import type { Loc } from "../internal/types.js";
 
 /** Run names for LLM calls, by provider: what the wrappers and backfill call a run. */
 const LLM_RUN_NAMES: Record<string, string> = { openai: "ChatOpenAI", anthropic: "ChatAnthropic", google: "ChatGoogleGenerativeAI", bedrock: "ChatBedrockConverse" };
@@ -68,7 +68,7 @@ export function callFromResults(req: RequestResult | undefined, res: ResponseRes
   };
 }
 
-function rethrowAt(err: unknown, prefix: (string | number)[]): never {
+function rethrowAt(err: unknown, prefix: Loc): never {
   if (err instanceof ValidationError) throw new ValidationError(prefixIssues(err.issues, prefix));
   throw err;
 }

@@ -27,6 +27,7 @@
  * | string over `maxStringLength` | its head + "…[truncated N chars]"                          |
  * | past the `maxBytes` budget    | "[Truncated]"; arrays/objects end with a count of what was cut |
  */
+import { errorMessage } from "../internal/quietly.js";
 
 export interface SafeLimits {
   /** Nesting kept; deeper values become "[MaxDepth]". Default 64. */
@@ -162,7 +163,7 @@ class Walker {
     try {
       out = this.object(o, depth);
     } catch (err) {
-      out = this.str(`[Thrown: ${errorText(err)}]`);
+      out = this.str(`[Thrown: ${errorMessage(err)}]`);
     }
     path[depth] = undefined as unknown as object;
     this.done?.set(o, start - this.left);
@@ -196,7 +197,7 @@ class Walker {
       try {
         j = (o as { toJSON(): unknown }).toJSON();
       } catch (err) {
-        return this.str(`[Thrown: ${errorText(err)}]`);
+        return this.str(`[Thrown: ${errorMessage(err)}]`);
       }
       // toJSON returning the object itself is common (and would loop forever elsewhere).
       return j === o ? this.fields(o, Object.keys(o), depth, {}) : this.value(j, depth + 1);
@@ -232,7 +233,7 @@ class Walker {
       try {
         val = (o as Record<string, unknown>)[k];
       } catch (err) {
-        val = `[Thrown: ${errorText(err)}]`;
+        val = `[Thrown: ${errorMessage(err)}]`;
       }
       const s = this.value(val, depth + 1);
       if (s !== undefined) {
@@ -252,14 +253,6 @@ function safeName(f: unknown): string {
   }
 }
 
-function errorText(err: unknown): string {
-  try {
-    return String((err as Error)?.message ?? err);
-  } catch {
-    return "unprintable";
-  }
-}
-
 /** The safe copy of `value` and its approximate JSON size. Never throws. */
 export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
   const w = new Walker({ ...DEFAULTS, ...limits });
@@ -268,7 +261,7 @@ export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
     out = w.value(value, 0);
   } catch (err) {
     // Only a stack overflow from a host-provided toJSON/getter chain can get here.
-    out = `[Thrown: ${errorText(err)}]`;
+    out = `[Thrown: ${errorMessage(err)}]`;
   }
   const max = limits.maxBytes ?? DEFAULTS.maxBytes;
   return { value: out === undefined ? null : out, bytes: max - w.left };

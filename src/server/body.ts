@@ -7,6 +7,7 @@ import { createGunzip } from "node:zlib";
 import { Transform, type Readable, type TransformCallback } from "node:stream";
 import { HttpError } from "./http-error.js";
 import { depthIssue, tooDeep } from "./depth.js";
+import type { Loc } from "../internal/types.js";
 
 /** The decoded body as it streams, with the count of decoded bytes so far. */
 export class BodyStream extends Transform {
@@ -103,7 +104,7 @@ export function parseJson(text: Buffer | string, what = "body"): unknown {
 }
 
 /** parseJson, then nesting past `maxDepth` is a 422 whose `loc` points into the document (after `prefix`). */
-export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: (string | number)[] = []): Promise<unknown> {
+export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: Loc = []): Promise<unknown> {
   const v = parseJson(text, what);
   const deep = await tooDeep(v, maxDepth);
   if (deep) throw new HttpError(422, [depthIssue([...prefix, ...deep], maxDepth)]);

@@ -13,7 +13,7 @@ import { validate } from "../format/validate.js";
 import { ValidationError } from "../errors.js";
 import { addCost } from "../run/llm.js";
 
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
 
 export interface Derived {
   detected_format: string | null;

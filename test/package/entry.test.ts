@@ -75,7 +75,8 @@ describe("subpaths", () => {
     const expected: Record<string, string[]> = {
       "tracepipe/server": ["createCollector", "openStore", "Run", "RunPatch"],
       "tracepipe/backfill": ["backfill"],
-      "tracepipe/control": ["Deployments", "DeploymentCreateRequest", "loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
+      "tracepipe/control": ["Deployments", "DeploymentCreateRequest"],
+      "tracepipe/webhooks": ["loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
       "tracepipe/ratelimit": ["MemoryRateLimiter", "RedisRateLimiter", "RATE_LIMITS"],
       "tracepipe/adapters/openai-chat": ["normalize", "openaiChat"],
       "tracepipe/adapters/gemini": ["normalize", "gemini"],
@@ -93,7 +94,8 @@ describe("subpaths", () => {
 import { TraceSpanProcessor, createOtlpTraceExporter } from "tracepipe/otel";
 import { createCollector, openStore } from "tracepipe/server";
 import { backfill } from "tracepipe/backfill";
-import { Deployments, WebhookSender } from "tracepipe/control";
+import { Deployments } from "tracepipe/control";
+import { WebhookSender } from "tracepipe/webhooks";
 import { RedisRateLimiter } from "tracepipe/ratelimit";
 import { openaiChat } from "tracepipe/adapters/openai-chat";
 export const used = [traceable, wrapOpenAI, Client, normalize, TraceSpanProcessor, createOtlpTraceExporter, createCollector, openStore, backfill, Deployments, WebhookSender, RedisRateLimiter, openaiChat];

@@ -10,26 +10,28 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-const BASE = ["errors", "env", "format"];
+// internal/ (sleep, retry, JSON depth, Obj and Loc, ...) is never exported: every area may use it, and
+// it uses nothing of ours but errors (which names Loc from it).
+const BASE = ["errors", "env", "format", "internal"];
 /** Area -> the other areas it may import. `cli` may import anything; nothing may import `cli`. */
 const ALLOWED: Record<string, string[]> = {
-  errors: [],
+  errors: ["internal"],
+  internal: ["errors"],
   env: [],
-  format: ["errors"],
-  adapters: ["errors", "format"],
+  format: ["errors", "internal"],
+  adapters: ["errors", "format", "internal"],
   // tokens reads TRACEPIPE_PRICES (prices/index.ts).
-  tokens: ["errors", "env", "format"],
-  normalize: ["errors", "format", "adapters"],
+  tokens: BASE,
+  normalize: ["errors", "format", "internal", "adapters"],
   run: [...BASE, "adapters", "normalize", "tokens"],
-  ratelimit: ["errors", "env"],
+  ratelimit: ["errors", "env", "internal"],
   store: [...BASE, "run", "normalize"],
   ingest: [...BASE, "run", "store", "ratelimit", "tokens"],
   tracing: [...BASE, "adapters", "run", "ingest", "tokens"],
   otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens"],
   backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "store"],
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
-  // tracepipe/control is one entry point for deployments and webhooks: its index re-exports webhooks/.
-  control: [...BASE, "run", "ratelimit", "webhooks", "store"],
+  control: [...BASE, "run", "ratelimit", "store"],
   server: [...BASE, "adapters", "normalize", "run", "store", "otel", "ratelimit", "control", "webhooks", "ingest"],
   index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "backfill", "control", "webhooks", "server", "store"],
 };
