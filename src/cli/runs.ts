@@ -211,7 +211,8 @@ export function register(program: Command): void {
         const seen = new Map<string, string>();
         const first = await src.traces({ ...filterOf(o), limit: 100 });
         for (const t of first.traces) seen.set(t.trace_id, status(t));
-        if (!o.json) process.stdout.write(`following new traces (${first.traces.length} already stored are not shown)\n`);
+        // With --json, stdout holds nothing but traces: the line saying it follows goes to stderr.
+        (o.json ? process.stderr : process.stdout).write(`following new traces (${first.traces.length} already stored are not shown)\n`);
         let stop = false;
         process.once("SIGINT", () => (stop = true));
         process.once("SIGTERM", () => (stop = true));
