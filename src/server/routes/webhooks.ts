@@ -5,7 +5,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import { agentRunToTraceRun } from "../../webhooks/runs.js";
-import type { RunStore } from "../../store/index.js";
+import type { RunStore } from "../../store/contract/runs.js";
 import type { Route } from "../http.js";
 import { HttpError } from "../http-error.js";
 import { secretMatches } from "../middleware/auth.js";

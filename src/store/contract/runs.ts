@@ -1,14 +1,14 @@
 /**
- * The run store contract shared by the collector (`tracepipe serve`) and the
- * client's embedded sink. Both call the same `ingest` (validate -> merge
- * create/update -> derive -> store), so both accept and refuse exactly the
- * same runs with the same `{loc, msg, type}` issues.
+ * Runs: the one ingest operation and the reads of stored runs.
  *
- * `ingest` is asynchronous so that a store over a server database can
- * implement it; the SQLite store answers at once.
+ * The collector (`tracepipe serve`) and the client's embedded sink both call
+ * the same `ingest` (validate -> merge create/update -> derive -> store), so
+ * both accept and refuse exactly the same runs with the same `{loc, msg, type}`
+ * issues, whichever database is behind it.
  */
-import type { Run, RunPatch } from "../run/schema.js";
-import type { Loc } from "./validate.js";
+import type { Issue } from "../../errors.js";
+import type { Run, RunPatch } from "../../run/schema.js";
+import type { AttachmentInput } from "./attachments.js";
 
 /** A stored run: the record as sent, plus what the store derived on ingest. */
 export interface StoredRun extends Run {
@@ -27,22 +27,13 @@ export interface StoredRun extends Run {
   first_token_time?: string | null;
 }
 
-/** A file sent with a run (multipart ingest). */
-export interface AttachmentInput {
-  runId: string;
-  name: string;
-  contentType?: string;
-  data: Buffer;
-  sha256: string;
-}
-
 /** Records as received: checked by the store, not by the caller. */
 export interface IngestBatch {
   post?: readonly unknown[];
   patch?: readonly unknown[];
   attachments?: readonly AttachmentInput[];
   /** Where record `index` of `kind` sits in the request, for error locations. Default `[kind, index]`. */
-  locate?: (kind: "post" | "patch", index: number) => Loc;
+  locate?: (kind: "post" | "patch", index: number) => Issue["loc"];
 }
 
 declare const checked: unique symbol;
@@ -77,23 +68,31 @@ export interface RunQuery {
   run_type?: string;
   start_time_gte?: string;
   start_time_lt?: string;
+  /** Runs per page, 1 to 1000 (default 100). */
   limit?: number;
+  /** From the previous page; a cursor the store did not make is a CursorError. */
   cursor?: string | null;
+}
+
+/** One page of runs in (start_time, id) order; `cursor` is null on the last page. */
+export interface RunPage {
+  runs: StoredRun[];
+  cursor: string | null;
 }
 
 export interface RunStore {
   /**
-   * Check every record, then apply posts and patches in ONE transaction,
-   * idempotent by run id: a duplicate post is not stored twice, and a post and
-   * a patch in either order (same batch or not) yield one complete run. Any
-   * invalid record rejects the whole batch with a ValidationError listing every
-   * problem, and nothing is stored (the client then bisects to isolate it).
+   * Check every record, then apply posts and patches atomically, idempotent
+   * by run id: a duplicate post is not stored twice, and a post and a patch in
+   * either order (same batch or not) yield one complete run. A post fills only
+   * what is still empty; a patch overwrites what it carries (the newest update
+   * wins). Any invalid record rejects the whole batch with a ValidationError
+   * listing every problem, and nothing is stored (the client then bisects to
+   * isolate it).
    */
   ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult>;
-  getRun(id: string): StoredRun | undefined;
-  queryRuns(query: RunQuery): { runs: StoredRun[]; cursor: string | null };
-  countRuns(project?: string): number;
-  /** Delete a project (session) and its runs; returns the number of runs removed. */
-  deleteProject(name: string): number;
-  close(): void;
+  getRun(id: string): Promise<StoredRun | undefined>;
+  queryRuns(query: RunQuery): Promise<RunPage>;
+  /** Runs stored, in one project or in all. */
+  countRuns(project?: string): Promise<number>;
 }
