@@ -1,5 +1,5 @@
 /**
- * `tracepipe runs list|show|tail`: the terminal view of stored traces (issue 17),
+ * `tracepipe runs list|show|tail`: the terminal view of stored traces,
  * over the embedded store (`--db`, default TRACEPIPE_DB) or a collector
  * (`--endpoint`, default TRACEPIPE_ENDPOINT, through the viewer API with X-Api-Key).
  *

@@ -136,8 +136,7 @@ export function nextSeq(): number {
 /**
  * Approximate JSON length of a value without serializing it. Bounded whatever
  * it is given: the walk stops after `budget` values and 64 levels, so a cycle
- * or a DAG with exponentially many paths costs at most the budget (issue 19:
- * the old walk was exponential in shared back-references). Only updates with
+ * or a DAG with exponentially many paths costs at most the budget. Only updates with
  * deferred work are measured this way; makeSafe() sizes everything else.
  */
 export function approxJsonSize(v: unknown, budget = 200_000): number {

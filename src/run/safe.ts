@@ -2,7 +2,7 @@
  * makeSafe(value): a JSON-encodable copy of anything handed to the library,
  * made once, in time linear in the value's size and bounded by `maxBytes`,
  * and never throwing. After it, measuring, encoding, spooling and
- * dead-lettering the copy cannot throw or blow up (issues 13 and 19).
+ * dead-lettering the copy cannot throw or blow up.
  *
  * | value                         | becomes                                                   |
  * |-------------------------------|-----------------------------------------------------------|
@@ -306,8 +306,8 @@ export function checkSafe(value: unknown, limits: SafeLimits = {}): number | und
  *
  * No cycle check: a cycle nests without end, so it fails the depth limit
  * (or the object count) and the value goes to makeSafe, which marks it. The
- * scan of the path that looked for one, and Object.keys' array per object,
- * were half the cost of checking a span's run (4.5 against 2.2 µs).
+ * scan of the path that would look for one, and Object.keys' array per object,
+ * would dominate the cost of checking a span's run.
  *
  * The budget: makeSafe cuts only where what is left is used up (at zero it
  * writes no further item), and what is left only falls, so a value whose
@@ -341,9 +341,8 @@ class Checker {
 
   /**
    * An object or array, its strings and objects checked here rather than by
-   * a call to walk() each: most of a run's values are strings, and checking
-   * otel.ts's agent and chat spans' runs took 0.80-0.83x the time this way
-   * (both ways in one process). Spends what walk() would, to the unit.
+   * a call to walk() each: most of a run's values are strings, and a call
+   * per string costs more than the check. Spends what walk() would, to the unit.
    */
   private object(v: object, depth: number): boolean {
     // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.

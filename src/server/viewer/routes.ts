@@ -1,5 +1,5 @@
 /**
- * The trace viewer (issue 17): a page at `/`, its static assets under
+ * The trace viewer: a page at `/`, its static assets under
  * `/viewer/`, and a JSON API under `/api/viewer/` over the same store.
  *
  *   router.add(viewerRoutes(store));
