@@ -1,6 +1,6 @@
 /**
- * The collector's limits, in one place with their defaults (README "Collector
- * limits"). Every one is an option of createCollector; the batch bounds are
+ * The collector's limits, in one place with their defaults (docs/collector-api.md
+ * "Limits"). Every one is an option of createCollector; the batch bounds are
  * also advertised in GET /info, and enforced as advertised.
  */
 export interface CollectorLimits {

@@ -6,7 +6,7 @@
  * Everything is collected first and validated as a whole; nothing is written
  * until the request has been read completely (see routes/ingest.ts).
  *
- * Bounds (README "Collector limits"): at most `maxParts` parts and `maxRuns`
+ * Bounds (docs/collector-api.md "Limits"): at most `maxParts` parts and `maxRuns`
  * runs (413 past either, as soon as the stream shows it); each JSON part's
  * nesting is checked against `maxJsonDepth` by the route, before validation. A part naming a run id that is not a
  * UUID is a problem of the request (422 with the part's name as `loc`); a part

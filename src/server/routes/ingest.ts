@@ -2,7 +2,7 @@
  * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id.
  *
  * Before the store's one ingest operation sees a request, the route bounds it
- * (README "Collector limits"): the batch size /info advertises (413), JSON
+ * (docs/collector-api.md "Limits"): the batch size /info advertises (413), JSON
  * depth (422 with `loc`), and a pre-check with the same Run / RunPatch
  * schemas that is sliced (other requests are served meanwhile), lists at most
  * 100 problems and stops counting at 10,000. That check is the store's own
