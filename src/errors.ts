@@ -6,10 +6,11 @@
  * HttpError, the control plane's RuleError / NotFoundError / ControlPlaneError,
  * the webhook policy's WebhookUrlError and the CLI's InputError.
  */
+import type { Loc } from "./internal/types.js";
 
 /** SPEC §7 ValidationError: where (`loc`), what (`msg`) and which rule (`type`). */
 export interface Issue {
-  loc: (string | number)[];
+  loc: Loc;
   msg: string;
   type: string;
 }
@@ -50,12 +51,17 @@ export class ConfigError extends ValidationError {
 }
 
 /** zod's issues in SPEC §7's shape, under `prefix`. zod's issue codes name the rule, so they are the `type`. */
-export function zodIssues(issues: readonly { path: PropertyKey[]; message: string; code: string }[], prefix: (string | number)[] = []): Issue[] {
-  return issues.map((i) => ({ loc: [...prefix, ...(i.path as (string | number)[])], msg: i.message, type: i.code }));
+/** An input file cannot be read (missing, a directory, not gzip): a usage error, exit 2. */
+export class InputError extends TracepipeError {
+  override name = "InputError";
+}
+
+export function zodIssues(issues: readonly { path: PropertyKey[]; message: string; code: string }[], prefix: Loc = []): Issue[] {
+  return issues.map((i) => ({ loc: [...prefix, ...(i.path as Loc)], msg: i.message, type: i.code }));
 }
 
 /** The same issues, located under `prefix`. */
-export function prefixIssues(issues: readonly Issue[], prefix: (string | number)[]): Issue[] {
+export function prefixIssues(issues: readonly Issue[], prefix: Loc): Issue[] {
   return issues.map((i) => ({ ...i, loc: [...prefix, ...i.loc] }));
 }
 

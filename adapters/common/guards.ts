@@ -1,7 +1,6 @@
 /** Small structural helpers shared by the adapters. Pure; throw only NormalizeError. */
 import { NormalizeError } from "../../src/errors.js";
 
-export type Loc = (string | number)[];
 export type Key = string | number;
 
 /**
@@ -13,8 +12,10 @@ function at(loc: Loc, k1?: Key, k2?: Key): Loc {
   if (k1 === undefined) return loc;
   return k2 === undefined ? [...loc, k1] : [...loc, k1, k2];
 }
-export { isObj, type Obj } from "../../src/format/obj.js";
-import { isObj, type Obj } from "../../src/format/obj.js";
+export { isObj, type Obj } from "../../src/internal/obj.js";
+import { isObj, type Obj } from "../../src/internal/obj.js";
+export type { Loc } from "../../src/internal/types.js";
+import type { Loc } from "../../src/internal/types.js";
 
 /** Throw the one error type adapters are allowed to throw, naming the field. */
 export function fail(loc: Loc, msg: string, type = "value_error"): never {

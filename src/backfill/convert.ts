@@ -8,7 +8,7 @@
 import { isUuid } from "../run/ids.js";
 import { ValidationError } from "../errors.js";
 import { llmRun, readVendorCall } from "../run/llm.js";
-import { isObj } from "../format/obj.js";
+import { isObj } from "../internal/obj.js";
 import { dateTimeProblem, type Run } from "../run/schema.js";
 import { deterministicUuid } from "./identity.js";
 

@@ -17,16 +17,17 @@
  * `custom_id`; given alone, each request becomes a run without outputs.
  */
 import { ValidationError } from "../errors.js";
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
 import type { CallRecord } from "./convert.js";
 import { toEpochMs } from "./convert.js";
+import type { Loc } from "../internal/types.js";
 
 export type FileKind = "openai-batch-input" | "openai-batch-output" | "anthropic-batch-requests" | "anthropic-batch-results" | "generic" | "runs" | "otlp-json";
 export const FORMATS = ["auto", "openai-batch", "anthropic-batch", "generic", "runs", "otlp-json"] as const;
 export type FormatName = (typeof FORMATS)[number];
 
 
-function fail(loc: (string | number)[], msg: string, type = "value_error"): never {
+function fail(loc: Loc, msg: string, type = "value_error"): never {
   throw new ValidationError([{ loc, msg, type }]);
 }
 
@@ -47,7 +48,8 @@ export function requestBody(kind: FileKind, v: Obj): unknown {
   return v.params;
 }
 
-function errorText(e: unknown): string {
+/** A vendor's error value (a string, or an object with a type or code and a message) as one line. */
+function vendorErrorText(e: unknown): string {
   if (typeof e === "string") return e;
   if (isObj(e)) {
     const inner = isObj(e.error) ? e.error : e;
@@ -70,13 +72,13 @@ export function batchResultCall(kind: FileKind, v: Obj, request: unknown): CallR
       if (typeof r.request_id === "string") metadata.request_id = r.request_id;
       const status = typeof r.status_code === "number" ? r.status_code : undefined;
       if (status !== undefined) metadata.status_code = status;
-      if (status !== undefined && status >= 400) rec.error = `HTTP ${status}: ${errorText(r.body)}`;
+      if (status !== undefined && status >= 400) rec.error = `HTTP ${status}: ${vendorErrorText(r.body)}`;
       else if (isObj(r.body)) {
         rec.response = r.body;
         rec.startMs = toEpochMs(r.body.created);
       } else fail(["response", "body"], "expected the chat.completion object", "object_type");
     } else if (r !== null && r !== undefined) fail(["response"], "expected an object or null", "object_type");
-    if (v.error !== null && v.error !== undefined) rec.error = errorText(v.error);
+    if (v.error !== null && v.error !== undefined) rec.error = vendorErrorText(v.error);
     if (rec.response === undefined && rec.error === undefined) fail(["response"], "neither a response nor an error", "missing");
     return rec;
   }
@@ -89,7 +91,7 @@ export function batchResultCall(kind: FileKind, v: Obj, request: unknown): CallR
       rec.response = result.message;
       return rec;
     case "errored":
-      rec.error = `errored: ${errorText(result.error)}`;
+      rec.error = `errored: ${vendorErrorText(result.error)}`;
       return rec;
     case "canceled":
     case "expired":
@@ -131,7 +133,7 @@ export function genericCall(v: Obj, line: number): CallRecord {
     if (typeof v.id !== "string" && typeof v.id !== "number") fail(["id"], "expected a string", "string_type");
     rec.id = String(v.id);
   }
-  if (typeof v.error === "string" || isObj(v.error)) rec.error = errorText(v.error);
+  if (typeof v.error === "string" || isObj(v.error)) rec.error = vendorErrorText(v.error);
   if (typeof v.name === "string") rec.name = v.name;
   return rec;
 }

@@ -6,6 +6,8 @@ import { ValidationError, zodIssues } from "../errors.js";
 import type { Line } from "./lines.js";
 import { Run } from "../run/schema.js";
 import type { Run as RunT } from "../run/schema.js";
+import { tooDeepAt } from "../internal/json-depth.js";
+import type { Obj } from "../internal/types.js";
 
 /**
  * Deepest JSON nesting a record may have. V8 parses any depth, but every
@@ -14,22 +16,6 @@ import type { Run as RunT } from "../run/schema.js";
  * where it can still be dead-lettered with its number.
  */
 export const MAX_DEPTH = 1000;
-
-type Obj = Record<string, unknown>;
-
-/** Nesting depth of a parsed JSON value, iteratively (the point is not to overflow the stack). */
-export function jsonDepth(v: unknown, limit = Infinity): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[v, 1]];
-  while (stack.length) {
-    const [x, d] = stack.pop()!;
-    if (typeof x !== "object" || x === null) continue;
-    if (d > max) max = d;
-    if (max > limit) return max;
-    for (const child of Array.isArray(x) ? x : Object.values(x)) if (typeof child === "object" && child !== null) stack.push([child, d + 1]);
-  }
-  return max;
-}
 
 /** A log line as a JSON object: malformed JSON, a non-object or too deep a record is a ValidationError. */
 export function parseRecord(text: string): Obj {
@@ -41,7 +27,7 @@ export function parseRecord(text: string): Obj {
   }
   if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValidationError([{ loc: [], msg: "expected a JSON object", type: "object_type" }]);
   // Nesting n levels takes at least 2n bytes, so only long lines need the walk.
-  if (text.length > 2 * MAX_DEPTH && jsonDepth(v, MAX_DEPTH) > MAX_DEPTH) {
+  if (text.length > 2 * MAX_DEPTH && tooDeepAt(v, MAX_DEPTH) !== undefined) {
     throw new ValidationError([{ loc: [], msg: `nested deeper than ${MAX_DEPTH} levels`, type: "too_deep" }]);
   }
   return v as Obj;

@@ -14,11 +14,10 @@ import { MemoryRateLimiter } from "../ratelimit/limiter.js";
 import { loadCheckpoint } from "../backfill/checkpoint.js";
 import { KeyGuardSink, keyRevokedError } from "../backfill/key-guard.js";
 import { RedisRateLimiter } from "../ratelimit/redis.js";
-import { ValidationError } from "../errors.js";
+import { InputError, ValidationError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 import { expandFileArgs } from "./files.js";
-import { InputError } from "./io.js";
 
 /** Ctrl-C: the run stopped cleanly at a checkpoint; rerunning the command resumes. */
 export const EXIT_INTERRUPTED = 130;

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import { glob, isDynamicPattern } from "tinyglobby";
-import { InputError } from "./io.js";
+import { InputError } from "../errors.js";
 
 /**
  * Each argument, in the order given: `-` and a path that exists are taken as they
@@ -30,7 +30,7 @@ export async function expandFileArgs(args: readonly string[]): Promise<string[]>
 
 /**
  * Where a record came from, as the line-oriented commands print it: the line alone
- * for one named input (as before), with the file too when several files or a
+ * for one named input, with the file too when several files or a
  * pattern are read, since line numbers alone would be ambiguous.
  */
 export function whereOf(args: readonly string[]): (rec: { file: string | undefined; line: number }) => { file?: string; line: number } {

@@ -10,18 +10,14 @@
  * A line longer than `maxLineBytes` is reported with its number and skipped,
  * never held in memory.
  */
-import { TracepipeError } from "../errors.js";
+import { InputError } from "../errors.js";
 import { createReadStream, statSync } from "node:fs";
 import type { Readable } from "node:stream";
 import { DEFAULT_MAX_LINE_BYTES, splitLines, type Line } from "../backfill/lines.js";
 import { expandFileArgs } from "./files.js";
+import type { Loc } from "../internal/types.js";
 
-export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: (string | number)[]; msg: string; type: string } };
-
-/** An input file cannot be read (missing, a directory, not gzip): a usage error, exit 2. */
-export class InputError extends TracepipeError {
-  override name = "InputError";
-}
+export type InputRecord = { line: number; value: unknown } | { line: number; error: { loc: Loc; msg: string; type: string } };
 
 /** Throw the InputError `file` would meet when opened (missing, a directory); `-` or nothing is stdin. */
 export function checkInput(file: string | undefined): void {

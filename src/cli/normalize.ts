@@ -2,9 +2,9 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { FORMAT_NAMES } from "../../adapters/index.js";
-import { ValidationError } from "../errors.js";
+import { InputError, ValidationError } from "../errors.js";
 import { normalize } from "../normalize.js";
-import { InputError, readInputs, writeLine } from "./io.js";
+import { readInputs, writeLine } from "./io.js";
 import { whereOf } from "./files.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 

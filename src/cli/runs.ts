@@ -1,5 +1,5 @@
 /**
- * `tracepipe runs list|show|tail`: the terminal view of stored traces (issue 17),
+ * `tracepipe runs list|show|tail`: the terminal view of stored traces,
  * over the embedded store (`--db`, default TRACEPIPE_DB) or a collector
  * (`--endpoint`, default TRACEPIPE_ENDPOINT, through the viewer API with X-Api-Key).
  *
@@ -228,7 +228,7 @@ export function register(program: Command): void {
         const seen = new Map<string, string>();
         const first = await src.traces({ ...filterOf(o), limit: 100 });
         for (const t of first.traces) seen.set(t.trace_id, status(t));
-        // With --json, stdout holds JSON lines only: the notice goes to stderr (a follower can wait for it).
+        // With --json, stdout holds nothing but traces: the line saying it follows goes to stderr.
         (o.json ? process.stderr : process.stdout).write(`following new traces (${first.traces.length} already stored are not shown)\n`);
         let stop = false;
         process.once("SIGINT", () => (stop = true));

@@ -2,18 +2,17 @@
 import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { validate } from "../format/validate.js";
-import type { Issue } from "../errors.js";
-import { InputError, readInputs, writeLine } from "./io.js";
+import { InputError, type Issue } from "../errors.js";
+import { readInputs, writeLine } from "./io.js";
 import { whereOf } from "./files.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+import type { Loc } from "../internal/types.js";
 
 export interface ValidateCommandOptions {
   /** Longest input line; a longer one is reported and skipped. Default DEFAULT_MAX_LINE_BYTES (64 MiB). */
   maxLineBytes?: number;
   strict?: boolean;
 }
-
-type Loc = (string | number)[];
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 

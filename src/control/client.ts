@@ -11,7 +11,7 @@
  */
 import { envValue } from "../env.js";
 import { ConfigError, TracepipeError, ValidationError, type Issue } from "../errors.js";
-import { sleep } from "../ratelimit/limiter.js";
+import { sleep } from "../internal/sleep.js";
 import type { Deployment, DeploymentCreateRequest, DeploymentPatchRequest, Revision } from "./schema.js";
 
 export class ControlPlaneError extends TracepipeError {

@@ -7,7 +7,7 @@
  */
 import { TracepipeError } from "../errors.js";
 import type { DeploymentStore, RevisionRecord } from "../store/contract/deployments.js";
-import type { Obj } from "../format/obj.js";
+import type { Obj } from "../internal/obj.js";
 import { stableUuid, uuidv7 } from "../run/ids.js";
 import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";

@@ -16,7 +16,7 @@
  * walk also applies the rules validate adds to zod's, so that messages with
  * nothing to report are walked once.
  */
-import type { Obj } from "./obj.js";
+import type { Obj } from "../internal/obj.js";
 
 const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
 const MESSAGE_KEYS = new Set(["role", "content", "tool_call_id", "usage_metadata", "extras"]);

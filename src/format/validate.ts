@@ -22,20 +22,21 @@ export interface ValidateOptions {
 
 const MEDIA = new Set(["image", "file", "audio", "video"]);
 
-import { isObj, type Obj } from "./obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
+import type { Loc } from "../internal/types.js";
 
 /** zod's issue codes name the rule; keep them as the `type` (SPEC §7 leaves `type` free). */
 function fromZod(issues: z.core.$ZodIssue[], out: Issue[]): void {
   for (const i of issues) {
     if (i.code === "unrecognized_keys") {
-      for (const k of i.keys) out.push({ loc: [...(i.path as (string | number)[]), k], msg: `unknown field ${JSON.stringify(k)}; vendor fields belong in extras`, type: "unrecognized_key" });
+      for (const k of i.keys) out.push({ loc: [...(i.path as Loc), k], msg: `unknown field ${JSON.stringify(k)}; vendor fields belong in extras`, type: "unrecognized_key" });
       continue;
     }
-    out.push({ loc: i.path as (string | number)[], msg: i.message, type: i.code });
+    out.push({ loc: i.path as Loc, msg: i.message, type: i.code });
   }
 }
 
-function checkMedia(b: Obj, loc: (string | number)[], strict: boolean, out: Issue[]): void {
+function checkMedia(b: Obj, loc: Loc, strict: boolean, out: Issue[]): void {
   const sources = ["base64", "url", "id"].filter((k) => b[k] !== undefined);
   if (sources.length !== 1) {
     out.push({

@@ -1,6 +1,6 @@
 /**
  * What every part of a Client shares: its resolved options, its counters, how
- * it warns, and where it stands in its life. The queue, the spool lane, the
+ * it warns, and where it stands in its life. The queue, the spool replay, the
  * pump and the delivery of a batch are separate modules; they meet here rather
  * than reaching into each other, so each can say what it guarantees on its own.
  */

@@ -9,7 +9,7 @@
  *   await client.flush({ timeoutMs: 2000 });   // serverless: before the handler returns
  *
  * Flow: createRun/updateRun make the value safe (src/run/safe.ts) and queue an
- * op. Ops of one run never overtake each other (issue 13 item 3): a newer op
+ * op. Ops of one run never overtake each other: a newer op
  * merges into an older one still waiting, waits ("parked") while an older one
  * is in flight or retrying, and follows an older one into the spool. Batches
  * bounded by count and bytes go to the sink, `concurrency` at a time. A failed
@@ -42,7 +42,7 @@ import { encodedOp, feedbackOp, finalize, mergeOps, patchOp, postOp, type Attach
 import { feedbackRecord, type FeedbackOptions } from "../run/feedback.js";
 import { encodeRunBytes } from "./multipart.js";
 import type { Sink } from "./sink.js";
-import { SpoolLane } from "./spool-replay.js";
+import { SpoolReplay } from "./spool-replay.js";
 import { ClientState, type ClientStats } from "./client-state.js";
 import { BatchDelivery } from "./delivery.js";
 import { ExitHooks } from "./exit.js";
@@ -62,7 +62,7 @@ export class Client implements RunWriter {
   private privacy?: PrivacyOptions;
 
   private readonly queue = new RunQueue();
-  private readonly lane: SpoolLane;
+  private readonly spoolReplay: SpoolReplay;
   private readonly pump: Pump;
   private readonly waiters = new Waiters();
   private readonly exitHooks: ExitHooks;
@@ -89,12 +89,12 @@ export class Client implements RunWriter {
             warn: (m) => this.state.warnOnce(m),
           })
         : new EmbeddedSink(this.options.dbPath));
-    this.lane = new SpoolLane(this.state, this.valueLimits, () => {
+    this.spoolReplay = new SpoolReplay(this.state, this.valueLimits, () => {
       this.replay();
       this.notify();
     });
     const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
-    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.lane, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.awaited);
+    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.spoolReplay, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.awaited);
     this.pump = new Pump(this.state, this.sink, this.queue, delivery, this.valueLimits, {
       awaited: () => this.waiters.awaited,
       replay: () => this.replay(),
@@ -109,7 +109,7 @@ export class Client implements RunWriter {
       this.options.exitTimeoutMs,
     );
     if (opts.exitHooks !== false) this.exitHooks.install();
-    this.stats.inSpool = this.lane.pendingOps();
+    this.stats.inSpool = this.spoolReplay.pendingOps();
     // Runs spooled by an earlier process (or an earlier outage) go out first.
     this.replay();
   }
@@ -193,11 +193,11 @@ export class Client implements RunWriter {
   /** Route an op so that no older op of its run can land after it. */
   private enqueue(op: Op, fromSpool = false): void {
     if (!fromSpool) {
-      const behind = this.lane.behind(op.id);
-      if (behind) return this.lane.putBehind(op, behind);
+      const behind = this.spoolReplay.behind(op.id);
+      if (behind) return this.spoolReplay.putBehind(op, behind);
     }
     if (this.queue.mergeIntoUnsent(op)) return;
-    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.lane.overflow(op);
+    if (!fromSpool && this.queue.bytes + op.bytes > this.options.maxQueueBytes) return this.spoolReplay.overflow(op);
     if (this.queue.add(this.sink.encodesRuns ? encodedOp(op, encodeRunBytes) : op)) this.pump.schedule();
   }
 
@@ -205,13 +205,13 @@ export class Client implements RunWriter {
 
   /** Read the next due spool segment into the queue when memory allows; arm a timer for one not yet due. */
   private replay(): void {
-    if (!this.lane.mayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
+    if (!this.spoolReplay.mayHaveWork || this.state.abandoned || this.queue.bytes > this.options.maxQueueBytes / 2) return;
     // Enough segments for a full batch at once: segments written behind a retry hold one op each.
-    for (const c of this.lane.claim(this.pump.batchSize)) this.load(c.segment, c.ops);
+    for (const c of this.spoolReplay.claim(this.pump.batchSize)) this.load(c.segment, c.ops);
   }
 
   private load(segment: string, ops: Op[]): void {
-    if (!this.lane.settle(segment, ops)) return;
+    if (!this.spoolReplay.settle(segment, ops)) return;
     for (const op of ops) this.enqueue(op, true);
     this.pump.schedule();
   }
@@ -219,7 +219,7 @@ export class Client implements RunWriter {
   // ---- flush, shutdown, exit ------------------------------------------------------------
 
   private hasWork(): boolean {
-    return this.queue.ops.length > 0 || this.pump.inFlight.size > 0 || this.queue.parked.size > 0 || this.lane.spilled > 0;
+    return this.queue.ops.length > 0 || this.pump.inFlight.size > 0 || this.queue.parked.size > 0 || this.spoolReplay.spilled > 0;
   }
 
   private hasRoom(): boolean {
@@ -248,7 +248,7 @@ export class Client implements RunWriter {
   }
 
   private result(timedOut: boolean): FlushResult {
-    this.stats.inSpool = this.lane.pendingOps();
+    this.stats.inSpool = this.spoolReplay.pendingOps();
     const pending = this.state.abandoned ? 0 : this.pendingOps();
     return flushResult(this.stats, pending, timedOut);
   }
@@ -266,7 +266,7 @@ export class Client implements RunWriter {
     let timedOut = false;
     if (this.hasWork() && !this.state.abandoned) timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
     // Batches that failed under this flush go back to their retry schedule.
-    if (!this.waiters.awaited) this.lane.releaseHeld();
+    if (!this.waiters.awaited) this.spoolReplay.releaseHeld();
     return this.result(timedOut);
   }
 
@@ -281,7 +281,7 @@ export class Client implements RunWriter {
     const flushed = await this.flush(opts);
     this.state.closed = true;
     if (flushed.timedOut) this.spoolEverything();
-    this.lane.stop();
+    this.spoolReplay.stop();
     this.exitHooks.remove();
     if (!flushed.timedOut) await this.sink.close().catch(() => undefined);
     freeEncoders();
@@ -308,11 +308,11 @@ export class Client implements RunWriter {
     for (const b of this.pump.inFlight) for (const op of b) add(op);
     for (const op of this.queue.ops) add(op);
     for (const op of this.queue.parked.values()) add(op);
-    this.lane.seal();
+    this.spoolReplay.seal();
     this.state.abandoned = true;
     this.state.stopper.abort();
     if (byId.size === 0) return;
-    this.lane.writeAll(byId);
+    this.spoolReplay.writeAll(byId);
     this.queue.clear();
   }
 }

@@ -7,22 +7,22 @@
  * spool segments are accounted for and nothing rejects into the host: the
  * pump (pump.ts) only learns that the batch is done with.
  */
-import { sleep } from "../ratelimit/limiter.js";
+import { sleep } from "../internal/sleep.js";
 import type { ClientState } from "./client-state.js";
 import type { ClientOptions } from "./config.js";
 import type { DeadLetterFile } from "./deadletter.js";
 import { finalize, mergeOps, type Op } from "./ops.js";
 import type { RunQueue } from "./queue.js";
-import { backoffMs } from "./retry.js";
+import { backoffMs } from "../internal/retry.js";
 import { SinkError, type Sink } from "./sink.js";
-import type { SpoolLane } from "./spool-replay.js";
+import type { SpoolReplay } from "./spool-replay.js";
 
 export class BatchDelivery {
   constructor(
     private readonly state: ClientState,
     private readonly sink: Sink,
     private readonly queue: RunQueue,
-    private readonly lane: SpoolLane,
+    private readonly spoolReplay: SpoolReplay,
     private readonly deadLetters: DeadLetterFile,
     private readonly backoff: ClientOptions["backoff"],
     private readonly valueLimits: ClientOptions["valueLimits"],
@@ -53,7 +53,7 @@ export class BatchDelivery {
         stats.requests++;
         await this.sink.send(batch, this.state.stopper.signal);
         stats.delivered += batch.length;
-        this.lane.account(batch);
+        this.spoolReplay.account(batch);
         return;
       } catch (err) {
         const e = err instanceof SinkError ? err : new SinkError(String((err as Error)?.message ?? err), "retry");
@@ -71,7 +71,7 @@ export class BatchDelivery {
         if (attempt + 1 >= this.state.options.maxAttempts || this.state.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
           this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.lane.writeDir} and will be retried`);
+          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spoolReplay.writeDir} and will be retried`);
           return;
         }
         stats.retried += batch.length;
@@ -97,7 +97,7 @@ export class BatchDelivery {
       mergeOps(op, next);
     }
     // Under a flush, held back until it ends (see Spool.appendSealed).
-    this.lane.retry(batch, due, this.sink.target, this.awaited());
+    this.spoolReplay.retry(batch, due, this.sink.target, this.awaited());
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {
@@ -106,6 +106,6 @@ export class BatchDelivery {
       this.state.stats.deadLettered += batch.length;
       this.state.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
     } else this.state.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
-    this.lane.account(batch);
+    this.spoolReplay.account(batch);
   }
 }

@@ -12,7 +12,7 @@ import { arrivalWindowMs, type RateLimiter } from "../ratelimit/limiter.js";
 import { MAX_ADVERTISED_BATCH } from "./config.js";
 import { encodeMultipart } from "./multipart.js";
 import type { Op } from "./ops.js";
-import { isRetryableStatus, retryAfterMs } from "./retry.js";
+import { isRetryableStatus, retryAfterMs } from "../internal/retry.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
 const gzip = promisify(gzipCb);

@@ -2,7 +2,3 @@ export { Client, type ClientStats, type FlushOptions, type FlushResult } from ".
 export { type ClientOptions } from "./config.js";
 export { getDefaultClient, setDefaultClient, flush } from "./default.js";
 export { SinkError, type Sink, type SinkLimits } from "./sink.js";
-export { HttpSink } from "./http-sink.js";
-export { EmbeddedSink } from "./embedded-sink.js";
-export { encodeMultipart } from "./multipart.js";
-export type { Op, Attachments } from "./ops.js";

@@ -20,7 +20,8 @@
  * nothing but `metadata` and `events` is empty).
  */
 import { randomBytes } from "node:crypto";
-import type { EncodedRun, Op } from "./ops.js";
+import type { Op } from "./ops.js";
+import { holdEncoded, type EncodedRun } from "./encoded-run.js";
 
 export const LARGE_FIELDS = ["inputs", "outputs", "events", "extra", "error", "serialized"] as const;
 const LARGE = new Set<string>(LARGE_FIELDS);
@@ -71,97 +72,9 @@ export const FILE_PART_CHARS = 1024 * 1024;
 const BOUNDARY_PREFIX = `tracepipe-${randomBytes(12).toString("hex")}`;
 let boundaries = 0;
 
-/**
- * Slabs the runs held encoded are written into, one after another. Why not a
- * Buffer per run (Buffer.from): making each one (its size counted, a view
- * object, pool bookkeeping) cost more than writing its bytes, and a span's run
- * took two. A run holds its slab, numbers and its large fields' names.
- *
- * Slabs are reused: each counts the runs written in it that are still held,
- * and once it is full and none is (every run delivered, or read back as an
- * object: releaseEncoded), it is kept for the next runs, up to SPARE_SLABS of
- * them. Why: a slab is memory outside V8's heap, and V8 frees such memory only
- * when a garbage collection finds its owner dead. Slabs live until their batch
- * is delivered, past a young collection or two, so they were promoted and
- * freed only by full collections, and the outside memory they added up to
- * between those made V8 mark the heap over and over. While it marks, every
- * young collection promoted what the program had in hand (the spans being
- * converted, their parsed messages): ~1 MB per young collection against
- * ~15 KB with the slabs reused, with young collections twice as long and
- * full ones twice as many (issue 15).
- * A slab not released (its runs dropped, or the process gives up on them) is
- * left to the garbage collector, as before.
- */
-const SLAB_BYTES = 256 * 1024;
-/** A run whose texts could take more than this goes in a slab of its own, exactly its size (not reused). */
-const OWN_SLAB_BYTES = SLAB_BYTES / 8;
-/** Free slabs kept for reuse at most (4 MiB): about what a batch of a thousand 4 KB runs fills. */
-const SPARE_SLABS = 16;
-/** A slab being filled or holding runs, and how many of its runs are held (see releaseEncoded). */
-export interface Slab {
-  readonly buf: Buffer;
-  held: number;
-}
-/** The slab being filled (made at the first run held encoded: importing the module allocates nothing). */
-let slab: Slab | undefined;
-let slabUsed = 0;
-const spare: Buffer[] = [];
-
-/** The run's bytes are no longer needed (it was delivered, or read back as an object): its slab may be reused. Once per run. */
-export function releaseEncoded(e: EncodedRun): void {
-  const home = e.home;
-  if (!home) return;
-  e.home = undefined;
-  if (--home.held === 0 && home !== slab) keepIfFree(home);
-}
-
-/** Keep a full slab for reuse if none of its runs is held (and the spares are not all taken). */
-function keepIfFree(s: Slab): void {
-  if (s.held === 0 && spare.length < SPARE_SLABS) spare.push(s.buf);
-}
-
-/** encodeRun's texts as the UTF-8 bytes encodeMultipart writes (for a run held encoded: ops.ts encodedOp). */
+/** encodeRun's texts as the UTF-8 bytes encodeMultipart writes, held in a shared slab (for a run held encoded: ops.ts encodedOp). */
 export function encodeRunBytes(run: Record<string, unknown>): EncodedRun {
-  const { part, own } = encodeRun(run);
-  // At most three UTF-8 bytes per UTF-16 unit (a surrogate pair, two units, takes four).
-  let most = part.length * 3;
-  if (own) for (let i = 1; i < own.length; i += 2) most += own[i]!.length * 3;
-  let buf: Buffer;
-  let at: number;
-  let home: Slab | undefined;
-  if (most > OWN_SLAB_BYTES) {
-    let exact = Buffer.byteLength(part);
-    if (own) for (let i = 1; i < own.length; i += 2) exact += Buffer.byteLength(own[i]!);
-    buf = Buffer.allocUnsafeSlow(exact);
-    at = 0;
-  } else {
-    if (!slab || slabUsed + most > SLAB_BYTES) {
-      // The full slab is reused at once if none of its runs is held any more.
-      if (slab) keepIfFree(slab);
-      slab = { buf: spare.pop() ?? Buffer.allocUnsafeSlow(SLAB_BYTES), held: 0 };
-      slabUsed = 0;
-    }
-    home = slab;
-    buf = slab.buf;
-    at = slabUsed;
-  }
-  const ends = [at];
-  at += buf.write(part, at, "utf8");
-  ends.push(at);
-  let fields: string[] | undefined;
-  if (own) {
-    fields = [];
-    for (let i = 0; i < own.length; i += 2) {
-      fields.push(own[i]!);
-      at += buf.write(own[i + 1]!, at, "utf8");
-      ends.push(at);
-    }
-  }
-  if (home) {
-    slabUsed = at;
-    home.held++;
-  }
-  return { slab: buf, ends, fields, home };
+  return holdEncoded(encodeRun(run));
 }
 
 /** The run's part and its large fields' own parts, as texts (see the module comment). */

@@ -3,11 +3,11 @@
  * its approximate encoded size so memory can be bounded, and its sequence
  * number so updates of one run apply in the order they were made. Ops of one
  * id that meet (in the queue, parked behind an op in flight, or read back from
- * the spool) are merged into one, the newer fields winning (issue 13 item 3).
+ * the spool) are merged into one, the newer fields winning.
  */
 import type { Run, RunPatch } from "../run/schema.js";
 import { checkSafe, makeSafe, type SafeLimits } from "../run/safe.js";
-import { releaseEncoded, type Slab } from "./multipart.js";
+import { decodeRun, releaseEncoded, type EncodedRun } from "./encoded-run.js";
 
 export type Attachments = Record<string, [mimeType: string, data: Uint8Array]>;
 
@@ -29,29 +29,6 @@ export interface Op {
   segments?: string[];
   /** The run as the multipart encoder writes it, when it was encoded at hand-over (see encodedOp). */
   encoded?: EncodedRun;
-}
-
-/**
- * A run in multipart form, without the boundaries: what encodeMultipart writes
- * for it, as UTF-8 bytes held in a range of a shared slab (see
- * multipart.ts encodeRunBytes): the run's own part (`post.{id}`, its small
- * large fields inlined) from `ends[0]` to `ends[1]`, then each large field that
- * goes in a part of its own, `fields[i]`'s JSON from `ends[i + 1]` to `ends[i + 2]`.
- */
-export interface EncodedRun {
-  slab: Buffer;
-  ends: number[];
-  fields?: string[];
-  /** The shared slab's record while this run holds its bytes (see releaseEncoded). */
-  home?: Slab;
-}
-
-/** The run object again, from its encoding: the part's fields and each large field's. */
-function decodeRun(e: EncodedRun): Record<string, unknown> {
-  const { slab, ends, fields } = e;
-  const run = JSON.parse(slab.toString("utf8", ends[0], ends[1])) as Record<string, unknown>;
-  if (fields) for (let i = 0; i < fields.length; i++) run[fields[i]!] = JSON.parse(slab.toString("utf8", ends[i + 1], ends[i + 2]));
-  return run;
 }
 
 /**
@@ -160,8 +137,7 @@ export function nextSeq(): number {
 /**
  * Approximate JSON length of a value without serializing it. Bounded whatever
  * it is given: the walk stops after `budget` values and 64 levels, so a cycle
- * or a DAG with exponentially many paths costs at most the budget (issue 19:
- * the old walk was exponential in shared back-references). Only updates with
+ * or a DAG with exponentially many paths costs at most the budget. Only updates with
  * deferred work are measured this way; makeSafe() sizes everything else.
  */
 export function approxJsonSize(v: unknown, budget = 200_000): number {

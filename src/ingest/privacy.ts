@@ -5,7 +5,8 @@
  * (wrappers, traceable, the span processor, backfill) gets them.
  */
 import { createHash } from "node:crypto";
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
+import type { Loc } from "../internal/types.js";
 
 export type Hide = boolean | ((value: Obj) => Obj);
 
@@ -24,7 +25,7 @@ export interface PrivacyOptions {
    * extra (metadata included); what it returns is sent instead. `path` is where the
    * string sits, e.g. `["inputs", "messages", 0, "content", 0, "text"]`.
    */
-  mask?: (value: string, path: readonly (string | number)[]) => string;
+  mask?: (value: string, path: Readonly<Loc>) => string;
 }
 
 /** Fields of a run that identify and place it: never hidden, masked or rewritten. */
@@ -71,7 +72,7 @@ export class Sampler {
   }
 }
 
-function maskDeep(v: unknown, path: (string | number)[], mask: NonNullable<PrivacyOptions["mask"]>): unknown {
+function maskDeep(v: unknown, path: Loc, mask: NonNullable<PrivacyOptions["mask"]>): unknown {
   if (typeof v === "string") return mask(v, path);
   if (Array.isArray(v)) return v.map((x, i) => maskDeep(x, [...path, i], mask));
   if (isObj(v)) {

@@ -1,6 +1,6 @@
 /**
  * The in-memory side of a Client's queue: ops waiting to be sent, in the order
- * they were made, with per-run ordering (issue 13 item 3). A run has at most
+ * they were made, with per-run ordering. A run has at most
  * one unsent op in memory: a newer op of the run merges into it (newest fields
  * win), so a burst of updates goes out as one op. While an older op of
  * a run is in flight (sending or waiting to retry), the newer one is parked

@@ -1,5 +1,5 @@
 /**
- * A Client's lane through the on-disk spool (spool.ts holds the files): which
+ * A Client's replay through the on-disk spool (spool.ts holds the files): which
  * of its runs have ops waiting there, so per-run order holds across memory and
  * disk; spilling when memory is full; writing batches that kept failing (with
  * a due time) and everything left on exit; reading segments back as the queue
@@ -35,7 +35,7 @@ function maxTrackedRuns(maxQueueBytes: number): number {
   return Math.max(1000, Math.floor(maxQueueBytes / 1600));
 }
 
-export class SpoolLane {
+export class SpoolReplay {
   private readonly spool: Spool;
   /** Runs with an op in the spool put there by this client and not read back yet. */
   private readonly spooledRuns = new Map<string, SpooledEntry>();
@@ -177,7 +177,7 @@ export class SpoolLane {
     this.armReplayTimer(Date.now());
   }
 
-  /** Spooled ops not yet due are replayed when they are (issue 13 item 4), by whichever client is alive then. */
+  /** Spooled ops not yet due are replayed when they are, by whichever client is alive then. */
   private armReplayTimer(at: number): void {
     if (this.state.closed || this.state.abandoned) return;
     if (this.replayTimer && this.replayTimer.at <= at) return;

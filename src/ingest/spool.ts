@@ -12,7 +12,7 @@
  * `segment-<due ms>-<seq>-<count>-<pid>-<random>.jsonl`. Names sort by due
  * time, then sequence, so segments holding older updates of a run replay first.
  *
- * Disk trouble never reaches the host (issue 13 item 5): a directory that
+ * Disk trouble never reaches the host: a directory that
  * cannot be created or written is given up for one under os.tmpdir(); when that
  * fails too, the write reports false and the caller counts the runs as dropped.
  */

@@ -10,6 +10,7 @@
  * waiting caller sleep exactly until the oldest grant leaves the window, so
  * a busy client runs at the full limit.
  */
+import { sleep } from "../internal/sleep.js";
 
 export type TryResult =
   | { ok: true; remaining: number; resetMs: number }
@@ -116,21 +117,4 @@ export async function acquireBy(attempt: () => TryResult | Promise<TryResult>, s
  */
 export function arrivalWindowMs(windowMs: number): number {
   return windowMs + Math.min(250, windowMs * 0.25);
-}
-
-/** Wait `ms`, or until `signal` aborts (rejecting). `unref`: the wait alone does not keep the process alive. */
-export function sleep(ms: number, signal?: AbortSignal, unref = false): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    if (unref) t.unref();
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
 }

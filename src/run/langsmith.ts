@@ -9,7 +9,7 @@
  * their plain names, beside whatever the run already had there.
  */
 import type { ModelInfo } from "../../adapters/types.js";
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
 
 /** `ls_*` keys that identify the model or the integration rather than set the call. */
 const NOT_SETTINGS = new Set(["ls_provider", "ls_model_name", "ls_model_type", "ls_integration", "ls_run_depth", "ls_method", "ls_agent_type"]);

@@ -27,8 +27,8 @@ import { estimateUsage, resolveModel } from "../tokens/index.js";
 import { addCost } from "../tokens/prices/index.js";
 import { dottedSegment, isoMicros } from "./ids.js";
 import type { Run, RunEvent } from "./schema.js";
-
-type Obj = Record<string, unknown>;
+import type { Obj } from "../internal/obj.js";
+import type { Loc } from "../internal/types.js";
 
 /** Run names for LLM calls, by provider: what the wrappers and backfill call a run. */
 const LLM_RUN_NAMES: Record<string, string> = { openai: "ChatOpenAI", anthropic: "ChatAnthropic", google: "ChatGoogleGenerativeAI", bedrock: "ChatBedrockConverse" };
@@ -38,7 +38,7 @@ export function llmRunName(provider: string | undefined): string {
 }
 
 /** What a producer knows about one LLM call, already in native terms. */
-export interface LlmCall {
+export interface NativeLlmCall {
   /** Native input messages (the prompt). */
   inputs?: Message[];
   /** Native output messages (the reply); absent when there was no reply. */
@@ -55,8 +55,8 @@ export interface LlmCall {
   firstTokenUs?: number;
 }
 
-/** The request and response results of an adapter, as an LlmCall. */
-export function callFromResults(req: RequestResult | undefined, res: ResponseResult | undefined): LlmCall {
+/** The request and response results of an adapter, as a NativeLlmCall. */
+export function callFromResults(req: RequestResult | undefined, res: ResponseResult | undefined): NativeLlmCall {
   return {
     inputs: req?.messages,
     outputs: res?.messages,
@@ -68,7 +68,7 @@ export function callFromResults(req: RequestResult | undefined, res: ResponseRes
   };
 }
 
-function rethrowAt(err: unknown, prefix: (string | number)[]): never {
+function rethrowAt(err: unknown, prefix: Loc): never {
   if (err instanceof ValidationError) throw new ValidationError(prefixIssues(err.issues, prefix));
   throw err;
 }
@@ -78,7 +78,7 @@ function rethrowAt(err: unknown, prefix: (string | number)[]): never {
  * array of stream chunks) through the adapters, the format detected when not
  * given. Errors name where: `request.*`, `response.*`, or `format`.
  */
-export function readVendorCall(rec: { format?: string; request?: unknown; response?: unknown }): { format?: string; call: LlmCall } {
+export function readVendorCall(rec: { format?: string; request?: unknown; response?: unknown }): { format?: string; call: NativeLlmCall } {
   const { request, response } = rec;
   let format = rec.format;
   if (!format && (request !== undefined || response !== undefined)) {
@@ -138,7 +138,7 @@ export interface LlmOptions {
 export { addCost } from "../tokens/prices/index.js";
 
 /** The model identification of a call: SPEC §2.6 / DESIGN's rule. */
-export function modelOf(call: LlmCall): string | undefined {
+export function modelOf(call: NativeLlmCall): string | undefined {
   return call.responseModel ?? call.requestModel;
 }
 
@@ -153,7 +153,7 @@ export function messageIssues(inputs: Message[], outputs?: Message[]): Issue[] {
   return prefixIssues(validate(all), ["messages"]);
 }
 
-export function llmFields(call: LlmCall, opts: LlmOptions): LlmFields {
+export function llmFields(call: NativeLlmCall, opts: LlmOptions): LlmFields {
   const inputs = call.inputs ?? [];
   const outputs = call.outputs;
   const metadata: Obj = {};
@@ -244,7 +244,7 @@ export function buildRun(b: RunBase): Run {
 }
 
 /** A whole `llm` run from a call: buildRun + llmFields. `metadata` given by the producer is kept under the llm fields. */
-export function llmRun(call: LlmCall, base: Omit<RunBase, "run_type" | "inputs" | "outputs" | "name"> & { name?: string }, opts: LlmOptions): { run: Run; estimate?: () => void } {
+export function llmRun(call: NativeLlmCall, base: Omit<RunBase, "run_type" | "inputs" | "outputs" | "name"> & { name?: string }, opts: LlmOptions): { run: Run; estimate?: () => void } {
   const f = llmFields(call, opts);
   // Object.assign rather than `{...base, fields}` (see buildRun).
   const run = buildRun(Object.assign({}, base, {

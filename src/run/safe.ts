@@ -2,7 +2,7 @@
  * makeSafe(value): a JSON-encodable copy of anything handed to the library,
  * made once, in time linear in the value's size and bounded by `maxBytes`,
  * and never throwing. After it, measuring, encoding, spooling and
- * dead-lettering the copy cannot throw or blow up (issues 13 and 19).
+ * dead-lettering the copy cannot throw or blow up.
  *
  * | value                         | becomes                                                   |
  * |-------------------------------|-----------------------------------------------------------|
@@ -27,6 +27,7 @@
  * | string over `maxStringLength` | its head + "…[truncated N chars]"                          |
  * | past the `maxBytes` budget    | "[Truncated]"; arrays/objects end with a count of what was cut |
  */
+import { errorMessage } from "../internal/quietly.js";
 
 export interface SafeLimits {
   /** Nesting kept; deeper values become "[MaxDepth]". Default 64. */
@@ -162,7 +163,7 @@ class Walker {
     try {
       out = this.object(o, depth);
     } catch (err) {
-      out = this.str(`[Thrown: ${errorText(err)}]`);
+      out = this.str(`[Thrown: ${errorMessage(err)}]`);
     }
     path[depth] = undefined as unknown as object;
     this.done?.set(o, start - this.left);
@@ -196,7 +197,7 @@ class Walker {
       try {
         j = (o as { toJSON(): unknown }).toJSON();
       } catch (err) {
-        return this.str(`[Thrown: ${errorText(err)}]`);
+        return this.str(`[Thrown: ${errorMessage(err)}]`);
       }
       // toJSON returning the object itself is common (and would loop forever elsewhere).
       return j === o ? this.fields(o, Object.keys(o), depth, {}) : this.value(j, depth + 1);
@@ -232,7 +233,7 @@ class Walker {
       try {
         val = (o as Record<string, unknown>)[k];
       } catch (err) {
-        val = `[Thrown: ${errorText(err)}]`;
+        val = `[Thrown: ${errorMessage(err)}]`;
       }
       const s = this.value(val, depth + 1);
       if (s !== undefined) {
@@ -252,14 +253,6 @@ function safeName(f: unknown): string {
   }
 }
 
-function errorText(err: unknown): string {
-  try {
-    return String((err as Error)?.message ?? err);
-  } catch {
-    return "unprintable";
-  }
-}
-
 /** The safe copy of `value` and its approximate JSON size. Never throws. */
 export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
   const w = new Walker({ ...DEFAULTS, ...limits });
@@ -268,7 +261,7 @@ export function makeSafe(value: unknown, limits: SafeLimits = {}): SafeResult {
     out = w.value(value, 0);
   } catch (err) {
     // Only a stack overflow from a host-provided toJSON/getter chain can get here.
-    out = `[Thrown: ${errorText(err)}]`;
+    out = `[Thrown: ${errorMessage(err)}]`;
   }
   const max = limits.maxBytes ?? DEFAULTS.maxBytes;
   return { value: out === undefined ? null : out, bytes: max - w.left };
@@ -313,8 +306,8 @@ export function checkSafe(value: unknown, limits: SafeLimits = {}): number | und
  *
  * No cycle check: a cycle nests without end, so it fails the depth limit
  * (or the object count) and the value goes to makeSafe, which marks it. The
- * scan of the path that looked for one, and Object.keys' array per object,
- * were half the cost of checking a span's run (4.5 against 2.2 µs).
+ * scan of the path that would look for one, and Object.keys' array per object,
+ * would dominate the cost of checking a span's run.
  *
  * The budget: makeSafe cuts only where what is left is used up (at zero it
  * writes no further item), and what is left only falls, so a value whose
@@ -348,9 +341,8 @@ class Checker {
 
   /**
    * An object or array, its strings and objects checked here rather than by
-   * a call to walk() each: most of a run's values are strings, and checking
-   * otel.ts's agent and chat spans' runs took 0.80-0.83x the time this way
-   * (both ways in one process). Spends what walk() would, to the unit.
+   * a call to walk() each: most of a run's values are strings, and a call
+   * per string costs more than the check. Spends what walk() would, to the unit.
    */
   private object(v: object, depth: number): boolean {
     // Past TRACK_AFTER objects Walker starts tracking shared ones; leave those values to it.

@@ -1,77 +1,13 @@
 /**
  * Request bodies: bounded, gunzipped when `Content-Encoding: gzip`, counted,
- * and admitted: a body that is (or turns out to be) large waits for one of a
- * few large-body slots, so concurrent big uploads cannot add up to gigabytes.
+ * and paused at the large-body size until admitted (middleware/body-admission.ts).
  */
 import type { IncomingMessage } from "node:http";
 import { createGunzip } from "node:zlib";
 import { Transform, type Readable, type TransformCallback } from "node:stream";
-import { HttpError } from "./http.js";
+import { HttpError } from "./http-error.js";
 import { depthIssue, tooDeep } from "./depth.js";
-
-/**
- * Semaphore for large bodies: at most `size` at once, and a new one only while
- * the bytes already charged by the others leave room for its own charge in
- * `budget` (a body alone always runs, whatever its size). A body is charged
- * what is known of it: its declared length when admitted, then every decoded
- * byte past that (`grow`, never waiting, so no admitted body can stall).
- * Waiting is backpressure: the waiting request's stream is not read, so its
- * bytes stay in the kernel and the client's send buffer, not in this process.
- * Waiters are served in arrival order (a big one is not starved by small ones).
- */
-export class Slots {
-  private used = 0;
-  private charged = 0;
-  private readonly queue: { bytes: number; resolve: () => void }[] = [];
-
-  constructor(
-    readonly size: number,
-    readonly budget = Infinity,
-  ) {}
-
-  private fits(bytes: number): boolean {
-    return this.used < this.size && (this.used === 0 || this.charged + bytes <= this.budget);
-  }
-
-  /** Resolves once a slot is held with `bytes` charged. */
-  acquire(bytes = 0): Promise<void> {
-    if (this.queue.length === 0 && this.fits(bytes)) {
-      this.used++;
-      this.charged += bytes;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.queue.push({ bytes, resolve }));
-  }
-
-  /** More bytes of a held body. */
-  grow(bytes: number): void {
-    this.charged += bytes;
-  }
-
-  /** Gives back a slot and everything it was charged (acquire's bytes plus its growth). */
-  release(bytes = 0): void {
-    this.used--;
-    this.charged -= bytes;
-    for (let next = this.queue[0]; next && this.fits(next.bytes); next = this.queue[0]) {
-      this.queue.shift();
-      this.used++;
-      this.charged += next.bytes;
-      next.resolve();
-    }
-  }
-
-  get bytesCharged(): number {
-    return this.charged;
-  }
-
-  get inUse(): number {
-    return this.used;
-  }
-
-  get waiting(): number {
-    return this.queue.length;
-  }
-}
+import type { Loc } from "../internal/types.js";
 
 /** The decoded body as it streams, with the count of decoded bytes so far. */
 export class BodyStream extends Transform {
@@ -168,7 +104,7 @@ export function parseJson(text: Buffer | string, what = "body"): unknown {
 }
 
 /** parseJson, then nesting past `maxDepth` is a 422 whose `loc` points into the document (after `prefix`). */
-export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: (string | number)[] = []): Promise<unknown> {
+export async function parseBoundedJson(text: Buffer | string, maxDepth: number, what = "body", prefix: Loc = []): Promise<unknown> {
   const v = parseJson(text, what);
   const deep = await tooDeep(v, maxDepth);
   if (deep) throw new HttpError(422, [depthIssue([...prefix, ...deep], maxDepth)]);

@@ -1,6 +1,6 @@
 /**
  * A full garbage collection on demand, for the collector's large bodies
- * (issue 13 item 13; used by multipart.ts).
+ * (used by multipart.ts).
  *
  * Reading a 60 MB part leaves its raw bytes behind as garbage (the socket's
  * chunks, busboy's concatenation of them), and parsing it then allocates the

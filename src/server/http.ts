@@ -1,11 +1,9 @@
 /**
  * The collector's route contract. Every endpoint group (ingest, query, OTLP,
  * deployments, webhooks) is a list of `Route`s; the server dispatches on method
- * and path pattern and turns a thrown `HttpError` into `{detail}` JSON.
+ * and path pattern; a thrown `HttpError` (http-error.ts) becomes `{detail}` JSON.
  */
-import { TracepipeError } from "../errors.js";
-import { createHash, timingSafeEqual } from "node:crypto";
-import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import type { BodyStream } from "./body.js";
 
 export interface RequestContext {
@@ -45,28 +43,9 @@ export interface Route {
   handler: Handler;
 }
 
-/** Throw from a handler to answer with `{detail}` (a string, or SPEC §7's ValidationError list for 422). */
-export class HttpError extends TracepipeError {
-  override name = "HttpError";
-  constructor(
-    readonly status: number,
-    readonly detail: unknown,
-    readonly headers?: Record<string, string>,
-    /** Fields sent beside `detail` in the body (e.g. a 422's `issue_count`). */
-    readonly extra?: Record<string, unknown>,
-  ) {
-    super(typeof detail === "string" ? detail : `HTTP ${status}`);
-  }
-}
-
-/**
- * Whether a presented secret (API key, webhook token) equals the expected one,
- * in constant time: both are hashed to equal-length digests first, so neither
- * the comparison nor a length check leaks anything about the secret.
- */
-export function secretMatches(given: string | undefined, expected: string): boolean {
-  if (given === undefined) return false;
-  const a = createHash("sha256").update(given).digest();
-  const b = createHash("sha256").update(expected).digest();
-  return timingSafeEqual(a, b);
+/** Writes a reply as JSON (or raw bytes when the body is a Uint8Array). */
+export function sendReply(res: ServerResponse, reply: Reply): void {
+  const body = reply.body instanceof Uint8Array ? reply.body : reply.body === undefined ? "" : JSON.stringify(reply.body);
+  res.writeHead(reply.status, { "content-type": "application/json", "content-length": Buffer.byteLength(body), ...reply.headers });
+  res.end(body);
 }

@@ -5,7 +5,7 @@
  * amount of work and a small answer, not a 300 MB one.
  */
 import type { Issue } from "../errors.js";
-import { HttpError } from "./http.js";
+import { HttpError } from "./http-error.js";
 
 export class IssueList {
   readonly listed: Issue[] = [];

@@ -1,6 +1,6 @@
 /**
- * The collector's limits, in one place with their defaults (README "Collector
- * limits"). Every one is an option of createCollector; the batch bounds are
+ * The collector's limits, in one place with their defaults (docs/collector-api.md
+ * "Limits"). Every one is an option of createCollector; the batch bounds are
  * also advertised in GET /info, and enforced as advertised.
  */
 export interface CollectorLimits {
@@ -61,3 +61,29 @@ export const DEFAULT_TIMEOUTS: CollectorTimeouts = {
   keepAliveMs: 5_000,
   idleSocketMs: 30_000,
 };
+
+/** The options that bound requests, as createCollector takes them (the three top-level ones predate `limits`). */
+export interface LimitOptions {
+  maxBodyBytes?: number;
+  batchSizeLimit?: number;
+  batchSizeBytesLimit?: number;
+  limits?: Partial<CollectorLimits>;
+}
+
+/** The defaults overridden by every option given (an explicit undefined keeps the default). */
+export function collectorLimits(o: LimitOptions): CollectorLimits {
+  return {
+    ...DEFAULT_LIMITS,
+    ...defined({ maxBodyBytes: o.maxBodyBytes, batchSizeLimit: o.batchSizeLimit, batchSizeBytesLimit: o.batchSizeBytesLimit }),
+    ...defined(o.limits ?? {}),
+  };
+}
+
+export function collectorTimeouts(t: Partial<CollectorTimeouts> = {}): CollectorTimeouts {
+  return { ...DEFAULT_TIMEOUTS, ...defined(t) };
+}
+
+/** The entries of `o` whose value is not undefined. */
+function defined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

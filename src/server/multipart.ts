@@ -7,13 +7,13 @@
  * Everything is collected first and validated as a whole; nothing is written
  * until the request has been read completely (see routes/ingest.ts).
  *
- * Bounds (README "Collector limits"): at most `maxParts` parts and `maxRuns`
+ * Bounds (docs/collector-api.md "Limits"): at most `maxParts` parts and `maxRuns`
  * runs (413 past either, as soon as the stream shows it); each JSON part's
  * nesting is checked against `maxJsonDepth` by the route, before validation. A part naming a run id that is not a
  * UUID is a problem of the request (422 with the part's name as `loc`); a part
  * whose name or JSON cannot be read at all is a 400.
  *
- * Memory (issue 13 item 13): a JSON part sent as a file (with a filename, as
+ * Memory: a JSON part sent as a file (with a filename, as
  * FormData Blobs are) is decoded to text chunk by chunk, so its bytes are not
  * held beside its text; one sent as a plain field arrives from busboy as a
  * string. Before a part of GC_PART_CHARS or more is parsed, the garbage its
@@ -26,7 +26,7 @@ import { StringDecoder } from "node:string_decoder";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { z } from "zod";
-import { HttpError } from "./http.js";
+import { HttpError } from "./http-error.js";
 import { parseJson } from "./body.js";
 import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import type { IssueList } from "./issues.js";
@@ -67,7 +67,7 @@ const PAST_LATIN1 = /[\u0100-\uffff]/;
  * fields, and decoded as UTF-8 (busboy's default) every byte sequence that is
  * not UTF-8 (any image) became a replacement character. As latin1, a part
  * that declares no charset arrives with one character per byte: its bytes,
- * exactly. A part that declares one is decoded by it, as before.
+ * exactly. A part that declares one is decoded by it.
  */
 class FieldValue {
   constructor(readonly value: string) {}

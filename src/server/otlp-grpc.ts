@@ -24,7 +24,7 @@ import { storeDocument, type OtlpReceiveStore } from "../otlp/receive.js";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit, type Region } from "../ratelimit/match.js";
 import { tooDeep } from "./depth.js";
-import { secretMatches } from "./http.js";
+import { secretMatches } from "./middleware/auth.js";
 
 export interface OtlpGrpcOptions {
   store: OtlpReceiveStore;

@@ -18,7 +18,7 @@ import { ValidationError } from "../errors.js";
 import { addCost } from "../run/llm.js";
 import { withModelIdentity } from "../run/langsmith.js";
 
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
 
 export interface Derived {
   detected_format: string | null;

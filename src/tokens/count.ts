@@ -91,7 +91,7 @@ export function countTextTokens(text: string, model?: string): number {
       return n;
     }
   }
-  const t = new Tally(enc, e);
+  const t = new SegmentCounter(enc, e);
   // Pieces from the scanner when the text is ASCII and one chunk (a segment could not be counted exactly: a long run).
   const scanned = text.length <= CHUNK ? scan(text, enc, ends, RUN) : -1;
   if (scanned >= 0) t.add(text, scanned);
@@ -114,19 +114,19 @@ function countSegment(s: string): number {
 }
 
 /**
- * One Tally for counting segments, emptied for each (a segment is counted
+ * One SegmentCounter for counting segments, emptied for each (a segment is counted
  * whole before the next begins), while its encoder is the one in use: a new
- * encoder (after freeEncoders or a failure) gets a new Tally.
+ * encoder (after freeEncoders or a failure) gets a new SegmentCounter.
  */
-let segmentTally: Tally | undefined;
+let segmentTally: SegmentCounter | undefined;
 // Its memo and encoder go with the rest when the encoders are freed.
 whenEncodersFreed(() => {
   segmentTally = undefined;
   segEncoder = undefined;
 });
-function tallyFor(enc: Encoding, e: Encoder): Tally {
+function tallyFor(enc: Encoding, e: Encoder): SegmentCounter {
   if (segmentTally?.countsWith(enc, e)) return segmentTally.reset();
-  return (segmentTally = new Tally(enc, e));
+  return (segmentTally = new SegmentCounter(enc, e));
 }
 
 /** tiktoken's count of an ASCII segment through the scanner and the piece memo, or -1 when it is not one scanned chunk or the encoder failed. */
@@ -155,7 +155,7 @@ function exactMatched(s: string, enc: Encoding, e: Encoder): number {
 const ends = new Int32Array(CHUNK);
 
 /** The running count of one text. */
-class Tally {
+class SegmentCounter {
   n = 0;
   private chunks = 0;
   private memoAt = 0;

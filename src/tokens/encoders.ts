@@ -4,7 +4,7 @@
  * a warning is printed once.
  */
 import { createRequire } from "node:module";
-import { fingerprint, Generations, PieceMemo, SegmentTable, slotOf } from "./memo.js";
+import { fingerprint, TextCountCache, PieceMemo, SegmentTable, slotOf } from "./memo.js";
 
 export type Encoding = "o200k_base" | "cl100k_base";
 export interface Encoder {
@@ -122,7 +122,7 @@ export function segmentTableFor(enc: Encoding): SegmentTable {
  * counted twice (see the doorkeeper below), then looked up. A lookup is far
  * cheaper than counting (a 150-character message by segments cost ~20x a
  * lookup that hashed it in V8's native code; a hit now compares it with the
- * text kept instead: memo.ts Generations), so only texts shorter than
+ * text kept instead: memo.ts TextCountCache), so only texts shorter than
  * TEXT_CACHE_MIN are left to the segment table; at most TEXT_CACHE_CHARS
  * characters are held (see TextCache).
  */
@@ -141,7 +141,7 @@ export const SEEN_BEFORE = -2;
  */
 const SEEN_SLOTS = 1 << 14;
 /**
- * Two generations (memo.ts Generations), each up to half of TEXT_CACHE_CHARS
+ * Two generations (memo.ts TextCountCache), each up to half of TEXT_CACHE_CHARS
  * characters: a text in use stays, and what has not been asked for in two
  * generations goes, at a constant cost per lookup. (A Map kept in
  * least-recently-used order evicted from its front, and V8 walks the holes
@@ -162,7 +162,7 @@ const SEEN_SLOTS = 1 << 14;
  * the text.
  */
 class TextCache {
-  private readonly counts = new Generations(TEXT_CACHE_CHARS / 2, true, SEEN_SLOTS);
+  private readonly counts = new TextCountCache(TEXT_CACHE_CHARS / 2, true, SEEN_SLOTS);
   private readonly seen = new Int32Array(SEEN_SLOTS);
 
   /** The count, or FIRST_SIGHT / SEEN_BEFORE (see the class comment). */
@@ -212,7 +212,7 @@ export function loadedEncodings(): Encoding[] {
   return [...encoders.keys()];
 }
 
-/** What counting keeps between calls outside these tables (count.ts's reused Tally), dropped by freeEncoders(). */
+/** What counting keeps between calls outside these tables (count.ts's reused SegmentCounter), dropped by freeEncoders(). */
 const onFree: (() => void)[] = [];
 export function whenEncodersFreed(fn: () => void): void {
   onFree.push(fn);

@@ -128,10 +128,8 @@ export const slotOf = (fp: number, slots: number) => (fp ^ (fp >>> 14)) & (slots
  * by fingerprint holds the last text found or kept in each slot, with its
  * count. Why: the texts looked up are new strings every time (each span's
  * JSON.parse makes them), and a Map lookup hashes the whole of a new string,
- * ~2.5 ns a character, where a fingerprint reads ~40 characters and `===`
- * compares the rest natively. Counting the texts of otel.ts's agent span took
- * 0.85-0.90x the time with a front on the whole-text cache (3 runs, both
- * builds in one process, alternated): its hits (the system prompt, the tool
+ * where a fingerprint reads a few dozen characters and `===` compares the
+ * rest natively. In a span's texts the hits (the system prompt, the tool
  * calls and results) are most of the texts.
  *
  * A front entry is trusted only while its text is in the young Map (its
@@ -140,7 +138,7 @@ export const slotOf = (fp: number, slots: number) => (fp ^ (fp >>> 14)) & (slots
  * and refreshes the entry. The rotation that drops the old Map clears the
  * entries of its texts, so the front holds no text the Maps do not.
  */
-export class Generations {
+export class TextCountCache {
   private young = new Map<string, number>();
   private old = new Map<string, number>();
   private youngSize = 0;
@@ -214,10 +212,9 @@ export class Generations {
  * of each prompt that differs), which emptying the whole table when full
  * would throw out with them.
  */
-export class SegmentTable extends Generations {
+export class SegmentTable extends TextCountCache {
   constructor(maxEntries: number) {
-    // No front: segments are short (32-192 characters), and a fingerprint and a comparison cost as much
-    // as the Map's hash of one (measured on otel.ts's question and answer: 1.1-1.4x the time with one).
+    // No front: segments are short, and a fingerprint and a comparison cost as much as the Map's hash of one.
     super(maxEntries, false, 0);
   }
 }

@@ -22,9 +22,9 @@ import { bedrockConverse } from "../../adapters/index.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
-import { WRAPPED } from "./embeddings.js";
-
-type Obj = Record<string, unknown>;
+import { WRAPPED } from "../internal/wrapped.js";
+import type { Obj } from "../internal/obj.js";
+import { quietly } from "../internal/quietly.js";
 
 /** The parts of smithy's middleware interfaces this module uses. */
 interface HandlerArgs {
@@ -41,15 +41,6 @@ interface MiddlewareStackLike {
 
 const TRACED_COMMANDS: Record<string, boolean> = { ConverseCommand: false, ConverseStreamCommand: true };
 const MIDDLEWARE_NAME = "tracepipeBedrockConverse";
-
-/** Run `fn`; tracing never throws into the host application. */
-function quietly(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // the call itself is unaffected; its run may be incomplete
-  }
-}
 
 function tracingMiddleware(opts: WrapOptions): Middleware {
   return (next, context) => async (args) => {

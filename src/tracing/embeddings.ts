@@ -11,11 +11,10 @@ import { addCost } from "../tokens/prices/index.js";
 import { tracingEnabled } from "./context.js";
 import { noteUnparsed, watchApiPromise, type WrapOptions } from "./llm.js";
 import { startRun } from "./traceable.js";
+import type { Obj } from "../internal/obj.js";
+import { WRAPPED } from "../internal/wrapped.js";
 
-export const WRAPPED = Symbol.for("tracepipe.wrapped");
 export type CreateFn = (body: Record<string, unknown>, options?: unknown) => unknown;
-type Obj = Record<string, unknown>;
-
 const INPUT_KEYS = ["input", "model", "dimensions", "encoding_format"];
 
 /** Vector length: a float array's length, or a base64 float32 string's byte count / 4. */

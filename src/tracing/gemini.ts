@@ -12,17 +12,17 @@
  * SDK attaches to every response and chunk).
  */
 import { gemini } from "../../adapters/index.js";
-import { isObj } from "../format/obj.js";
+import { isObj } from "../internal/obj.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
-import { WRAPPED } from "./embeddings.js";
+import { WRAPPED } from "../internal/wrapped.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
-import { observeReply, observeStream, quietly, type View } from "./observe.js";
+import { observeReply, observeStream, type View } from "./observe.js";
+import type { Obj } from "../internal/obj.js";
+import { quietly } from "../internal/quietly.js";
 
 type Method = (params: unknown, ...rest: unknown[]) => unknown;
 type Models = Record<string, unknown> & Record<symbol, unknown>;
-type Obj = Record<string, unknown>;
-
 const CLIENT_ONLY = ["httpOptions", "abortSignal"];
 
 /** The parameters as a run holds them. */

@@ -22,6 +22,8 @@ import { nowMicros } from "../run/ids.js";
 import { serialize } from "../run/serialize.js";
 import { callFromResults, llmFields, messageIssues } from "../run/llm.js";
 import { startRun } from "./traceable.js";
+import type { Obj } from "../internal/obj.js";
+import { quietly } from "../internal/quietly.js";
 
 export interface WrapOptions {
   /** Where runs go; the default client otherwise. */
@@ -37,8 +39,6 @@ export interface WrapOptions {
   processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
 }
 
-type Obj = Record<string, unknown>;
-
 interface ApiPromiseLike {
   parseResponse: (...args: unknown[]) => unknown;
   responsePromise: Promise<unknown>;
@@ -52,15 +52,6 @@ interface StreamLike {
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: string } | undefined)?.name ?? "";
   return name === "AbortError" || name === "APIUserAbortError";
-}
-
-/** Recording a call must never change what the caller gets: a recorder that throws is ignored. */
-function quietly(fn: (v: unknown) => void, v: unknown): void {
-  try {
-    fn(v);
-  } catch {
-    // the run is lost, the caller's result is not
-  }
 }
 
 /**
@@ -82,17 +73,17 @@ export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void
     seen = true;
     return Promise.resolve(parsed).then(
       (value) => {
-        quietly(onValue, value);
+        quietly(() => onValue(value));
         return value;
       },
       (err) => {
-        quietly(onError, err);
+        quietly(() => onError(err));
         throw err;
       },
     );
   };
   // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-  p.responsePromise.then(undefined, (err) => quietly(onError, err));
+  p.responsePromise.then(undefined, (err) => quietly(() => onError(err)));
   const asResponse = p.asResponse;
   if (typeof asResponse === "function") {
     p.asResponse = (...args: unknown[]) => {
@@ -101,7 +92,7 @@ export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void
       // this runs: only a response nobody parses is recorded as raw.
       Promise.resolve(response).then(
         (r) => {
-          if (!seen) quietly(onRaw, r);
+          if (!seen) quietly(() => onRaw(r));
         },
         () => undefined, // the failure reaches onError through responsePromise
       );

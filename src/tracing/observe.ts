@@ -14,6 +14,7 @@
  *   caller as the SDK yielded it.
  */
 import type { LlmCall } from "./llm.js";
+import { quietly } from "../internal/quietly.js";
 
 /** What the run sees of a reply or chunk (transport details removed); the caller's value is never touched. */
 export type View = (value: unknown) => unknown;
@@ -24,19 +25,6 @@ interface Thenable {
 
 function isThenable(v: unknown): v is Thenable {
   return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
-}
-
-/**
- * Run a recording step; a failure of the recorder itself is swallowed. The side
- * branches below are promises nobody awaits: anything thrown there would be an
- * unhandled rejection in the host, and tracing never throws into it.
- */
-export function quietly(fn: () => void): void {
-  try {
-    fn();
-  } catch {
-    // The run may lack its end; the caller's call is unaffected.
-  }
 }
 
 function complete(call: LlmCall, value: unknown, view?: View): void {

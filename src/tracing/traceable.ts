@@ -12,6 +12,7 @@ import { isoMicros } from "../run/ids.js";
 import { serialize, serializeRecord } from "../run/serialize.js";
 import { runContext, tracingEnabled } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
+import { errorText } from "../internal/quietly.js";
 
 export interface TraceableOptions {
   name?: string;
@@ -58,11 +59,6 @@ function isIterator(v: unknown): v is Iterator<unknown> & Iterable<unknown> {
 
 function isAsyncIterator(v: unknown): v is AsyncIterator<unknown> & AsyncIterable<unknown> {
   return typeof v === "object" && v !== null && typeof (v as { next?: unknown }).next === "function" && typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === "function";
-}
-
-function errorText(err: unknown): string {
-  if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
 }
 
 let writerWarned = false;

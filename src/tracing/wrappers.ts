@@ -21,7 +21,8 @@ import type { Adapter } from "../../adapters/types.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { tracingEnabled } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
-import { patchEmbeddings, WRAPPED, type CreateFn } from "./embeddings.js";
+import { patchEmbeddings, type CreateFn } from "./embeddings.js";
+import { WRAPPED } from "../internal/wrapped.js";
 
 export type { WrapOptions } from "./llm.js";
 

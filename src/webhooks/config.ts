@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { ConfigError, zodIssues, type Issue } from "../errors.js";
-import { isObj } from "../format/obj.js";
+import { isObj } from "../internal/obj.js";
 
 export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
 

@@ -13,7 +13,7 @@ import { ValidationError, type Issue } from "../errors.js";
 import { stableUuid, isUuid } from "../run/ids.js";
 import { buildRun } from "../run/llm.js";
 import { dateTimeProblem, type Run } from "../run/schema.js";
-import { isObj, type Obj } from "../format/obj.js";
+import { isObj, type Obj } from "../internal/obj.js";
 
 
 /** The webhook URL a run asked for: `extra.metadata.webhook`. */

@@ -10,8 +10,8 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import { backoffMs, isRetryableStatus } from "../ingest/retry.js";
-import { sleep } from "../ratelimit/limiter.js";
+import { backoffMs, isRetryableStatus } from "../internal/retry.js";
+import { sleep } from "../internal/sleep.js";
 import type { WebhookConfig } from "./config.js";
 import { vetWebhookUrl, WebhookUrlError, type PolicyOptions } from "./policy.js";
 

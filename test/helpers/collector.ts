@@ -20,28 +20,7 @@ export async function startCollector(opts: CollectorOptions = {}): Promise<Runni
   return { collector, url, dbPath, close: () => collector.close() };
 }
 
-let counter = 0;
-/** A deterministic, valid uuid for tests (v7-shaped). */
-export function testId(): string {
-  counter++;
-  const hex = counter.toString(16).padStart(12, "0");
-  return `0192b3c4-d5e6-7f00-8000-${hex}`;
-}
-
-export function runRecord(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  const id = (overrides.id as string) ?? testId();
-  return {
-    id,
-    trace_id: id,
-    dotted_order: `20261122T101500123456Z${id}`,
-    name: "test-run",
-    run_type: "chain",
-    start_time: "2026-11-22T10:15:00.123456Z",
-    inputs: { question: "why?" },
-    session_name: "default",
-    ...overrides,
-  };
-}
+export { runRecord, testId } from "./runs.js";
 
 /** A multipart body as the client sends it, encoded by undici's FormData (not by hand). */
 export function multipart(parts: { post?: Record<string, unknown>[]; patch?: Record<string, unknown>[] }): FormData {

@@ -76,7 +76,8 @@ describe("subpaths", () => {
       "tracepipe/server": ["createCollector", "openStore", "Run", "RunPatch"],
       "tracepipe/store": ["openStore", "CursorError", "BatchCheck", "checkIngestBatch"],
       "tracepipe/backfill": ["backfill"],
-      "tracepipe/control": ["Deployments", "DeploymentCreateRequest", "loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
+      "tracepipe/control": ["Deployments", "DeploymentCreateRequest"],
+      "tracepipe/webhooks": ["loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
       "tracepipe/ratelimit": ["MemoryRateLimiter", "RedisRateLimiter", "RATE_LIMITS"],
       "tracepipe/adapters/openai-chat": ["normalize", "openaiChat"],
       "tracepipe/adapters/gemini": ["normalize", "gemini"],
@@ -98,7 +99,8 @@ import { TraceSpanProcessor, createOtlpTraceExporter } from "tracepipe/otel";
 import { createCollector, openStore } from "tracepipe/server";
 import { openStore as openStoreToo, type Store } from "tracepipe/store";
 import { backfill } from "tracepipe/backfill";
-import { Deployments, WebhookSender } from "tracepipe/control";
+import { Deployments } from "tracepipe/control";
+import { WebhookSender } from "tracepipe/webhooks";
 import { RedisRateLimiter } from "tracepipe/ratelimit";
 import { openaiChat } from "tracepipe/adapters/openai-chat";
 export const used = [traceable, wrapOpenAI, Client, normalize, TraceSpanProcessor, createOtlpTraceExporter, createCollector, openStore, openStoreToo, backfill, Deployments, WebhookSender, RedisRateLimiter, openaiChat];

@@ -76,7 +76,7 @@ describe("declaration files for a strict consumer", () => {
     const specifiers = Object.keys(manifest(ROOT).exports)
       .filter((k) => !k.endsWith(".json"))
       .map((k) => (k === "." ? "tracepipe" : `tracepipe/${k.slice(2)}`));
-    expect(specifiers).toEqual(expect.arrayContaining(["tracepipe", "tracepipe/otel", "tracepipe/server", "tracepipe/backfill", "tracepipe/control", "tracepipe/ratelimit", "tracepipe/adapters/openai-chat"]));
+    expect(specifiers).toEqual(expect.arrayContaining(["tracepipe", "tracepipe/otel", "tracepipe/server", "tracepipe/backfill", "tracepipe/control", "tracepipe/ratelimit", "tracepipe/webhooks", "tracepipe/adapters/openai-chat"]));
     const source =
       specifiers.map((s, i) => `import * as m${i} from "${s}";`).join("\n") +
       `\nexport const all = [${specifiers.map((_, i) => `m${i}`).join(", ")}];\n` +

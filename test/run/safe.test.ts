@@ -88,7 +88,14 @@ describe("approxJsonSize", () => {
     expect(g.reads()).toBeLessThanOrEqual(50_000);
   });
 
-  it("stops at its node budget on a DAG with 2^40 paths", () => {
-    expect(approxJsonSize(diamondChain(40), 100_000)).toBeGreaterThan(0);
+  it("stops at its node budget on a DAG with 2^40 paths: its estimate grows with the budget, not the paths", () => {
+    const small = approxJsonSize(diamondChain(40), 10_000);
+    const large = approxJsonSize(diamondChain(40), 100_000);
+    // Every node visited adds at most its key, braces and a 20-character leaf: under 16 characters
+    // a node on average here, and at least the 2 of its braces.
+    expect(large).toBeLessThanOrEqual(16 * 100_000);
+    expect(large).toBeGreaterThanOrEqual(2 * 100_000);
+    // Ten times the budget, ten times the estimate (within 1%): the walk ends at the budget.
+    expect(Math.abs(large / small / 10 - 1)).toBeLessThan(0.01);
   });
 });

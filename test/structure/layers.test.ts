@@ -10,18 +10,21 @@ import { describe, expect, it } from "vitest";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
-const BASE = ["errors", "env", "format"];
+// internal/ (sleep, retry, JSON depth, Obj and Loc, ...) is never exported: every area may use it, and
+// it uses nothing of ours but errors (which names Loc from it).
+const BASE = ["errors", "env", "format", "internal"];
 /** Area -> the other areas it may import. `cli` may import anything; nothing may import `cli`. */
 const ALLOWED: Record<string, string[]> = {
-  errors: [],
+  errors: ["internal"],
+  internal: ["errors"],
   env: [],
-  format: ["errors"],
-  adapters: ["errors", "format"],
+  format: ["errors", "internal"],
+  adapters: ["errors", "format", "internal"],
   // tokens reads TRACEPIPE_PRICES (prices/index.ts).
-  tokens: ["errors", "env", "format"],
-  normalize: ["errors", "format", "adapters"],
+  tokens: BASE,
+  normalize: ["errors", "format", "internal", "adapters"],
   run: [...BASE, "adapters", "normalize", "tokens"],
-  ratelimit: ["errors", "env"],
+  ratelimit: ["errors", "env", "internal"],
   store: [...BASE, "run", "normalize"],
   ingest: [...BASE, "run", "store", "ratelimit", "tokens"],
   // OTLP's one home: decoding (JSON, protobuf), span and log conversion, converting stored traces, the rootless sweep.
@@ -30,8 +33,7 @@ const ALLOWED: Record<string, string[]> = {
   otel: [...BASE, "adapters", "run", "ingest", "ratelimit", "tokens", "otlp"],
   backfill: [...BASE, "adapters", "normalize", "run", "ingest", "ratelimit", "tokens", "otel", "otlp", "store"],
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
-  // tracepipe/control is one entry point for deployments and webhooks: its index re-exports webhooks/.
-  control: [...BASE, "run", "ratelimit", "webhooks", "store"],
+  control: [...BASE, "run", "ratelimit", "store"],
   server: [...BASE, "adapters", "normalize", "run", "store", "otel", "otlp", "ratelimit", "control", "webhooks", "ingest"],
   index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "otlp", "backfill", "control", "webhooks", "server", "store"],
 };
@@ -61,6 +63,42 @@ const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
 const PACKAGE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"([^".][^"]*)"/g;
 /** The database drivers: only the store's implementations open a database (DESIGN "Layout": store/). */
 const DATABASE_DRIVERS = new Set(["better-sqlite3", "pg", "pg-pool", "pg-cursor", "postgres"]);
+
+/** Every .ts file of src/ and adapters/ -> the .ts files it imports by relative path. */
+function importGraph(): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of [...files(join(ROOT, "src")), ...files(join(ROOT, "adapters"))]) {
+    const to: string[] = [];
+    for (const m of readFileSync(file, "utf8").matchAll(IMPORT)) to.push(normalize(join(dirname(file), m[1]!)).replace(/\.js$/, ".ts"));
+    graph.set(file, to);
+  }
+  return graph;
+}
+
+/**
+ * The import circles of a graph, each as the files along it (first file repeated
+ * at the end): a depth-first walk, where an edge back to a file still on the walk's
+ * path closes a circle.
+ */
+function circles(graph: Map<string, string[]>): string[][] {
+  const found: string[][] = [];
+  const state = new Map<string, "open" | "done">();
+  const path: string[] = [];
+  const visit = (file: string): void => {
+    state.set(file, "open");
+    path.push(file);
+    for (const next of graph.get(file) ?? []) {
+      if (!graph.has(next)) continue;
+      const s = state.get(next);
+      if (s === "open") found.push([...path.slice(path.indexOf(next)), next]);
+      else if (s === undefined) visit(next);
+    }
+    path.pop();
+    state.set(file, "done");
+  };
+  for (const file of [...graph.keys()].sort()) if (!state.has(file)) visit(file);
+  return found;
+}
 
 describe("layers", () => {
   it("has no import that runs up a layer", () => {
@@ -113,5 +151,25 @@ describe("layers", () => {
     const to = areaOf(normalize(join(ROOT, "adapters", "openai-chat", "../../src/ingest/client.js")));
     expect([from, to]).toEqual(["adapters", "ingest"]);
     expect(ALLOWED[from]).not.toContain(to);
+  });
+
+  it("has no import circle", () => {
+    const found = circles(importGraph()).map((c) => c.map((f) => relative(ROOT, f)).join(" -> "));
+    // One circle is being removed on another branch (OTLP's home, issue 31): this list goes once it
+    // is merged, and no circle may be added to it.
+    expect(found).toEqual([]);
+  });
+
+  it("finds an import circle when there is one, however long, and none in a chain", () => {
+    const graph = new Map([
+      ["a", ["b"]],
+      ["b", ["c"]],
+      ["c", ["a", "d"]],
+      ["d", []],
+      ["e", ["d"]],
+    ]);
+    expect(circles(graph)).toEqual([["a", "b", "c", "a"]]);
+    expect(circles(new Map([["x", ["x"]]]))).toEqual([["x", "x"]]);
+    expect(circles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
   });
 });

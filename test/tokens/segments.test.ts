@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import { afterEach, describe, expect, it } from "vitest";
 import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/tokens/index.js";
-import { fingerprint, Generations, SegmentTable, slotOf } from "../../src/tokens/memo.js";
+import { fingerprint, TextCountCache, SegmentTable, slotOf } from "../../src/tokens/memo.js";
 import { countBySegments } from "../../src/tokens/segments.js";
 
 const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
@@ -256,12 +256,12 @@ describe("SegmentTable", () => {
   });
 });
 
-describe("Generations with a front", () => {
+describe("TextCountCache with a front", () => {
   /** A new string equal to `s` (JSON.parse makes one per span): the front must compare characters, not objects. */
   const copy = (s: string) => `${s} `.slice(0, -1);
 
   it("answers from the front only for texts the Maps hold: what a rotation drops is gone, what is used survives", () => {
-    const g = new Generations(2, false, 1024);
+    const g = new TextCountCache(2, false, 1024);
     // Each text in a front slot of its own, so that every answer below is the front's or the Maps' alone.
     expect(new Set(["system prompt", "a", "b", "c", "d", "e", "f"].map((t) => slotOf(fingerprint(t), 1024))).size).toBe(7);
     g.set("system prompt", 5);
@@ -280,7 +280,7 @@ describe("Generations with a front", () => {
   });
 
   it("finds a text whose front slot another took in the Maps, and never takes a text with the same fingerprint for it", () => {
-    const g = new Generations(1000, true, 4);
+    const g = new TextCountCache(1000, true, 4);
     // Find two texts with the same front slot.
     const texts = Array.from({ length: 64 }, (_, i) => `message number ${i} of the conversation so far`);
     const first = texts[0]!;

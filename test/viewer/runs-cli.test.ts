@@ -96,15 +96,17 @@ describe("tracepipe runs", () => {
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
     child.stderr.setEncoding("utf8").on("data", (d) => (err += d));
     const late = bulkTrace(2, { name: "late-arrival", project: "cli", startMs: Date.parse("2026-11-23T00:00:00Z") });
-    // The first poll records what is already stored; wait for its notice before ingesting.
-    await expect.poll(() => err, { timeout: 30_000 }).toContain("following new traces");
+    // The first poll records what is already stored: its readiness line says it is done.
+    await expect.poll(() => err, { timeout: 45_000, interval: 50 }).toContain("following new traces");
     await col.collector.store.ingest({ post: late });
-    await expect.poll(() => out, { timeout: 15_000 }).toContain("late-arrival");
-    await new Promise((r) => setTimeout(r, 400));
+    await expect.poll(() => out, { timeout: 45_000, interval: 50 }).toContain("late-arrival");
+    // A few more polls: the trace must not be printed again.
+    const polls = (n: number) => new Promise((r) => setTimeout(r, n * 100));
+    await polls(4);
     child.kill("SIGTERM");
     await new Promise((r) => child.once("close", r));
     const rows = jsonLines(out) as { name: string; run_count: number }[];
     expect(rows.map((x) => x.name)).toEqual(["late-arrival"]);
     expect(rows[0]!.run_count).toBe(2);
-  });
+  }, 120_000);
 });

@@ -9,7 +9,8 @@ import { z } from "zod";
 import { ValidationError } from "../../errors.js";
 import { ControlPlane, NotFoundError } from "../../control/service.js";
 import { RuleError } from "../../control/rules.js";
-import { HttpError, type Reply, type Route } from "../http.js";
+import type { Reply, Route } from "../http.js";
+import { HttpError } from "../http-error.js";
 
 const Uuid = z.uuid();
 

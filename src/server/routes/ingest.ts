@@ -2,7 +2,7 @@
  * Ingest endpoints: /info, /runs/multipart, /runs/batch, POST /runs, PATCH /runs/:id, POST /feedback.
  *
  * Before the store's one ingest operation sees a request, the route bounds it
- * (README "Collector limits"): the batch size /info advertises (413), JSON
+ * (docs/collector-api.md "Limits"): the batch size /info advertises (413), JSON
  * depth (422 with `loc`), and a pre-check with the same Run / RunPatch
  * schemas that is sliced (other requests are served meanwhile), lists at most
  * 100 problems and stops counting at 10,000. That check is the store's own
@@ -11,14 +11,15 @@
  * refuse the same runs.
  */
 import type { Route, RequestContext } from "../http.js";
-import { HttpError } from "../http.js";
+import { HttpError } from "../http-error.js";
 import { ValidationError } from "../../errors.js";
 import type { CheckedBatch, RunStore, StoredRun } from "../../store/contract/runs.js";
 import type { FeedbackStore } from "../../store/contract/feedback.js";
 import { checkFeedback } from "../../store/validate.js";
 import { uuidv7 } from "../../run/ids.js";
 import { parseMultipart } from "../multipart.js";
-import { batchCheck, Slicer } from "../validation.js";
+import { batchCheck } from "../validation.js";
+import { Slicer } from "../../internal/slicer.js";
 import { IssueList } from "../issues.js";
 import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";

@@ -5,7 +5,7 @@
  * stores and converts (receive.ts), the gRPC receiver calls the same.
  */
 import type { Route } from "../http.js";
-import { HttpError } from "../http.js";
+import { HttpError } from "../http-error.js";
 import type { OtlpReceiveStore } from "../../otlp/receive.js";
 import { ValidationError } from "../../errors.js";
 import { PROJECT_HEADER } from "../../otlp/plain.js";

@@ -2,7 +2,7 @@
 import { zodIssues } from "../../errors.js";
 import { z } from "zod";
 import type { Route } from "../http.js";
-import { HttpError } from "../http.js";
+import { HttpError } from "../http-error.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";

@@ -6,7 +6,9 @@
 import { ValidationError } from "../../errors.js";
 import { agentRunToTraceRun } from "../../webhooks/runs.js";
 import type { RunStore } from "../../store/contract/runs.js";
-import { HttpError, secretMatches, type Route } from "../http.js";
+import type { Route } from "../http.js";
+import { HttpError } from "../http-error.js";
+import { secretMatches } from "../middleware/auth.js";
 
 export function webhookReceiverRoutes(store: RunStore, token: string, project = "agent-server"): Route[] {
   return [

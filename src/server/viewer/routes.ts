@@ -1,5 +1,5 @@
 /**
- * The trace viewer (issue 17): a page at `/`, its static assets under
+ * The trace viewer: a page at `/`, its static assets under
  * `/viewer/`, and a JSON API under `/api/viewer/` over the same store.
  *
  *   router.add(viewerRoutes(store));
@@ -12,7 +12,8 @@
  */
 import { z } from "zod";
 import { zodIssues } from "../../errors.js";
-import { HttpError, type Reply, type Route } from "../http.js";
+import type { Reply, Route } from "../http.js";
+import { HttpError } from "../http-error.js";
 import { CursorError } from "../../store/contract/cursor.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";

@@ -3,7 +3,7 @@
  * revisions. The control plane (src/control) owns their shape and rules; the
  * store keeps each as a JSON document with the columns it is found by.
  */
-import type { Obj } from "../../format/obj.js";
+import type { Obj } from "../../internal/obj.js";
 
 export interface DeploymentRecord {
   id: string;

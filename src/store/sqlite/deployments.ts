@@ -1,6 +1,6 @@
 /** Deployments and revisions in SQLite: each a JSON document, with the columns it is found and ordered by. */
 import type Database from "better-sqlite3";
-import type { Obj } from "../../format/obj.js";
+import type { Obj } from "../../internal/obj.js";
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 
 interface DeploymentRow {

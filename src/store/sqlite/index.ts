@@ -6,7 +6,7 @@
  * a SQLite store is opened.
  */
 import type Database from "better-sqlite3";
-import type { Obj } from "../../format/obj.js";
+import type { Obj } from "../../internal/obj.js";
 import type { AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 import type { Project } from "../contract/projects.js";

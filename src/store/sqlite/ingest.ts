@@ -19,7 +19,7 @@
  * itself written in pieces (pieces.ts), for the same reason.
  */
 import type Database from "better-sqlite3";
-import { isObj, type Obj } from "../../format/obj.js";
+import { isObj, type Obj } from "../../internal/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
 import { checkIngestBatch, rawTextOf } from "../validate.js";

@@ -5,7 +5,7 @@
  * ingest would have stored it, so readers see the same run either way.
  */
 import type Database from "better-sqlite3";
-import { isObj, type Obj } from "../../format/obj.js";
+import { isObj, type Obj } from "../../internal/obj.js";
 import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import { CursorError } from "../contract/cursor.js";
 import { deriveLlm } from "../derive.js";

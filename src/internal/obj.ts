@@ -1,4 +1,4 @@
-/** The one plain-object guard: a JSON object, not null, not an array. Shared by every layer (adapters included). */
+/** The one plain-object guard: a JSON object, not null, not an array. */
 export type Obj = Record<string, unknown>;
 
 export function isObj(v: unknown): v is Obj {

@@ -1,0 +1,78 @@
+/**
+ * Bounded nesting. JSON.parse takes any depth, but what comes after it (zod,
+ * normalization, JSON.stringify in the store) recurses and overflows the stack
+ * somewhere past a few thousand levels. The walk here is iterative, so it
+ * cannot overflow itself, and it can be run in slices that let the event loop in.
+ */
+import type { Loc } from "./types.js";
+import { Slicer } from "./slicer.js";
+
+interface Frame {
+  value: object;
+  depth: number;
+  key: string | number;
+  parent: Frame | undefined;
+}
+
+/** A depth-first walk for the first container nested deeper than `max` levels (the document itself is level 1). */
+class DepthWalk {
+  private readonly stack: Frame[];
+  /** Where the too-deep container is, once found. */
+  found: Loc | undefined;
+
+  constructor(
+    value: unknown,
+    private readonly max: number,
+  ) {
+    this.stack = typeof value === "object" && value !== null && max !== Infinity ? [{ value, depth: 1, key: "", parent: undefined }] : [];
+  }
+
+  get done(): boolean {
+    return this.found !== undefined || this.stack.length === 0;
+  }
+
+  /** Visits up to `nodes` containers. */
+  step(nodes: number): void {
+    for (let n = 0; n < nodes && !this.done; n++) {
+      const f = this.stack.pop()!;
+      if (f.depth > this.max) {
+        const path: Loc = [];
+        for (let p: Frame | undefined = f; p?.parent; p = p.parent) path.push(p.key);
+        this.found = path.reverse();
+        return;
+      }
+      if (Array.isArray(f.value)) {
+        for (let i = f.value.length - 1; i >= 0; i--) {
+          const v: unknown = f.value[i];
+          if (typeof v === "object" && v !== null) this.stack.push({ value: v, depth: f.depth + 1, key: i, parent: f });
+        }
+      } else {
+        for (const k in f.value) {
+          const v = (f.value as Record<string, unknown>)[k];
+          if (typeof v === "object" && v !== null) this.stack.push({ value: v, depth: f.depth + 1, key: k, parent: f });
+        }
+      }
+    }
+  }
+}
+
+/** The location of the first container nested deeper than `max` levels, or undefined when `value` is within the bound. */
+export function tooDeepAt(value: unknown, max: number): Loc | undefined {
+  const walk = new DepthWalk(value, max);
+  walk.step(Infinity);
+  return walk.found;
+}
+
+/** How many containers a walk visits between two chances for the event loop (with `slicer`'s own count). */
+const NODES_PER_STEP = 256;
+
+/** tooDeepAt, giving the event loop a turn whenever `slicer` says (a walk over millions of nodes must not hold it). */
+export async function tooDeepAtSliced(value: unknown, max: number, slicer: Slicer = new Slicer()): Promise<Loc | undefined> {
+  const walk = new DepthWalk(value, max);
+  while (!walk.done) {
+    walk.step(NODES_PER_STEP);
+    const pause = slicer.tick(NODES_PER_STEP);
+    if (pause) await pause;
+  }
+  return walk.found;
+}
