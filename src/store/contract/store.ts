@@ -1,0 +1,24 @@
+/**
+ * Store: everything the collector persists, behind one contract split by
+ * concern. Nothing above src/store/ knows which database implements it;
+ * `openStore` (store/open.ts) picks one from a target.
+ */
+import type { AttachmentStore } from "./attachments.js";
+import type { DeploymentStore } from "./deployments.js";
+import type { ProjectStore } from "./projects.js";
+import type { RunStore } from "./runs.js";
+import type { SpanStore } from "./spans.js";
+import type { TraceStore } from "./traces.js";
+
+export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore {
+  /** Where the store is, for messages (a file path; a URL without its password). */
+  readonly target: string;
+  /** Finish and release the connection; idempotent. The store is unusable after. */
+  close(): Promise<void>;
+}
+
+/** Options every implementation takes. */
+export interface StoreOptions {
+  /** Derive native messages for llm runs on ingest (the collector does; default true). */
+  normalizeOnIngest?: boolean;
+}
