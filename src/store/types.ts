@@ -1,99 +1,18 @@
 /**
- * The run store contract shared by the collector (`tracepipe serve`) and the
- * client's embedded sink. Both call the same `ingest` (validate -> merge
- * create/update -> derive -> store), so both accept and refuse exactly the
- * same runs with the same `{loc, msg, type}` issues.
- *
- * `ingest` is asynchronous so that a store over a server database can
- * implement it; the SQLite store answers at once.
+ * The run store's types are defined by concern in store/contract/. This file
+ * keeps the synchronous RunStore the SQLite store implements until it moves
+ * to store/sqlite/ behind the contract.
  */
-import type { Run, RunPatch } from "../run/schema.js";
-import type { Loc } from "./validate.js";
+import type { CheckedBatch, IngestBatch, IngestResult, RunQuery, StoredRun } from "./contract/runs.js";
 
-/** A stored run: the record as sent, plus what the store derived on ingest. */
-export interface StoredRun extends Run {
-  /** Vendor format detected in inputs/outputs (`native`, `openai-chat`, ...), or null. */
-  detected_format?: string | null;
-  /**
-   * Native messages derived from a vendor payload. Null when the run's own
-   * `inputs` / `outputs` are already native (they are stored once, as sent) or
-   * could not be normalized.
-   */
-  normalized_inputs?: { messages: unknown[] } | null;
-  normalized_outputs?: { messages: unknown[] } | null;
-  /** Why normalization failed; the run is stored anyway (SPEC §2.6: other formats are stored). */
-  normalize_error?: string | null;
-  /** Time of the first `new_token` event. */
-  first_token_time?: string | null;
-}
-
-/** A file sent with a run (multipart ingest). */
-export interface AttachmentInput {
-  runId: string;
-  name: string;
-  contentType?: string;
-  data: Buffer;
-  sha256: string;
-}
-
-/** Records as received: checked by the store, not by the caller. */
-export interface IngestBatch {
-  post?: readonly unknown[];
-  patch?: readonly unknown[];
-  attachments?: readonly AttachmentInput[];
-  /** Where record `index` of `kind` sits in the request, for error locations. Default `[kind, index]`. */
-  locate?: (kind: "post" | "patch", index: number) => Loc;
-}
-
-declare const checked: unique symbol;
-
-/**
- * Records that passed the store's own check (store/validate.ts BatchCheck,
- * the same schemas `ingest` applies): `ingest` stores them without checking
- * them again. Only BatchCheck makes one; any other object is checked as an
- * IngestBatch.
- */
-export interface CheckedBatch {
-  readonly [checked]: true;
-  readonly post: readonly Run[];
-  readonly patch: readonly RunPatch[];
-  readonly attachments?: readonly AttachmentInput[];
-}
-
-export interface IngestResult {
-  /** Runs created (first post, or first sighting through a patch). */
-  created: number;
-  /** Runs that already existed and were merged into. */
-  updated: number;
-  /** Attachments stored. */
-  attachments: number;
-  /** Ids of the runs whose record now has an end time and no parent (completed traces). */
-  completedRoots: string[];
-}
-
-export interface RunQuery {
-  trace_id?: string;
-  project?: string;
-  run_type?: string;
-  start_time_gte?: string;
-  start_time_lt?: string;
-  limit?: number;
-  cursor?: string | null;
-}
+export type { StoredRun, IngestBatch, CheckedBatch, IngestResult, RunQuery } from "./contract/runs.js";
+export type { AttachmentInput } from "./contract/attachments.js";
 
 export interface RunStore {
-  /**
-   * Check every record, then apply posts and patches in ONE transaction,
-   * idempotent by run id: a duplicate post is not stored twice, and a post and
-   * a patch in either order (same batch or not) yield one complete run. Any
-   * invalid record rejects the whole batch with a ValidationError listing every
-   * problem, and nothing is stored (the client then bisects to isolate it).
-   */
   ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult>;
   getRun(id: string): StoredRun | undefined;
   queryRuns(query: RunQuery): { runs: StoredRun[]; cursor: string | null };
   countRuns(project?: string): number;
-  /** Delete a project (session) and its runs; returns the number of runs removed. */
   deleteProject(name: string): number;
   close(): void;
 }

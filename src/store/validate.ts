@@ -20,9 +20,10 @@
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
 import { zodIssues, type Issue } from "../errors.js";
-import type { AttachmentInput, CheckedBatch } from "./types.js";
+import type { AttachmentInput } from "./contract/attachments.js";
+import type { CheckedBatch } from "./contract/runs.js";
 
-export type Loc = (string | number)[];
+export type Loc = Issue["loc"];
 type Obj = Record<string, unknown>;
 
 export function checkPost(value: unknown, prefix: Loc, out: Issue[]): Run | undefined {
