@@ -54,6 +54,10 @@ export function scalarColumn(v: string, keepExact: () => void): string {
   keepExact();
   return v.replace(UNSTORABLE_ALL, "\uFFFD");
 }
+/** `v` as PostgreSQL text can hold it (see scalarColumn). */
+export function storable(v: string): string {
+  return UNSTORABLE.test(v) ? v.replace(UNSTORABLE_ALL, "\uFFFD") : v;
+}
 /** U+0000 or a surrogate without its pair. */
 const UNSTORABLE_SOURCE = "\\u0000|[\\ud800-\\udbff](?![\\udc00-\\udfff])|(?<![\\ud800-\\udbff])[\\udc00-\\udfff]";
 const UNSTORABLE = new RegExp(UNSTORABLE_SOURCE);

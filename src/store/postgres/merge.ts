@@ -7,7 +7,8 @@
  * ids it lacks (ON CONFLICT DO NOTHING), then locks all its ids' key rows, in
  * id order (so two batches never wait on each other in a circle), and reads
  * the runs under those locks. A post and a patch of one run arriving on two
- * connections at the same moment are therefore applied one after the other:
+ * connections at the same moment are therefore applied one after the other
+ * (the run is read only once its key is locked):
  * the second reads what the first wrote, and the result is one complete run
  * with the newest update winning, as in one process.
  *
@@ -42,12 +43,20 @@ interface Loaded {
   prev?: { has_post: boolean; received_at: string; trace_start: string | null; exact: Obj | undefined };
 }
 
+/**
+ * Locks the batch's keys in id order. A statement of its own: under READ
+ * COMMITTED each statement reads as of its start, so the runs are read by the
+ * next statement, after the locks are held (a join locking `run_keys` would read
+ * `runs` as they were before it waited for a lock, and lose the update it waited for).
+ */
+const LOCK_SQL = "SELECT id FROM run_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+
 const LOAD_SQL = `SELECT k.id AS key, r.id, r.has_post, r.other, r.exact, r.received_at,
   to_char(r.trace_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS trace_start,
   ${SCALAR.map((c) => `r.${c}`).join(", ")},
   ${JSONCOL.map((c) => `octet_length(r.${c}) AS "${c}:bytes", CASE WHEN octet_length(r.${c}) <= ${IN_ROW_BYTES} THEN r.${c} END AS ${c}`).join(", ")}
   FROM run_keys k LEFT JOIN runs r ON r.id = k.id
-  WHERE k.id = ANY($1::text[]) ORDER BY k.id FOR UPDATE OF k`;
+  WHERE k.id = ANY($1::text[]) ORDER BY k.id`;
 
 function load(row: Obj, id: string): Loaded {
   const state: Obj = { id };
@@ -98,6 +107,7 @@ export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], pa
   if (ids.length === 0) return outcome;
 
   await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
+  await client.query(LOCK_SQL, [ids]);
   const rows = (await client.query(LOAD_SQL, [ids])).rows as Obj[];
   const now = new Date().toISOString();
   const inserts: Obj[] = [];

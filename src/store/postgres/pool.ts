@@ -15,6 +15,7 @@
  */
 import pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
+import { storable } from "./columns.js";
 
 export interface PgPoolOptions {
   /** Connections at most (default 10). */
@@ -97,12 +98,16 @@ export class PgPool {
     }
   }
 
-  /** One statement on any connection. */
+  /**
+   * One statement on any connection. A string parameter PostgreSQL text cannot
+   * hold (a filter or id with U+0000 in it) is sent with U+FFFD in its place,
+   * the form such values are stored in for queries, instead of failing.
+   */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
     const client = await this.connect();
     let broken: Error | undefined;
     try {
-      return await client.query<R>(sql, params);
+      return await client.query<R>(sql, params?.map(storableParam));
     } catch (err) {
       if (isUnavailable(err)) broken = err as Error;
       throw this.translate(err);
@@ -172,4 +177,10 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/:[^:@/]*@/, ":***@");
   }
+}
+
+function storableParam(v: unknown): unknown {
+  if (typeof v === "string") return storable(v);
+  if (Array.isArray(v)) return v.map(storableParam);
+  return v;
 }

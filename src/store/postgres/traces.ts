@@ -76,7 +76,7 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
     where.push(`(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${cid}))`);
   }
   const limit = Math.min(Math.max(f.limit ?? 50, 1), 500);
-  const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, ${key} AS k
+  const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, r.exact, ${key} AS k
     FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${key} ${dir}, r.id ${desc ? "DESC" : "ASC"} LIMIT ${arg(limit + 1, "int")}`;
   const rows = (await pool.query(sql, args)).rows;
   const more = rows.length > limit;
@@ -87,15 +87,16 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
   );
   const traces = page.map((r): TraceSummary => {
     const a = aggs.get(r.id) ?? EMPTY;
+    const exact = r.exact ? (JSON.parse(r.exact) as Record<string, string>) : {};
     return {
       trace_id: r.id,
-      name: r.name,
-      run_type: r.run_type,
-      project: r.session_name,
+      name: exact.name ?? r.name,
+      run_type: exact.run_type ?? r.run_type,
+      project: exact.session_name ?? r.session_name,
       start_time: r.start_time,
       end_time: r.end_time,
       latency_ms: msBetween(r.start_time, r.end_time),
-      error: r.error ?? a.first_error,
+      error: exact.error ?? r.error ?? a.first_error,
       error_count: a.error_count,
       run_count: a.run_count,
       models: a.models ?? [],
