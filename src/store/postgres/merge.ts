@@ -51,17 +51,16 @@ interface Loaded {
  */
 const LOCK_SQL = "SELECT id FROM run_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
 
-const LOAD_SQL = `SELECT k.id AS key, r.id, r.has_post, r.other, r.exact, r.received_at,
+const LOAD_SQL = `SELECT r.id, r.has_post, r.other, r.exact, r.received_at,
   to_char(r.trace_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS trace_start,
   ${SCALAR.map((c) => `r.${c}`).join(", ")},
   ${JSONCOL.map((c) => `octet_length(r.${c}) AS "${c}:bytes", CASE WHEN octet_length(r.${c}) <= ${IN_ROW_BYTES} THEN r.${c} END AS ${c}`).join(", ")}
-  FROM run_keys k LEFT JOIN runs r ON r.id = k.id
-  WHERE k.id = ANY($1::text[]) ORDER BY k.id`;
+  FROM runs r WHERE r.id = ANY($1::text[])`;
 
-function load(row: Obj, id: string): Loaded {
+function load(row: Obj | undefined, id: string): Loaded {
   const state: Obj = { id };
   const texts: Texts = {};
-  if (row.id === null) return { state, texts };
+  if (!row) return { state, texts };
   for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
   const exact = row.exact ? (JSON.parse(row.exact as string) as Obj) : undefined;
   if (exact) Object.assign(state, exact);
@@ -108,14 +107,13 @@ export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], pa
 
   await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
   await client.query(LOCK_SQL, [ids]);
-  const rows = (await client.query(LOAD_SQL, [ids])).rows as Obj[];
+  const stored = new Map(((await client.query(LOAD_SQL, [ids])).rows as Obj[]).map((r) => [r.id as string, r]));
   const now = new Date().toISOString();
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
-  for (const row of rows) {
-    const id = row.key as string;
+  for (const id of ids) {
     const s = byId.get(id)!;
-    const { state, texts, prev } = load(row, id);
+    const { state, texts, prev } = load(stored.get(id), id);
     let changed = false;
     for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
     for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
@@ -220,7 +218,11 @@ async function insertRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
   );
 }
 
-/** One UPDATE for runs whose changed columns are the same set. */
+/**
+ * One UPDATE for runs whose changed columns are the same set. \`r.id = ANY\` as
+ * well as the join: it lets every partition find its rows by index, where the
+ * join alone may be planned as a scan of every partition.
+ */
 async function updateRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
   const cols = Object.keys(rows[0]!).filter((c) => c !== "id");
   const big = rows.some((r) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS));
@@ -233,7 +235,8 @@ async function updateRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
   const all = ["id", ...cols];
   await client.query(
     `UPDATE runs AS r SET ${cols.map((c) => `${c} = v.${c}`).join(", ")}
-     FROM unnest(${all.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")}) AS v(${all.join(", ")}) WHERE r.id = v.id`,
+     FROM unnest(${all.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")}) AS v(${all.join(", ")})
+     WHERE r.id = v.id AND r.id = ANY($1::text[])`,
     all.map((c) => rows.map((r) => r[c] ?? null)),
   );
 }
