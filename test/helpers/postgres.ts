@@ -9,7 +9,7 @@
  * The server refuses to run as root: when the tests run as root, every
  * command runs as the `postgres` user, in a directory that user owns.
  */
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -34,9 +34,9 @@ export interface RunningPostgres {
   port: number;
   /** A new, empty database on this cluster; its URL. */
   database(): Promise<string>;
-  /** `pg_ctl -m fast stop` (the cluster stays on disk; `start()` brings it back on the same port). */
-  stop(): void;
-  start(): void;
+  /** `pg_ctl -m fast stop`, without blocking this process's event loop (the cluster stays on disk; `start()` brings it back on the same port). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
   /** Stop and remove the cluster. */
   close(): Promise<void>;
 }
@@ -60,6 +60,15 @@ function pgRun(program: string, args: string[], cwd: string): { ok: boolean; out
   const argv = asRoot ? ["-u", "postgres", "--", join(PG_BIN, program), ...args] : args;
   const r = spawnSync(cmd, argv, { cwd, encoding: "utf8", timeout: 60_000 });
   return { ok: !r.error && r.status === 0, out: `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? String(r.error) : ""}` };
+}
+
+/** pgRun without blocking the event loop (an outage test's collector keeps answering meanwhile). */
+function pgRunAsync(program: string, args: string[], cwd: string): Promise<{ ok: boolean; out: string }> {
+  const cmd = asRoot ? "runuser" : join(PG_BIN, program);
+  const argv = asRoot ? ["-u", "postgres", "--", join(PG_BIN, program), ...args] : args;
+  return new Promise((resolve) => {
+    execFile(cmd, argv, { cwd, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: `${stdout}${stderr}${err ? String(err) : ""}` }));
+  });
 }
 
 /** The owner of the cluster's files: `postgres` when we are root, else ourselves. */
@@ -162,8 +171,14 @@ export async function startPostgres(): Promise<RunningPostgres> {
       }
       return `postgres://postgres@127.0.0.1:${port}/${name}`;
     },
-    stop: stopNow,
-    start,
+    async stop() {
+      const r = await pgRunAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "30", "stop"], root);
+      if (!r.ok) throw new Error(`pg_ctl stop failed: ${r.out.slice(-1000)}`);
+    },
+    async start() {
+      const r = await pgRunAsync("pg_ctl", ["-D", data, "-o", opts(), "-l", join(root, "server.log"), "-w", "-t", "60", "start"], root);
+      if (!r.ok) throw new Error(`pg_ctl start failed: ${r.out.slice(-1000)}\n${readLog()}`);
+    },
     async close() {
       live.delete(handle);
       handle.stopNow();

@@ -73,6 +73,7 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
       ) PARTITION BY RANGE (trace_start);
       CREATE TABLE runs_default PARTITION OF runs DEFAULT;
       CREATE INDEX runs_id ON runs (id);
+      CREATE INDEX runs_trace_start ON runs (trace_start, id);
       CREATE INDEX runs_trace ON runs (trace_id, dotted_order);
       CREATE INDEX runs_project_start ON runs (session_name, start_time, id);
       CREATE INDEX runs_start ON runs (start_time, id);

@@ -1,38 +1,33 @@
 /**
- * Retention in PostgreSQL: remove whole traces whose root started before a
- * cut-off, with their attachments and run keys, and the OTLP spans staged for
- * traces that started before it.
+ * Retention in PostgreSQL (the contract's RetentionStore): traces older than a
+ * cut-off removed with their attachments and run keys, and the OTLP spans
+ * staged for traces that started before it.
  *
  * Whole weekly partitions that end at or before the cut-off are dropped: every
  * run in one belongs to a trace that started before the week ended. What is
  * left (the week the cut-off falls in, the default partition) is deleted a
- * slice of traces at a time, each slice its own short transaction, with the
- * event loop served in between, so retention never holds up ingest. Dropping
- * a partition needs a brief exclusive lock on `runs`: it waits at most
- * LOCK_WAIT for it, and otherwise leaves the partition to the row deletes.
+ * slice at a time, each slice its own short transaction, with the event loop
+ * served in between, so retention never holds up ingest: first the traces
+ * whose root started before the cut-off, then runs whose own trace start says
+ * so (a trace whose root never came). Dropping a partition needs a brief
+ * exclusive lock on `runs`: it waits at most LOCK_WAIT for it, and otherwise
+ * leaves the partition to the row deletes.
  */
 import type pg from "pg";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { partitionRange } from "./partitions.js";
 import type { PgPool } from "./pool.js";
 
-/** Traces removed per slice. */
+/** Traces (or left-over runs) removed per slice. */
 const SLICE_TRACES = 200;
 /** Runs whose dependents are removed per slice, before their partition is dropped. */
 const SLICE_RUNS = 2000;
 const LOCK_WAIT = "500ms";
 
-export interface PruneResult {
-  /** Traces removed row by row (those in dropped partitions are counted in `runs` only). */
-  traces: number;
-  runs: number;
-  attachments: number;
-  partitionsDropped: string[];
-}
-
 const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 
-export async function pruneTraces(pool: PgPool, cutoff: Date, opts: { signal?: AbortSignal } = {}): Promise<PruneResult> {
-  const out: PruneResult = { traces: 0, runs: 0, attachments: 0, partitionsDropped: [] };
+export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions = {}): Promise<PruneResult> {
+  const out: PruneResult = { runs: 0, attachments: 0, partitionsDropped: [] };
   const cut = cutoff.toISOString().replace(/Z$/, "000Z"); // the stored times' form, microseconds included
   const parts = (await pool.query<{ name: string }>("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass")).rows.map((r) => r.name);
   for (const name of parts.sort()) {
@@ -46,13 +41,14 @@ export async function pruneTraces(pool: PgPool, cutoff: Date, opts: { signal?: A
     if (opts.signal?.aborted) return out;
     const roots = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < $1 ORDER BY start_time NULLS FIRST, id LIMIT $2", [cut, SLICE_TRACES])).rows.map((r) => r.id);
     if (roots.length === 0) break;
-    await pool.transaction(async (c) => {
-      const ids = (await c.query<{ id: string }>("DELETE FROM runs WHERE trace_id = ANY($1::text[]) OR id = ANY($1::text[]) RETURNING id", [roots])).rows.map((r) => r.id);
-      out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids])).rowCount ?? 0;
-      await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
-      out.runs += ids.length;
-      out.traces += roots.length;
-    });
+    await removeRuns(pool, "trace_id = ANY($1::text[]) OR id = ANY($1::text[])", roots, out);
+    await yieldTurn();
+  }
+  for (;;) {
+    if (opts.signal?.aborted) return out;
+    const ids = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz ORDER BY trace_start, id LIMIT $2", [cutoff.toISOString(), SLICE_TRACES])).rows.map((r) => r.id);
+    if (ids.length === 0) break;
+    await removeRuns(pool, "id = ANY($1::text[])", ids, out);
     await yieldTurn();
   }
   // Staged OTLP spans of traces that started before the cut-off (a trace's root span starts first).
@@ -96,5 +92,15 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
     }
     out.runs += n;
     return true;
+  });
+}
+
+/** Delete the runs `where` picks (with $1 = `ids`), their attachments and keys, in one transaction. */
+async function removeRuns(pool: PgPool, where: string, ids: string[], out: PruneResult): Promise<void> {
+  await pool.transaction(async (c) => {
+    const gone = (await c.query<{ id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id`, [ids])).rows.map((r) => r.id);
+    out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [gone])).rowCount ?? 0;
+    await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [gone]);
+    out.runs += gone.length;
   });
 }

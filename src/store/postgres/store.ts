@@ -25,7 +25,8 @@ import { mergeRuns } from "./merge.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
 import { PgPool, redactUrl, type PgPoolOptions, type PoolHealth } from "./pool.js";
-import { pruneTraces, type PruneResult } from "./retention.js";
+import { pruneTraces } from "./retention.js";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { SpanStaging } from "./spans.js";
 import { listTraces, traceRuns } from "./traces.js";
 
@@ -227,8 +228,7 @@ export class PostgresStore implements Store {
     return rows.map((r) => ({ ...r, body: JSON.parse(r.body) }) as RevisionRecord);
   }
 
-  /** Remove whole traces whose root started before `cutoff` (see retention.ts). */
-  prune(cutoff: Date, opts?: { signal?: AbortSignal }): Promise<PruneResult> {
+  pruneTraces(cutoff: Date, opts?: PruneOptions): Promise<PruneResult> {
     return pruneTraces(this.pool, cutoff, opts);
   }
 
