@@ -86,7 +86,7 @@ export class Client implements RunWriter {
             batchSizeFromServer: this.options.batchSizeFromServer,
             warn: (m) => this.state.warnOnce(m),
           })
-        : new EmbeddedSink(this.options.dbPath));
+        : new EmbeddedSink(this.options.storeTarget));
     this.lane = new SpoolLane(this.state, this.valueLimits, () => {
       this.replay();
       this.notify();
