@@ -32,6 +32,8 @@ import { listTraces, traceRuns } from "./traces.js";
 
 export interface PostgresStoreOptions extends StoreOptions, PgPoolOptions {}
 
+const PARTITION_UPKEEP_MS = 6 * 3_600_000;
+
 /** Every column a read of whole runs needs, with the sizes the derive-on-read rule looks at. */
 const READ_COLUMNS = `id, other, exact, ${SCALAR.join(", ")}, ${JSONCOL.join(", ")}, detected_format, normalized_inputs, normalized_outputs, normalize_error, first_token_time`;
 
@@ -40,6 +42,8 @@ export class PostgresStore implements Store {
   private readonly normalizeOnIngest: boolean;
   private readonly spans: SpanStaging;
   private closed = false;
+  /** Makes the coming weeks' partitions every few hours (partitions.ts). */
+  private readonly upkeep: NodeJS.Timeout;
 
   private constructor(
     readonly pool: PgPool,
@@ -49,6 +53,13 @@ export class PostgresStore implements Store {
     this.target = target;
     this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
     this.spans = new SpanStaging(pool);
+    this.upkeep = setInterval(() => {
+      pool.withClient((c) => ensurePartitions(c, new Date())).catch((err: unknown) => {
+        // The database away: the next upkeep (or start-up) makes them; meanwhile new runs go to the default partition.
+        process.emitWarning(`tracepipe store: making the coming weeks' partitions failed: ${(err as Error)?.message ?? String(err)}`, "TracepipeWarning");
+      });
+    }, PARTITION_UPKEEP_MS);
+    this.upkeep.unref();
   }
 
   /** Connect, apply the migrations this database lacks (under the schema lock) and make the coming weeks' partitions. */
@@ -240,6 +251,7 @@ export class PostgresStore implements Store {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    clearInterval(this.upkeep);
     await this.pool.end();
   }
 }
