@@ -65,15 +65,15 @@ for (let rep = 0; rep < REPS; rep++) {
   for (const batch of rep % 2 === 0 ? BATCHES : [...BATCHES].reverse()) {
     const dir = mkdtempSync(join(tmpdir(), "tp-bench-collector-"));
     const db = join(dir, "traces.db");
-    const collector = createCollector({ db, rateLimits: false });
+    const collector = await createCollector({ db, rateLimits: false });
     const { url } = await collector.listen(0);
     // The child's start-up (tsx, template encoding) is outside the collector's busy window but inside this one; it is small against SECONDS.
     const c0 = cpuMs();
     const r = await load(url, batch);
     const cpu = cpuMs() - c0;
     await collector.close();
-    const store = openStore(db);
-    const stored = store.countRuns("bench");
+    const store = await openStore(db);
+    const stored = await store.countRuns("bench");
     store.close();
     rmSync(dir, { recursive: true, force: true });
     const g = results.get(batch)!;

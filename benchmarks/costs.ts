@@ -16,7 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import Database from "better-sqlite3";
-import { SqliteRunStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/store/sqlite/index.js";
 import { addCost } from "../src/tokens/prices/index.js";
 import type { UsageMetadata } from "../src/format/schema.js";
 
@@ -67,12 +67,12 @@ function median(xs: number[]): number {
 }
 const fmt = (xs: number[]) => `median ${median(xs).toFixed(1)} ms (range ${Math.min(...xs).toFixed(1)}–${Math.max(...xs).toFixed(1)})`;
 
-function time(fn: () => unknown): number[] {
-  fn(); // warm the page cache and the statement
+async function time(fn: () => Promise<unknown>): Promise<number[]> {
+  await fn(); // warm the page cache and the statement
   const out: number[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     const t0 = performance.now();
-    fn();
+    await fn();
     out.push(performance.now() - t0);
   }
   return out;
@@ -82,7 +82,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "tp-costs-bench-"));
   const path = join(dir, "traces.db");
   const traces = Math.ceil(RUNS / PER_TRACE);
-  const store = new SqliteRunStore(path, { normalizeOnIngest: false });
+  const store = new SqliteStore(path, { normalizeOnIngest: false });
   const t0 = Date.parse("2026-01-01T00:00:00Z");
   const built = performance.now();
   for (let k = 0; k < traces; k += 200) {
@@ -92,9 +92,9 @@ async function main(): Promise<void> {
   }
   console.log(`store: ${traces * PER_TRACE} runs in ${traces} traces, built in ${((performance.now() - built) / 1000).toFixed(1)} s`);
 
-  const newest = time(() => store.listTraces({ limit: 50 }));
-  const byCost = time(() => store.listTraces({ limit: 50, sort: "cost" }));
-  const minCost = time(() => store.listTraces({ limit: 50, min_cost: 0.01 }));
+  const newest = await time(() => store.listTraces({ limit: 50 }));
+  const byCost = await time(() => store.listTraces({ limit: 50, sort: "cost" }));
+  const minCost = await time(() => store.listTraces({ limit: 50, min_cost: 0.01 }));
   console.log(`first page, newest first:          ${fmt(newest)}`);
   console.log(`first page, sort=cost:             ${fmt(byCost)}  (${(median(byCost) / median(newest)).toFixed(1)}x newest first)`);
   console.log(`first page, min_cost=0.01:         ${fmt(minCost)}`);
@@ -105,9 +105,9 @@ async function main(): Promise<void> {
   db.exec("DROP INDEX runs_trace_cost");
   db.close();
   // Migration 4 is recorded as applied, so reopening does not build the index again.
-  const bare = new SqliteRunStore(path, { normalizeOnIngest: false });
-  const byCostBare = time(() => bare.listTraces({ limit: 50, sort: "cost" }));
-  const minCostBare = time(() => bare.listTraces({ limit: 50, min_cost: 0.01 }));
+  const bare = new SqliteStore(path, { normalizeOnIngest: false });
+  const byCostBare = await time(() => bare.listTraces({ limit: 50, sort: "cost" }));
+  const minCostBare = await time(() => bare.listTraces({ limit: 50, min_cost: 0.01 }));
   console.log(`sort=cost without the cost index:  ${fmt(byCostBare)}  (index: ${(median(byCostBare) / median(byCost)).toFixed(1)}x faster)`);
   console.log(`min_cost without the cost index:   ${fmt(minCostBare)}  (index: ${(median(minCostBare) / median(minCost)).toFixed(1)}x faster)`);
   bare.close();

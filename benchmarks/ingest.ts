@@ -66,7 +66,7 @@ function worker(which: string, n: number, bytes: number): Promise<Record<string,
 }
 
 console.log(`ingest benchmark: clients -> local collector ${url} (separate process${cli.length === 1 ? ", compiled" : ", TypeScript via tsx"}, SQLite file, no rate limits); ${REPS} repetitions per size, clients alternating`);
-const store = openStore(dbPath);
+const store = await openStore(dbPath);
 for (const { n, bytes } of plan) {
   const got: Record<string, { rps: number[]; reqps: number[]; rss: number[]; stored: number[] }> = {};
   for (const p of peers) got[p] = { rps: [], reqps: [], rss: [], stored: [] };
@@ -77,7 +77,7 @@ for (const { n, bytes } of plan) {
       g.rps.push(Number(r.runsPerSec));
       if (r.requests != null) g.reqps.push(Number(r.requests) / Number(r.seconds));
       g.rss.push(Number(r.peakRssMiB));
-      g.stored.push(store.countRuns(String(r.project)));
+      g.stored.push(await store.countRuns(String(r.project)));
     }
   }
   for (const which of peers) {

@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { SqliteRunStore } from "../src/store/sqlite.js";
+import { SqliteStore } from "../src/store/sqlite/index.js";
 import { createCollector } from "../src/server/app.js";
 import { bulkTrace } from "../test/viewer/traces.js";
 
@@ -64,7 +64,7 @@ function trace(t: number, k: number): Record<string, unknown>[] {
   return out;
 }
 
-function fill(store: SqliteRunStore, runs: number): void {
+function fill(store: SqliteStore, runs: number): void {
   const start = Date.parse("2026-01-01T00:00:00Z");
   const traces = Math.ceil(runs / PER_TRACE);
   const t0 = performance.now();
@@ -96,28 +96,28 @@ async function timeGet(url: string, rounds: number, key?: string): Promise<numbe
   return median(times);
 }
 
-async function serve(db: SqliteRunStore) {
-  const c = createCollector({ db, rateLimits: false });
+async function serve(db: SqliteStore) {
+  const c = await createCollector({ db, rateLimits: false });
   const { url } = await c.listen(0);
   return { url, close: () => c.close() };
 }
 
 // The big store, built once.
-const big = new SqliteRunStore(DB);
-if (big.countRuns() < RUNS) {
+const big = new SqliteStore(DB);
+if (await big.countRuns() < RUNS) {
   process.stderr.write(`building ${DB} with ${RUNS} runs (once)...\n`);
-  fill(big, RUNS - big.countRuns());
+  fill(big, RUNS - await big.countRuns());
 }
 const thousand = bulkTrace(1000, { name: "thousand", project: "project-0", startMs: Date.parse("2025-06-01T00:00:00Z") });
-if (big.traceRuns(String(thousand[0]!.id)).length === 0) big.ingestNow({ post: thousand });
-const bigTrace = big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" }).traces[0]!.trace_id;
+if ((await big.traceRuns(String(thousand[0]!.id))).length === 0) big.ingestNow({ post: thousand });
+const bigTrace = (await big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" })).traces[0]!.trace_id;
 
 // Small stores: 10 runs (one trace), and 500 runs (exactly one full first page of 50 traces,
 // so the page's own work is the same as with the big store and only the store's size differs).
 const smallDir = mkdtempSync(join(tmpdir(), "tp-viewer-small-"));
-const small = new SqliteRunStore(join(smallDir, "small.db"));
+const small = new SqliteStore(join(smallDir, "small.db"));
 fill(small, 10);
-const page500 = new SqliteRunStore(join(smallDir, "page.db"));
+const page500 = new SqliteStore(join(smallDir, "page.db"));
 fill(page500, 500);
 
 const bigSrv = await serve(big);

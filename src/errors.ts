@@ -2,7 +2,7 @@
  * The typed error hierarchy. One class per failure a caller may want to handle
  * separately; every class carries enough to print a precise message. Every
  * error tracepipe throws is a TracepipeError: ValidationError (and its
- * NormalizeError, ConfigError), the ingest SinkError, the collector's
+ * NormalizeError, ConfigError), the store's StoreUnavailableError, the ingest SinkError, the collector's
  * HttpError, the control plane's RuleError / NotFoundError / ControlPlaneError,
  * the webhook policy's WebhookUrlError, the CLI's InputError and the store's
  * StoreUnavailableError.
@@ -35,6 +35,14 @@ export class ValidationError extends TracepipeError {
  */
 export class NormalizeError extends ValidationError {
   override name = "NormalizeError";
+}
+
+/**
+ * The store cannot do it now (its database is locked, busy or unreachable);
+ * nothing of the call was stored, and the same call may succeed later.
+ */
+export class StoreUnavailableError extends TracepipeError {
+  override name = "StoreUnavailableError";
 }
 
 /** A configuration value (option, env var, file) is wrong. */

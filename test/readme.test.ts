@@ -55,9 +55,9 @@ describe("README", () => {
     expect(r.status, r.stderr).toBe(0);
     const reply = (fixture("openai-completion.json") as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
     expect(r.stdout).toContain(reply);
-    const store = openStore(db);
+    const store = await openStore(db);
     try {
-      const runs = store.queryRuns({ project: "my-app" }).runs;
+      const runs = (await store.queryRuns({ project: "my-app" })).runs;
       const llm = runs.filter((x) => x.run_type === "llm");
       expect(llm).toHaveLength(1);
       expect((llm[0]!.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ trace_provider: "openai" });

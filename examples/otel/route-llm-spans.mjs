@@ -82,8 +82,8 @@ await provider.forceFlush();
 await provider.shutdown();
 await client.shutdown();
 
-const store = openStore(process.env.TRACEPIPE_DB || ".tracepipe/traces.db");
-const { runs } = store.queryRuns({ project: "otel-example" });
+const store = await openStore(process.env.TRACEPIPE_DB || ".tracepipe/traces.db");
+const { runs } = await store.queryRuns({ project: "otel-example" });
 console.log(`tracepipe stored ${runs.length} run(s) in project otel-example:`);
 for (const r of runs.slice(-1)) console.log(`  ${r.run_type} ${r.name}: ${r.inputs.messages.length} input messages, usage ${JSON.stringify(r.outputs.messages[0].usage_metadata)}`);
-store.close();
+await store.close();

@@ -10,7 +10,7 @@
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
 import { dbPathFrom, envValue } from "../env.js";
-import type { TraceFilter, TraceRun, TraceSummary } from "../store/traces.js";
+import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../store/contract/traces.js";
 import { EXIT_USAGE } from "./exit.js";
 import { writeLine } from "./io.js";
 
@@ -21,10 +21,10 @@ interface SourceOptions {
 }
 
 interface Source {
-  traces(filter: TraceFilter): Promise<{ traces: TraceSummary[]; cursor: string | null }>;
+  traces(filter: TraceFilter): Promise<TracePage>;
   /** Runs of a trace in tree order; empty when the trace is unknown. */
   trace(id: string): Promise<TraceRun[]>;
-  close(): void;
+  close(): Promise<void>;
 }
 
 /** A problem the user can fix (no store, endpoint refused the key): exit 2 with the message. */
@@ -35,10 +35,10 @@ async function openSource(o: SourceOptions): Promise<Source> {
   if (endpoint && o.db === undefined) return httpSource(endpoint.replace(/\/+$/, ""), o.apiKey ?? envValue("TRACEPIPE_API_KEY"));
   const path = dbPathFrom(o.db);
   if (path !== ":memory:" && !existsSync(path)) throw new RunsError(`no trace store at ${path} (set --db, TRACEPIPE_DB, or --endpoint)`);
-  // Loaded here so `tracepipe runs --endpoint` never loads SQLite.
-  const { SqliteRunStore } = await import("../store/sqlite.js");
-  const store = new SqliteRunStore(path);
-  return { traces: async (f) => store.listTraces(f), trace: async (id) => store.traceRuns(id), close: () => store.close() };
+  // Loaded here so `tracepipe runs --endpoint` never loads a database driver.
+  const { openStore } = await import("../store/open.js");
+  const store = await openStore(path);
+  return { traces: (f) => store.listTraces(f), trace: (id) => store.traceRuns(id), close: () => store.close() };
 }
 
 function httpSource(base: string, apiKey: string | undefined): Source {
@@ -58,9 +58,9 @@ function httpSource(base: string, apiKey: string | undefined): Source {
     return body;
   };
   return {
-    traces: async (f) => (await get("/api/viewer/traces", { ...f })) as { traces: TraceSummary[]; cursor: string | null },
+    traces: async (f) => (await get("/api/viewer/traces", { ...f })) as unknown as TracePage,
     trace: async (id) => ((await get(`/api/viewer/traces/${encodeURIComponent(id)}`)) as { runs: TraceRun[] } | undefined)?.runs ?? [],
-    close: () => {},
+    close: async () => {},
   };
 }
 
@@ -151,7 +151,7 @@ function withSource<A extends unknown[]>(fn: (src: Source, ...args: A) => Promis
       process.stderr.write(`tracepipe runs: ${err.message}\n`);
       process.exitCode = EXIT_USAGE;
     } finally {
-      src?.close();
+      await src?.close();
     }
   };
 }

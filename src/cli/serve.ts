@@ -129,7 +129,7 @@ export function register(program: Command): void {
         process.exitCode = 2;
         return;
       }
-      const collector = createCollector({
+      const collector = await createCollector({
         db: opts.db,
         apiKey: opts.apiKey,
         region: opts.region,

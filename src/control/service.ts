@@ -1,12 +1,13 @@
 /**
- * The deployment control plane over the collector's SQLite file: create, read
- * and PATCH deployments, with revisions per SPEC §3. Builds are simulated: a
+ * The deployment control plane over the collector's store: create, read and
+ * PATCH deployments, with revisions per SPEC §3. Builds are simulated: a
  * revision is QUEUED, then BUILDING, then DEPLOYED after `buildMs`, so a
  * client has something to poll. Status is derived from the clock on read, so
  * nothing runs in the background.
  */
 import { TracepipeError } from "../errors.js";
-import type { SqliteHandle } from "../store/handle.js";
+import type { DeploymentStore, RevisionRecord } from "../store/contract/deployments.js";
+import type { Obj } from "../format/obj.js";
 import { stableUuid, uuidv7 } from "../run/ids.js";
 import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
 import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
@@ -22,7 +23,7 @@ export interface ControlPlaneOptions {
   /** Owner tenant reported on deployments. */
   tenantId?: string;
   /** Called when a deployment is created (the collector creates the tracing project of its name). */
-  onCreate?: (d: Deployment) => void;
+  onCreate?: (d: Deployment) => void | Promise<void>;
   now?: () => number;
 }
 
@@ -32,6 +33,7 @@ export interface Outcome<T> {
 }
 
 type StoredRevision = Omit<Revision, "status">;
+type StoredDeployment = Omit<Deployment, "latest_revision_id" | "active_revision_id">;
 
 const nonNull = (o: Record<string, unknown> | null | undefined): Record<string, unknown> => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null));
 
@@ -41,7 +43,7 @@ export class ControlPlane {
   private readonly now: () => number;
 
   constructor(
-    private readonly db: SqliteHandle,
+    private readonly store: DeploymentStore,
     private readonly opts: ControlPlaneOptions = {},
   ) {
     this.buildMs = opts.buildMs ?? 1500;
@@ -54,24 +56,25 @@ export class ControlPlane {
     return age >= this.buildMs ? "DEPLOYED" : age >= this.buildMs / 3 ? "BUILDING" : "QUEUED";
   }
 
-  private revisions(deploymentId: string): StoredRevision[] {
-    return (this.db.prepare("SELECT body FROM revisions WHERE deployment_id = ? ORDER BY created_at, id").all(deploymentId) as { body: string }[]).map((r) => JSON.parse(r.body) as StoredRevision);
+  private async revisions(deploymentId: string): Promise<StoredRevision[]> {
+    return (await this.store.listRevisions(deploymentId)).map((r) => r.body as unknown as StoredRevision);
   }
 
   /** The stored deployment with its derived fields (latest and active revision). */
-  private view(stored: Omit<Deployment, "latest_revision_id" | "active_revision_id">): Deployment {
-    const revs = this.revisions(stored.id);
+  private async view(stored: StoredDeployment): Promise<Deployment> {
+    const revs = await this.revisions(stored.id);
     const deployed = revs.filter((r) => this.status(r) === "DEPLOYED");
     return { ...stored, latest_revision_id: revs.at(-1)?.id ?? null, active_revision_id: deployed.at(-1)?.id ?? null };
   }
 
-  private load(id: string): Omit<Deployment, "latest_revision_id" | "active_revision_id"> {
-    const row = this.db.prepare("SELECT body FROM deployments WHERE id = ?").get(id) as { body: string } | undefined;
+  private async load(id: string): Promise<StoredDeployment> {
+    const row = await this.store.getDeployment(id);
     if (!row) throw new NotFoundError(`deployment ${id} not found`);
-    return JSON.parse(row.body) as Omit<Deployment, "latest_revision_id" | "active_revision_id">;
+    return row.body as unknown as StoredDeployment;
   }
 
-  private addRevision(d: { id: string; source_revision_config: Record<string, unknown>; source_config: Record<string, unknown>; secrets: { name: string }[] }, at: string): void {
+  /** The revision a deployment's current source makes, as stored. */
+  private revisionOf(d: { id: string; source_revision_config: Record<string, unknown>; source_config: Record<string, unknown>; secrets: { name: string }[] }, at: string): RevisionRecord {
     const rev: StoredRevision = {
       id: uuidv7(),
       deployment_id: d.id,
@@ -80,10 +83,10 @@ export class ControlPlane {
       resource_spec: (d.source_config.resource_spec as Record<string, unknown> | undefined) ?? null,
       secrets: d.secrets.map((s) => s.name),
     };
-    this.db.prepare("INSERT INTO revisions (id, deployment_id, body, created_at) VALUES (?, ?, ?, ?)").run(rev.id, d.id, JSON.stringify(rev), at);
+    return { id: rev.id, deployment_id: d.id, body: rev as unknown as Obj, created_at: at };
   }
 
-  create(body: unknown): Outcome<Deployment> {
+  async create(body: unknown): Promise<Outcome<Deployment>> {
     const req = parseBody(DeploymentCreateRequest, body);
     checkSourceFields(req.source, req.source_config, req.source_revision_config);
     const sc = nonNull(req.source_config as Record<string, unknown>);
@@ -96,34 +99,31 @@ export class ControlPlane {
     }
     if (req.source === "github" && !src.repo_ref) throw new RuleError("source_revision_config.repo_ref is required for github deployments");
     if (req.source === "external_docker" && !src.image_uri) throw new RuleError("source_revision_config.image_uri is required for external_docker deployments");
-    if (this.db.prepare("SELECT 1 FROM deployments WHERE name = ?").get(req.name)) throw new RuleError(`a deployment named ${JSON.stringify(req.name)} already exists`);
     const at = new Date(this.now()).toISOString();
     const id = uuidv7(this.now());
     if (req.source === "github") sc.custom_url = `https://${req.name}.deployments.tracepipe.local`;
     const stored = { id, tenant_id: this.tenantId, name: req.name, source: req.source, source_config: sc, source_revision_config: src, secrets: req.secrets ?? [], created_at: at, updated_at: at, status: "READY" as const, image_version: null };
-    this.db.transaction(() => {
-      this.db.prepare("INSERT INTO deployments (id, name, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?)").run(id, req.name, JSON.stringify(stored), at, at);
-      this.addRevision(stored, at);
-    })();
-    const d = this.view(stored);
-    this.opts.onCreate?.(d);
+    const created = await this.store.createDeployment({ id, name: req.name, body: stored as unknown as Obj, created_at: at, updated_at: at }, this.revisionOf(stored, at));
+    if (!created) throw new RuleError(`a deployment named ${JSON.stringify(req.name)} already exists`);
+    const d = await this.view(stored);
+    await this.opts.onCreate?.(d);
     return { value: d, warnings: doNotUseWarnings(spec) };
   }
 
-  get(id: string): Deployment {
-    return this.view(this.load(id));
+  async get(id: string): Promise<Deployment> {
+    return this.view(await this.load(id));
   }
 
-  getRevision(id: string, revisionId: string): Revision {
-    this.load(id);
-    const rev = this.revisions(id).find((r) => r.id === revisionId);
+  async getRevision(id: string, revisionId: string): Promise<Revision> {
+    await this.load(id);
+    const rev = (await this.revisions(id)).find((r) => r.id === revisionId);
     if (!rev) throw new NotFoundError(`revision ${revisionId} of deployment ${id} not found`);
     return { ...rev, status: this.status(rev) };
   }
 
   /** SPEC §4.1: every member optional and nullable; null leaves a field as it is. */
-  patch(id: string, body: unknown): Outcome<Deployment> {
-    const current = this.load(id);
+  async patch(id: string, body: unknown): Promise<Outcome<Deployment>> {
+    const current = await this.load(id);
     // name and source first: they are not PATCH members at all, and saying why beats "unrecognized key".
     checkCreationOnly(body);
     const req = parseBody(DeploymentPatchRequest, body);
@@ -141,11 +141,9 @@ export class ControlPlane {
     }
     const at = new Date(this.now()).toISOString();
     const next = { ...current, source_config: sc, source_revision_config: src, secrets: req.secrets ?? current.secrets, updated_at: at };
-    this.db.transaction(() => {
-      this.db.prepare("UPDATE deployments SET body = ?, updated_at = ? WHERE id = ?").run(JSON.stringify(next), at, id);
-      if (triggersRevision(req)) this.addRevision(next, at);
-    })();
-    return { value: this.view(next), warnings: doNotUseWarnings(spec) };
+    const updated = await this.store.updateDeployment(id, next as unknown as Obj, at, triggersRevision(req) ? this.revisionOf(next, at) : undefined);
+    if (!updated) throw new NotFoundError(`deployment ${id} not found`);
+    return { value: await this.view(next), warnings: doNotUseWarnings(spec) };
   }
 }
 

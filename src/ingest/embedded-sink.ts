@@ -1,16 +1,17 @@
 /**
- * EmbeddedSink: no endpoint configured, so runs go straight into the SQLite
- * run store the collector uses (TRACEPIPE_DB), through the store's one ingest
+ * EmbeddedSink: no endpoint configured, so runs go straight into the store
+ * the collector uses (TRACEPIPE_DB), through the store's one ingest
  * operation: the same checks, the same merge, the same refusals as the
- * collector's 422. The store (and so better-sqlite3) is loaded on first use,
- * so a wrapper user who never writes locally never loads it.
+ * collector's 422. The store (and so its database driver) is loaded on first
+ * use, so a wrapper user who never writes locally never loads it.
  */
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
-import { ValidationError } from "../errors.js";
-// Type-only: the store (better-sqlite3) loads on first send, so `import "tracepipe"` stays light
+import { StoreUnavailableError, ValidationError } from "../errors.js";
+// Type-only: the store (its database driver) loads on first send, so `import "tracepipe"` stays light
 // and a bundled app that always sets an endpoint never evaluates the native driver.
-import type { RunStore, AttachmentInput } from "../store/index.js";
+import type { Store } from "../store/contract/store.js";
+import type { AttachmentInput } from "../store/contract/attachments.js";
 import type { Op } from "./ops.js";
 import { SinkError, type Sink, type SinkLimits } from "./sink.js";
 
@@ -19,14 +20,14 @@ const announced = new Set<string>();
 
 export class EmbeddedSink implements Sink {
   readonly target: string;
-  private store?: Promise<RunStore>;
+  private store?: Promise<Store>;
 
   constructor(private readonly path: string) {
     this.target = path;
   }
 
-  private open(): Promise<RunStore> {
-    return (this.store ??= import("../store/index.js").then((m) => m.openStore(this.path)));
+  private open(): Promise<Store> {
+    return (this.store ??= import("../store/open.js").then((m) => m.openStore(this.path)));
   }
 
   async limits(): Promise<SinkLimits> {
@@ -34,7 +35,7 @@ export class EmbeddedSink implements Sink {
   }
 
   async send(ops: Op[]): Promise<void> {
-    let store: RunStore;
+    let store: Store;
     try {
       store = await this.open();
     } catch (err) {
@@ -64,9 +65,8 @@ export class EmbeddedSink implements Sink {
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.
       if (err instanceof ValidationError) throw new SinkError(`${this.path} refused the batch: ${err.message}`, "fatal", 422, err.issues);
-      // A locked or busy database is worth retrying; anything else will not get better.
-      const code = (err as { code?: string }).code ?? "";
-      throw new SinkError(`writing ${this.path} failed: ${(err as Error).message}`, code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED") ? "retry" : "fatal");
+      // A store that cannot answer now (locked, busy, unreachable) is worth retrying; anything else will not get better.
+      throw new SinkError(`writing ${this.path} failed: ${(err as Error).message}`, err instanceof StoreUnavailableError ? "retry" : "fatal");
     }
   }
 
@@ -81,6 +81,6 @@ export class EmbeddedSink implements Sink {
   async close(): Promise<void> {
     const pending = this.store;
     this.store = undefined;
-    if (pending) (await pending.catch(() => undefined))?.close();
+    if (pending) await (await pending.catch(() => undefined))?.close();
   }
 }

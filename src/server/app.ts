@@ -1,7 +1,8 @@
 /**
- * The local collector: the service side of SPEC, over node:http and SQLite.
+ * The local collector: the service side of SPEC, over node:http and a store
+ * (store/open.ts: a SQLite file by default).
  *
- *   const c = createCollector({ db: ".tracepipe/traces.db" });
+ *   const c = await createCollector({ db: ".tracepipe/traces.db" });
  *   const { url } = await c.listen(8484);
  */
 import { dbPathFrom } from "../env.js";
@@ -13,8 +14,9 @@ import { decodedStream, parseBoundedJson, readAll, Slots, type BodyStream } from
 import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS, type CollectorLimits, type CollectorTimeouts } from "./limits.js";
 import { capDetail } from "./issues.js";
-import Database from "better-sqlite3";
-import { migrate, openStore, type SqliteRunStore, type StoredRun } from "../store/index.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/contract/store.js";
+import type { StoredRun } from "../store/contract/runs.js";
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
 import { DEFAULT_ROOTLESS_AFTER_MS, otelRoutes, RootlessSweep } from "./routes/otel.js";
@@ -31,8 +33,8 @@ import { matchLimit, type Region } from "../ratelimit/match.js";
 export const COLLECTOR_VERSION = "0.1.0";
 
 export interface CollectorOptions {
-  /** A SQLite path (`:memory:` for tests) or an open store. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
-  db?: string | SqliteRunStore;
+  /** Where to store (openStore's target: a SQLite path, `:memory:` for tests) or an open store, left open on close. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
+  db?: string | Store;
   /** When set, every request needs `X-Api-Key` equal to it (401 otherwise). */
   apiKey?: string;
   /** Which column of SPEC §8's table to enforce where US and EU differ. Default `us`. */
@@ -78,7 +80,7 @@ export interface CollectorOptions {
 
 export interface Collector {
   server: Server;
-  store: SqliteRunStore;
+  store: Store;
   /** The outbound webhook sender, when webhooks are configured. */
   webhooks?: WebhookSender;
   /** Large bodies being read or held now, the bytes they are charged in the large-body budget, and requests waiting for a large-body slot. */
@@ -101,14 +103,9 @@ function defined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-export function createCollector(opts: CollectorOptions = {}): Collector {
+export async function createCollector(opts: CollectorOptions = {}): Promise<Collector> {
   const ownStore = typeof opts.db !== "object";
-  const store = typeof opts.db === "object" ? opts.db : openStore(dbPathFrom(opts.db));
-  // The control plane keeps its tables in the same file, through a connection of its own
-  // (the run store's connection is its own business); `:memory:` gets a private database.
-  const controlDb = new Database(store.path);
-  controlDb.pragma("busy_timeout = 5000");
-  migrate(controlDb);
+  const store = typeof opts.db === "object" ? opts.db : await openStore(dbPathFrom(opts.db));
   const limits: CollectorLimits = {
     ...DEFAULT_LIMITS,
     ...defined({ maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, batchSizeBytesLimit: opts.batchSizeBytesLimit }),
@@ -145,7 +142,7 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     )
     .add(queryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
-    .add(deploymentRoutes(new ControlPlane(controlDb, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(viewerRoutes(store))
     .add(opts.routes ?? []);
@@ -299,14 +296,12 @@ export function createCollector(opts: CollectorOptions = {}): Collector {
     },
     close() {
       closing = true;
-      return new Promise((resolve) => {
+      return new Promise((resolve, reject) => {
         server.close(() => {
           // A sweep under way finishes its trace before the store closes under it.
-          void (sweep?.stop() ?? Promise.resolve()).finally(() => {
-            controlDb.close();
-            if (ownStore) store.close();
-            resolve();
-          });
+          void (sweep?.stop() ?? Promise.resolve())
+            .then(() => (ownStore ? store.close() : undefined))
+            .then(() => resolve(), reject);
         });
         server.closeAllConnections();
       });

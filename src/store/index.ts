@@ -1,17 +1,17 @@
 /**
- * The run store: one contract (RunStore, with the one ingest operation) and
- * its SQLite implementation. Loading this module loads better-sqlite3, so the
- * main entry reaches it only through a dynamic import (the embedded sink).
+ * `tracepipe/store`: the store contract (one interface per concern, and the
+ * Store composing them), `openStore`, and the check every store's ingest
+ * applies. Loading this module loads no database driver: openStore imports
+ * the implementation its target names.
  */
-import { SqliteRunStore, type SqliteRunStoreOptions } from "./sqlite.js";
-
-export type { RunStore, StoredRun, IngestBatch, IngestResult, RunQuery, AttachmentInput } from "./types.js";
-export { SqliteRunStore, type SqliteRunStoreOptions } from "./sqlite.js";
-export { migrate } from "./migrations.js";
+export { openStore } from "./open.js";
+export { CursorError } from "./contract/cursor.js";
+export { BatchCheck, checkIngestBatch } from "./validate.js";
 export { canonicalTime } from "./time.js";
-export { CursorError, type TraceFilter, type TraceSummary, type TraceRun } from "./traces.js";
-
-/** Open (creating the file, its directory and the schema as needed) the run store at `path`; `:memory:` for tests. */
-export function openStore(path: string, opts?: SqliteRunStoreOptions): SqliteRunStore {
-  return new SqliteRunStore(path, opts);
-}
+export type { Store, StoreOptions } from "./contract/store.js";
+export type { RunStore, StoredRun, IngestBatch, CheckedBatch, IngestResult, RunQuery, RunPage } from "./contract/runs.js";
+export type { TraceStore, TraceFilter, TraceSummary, TraceRun, TracePage } from "./contract/traces.js";
+export type { SpanStore, SpanInput, StoredSpan } from "./contract/spans.js";
+export type { ProjectStore, Project } from "./contract/projects.js";
+export type { AttachmentStore, AttachmentInput, AttachmentInfo, StoredAttachment } from "./contract/attachments.js";
+export type { DeploymentStore, DeploymentRecord, RevisionRecord } from "./contract/deployments.js";

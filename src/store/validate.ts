@@ -5,8 +5,9 @@
  * refusal name the same field).
  *
  * Two ways in, one set of schemas:
- * - `checkPost` / `checkPatch`: synchronous, what `ingest` runs on records as
- *   received (the embedded sink);
+ * - `checkIngestBatch` (with `checkPost` / `checkPatch`): synchronous, what
+ *   every store's `ingest` runs first, on records as received (the embedded
+ *   sink) or on a batch BatchCheck already checked;
  * - `BatchCheck`: the same check, sliced (it yields through `pause` so a
  *   server keeps answering while a big body is judged), whose result is a
  *   `CheckedBatch` that `ingest` stores without checking it again. Only this
@@ -19,9 +20,10 @@
  */
 import { z } from "zod";
 import { Run, RunEvent, RunPatch } from "../run/schema.js";
-import { zodIssues, type Issue } from "../errors.js";
+import { ValidationError, zodIssues, type Issue } from "../errors.js";
+import { isUuid } from "../run/ids.js";
 import type { AttachmentInput } from "./contract/attachments.js";
-import type { CheckedBatch } from "./contract/runs.js";
+import type { CheckedBatch, IngestBatch } from "./contract/runs.js";
 
 export type Loc = Issue["loc"];
 type Obj = Record<string, unknown>;
@@ -38,6 +40,38 @@ export function checkPatch(value: unknown, prefix: Loc, out: Issue[]): RunPatch 
   if (r.success) return r.data;
   out.push(...zodIssues(r.error.issues, prefix));
   return undefined;
+}
+
+/**
+ * The records of a batch that every store's `ingest` stores: a CheckedBatch's
+ * as they are (BatchCheck applied these same schemas), any other batch's once
+ * each record and each attachment's run id passed. Throws a ValidationError
+ * listing every problem when any failed: then nothing of the batch is stored.
+ */
+export function checkIngestBatch(batch: IngestBatch | CheckedBatch): { post: readonly Run[]; patch: readonly RunPatch[] } {
+  const issues: Issue[] = [];
+  let post: readonly Run[];
+  let patch: readonly RunPatch[];
+  if (isChecked(batch)) ({ post, patch } = batch);
+  else {
+    const b = batch as IngestBatch;
+    const locate = b.locate ?? ((kind, i) => [kind, i]);
+    const okPost: Run[] = (post = []);
+    const okPatch: RunPatch[] = (patch = []);
+    (b.post ?? []).forEach((r, i) => {
+      const ok = checkPost(r, locate("post", i), issues);
+      if (ok) okPost.push(ok);
+    });
+    (b.patch ?? []).forEach((r, i) => {
+      const ok = checkPatch(r, locate("patch", i), issues);
+      if (ok) okPatch.push(ok);
+    });
+  }
+  for (const a of batch.attachments ?? []) {
+    if (!isUuid(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
+  }
+  if (issues.length) throw new ValidationError(issues);
+  return { post, patch };
 }
 
 /** Large JSON columns whose received text can be stored as is. */

@@ -34,8 +34,8 @@ describe("openai-responses in the pipelines", () => {
     const result = await backfill({ files: [file], client, deadLetterPath: join(dir, "dead.jsonl"), project: "bf" });
     await client.flush();
     expect(result).toMatchObject({ records: 2, sent: 2, dead_lettered: 0 });
-    const store = openStore(dbPath);
-    const runs = store.queryRuns({ project: "bf", limit: 10 }).runs as any[];
+    const store = await openStore(dbPath);
+    const runs = (await store.queryRuns({ project: "bf", limit: 10 })).runs as any[];
     store.close();
     const byKey = new Map(runs.map((r) => [r.extra.metadata.backfill.key as string, r]));
     const r1 = byKey.get("line:1");

@@ -49,9 +49,9 @@ describe("tracepipe backfill", () => {
     const r = await runCli(["backfill", example], { cwd, env: { TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "" } });
     expect(r.code, r.stderr).toBe(0);
     expect((jsonLines(r.stdout).at(-1) as { summary: Record<string, unknown> }).summary).toMatchObject({ records: 3, sent: 3, delivered: 3, dead_lettered: 0, estimated_usage: 1 });
-    const store = openStore(join(cwd, ".tracepipe", "traces.db"));
+    const store = await openStore(join(cwd, ".tracepipe", "traces.db"));
     try {
-      const runs = store.queryRuns({ limit: 10 }).runs;
+      const runs = (await store.queryRuns({ limit: 10 })).runs;
       expect(runs).toHaveLength(3);
       const openai = runs.find((x) => (x.extra as { metadata: { trace_model_name?: string } }).metadata.trace_model_name === "gpt-4o-mini-2024-07-18")!;
       expect(openai.first_token_time).toBe("2026-01-01T12:00:00.120000Z");

@@ -29,9 +29,9 @@ describe("backfill costs", () => {
     const r = await runCli(["backfill", EXAMPLE], { cwd, env: { TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "", TRACEPIPE_PRICES: "" } });
     expect(r.code, r.stderr).toBe(0);
     const summary = summaryOf(r.stdout);
-    const store = openStore(join(cwd, ".tracepipe", "traces.db"));
+    const store = await openStore(join(cwd, ".tracepipe", "traces.db"));
     try {
-      const usages = store.queryRuns({ limit: 10 }).runs.map((run) => (run.outputs as { messages: { usage_metadata: Record<string, number> }[] }).messages[0]!.usage_metadata);
+      const usages = (await store.queryRuns({ limit: 10 })).runs.map((run) => (run.outputs as { messages: { usage_metadata: Record<string, number> }[] }).messages[0]!.usage_metadata);
       // gpt-4o-mini: 20 in at $0.15 + 1 out at $0.60; claude-sonnet-4-5: 15 in at $3 + 2 out at $15 (per million).
       expect(usages.map((u) => u.total_cost).sort()).toEqual(expect.arrayContaining([0.0000036, 0.000075]));
       // The gpt-4o record reported no usage: estimated, and priced all the same.

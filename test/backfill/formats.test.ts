@@ -27,8 +27,8 @@ async function run(files: Record<string, unknown[]>, opts: { format?: "auto" | "
   const deadLetterPath = join(dir, "dead.jsonl");
   const result = await backfill({ files: paths, client: opts.dryRun ? undefined : client, dryRun: opts.dryRun, deadLetterPath, format: opts.format, project: "bf" });
   await client.flush();
-  const store = openStore(dbPath);
-  const runs = store.queryRuns({ project: "bf", limit: 1000 }).runs;
+  const store = await openStore(dbPath);
+  const runs = (await store.queryRuns({ project: "bf", limit: 1000 })).runs;
   store.close();
   const byKey = new Map(runs.map((r) => [(r.extra as any)?.metadata?.backfill?.key as string, r as any]));
   let dead: any[] = [];
@@ -142,8 +142,8 @@ describe("backfill formats", () => {
     }
     expect(skipped).toBe(2 * ids.length);
     expect(dead).toEqual([expect.objectContaining({ file: input, line: 8 })]);
-    const store = openStore(dbPath);
-    const runs = store.queryRuns({ project: "shards", limit: 100 }).runs as any[];
+    const store = await openStore(dbPath);
+    const runs = (await store.queryRuns({ project: "shards", limit: 100 })).runs as any[];
     store.close();
     expect(runs.map((r) => r.extra.metadata.custom_id).sort()).toEqual(ids);
     for (const r of runs) expect(r.inputs.messages[0].content[0].text).toBe(`Say ${r.extra.metadata.custom_id}`);
@@ -167,8 +167,8 @@ describe("backfill formats", () => {
       await backfill({ files: [p], client, deadLetterPath: join(dir, "dead.jsonl"), project: "twice" });
       await client.shutdown();
     }
-    const store = openStore(dbPath);
-    expect(store.countRuns("twice")).toBe(2);
+    const store = await openStore(dbPath);
+    expect(await store.countRuns("twice")).toBe(2);
     store.close();
   });
 

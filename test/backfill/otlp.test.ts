@@ -65,9 +65,9 @@ describe("backfill of OTLP JSON exports", () => {
     expect(again.sent).toBe(3);
     await client.flush();
 
-    const store = openStore(db);
+    const store = await openStore(db);
     cleanup.push(() => store.close());
-    const runs = store.queryRuns({ project: "otlp-bf", limit: 100 }).runs;
+    const runs = (await store.queryRuns({ project: "otlp-bf", limit: 100 })).runs;
     expect(runs).toHaveLength(3);
     const agentRun = runs.find((r) => r.name === "agent")!;
     const chat1Run = runs.find((r) => r.id === spanRunId(toSpanRecord(chat1!)))!;
@@ -112,9 +112,9 @@ describe("backfill of OTLP JSON exports", () => {
       sent.push(r.sent);
     }
     expect(sent[0]! + sent[1]!).toBe(3);
-    const store = openStore(db);
+    const store = await openStore(db);
     cleanup.push(() => store.close());
-    const runs = store.queryRuns({ project: "otlp-shard", limit: 100 }).runs;
+    const runs = (await store.queryRuns({ project: "otlp-shard", limit: 100 })).runs;
     expect(runs).toHaveLength(3);
     expect(runs.find((r) => r.id === spanRunId(toSpanRecord(chat1!)))!.parent_run_id).toBe(spanRunId(toSpanRecord(agent!)));
   });

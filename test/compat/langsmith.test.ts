@@ -33,7 +33,7 @@ describe("the langsmith SDK against tracepipe serve", () => {
     await chain("hello");
     await client.awaitPendingTraceBatches();
 
-    const { runs } = col.collector.store.queryRuns({ project: "ls-dropin" });
+    const { runs } = await col.collector.store.queryRuns({ project: "ls-dropin" });
     expect(runs.map((r) => r.name).sort()).toEqual(["ChatOpenAI", "answer"]);
     const child = runs.find((r) => r.name === "ChatOpenAI")!;
     const root = runs.find((r) => r.name === "answer")!;

@@ -50,7 +50,7 @@ describe("deployments: create, read, revisions", () => {
     const d = await api.create(docker({ source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 1.04, memory_mb: 512, redis_cpu: 0.5 } } }));
     expect(d).toMatchObject({ source: "external_docker", status: "READY", active_revision_id: null });
     expect(d.latest_revision_id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(col.collector.store.projectExists(d.name)).toBe(true);
+    expect(await col.collector.store.projectExists(d.name)).toBe(true);
     expect(d.source_config.resource_spec).toEqual({
       min_scale: 1,
       max_scale: 3,

@@ -15,7 +15,7 @@ export interface Running {
 /** A real collector on a loopback port with a temp SQLite file. */
 export async function startCollector(opts: CollectorOptions = {}): Promise<Running> {
   const dbPath = typeof opts.db === "string" ? opts.db : join(mkdtempSync(join(tmpdir(), "tp-collector-")), "traces.db");
-  const collector = createCollector({ rateLimits: false, ...opts, db: opts.db ?? dbPath });
+  const collector = await createCollector({ rateLimits: false, ...opts, db: opts.db ?? dbPath });
   const { url } = await collector.listen(0, "127.0.0.1");
   return { collector, url, dbPath, close: () => collector.close() };
 }
@@ -111,8 +111,8 @@ export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"
 
 /** A read-only SQL connection to a store's file, for tests that count rows the store's API does not expose. */
 const sqlConnections = new Map<string, InstanceType<typeof Database>>();
-export function sql(store: { path: string }): InstanceType<typeof Database> {
-  let db = sqlConnections.get(store.path);
-  if (!db) sqlConnections.set(store.path, (db = new Database(store.path, { readonly: true })));
+export function sql(store: { target: string }): InstanceType<typeof Database> {
+  let db = sqlConnections.get(store.target);
+  if (!db) sqlConnections.set(store.target, (db = new Database(store.target, { readonly: true })));
   return db;
 }

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll } from "vitest";
 import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import type { StoredRun } from "../../src/store/types.js";
+import type { StoredRun } from "../../src/store/index.js";
 import { startCollector, type Running } from "./collector.js";
 import { startReplayServer, type ReplayServer } from "./replay-server.js";
 

@@ -74,10 +74,10 @@ describe("Client delivery", () => {
     for (const r of runs) c.createRun(r);
     for (const r of runs.slice(0, 10)) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { ok: true } });
     await c.flush();
-    const store = openStore(c.options.dbPath);
+    const store = await openStore(c.options.dbPath);
     try {
-      expect(store.countRuns("embedded")).toBe(250);
-      expect(store.getRun(runs[0]!.id)).toMatchObject({ outputs: { ok: true }, end_time: "2026-11-22T10:16:00.000000Z" });
+      expect(await store.countRuns("embedded")).toBe(250);
+      expect(await store.getRun(runs[0]!.id)).toMatchObject({ outputs: { ok: true }, end_time: "2026-11-22T10:16:00.000000Z" });
     } finally {
       store.close();
     }
@@ -91,7 +91,7 @@ describe("Client delivery", () => {
     c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { v: 1 } });
     await c.flush();
     expect(c.stats.delivered).toBe(1);
-    const got = col.collector.store.getRun(r.id)!;
+    const got = (await col.collector.store.getRun(r.id))!;
     expect(got).toMatchObject({ name: "work", outputs: { v: 1 } });
   });
 
@@ -102,7 +102,7 @@ describe("Client delivery", () => {
     delete (r as Record<string, unknown>).session_name;
     c.createRun(r);
     await c.flush();
-    expect(col.collector.store.getRun(r.id)?.session_name).toBe("proj-x");
+    expect((await col.collector.store.getRun(r.id))?.session_name).toBe("proj-x");
   });
 
   it("loses and duplicates nothing when the server answers 429 with Retry-After", async () => {
@@ -114,7 +114,7 @@ describe("Client delivery", () => {
     for (const r of runs) c.createRun(r);
     await c.flush();
     expect(proxy.statuses.filter((s) => s === 429).length).toBeGreaterThan(5);
-    expect(col.collector.store.countRuns("r429")).toBe(1000);
+    expect(await col.collector.store.countRuns("r429")).toBe(1000);
     expect(c.stats.deadLettered).toBe(0);
   });
 
@@ -127,7 +127,7 @@ describe("Client delivery", () => {
     for (const r of runs) c.createRun(r);
     for (const r of runs) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z" });
     await c.flush();
-    expect(col.collector.store.countRuns("r500")).toBe(2000);
+    expect(await col.collector.store.countRuns("r500")).toBe(2000);
     const ended = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL").get() as { n: number };
     expect(ended.n).toBe(2000);
   });
@@ -145,13 +145,13 @@ describe("Client delivery", () => {
     for (const r of runs.slice(8000)) c.createRun(r);
     await new Promise((r) => setTimeout(r, 5000));
     const { createCollector } = await import("../../src/server/app.js");
-    const again = createCollector({ db, rateLimits: false });
+    const again = await createCollector({ db, rateLimits: false });
     await again.listen(port);
     col = { ...col, collector: again, close: () => again.close() };
     cleanup.push(() => again.close());
     await c.flush();
     expect(c.stats.retried).toBeGreaterThan(0);
-    expect(again.store.countRuns("down")).toBe(20_000);
+    expect(await again.store.countRuns("down")).toBe(20_000);
   }, 60_000);
 
   it("never exceeds a lowered limit in any sliding window", async () => {
@@ -185,7 +185,7 @@ describe("Client delivery", () => {
       const c = client(proxy.url, { gzip, batchSize: 5 });
       for (let i = 0; i < 12; i++) c.createRun(makeRun(`gz-${gzip}`, 500));
       await c.flush();
-      expect(col.collector.store.countRuns(`gz-${gzip}`)).toBe(12);
+      expect(await col.collector.store.countRuns(`gz-${gzip}`)).toBe(12);
       expect(encodings.length).toBeGreaterThanOrEqual(3);
       expect(new Set(encodings)).toEqual(new Set([expected]));
     }
@@ -213,7 +213,7 @@ describe("Client delivery", () => {
     const c = client(col.url, { batchSize: 40, gzip: false });
     for (let i = 0; i < 40; i++) c.createRun(makeRun("split", 2000));
     await c.flush();
-    expect(col.collector.store.countRuns("split")).toBe(40);
+    expect(await col.collector.store.countRuns("split")).toBe(40);
   });
 
   it("sends a run the server refuses to the dead-letter file, with status and detail, and delivers the rest", async () => {
@@ -225,7 +225,7 @@ describe("Client delivery", () => {
     c.createRun(bad);
     for (const g of good.slice(1)) c.createRun(g);
     await c.flush();
-    expect(col.collector.store.countRuns("dl")).toBe(9);
+    expect(await col.collector.store.countRuns("dl")).toBe(9);
     const lines = readFileSync(c.options.deadLetterPath, "utf8").trim().split("\n").map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ status: 422, runs: [{ id: bad.id }], detail: [expect.objectContaining({ loc: [`post.${bad.id}`, "start_time"] })] });
@@ -237,7 +237,7 @@ describe("Client delivery", () => {
     for (let i = 0; i < 300; i++) c.createRun(makeRun("spill", 1000));
     expect(c.stats.spooled).toBeGreaterThan(0);
     await c.flush();
-    expect(col.collector.store.countRuns("spill")).toBe(300);
+    expect(await col.collector.store.countRuns("spill")).toBe(300);
     expect(readdirSync(c.options.spoolDir).filter((f) => !f.endsWith(".open"))).toEqual([]);
   });
 
@@ -256,6 +256,6 @@ describe("Client delivery", () => {
     const c2 = new Client({ endpoint: col.url, apiKey: "k", spoolDir, warn: () => {} });
     cleanup.push(async () => void (await c2.shutdown()));
     await c2.flush();
-    expect(col.collector.store.countRuns("later")).toBe(30);
+    expect(await col.collector.store.countRuns("later")).toBe(30);
   });
 });

@@ -24,8 +24,8 @@ describe("the embedded store", () => {
     expect(notices).toHaveLength(1);
     expect(notices[0]).toContain(dbPath);
     expect(notices[0]).toContain("tracepipe serve --db");
-    const store = openStore(dbPath);
-    expect(store.countRuns("where")).toBe(6);
+    const store = await openStore(dbPath);
+    expect(await store.countRuns("where")).toBe(6);
     store.close();
   });
 });

@@ -161,12 +161,12 @@ describe("Client with complete runs", () => {
     // Still queued (the batch of 50 only goes out in a microtask): the update merges into the encoded create.
     c.updateRun(runs[299]!.id, { outputs: { v: "newest" }, end_time: "2026-11-22T10:18:00.000000Z" });
     await c.flush();
-    expect(col.collector.store.countRuns("complete")).toBe(300);
+    expect(await col.collector.store.countRuns("complete")).toBe(300);
     expect(c.stats.delivered).toBe(300);
-    const first = col.collector.store.getRun(runs[0]!.id)!;
+    const first = (await col.collector.store.getRun(runs[0]!.id))!;
     expect(first).toMatchObject({ name: "work", inputs: runs[0]!.inputs, outputs: runs[0]!.outputs, extra: { metadata: { k: "v" } } });
     expect(first.end_time).toMatch(/^2026-11-22T10:15:01/);
-    const last = col.collector.store.getRun(runs[299]!.id)!;
+    const last = (await col.collector.store.getRun(runs[299]!.id))!;
     expect(last).toMatchObject({ outputs: { v: "newest" }, inputs: runs[299]!.inputs });
     expect(last.end_time).toMatch(/^2026-11-22T10:18:00/);
   });
@@ -184,8 +184,8 @@ describe("Client with complete runs", () => {
     const c2 = new Client({ endpoint: col.url, apiKey: "k", spoolDir, warn: () => {} });
     cleanup.push(async () => void (await c2.shutdown()));
     await c2.flush();
-    expect(col.collector.store.countRuns("encoded-later")).toBe(40);
-    for (const r of runs) expect(col.collector.store.getRun(r.id)).toMatchObject({ inputs: r.inputs, outputs: r.outputs });
+    expect(await col.collector.store.countRuns("encoded-later")).toBe(40);
+    for (const r of runs) expect(await col.collector.store.getRun(r.id)).toMatchObject({ inputs: r.inputs, outputs: r.outputs });
   });
 
   it("writes a refused encoded run to the dead-letter file as the run itself", async () => {
@@ -195,7 +195,7 @@ describe("Client with complete runs", () => {
     c.createRun(bad);
     for (let i = 0; i < 5; i++) c.createRun(completeRun("encoded-dl"));
     await c.flush();
-    expect(col.collector.store.countRuns("encoded-dl")).toBe(5);
+    expect(await col.collector.store.countRuns("encoded-dl")).toBe(5);
     const lines = readFileSync(c.options.deadLetterPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { runs: { id: string; run: Record<string, unknown> }[] });
     expect(lines).toHaveLength(1);
     expect(lines[0]!.runs).toEqual([{ kind: "post", id: bad.id, run: JSON.parse(JSON.stringify(bad)) }]);
@@ -268,6 +268,6 @@ describe("batch size from GET /info", () => {
     for (let i = 0; i < 2000; i++) c.createRun(completeRun("collector-size"));
     await c.flush();
     expect(proxy.statuses).toEqual([202, 202]);
-    expect(col.collector.store.countRuns("collector-size")).toBe(2000);
+    expect(await col.collector.store.countRuns("collector-size")).toBe(2000);
   });
 });

@@ -25,8 +25,8 @@ async function runChild(endpoint: string, spoolDir: string, count: number, mode:
 }
 
 /** Runs whose deferred `prepare` step ran before they left the child. */
-function preparedCount(c: Running, project: string): number {
-  return c.collector.store.queryRuns({ project, limit: 1000 }).runs.filter((r) => (r.outputs as { prepared?: boolean } | undefined)?.prepared === true).length;
+async function preparedCount(c: Running, project: string): Promise<number> {
+  return (await c.collector.store.queryRuns({ project, limit: 1000 })).runs.filter((r) => (r.outputs as { prepared?: boolean } | undefined)?.prepared === true).length;
 }
 
 describe("process exit", () => {
@@ -34,22 +34,22 @@ describe("process exit", () => {
     col = await startCollector();
     const spool = join(tempDir("tp-exit-"), "spool");
     await runChild(col.url, spool, 500, "natural");
-    expect(col.collector.store.countRuns("exit-natural")).toBe(500);
-    expect(preparedCount(col, "exit-natural")).toBe(500);
+    expect(await col.collector.store.countRuns("exit-natural")).toBe(500);
+    expect(await preparedCount(col, "exit-natural")).toBe(500);
   });
 
   it("spools runs on process.exit() and the next client start delivers each exactly once", async () => {
     col = await startCollector();
     const spool = join(tempDir("tp-exit-"), "spool");
     await runChild(col.url, spool, 700, "exit");
-    expect(col.collector.store.countRuns("exit-exit")).toBeLessThanOrEqual(700);
+    expect(await col.collector.store.countRuns("exit-exit")).toBeLessThanOrEqual(700);
     const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, warn: () => {} });
     await next.flush();
     await next.shutdown();
-    expect(col.collector.store.countRuns("exit-exit")).toBe(700);
+    expect(await col.collector.store.countRuns("exit-exit")).toBe(700);
     const dup = sql(col.collector.store).prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
     expect(dup.d).toBe(dup.n);
-    expect(preparedCount(col, "exit-exit")).toBe(700);
+    expect(await preparedCount(col, "exit-exit")).toBe(700);
   });
 
   it("spools complete runs held as bytes on process.exit(), and the next client delivers each whole, exactly once", async () => {
@@ -59,7 +59,7 @@ describe("process exit", () => {
     const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, warn: () => {} });
     await next.flush();
     await next.shutdown();
-    const runs = col.collector.store.queryRuns({ project: "exit-complete", limit: 1000 }).runs;
+    const runs = (await col.collector.store.queryRuns({ project: "exit-complete", limit: 1000 })).runs;
     expect(runs).toHaveLength(600);
     expect(new Set(runs.map((r) => (r.inputs as { i: number }).i)).size).toBe(600);
     for (const r of runs) {
@@ -77,7 +77,7 @@ describe("process exit", () => {
     const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, exitHooks: false, warn: () => {} });
     await next.flush();
     await next.shutdown();
-    expect(col.collector.store.countRuns("exit-natural")).toBe(200);
-    expect(preparedCount(col, "exit-natural")).toBe(200);
+    expect(await col.collector.store.countRuns("exit-natural")).toBe(200);
+    expect(await preparedCount(col, "exit-natural")).toBe(200);
   }, 60_000);
 });

@@ -19,7 +19,7 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
     const dir = tempDir("tp-faults-");
     const db = join(dir, "traces.db");
     const spoolDir = join(dir, "spool");
-    let col: Collector = createCollector({ db, rateLimits: false });
+    let col: Collector = await createCollector({ db, rateLimits: false });
     const { url } = await col.listen(0, "127.0.0.1");
     const port = Number(new URL(url).port);
     cleanup.push(() => col.close());
@@ -63,7 +63,7 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
     })()]);
 
     // 4. The collector comes back on the same port and file; spooled runs go out when due, without help.
-    col = createCollector({ db, rateLimits: false });
+    col = await createCollector({ db, rateLimits: false });
     await col.listen(port, "127.0.0.1");
     let res = await c.flush();
     for (let i = 0; i < 200 && !res.ok; i++) {

@@ -57,6 +57,6 @@ describe("flush while the endpoint is down", () => {
     await new Promise((r) => setTimeout(r, 50)); // past the retry due time (maxMs 5)
     const done = await later.shutdown({ timeoutMs: 20_000 });
     expect(done).toMatchObject({ ok: true, spooled: 0 });
-    expect(col.collector.store.countRuns("flush-down")).toBe(300);
+    expect(await col.collector.store.countRuns("flush-down")).toBe(300);
   });
 });

@@ -45,7 +45,7 @@ describe("hostile values handed to the Client", () => {
       const r = await c.flush();
       expect(r.ok).toBe(true);
       expect(g.reads()).toBe(g.fields);
-      const stored = col.collector.store.getRun(run.id)!;
+      const stored = (await col.collector.store.getRun(run.id))!;
       const children = (stored.inputs as { graph: { children: Record<string, unknown>[] } }).graph.children;
       expect(children).toHaveLength(n);
       expect(children.every((ch) => ch.parent === CIRCULAR && (ch.owner as { root: unknown }).root === CIRCULAR)).toBe(true);
@@ -60,7 +60,7 @@ describe("hostile values handed to the Client", () => {
     c.createRun({ ...run, inputs: { big: 2n ** 64n, sym: Symbol.for("tag"), fn: Math.max, huge } });
     c.updateRun(run.id, { outputs: { big: -5n, more: () => 0 }, end_time: "2026-11-22T10:16:00.000000Z" });
     expect((await c.flush()).ok).toBe(true);
-    const stored = col.collector.store.getRun(run.id)!;
+    const stored = (await col.collector.store.getRun(run.id))!;
     const inputs = stored.inputs as Record<string, string>;
     expect(inputs.big).toBe("18446744073709551616");
     expect(inputs.sym).toBe("Symbol(tag)");
@@ -79,10 +79,10 @@ describe("hostile values handed to the Client", () => {
       runs.forEach((r, i) => c.createRun(i === 37 ? { ...r, inputs: badValue() } : r));
       const res = await c.flush();
       expect(res).toMatchObject({ ok: true, spooled: 0, dropped: 0, deadLettered: 0 });
-      const store = col ? col.collector.store : openStore(c.options.dbPath);
+      const store = col ? col.collector.store : await openStore(c.options.dbPath);
       try {
-        expect(store.countRuns("one-bad")).toBe(100);
-        const bad = store.getRun(runs[37]!.id)!.inputs as Record<string, unknown>;
+        expect(await store.countRuns("one-bad")).toBe(100);
+        const bad = (await store.getRun(runs[37]!.id))!.inputs as Record<string, unknown>;
         expect(bad.big).toBe("1000000000000000000000000000000");
         expect(bad.circ).toEqual({ name: "loop", self: CIRCULAR });
         expect(JSON.stringify(bad.deep)).toContain("[MaxDepth]");
@@ -101,8 +101,8 @@ describe("hostile values handed to the Client", () => {
     runs.forEach((r, i) => c.createRun(i === 37 ? { ...r, inputs: badValue(), outputs: { huge: "q".repeat(20_000_000) } } : r));
     expect(await c.flush()).toMatchObject({ ok: true, spooled: 0, dropped: 0, deadLettered: 0 });
     const store = col.collector.store;
-    expect(store.countRuns("one-bad-complete")).toBe(100);
-    const bad = store.getRun(runs[37]!.id)!;
+    expect(await store.countRuns("one-bad-complete")).toBe(100);
+    const bad = (await store.getRun(runs[37]!.id))!;
     const inputs = bad.inputs as Record<string, unknown>;
     expect(inputs.big).toBe("1000000000000000000000000000000");
     expect(inputs.circ).toEqual({ name: "loop", self: CIRCULAR });
@@ -129,7 +129,7 @@ describe("hostile attachments", () => {
     const bad = { ok: ["text/plain", new TextEncoder().encode("hi")], str: ["text/plain", "not bytes"], obj: { x: 1 } } as unknown as Record<string, [string, Uint8Array]>;
     expect(() => c.createRun(run, { attachments: bad })).not.toThrow();
     expect((await c.flush()).ok).toBe(true);
-    const names = col.collector.store.listAttachments(run.id).map((a) => a.name);
+    const names = (await col.collector.store.listAttachments(run.id)).map((a) => a.name);
     expect(names).toEqual(["ok"]);
   });
 });
@@ -146,7 +146,7 @@ describe("traceable with hostile values", () => {
     // Inputs and outputs each copied once, at hand-over: two reads per field, whatever the graph holds.
     expect(g.reads()).toBe(2 * g.fields);
     expect((await c.flush()).ok).toBe(true);
-    const [stored] = col.collector.store.queryRuns({ project: "default", limit: 10 }).runs.filter((r) => r.name === "orm");
+    const [stored] = (await col.collector.store.queryRuns({ project: "default", limit: 10 })).runs.filter((r) => r.name === "orm");
     // One plain-object argument is the inputs themselves.
     const children = (stored!.inputs as { children: Record<string, unknown>[] }).children;
     expect(children).toHaveLength(1000);

@@ -52,7 +52,7 @@ describe("HttpSink over node:http", () => {
     const r = await c.flush();
     expect(r.ok).toBe(true);
     expect(front.posts).toBeGreaterThanOrEqual(1);
-    expect(col.collector.store.countRuns(`redirect-${status}`)).toBe(5);
+    expect(await col.collector.store.countRuns(`redirect-${status}`)).toBe(5);
   });
 
   it("does not follow a redirect that would turn the POST into a GET: the batch is refused, not lost silently", async () => {
@@ -63,7 +63,7 @@ describe("HttpSink over node:http", () => {
     c.createRun(makeRun("redirect-302", 300));
     const r = await c.flush();
     expect(r.deadLettered).toBe(1);
-    expect(col.collector.store.countRuns("redirect-302")).toBe(0);
+    expect(await col.collector.store.countRuns("redirect-302")).toBe(0);
   });
 
   it("gives up on a request that gets no answer within timeoutMs, and on one whose signal aborts, as retryable failures", async () => {

@@ -77,7 +77,7 @@ describe("parts over FILE_PART_CHARS go as files", () => {
     const c = await collector();
     const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", headers: { "content-type": contentType }, body });
     expect(res.status).toBe(202);
-    const got = c.collector.store.getRun(big.id as string)!;
+    const got = (await c.collector.store.getRun(big.id as string))!;
     expect(got.inputs).toEqual(big.inputs);
     expect(got.outputs).toEqual(big.outputs);
   });

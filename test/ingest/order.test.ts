@@ -15,8 +15,8 @@ function client(endpoint: string, spoolDir = join(tempDir("tp-order-"), "spool")
   return c;
 }
 
-function outputsV(col: Running, id: string): unknown {
-  return (col.collector.store.getRun(id)?.outputs as { v?: unknown } | undefined)?.v;
+async function outputsV(col: Running, id: string): Promise<unknown> {
+  return ((await col.collector.store.getRun(id))?.outputs as { v?: unknown } | undefined)?.v;
 }
 
 describe("updates of one run apply in the order they were made", () => {
@@ -39,7 +39,7 @@ describe("updates of one run apply in the order they were made", () => {
     for (const r of runs) c.updateRun(r.id, { outputs: { v: "new" }, end_time: "2026-11-22T10:16:00.000000Z" });
     expect((await c.flush()).ok).toBe(true);
     expect(proxy.statuses).toContain(503);
-    expect(runs.filter((r) => outputsV(col, r.id) === "new")).toHaveLength(50);
+    expect((await Promise.all(runs.map((r) => outputsV(col, r.id)))).filter((v) => v === "new")).toHaveLength(50);
   });
 
   it("the newer update wins when the older one was spooled after maxAttempts", async () => {
@@ -65,7 +65,7 @@ describe("updates of one run apply in the order they were made", () => {
       res = await c.flush();
     }
     expect(res).toMatchObject({ ok: true, spooled: 0 });
-    expect(runs.filter((r) => outputsV(col, r.id) === "new")).toHaveLength(30);
+    expect((await Promise.all(runs.map((r) => outputsV(col, r.id)))).filter((v) => v === "new")).toHaveLength(30);
   });
 
   it("replay applies the newer update last when the process exits with the older one in flight", async () => {

@@ -20,7 +20,7 @@ import { AnthropicInstrumentation as OpenLLMetryAnthropic } from "@traceloop/ins
 import { TraceSpanProcessor } from "../../src/otel/index.js";
 import { Client } from "../../src/ingest/index.js";
 import { validate } from "../../src/format/validate.js";
-import type { StoredRun } from "../../src/store/types.js";
+import type { StoredRun } from "../../src/store/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
@@ -68,8 +68,8 @@ async function toolRoundTrip(): Promise<{ answer: Anthropic.Message }> {
 }
 
 /** The two llm runs of the round trip, in call order, after a check that both reached the collector. */
-function llmRuns(project: string): [StoredRun, StoredRun] {
-  const { runs } = env.col.collector.store.queryRuns({ project });
+async function llmRuns(project: string): Promise<[StoredRun, StoredRun]> {
+  const { runs } = await env.col.collector.store.queryRuns({ project });
   const llm = runs.filter((r) => r.run_type === "llm").sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
   expect(llm).toHaveLength(2);
   return [llm[0]!, llm[1]!];
@@ -170,7 +170,7 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
       "llm.input_messages.2.message.contents.1.message_content.text": "Answer in French.",
     });
 
-    const [first, second] = llmRuns("oi-anthropic");
+    const [first, second] = await llmRuns("oi-anthropic");
     for (const r of [first, second]) {
       expect(meta(r)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL, otel: { convention: "openinference" } });
       expect(meta(r).invocation_params).toMatchObject({ max_tokens: 1024, system: SYSTEM, tools });
@@ -199,7 +199,7 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
       "llm.output_messages.0.message.contents.1.tool_call.function.arguments": '{"city": "Paris", "unit": "celsius"}',
       "llm.output_messages.0.message.tool_calls.0.tool_call.id": "toolu_01A",
     });
-    const { runs } = env.col.collector.store.queryRuns({ project: "oi-anthropic-stream" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi-anthropic-stream" });
     expect(runs).toHaveLength(1);
     expect(meta(runs[0]!)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL });
     expect(messages(runs[0]!.inputs)).toEqual([SYSTEM_MSG, ASK]);
@@ -248,7 +248,7 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
       ],
     });
 
-    const [first, second] = llmRuns("ollm-anthropic");
+    const [first, second] = await llmRuns("ollm-anthropic");
     for (const r of [first, second]) {
       expect(meta(r)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL, invocation_params: { max_tokens: 1024 }, otel: { convention: "otel-genai", scope: "@traceloop/instrumentation-anthropic" } });
       expectValid(r);
@@ -284,7 +284,7 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
     expect(JSON.parse(span!.attributes["gen_ai.output.messages"] as string)).toEqual([
       { role: "assistant", finish_reason: "", parts: [{ type: "text", content: "I'll look up the weather in Paris." }, { type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: {} }] },
     ]);
-    const { runs } = env.col.collector.store.queryRuns({ project: "ollm-anthropic-stream" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "ollm-anthropic-stream" });
     expect(runs).toHaveLength(1);
     expect(meta(runs[0]!)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL });
     expect(messages(runs[0]!.inputs)).toEqual([SYSTEM_MSG, ASK]);

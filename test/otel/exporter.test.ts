@@ -83,7 +83,7 @@ describe("createOtlpTraceExporter: sending", () => {
 });
 
 type Tracer = ReturnType<NodeTracerProvider["getTracer"]>;
-type StoredRuns = ReturnType<Running["collector"]["store"]["queryRuns"]>["runs"];
+type StoredRuns = Awaited<ReturnType<Running["collector"]["store"]["queryRuns"]>>["runs"];
 
 /**
  * Spans traced once and recorded both ways: by the in-process span processor
@@ -101,7 +101,7 @@ async function bothWays(project: string, trace: (tracer: Tracer, flush: () => Pr
     await provider.forceFlush();
     await provider.shutdown();
     await client.shutdown();
-    return { fromOtlp: col.collector.store.queryRuns({ project }).runs, fromProcessor: viaProcessor.collector.store.queryRuns({ project }).runs };
+    return { fromOtlp: (await col.collector.store.queryRuns({ project })).runs, fromProcessor: (await viaProcessor.collector.store.queryRuns({ project })).runs };
   } finally {
     context.disable();
     await viaProcessor.close();
@@ -133,7 +133,7 @@ describe("the collector turns OTLP spans into runs", () => {
           tracer.startSpan("chat gpt-4o", { attributes: chatAttributes({ "gen_ai.response.time_to_first_chunk": 0.05 }) }).end();
           await flush();
           // The root has not arrived yet: spans are stored, no runs so far.
-          expect(col.collector.store.countRuns("both-ways")).toBe(0);
+          expect(await col.collector.store.countRuns("both-ways")).toBe(0);
           http.end();
         });
         agent.end();
@@ -157,7 +157,7 @@ describe("the collector turns OTLP spans into runs", () => {
         });
         await flush();
         // The local root (the server span) has not ended: no runs yet.
-        expect(col.collector.store.countRuns("callee")).toBe(0);
+        expect(await col.collector.store.countRuns("callee")).toBe(0);
         server.end();
       });
     });

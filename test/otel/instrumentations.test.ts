@@ -50,7 +50,7 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
     await provider.forceFlush();
     inst.disable();
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project: "oi" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi" });
     const root = runs.find((r) => r.name === "answer")!;
     const llm = runs.find((r) => r.run_type === "llm")!;
     expect(runs).toHaveLength(2);
@@ -88,7 +88,7 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
     await provider.forceFlush();
     await client.shutdown();
 
-    const { runs } = env.col.collector.store.queryRuns({ project: "ai-sdk" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "ai-sdk" });
     const by = (name: string) => runs.find((r) => r.name === name)!;
     expect(runs.map((r) => r.name).sort()).toEqual(["ai.generateText", "ai.generateText.doGenerate", "ai.streamText", "ai.streamText.doStream"]);
     const gen = by("ai.generateText.doGenerate");

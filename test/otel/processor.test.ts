@@ -54,7 +54,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     instrumentation.disable();
     await client.shutdown();
 
-    const { runs } = env.col.collector.store.queryRuns({ project: "otel-openllmetry" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "otel-openllmetry" });
     expect(runs.map((r) => r.name).sort()).toEqual(["chat gpt-4o", "chat gpt-4o-mini", "weather agent"]);
     const agent = runs.find((r) => r.name === "weather agent")!;
     const tool = runs.find((r) => r.name === "chat gpt-4o")!;
@@ -112,7 +112,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     });
     await provider.forceFlush();
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project: "otel-all" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "otel-all" });
     const byName = Object.fromEntries(runs.map((r) => [r.name, r]));
     expect(Object.keys(byName).sort()).toEqual(["chat claude", "db query", "root job"]);
     expect(byName["root job"]!.run_type).toBe("chain");
@@ -130,7 +130,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(() => s.end()).not.toThrow();
     await provider.forceFlush();
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project: "otel-bad" });
+    const { runs } = await env.col.collector.store.queryRuns({ project: "otel-bad" });
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { otel_attributes: { "gen_ai.input.messages": "[{oops" } } });
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
@@ -150,7 +150,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
       await provider.forceFlush();
     }
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project });
+    const { runs } = await env.col.collector.store.queryRuns({ project });
     const cut = runs.find((r) => r.name === "default limit")!;
     const whole = runs.find((r) => r.name === "raised limit")!;
     expect((meta(cut).otel as Record<string, unknown>).dropped_attributes).toBe(162 - 128);
@@ -173,7 +173,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     while (processor.stats.queued > 0) await new Promise((r) => setImmediate(r));
     expect(processor.stats).toEqual({ queued: 0, recorded: 20, dropped: 0 });
     await client.flush();
-    const { runs } = env.col.collector.store.queryRuns({ project });
+    const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(runs.map((r) => r.name).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `chat ${i}`).sort());
     // The estimate (no usage on these spans) was made at conversion, not lost by deferring it.
     for (const r of runs) expect(messages(r.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
@@ -197,7 +197,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     await processor.forceFlush();
     expect(loaded).toEqual(["o200k_base"]);
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project });
+    const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(messages(runs[0]!.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
   });
 
@@ -214,7 +214,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(processor.stats.queued).toBe(2);
     await provider.shutdown();
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project });
+    const { runs } = await env.col.collector.store.queryRuns({ project });
     const parent = runs.find((r) => r.name === "parent")!;
     expect(runs).toHaveLength(2);
     expect(runs.find((r) => r.name === "child")!.parent_run_id).toBe(parent.id);
@@ -244,7 +244,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     process.off("warning", onWarning);
     expect(processor.stats).toEqual({ queued: 0, recorded: 4, dropped: 1 });
     await client.shutdown();
-    const { runs } = env.col.collector.store.queryRuns({ project });
+    const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(runs.map((r) => r.name).sort()).toEqual(["a", "b", "late", "root"]);
     const rootRun = runs.find((r) => r.name === "root")!;
     expect(runs.find((r) => r.name === "late")!.parent_run_id).toBe(rootRun.id);

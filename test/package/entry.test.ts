@@ -40,9 +40,9 @@ const after = sqliteLoaded();
 const { stats } = client;
 await client.shutdown();
 const { openStore } = await import("tracepipe/server");
-const store = openStore("traces.db");
-const { runs } = store.queryRuns({ project: "lazy" });
-store.close();
+const store = await openStore("traces.db");
+const { runs } = await store.queryRuns({ project: "lazy" });
+await store.close();
 console.log(JSON.stringify({ answer, before, untilFirstSend, after, stats, runs: runs.map((r) => [r.name, r.outputs]) }));
 `,
     );

@@ -11,9 +11,9 @@ import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { Run } from "../../src/run/schema.js";
 import { ValidationError } from "../../src/errors.js";
-import { SqliteRunStore } from "../../src/store/sqlite.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { BatchCheck } from "../../src/store/validate.js";
-import type { CheckedBatch } from "../../src/store/types.js";
+import type { CheckedBatch } from "../../src/store/index.js";
 import { runRecord, startCollector, type Running } from "../helpers/collector.js";
 
 let c: Running;
@@ -65,11 +65,11 @@ describe("each request is checked once, by the store's check", () => {
   });
 
   it("checks a batch that only looks checked, and refuses its invalid record", async () => {
-    const store = new SqliteRunStore(":memory:");
+    const store = new SqliteStore(":memory:");
     try {
       const forged = { post: [{ ...runRecord(), start_time: "not a time" }], patch: [] } as unknown as CheckedBatch;
       await expect(store.ingest(forged)).rejects.toBeInstanceOf(ValidationError);
-      expect(store.countRuns()).toBe(0);
+      expect(await store.countRuns()).toBe(0);
       const issues: { loc: unknown[] }[] = [];
       const check = new BatchCheck(issues);
       expect(await check.post(runRecord(), ["post", 0])).toBe(true);
@@ -149,22 +149,22 @@ describe("large stored columns left in the row", () => {
       end_time: "2026-11-22T10:15:01Z",
     });
     const { outputs, end_time, ...first } = full;
-    const once = new SqliteRunStore(":memory:");
-    const split = new SqliteRunStore(":memory:");
+    const once = new SqliteStore(":memory:");
+    const split = new SqliteStore(":memory:");
     try {
       await once.ingest({ post: [full] });
       await split.ingest({ post: [first] });
-      const before = split.getRun(id);
+      const before = await split.getRun(id);
       expect(before?.first_token_time).toBe("2026-11-22T10:15:00.3Z");
       // An end time only: the large columns stay as they were.
       await split.ingest({ patch: [{ id, end_time }] });
-      expect(omit(split.getRun(id))).toEqual({ ...omit(before), end_time: "2026-11-22T10:15:01.000000Z" });
+      expect(omit(await split.getRun(id))).toEqual({ ...omit(before), end_time: "2026-11-22T10:15:01.000000Z" });
       // Outputs: derived again, reading the large inputs left in the row.
       await split.ingest({ patch: [{ id, outputs }] });
       // A duplicate post fills nothing that is set.
       await split.ingest({ post: [{ ...first, inputs: { messages: [{ role: "user", content: "other" }] } }] });
-      expect(omit(split.getRun(id))).toEqual(omit(once.getRun(id)));
-      expect(split.getRun(id)?.normalized_outputs).toEqual(once.getRun(id)?.normalized_outputs);
+      expect(omit(await split.getRun(id))).toEqual(omit(await once.getRun(id)));
+      expect((await split.getRun(id))?.normalized_outputs).toEqual((await once.getRun(id))?.normalized_outputs);
     } finally {
       once.close();
       split.close();
@@ -175,14 +175,14 @@ describe("large stored columns left in the row", () => {
     const id = runRecord().id as string;
     const post = runRecord({ id, run_type: "llm", inputs: { messages: [{ role: "user", content: "hi" }] } });
     const patch = { id, outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] }, end_time: "2026-11-22T10:15:01Z" };
-    const once = new SqliteRunStore(":memory:");
-    const split = new SqliteRunStore(":memory:");
+    const once = new SqliteStore(":memory:");
+    const split = new SqliteStore(":memory:");
     try {
       await once.ingest({ post: [post], patch: [patch] });
       await split.ingest({ patch: [patch] });
       await split.ingest({ post: [post] });
-      expect(omit(split.getRun(id))).toEqual(omit(once.getRun(id)));
-      expect(split.getRun(id)?.detected_format).not.toBeNull();
+      expect(omit(await split.getRun(id))).toEqual(omit(await once.getRun(id)));
+      expect((await split.getRun(id))?.detected_format).not.toBeNull();
     } finally {
       once.close();
       split.close();

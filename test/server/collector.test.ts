@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 import { createHash } from "node:crypto";
 import { connect } from "node:net";
 import { multipart, runRecord, startCollector, testId, type Running, sql } from "../helpers/collector.js";
-import { MIGRATIONS } from "../../src/store/migrations.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { openStore } from "../../src/store/index.js";
 
 let c: Running;
@@ -42,16 +42,16 @@ describe("ingest round trip", () => {
       const got = await getRun(p.id as string);
       expect(got).toMatchObject({ name: "test-run", inputs: { question: "why?" }, outputs: { done: true }, end_time: "2026-11-22T10:16:00.000000Z" });
     }
-    expect(c.collector.store.countRuns()).toBeGreaterThanOrEqual(4);
+    expect(await c.collector.store.countRuns()).toBeGreaterThanOrEqual(4);
   });
 
   it("does not store a duplicate post twice, nor let it undo a patch", async () => {
     const p = runRecord();
-    const before = c.collector.store.countRuns();
+    const before = await c.collector.store.countRuns();
     await post("/runs", p);
     await fetch(`${c.url}/runs/${p.id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ end_time: "2026-11-22T10:20:00Z", outputs: { v: 2 } }) });
     await post("/runs", { ...p, outputs: { v: 1 } });
-    expect(c.collector.store.countRuns()).toBe(before + 1);
+    expect(await c.collector.store.countRuns()).toBe(before + 1);
     expect((await getRun(p.id as string)).outputs).toEqual({ v: 2 });
   });
 
@@ -318,7 +318,7 @@ describe("query and projects", () => {
     await post("/runs/batch", { post: [runRecord({ session_name: project }), runRecord({ session_name: project })] });
     const res = await fetch(`${c.url}/sessions?name=${project}`, { method: "DELETE" });
     expect(await j(res)).toEqual({ deleted_runs: 2, name: project });
-    expect(c.collector.store.countRuns(project)).toBe(0);
+    expect(await c.collector.store.countRuns(project)).toBe(0);
   });
 
   it("advertises its batch config in GET /info", async () => {
@@ -331,9 +331,9 @@ describe("store", () => {
   it("applies migrations once and keeps data across reopen", async () => {
     const run = runRecord();
     await post("/runs", run);
-    const other = openStore(c.dbPath);
+    const other = await openStore(c.dbPath);
     try {
-      expect(other.getRun(run.id as string)?.name).toBe("test-run");
+      expect((await other.getRun(run.id as string))?.name).toBe("test-run");
       expect((sql(other).prepare("SELECT COUNT(*) AS n FROM schema_migrations").get() as { n: number }).n).toBe(MIGRATIONS.length);
       expect(sql(other).pragma("journal_mode", { simple: true })).toBe("wal");
     } finally {

@@ -74,7 +74,7 @@ describe("deep nesting (item 9)", () => {
     expect(d3.detail.map((d) => d.loc[0])).toEqual([`post.${id}.inputs`, `post.${id}.events`]);
     expect(d3.detail.every((d) => d.type === "json_depth")).toBe(true);
 
-    expect(stored(c, project)).toBe(0);
+    expect(await stored(c, project)).toBe(0);
     // And the collector is still up and answering.
     expect((await fetch(c.url + "/info")).status).toBe(200);
   });
@@ -87,10 +87,10 @@ describe("deep nesting (item 9)", () => {
     // The run object is level 1 and `inputs` level 2: the innermost object sits exactly at the limit.
     const res = await postJson(c.url, "/runs", runWithRawInputs(run, deepObject(DEFAULT_LIMITS.maxJsonDepth - 1)));
     expect(res.status).toBe(202);
-    expect(stored(c, project)).toBe(1);
+    expect(await stored(c, project)).toBe(1);
     const over = await postJson(c.url, "/runs", runWithRawInputs(runRecord({ session_name: project }), deepObject(DEFAULT_LIMITS.maxJsonDepth)));
     expect(over.status).toBe(422);
-    expect(stored(c, project)).toBe(1);
+    expect(await stored(c, project)).toBe(1);
   });
 });
 
@@ -117,7 +117,7 @@ describe("timestamps (item 10)", () => {
     expect((await detailOf(batch)).detail.map((d) => d.loc)).toEqual([["post", 1, "start_time"]]);
     const mp = await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [runRecord({ session_name: project, start_time: "hello 5" })] }) });
     expect(mp.status).toBe(422);
-    expect(stored(c, project)).toBe(0);
+    expect(await stored(c, project)).toBe(0);
 
     const good = [
       runRecord({ session_name: project, start_time: "2024-02-29T23:59:59.999999Z" }),
@@ -126,8 +126,8 @@ describe("timestamps (item 10)", () => {
       runRecord({ session_name: project, start_time: Date.UTC(2026, 10, 22, 10, 15) }),
     ];
     expect((await postJson(c.url, "/runs/batch", { post: good })).status).toBe(202);
-    expect(stored(c, project)).toBe(4);
-    const times = good.map((r) => c.collector.store.getRun(r.id as string)!.start_time);
+    expect(await stored(c, project)).toBe(4);
+    const times = await Promise.all(good.map(async (r) => (await c.collector.store.getRun(r.id as string))!.start_time));
     expect(times).toEqual(["2024-02-29T23:59:59.999999Z", "2026-11-22T08:15:00.000000Z", "2026-11-22T11:45:00.500000Z", "2026-11-22T10:15:00.000000Z"]);
   });
 });
@@ -142,7 +142,7 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     const res = await fetch(c.url + "/runs/multipart", { method: "POST", body: fd });
     expect(res.status).toBe(422);
     expect((await detailOf(res)).detail).toEqual([{ loc: ["attachment.not-a-uuid.picture"], msg: 'run id "not-a-uuid" is not a UUID', type: "uuid_parsing" }]);
-    expect(stored(c, project)).toBe(0);
+    expect(await stored(c, project)).toBe(0);
     expect(attachmentRows(c)).toBe(before);
   });
 
@@ -176,7 +176,7 @@ describe("bounded work and answers (items 12 and 13)", () => {
     expect(body.detail).toHaveLength(101);
     expect(body.detail[100]).toEqual({ loc: [], msg: "1900 more problem(s) not listed (2000 in all)", type: "too_many_errors" });
     expect(body.detail[0]!.loc).toEqual(["post", 0, "run_type"]);
-    expect(stored(c, project)).toBe(0);
+    expect(await stored(c, project)).toBe(0);
   });
 
   it("stops checking after 10,000 problems of a million bad tags, and yields to the event loop while checking", async () => {
@@ -219,10 +219,10 @@ describe("bounded work and answers (items 12 and 13)", () => {
     const big = () => runRecord({ session_name: project, inputs: { text: "x".repeat(3000) } });
     expect((await postJson(small.url, "/runs/batch", { post: [big(), big()] })).status).toBe(413);
     expect((await fetch(small.url + "/runs/multipart", { method: "POST", body: multipart({ post: [big(), big()] }) })).status).toBe(413);
-    expect(stored(small, project)).toBe(0);
+    expect(await stored(small, project)).toBe(0);
     expect((await postJson(small.url, "/runs/batch", { post: [big()] })).status).toBe(202);
     expect((await postJson(small.url, "/runs/batch", { post: six.slice(0, 5) })).status).toBe(202);
-    expect(stored(small, project)).toBe(6);
+    expect(await stored(small, project)).toBe(6);
   });
 
   it("refuses a gzip body that inflates past the body limit with 413, storing nothing", async () => {
@@ -233,7 +233,7 @@ describe("bounded work and answers (items 12 and 13)", () => {
     const res = await fetch(small.url + "/runs", { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: packed });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/decompressed body exceeds the limit of 65536 bytes/);
-    expect(stored(small, "bomb")).toBe(0);
+    expect(await stored(small, "bomb")).toBe(0);
   });
 
   it("refuses a multipart body with more parts than the limit with 413", async () => {
@@ -244,7 +244,7 @@ describe("bounded work and answers (items 12 and 13)", () => {
     const res = await fetch(small.url + "/runs/multipart", { method: "POST", body: fd });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/more than 20 parts/);
-    expect(small.collector.store.countRuns()).toBe(0);
+    expect(await small.collector.store.countRuns()).toBe(0);
   });
 
   it("reads one large body at a time when so configured, while GET /info is still answered", async () => {
@@ -262,14 +262,14 @@ describe("bounded work and answers (items 12 and 13)", () => {
     await until(() => s.collector.bodies().waiting === 1);
     expect((await fetch(s.url + "/info")).status).toBe(200);
     expect(bStatus).toBe(0);
-    expect(stored(s, project)).toBe(0);
+    expect(await stored(s, project)).toBe(0);
     // A completes; B gets the slot and completes.
     const aAnswer = readStatus(sock);
     sock.write(aBody.slice(10_000));
     expect(await aAnswer).toBe(202);
     await bDone;
     expect(bStatus).toBe(202);
-    expect(stored(s, project)).toBe(2);
+    expect(await stored(s, project)).toBe(2);
     await until(() => s.collector.bodies().large === 0);
     sock.destroy();
   });
@@ -294,14 +294,14 @@ describe("large-body byte budget (item 13)", () => {
     // A small body needs no slot and is stored meanwhile.
     expect((await postJson(s.url, "/runs", runRecord({ session_name: project }))).status).toBe(202);
     expect(bStatus).toBe(0);
-    expect(stored(s, project)).toBe(1);
+    expect(await stored(s, project)).toBe(1);
     // A completes and gives back its bytes; B is admitted and completes.
     const aAnswer = readStatus(sock);
     sock.write(aBody.slice(10_000));
     expect(await aAnswer).toBe(202);
     await bDone;
     expect(bStatus).toBe(202);
-    expect(stored(s, project)).toBe(3);
+    expect(await stored(s, project)).toBe(3);
     await until(() => s.collector.bodies().large === 0);
     expect(s.collector.bodies().bytes).toBe(0);
     sock.destroy();
@@ -311,7 +311,7 @@ describe("large-body byte budget (item 13)", () => {
     const s = await collector({ limits: { largeBodyBytes: 1024, largeBodyBudgetBytes: 2048 } });
     const run = runRecord({ session_name: "alone", inputs: { text: "z".repeat(50_000) } });
     expect((await postJson(s.url, "/runs", run)).status).toBe(202);
-    expect(stored(s, "alone")).toBe(1);
+    expect(await stored(s, "alone")).toBe(1);
     await until(() => s.collector.bodies().large === 0);
     expect(s.collector.bodies().bytes).toBe(0);
   });
@@ -336,7 +336,7 @@ describe("slow clients (item 14)", () => {
     const results = await Promise.all([idle, headers, stalled, keepAlive].map(closed));
     expect(results[3]).toMatch(/^HTTP\/1.1 200/); // answered, then closed when idle
     expect(results[2]).not.toMatch(/^HTTP\/1.1 2/);
-    expect(stored(s, project)).toBe(0);
+    expect(await stored(s, project)).toBe(0);
   });
 });
 

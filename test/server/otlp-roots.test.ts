@@ -13,8 +13,8 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { ROOT_CONTEXT, trace, TraceFlags } from "@opentelemetry/api";
 import { startCollector, startServeProcess, type Running, sql } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
-import { SqliteRunStore } from "../../src/store/sqlite.js";
-import { MIGRATIONS } from "../../src/store/migrations.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { parentRemote } from "../../src/otel/otlp-json.js";
 import { RootlessSweep } from "../../src/server/routes/otel.js";
 
@@ -66,7 +66,7 @@ function storedSpan(o: { trace_id: string; span_id: string; parent_span_id: stri
   return { parent_remote: null, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: '{"code":0}', ...o };
 }
 /** The runs of a project (of every project with `null`: spans posted without one). */
-const runs = (c: Running, project: string | null = "roots") => c.collector.store.queryRuns(project === null ? {} : { project }).runs;
+const runs = async (c: Running, project: string | null = "roots") => (await c.collector.store.queryRuns(project === null ? {} : { project })).runs;
 const waiting = (c: Running) => (sql(c.collector.store).prepare("SELECT trace_id FROM otel_rootless ORDER BY trace_id").all() as { trace_id: string }[]).map((r) => r.trace_id);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,7 +99,7 @@ describe("OTLP span flags: the parent's remoteness", () => {
       { name: "chat gpt-4o", parent_remote: 0 },
     ]);
     // The server span is the root of this process's part: its chat span is a run at once.
-    expect(runs(c, null).map((r) => r.name)).toContain("chat gpt-4o");
+    expect((await runs(c, null)).map((r) => r.name)).toContain("chat gpt-4o");
   });
 });
 
@@ -109,11 +109,11 @@ describe("a trace without a root span", () => {
     await post(c, [span("local-parent", { traceId: "1".repeat(32), parent: "00000000000000aa", flags: 0x101, chat: true })]);
     await post(c, [span("not-said", { traceId: "2".repeat(32), parent: "00000000000000bb", chat: true })]);
     await post(c, [span("remote-parent", { traceId: "3".repeat(32), parent: "00000000000000cc", flags: 0x301, chat: true })]);
-    expect(runs(c).map((r) => r.name)).toEqual(["remote-parent"]);
+    expect((await runs(c)).map((r) => r.name)).toEqual(["remote-parent"]);
     expect(waiting(c)).toEqual(["1".repeat(32), "2".repeat(32)]);
     // The default quiet time is 30 s: a sweep now converts nothing.
     await c.collector.sweepRootless();
-    expect(runs(c)).toHaveLength(1);
+    expect(await runs(c)).toHaveLength(1);
   });
 
   it("is converted as it is once quiet, and its runs move under the root when the root comes", async () => {
@@ -121,11 +121,11 @@ describe("a trace without a root span", () => {
     const agent = span("agent");
     const chat = span("chat gpt-4o", { parent: agent.spanId, chat: true });
     await post(c, [chat]);
-    expect(runs(c)).toHaveLength(0);
+    expect(await runs(c)).toHaveLength(0);
     expect(waiting(c)).toEqual([TRACE]);
     await sleep(200);
     await c.collector.sweepRootless();
-    const early = runs(c);
+    const early = await runs(c);
     expect(early.map((r) => r.name)).toEqual(["chat gpt-4o"]);
     expect(early[0]!.parent_run_id ?? null).toBeNull();
     expect(early[0]!.trace_id).toBe(early[0]!.id);
@@ -133,7 +133,7 @@ describe("a trace without a root span", () => {
 
     // The root arrives late (a long agent, a slow exporter): the same run, now under it.
     await post(c, [agent]);
-    const late = runs(c);
+    const late = await runs(c);
     expect(late.map((r) => r.name).sort()).toEqual(["agent", "chat gpt-4o"]);
     const root = late.find((r) => r.name === "agent")!;
     const child = late.find((r) => r.name === "chat gpt-4o")!;
@@ -150,38 +150,38 @@ describe("a trace without a root span", () => {
     await post(c, [a]);
     await sleep(150);
     await c.collector.sweepRootless();
-    expect(runs(c).map((r) => r.name)).toEqual(["first"]);
+    expect((await runs(c)).map((r) => r.name)).toEqual(["first"]);
     await post(c, [span("second", { parent: "00000000000000dd", chat: true })]);
     expect(waiting(c)).toEqual([TRACE]);
     await c.collector.sweepRootless(); // not quiet yet
-    expect(runs(c)).toHaveLength(1);
+    expect(await runs(c)).toHaveLength(1);
     await sleep(150);
     await c.collector.sweepRootless();
-    expect(runs(c).map((r) => r.name).sort()).toEqual(["first", "second"]);
+    expect((await runs(c)).map((r) => r.name).sort()).toEqual(["first", "second"]);
   });
 
-  it("a span stored while its trace is being converted keeps the trace waiting", () => {
-    const store = new SqliteRunStore(join(tempDir("tp-rootless-race-"), "traces.db"));
+  it("a span stored while its trace is being converted keeps the trace waiting", async () => {
+    const store = new SqliteStore(join(tempDir("tp-rootless-race-"), "traces.db"));
     try {
       const row = (id: string) => storedSpan({ trace_id: "5".repeat(32), span_id: id, parent_span_id: "00000000000000ab", name: id });
-      store.storeSpans([row("0000000000000001")]);
+      await store.storeSpans([row("0000000000000001")]);
       const quietSince = new Date(Date.now() + 1).toISOString();
-      expect(store.quietRootlessTraces(quietSince, 10)).toEqual(["5".repeat(32)]);
+      expect(await store.quietRootlessTraces(quietSince, 10)).toEqual(["5".repeat(32)]);
       // The sweep has read the trace; before it is done, another span of it comes.
       const later = Date.now() + 5;
       while (Date.now() <= later) {
         /* let the clock pass quietSince */
       }
-      store.storeSpans([row("0000000000000002")]);
-      store.forgetRootless("5".repeat(32), quietSince);
-      expect(store.quietRootlessTraces(new Date(Date.now() + 1).toISOString(), 10)).toEqual(["5".repeat(32)]);
+      await store.storeSpans([row("0000000000000002")]);
+      await store.forgetRootless("5".repeat(32), quietSince);
+      expect(await store.quietRootlessTraces(new Date(Date.now() + 1).toISOString(), 10)).toEqual(["5".repeat(32)]);
     } finally {
       store.close();
     }
   });
 
   it("a store that fails under the sweep is a warning, never a rejection in a timer", async () => {
-    const store = new SqliteRunStore(join(tempDir("tp-rootless-fail-"), "traces.db"));
+    const store = new SqliteStore(join(tempDir("tp-rootless-fail-"), "traces.db"));
     const warnings: string[] = [];
     const sweep = new RootlessSweep(store, 1, (m) => warnings.push(m));
     store.close();
@@ -198,7 +198,7 @@ describe("a trace without a root span", () => {
       const hex = (i + 1).toString(16).padStart(16, "0");
       return storedSpan({ trace_id: hex.padStart(32, "9"), span_id: hex, parent_span_id: "00000000000000ad", name: `backlog ${i}`, attributes: CHAT_ATTRS });
     });
-    c.collector.store.storeSpans(rows);
+    await c.collector.store.storeSpans(rows);
     await sleep(5);
     // Turns of the event loop taken while the sweep runs: none if it converted all in one go.
     let turns = 0;
@@ -210,7 +210,7 @@ describe("a trace without a root span", () => {
     setImmediate(tick);
     await c.collector.sweepRootless();
     ticking = false;
-    expect(c.collector.store.countRuns()).toBe(n);
+    expect(await c.collector.store.countRuns()).toBe(n);
     expect(waiting(c)).toEqual([]);
     expect(turns).toBeGreaterThan(1);
   });
@@ -224,8 +224,8 @@ describe("a trace without a root span", () => {
     // The next collector on the same file, with a quiet time that has passed: its own timer converts it.
     const second = await collector({ db, rootlessAfterMs: 100 });
     const deadline = Date.now() + 5000;
-    while (runs(second).length === 0 && Date.now() < deadline) await sleep(25);
-    expect(runs(second).map((r) => r.name)).toEqual(["before restart"]);
+    while ((await runs(second)).length === 0 && Date.now() < deadline) await sleep(25);
+    expect((await runs(second)).map((r) => r.name)).toEqual(["before restart"]);
   });
 
   it("is never converted with rootlessAfterMs 0", async () => {
@@ -233,14 +233,14 @@ describe("a trace without a root span", () => {
     await post(c, [span("orphan", { parent: "00000000000000ff", chat: true })]);
     await sleep(50);
     await c.collector.sweepRootless();
-    expect(runs(c)).toHaveLength(0);
+    expect(await runs(c)).toHaveLength(0);
     expect(waiting(c)).toEqual([TRACE]);
   });
 
   it("stored before the store knew of remote parents: the upgrade queues it, so it is converted at last", async () => {
     const path = join(tempDir("tp-rootless-upgrade-"), "traces.db");
-    const old = new SqliteRunStore(path);
-    old.storeSpans([
+    const old = new SqliteStore(path);
+    await old.storeSpans([
       storedSpan({ trace_id: "6".repeat(32), span_id: "0000000000000001", parent_span_id: "00000000000000aa", name: "orphan", attributes: CHAT_ATTRS }),
       storedSpan({ trace_id: "7".repeat(32), span_id: "0000000000000002", parent_span_id: null, name: "rooted" }),
     ]);
@@ -256,7 +256,7 @@ describe("a trace without a root span", () => {
     const versions = (sql(c.collector.store).prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version);
     expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
     await c.collector.sweepRootless();
-    expect(runs(c, null).map((r) => r.name)).toEqual(["orphan"]);
+    expect((await runs(c, null)).map((r) => r.name)).toEqual(["orphan"]);
   });
 
   it("tracepipe serve --rootless-after sets the quiet time", async () => {

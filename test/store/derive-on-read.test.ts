@@ -8,7 +8,8 @@ import Database from "better-sqlite3";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { deriveLlm } from "../../src/store/derive.js";
-import { DERIVE_ON_READ_BYTES, SqliteRunStore } from "../../src/store/sqlite.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
+import { DERIVE_ON_READ_BYTES } from "../../src/store/sqlite/columns.js";
 import { startCollector, runRecord } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 
@@ -37,7 +38,7 @@ function storedColumns(path: string, id: string): { inputs: number; normalized_i
 describe("native copy of a large side: derived when read, not stored", () => {
   const dir = tempDir("tp-derive-");
   const path = join(dir, "runs.db");
-  const store = new SqliteRunStore(path);
+  const store = new SqliteStore(path);
   afterAll(() => store.close());
 
   it("stores no copy of a large side, and getRun / queryRuns return what ingest would have stored", async () => {
@@ -58,12 +59,12 @@ describe("native copy of a large side: derived when read, not stored", () => {
     const smallRow = storedColumns(path, small.id as string);
     expect(JSON.parse(smallRow.normalized_inputs!)).toEqual(deriveLlm(small.inputs, small.outputs).normalized_inputs);
 
-    const got = store.getRun(big.id as string)!;
+    const got = (await store.getRun(big.id as string))!;
     expect(got.detected_format).toBe("openai-chat");
     expect(got.normalize_error).toBeNull();
     expect(got.normalized_inputs).toEqual(expected.normalized_inputs);
     expect(got.normalized_outputs).toEqual(expected.normalized_outputs);
-    const listed = store.queryRuns({ project: "big" }).runs.find((r) => r.id === big.id)!;
+    const listed = (await store.queryRuns({ project: "big" })).runs.find((r) => r.id === big.id)!;
     expect(listed.normalized_inputs).toEqual(expected.normalized_inputs);
   });
 
@@ -76,7 +77,7 @@ describe("native copy of a large side: derived when read, not stored", () => {
     const row = storedColumns(path, run.id as string);
     expect(row.normalized_inputs).toBeNull();
     expect(row.normalized_outputs).not.toBeNull();
-    const got = store.getRun(run.id as string)!;
+    const got = (await store.getRun(run.id as string))!;
     expect(got.end_time).toBe("2026-11-22T10:15:02.000000Z");
     expect(got.normalized_inputs).toEqual(expected.normalized_inputs);
     expect(got.normalized_outputs).toEqual(expected.normalized_outputs);
@@ -87,7 +88,7 @@ describe("native copy of a large side: derived when read, not stored", () => {
     const inputs = { messages: Array.from({ length: Math.ceil((DERIVE_ON_READ_BYTES * 1.5) / 1040) }, () => ({ role: "user", content })) };
     const run = runRecord({ run_type: "llm", session_name: "native", inputs });
     await store.ingest({ post: [run] });
-    const got = store.getRun(run.id as string)!;
+    const got = (await store.getRun(run.id as string))!;
     expect(got.detected_format).toBe("native");
     expect(got.normalized_inputs).toBeNull();
     expect(got.inputs).toEqual(inputs);

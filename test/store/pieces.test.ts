@@ -11,9 +11,9 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { MIGRATIONS } from "../../src/store/migrations.js";
-import { PIECE_CHARS, PIECE_COLUMN_BYTES } from "../../src/store/pieces.js";
-import { SqliteRunStore } from "../../src/store/sqlite.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
+import { PIECE_CHARS, PIECE_COLUMN_BYTES } from "../../src/store/sqlite/pieces.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { collectGarbage, GC_PART_CHARS } from "../../src/server/gc.js";
 import { multipart, runRecord, startCollector } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
@@ -47,7 +47,7 @@ function trickyText(): string {
 describe("large JSON columns in pieces", () => {
   const dir = tempDir("tp-pieces-");
   const path = join(dir, "runs.db");
-  const store = new SqliteRunStore(path);
+  const store = new SqliteStore(path);
   afterAll(() => store.close());
 
   it("stores a large column in pieces and reads back exactly what was written", async () => {
@@ -59,10 +59,10 @@ describe("large JSON columns in pieces", () => {
     expect(raw.outputs).toBe('{"answer":"small"}');
     expect(JSON.parse(raw.pieces!)).toEqual({ inputs: Buffer.byteLength(JSON.stringify({ text })) });
     expect(raw.counts.inputs).toBeGreaterThan(1);
-    const got = store.getRun(run.id as string)!;
+    const got = (await store.getRun(run.id as string))!;
     expect((got.inputs as { text: string }).text === text).toBe(true);
     expect(got.outputs).toEqual({ answer: "small" });
-    expect(store.queryRuns({ project: "pieces" }).runs[0]!.inputs).toEqual({ text });
+    expect((await store.queryRuns({ project: "pieces" })).runs[0]!.inputs).toEqual({ text });
   });
 
   it("patches: an end time leaves the pieces alone; small outputs go back to the row; new large inputs replace every old piece", async () => {
@@ -86,13 +86,13 @@ describe("large JSON columns in pieces", () => {
     await store.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, inputs: { smaller } }] });
     raw = rawColumns(path, run.id as string);
     expect(raw.counts.inputs).toBe(Math.ceil(JSON.stringify({ smaller }).length / PIECE_CHARS));
-    const got = store.getRun(run.id as string)!;
+    const got = (await store.getRun(run.id as string))!;
     expect(got.inputs).toEqual({ smaller });
     expect(got.outputs).toEqual({ answer: "done" });
     expect(got.end_time).toBe("2026-11-22T10:15:02.000000Z");
     // A post repeated after all that changes nothing (posts only fill gaps).
     await store.ingest({ post: [run] });
-    expect(store.getRun(run.id as string)!.inputs).toEqual({ smaller });
+    expect((await store.getRun(run.id as string))!.inputs).toEqual({ smaller });
   });
 
   it("the trace search finds text inside pieces, and across a piece boundary", async () => {
@@ -101,15 +101,15 @@ describe("large JSON columns in pieces", () => {
     const run = runRecord({ session_name: "search", inputs: { text } });
     await store.ingest({ post: [run] });
     expect(rawColumns(path, run.id as string).counts.inputs).toBeGreaterThan(1);
-    expect(store.listTraces({ project: "search", q: "needle" }).traces.map((t) => t.trace_id)).toEqual([run.id]);
-    expect(store.listTraces({ project: "search", q: "haystack" }).traces).toEqual([]);
+    expect((await store.listTraces({ project: "search", q: "needle" })).traces.map((t) => t.trace_id)).toEqual([run.id]);
+    expect((await store.listTraces({ project: "search", q: "haystack" })).traces).toEqual([]);
   });
 
   it("deleting a project deletes its runs' pieces", async () => {
     const run = runRecord({ session_name: "doomed", inputs: { big: "q".repeat(PIECE_COLUMN_BYTES * 2) } });
     await store.ingest({ post: [run] });
     expect(rawColumns(path, run.id as string).counts.inputs).toBeGreaterThan(0);
-    expect(store.deleteProject("doomed")).toBe(1);
+    expect(await store.deleteProject("doomed")).toBe(1);
     expect(rawColumns(path, run.id as string).counts).toEqual({});
   });
 
@@ -129,11 +129,11 @@ describe("large JSON columns in pieces", () => {
     );
     db.close();
 
-    const upgraded = new SqliteRunStore(oldPath);
+    const upgraded = new SqliteStore(oldPath);
     try {
-      expect(upgraded.getRun(run.id as string)!.inputs).toEqual(inputs);
+      expect((await upgraded.getRun(run.id as string))!.inputs).toEqual(inputs);
       await upgraded.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z", outputs: { ok: true } }] });
-      const got = upgraded.getRun(run.id as string)!;
+      const got = (await upgraded.getRun(run.id as string))!;
       expect(got.inputs).toEqual(inputs);
       expect(got.outputs).toEqual({ ok: true });
       expect(rawColumns(oldPath, run.id as string).counts).toEqual({});
@@ -149,7 +149,7 @@ describe("large JSON columns in pieces", () => {
       const run = runRecord({ session_name: "wire", inputs: { text } });
       const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", body: multipart({ post: [run] }) });
       expect(res.status).toBe(202);
-      const got = c.collector.store.getRun(run.id as string)!;
+      const got = (await c.collector.store.getRun(run.id as string))!;
       expect((got.inputs as { text: string }).text === text).toBe(true);
       expect(rawColumns(c.dbPath, run.id as string).counts.inputs).toBeGreaterThan(1);
     } finally {
@@ -170,7 +170,7 @@ describe("large JSON columns in pieces", () => {
       const body = part(`post.${run.id}`, JSON.stringify(head)) + part(`post.${run.id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
       const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
       expect(res.status).toBe(202);
-      expect(c.collector.store.getRun(run.id as string)!.inputs).toEqual(inputs);
+      expect((await c.collector.store.getRun(run.id as string))!.inputs).toEqual(inputs);
     } finally {
       await c.close();
     }
@@ -178,7 +178,7 @@ describe("large JSON columns in pieces", () => {
 
   it("a writer killed (SIGKILL) in the middle of writing pieces leaves every run whole: no half-written column, no orphan pieces", async () => {
     const killPath = join(tempDir("tp-pieces-kill-"), "runs.db");
-    new SqliteRunStore(killPath).close(); // migrated before the child races to open it
+    new SqliteStore(killPath).close(); // migrated before the child races to open it
     const script = fileURLToPath(new URL("./fixtures/pieces-writer.ts", import.meta.url));
     for (let round = 0; round < 3; round++) {
       const child = spawn(process.execPath, ["--import", "tsx", script, killPath], { stdio: ["ignore", "pipe", "inherit"] });

@@ -74,15 +74,15 @@ describe("one ingest operation for the collector and the embedded sink", () => {
     expect(byId.get(bad[3]!)).toContain("events.0.time");
     expect(byId.get(bad[4]!)).toContain("tags");
 
-    const store = openStore(dbPath);
+    const store = await openStore(dbPath);
     try {
       for (const id of good) {
-        expect(col.collector.store.getRun(id)?.id).toBe(id);
-        expect(store.getRun(id)?.id).toBe(id);
+        expect((await col.collector.store.getRun(id))?.id).toBe(id);
+        expect((await store.getRun(id))?.id).toBe(id);
       }
       for (const id of bad) {
-        expect(col.collector.store.getRun(id)).toBeUndefined();
-        expect(store.getRun(id)).toBeUndefined();
+        expect(await col.collector.store.getRun(id)).toBeUndefined();
+        expect(await store.getRun(id)).toBeUndefined();
       }
     } finally {
       store.close();
@@ -90,18 +90,18 @@ describe("one ingest operation for the collector and the embedded sink", () => {
   });
 
   it("stores native messages once: a native llm run has no derived copy", async () => {
-    const store = openStore(":memory:");
+    const store = await openStore(":memory:");
     try {
       const run = { ...makeRun("once"), run_type: "llm", inputs: { messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } };
       await store.ingest({ post: [run] });
-      const got = store.getRun(run.id)!;
+      const got = (await store.getRun(run.id))!;
       expect(got.detected_format).toBe("native");
       expect(got.inputs).toEqual(run.inputs);
       expect(got.normalized_inputs).toBeNull();
       // A vendor payload gets its native messages beside the raw body.
       const vendor = { ...makeRun("once"), run_type: "llm", inputs: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] } };
       await store.ingest({ post: [vendor] });
-      expect(store.getRun(vendor.id)!.normalized_inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+      expect((await store.getRun(vendor.id))!.normalized_inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
     } finally {
       store.close();
     }

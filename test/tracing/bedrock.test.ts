@@ -308,7 +308,7 @@ describe("capture -> ingest client -> collector", () => {
     for await (const ev of (await wrapped.send(new ConverseStreamCommand(ask))).stream!) text += ev.contentBlockDelta?.delta?.text ?? "";
     expect(text).toBe("Bonjour ! Il fait 18 °C.");
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project: "bedrock" });
+    const { runs } = await col.collector.store.queryRuns({ project: "bedrock" });
     expect(runs).toHaveLength(1);
     const llm = runs[0]!;
     expect(llm).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse" });

@@ -35,7 +35,7 @@ describe("capture -> ingest client -> collector", () => {
     );
     expect(await chat("hello?")).toBe("Hello! How can I help?");
     await client.shutdown();
-    const { runs } = col.collector.store.queryRuns({ project: "e2e" });
+    const { runs } = await col.collector.store.queryRuns({ project: "e2e" });
     expect(runs).toHaveLength(2);
     const llm = runs.find((r) => r.run_type === "llm")!;
     const root = runs.find((r) => r.name === "chat")!;

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { ApiError, GoogleGenAI, GenerateContentResponse, type Content } from "@google/genai";
 import { wrapGemini, traceable } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/client.js";
-import { openStore, type SqliteRunStore, type StoredRun } from "../../src/store/index.js";
+import { openStore, type Store, type StoredRun } from "../../src/store/index.js";
 import { validate } from "../../src/format/validate.js";
 import type { RunWriter } from "../../src/run/writer.js";
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
@@ -19,13 +19,13 @@ const SECRET = "AIza-test-SECRET-do-not-log";
 let server: ReplayServer;
 let dbPath: string;
 let client: Client;
-let store: SqliteRunStore;
+let store: Store;
 beforeAll(async () => {
   server = await startReplayServer();
   const dir = tempDir("tp-gemini-");
   dbPath = join(dir, "traces.db");
   client = new Client({ dbPath, spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
-  store = openStore(dbPath);
+  store = await openStore(dbPath);
 });
 afterAll(async () => {
   await client.shutdown();
@@ -46,7 +46,7 @@ type Stored = Record<string, any>;
 
 async function stored(p: string): Promise<Stored[]> {
   await client.flush();
-  return store.queryRuns({ project: p }).runs satisfies StoredRun[] as Stored[];
+  return (await store.queryRuns({ project: p })).runs satisfies StoredRun[] as Stored[];
 }
 
 async function onlyRun(p: string): Promise<Stored> {

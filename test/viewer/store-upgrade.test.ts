@@ -2,8 +2,8 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { MIGRATIONS } from "../../src/store/migrations.js";
-import { SqliteRunStore } from "../../src/store/sqlite.js";
+import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { tempDir } from "../helpers/runs.js";
 import { XSS } from "./traces.js";
 
@@ -11,7 +11,7 @@ describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
     const path = join(tempDir("tp-upgrade-"), "traces.db");
     // Build the file as the previous release did: its migrations, then a run through its ingest.
-    const old = new SqliteRunStore(path);
+    const old = new SqliteStore(path);
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
@@ -22,9 +22,9 @@ describe("store upgrade to the viewer's schema", () => {
     db.prepare("DELETE FROM schema_migrations WHERE version >= 3").run();
     db.close();
 
-    const store = new SqliteRunStore(path);
+    const store = new SqliteStore(path);
     try {
-      const { traces } = store.listTraces();
+      const { traces } = await store.listTraces();
       expect(traces).toHaveLength(1);
       expect(traces[0]).toMatchObject({ trace_id: XSS.run.id, total_tokens: 18, models: ["gpt-4o"], latency_ms: 1000 });
       const check = new Database(path, { readonly: true });
@@ -38,7 +38,7 @@ describe("store upgrade to the viewer's schema", () => {
 
   it("adds the cost index to a schema-3 file, and its traces sort and filter by cost", async () => {
     const path = join(tempDir("tp-upgrade-"), "traces.db");
-    const old = new SqliteRunStore(path);
+    const old = new SqliteStore(path);
     const priced = { ...XSS.run, outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "a" }], usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, total_cost: 0.5 } }] } };
     await old.ingest({ post: [priced] });
     old.close();
@@ -49,9 +49,9 @@ describe("store upgrade to the viewer's schema", () => {
     db.prepare("DELETE FROM schema_migrations WHERE version >= 4").run();
     db.close();
 
-    const store = new SqliteRunStore(path);
+    const store = new SqliteStore(path);
     try {
-      expect(store.listTraces({ sort: "cost", min_cost: 0.5 }).traces.map((t) => t.total_cost)).toEqual([0.5]);
+      expect((await store.listTraces({ sort: "cost", min_cost: 0.5 })).traces.map((t) => t.total_cost)).toEqual([0.5]);
       const check = new Database(path, { readonly: true });
       expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace_cost'").get()).toBeDefined();
       check.close();

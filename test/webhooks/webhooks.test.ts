@@ -182,10 +182,10 @@ describe("the collector receives agent-server webhooks", () => {
     expect((await post("?token=wrong")).status).toBe(401);
     expect((await post("")).status).toBe(401);
     expect((await post("?token=tok-12")).status).toBe(401);
-    expect(col.collector.store.countRuns("agent-server")).toBe(0);
+    expect(await col.collector.store.countRuns("agent-server")).toBe(0);
     const ok = await post("?token=tok-123");
     expect(ok.status).toBe(200);
-    const run = col.collector.store.getRun(body.run_id)!;
+    const run = (await col.collector.store.getRun(body.run_id))!;
     expect(run).toMatchObject({ run_type: "chain", session_name: "agent-server", name: "agent agent", inputs: body.kwargs.input, outputs: body.values, start_time: "2026-11-22T10:00:00.000000Z", end_time: "2026-11-22T10:00:02.500000Z" });
     expect((run.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ env: "prod", thread_id: "thread-9", assistant_id: "agent", status: "success" });
     const bad = await fetch(`${col.url}/webhooks/runs?token=tok-123`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ created_at: "yesterday" }) });

@@ -18,9 +18,9 @@ function uuidParam(value: string | undefined, name: string): string {
   return value!;
 }
 
-function answer(fn: () => { value: unknown; warnings?: string[] } | unknown, wrapped = false): Reply {
+async function answer(fn: () => Promise<unknown>, wrapped = false): Promise<Reply> {
   try {
-    const out = fn();
+    const out = await fn();
     if (!wrapped) return { status: 200, body: out };
     const { value, warnings } = out as { value: unknown; warnings: string[] };
     return { status: 200, body: value, headers: warnings.length ? { warning: warnings.map((w) => `299 tracepipe ${JSON.stringify(w)}`).join(", ") } : undefined };

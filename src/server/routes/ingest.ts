@@ -13,8 +13,7 @@
 import type { Route, RequestContext } from "../http.js";
 import { HttpError } from "../http.js";
 import { ValidationError } from "../../errors.js";
-import type { RunStore, StoredRun } from "../../store/index.js";
-import type { CheckedBatch } from "../../store/types.js";
+import type { CheckedBatch, RunStore, StoredRun } from "../../store/contract/runs.js";
 import { parseMultipart } from "../multipart.js";
 import { batchCheck, Slicer } from "../validation.js";
 import { IssueList } from "../issues.js";
@@ -54,7 +53,7 @@ async function store(deps: IngestDeps, batch: CheckedBatch): Promise<{ created: 
   }
   if (deps.onRunCompleted) {
     for (const id of result.completedRoots) {
-      const run = deps.store.getRun(id);
+      const run = await deps.store.getRun(id);
       if (run) deps.onRunCompleted(run);
     }
   }

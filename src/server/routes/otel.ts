@@ -21,7 +21,11 @@
  * held its root died. Its topmost spans are roots until the root comes.
  */
 import type { Route } from "../http.js";
-import type { SqliteRunStore } from "../../store/index.js";
+import type { RunStore } from "../../store/contract/runs.js";
+import type { SpanStore } from "../../store/contract/spans.js";
+
+/** What OTLP ingest needs of the store: span staging, and runs to ingest. */
+type OtlpStore = RunStore & SpanStore;
 import { decodeOtlp } from "../otlp.js";
 import { traceToRuns } from "../../otel/convert.js";
 import { isLocalRoot, parseJson, plainToSpanRecord, PROJECT_HEADER } from "../../otel/otlp-json.js";
@@ -30,8 +34,8 @@ import { isLocalRoot, parseJson, plainToSpanRecord, PROJECT_HEADER } from "../..
 export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
 
 /** Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry. */
-async function convertTrace(store: SqliteRunStore, traceId: string, project?: string): Promise<void> {
-  const rows = store.spansOfTrace(traceId);
+async function convertTrace(store: OtlpStore, traceId: string, project?: string): Promise<void> {
+  const rows = await store.spansOfTrace(traceId);
   const root = rows.find((r) => !r.parent_span_id) ?? rows.find(isLocalRoot) ?? rows[0];
   const traceProject = project ?? parseJson<Record<string, unknown>>(root?.resource, {})["tracepipe.project"];
   const runs = traceToRuns(rows.map(plainToSpanRecord), { project: typeof traceProject === "string" ? traceProject : undefined });
@@ -42,7 +46,7 @@ async function convertTrace(store: SqliteRunStore, traceId: string, project?: st
   await store.ingest({ post: runs, patch: placement });
 }
 
-export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Route[] {
+export function otelRoutes(store: OtlpStore, maxJsonDepth = Infinity): Route[] {
   return [
     {
       method: "POST",
@@ -55,7 +59,7 @@ export function otelRoutes(store: SqliteRunStore, maxJsonDepth = Infinity): Rout
         if (project) {
           for (const s of spans) s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
         }
-        for (const traceId of store.storeSpans(spans as unknown as Record<string, unknown>[])) await convertTrace(store, traceId, project);
+        for (const traceId of await store.storeSpans(spans)) await convertTrace(store, traceId, project);
         return { status: 200, body: { partialSuccess: {} } };
       },
     },
@@ -81,7 +85,7 @@ export class RootlessSweep {
   private stopped = false;
 
   constructor(
-    private readonly store: SqliteRunStore,
+    private readonly store: OtlpStore,
     private readonly quietMs: number,
     private readonly warn: (msg: string) => void = (m) => process.emitWarning(m, "TracepipeWarning"),
   ) {
@@ -106,7 +110,7 @@ export class RootlessSweep {
     let sliceStart = performance.now();
     for (;;) {
       if (this.stopped) return;
-      const ids = this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
+      const ids = await this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
       for (const id of ids) {
         if (this.stopped) return;
         try {
@@ -114,7 +118,7 @@ export class RootlessSweep {
         } catch (err) {
           this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
         }
-        this.store.forgetRootless(id, quietSince);
+        await this.store.forgetRootless(id, quietSince);
         if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();

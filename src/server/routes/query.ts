@@ -3,7 +3,9 @@ import { zodIssues } from "../../errors.js";
 import { z } from "zod";
 import type { Route } from "../http.js";
 import { HttpError } from "../http.js";
-import type { SqliteRunStore } from "../../store/index.js";
+import type { AttachmentStore } from "../../store/contract/attachments.js";
+import type { ProjectStore } from "../../store/contract/projects.js";
+import type { RunStore } from "../../store/contract/runs.js";
 
 const Query = z.strictObject({
   trace_id: z.string().optional(),
@@ -15,15 +17,15 @@ const Query = z.strictObject({
   cursor: z.string().nullable().optional(),
 });
 
-export function queryRoutes(store: SqliteRunStore): Route[] {
+export function queryRoutes(store: RunStore & AttachmentStore & ProjectStore): Route[] {
   return [
     {
       method: "GET",
       path: "/runs/:id",
-      handler: (ctx) => {
-        const run = store.getRun(ctx.params.id!);
+      handler: async (ctx) => {
+        const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return { status: 200, body: { ...run, attachments: store.listAttachments(run.id) } };
+        return { status: 200, body: { ...run, attachments: await store.listAttachments(run.id) } };
       },
     },
     {
@@ -33,7 +35,7 @@ export function queryRoutes(store: SqliteRunStore): Route[] {
         const parsed = Query.safeParse(await ctx.json());
         if (!parsed.success) throw new HttpError(422, zodIssues(parsed.error.issues));
         try {
-          return { status: 200, body: store.queryRuns(parsed.data) };
+          return { status: 200, body: await store.queryRuns(parsed.data) };
         } catch (err) {
           if (err instanceof RangeError) throw new HttpError(422, [{ loc: ["cursor"], msg: err.message, type: "value_error" }]);
           throw err;
@@ -50,7 +52,7 @@ export function queryRoutes(store: SqliteRunStore): Route[] {
           if (typeof body?.name === "string") name = body.name;
         }
         if (!name) throw new HttpError(422, [{ loc: ["query", "name"], msg: "the project name is required (?name=...)", type: "missing" }]);
-        return { status: 200, body: { deleted_runs: store.deleteProject(name), name } };
+        return { status: 200, body: { deleted_runs: await store.deleteProject(name), name } };
       },
     },
   ];

@@ -5,7 +5,7 @@
  */
 import { ValidationError } from "../../errors.js";
 import { agentRunToTraceRun } from "../../webhooks/runs.js";
-import type { RunStore } from "../../store/index.js";
+import type { RunStore } from "../../store/contract/runs.js";
 import { HttpError, secretMatches, type Route } from "../http.js";
 
 export function webhookReceiverRoutes(store: RunStore, token: string, project = "agent-server"): Route[] {

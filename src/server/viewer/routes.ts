@@ -13,7 +13,11 @@
 import { z } from "zod";
 import { zodIssues } from "../../errors.js";
 import { HttpError, type Reply, type Route } from "../http.js";
-import { CursorError, type SqliteRunStore } from "../../store/index.js";
+import { CursorError } from "../../store/contract/cursor.js";
+import type { AttachmentStore } from "../../store/contract/attachments.js";
+import type { ProjectStore } from "../../store/contract/projects.js";
+import type { RunStore } from "../../store/contract/runs.js";
+import type { TraceStore } from "../../store/contract/traces.js";
 import { asset, ASSET_NAMES } from "./assets.js";
 
 /**
@@ -94,7 +98,7 @@ function json(body: unknown): Reply {
   return { status: 200, body, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } };
 }
 
-export function viewerRoutes(store: SqliteRunStore): Route[] {
+export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -107,16 +111,16 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
         return page(a.data, a.contentType);
       },
     },
-    { method: "GET", path: "/api/viewer/projects", handler: () => json({ projects: store.listProjects() }) },
+    { method: "GET", path: "/api/viewer/projects", handler: async () => json({ projects: await store.listProjects() }) },
     {
       method: "GET",
       path: "/api/viewer/traces",
-      handler: (ctx) => {
+      handler: async (ctx) => {
         const parsed = TracesQuery.safeParse(queryObject(ctx.query));
         if (!parsed.success) throw new HttpError(422, zodIssues(parsed.error.issues, ["query"]));
         const { errors_only, ...rest } = parsed.data;
         try {
-          return json(store.listTraces({ ...rest, errors_only: errors_only === "true" || errors_only === "1" }));
+          return json(await store.listTraces({ ...rest, errors_only: errors_only === "true" || errors_only === "1" }));
         } catch (err) {
           if (err instanceof CursorError) throw new HttpError(422, [{ loc: ["query", "cursor"], msg: err.message, type: "value_error" }]);
           throw err;
@@ -126,8 +130,8 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
     {
       method: "GET",
       path: "/api/viewer/traces/:id",
-      handler: (ctx) => {
-        const runs = store.traceRuns(ctx.params.id!);
+      handler: async (ctx) => {
+        const runs = await store.traceRuns(ctx.params.id!);
         if (runs.length === 0) throw new HttpError(404, `trace ${ctx.params.id} not found`);
         return json({ trace_id: ctx.params.id, runs });
       },
@@ -135,10 +139,10 @@ export function viewerRoutes(store: SqliteRunStore): Route[] {
     {
       method: "GET",
       path: "/api/viewer/runs/:id",
-      handler: (ctx) => {
-        const run = store.getRun(ctx.params.id!);
+      handler: async (ctx) => {
+        const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return json({ ...run, attachments: store.listAttachments(run.id) });
+        return json({ ...run, attachments: await store.listAttachments(run.id) });
       },
     },
   ];

@@ -116,7 +116,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     // summed from the index alone, no row or JSON read, which is what filtering and sorting every
     // root by its trace's cost needs. An index on the expression rather than on a virtual column:
     // SQLite reads the row to compute a virtual column even when it is indexed, but answers the
-    // same expression straight from its index (store/traces.ts writes it exactly so).
+    // same expression straight from its index (store/sqlite/traces.ts writes it exactly so).
     sql: `
       CREATE INDEX runs_trace_cost ON runs (trace_id, json_extract(v_usage, '$.total_cost')) WHERE json_extract(v_usage, '$.total_cost') IS NOT NULL;
     `,
@@ -124,7 +124,7 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   {
     version: 5,
     name: "large JSON columns in pieces",
-    // See store/pieces.ts: a JSON column over 1 MiB is written as pieces of at most 256 Ki
+    // See store/sqlite/pieces.ts: a JSON column over 1 MiB is written as pieces of at most 256 Ki
     // characters, so writing it never holds more than one piece's copies in SQLite's memory.
     // \`pieces\` on the run says which columns are there ({"inputs": bytes, ...}); old rows keep
     // their large columns inline and read as before.

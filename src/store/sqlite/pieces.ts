@@ -1,5 +1,5 @@
 /**
- * Large JSON columns stored in pieces (issue 13 item 13).
+ * Large JSON columns stored in pieces.
  *
  * A run's JSON column whose text is over PIECE_COLUMN_BYTES is not written
  * into its `runs` row: it goes to `run_pieces` as consecutive rows of at most
@@ -13,8 +13,8 @@
  *
  * Pieces are cut from the JS string by slicing (V8 makes a slice a view, not
  * a copy) and never between the two halves of a surrogate pair, so their
- * concatenation is the exact text. Readers join them again (SqliteRunStore
- * toStored / value); SQL over the runs table that reads such a column sees
+ * concatenation is the exact text. Readers join them again (runs.ts toStored, ingest.ts
+ * value); SQL over the runs table that reads such a column sees
  * NULL, except the trace search, which also searches pieces (traces.ts).
  */
 import type { SqliteHandle, SqliteStatement } from "./handle.js";

@@ -1,7 +1,6 @@
 /**
- * Read queries for the trace viewer and `tracepipe runs` (issue 17): pages of
- * trace summaries by cursor, the runs of one trace, projects. SqliteRunStore
- * exposes them as methods; the SQL lives here so the store file keeps to ingest.
+ * The trace viewer's and `tracepipe runs`' queries in SQLite (TraceStore):
+ * pages of trace summaries by cursor, the runs of one trace.
  *
  * Speed: the newest-first list walks the partial indexes on root runs
  * (migration 3) and stops after one page, so its cost does not grow with the
@@ -11,11 +10,9 @@
  * a filter that matches rarely walks further (text search is a scan by nature).
  */
 import type { SqliteHandle } from "./handle.js";
-import { canonicalTime } from "./time.js";
-import { CursorError } from "./contract/cursor.js";
-import type { TraceFilter, TraceRun, TraceSummary } from "./contract/traces.js";
-
-export { CursorError, type TraceFilter, type TraceRun, type TraceSummary };
+import { canonicalTime } from "../time.js";
+import { CursorError } from "../contract/cursor.js";
+import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../contract/traces.js";
 
 function encode(v: unknown[]): string {
   return Buffer.from(JSON.stringify(v)).toString("base64url");
@@ -82,7 +79,7 @@ function msBetween(a: string | null, b: string | null): number | null {
 /** A run's cost, written as migration 4's index is, so SQLite reads it from the index. */
 const RUN_COST = "json_extract(c.v_usage, '$.total_cost')";
 
-export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSummary[]; cursor: string | null } {
+export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
   const where = ["r.parent_run_id IS NULL"];
   const args: Record<string, unknown> = {};
   if (f.project) {
@@ -119,7 +116,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): { traces: TraceSum
   if (f.q) {
     where.push(
       "EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (instr(lower(c.inputs), lower(@q)) > 0 OR instr(lower(c.outputs), lower(@q)) > 0 OR instr(lower(c.error), lower(@q)) > 0" +
-        // Inputs or outputs stored in pieces (store/pieces.ts): each piece with the start of the next, so a match across two is found.
+        // Inputs or outputs stored in pieces (pieces.ts): each piece with the start of the next, so a match across two is found.
         " OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND instr(lower(p.text || coalesce((SELECT substr(n.text, 1, length(@q) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')), lower(@q)) > 0))))",
     );
     args.q = f.q;
@@ -233,9 +230,4 @@ export function traceRuns(db: SqliteHandle, traceId: string): TraceRun[] {
     total_cost: r.total_cost,
     estimated: r.estimated === 1,
   }));
-}
-
-/** Project names, newest first. */
-export function listProjects(db: SqliteHandle): { name: string; created_at: string }[] {
-  return db.prepare("SELECT name, created_at FROM projects ORDER BY created_at DESC, name").all() as { name: string; created_at: string }[];
 }

@@ -1,0 +1,43 @@
+/**
+ * The one better-sqlite3 connection a SQLite store's parts share: WAL mode,
+ * the schema migrated to the newest version (store/sqlite/migrations.ts).
+ */
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { StoreUnavailableError } from "../../errors.js";
+import { migrate } from "./migrations.js";
+
+/** The page cache: ingest is write-heavy, and a bigger cache keeps it off the disk where it can. */
+export const CACHE_KIB = -65536;
+
+/** Open (creating the file, its directory and the schema as needed) the database at `path`; `:memory:` for tests. */
+export function openDatabase(path: string): Database.Database {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("busy_timeout = 5000");
+  // Ingest is write-heavy: a bigger page cache and in-memory temp tables keep it off the disk where they can.
+  db.pragma(`cache_size = ${CACHE_KIB}`);
+  db.pragma("temp_store = MEMORY");
+  migrate(db);
+  return db;
+}
+
+/** Checkpoint the WAL into the file and close; a closed connection is left as it is. */
+export function closeDatabase(db: Database.Database): void {
+  if (!db.open) return;
+  try {
+    db.pragma("wal_checkpoint(TRUNCATE)");
+  } finally {
+    db.close();
+  }
+}
+
+/** A locked or busy database (another connection holds it past busy_timeout) as the contract's StoreUnavailableError; any other error as it is. */
+export function unavailableWhenBusy(err: unknown): unknown {
+  const code = (err as { code?: unknown })?.code;
+  if (typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))) return new StoreUnavailableError((err as Error).message, { cause: err });
+  return err;
+}

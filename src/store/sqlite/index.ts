@@ -1,0 +1,148 @@
+/**
+ * SqliteStore: the Store over one SQLite file (better-sqlite3, WAL mode), the
+ * default. Its parts (one file per concern) share one connection; each answers
+ * at once, so the contract's promises are already settled when returned.
+ * Loading this module loads better-sqlite3: store/open.ts imports it only when
+ * a SQLite store is opened.
+ */
+import type Database from "better-sqlite3";
+import type { Obj } from "../../format/obj.js";
+import type { AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
+import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
+import type { Project } from "../contract/projects.js";
+import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
+import type { SpanInput, StoredSpan } from "../contract/spans.js";
+import type { Store, StoreOptions } from "../contract/store.js";
+import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
+import { SqliteAttachments } from "./attachments.js";
+import { closeDatabase, openDatabase, unavailableWhenBusy } from "./connection.js";
+import { SqliteDeployments } from "./deployments.js";
+import { SqliteIngest } from "./ingest.js";
+import { PieceStore } from "./pieces.js";
+import { SqliteProjects } from "./projects.js";
+import { SqliteRuns } from "./runs.js";
+import { SqliteSpans } from "./spans.js";
+import { listTraces, traceRuns } from "./traces.js";
+
+export class SqliteStore implements Store {
+  /** The file (or `:memory:`). */
+  readonly path: string;
+  readonly target: string;
+  private readonly db: Database.Database;
+  private readonly writer: SqliteIngest;
+  private readonly runs: SqliteRuns;
+  private readonly spans: SqliteSpans;
+  private readonly projects: SqliteProjects;
+  private readonly attachments: SqliteAttachments;
+  private readonly deployments: SqliteDeployments;
+
+  /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
+  constructor(path: string, opts: StoreOptions = {}) {
+    this.path = this.target = path;
+    this.db = openDatabase(path);
+    const pieces = new PieceStore(this.db);
+    this.projects = new SqliteProjects(this.db);
+    this.attachments = new SqliteAttachments(this.db);
+    this.writer = new SqliteIngest(this.db, pieces, this.attachments, this.projects, opts.normalizeOnIngest ?? true);
+    this.runs = new SqliteRuns(this.db, pieces);
+    this.spans = new SqliteSpans(this.db);
+    this.deployments = new SqliteDeployments(this.db);
+  }
+
+  async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
+    return this.ingestNow(batch);
+  }
+
+  /** ingest() without the promise, for a caller that must finish within one turn of the event loop. */
+  ingestNow(batch: IngestBatch | CheckedBatch): IngestResult {
+    try {
+      return this.writer.ingest(batch);
+    } catch (err) {
+      throw unavailableWhenBusy(err);
+    }
+  }
+
+  async getRun(id: string): Promise<StoredRun | undefined> {
+    return this.runs.get(id);
+  }
+
+  async queryRuns(query: RunQuery): Promise<RunPage> {
+    return this.runs.query(query);
+  }
+
+  async countRuns(project?: string): Promise<number> {
+    return this.runs.count(project);
+  }
+
+  async listTraces(filter: TraceFilter = {}): Promise<TracePage> {
+    return listTraces(this.db, filter);
+  }
+
+  async traceRuns(traceId: string): Promise<TraceRun[]> {
+    return traceRuns(this.db, traceId);
+  }
+
+  async storeSpans(spans: readonly SpanInput[]): Promise<string[]> {
+    return this.spans.store(spans);
+  }
+
+  async spansOfTrace(traceId: string): Promise<StoredSpan[]> {
+    return this.spans.ofTrace(traceId);
+  }
+
+  async hasRootSpan(traceId: string): Promise<boolean> {
+    return this.spans.hasRoot(traceId);
+  }
+
+  async quietRootlessTraces(quietSince: string, limit: number): Promise<string[]> {
+    return this.spans.quietRootless(quietSince, limit);
+  }
+
+  async forgetRootless(traceId: string, quietSince: string): Promise<void> {
+    this.spans.forgetRootless(traceId, quietSince);
+  }
+
+  async ensureProject(name: string): Promise<void> {
+    this.projects.ensure(name, new Date().toISOString());
+  }
+
+  async projectExists(name: string): Promise<boolean> {
+    return this.projects.exists(name);
+  }
+
+  async listProjects(): Promise<Project[]> {
+    return this.projects.list();
+  }
+
+  async deleteProject(name: string): Promise<number> {
+    return this.projects.delete(name);
+  }
+
+  async listAttachments(runId: string): Promise<AttachmentInfo[]> {
+    return this.attachments.list(runId);
+  }
+
+  async getAttachment(runId: string, name: string): Promise<StoredAttachment | undefined> {
+    return this.attachments.get(runId, name);
+  }
+
+  async createDeployment(deployment: DeploymentRecord, revision: RevisionRecord): Promise<boolean> {
+    return this.deployments.create(deployment, revision);
+  }
+
+  async getDeployment(id: string): Promise<DeploymentRecord | undefined> {
+    return this.deployments.get(id);
+  }
+
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
+    return this.deployments.update(id, body, updatedAt, revision);
+  }
+
+  async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
+    return this.deployments.revisions(deploymentId);
+  }
+
+  async close(): Promise<void> {
+    closeDatabase(this.db);
+  }
+}

@@ -1,0 +1,275 @@
+/**
+ * The SQLite store's ingest: the merge engine (validate -> merge -> derive ->
+ * store) over the shared connection.
+ *
+ * Merge rules (idempotent by id, order-independent for one post + patches):
+ * - a post fills the fields that are still empty; it never overwrites what a
+ *   patch (or an earlier post) already set, so a duplicate post changes nothing
+ *   and a post arriving after its patch does not undo the patch;
+ * - a patch overwrites the fields it carries with non-null values (end_time,
+ *   outputs, error, events, ...): it is the later state of the run;
+ * - a patch before its post creates a partial row that the post completes.
+ * Each ingest is one transaction: all of a request lands, or none of it.
+ * Derived columns (native messages of vendor payloads, the detected format)
+ * are recomputed only when a change touches inputs or outputs. The native
+ * copy of a side (inputs or outputs) larger than DERIVE_ON_READ_BYTES is not
+ * stored: writing it would double the row and the memory a large request
+ * costs; it is derived again, the same way, when the run is read (runs.ts),
+ * so readers see the same run either way. A JSON column larger than that is
+ * itself written in pieces (pieces.ts), for the same reason.
+ */
+import type Database from "better-sqlite3";
+import type { Obj } from "../../format/obj.js";
+import type { Run, RunPatch } from "../../run/schema.js";
+import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
+import { checkIngestBatch, rawTextOf } from "../validate.js";
+import { canonicalTime } from "../time.js";
+import { deriveLlm, firstTokenTime } from "../derive.js";
+import { CACHE_KIB } from "./connection.js";
+import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
+import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
+import type { SqliteAttachments } from "./attachments.js";
+import type { SqliteProjects } from "./projects.js";
+
+/** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
+type Texts = Partial<Record<string, string>>;
+
+/**
+ * A large JSON column left in the row: most merges (an end time, a status)
+ * never read the large fields, so they are neither read into this process nor
+ * rewritten from it (the UPDATE names only the columns that changed); read
+ * only when the derivation needs them.
+ */
+class InRow {
+  constructor(
+    readonly id: string,
+    readonly column: string,
+    /** Its stored size (octet_length, read from the row header, not the value; or the size recorded for its pieces). */
+    readonly bytes: number,
+    /** Stored in pieces (run_pieces), not in the row. */
+    readonly inPieces = false,
+  ) {}
+}
+/** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
+const IN_ROW_BYTES = 4096;
+/** Whether JSON text goes to pieces: over PIECE_COLUMN_BYTES of UTF-8 (only texts that could be are measured). */
+function piecesBytes(text: string): number {
+  if (text.length * 3 <= PIECE_COLUMN_BYTES) return 0;
+  const bytes = Buffer.byteLength(text, "utf8");
+  return bytes > PIECE_COLUMN_BYTES ? bytes : 0;
+}
+
+/**
+ * The page cache while a transaction writes pieces (pieces.ts). SQLite
+ * keeps a transaction's dirty pages in the cache until it is as full as its
+ * size allows, and only then spills them to the WAL: a 60 MB column held up to
+ * 64 MiB of them until commit. With a small cache they go out as they are made.
+ */
+const PIECES_CACHE_KIB = -8192;
+
+const TIME = new Set(["start_time", "end_time"]);
+const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
+const JSONCOL_SET = new Set<string>(JSONCOL);
+const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
+
+export class SqliteIngest {
+  private readonly upsertStmt: Database.Statement;
+  private readonly loadStmt: Database.Statement;
+  private readonly updateStmts = new Map<string, Database.Statement>();
+  /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
+  private smallCache = false;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly pieces: PieceStore,
+    private readonly attachments: SqliteAttachments,
+    private readonly projects: SqliteProjects,
+    /** Derive native messages for llm runs on ingest. */
+    private readonly normalizeOnIngest: boolean,
+  ) {
+    const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "pieces", "received_at", "updated_at"];
+    // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
+    this.upsertStmt = db.prepare(
+      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
+        .filter((c) => c !== "id" && c !== "received_at")
+        .map((c) => `${c} = excluded.${c}`)
+        .join(", ")}`,
+    );
+    // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
+    this.loadStmt = db.prepare(
+      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+    );
+  }
+
+  /** A JSON value, read from the row if it was left there. */
+  private value(v: unknown): unknown {
+    if (!(v instanceof InRow)) return v;
+    if (v.inPieces) {
+      const text = this.pieces.read(v.id, v.column);
+      return text === undefined ? undefined : JSON.parse(text);
+    }
+    const r = this.db.prepare(`SELECT ${v.column} AS v FROM runs WHERE id = ?`).get(v.id) as { v: string | null } | undefined;
+    return r?.v == null ? undefined : JSON.parse(r.v);
+  }
+
+  /** An UPDATE of exactly these columns (statements kept per column set). */
+  private update(cols: string[]): Database.Statement {
+    const key = cols.join(",");
+    let stmt = this.updateStmts.get(key);
+    if (!stmt) this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
+    return stmt;
+  }
+
+  /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
+  private apply(row: Obj, change: Obj, isPost: boolean, texts: Texts): boolean {
+    let messages = false;
+    const raw = rawTextOf(change) as Texts | undefined;
+    for (const k in change) {
+      if (k === "id") continue;
+      let v = change[k];
+      if (v === undefined) continue;
+      if (TIME.has(k) && typeof v === "string") v = canonicalTime(v) ?? v;
+      const target = KNOWN.has(k) ? row : ((row.__other as Obj) ??= {});
+      const current = target[k];
+      const set = isPost ? current === undefined || current === null : v !== null;
+      if (!set) continue;
+      target[k] = v;
+      if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
+      if (k === "inputs" || k === "outputs" || k === "run_type") messages = true;
+    }
+    return messages;
+  }
+
+  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
+    const row = this.loadStmt.get(id) as Row | undefined;
+    const state: Obj = { id };
+    const texts: Texts = {};
+    if (!row) return { state, row, texts, pieces: undefined };
+    const pieces = parsePieceMap(row.pieces);
+    for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
+    for (const c of JSONCOL) {
+      const inPieces = pieces?.[c];
+      if (inPieces !== undefined) {
+        state[c] = new InRow(id, c, inPieces, true);
+        continue;
+      }
+      if (row[`${c}:type`] === "null") continue;
+      const text = row[c] as string | null;
+      // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
+      if (text === null) state[c] = new InRow(id, c, row[`${c}:bytes`] as number);
+      else {
+        state[c] = JSON.parse(text);
+        texts[c] = text;
+      }
+    }
+    if (row.other) state.__other = JSON.parse(row.other);
+    return { state, row, texts, pieces };
+  }
+
+  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts, pieces: PieceMap | undefined): void {
+    const id = state.id as string;
+    const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
+    for (const c of SCALAR) params[c] = state[c] ?? null;
+    /** Bytes of the columns written to pieces now. */
+    const pieceBytes: Record<string, number> = {};
+    let map = pieces;
+    let mapChanged = false;
+    for (const c of JSONCOL) {
+      const v = state[c];
+      if (v instanceof InRow) continue;
+      const text = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+      const bytes = text === null ? 0 : piecesBytes(text);
+      if (bytes > 0) {
+        if (!this.smallCache) {
+          this.db.pragma(`cache_size = ${PIECES_CACHE_KIB}`);
+          this.smallCache = true;
+        }
+        this.pieces.write(id, c, text!);
+        params[c] = null;
+        map = { ...map, [c]: (pieceBytes[c] = bytes) };
+        mapChanged = true;
+      } else {
+        params[c] = text;
+        if (map?.[c] !== undefined) {
+          // Was in pieces, now small (or gone): back in the row.
+          this.pieces.remove(id, c);
+          map = { ...map };
+          delete map[c];
+          mapChanged = true;
+        }
+      }
+    }
+    if (!prev || mapChanged) params.pieces = map && Object.keys(map).length ? JSON.stringify(map) : null;
+    params.other = state.__other ? JSON.stringify(state.__other) : null;
+    // Events left in the row did not change: neither did their first token time.
+    if (!(state.events instanceof InRow)) params.first_token_time = firstTokenTime(state.events);
+    if (prev && !messagesChanged) {
+      // Nothing the derivation reads changed (an end time, events, metadata): what was derived stays as it is.
+    } else if (this.normalizeOnIngest && state.run_type === "llm") {
+      const d = deriveLlm(this.value(state.inputs), this.value(state.outputs));
+      const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(params[c])));
+      params.detected_format = d.detected_format;
+      // A large side's native copy is left to the reader (runs.ts): stringifying and binding it costs twice its size again.
+      params.normalized_inputs = d.normalized_inputs && bytes("inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_outputs = d.normalized_outputs && bytes("outputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
+      params.normalize_error = d.normalize_error;
+    } else {
+      params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
+    }
+    if (prev) {
+      // Only the columns this change wrote: large columns left in the row are not read and rewritten here.
+      const { id: _id, received_at: _received, ...set } = params;
+      this.update(Object.keys(set)).run(params);
+    } else {
+      for (const c of DERIVED) params[c] ??= null;
+      params.first_token_time ??= null;
+      this.upsertStmt.run(params);
+    }
+    if (typeof state.session_name === "string") this.projects.ensure(state.session_name, now);
+  }
+
+  /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
+  ingest(batch: IngestBatch | CheckedBatch): IngestResult {
+    const { post, patch } = checkIngestBatch(batch);
+    try {
+      return this.write(batch, post, patch);
+    } finally {
+      if (this.smallCache) {
+        this.db.pragma(`cache_size = ${CACHE_KIB}`);
+        this.smallCache = false;
+      }
+    }
+  }
+
+  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
+    return this.db.transaction((): IngestResult => {
+      // Group by id so a post and its patches in one request are one read and one write.
+      const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
+      const slot = (id: string) => {
+        let s = byId.get(id);
+        if (!s) byId.set(id, (s = { posts: [], patches: [] }));
+        return s;
+      };
+      for (const p of post) slot(p.id).posts.push(p as Obj);
+      for (const p of patch) slot(p.id).patches.push(p as Obj);
+      const now = new Date().toISOString();
+      let created = 0;
+      let updated = 0;
+      const completedRoots: string[] = [];
+      for (const [id, s] of byId) {
+        const { state, row, texts, pieces } = this.load(id);
+        // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
+        let changed = false;
+        for (const p of s.posts) changed = this.apply(state, p, true, texts) || changed;
+        for (const p of s.patches) changed = this.apply(state, p, false, texts) || changed;
+        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
+        if (row) updated++;
+        else created++;
+        const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
+        if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
+      }
+      for (const a of batch.attachments ?? []) this.attachments.put(a);
+      return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
+    })();
+  }
+}

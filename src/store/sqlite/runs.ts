@@ -1,0 +1,100 @@
+/**
+ * Reading stored runs back: one by id, pages by (start_time, id), counts.
+ * A JSON column stored in pieces is joined again, and a side too large to
+ * have kept a native copy (DERIVE_ON_READ_BYTES) is derived now, exactly as
+ * ingest would have stored it, so readers see the same run either way.
+ */
+import type Database from "better-sqlite3";
+import type { Obj } from "../../format/obj.js";
+import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
+import { CursorError } from "../contract/cursor.js";
+import { deriveLlm } from "../derive.js";
+import { canonicalTime } from "../time.js";
+import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
+import { parsePieceMap, type PieceStore } from "./pieces.js";
+
+function encodeCursor(startTime: string, id: string): string {
+  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
+}
+
+function decodeCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw new CursorError("invalid cursor");
+}
+
+export class SqliteRuns {
+  private readonly getStmt: Database.Statement;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly pieces: PieceStore,
+  ) {
+    this.getStmt = db.prepare("SELECT * FROM runs WHERE id = ?");
+  }
+
+  private toStored(row: Row): StoredRun {
+    const out: Obj = { id: row.id };
+    if (row.other) Object.assign(out, JSON.parse(row.other));
+    for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
+    const pieces = parsePieceMap(row.pieces);
+    for (const c of JSONCOL) {
+      const text = pieces?.[c] !== undefined ? this.pieces.read(row.id, c) : (row[c] as string | null);
+      if (text != null) out[c] = JSON.parse(text);
+    }
+    out.detected_format = row.detected_format;
+    out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs) : null;
+    out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs) : null;
+    out.normalize_error = row.normalize_error;
+    // A side too large to keep a stored native copy (see ingest.ts save): derived now, as ingest would have.
+    const deferIn = row.normalized_inputs === null && (pieces?.inputs ?? textBytes(row.inputs)) > DERIVE_ON_READ_BYTES;
+    const deferOut = row.normalized_outputs === null && (pieces?.outputs ?? textBytes(row.outputs)) > DERIVE_ON_READ_BYTES;
+    if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
+      const d = deriveLlm(out.inputs, out.outputs);
+      if (deferIn) out.normalized_inputs = d.normalized_inputs;
+      if (deferOut) out.normalized_outputs = d.normalized_outputs;
+    }
+    out.first_token_time = row.first_token_time;
+    return out as unknown as StoredRun;
+  }
+
+  get(id: string): StoredRun | undefined {
+    const row = this.getStmt.get(id) as Row | undefined;
+    return row ? this.toStored(row) : undefined;
+  }
+
+  query(q: RunQuery): RunPage {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const cond = (sql: string, value: unknown) => {
+      where.push(sql);
+      args.push(value);
+    };
+    if (q.trace_id) cond("trace_id = ?", q.trace_id);
+    if (q.project) cond("session_name = ?", q.project);
+    if (q.run_type) cond("run_type = ?", q.run_type);
+    if (q.start_time_gte) cond("start_time >= ?", canonicalTime(q.start_time_gte) ?? q.start_time_gte);
+    if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
+    if (q.cursor) {
+      const [t, id] = decodeCursor(q.cursor);
+      where.push("(start_time > ? OR (start_time = ? AND id > ?))");
+      args.push(t, t, id);
+    }
+    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
+    const rows = this.db.prepare(sql).all(...args, limit + 1) as Row[];
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeCursor(String(last.start_time ?? ""), last.id) : null };
+  }
+
+  count(project?: string): number {
+    const r = (project === undefined ? this.db.prepare("SELECT COUNT(*) AS n FROM runs").get() : this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = ?").get(project)) as { n: number };
+    return r.n;
+  }
+}
