@@ -4,8 +4,7 @@
  * error tracepipe throws is a TracepipeError: ValidationError (and its
  * NormalizeError, ConfigError), the store's StoreUnavailableError, the ingest SinkError, the collector's
  * HttpError, the control plane's RuleError / NotFoundError / ControlPlaneError,
- * the webhook policy's WebhookUrlError, the CLI's InputError and the store's
- * StoreUnavailableError.
+ * the webhook policy's WebhookUrlError and the CLI's InputError.
  */
 
 /** SPEC §7 ValidationError: where (`loc`), what (`msg`) and which rule (`type`). */
@@ -65,19 +64,4 @@ export function formatIssues(issues: Issue[]): string {
   return issues
     .map((i) => `${i.loc.length ? i.loc.join(".") : "(root)"}: ${i.msg} [${i.type}]`)
     .join("; ");
-}
-
-/**
- * The store's database cannot take the request now (down, restarting, out of
- * connections, too slow): nothing was stored, and the same request may be sent
- * again after `retryAfterS` seconds. The collector answers 503 with Retry-After.
- */
-export class StoreUnavailableError extends TracepipeError {
-  override name = "StoreUnavailableError";
-  constructor(
-    message: string,
-    readonly retryAfterS = 1,
-  ) {
-    super(message);
-  }
 }

@@ -6,13 +6,16 @@
 import type { AttachmentStore } from "./attachments.js";
 import type { DeploymentStore } from "./deployments.js";
 import type { ProjectStore } from "./projects.js";
+import type { RetentionStore } from "./retention.js";
 import type { RunStore } from "./runs.js";
 import type { SpanStore } from "./spans.js";
 import type { TraceStore } from "./traces.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore {
+export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, AttachmentStore, DeploymentStore, RetentionStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
+  /** Whether the database answers now (GET /info reports it): `error` says why not. */
+  health(): Promise<StoreHealth>;
   /** Finish and release the connection; idempotent. The store is unusable after. */
   close(): Promise<void>;
 }
@@ -21,4 +24,9 @@ export interface Store extends RunStore, TraceStore, SpanStore, ProjectStore, At
 export interface StoreOptions {
   /** Derive native messages for llm runs on ingest (the collector does; default true). */
   normalizeOnIngest?: boolean;
+}
+
+export interface StoreHealth {
+  ok: boolean;
+  error?: string;
 }

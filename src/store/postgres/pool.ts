@@ -82,12 +82,12 @@ export class PgPool {
     if (err instanceof StoreUnavailableError) return err;
     if (!isUnavailable(err)) return err;
     this.failed(err);
-    return new StoreUnavailableError(`the PostgreSQL store at ${this.target} is unavailable: ${(err as Error)?.message ?? String(err)}`, 1);
+    return new StoreUnavailableError(`the PostgreSQL store at ${this.target} is unavailable: ${(err as Error)?.message ?? String(err)}`, { cause: err });
   }
 
   private async connect(): Promise<pg.PoolClient> {
     if (this.pool.waitingCount >= this.maxWaiting) {
-      throw new StoreUnavailableError(`the PostgreSQL store at ${this.target} is busy: ${this.pool.waitingCount} requests already wait for a connection`, 1);
+      throw new StoreUnavailableError(`the PostgreSQL store at ${this.target} is busy: ${this.pool.waitingCount} requests already wait for a connection`);
     }
     try {
       const client = await this.pool.connect();

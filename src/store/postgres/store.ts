@@ -14,17 +14,17 @@ import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.j
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
-import type { Store, StoreOptions } from "../contract/store.js";
+import type { Store, StoreHealth, StoreOptions } from "../contract/store.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { deriveLlm } from "../derive.js";
-import { checkIngestBatch } from "../ingest-check.js";
+import { checkIngestBatch } from "../validate.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES } from "./columns.js";
 import { mergeRuns } from "./merge.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
-import { PgPool, redactUrl, type PgPoolOptions, type PoolHealth } from "./pool.js";
+import { PgPool, redactUrl, type PgPoolOptions } from "./pool.js";
 import { pruneTraces } from "./retention.js";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { SpanStaging } from "./spans.js";
@@ -244,7 +244,7 @@ export class PostgresStore implements Store {
   }
 
   /** Whether the database answers now (for /info). */
-  health(): Promise<PoolHealth> {
+  health(): Promise<StoreHealth> {
     return this.pool.health();
   }
 

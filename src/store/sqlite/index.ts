@@ -12,7 +12,9 @@ import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.j
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
-import type { Store, StoreOptions } from "../contract/store.js";
+import type { Store, StoreHealth, StoreOptions } from "../contract/store.js";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
+import { pruneSqlite } from "./retention.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { SqliteAttachments } from "./attachments.js";
 import { closeDatabase, openDatabase, unavailableWhenBusy } from "./connection.js";
@@ -140,6 +142,17 @@ export class SqliteStore implements Store {
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
     return this.deployments.revisions(deploymentId);
+  }
+
+  pruneTraces(cutoff: Date, opts?: PruneOptions): Promise<PruneResult> {
+    return pruneSqlite(this.db, cutoff, opts).catch((err: unknown) => {
+      throw unavailableWhenBusy(err);
+    });
+  }
+
+  /** A file the process holds open: it answers whenever the process does. */
+  async health(): Promise<StoreHealth> {
+    return this.db.open ? { ok: true } : { ok: false, error: "the store is closed" };
   }
 
   async close(): Promise<void> {

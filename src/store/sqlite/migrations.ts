@@ -156,6 +156,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         HAVING sum(parent_span_id IS NULL OR parent_span_id = '') = 0;
     `,
   },
+  {
+    version: 7,
+    name: "otel spans by start time (retention)",
+    // Retention (sqlite/retention.ts) finds the staged spans of traces that started before its cut-off.
+    sql: `
+      CREATE INDEX IF NOT EXISTS otel_spans_start ON otel_spans (start_time);
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {
