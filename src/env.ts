@@ -49,6 +49,18 @@ export function isStoreUrl(target: string): boolean {
   return /^postgres(ql)?:\/\//i.test(target);
 }
 
+/** A store target as messages may show it: a URL's password replaced by `***`. */
+export function redactStoreTarget(target: string): string {
+  if (!isStoreUrl(target)) return target;
+  try {
+    const u = new URL(target);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return target.replace(/:[^:@/]*@/, ":***@");
+  }
+}
+
 /**
  * Where the store is (store/open.ts openStore's target): `--store` (a URL, or a
  * path), else `--db`, else TRACEPIPE_STORE_URL, else TRACEPIPE_DB, else the

@@ -20,6 +20,8 @@ import type { StoredRun } from "../store/contract/runs.js";
 import { ingestRoutes } from "./routes/ingest.js";
 import { queryRoutes } from "./routes/query.js";
 import { DEFAULT_ROOTLESS_AFTER_MS, otelRoutes, RootlessSweep } from "./routes/otel.js";
+import { RetentionSweep } from "./retention.js";
+import { StoreUnavailableError } from "../errors.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
 import { webhookReceiverRoutes } from "./routes/webhooks.js";
@@ -31,6 +33,8 @@ import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit, type Region } from "../ratelimit/match.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
+/** Retry-After (s) on a 503 for a store that is away: a database restart or a failover takes seconds. */
+const STORE_RETRY_AFTER_S = 1;
 
 export interface CollectorOptions {
   /** Where to store (openStore's target: a SQLite path, `:memory:` for tests) or an open store, left open on close. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
@@ -76,6 +80,8 @@ export interface CollectorOptions {
    * wait for their root). See routes/otel.ts.
    */
   rootlessAfterMs?: number;
+  /** Remove traces older than this (ms) every hour (server/retention.ts); unset keeps everything. */
+  retentionMs?: number;
 }
 
 export interface Collector {
@@ -131,6 +137,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   };
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
+  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
   const router = new Router()
     .add(
       ingestRoutes({
@@ -138,6 +145,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
         version: COLLECTOR_VERSION,
         limits,
         onRunCompleted: completed,
+        health: () => store.health(),
       }),
     )
     .add(queryRoutes(store))
@@ -239,6 +247,9 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
       if (err instanceof HttpError) {
         const capped = err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, limits.maxListedIssues) : { detail: err.detail };
         send(res, { status: err.status, body: { detail: capped.detail, ...err.extra, ...capped.extra }, headers: { ...limitHeaders, ...err.headers } });
+      } else if (err instanceof StoreUnavailableError) {
+        // The database is away or saturated: nothing was stored, and the same request may come again.
+        send(res, { status: 503, body: { detail: err.message }, headers: { ...limitHeaders, "retry-after": String(STORE_RETRY_AFTER_S) } });
       } else if ((err as Error)?.name === "RangeError" && /call stack/i.test((err as Error).message)) {
         // Should not happen with the depth bound in place; if it does, it is the request's fault, not a crash.
         send(res, { status: 422, body: { detail: [{ loc: [], msg: "the request is nested too deeply to process", type: "json_depth" }] }, headers: limitHeaders });
@@ -298,8 +309,8 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
       closing = true;
       return new Promise((resolve, reject) => {
         server.close(() => {
-          // A sweep under way finishes its trace before the store closes under it.
-          void (sweep?.stop() ?? Promise.resolve())
+          // A sweep under way finishes its trace (a prune its slice) before the store closes under it.
+          void Promise.all([sweep?.stop(), retention?.stop()])
             .then(() => (ownStore ? store.close() : undefined))
             .then(() => resolve(), reject);
         });

@@ -168,17 +168,6 @@ export class PgPool {
   }
 }
 
-/** The URL with its password replaced, for messages and `target`. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return url.replace(/:[^:@/]*@/, ":***@");
-  }
-}
-
 function storableParam(v: unknown): unknown {
   if (typeof v === "string") return storable(v);
   if (Array.isArray(v)) return v.map(storableParam);

@@ -24,7 +24,8 @@ import { DERIVE_ON_READ_BYTES } from "./columns.js";
 import { mergeRuns } from "./merge.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
-import { PgPool, redactUrl, type PgPoolOptions } from "./pool.js";
+import { PgPool, type PgPoolOptions } from "./pool.js";
+import { redactStoreTarget } from "../../env.js";
 import { pruneTraces } from "./retention.js";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { SpanStaging } from "./spans.js";
@@ -64,7 +65,7 @@ export class PostgresStore implements Store {
 
   /** Connect, apply the migrations this database lacks (under the schema lock) and make the coming weeks' partitions. */
   static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
-    const target = redactUrl(url);
+    const target = redactStoreTarget(url);
     const pool = new PgPool(url, opts, target);
     try {
       await pool.withClient(async (c) => {
