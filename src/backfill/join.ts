@@ -4,8 +4,7 @@
  * per custom_id), and each result line looks its request up. A million
  * requests cost disk, not RSS.
  */
-import type Database from "better-sqlite3";
-import { ScratchTable } from "./scratch.js";
+import { ScratchTable } from "../store/scratch.js";
 
 export class RequestIndex {
   private readonly table = new ScratchTable<[string, string, string]>(
@@ -14,7 +13,7 @@ export class RequestIndex {
     "INSERT OR REPLACE INTO req (family, custom_id, body) VALUES (?, ?, ?)",
     5000,
   );
-  private readonly get: Database.Statement<[string, string], { body: string }> = this.table.db.prepare("SELECT body FROM req WHERE family = ? AND custom_id = ?");
+  private readonly get = this.table.query<[string, string], { body: string }>("SELECT body FROM req WHERE family = ? AND custom_id = ?");
   size = 0;
 
   add(family: string, customId: string, body: unknown): void {

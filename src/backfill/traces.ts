@@ -6,7 +6,7 @@
  * the file's size), then read back one trace at a time.
  */
 import type { PlainSpan } from "../otel/otlp-json.js";
-import { ScratchTable } from "./scratch.js";
+import { ScratchTable } from "../store/scratch.js";
 
 export class TraceIndex {
   private readonly table = new ScratchTable<[string, string, number, string]>(
@@ -16,7 +16,7 @@ export class TraceIndex {
     1000,
   );
 
-  private readonly ofTrace = this.table.db.prepare<[string], { row: string }>("SELECT row FROM spans WHERE trace_id = ?");
+  private readonly ofTrace = this.table.query<[string], { row: string }>("SELECT row FROM spans WHERE trace_id = ?");
 
   add(span: PlainSpan, line: number): void {
     this.table.add([span.trace_id, span.span_id, line, JSON.stringify(span)]);
@@ -25,7 +25,7 @@ export class TraceIndex {
   /** Trace ids in the order their first span appeared in the file. */
   *traceIds(): Generator<string> {
     this.table.commit();
-    for (const r of this.table.db.prepare("SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(line)").iterate() as Iterable<{ trace_id: string }>) yield r.trace_id;
+    for (const r of this.table.query<[], { trace_id: string }>("SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(line)").iterate()) yield r.trace_id;
   }
 
   spans(traceId: string): PlainSpan[] {

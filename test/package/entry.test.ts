@@ -74,6 +74,7 @@ describe("subpaths", () => {
 
     const expected: Record<string, string[]> = {
       "tracepipe/server": ["createCollector", "openStore", "Run", "RunPatch"],
+      "tracepipe/store": ["openStore", "CursorError", "BatchCheck", "checkIngestBatch"],
       "tracepipe/backfill": ["backfill"],
       "tracepipe/control": ["Deployments", "DeploymentCreateRequest", "loadWebhookConfig", "vetWebhookUrl", "WebhookSender"],
       "tracepipe/ratelimit": ["MemoryRateLimiter", "RedisRateLimiter", "RATE_LIMITS"],
@@ -85,6 +86,8 @@ describe("subpaths", () => {
       expect(exports, specifier).toEqual(expect.arrayContaining(names));
       expect(packages.filter((p) => p.startsWith("@opentelemetry/")), specifier).toEqual([]);
     }
+    // The store's entry loads no database driver until a store is opened (openStore imports the one its target names).
+    expect(probe("tracepipe/store").packages.filter((p) => ["better-sqlite3", "pg"].includes(p))).toEqual([]);
   });
 
   it("resolve with their types under moduleResolution node10 (typesVersions) and nodenext (exports)", async () => {
@@ -92,12 +95,13 @@ describe("subpaths", () => {
     const source = `import { traceable, wrapOpenAI, Client, normalize, type Run, type Message } from "tracepipe";
 import { TraceSpanProcessor, createOtlpTraceExporter } from "tracepipe/otel";
 import { createCollector, openStore } from "tracepipe/server";
+import { openStore as openStoreToo, type Store } from "tracepipe/store";
 import { backfill } from "tracepipe/backfill";
 import { Deployments, WebhookSender } from "tracepipe/control";
 import { RedisRateLimiter } from "tracepipe/ratelimit";
 import { openaiChat } from "tracepipe/adapters/openai-chat";
-export const used = [traceable, wrapOpenAI, Client, normalize, TraceSpanProcessor, createOtlpTraceExporter, createCollector, openStore, backfill, Deployments, WebhookSender, RedisRateLimiter, openaiChat];
-export type Used = [Run, Message];
+export const used = [traceable, wrapOpenAI, Client, normalize, TraceSpanProcessor, createOtlpTraceExporter, createCollector, openStore, openStoreToo, backfill, Deployments, WebhookSender, RedisRateLimiter, openaiChat];
+export type Used = [Run, Message, Store];
 // Resolved to their declarations, not to any: these misuses must be errors.
 // @ts-expect-error batchSize is a number
 new Client({ batchSize: "many" });

@@ -52,6 +52,10 @@ function areaOf(file: string): string {
 }
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
+/** Imports of a package (not a relative path), static, type-only or dynamic. */
+const PACKAGE_IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"([^".][^"]*)"/g;
+/** The database drivers: only the store's implementations open a database (DESIGN "Layout": store/). */
+const DATABASE_DRIVERS = new Set(["better-sqlite3", "pg", "pg-pool", "pg-cursor", "postgres"]);
 
 describe("layers", () => {
   it("has no import that runs up a layer", () => {
@@ -68,6 +72,21 @@ describe("layers", () => {
       }
     }
     expect(wrong).toEqual([]);
+  });
+
+  it("has nothing but store/ open a database: no database driver imported anywhere else", () => {
+    const wrong: string[] = [];
+    for (const file of [...files(join(ROOT, "src")), ...files(join(ROOT, "adapters"))]) {
+      if (areaOf(file) === "store") continue;
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(PACKAGE_IMPORT)) if (DATABASE_DRIVERS.has(m[1]!)) wrong.push(`${relative(ROOT, file)} imports ${m[1]}`);
+    }
+    expect(wrong).toEqual([]);
+  });
+
+  it("knows a driver import when it sees one", () => {
+    const found = (text: string) => [...text.matchAll(PACKAGE_IMPORT)].map((m) => m[1]).filter((p) => DATABASE_DRIVERS.has(p!));
+    expect(found('import Database from "better-sqlite3";\nimport type { Pool } from "pg";\nconst pg = await import("pg");\nimport { z } from "zod";')).toEqual(["better-sqlite3", "pg", "pg"]);
   });
 
   it("knows a violation when it sees one", () => {

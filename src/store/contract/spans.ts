@@ -37,8 +37,9 @@ export interface StoredSpan extends SpanInput {
 export interface SpanStore {
   /**
    * Store spans (a span already stored is replaced) and resolve to the traces
-   * among them that now have a root (see hasRootSpan): the ones to convert.
-   * The others wait, marked with this time as their newest span's.
+   * among them that now have a root (see hasRootSpan), in the order they first
+   * appear: the ones to convert. The others wait, marked with this time as
+   * their newest span's.
    */
   storeSpans(spans: readonly SpanInput[]): Promise<string[]>;
   /** Every stored span of one trace, by start time. */

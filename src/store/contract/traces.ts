@@ -21,7 +21,7 @@ export interface TraceFilter {
   /** Only traces whose summed cost (USD) is at least / at most this; traces without a cost never match. */
   min_cost?: number;
   max_cost?: number;
-  /** Latency and cost sort traces without one last, in either order. */
+  /** Latency and cost sort traces without one last, in either order; ties go by trace id, in the same direction. */
   sort?: "start_time" | "latency" | "cost";
   order?: "asc" | "desc";
   /** Traces per page, 1 to 500 (default 50). */

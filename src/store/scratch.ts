@@ -1,16 +1,24 @@
 /**
- * A throwaway SQLite file for what backfill must look up later but cannot hold
- * in memory (batch requests to join, spans to assemble into traces): in a
- * temporary directory, without a journal or fsync (it dies with the process),
- * with inserts batched into transactions.
+ * A throwaway SQLite file for what a process must look up later but cannot
+ * hold in memory (backfill's batch requests to join, spans to assemble into
+ * traces): in a temporary directory, without a journal or fsync (it dies with
+ * the process), with inserts batched into transactions. It is no Store: it
+ * holds nothing past the process, whatever store the runs go to.
  */
 import Database from "better-sqlite3";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
+/** A prepared query over a scratch table: parameters `P`, rows `R`. */
+export interface ScratchQuery<P extends unknown[], R> {
+  get(...params: P): R | undefined;
+  all(...params: P): R[];
+  iterate(...params: P): IterableIterator<R>;
+}
+
 export class ScratchTable<Row extends unknown[]> {
-  readonly db: Database.Database;
+  private readonly db: Database.Database;
   private readonly dir: string;
   private readonly put: Database.Statement<Row>;
   private pending: Row[] = [];
@@ -22,6 +30,11 @@ export class ScratchTable<Row extends unknown[]> {
     this.db.pragma("synchronous = OFF");
     this.db.exec(schema);
     this.put = this.db.prepare<Row>(insertSql);
+  }
+
+  /** A query to run after commit(). */
+  query<P extends unknown[], R>(sql: string): ScratchQuery<P, R> {
+    return this.db.prepare<P, R>(sql) as unknown as ScratchQuery<P, R>;
   }
 
   add(row: Row): void {

@@ -1,0 +1,21 @@
+/**
+ * The store conformance suite on the SQLite store: a real file per test,
+ * opened through openStore as the collector opens it.
+ */
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { openStore } from "../../src/store/index.js";
+import { tempDir } from "../helpers/runs.js";
+import { describeStoreContract } from "./conformance.js";
+
+describeStoreContract("SQLite", async () => {
+  const dir = tempDir("tp-store-contract-");
+  const store = await openStore(join(dir, "traces.db"));
+  return {
+    store,
+    cleanup: async () => {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+});
