@@ -6,7 +6,6 @@ const postgres = !skipWithoutPostgres();
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Loopback servers and SQLite files per test file. Much of the suite waits on child
@@ -15,7 +14,7 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 3,
     projects: [
-      { extends: true, test: { name: "default" } },
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },
       ...(postgres
         ? [
             {

@@ -28,7 +28,7 @@ export function register(program: Command): void {
     )
     .requiredOption("--older-than <duration>", "the age past which traces go: 30d, 12h, 90m or 2w", parseDuration("--older-than"))
     .option("--db <path>", "the SQLite file")
-    .option("--store <url>", "the store: postgres://user:pass@host:5432/db (or a SQLite path)")
+    .option("--store <url>", "the store: a postgres:// URL (or a SQLite path)")
     .option("--json", "print the result as one JSON line")
     .action(async (opts: PruneCliOptions) => {
       if (opts.db !== undefined && opts.store !== undefined) {

@@ -182,7 +182,7 @@ export function register(program: Command): void {
     .summary("look at stored traces in the terminal")
     .description("Recent traces, one trace as a tree, or new traces as they arrive, from the embedded store (--db or --store) or a collector (--endpoint).")
     .option("--db <path>", "SQLite store (default TRACEPIPE_DB or .tracepipe/traces.db)")
-    .option("--store <url>", "PostgreSQL store: postgres://user:pass@host:5432/db (default TRACEPIPE_STORE_URL)")
+    .option("--store <url>", "PostgreSQL store, a postgres:// URL (default TRACEPIPE_STORE_URL)")
     .option("--endpoint <url>", "a `tracepipe serve` collector instead of the file (default TRACEPIPE_ENDPOINT)")
     .option("--api-key <key>", "X-Api-Key for --endpoint (default TRACEPIPE_API_KEY)");
 

@@ -80,7 +80,7 @@ export function register(program: Command): void {
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--db <path>", `SQLite file (':memory:' keeps nothing; default TRACEPIPE_DB, else ${DEFAULT_DB_PATH})`)
-    .option("--store <url>", "keep everything in PostgreSQL: postgres://user:pass@host:5432/db, shared by every collector given it (default TRACEPIPE_STORE_URL; docs/deploy.md)")
+    .option("--store <url>", "keep everything in PostgreSQL at this postgres:// URL, shared by every collector given it (default TRACEPIPE_STORE_URL; docs/deploy.md)")
     .option("--retention <duration>", "remove traces older than this every hour: 30d, 12h, 90m or 2w (default: keep everything)", parseDuration("--retention"))
     .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
     .addOption(new Option("--region <region>", "which region's rate limits to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
