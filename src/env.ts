@@ -16,7 +16,7 @@ export const DEFAULT_DB_PATH = join(".tracepipe", "traces.db");
 /** The project (session_name) of runs that name none. */
 export const DEFAULT_PROJECT = "default";
 
-export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN" | "TRACEPIPE_SAMPLING_RATE" | "TRACEPIPE_PRICES";
+export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_STORE_URL" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN" | "TRACEPIPE_SAMPLING_RATE" | "TRACEPIPE_PRICES";
 
 /** The LangSmith variable read when a TRACEPIPE_* variable is unset. */
 export const LANGSMITH_FALLBACKS: Partial<Record<EnvName, string>> = {
@@ -42,6 +42,32 @@ export function envValue(name: EnvName | (string & {}), env: NodeJS.ProcessEnv =
 /** The embedded store's path: the option, else TRACEPIPE_DB, else the default. */
 export function dbPathFrom(option: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
   return option ?? envValue("TRACEPIPE_DB", env) ?? DEFAULT_DB_PATH;
+}
+
+/** Whether a store target names a server database (PostgreSQL) rather than a SQLite file. */
+export function isStoreUrl(target: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(target);
+}
+
+/** A store target as messages may show it: a URL's password replaced by `***`. */
+export function redactStoreTarget(target: string): string {
+  if (!isStoreUrl(target)) return target;
+  try {
+    const u = new URL(target);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return target.replace(/:[^:@/]*@/, ":***@");
+  }
+}
+
+/**
+ * Where the store is (store/open.ts openStore's target): `--store` (a URL, or a
+ * path), else `--db`, else TRACEPIPE_STORE_URL, else TRACEPIPE_DB, else the
+ * default file. A flag beats a variable; the URL variable beats the file one.
+ */
+export function storeTargetFrom(opts: { db?: string; store?: string }, env: NodeJS.ProcessEnv = process.env): string {
+  return opts.store ?? opts.db ?? envValue("TRACEPIPE_STORE_URL", env) ?? dbPathFrom(undefined, env);
 }
 
 /**

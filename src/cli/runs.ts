@@ -1,6 +1,6 @@
 /**
  * `tracepipe runs list|show|tail`: the terminal view of stored traces,
- * over the embedded store (`--db`, default TRACEPIPE_DB) or a collector
+ * over the embedded store (`--db` or `--store`, default TRACEPIPE_STORE_URL, else TRACEPIPE_DB) or a collector
  * (`--endpoint`, default TRACEPIPE_ENDPOINT, through the viewer API with X-Api-Key).
  *
  *   tracepipe runs list --project default --errors
@@ -9,13 +9,14 @@
  */
 import { existsSync } from "node:fs";
 import { type Command, InvalidArgumentError } from "commander";
-import { dbPathFrom, envValue } from "../env.js";
+import { envValue, isStoreUrl, storeTargetFrom } from "../env.js";
 import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../store/contract/traces.js";
 import { EXIT_USAGE } from "./exit.js";
 import { writeLine } from "./io.js";
 
 interface SourceOptions {
   db?: string;
+  store?: string;
   endpoint?: string;
   apiKey?: string;
 }
@@ -32,12 +33,18 @@ class RunsError extends Error {}
 
 async function openSource(o: SourceOptions): Promise<Source> {
   const endpoint = o.endpoint ?? envValue("TRACEPIPE_ENDPOINT");
-  if (endpoint && o.db === undefined) return httpSource(endpoint.replace(/\/+$/, ""), o.apiKey ?? envValue("TRACEPIPE_API_KEY"));
-  const path = dbPathFrom(o.db);
-  if (path !== ":memory:" && !existsSync(path)) throw new RunsError(`no trace store at ${path} (set --db, TRACEPIPE_DB, or --endpoint)`);
+  if (endpoint && o.db === undefined && o.store === undefined) return httpSource(endpoint.replace(/\/+$/, ""), o.apiKey ?? envValue("TRACEPIPE_API_KEY"));
+  if (o.db !== undefined && o.store !== undefined) throw new RunsError("give --db or --store, not both");
+  const target = storeTargetFrom(o);
+  if (!isStoreUrl(target) && target !== ":memory:" && !existsSync(target)) throw new RunsError(`no trace store at ${target} (set --db, --store, TRACEPIPE_DB, TRACEPIPE_STORE_URL, or --endpoint)`);
   // Loaded here so `tracepipe runs --endpoint` never loads a database driver.
   const { openStore } = await import("../store/open.js");
-  const store = await openStore(path);
+  let store: Awaited<ReturnType<typeof openStore>>;
+  try {
+    store = await openStore(target);
+  } catch (err) {
+    throw new RunsError(`cannot open the store: ${(err as Error).message}`);
+  }
   return { traces: (f) => store.listTraces(f), trace: (id) => store.traceRuns(id), close: () => store.close() };
 }
 
@@ -190,8 +197,9 @@ export function register(program: Command): void {
   const runs = program
     .command("runs")
     .summary("look at stored traces in the terminal")
-    .description("Recent traces, one trace as a tree, or new traces as they arrive, from the embedded store (--db) or a collector (--endpoint).")
+    .description("Recent traces, one trace as a tree, or new traces as they arrive, from the embedded store (--db or --store) or a collector (--endpoint).")
     .option("--db <path>", "SQLite store (default TRACEPIPE_DB or .tracepipe/traces.db)")
+    .option("--store <url>", "PostgreSQL store, a postgres:// URL (default TRACEPIPE_STORE_URL)")
     .option("--endpoint <url>", "a `tracepipe serve` collector instead of the file (default TRACEPIPE_ENDPOINT)")
     .option("--api-key <key>", "X-Api-Key for --endpoint (default TRACEPIPE_API_KEY)");
 

@@ -1,8 +1,11 @@
 /** `tracepipe serve`: the local collector (DESIGN "CLI"). */
-import { dbPathFrom, envValue } from "../env.js";
+import { DEFAULT_DB_PATH, envValue, storeTargetFrom } from "../env.js";
 import { type Command, InvalidArgumentError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { createCollector } from "../server/app.js";
+import { openStore } from "../store/open.js";
+import type { Store } from "../store/contract/store.js";
+import { parseDuration } from "./duration.js";
 import { ConfigError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
@@ -23,7 +26,10 @@ export interface ServeOptions {
   prices?: string;
   port: number;
   host: string;
-  db: string;
+  db?: string;
+  store?: string;
+  /** Milliseconds (--retention 30d). */
+  retention?: number;
   apiKey?: string;
   region: "us" | "eu";
   rateLimit: boolean;
@@ -64,10 +70,10 @@ export function largeBodyBudget(flag: number | undefined, env: NodeJS.ProcessEnv
 export function register(program: Command): void {
   program
     .command("serve")
-    .summary("run the local collector (ingest API over SQLite)")
+    .summary("run the local collector (ingest API over SQLite or PostgreSQL)")
     .description(
       [
-        "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file.",
+        "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file, or over PostgreSQL with --store (several collectors may share one database; docs/deploy.md).",
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces and /otel/v1/logs, also as /v1/traces and /v1/logs (OTLP JSON or protobuf; gzip), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
         "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
         "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
@@ -76,7 +82,9 @@ export function register(program: Command): void {
     )
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
-    .option("--db <path>", "SQLite file (':memory:' keeps nothing)", dbPathFrom(undefined))
+    .option("--db <path>", `SQLite file (':memory:' keeps nothing; default TRACEPIPE_DB, else ${DEFAULT_DB_PATH})`)
+    .option("--store <url>", "keep everything in PostgreSQL at this postgres:// URL, shared by every collector given it (default TRACEPIPE_STORE_URL; docs/deploy.md)")
+    .option("--retention <duration>", "remove traces older than this every hour: 30d, 12h, 90m or 2w (default: keep everything)", parseDuration("--retention"))
     .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
     .addOption(new Option("--region <region>", "which region's rate limits to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
     .option("--no-rate-limit", "disable the rate limits (bulk local loads)")
@@ -133,11 +141,26 @@ export function register(program: Command): void {
         process.exitCode = 2;
         return;
       }
+      if (opts.db !== undefined && opts.store !== undefined) {
+        process.stderr.write("tracepipe serve: give --db or --store, not both\n");
+        process.exitCode = 2;
+        return;
+      }
+      let store: Store;
+      try {
+        store = await openStore(storeTargetFrom(opts));
+      } catch (err) {
+        // A database that cannot be reached or is newer than this tracepipe: said in one line, exit 2.
+        process.stderr.write(`tracepipe serve: ${(err as Error).message}\n`);
+        process.exitCode = 2;
+        return;
+      }
       // The gRPC receiver shares the HTTP side's limiter: one budget per key whichever way it sends.
       const limiter = new MemoryRateLimiter();
       const collector = await createCollector({
+        db: store,
+        retentionMs: opts.retention,
         limiter,
-        db: opts.db,
         apiKey: opts.apiKey,
         region: opts.region,
         rateLimits: opts.rateLimit,
@@ -149,7 +172,7 @@ export function register(program: Command): void {
         rootlessAfterMs: opts.rootlessAfter,
       });
       const { url } = await collector.listen(opts.port, opts.host);
-      console.log(`tracepipe collector listening on ${url} (db ${opts.db}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
+      console.log(`tracepipe collector listening on ${url} (store ${store.target}${opts.retention ? `, retention ${Math.round(opts.retention / 3_600_000)} h` : ""}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
       console.log(`trace viewer: ${url}/`);
       let grpc: { close(): Promise<void> } | undefined;
       if (opts.otlpGrpcPort !== undefined) {
@@ -176,6 +199,7 @@ export function register(program: Command): void {
         console.log(`tracepipe collector: ${signal}, closing`);
         await grpc?.close();
         await collector.close();
+        await store.close();
         process.exit(0);
       };
       process.once("SIGINT", () => void stop("SIGINT"));

@@ -88,7 +88,7 @@ export class Client implements RunWriter {
             batchSizeFromServer: this.options.batchSizeFromServer,
             warn: (m) => this.state.warnOnce(m),
           })
-        : new EmbeddedSink(this.options.dbPath));
+        : new EmbeddedSink(this.options.storeTarget));
     this.spoolReplay = new SpoolReplay(this.state, this.valueLimits, () => {
       this.replay();
       this.notify();

@@ -1,7 +1,7 @@
 /** Client options with their documented defaults (DESIGN.md "Environment"). */
 import { ConfigError } from "../errors.js";
 import { samplingRateFrom, type PrivacyOptions } from "./privacy.js";
-import { dbPathFrom, deadLetterPathFor, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue } from "../env.js";
+import { dbPathFrom, deadLetterPathFor, DEFAULT_DB_PATH, DEFAULT_PROJECT, envValue, storeTargetFrom } from "../env.js";
 import { join, dirname } from "node:path";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import type { Sink } from "./sink.js";
@@ -34,6 +34,11 @@ export interface ClientOptions {
   project?: string;
   /** Embedded store path. Default `TRACEPIPE_DB` or `.tracepipe/traces.db`. */
   dbPath?: string;
+  /**
+   * Embedded store in a server database instead of the file: `postgres://user:pass@host:5432/db`.
+   * Default `TRACEPIPE_STORE_URL` (unless `dbPath` is given). The spool and dead letters stay beside `dbPath`.
+   */
+  storeUrl?: string;
   /** Override SPEC §8's limit for POST /runs/multipart, e.g. `{limit: 50, windowMs: 1000}`. */
   rateLimit?: { limit: number; windowMs: number };
   /** Shared limiter (e.g. Redis across processes). Default: in-process sliding window. */
@@ -93,6 +98,8 @@ export interface ResolvedOptions {
   apiKey?: string;
   project: string;
   dbPath: string;
+  /** Where the embedded sink stores: the store URL, else dbPath. */
+  storeTarget: string;
   batchSize: number;
   /** batchSize was not given: a batch size the server advertises replaces it (HttpSink). */
   batchSizeFromServer: boolean;
@@ -116,6 +123,7 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
     apiKey: o.apiKey ?? envValue("TRACEPIPE_API_KEY", env),
     project: o.project ?? envValue("TRACEPIPE_PROJECT", env) ?? DEFAULT_PROJECT,
     dbPath,
+    storeTarget: storeTargetFrom({ store: o.storeUrl, db: o.dbPath }, env),
     batchSize: o.batchSize ?? DEFAULT_BATCH_SIZE,
     batchSizeFromServer: o.batchSize === undefined,
     batchBytes: o.batchBytes ?? DEFAULT_BATCH_BYTES,

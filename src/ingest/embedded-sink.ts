@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { StoreUnavailableError, ValidationError } from "../errors.js";
+import { isStoreUrl, redactStoreTarget } from "../env.js";
 // Type-only: the store (its database driver) loads on first send, so `import "tracepipe"` stays light
 // and a bundled app that always sets an endpoint never evaluates the native driver.
 import type { Store } from "../store/contract/store.js";
@@ -23,7 +24,7 @@ export class EmbeddedSink implements Sink {
   private store?: Promise<Store>;
 
   constructor(private readonly path: string) {
-    this.target = path;
+    this.target = redactStoreTarget(path);
   }
 
   private open(): Promise<Store> {
@@ -42,7 +43,7 @@ export class EmbeddedSink implements Sink {
       // A store that could not open (an unwritable directory, a bundle without the native driver)
       // is retried like any failed send, so the next attempt opens afresh.
       this.store = undefined;
-      throw new SinkError(`opening ${this.path} failed: ${(err as Error).message}`, "retry");
+      throw new SinkError(`opening ${this.target} failed: ${(err as Error).message}`, "retry");
     }
     const posts = ops.filter((o) => o.kind === "post");
     const patches = ops.filter((o) => o.kind === "patch");
@@ -66,18 +67,20 @@ export class EmbeddedSink implements Sink {
       this.announce();
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.
-      if (err instanceof ValidationError) throw new SinkError(`${this.path} refused the batch: ${err.message}`, "fatal", 422, err.issues);
+      if (err instanceof ValidationError) throw new SinkError(`${this.target} refused the batch: ${err.message}`, "fatal", 422, err.issues);
       // A store that cannot answer now (locked, busy, unreachable) is worth retrying; anything else will not get better.
-      throw new SinkError(`writing ${this.path} failed: ${(err as Error).message}`, err instanceof StoreUnavailableError ? "retry" : "fatal");
+      throw new SinkError(`writing ${this.target} failed: ${(err as Error).message}`, err instanceof StoreUnavailableError ? "retry" : "fatal");
     }
   }
 
   /** With no endpoint configured, the first stored runs say where they went and how to see them. */
   private announce(): void {
-    const where = this.path === ":memory:" ? this.path : resolve(this.path);
+    const url = isStoreUrl(this.path);
+    const where = url || this.path === ":memory:" ? this.target : resolve(this.path);
     if (announced.has(where)) return;
     announced.add(where);
-    process.emitWarning(`tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve --db ${JSON.stringify(where)}\``, "TracepipeWarning");
+    const serve = url ? `--store ${JSON.stringify(where)}` : `--db ${JSON.stringify(where)}`;
+    process.emitWarning(`tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve ${serve}\``, "TracepipeWarning");
   }
 
   async close(): Promise<void> {

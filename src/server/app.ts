@@ -20,6 +20,7 @@ import { queryRoutes } from "./routes/query.js";
 import { otelRoutes } from "./routes/otel.js";
 import { RootlessSweep } from "../otlp/sweep.js";
 import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
+import { RetentionSweep } from "./retention.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { ControlPlane } from "../control/service.js";
 import { webhookReceiverRoutes } from "./routes/webhooks.js";
@@ -84,6 +85,8 @@ export interface CollectorOptions {
    * wait for their root). See routes/otel.ts.
    */
   rootlessAfterMs?: number;
+  /** Remove traces older than this (ms) every hour (server/retention.ts); unset keeps everything. */
+  retentionMs?: number;
 }
 
 export interface Collector {
@@ -109,8 +112,9 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   const sender = opts.webhooks ? new WebhookSender(opts.webhooks, delivery) : undefined;
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
+  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
   const router = new Router()
-    .add(ingestRoutes({ store, version: COLLECTOR_VERSION, limits, onRunCompleted: completionHook({ onRunCompleted: opts.onRunCompleted, sender }) }))
+    .add(ingestRoutes({ store, version: COLLECTOR_VERSION, limits, onRunCompleted: completionHook({ onRunCompleted: opts.onRunCompleted, sender }), health: () => store.health() }))
     .add(queryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
     .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
@@ -177,8 +181,8 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
       closing = true;
       return new Promise((resolve, reject) => {
         server.close(() => {
-          // A sweep under way finishes its trace before the store closes under it.
-          void (sweep?.stop() ?? Promise.resolve())
+          // A sweep under way finishes its trace (a prune its slice) before the store closes under it.
+          void Promise.all([sweep?.stop(), retention?.stop()])
             .then(() => (ownStore ? store.close() : undefined))
             .then(() => resolve(), reject);
         });

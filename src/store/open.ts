@@ -1,11 +1,18 @@
 /**
  * openStore: the one way to open a Store. The target says which database:
- * a file path (or `:memory:`) is the SQLite store. Each implementation is
- * imported only when opened, so its driver loads only for who uses it.
+ * a `postgres://` or `postgresql://` URL is the PostgreSQL store (several
+ * collectors may share it), a file path (or `:memory:`) the SQLite store. Each
+ * implementation is imported only when opened, so its driver (pg,
+ * better-sqlite3) loads only for who uses it.
  */
+import { isStoreUrl } from "../env.js";
 import type { Store, StoreOptions } from "./contract/store.js";
 
 export async function openStore(target: string, opts: StoreOptions = {}): Promise<Store> {
+  if (isStoreUrl(target)) {
+    const { PostgresStore } = await import("./postgres/store.js");
+    return PostgresStore.open(target, opts);
+  }
   const { SqliteStore } = await import("./sqlite/index.js");
   return new SqliteStore(target, opts);
 }

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { createCollector, type Collector, type CollectorOptions } from "../../src/server/app.js";
+import { startPostgres, type RunningPostgres } from "./postgres.js";
 
 export interface Running {
   collector: Collector;
@@ -12,10 +13,21 @@ export interface Running {
   close(): Promise<void>;
 }
 
-/** A real collector on a loopback port with a temp SQLite file. */
+/**
+ * The store end-to-end tests run on when the test project says so
+ * (vitest.config.ts: TRACEPIPE_TEST_STORE=postgres runs some files again over
+ * PostgreSQL): a database on one throwaway cluster per test file.
+ */
+let cluster: Promise<RunningPostgres> | undefined;
+async function testStoreUrl(): Promise<string | undefined> {
+  if (process.env.TRACEPIPE_TEST_STORE !== "postgres") return undefined;
+  return (await (cluster ??= startPostgres())).database();
+}
+
+/** A real collector on a loopback port with a temp SQLite file (or, in the PostgreSQL test project, a fresh PostgreSQL database). */
 export async function startCollector(opts: CollectorOptions = {}): Promise<Running> {
   const dbPath = typeof opts.db === "string" ? opts.db : join(mkdtempSync(join(tmpdir(), "tp-collector-")), "traces.db");
-  const collector = await createCollector({ rateLimits: false, ...opts, db: opts.db ?? dbPath });
+  const collector = await createCollector({ rateLimits: false, ...opts, db: opts.db ?? (await testStoreUrl()) ?? dbPath });
   const { url } = await collector.listen(0, "127.0.0.1");
   return { collector, url, dbPath, close: () => collector.close() };
 }

@@ -5,13 +5,13 @@ import { join } from "node:path";
 import { appDir, ensureBuilt, probeLoads, ROOT } from "./dist.js";
 
 /** What a traced application must not pay for when it imports tracepipe (issue 12). */
-const HEAVY = ["better-sqlite3", "busboy", "cli-progress", "commander", "ioredis", "protobufjs", "tiktoken"];
+const HEAVY = ["better-sqlite3", "busboy", "cli-progress", "commander", "ioredis", "pg", "protobufjs", "tiktoken"];
 const heavyIn = (packages: string[]) => packages.filter((p) => HEAVY.includes(p) || p.startsWith("@opentelemetry/"));
 
 beforeAll(() => ensureBuilt(), 180_000);
 
 describe("the main entry", () => {
-  it("loads none of the OTel SDK/exporter, protobufjs, ioredis, busboy, cli-progress, better-sqlite3, tiktoken or commander", () => {
+  it("loads none of the OTel SDK/exporter, protobufjs, ioredis, busboy, cli-progress, better-sqlite3, pg, tiktoken or commander", () => {
     const { exports, packages, files } = probeLoads(appDir(), "tracepipe");
     expect(heavyIn(packages)).toEqual([]);
     // zod ships pre-bundled in dist/vendor (scripts/build.mjs): no package from node_modules at all

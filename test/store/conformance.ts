@@ -16,6 +16,7 @@ import { logsContract } from "./contract/logs.js";
 import { spansContract } from "./contract/spans.js";
 import { tracesContract } from "./contract/traces.js";
 import { insightsContract } from "./contract/insights.js";
+import { identityContract } from "./contract/identity.js";
 
 export type { OpenStore };
 
@@ -30,6 +31,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     attachmentsContract(open);
     deploymentsContract(open);
     insightsContract(open);
+    identityContract(open);
 
     describe("lifecycle", () => {
       const store = eachStore(open);

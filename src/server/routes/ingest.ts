@@ -17,6 +17,7 @@ import type { CheckedBatch, RunStore, StoredRun } from "../../store/contract/run
 import type { FeedbackStore } from "../../store/contract/feedback.js";
 import { checkFeedback } from "../../store/validate.js";
 import { uuidv7 } from "../../run/ids.js";
+import type { StoreHealth } from "../../store/contract/store.js";
 import { parseMultipart } from "../multipart.js";
 import { batchCheck } from "../validation.js";
 import { Slicer } from "../../internal/slicer.js";
@@ -30,6 +31,24 @@ export interface IngestDeps {
   limits: CollectorLimits;
   /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
   onRunCompleted?: (run: StoredRun) => void;
+  /** Whether the store's database answers (GET /info `store`). */
+  health?: () => Promise<StoreHealth>;
+}
+
+/** /info waits this long for the store to answer before saying it does not. */
+const HEALTH_WAIT_MS = 1000;
+
+/** The store's health, or "no answer" once HEALTH_WAIT_MS has passed: /info itself never waits on a slow database. */
+async function storeHealth(health: () => Promise<StoreHealth>): Promise<StoreHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<StoreHealth>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `the store did not answer within ${HEALTH_WAIT_MS} ms` }), HEALTH_WAIT_MS);
+  });
+  try {
+    return await Promise.race([health().catch((err: unknown): StoreHealth => ({ ok: false, error: (err as Error)?.message ?? String(err) })), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** What /info advertises, enforced: the run count always, the byte size when there is more than one run to split. */
@@ -79,10 +98,12 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
     {
       method: "GET",
       path: "/info",
-      handler: () => ({
+      handler: async () => ({
         status: 200,
         body: {
           version: deps.version,
+          // Said here so a load balancer or an operator sees a database that is away (writes get 503 meanwhile).
+          ...(deps.health ? { store: await storeHealth(deps.health) } : {}),
           batch_ingest_config: {
             use_multipart_endpoint: true,
             size_limit: limits.batchSizeLimit,

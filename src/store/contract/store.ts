@@ -7,6 +7,7 @@ import type { AttachmentStore } from "./attachments.js";
 import type { DeploymentStore } from "./deployments.js";
 import type { LogStore } from "./logs.js";
 import type { ProjectStore } from "./projects.js";
+import type { RetentionStore } from "./retention.js";
 import type { RunStore } from "./runs.js";
 import type { SpanStore } from "./spans.js";
 import type { TraceStore } from "./traces.js";
@@ -14,9 +15,11 @@ import type { FeedbackStore } from "./feedback.js";
 import type { ThreadStore } from "./threads.js";
 import type { MonitorStore } from "./monitor.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore {
+export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore, RetentionStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
+  /** Whether the database answers now (GET /info reports it): `error` says why not. */
+  health(): Promise<StoreHealth>;
   /** Finish and release the connection; idempotent. The store is unusable after. */
   close(): Promise<void>;
 }
@@ -25,4 +28,9 @@ export interface Store extends RunStore, TraceStore, SpanStore, LogStore, Projec
 export interface StoreOptions {
   /** Derive native messages for llm runs on ingest (the collector does; default true). */
   normalizeOnIngest?: boolean;
+}
+
+export interface StoreHealth {
+  ok: boolean;
+  error?: string;
 }

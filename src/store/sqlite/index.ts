@@ -13,7 +13,9 @@ import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import type { LogInput, StoredLog } from "../contract/logs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
-import type { Store, StoreOptions } from "../contract/store.js";
+import type { Store, StoreHealth, StoreOptions } from "../contract/store.js";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
+import { pruneSqlite } from "./retention.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { SqliteAttachments } from "./attachments.js";
 import { closeDatabase, openDatabase, unavailableWhenBusy } from "./connection.js";
@@ -193,6 +195,17 @@ export class SqliteStore implements Store {
 
   async monitorBreakdown(q: MonitorQuery, by: Breakdown): Promise<BreakdownRow[]> {
     return monitorBreakdown(this.db, q, by);
+  }
+
+  pruneTraces(cutoff: Date, opts?: PruneOptions): Promise<PruneResult> {
+    return pruneSqlite(this.db, cutoff, opts).catch((err: unknown) => {
+      throw unavailableWhenBusy(err);
+    });
+  }
+
+  /** A file the process holds open: it answers whenever the process does. */
+  async health(): Promise<StoreHealth> {
+    return this.db.open ? { ok: true } : { ok: false, error: "the store is closed" };
   }
 
   async close(): Promise<void> {

@@ -251,6 +251,14 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
         WHERE run_type = 'llm';
     `,
   },
+  {
+    version: 10,
+    name: "otel spans by start time (retention)",
+    // Retention (sqlite/retention.ts) finds the staged spans of traces that started before its cut-off.
+    sql: `
+      CREATE INDEX IF NOT EXISTS otel_spans_start ON otel_spans (start_time);
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

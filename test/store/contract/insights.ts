@@ -142,5 +142,27 @@ export function insightsContract(open: OpenStore): void {
       const byName = await store().monitorBreakdown(q, "name");
       expect(byName.map((r) => [r.value, r.runs, r.errors, r.input_tokens])).toEqual([["root", 6, 1, null]]);
     });
+
+    it("ranks only the runs whose latency is known, and a bucket where none is has null percentiles", async () => {
+      const runs: Rec[] = [];
+      // Hour 0: llm latencies 100, 200, 400 and two unfinished runs; hour 1: one unfinished run only.
+      [100, 200, undefined, undefined, 400].forEach((lat, i) => {
+        const [root, llm] = turn(DAY_START + i * 60_000, { latency: lat ?? 1, model: "gpt-4o", input: 1, output: 1, cost: 0.125 });
+        if (lat === undefined) delete llm!.end_time;
+        runs.push(root!, llm!);
+      });
+      const [root, llm] = turn(DAY_START + HOUR, { latency: 1, model: "gpt-4o", input: 1, output: 1, cost: 0.125 });
+      delete llm!.end_time;
+      runs.push(root!, llm!);
+      await store().ingest({ post: runs });
+      const q = { project: "mon", from_ms: DAY_START, to_ms: DAY_START + 2 * HOUR, step_ms: HOUR };
+      const m = await store().monitorSeries(q);
+      const ms = (vs: (number | null)[]) => vs.map((v) => (v === null ? null : Math.round(v)));
+      expect(m.llm.runs).toEqual([5, 1]);
+      expect(ms(m.llm.latency_p50)).toEqual([200, null]);
+      expect(ms(m.llm.latency_p95)).toEqual([400, null]);
+      const [gpt] = await store().monitorBreakdown(q, "model");
+      expect([gpt!.runs, Math.round(gpt!.latency_p50!), Math.round(gpt!.latency_p95!)]).toEqual([6, 200, 400]);
+    });
   });
 }

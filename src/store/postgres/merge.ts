@@ -1,0 +1,253 @@
+/**
+ * The PostgreSQL store's merge: one ingest batch in one transaction, with the
+ * merge rules every store applies (store/merge-rules.ts), safe when several
+ * connections (or collectors) write the same runs at once.
+ *
+ * Concurrency: every run id has a row in `run_keys`. A batch first inserts the
+ * ids it lacks (ON CONFLICT DO NOTHING), then locks all its ids' key rows, in
+ * id order (so two batches never wait on each other in a circle), and reads
+ * the runs under those locks. A post and a patch of one run arriving on two
+ * connections at the same moment are therefore applied one after the other
+ * (the run is read only once its key is locked):
+ * the second reads what the first wrote, and the result is one complete run
+ * with the newest update winning, as in one process.
+ *
+ * Large JSON columns (over IN_ROW_BYTES) are not read for a merge that does not
+ * need them, and an UPDATE names only the columns it changes: a patch that
+ * sets an end time leaves a large `inputs` where PostgreSQL put it (TOAST).
+ */
+import type pg from "pg";
+import { isObj, type Obj } from "../../internal/obj.js";
+import { deriveLlm, firstTokenTime } from "../derive.js";
+import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
+import { ROW_COLUMNS, TYPES, DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
+
+/** Stored JSON up to this many bytes is read with the row; larger stays in the database until needed. */
+const IN_ROW_BYTES = 4096;
+/** Rows with a column larger than this are inserted one by one (an array literal would copy it again). */
+const BIG_VALUE_CHARS = 256 * 1024;
+
+/** A JSON column left in the database: counts as set; read only when the derivation needs it. */
+class InDb {
+  constructor(
+    readonly id: string,
+    readonly column: string,
+    readonly bytes: number,
+  ) {}
+}
+
+interface Loaded {
+  state: Obj;
+  texts: Texts;
+  /** The stored row's bookkeeping, when the run exists. */
+  prev?: { has_post: boolean; received_at: string; trace_start: string | null; exact: Obj | undefined };
+}
+
+/**
+ * Locks the batch's keys in id order. A statement of its own: under READ
+ * COMMITTED each statement reads as of its start, so the runs are read by the
+ * next statement, after the locks are held (a join locking `run_keys` would read
+ * `runs` as they were before it waited for a lock, and lose the update it waited for).
+ */
+const LOCK_SQL = "SELECT id FROM run_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+
+const LOAD_SQL = `SELECT r.id, r.has_post, r.other, r.exact, r.received_at,
+  to_char(r.trace_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS trace_start,
+  ${SCALAR.map((c) => `r.${c}`).join(", ")},
+  ${JSONCOL.map((c) => `octet_length(r.${c}) AS "${c}:bytes", CASE WHEN octet_length(r.${c}) <= ${IN_ROW_BYTES} THEN r.${c} END AS ${c}`).join(", ")}
+  FROM runs r WHERE r.id = ANY($1::text[])`;
+
+function load(row: Obj | undefined, id: string): Loaded {
+  const state: Obj = { id };
+  const texts: Texts = {};
+  if (!row) return { state, texts };
+  for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
+  const exact = row.exact ? (JSON.parse(row.exact as string) as Obj) : undefined;
+  if (exact) Object.assign(state, exact);
+  for (const c of JSONCOL) {
+    const bytes = row[`${c}:bytes`] as number | null;
+    if (bytes === null) continue;
+    const text = row[c] as string | null;
+    if (text === null) state[c] = new InDb(id, c, bytes);
+    else {
+      state[c] = JSON.parse(text);
+      texts[c] = text;
+    }
+  }
+  if (row.other) state.__other = JSON.parse(row.other as string);
+  return { state, texts, prev: { has_post: row.has_post as boolean, received_at: row.received_at as string, trace_start: row.trace_start as string | null, exact } };
+}
+
+export interface MergeOptions {
+  normalizeOnIngest: boolean;
+}
+
+/** What one batch did (IngestResult without attachments). */
+export interface MergeOutcome {
+  created: number;
+  updated: number;
+  completedRoots: string[];
+  /** Projects the batch's runs are in. */
+  projects: Set<string>;
+}
+
+/** Merge the batch's posts and patches inside the caller's transaction. */
+export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], patches: readonly Obj[], opts: MergeOptions): Promise<MergeOutcome> {
+  const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
+  const slot = (id: string) => {
+    let s = byId.get(id);
+    if (!s) byId.set(id, (s = { posts: [], patches: [] }));
+    return s;
+  };
+  for (const p of posts) slot(p.id as string).posts.push(p);
+  for (const p of patches) slot(p.id as string).patches.push(p);
+  const ids = [...byId.keys()].sort();
+  const outcome: MergeOutcome = { created: 0, updated: 0, completedRoots: [], projects: new Set() };
+  if (ids.length === 0) return outcome;
+
+  await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
+  await client.query(LOCK_SQL, [ids]);
+  const stored = new Map(((await client.query(LOAD_SQL, [ids])).rows as Obj[]).map((r) => [r.id as string, r]));
+  const now = new Date().toISOString();
+  const inserts: Obj[] = [];
+  const updates = new Map<string, Obj[]>();
+  for (const id of ids) {
+    const s = byId.get(id)!;
+    const { state, texts, prev } = load(stored.get(id), id);
+    let changed = false;
+    for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
+    for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
+    const params = await toColumns(client, state, texts, prev, s.posts.length > 0, now, changed || !prev, opts);
+    if (prev) {
+      outcome.updated++;
+      const key = Object.keys(params).join(",");
+      const group = updates.get(key);
+      if (group) group.push(params);
+      else updates.set(key, [params]);
+    } else {
+      outcome.created++;
+      inserts.push(params);
+    }
+    if (endsRun([...s.posts, ...s.patches]) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (typeof params.session_name === "string") outcome.projects.add(params.session_name);
+  }
+  await insertRows(client, inserts);
+  for (const group of updates.values()) await updateRows(client, group);
+  return outcome;
+}
+
+/** A JSON column's value, read from the database when it was left there. */
+async function valueOf(client: pg.ClientBase, v: unknown): Promise<unknown> {
+  if (!(v instanceof InDb)) return v;
+  const r = await client.query(`SELECT ${v.column} AS v FROM runs WHERE id = $1`, [v.id]);
+  const text = r.rows[0]?.v as string | null | undefined;
+  return text == null ? undefined : JSON.parse(text);
+}
+
+/** The columns to write for one run's merged state: every column for a new row, only those that changed for a stored one. */
+async function toColumns(client: pg.ClientBase, state: Obj, texts: Texts, prev: Loaded["prev"], posted: boolean, now: string, messagesChanged: boolean, opts: MergeOptions): Promise<Obj> {
+  const params: Obj = { id: state.id, has_post: (prev?.has_post ?? false) || posted, updated_at: now };
+  if (!prev) params.received_at = now;
+  const exact: Obj = {};
+  for (const c of SCALAR) {
+    const v = state[c] ?? null;
+    params[c] = typeof v === "string" ? scalarColumn(v, () => (exact[c] = v)) : v;
+  }
+  if (Object.keys(exact).length || prev?.exact) params.exact = Object.keys(exact).length ? JSON.stringify(exact) : null;
+  const ts = traceStart(state);
+  if (!prev || ts !== prev.trace_start) params.trace_start = ts;
+  params.latency_ms = msBetween(state.start_time as string | undefined, state.end_time as string | undefined);
+  const bytes: Record<string, number> = {};
+  for (const c of JSONCOL) {
+    const v = state[c];
+    if (v instanceof InDb) {
+      bytes[c] = v.bytes;
+      continue;
+    }
+    const text = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+    params[c] = text;
+    bytes[c] = text === null ? 0 : Buffer.byteLength(text, "utf8");
+  }
+  params.other = state.__other ? JSON.stringify(state.__other) : null;
+  if (!(state.events instanceof InDb)) params.first_token_time = firstTokenTime(state.events);
+  const llm = state.run_type === "llm";
+  // Nothing the derivation or usage reads (messages, run type, metadata) changed: those columns stay.
+  const rederive = !prev || messagesChanged;
+  // The derivation and the usage read the metadata: a large `extra` left in the database is read for them.
+  let extra = rederive && llm ? await valueOf(client, state.extra) : state.extra;
+  if (rederive) {
+    let normalizedOutputs: unknown = null;
+    const outputs = llm ? await valueOf(client, state.outputs) : undefined;
+    if (opts.normalizeOnIngest && llm) {
+      const d = deriveLlm(await valueOf(client, state.inputs), outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
+      // The model identity the run builder gives an llm run sent without one goes into its stored metadata (derive.ts).
+      if (d.metadata) {
+        extra = { ...(isObj(extra) ? extra : {}), metadata: d.metadata };
+        params.extra = JSON.stringify(extra);
+      }
+      params.detected_format = d.detected_format;
+      // A large side's native copy is derived when read (see toStored), as the SQLite store does.
+      params.normalized_inputs = d.normalized_inputs && bytes.inputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_outputs = d.normalized_outputs && bytes.outputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
+      params.normalize_error = d.normalize_error;
+      normalizedOutputs = params.normalized_outputs === null ? null : d.normalized_outputs;
+    } else {
+      params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
+    }
+    const usage = llm ? usageOf(normalizedOutputs, outputs, extra) : undefined;
+    params.usage = usage === undefined ? null : jsonbText(usage);
+    const cost = (usage as Obj | undefined)?.total_cost;
+    params.total_cost = typeof cost === "number" && Number.isFinite(cost) ? cost : null;
+  }
+  if (!(extra instanceof InDb)) {
+    const meta = isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined;
+    params.model = metaText(meta?.trace_model_name);
+    params.provider = metaText(meta?.trace_provider);
+  }
+  return params;
+}
+
+/** Model and provider as the viewer filters them: a string as it is, another scalar as its text. */
+function metaText(v: unknown): string | null {
+  if (v === undefined || v === null) return null;
+  const text = typeof v === "string" ? v : JSON.stringify(v);
+  return scalarColumn(text, () => undefined);
+}
+
+async function insertRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
+  if (rows.length === 0) return;
+  const cols = ROW_COLUMNS;
+  const big = (r: Obj) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS);
+  const batch = rows.filter((r) => !big(r));
+  for (const r of rows.filter(big)) {
+    await client.query(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c, i) => `$${i + 1}::${TYPES[c]}`).join(", ")})`, cols.map((c) => r[c] ?? null));
+  }
+  if (batch.length === 0) return;
+  await client.query(
+    `INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})`,
+    cols.map((c) => batch.map((r) => r[c] ?? null)),
+  );
+}
+
+/**
+ * One UPDATE for runs whose changed columns are the same set. \`r.id = ANY\` as
+ * well as the join: it lets every partition find its rows by index, where the
+ * join alone may be planned as a scan of every partition.
+ */
+async function updateRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
+  const cols = Object.keys(rows[0]!).filter((c) => c !== "id");
+  const big = rows.some((r) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS));
+  if (big || rows.length === 1) {
+    for (const r of rows) {
+      await client.query(`UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [r.id, ...cols.map((c) => r[c] ?? null)]);
+    }
+    return;
+  }
+  const all = ["id", ...cols];
+  await client.query(
+    `UPDATE runs AS r SET ${cols.map((c) => `${c} = v.${c}`).join(", ")}
+     FROM unnest(${all.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")}) AS v(${all.join(", ")})
+     WHERE r.id = v.id AND r.id = ANY($1::text[])`,
+    all.map((c) => rows.map((r) => r[c] ?? null)),
+  );
+}

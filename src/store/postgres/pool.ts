@@ -1,0 +1,175 @@
+/**
+ * The PostgreSQL store's connection pool (node-postgres): bounded, and honest
+ * about the database being away.
+ *
+ * - A database that is down, restarting, refusing connections or too slow to
+ *   hand out a connection makes every call fail fast with a
+ *   StoreUnavailableError (the collector answers 503 with Retry-After), never
+ *   a generic error, and never a queue that grows without bound: past
+ *   `maxWaiting` callers waiting for a connection, the next is refused at once.
+ * - The pool reconnects by itself: a broken connection is dropped (pg's pool
+ *   discards clients that errored) and the next call opens a new one.
+ * - Transactions that lose a deadlock or a serialization race are run again
+ *   from the start (the merge reads under row locks, so a rerun sees the
+ *   winner's state).
+ */
+import pg from "pg";
+import { StoreUnavailableError } from "../../errors.js";
+import { storable } from "./columns.js";
+
+export interface PgPoolOptions {
+  /** Connections at most (default 10). */
+  max?: number;
+  /** Callers that may wait for a connection before the next is refused with StoreUnavailableError (default 64). */
+  maxWaiting?: number;
+  /** How long a caller waits for a connection, ms (default 5000). */
+  connectTimeoutMs?: number;
+  /** A statement running longer is cancelled and the call is unavailable, ms (default 30000). */
+  statementTimeoutMs?: number;
+}
+
+/** SQLSTATE classes and codes that mean "the database is not there now", not "this request is wrong". */
+function isUnavailable(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | undefined;
+  const code = e?.code ?? "";
+  if (/^(08|53|57P)/.test(code)) return true; // connection exception, insufficient resources, operator intervention
+  if (code === "57014") return true; // query_canceled (statement_timeout)
+  if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"].includes(code)) return true;
+  const msg = e?.message ?? "";
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(msg);
+}
+
+const RETRY_CODES = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
+
+export interface PoolHealth {
+  ok: boolean;
+  /** Why not, when not. */
+  error?: string;
+  /** When the last failure was seen (ISO), if any. */
+  since?: string;
+}
+
+export class PgPool {
+  readonly pool: pg.Pool;
+  private readonly maxWaiting: number;
+  private lastFailure: { error: string; at: string } | undefined;
+
+  constructor(
+    connectionString: string,
+    opts: PgPoolOptions = {},
+    /** Where the target is, for messages (no password). */
+    private readonly target: string,
+  ) {
+    this.maxWaiting = opts.maxWaiting ?? 64;
+    this.pool = new pg.Pool({
+      connectionString,
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
+      idleTimeoutMillis: 30_000,
+      statement_timeout: opts.statementTimeoutMs ?? 30_000,
+      application_name: "tracepipe",
+    });
+    // An idle connection the server closed (a restart) is an event, not a crash: the pool drops it.
+    this.pool.on("error", (err) => this.failed(err));
+  }
+
+  private failed(err: unknown): void {
+    this.lastFailure = { error: (err as Error)?.message ?? String(err), at: new Date().toISOString() };
+  }
+
+  /** The error to throw for `err`: unavailability becomes StoreUnavailableError, anything else stays as it is. */
+  private translate(err: unknown): unknown {
+    if (err instanceof StoreUnavailableError) return err;
+    if (!isUnavailable(err)) return err;
+    this.failed(err);
+    return new StoreUnavailableError(`the PostgreSQL store at ${this.target} is unavailable: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+
+  private async connect(): Promise<pg.PoolClient> {
+    if (this.pool.waitingCount >= this.maxWaiting) {
+      throw new StoreUnavailableError(`the PostgreSQL store at ${this.target} is busy: ${this.pool.waitingCount} requests already wait for a connection`);
+    }
+    try {
+      const client = await this.pool.connect();
+      this.lastFailure = undefined;
+      return client;
+    } catch (err) {
+      throw this.translate(err);
+    }
+  }
+
+  /**
+   * One statement on any connection. A string parameter PostgreSQL text cannot
+   * hold (a filter or id with U+0000 in it) is sent with U+FFFD in its place,
+   * the form such values are stored in for queries, instead of failing.
+   */
+  async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    try {
+      return await client.query<R>(sql, params?.map(storableParam));
+    } catch (err) {
+      if (isUnavailable(err)) broken = err as Error;
+      throw this.translate(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** `fn` in one transaction on one connection, run again (at most 5 times) when it loses a deadlock or serialization race. */
+  async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      const client = await this.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query("BEGIN");
+        const out = await fn(client);
+        await client.query("COMMIT");
+        return out;
+      } catch (err) {
+        if (isUnavailable(err)) broken = err as Error;
+        else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
+        const code = (err as { code?: string }).code;
+        if (!broken && code && RETRY_CODES.has(code) && attempt < 4) continue;
+        throw this.translate(err);
+      } finally {
+        client.release(broken);
+      }
+    }
+  }
+
+  /** `fn` with a connection of its own (no transaction opened). */
+  async withClient<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect();
+    let broken: Error | undefined;
+    try {
+      return await fn(client);
+    } catch (err) {
+      if (isUnavailable(err)) broken = err as Error;
+      throw this.translate(err);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Whether the database answers now (one round trip). */
+  async health(): Promise<PoolHealth> {
+    try {
+      await this.query("SELECT 1");
+      return { ok: true };
+    } catch (err) {
+      const f = this.lastFailure;
+      return { ok: false, error: (err as Error).message, ...(f ? { since: f.at } : {}) };
+    }
+  }
+
+  async end(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function storableParam(v: unknown): unknown {
+  if (typeof v === "string") return storable(v);
+  if (Array.isArray(v)) return v.map(storableParam);
+  return v;
+}

@@ -1,0 +1,109 @@
+/**
+ * Retention in PostgreSQL (the contract's RetentionStore): traces older than a
+ * cut-off removed with their attachments, feedback and run keys, and the OTLP
+ * spans and log records staged for traces that started before it.
+ *
+ * Whole weekly partitions that end at or before the cut-off are dropped: every
+ * run in one belongs to a trace that started before the week ended. What is
+ * left (the week the cut-off falls in, the default partition) is deleted a
+ * slice at a time, each slice its own short transaction, with the event loop
+ * served in between, so retention never holds up ingest: first the traces
+ * whose root started before the cut-off, then runs whose own trace start says
+ * so (a trace whose root never came). Dropping a partition needs a brief
+ * exclusive lock on `runs`: it waits at most LOCK_WAIT for it, and otherwise
+ * leaves the partition to the row deletes.
+ */
+import type pg from "pg";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
+import { partitionRange } from "./partitions.js";
+import type { PgPool } from "./pool.js";
+
+/** Traces (or left-over runs) removed per slice. */
+const SLICE_TRACES = 200;
+/** Runs whose dependents are removed per slice, before their partition is dropped. */
+const SLICE_RUNS = 2000;
+const LOCK_WAIT = "500ms";
+
+const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
+
+export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions = {}): Promise<PruneResult> {
+  const out: PruneResult = { runs: 0, attachments: 0, partitionsDropped: [] };
+  const cut = cutoff.toISOString().replace(/Z$/, "000Z"); // the stored times' form, microseconds included
+  const parts = (await pool.query<{ name: string }>("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass")).rows.map((r) => r.name);
+  for (const name of parts.sort()) {
+    const range = partitionRange(name);
+    if (!range || range.to.getTime() > cutoff.getTime()) continue;
+    if (opts.signal?.aborted) return out;
+    if (await dropPartition(pool, name, out, opts.signal)) out.partitionsDropped.push(name);
+  }
+  // Row by row: the roots that started before the cut-off, oldest first, a slice at a time.
+  for (;;) {
+    if (opts.signal?.aborted) return out;
+    const roots = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < $1 ORDER BY start_time NULLS FIRST, id LIMIT $2", [cut, SLICE_TRACES])).rows.map((r) => r.id);
+    if (roots.length === 0) break;
+    await removeRuns(pool, "trace_id = ANY($1::text[]) OR id = ANY($1::text[])", roots, out);
+    await yieldTurn();
+  }
+  for (;;) {
+    if (opts.signal?.aborted) return out;
+    const ids = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz ORDER BY trace_start, id LIMIT $2", [cutoff.toISOString(), SLICE_TRACES])).rows.map((r) => r.id);
+    if (ids.length === 0) break;
+    await removeRuns(pool, "id = ANY($1::text[])", ids, out);
+    await yieldTurn();
+  }
+  // Staged OTLP spans of traces that started before the cut-off (a trace's root span starts first).
+  for (;;) {
+    if (opts.signal?.aborted) return out;
+    const traces = (await pool.query<{ trace_id: string }>("SELECT DISTINCT trace_id FROM (SELECT trace_id FROM otel_spans WHERE start_time < $1 LIMIT $2) s", [cut, SLICE_TRACES])).rows.map((r) => r.trace_id);
+    if (traces.length === 0) break;
+    await pool.transaction(async (c) => {
+      await c.query("DELETE FROM otel_spans WHERE trace_id = ANY($1::text[])", [traces]);
+      await c.query("DELETE FROM otel_rootless WHERE trace_id = ANY($1::text[])", [traces]);
+      await c.query("DELETE FROM otel_logs WHERE trace_id = ANY($1::text[])", [traces]);
+    });
+    await yieldTurn();
+  }
+  return out;
+}
+
+/** Remove a partition's attachments, feedback and run keys a slice at a time, then the partition itself. False when its lock was not free in time. */
+async function dropPartition(pool: PgPool, name: string, out: PruneResult, signal?: AbortSignal): Promise<boolean> {
+  let after = "";
+  for (;;) {
+    if (signal?.aborted) return false;
+    const ids = (await pool.query<{ id: string }>(`SELECT id FROM ${name} WHERE id > $1 ORDER BY id LIMIT $2`, [after, SLICE_RUNS])).rows.map((r) => r.id);
+    if (ids.length === 0) break;
+    after = ids[ids.length - 1]!;
+    await pool.transaction(async (c) => {
+      out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids])).rowCount ?? 0;
+      await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
+    });
+    await yieldTurn();
+  }
+  return pool.transaction(async (c: pg.PoolClient) => {
+    await c.query(`SET LOCAL lock_timeout = '${LOCK_WAIT}'`);
+    const n = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${name}`)).rows[0]!.n;
+    try {
+      await c.query("SAVEPOINT drop_partition");
+      await c.query(`DROP TABLE ${name}`);
+    } catch (err) {
+      if ((err as { code?: string }).code !== "55P03") throw err;
+      await c.query("ROLLBACK TO SAVEPOINT drop_partition");
+      return false;
+    }
+    out.runs += n;
+    return true;
+  });
+}
+
+/** Delete the runs `where` picks (with $1 = `ids`), their attachments, feedback and keys, in one transaction. */
+async function removeRuns(pool: PgPool, where: string, ids: string[], out: PruneResult): Promise<void> {
+  await pool.transaction(async (c) => {
+    const gone = (await c.query<{ id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id`, [ids])).rows.map((r) => r.id);
+    out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [gone])).rowCount ?? 0;
+    await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [gone]);
+    await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [gone]);
+    out.runs += gone.length;
+  });
+}

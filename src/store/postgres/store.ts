@@ -1,0 +1,334 @@
+/**
+ * PostgresStore: the store contract over PostgreSQL (node-postgres pool), for
+ * collectors that outgrow one machine or share one database. The same ingest
+ * check and merge rules as the SQLite store (store/ingest-check.ts,
+ * store/merge-rules.ts), made safe across connections (merge.ts); the schema
+ * and its migrations in migrations.ts.
+ *
+ *   const store = await PostgresStore.open("postgres://user:pass@host:5432/db");
+ */
+import { isObj, type Obj } from "../../internal/obj.js";
+import type { AttachmentInput, AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
+import { CursorError } from "../contract/cursor.js";
+import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
+import type { Project } from "../contract/projects.js";
+import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
+import type { SpanInput, StoredSpan } from "../contract/spans.js";
+import type { Store, StoreHealth, StoreOptions } from "../contract/store.js";
+import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
+import { deriveLlm } from "../derive.js";
+import { checkFeedback, checkIngestBatch } from "../validate.js";
+import { JSONCOL, SCALAR } from "../merge-rules.js";
+import { canonicalTime } from "../time.js";
+import { DERIVE_ON_READ_BYTES } from "./columns.js";
+import { mergeRuns } from "./merge.js";
+import { migratePostgres } from "./migrations.js";
+import { ensurePartitions } from "./partitions.js";
+import { PgPool, type PgPoolOptions } from "./pool.js";
+import { redactStoreTarget } from "../../env.js";
+import { pruneTraces } from "./retention.js";
+import type { PruneOptions, PruneResult } from "../contract/retention.js";
+import { SpanStaging } from "./spans.js";
+import { LogStaging } from "./logs.js";
+import type { LogInput, StoredLog } from "../contract/logs.js";
+import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
+import type { Issue } from "../../errors.js";
+import { feedbackOf, traceFeedback, writeFeedback } from "./feedback.js";
+import { metadataConditions } from "./metadata.js";
+import { listTraces, traceRuns } from "./traces.js";
+import { listThreads, threadTurns } from "./threads.js";
+import { monitorBreakdown, monitorSeries } from "./monitor.js";
+import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
+
+export interface PostgresStoreOptions extends StoreOptions, PgPoolOptions {}
+
+const PARTITION_UPKEEP_MS = 6 * 3_600_000;
+
+/** Every column a read of whole runs needs, with the sizes the derive-on-read rule looks at. */
+const READ_COLUMNS = `id, other, exact, ${SCALAR.join(", ")}, ${JSONCOL.join(", ")}, detected_format, normalized_inputs, normalized_outputs, normalize_error, first_token_time`;
+
+export class PostgresStore implements Store {
+  readonly target: string;
+  private readonly normalizeOnIngest: boolean;
+  private readonly spans: SpanStaging;
+  private readonly logs: LogStaging;
+  private closed = false;
+  /** Makes the coming weeks' partitions every few hours (partitions.ts). */
+  private readonly upkeep: NodeJS.Timeout;
+
+  private constructor(
+    readonly pool: PgPool,
+    target: string,
+    opts: PostgresStoreOptions,
+  ) {
+    this.target = target;
+    this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
+    this.spans = new SpanStaging(pool);
+    this.logs = new LogStaging(pool);
+    this.upkeep = setInterval(() => {
+      pool.withClient((c) => ensurePartitions(c, new Date())).catch((err: unknown) => {
+        // The database away: the next upkeep (or start-up) makes them; meanwhile new runs go to the default partition.
+        process.emitWarning(`tracepipe store: making the coming weeks' partitions failed: ${(err as Error)?.message ?? String(err)}`, "TracepipeWarning");
+      });
+    }, PARTITION_UPKEEP_MS);
+    this.upkeep.unref();
+  }
+
+  /** Connect, apply the migrations this database lacks (under the schema lock) and make the coming weeks' partitions. */
+  static async open(url: string, opts: PostgresStoreOptions = {}): Promise<PostgresStore> {
+    const target = redactStoreTarget(url);
+    const pool = new PgPool(url, opts, target);
+    try {
+      await pool.withClient(async (c) => {
+        await migratePostgres(c);
+        await ensurePartitions(c, new Date());
+      });
+    } catch (err) {
+      await pool.end().catch(() => undefined);
+      throw err;
+    }
+    return new PostgresStore(pool, target, opts);
+  }
+
+  async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
+    const { post, patch } = checkIngestBatch(batch);
+    const attachments = batch.attachments ?? [];
+    return this.pool.transaction(async (client): Promise<IngestResult> => {
+      const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], { normalizeOnIngest: this.normalizeOnIngest });
+      if (m.projects.size) {
+        await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [[...m.projects].sort(), new Date().toISOString()]);
+      }
+      for (const a of attachments) await putAttachment(client, a);
+      return { created: m.created, updated: m.updated, attachments: attachments.length, completedRoots: m.completedRoots };
+    });
+  }
+
+  private toStored(row: Obj): StoredRun {
+    const out: Obj = { id: row.id };
+    if (row.other) Object.assign(out, JSON.parse(row.other as string));
+    for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
+    if (row.exact) Object.assign(out, JSON.parse(row.exact as string));
+    for (const c of JSONCOL) if (row[c] != null) out[c] = JSON.parse(row[c] as string);
+    out.detected_format = row.detected_format;
+    out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs as string) : null;
+    out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs as string) : null;
+    out.normalize_error = row.normalize_error;
+    // A side too large to keep a stored native copy (see merge.ts): derived now, as ingest would have.
+    const large = (c: string) => typeof row[c] === "string" && Buffer.byteLength(row[c] as string, "utf8") > DERIVE_ON_READ_BYTES;
+    const deferIn = row.normalized_inputs === null && large("inputs");
+    const deferOut = row.normalized_outputs === null && large("outputs");
+    if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
+      const extra = out.extra;
+      const d = deriveLlm(out.inputs, out.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
+      if (deferIn) out.normalized_inputs = d.normalized_inputs;
+      if (deferOut) out.normalized_outputs = d.normalized_outputs;
+    }
+    out.first_token_time = row.first_token_time;
+    return out as unknown as StoredRun;
+  }
+
+  async getRun(id: string): Promise<StoredRun | undefined> {
+    const r = await this.pool.query(`SELECT ${READ_COLUMNS} FROM runs WHERE id = $1`, [id]);
+    return r.rows[0] ? this.toStored(r.rows[0]) : undefined;
+  }
+
+  async queryRuns(q: RunQuery): Promise<RunPage> {
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const cond = (sql: (n: number) => string, value: unknown) => {
+      args.push(value);
+      where.push(sql(args.length));
+    };
+    if (q.trace_id) cond((n) => `trace_id = $${n}`, q.trace_id);
+    if (q.project) cond((n) => `session_name = $${n}`, q.project);
+    if (q.run_type) cond((n) => `run_type = $${n}`, q.run_type);
+    if (q.start_time_gte) cond((n) => `start_time >= $${n}`, canonicalTime(q.start_time_gte) ?? q.start_time_gte);
+    if (q.start_time_lt) cond((n) => `start_time < $${n}`, canonicalTime(q.start_time_lt) ?? q.start_time_lt);
+    where.push(...metadataConditions("runs", (v) => (args.push(v), `$${args.length}::text`), q.metadata, q.tags));
+    if (q.cursor) {
+      const [t, id] = decodeRunCursor(q.cursor);
+      args.push(t, id);
+      where.push(`(start_time > $${args.length - 1} OR (start_time = $${args.length - 1} AND id > $${args.length}))`);
+    }
+    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    args.push(limit + 1);
+    // NULLS FIRST: the order SQLite gives, so both stores page alike.
+    const sql = `SELECT ${READ_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time NULLS FIRST, id LIMIT $${args.length}`;
+    const rows = (await this.pool.query(sql, args)).rows;
+    const more = rows.length > limit;
+    const page = more ? rows.slice(0, limit) : rows;
+    const last = page[page.length - 1];
+    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null };
+  }
+
+  async countRuns(project?: string): Promise<number> {
+    const r = project === undefined ? await this.pool.query("SELECT count(*)::int AS n FROM runs") : await this.pool.query("SELECT count(*)::int AS n FROM runs WHERE session_name = $1", [project]);
+    return r.rows[0]!.n as number;
+  }
+
+  listTraces(filter: TraceFilter = {}): Promise<TracePage> {
+    return listTraces(this.pool, filter);
+  }
+
+  traceRuns(traceId: string): Promise<TraceRun[]> {
+    return traceRuns(this.pool, traceId);
+  }
+
+  storeLogs(logs: readonly LogInput[]): Promise<string[]> {
+    return this.logs.storeLogs(logs);
+  }
+
+  logsOfTrace(traceId: string): Promise<StoredLog[]> {
+    return this.logs.logsOfTrace(traceId);
+  }
+
+  async storeFeedback(records: readonly unknown[], locate?: (index: number) => Issue["loc"]): Promise<number> {
+    return writeFeedback(this.pool, checkFeedback(records, locate));
+  }
+
+  feedbackOf(runIds: readonly string[]): Promise<StoredFeedback[]> {
+    return feedbackOf(this.pool, runIds);
+  }
+
+  traceFeedback(traceId: string): Promise<FeedbackSummary[]> {
+    return traceFeedback(this.pool, traceId);
+  }
+
+  storeSpans(spans: readonly SpanInput[]): Promise<string[]> {
+    return this.spans.storeSpans(spans);
+  }
+
+  spansOfTrace(traceId: string): Promise<StoredSpan[]> {
+    return this.spans.spansOfTrace(traceId);
+  }
+
+  hasRootSpan(traceId: string): Promise<boolean> {
+    return this.spans.hasRootSpan(traceId);
+  }
+
+  quietRootlessTraces(quietSince: string, limit: number): Promise<string[]> {
+    return this.spans.quietRootlessTraces(quietSince, limit);
+  }
+
+  forgetRootless(traceId: string, quietSince: string): Promise<void> {
+    return this.spans.forgetRootless(traceId, quietSince);
+  }
+
+  async ensureProject(name: string): Promise<void> {
+    await this.pool.query("INSERT INTO projects (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING", [name, new Date().toISOString()]);
+  }
+
+  async projectExists(name: string): Promise<boolean> {
+    return (await this.pool.query("SELECT 1 FROM projects WHERE name = $1", [name])).rowCount! > 0;
+  }
+
+  async listProjects(): Promise<Project[]> {
+    return (await this.pool.query<Project>("SELECT name, created_at FROM projects ORDER BY created_at DESC, name")).rows;
+  }
+
+  async deleteProject(name: string): Promise<number> {
+    return this.pool.transaction(async (c) => {
+      const ids = (await c.query<{ id: string }>("SELECT id FROM runs WHERE session_name = $1", [name])).rows.map((r) => r.id);
+      await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
+      const n = (await c.query("DELETE FROM runs WHERE session_name = $1", [name])).rowCount ?? 0;
+      await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM projects WHERE name = $1", [name]);
+      return n;
+    });
+  }
+
+  async listAttachments(runId: string): Promise<AttachmentInfo[]> {
+    return (await this.pool.query<AttachmentInfo>("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = $1 ORDER BY name", [runId])).rows;
+  }
+
+  async getAttachment(runId: string, name: string): Promise<StoredAttachment | undefined> {
+    return (await this.pool.query<StoredAttachment>("SELECT name, content_type, size, sha256, data FROM attachments WHERE run_id = $1 AND name = $2", [runId, name])).rows[0];
+  }
+
+  async createDeployment(d: DeploymentRecord, rev: RevisionRecord): Promise<boolean> {
+    return this.pool.transaction(async (c) => {
+      const r = await c.query("INSERT INTO deployments (id, name, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING", [d.id, d.name, JSON.stringify(d.body), d.created_at, d.updated_at]);
+      if (r.rowCount === 0) return false;
+      await insertRevision(c, rev);
+      return true;
+    });
+  }
+
+  async getDeployment(id: string): Promise<DeploymentRecord | undefined> {
+    const row = (await this.pool.query<DeploymentRecord & { body: string }>("SELECT id, name, body, created_at, updated_at FROM deployments WHERE id = $1", [id])).rows[0];
+    return row ? { ...row, body: JSON.parse(row.body) as Obj } : undefined;
+  }
+
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
+    return this.pool.transaction(async (c) => {
+      const r = await c.query("UPDATE deployments SET body = $1, updated_at = $2 WHERE id = $3", [JSON.stringify(body), updatedAt, id]);
+      if (r.rowCount === 0) return false;
+      if (revision) await insertRevision(c, revision);
+      return true;
+    });
+  }
+
+  async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
+    const rows = (await this.pool.query("SELECT id, deployment_id, body, created_at FROM revisions WHERE deployment_id = $1 ORDER BY created_at, id", [deploymentId])).rows;
+    return rows.map((r) => ({ ...r, body: JSON.parse(r.body) }) as RevisionRecord);
+  }
+
+  listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+    return listThreads(this.pool, q, (id) => this.getRun(id));
+  }
+
+  threadTurns(threadId: string, project?: string): Promise<ThreadTurn[]> {
+    return threadTurns(this.pool, threadId, project, (id) => this.getRun(id));
+  }
+
+  monitorSeries(q: MonitorQuery): Promise<MonitorSeries> {
+    return monitorSeries(this.pool, q);
+  }
+
+  monitorBreakdown(q: MonitorQuery, by: Breakdown): Promise<BreakdownRow[]> {
+    return monitorBreakdown(this.pool, q, by);
+  }
+
+  pruneTraces(cutoff: Date, opts?: PruneOptions): Promise<PruneResult> {
+    return pruneTraces(this.pool, cutoff, opts);
+  }
+
+  /** Whether the database answers now (for /info). */
+  health(): Promise<StoreHealth> {
+    return this.pool.health();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.upkeep);
+    await this.pool.end();
+  }
+}
+
+async function putAttachment(client: { query: PgPool["query"] }, a: AttachmentInput): Promise<void> {
+  await client.query(
+    "INSERT INTO attachments (run_id, name, content_type, size, sha256, data) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, name) DO UPDATE SET content_type = excluded.content_type, size = excluded.size, sha256 = excluded.sha256, data = excluded.data",
+    [a.runId, a.name, a.contentType ?? null, a.data.length, a.sha256, a.data],
+  );
+}
+
+async function insertRevision(client: { query: PgPool["query"] }, rev: RevisionRecord): Promise<void> {
+  await client.query("INSERT INTO revisions (id, deployment_id, body, created_at) VALUES ($1, $2, $3, $4)", [rev.id, rev.deployment_id, JSON.stringify(rev.body), rev.created_at]);
+}
+
+function encodeRunCursor(startTime: string, id: string): string {
+  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
+}
+
+function decodeRunCursor(cursor: string): [string, string] {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
+  } catch {
+    // fall through
+  }
+  throw new CursorError("invalid cursor");
+}

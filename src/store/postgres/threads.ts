@@ -1,0 +1,172 @@
+/**
+ * ThreadStore over PostgreSQL, answering as the SQLite store does
+ * (store/sqlite/threads.ts). A thread's id is read with
+ * `tracepipe_thread_key(extra)`, the function migration 3 defines and indexes
+ * on root runs (by project, and by id alone), so grouping the threads reads
+ * that index and a thread's turns are one range of it; per-thread totals are
+ * summed for the page's threads only. Threads are per project: the same id in
+ * two projects is two threads.
+ */
+import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { StoredRun } from "../contract/runs.js";
+import { assistantText, userText } from "../preview.js";
+import { canonicalTime } from "../time.js";
+import type { PgPool } from "./pool.js";
+
+/** The thread id of a root run, exactly as migration 3's indexes hold it. */
+export const THREAD_KEY = "tracepipe_thread_key(extra)";
+
+/** Reads one stored run whole (as getRun does). */
+export type RunReader = (id: string) => Promise<StoredRun | undefined>;
+
+interface GroupRow {
+  project: string | null;
+  thread_id: string;
+  turns: number;
+  first_time: string;
+  last_time: string;
+}
+
+/** One page of thread ids, most recently active first. */
+async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: GroupRow[]; more: boolean }> {
+  const where = ["parent_run_id IS NULL", `${THREAD_KEY} IS NOT NULL`];
+  const args: unknown[] = [];
+  if (q.project) {
+    args.push(q.project);
+    where.push(`session_name = $${args.length}::text`);
+  }
+  let having = "";
+  if (q.before) {
+    args.push(canonicalTime(q.before) ?? q.before);
+    having = `HAVING max(start_time) < $${args.length}::text`;
+  }
+  const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+  args.push(limit + 1);
+  const rows = (
+    await pool.query<GroupRow>(
+      `SELECT session_name AS project, ${THREAD_KEY} AS thread_id, count(*)::int AS turns, min(start_time) AS first_time, max(start_time) AS last_time
+       FROM runs WHERE ${where.join(" AND ")} GROUP BY session_name, ${THREAD_KEY} ${having}
+       ORDER BY last_time DESC NULLS LAST, thread_id LIMIT $${args.length}::int`,
+      args,
+    )
+  ).rows;
+  return { rows: rows.slice(0, limit), more: rows.length > limit };
+}
+
+interface TurnRow {
+  id: string;
+  name: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  latency_ms: number | null;
+  error: string | null;
+}
+
+/** The root runs of a thread, oldest first (at most `limit`). */
+async function threadRoots(pool: PgPool, threadId: string, project?: string, limit = 1000): Promise<TurnRow[]> {
+  const args: unknown[] = [threadId, limit];
+  if (project !== undefined) args.push(project);
+  const rows = (
+    await pool.query(
+      `SELECT id, name, start_time, end_time, latency_ms, error, exact FROM runs
+       WHERE parent_run_id IS NULL AND ${THREAD_KEY} = $1::text ${project !== undefined ? "AND session_name = $3::text" : ""}
+       ORDER BY start_time NULLS FIRST, id LIMIT $2::int`,
+      args,
+    )
+  ).rows;
+  return rows.map((r) => {
+    // A name or error PostgreSQL text could not hold is kept exactly in `exact` (columns.ts).
+    const exact = r.exact ? (JSON.parse(r.exact as string) as Record<string, string>) : {};
+    return {
+      id: r.id,
+      name: exact.name ?? r.name,
+      start_time: r.start_time,
+      end_time: r.end_time,
+      latency_ms: r.latency_ms,
+      error: exact.error ?? r.error,
+    };
+  });
+}
+
+interface UsageRow {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  total_tokens: number | null;
+  cost: number | null;
+  errors: number;
+}
+
+/** A number inside the usage document, when it is one. */
+const usageNumber = (key: string) => `CASE WHEN jsonb_typeof(usage->'${key}') = 'number' THEN (usage->>'${key}')::float8 END`;
+
+/** Usage summed over every run of these traces. */
+async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<UsageRow> {
+  return (
+    await pool.query<UsageRow>(
+      `SELECT sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
+        sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
+       FROM runs WHERE trace_id = ANY($1::text[])`,
+      [traceIds],
+    )
+  ).rows[0]!;
+}
+
+async function turnOf(pool: PgPool, r: TurnRow, read: RunReader): Promise<ThreadTurn> {
+  const run = await read(r.id);
+  const u = await tracesUsage(pool, [r.id]);
+  return {
+    trace_id: r.id,
+    name: r.name,
+    start_time: r.start_time,
+    end_time: r.end_time,
+    latency_ms: r.latency_ms,
+    error: r.error,
+    user: run ? (userText(run.inputs, run.normalized_inputs) ?? null) : null,
+    assistant: run ? (assistantText(run.outputs, run.normalized_outputs) ?? null) : null,
+    total_tokens: u.total_tokens,
+    cost: u.cost,
+  };
+}
+
+export async function listThreads(
+  pool: PgPool,
+  q: ThreadQuery,
+  read: RunReader,
+): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+  const { rows, more } = await threadGroups(pool, q);
+  const threads: ThreadSummary[] = [];
+  for (const g of rows) {
+    const roots = await threadRoots(pool, g.thread_id, g.project ?? undefined);
+    const u = await tracesUsage(
+      pool,
+      roots.map((r) => r.id),
+    );
+    const first = roots[0] ? await read(roots[0].id) : undefined;
+    const last = roots.length ? await read(roots[roots.length - 1]!.id) : undefined;
+    let latency: number | null = null;
+    for (const r of roots) if (r.latency_ms !== null) latency = (latency ?? 0) + r.latency_ms;
+    threads.push({
+      thread_id: g.thread_id,
+      project: g.project,
+      turns: g.turns,
+      first_time: g.first_time,
+      last_time: g.last_time,
+      first_message: first ? (userText(first.inputs, first.normalized_inputs) ?? null) : null,
+      last_message: last ? (assistantText(last.outputs, last.normalized_outputs) ?? null) : null,
+      input_tokens: u.input_tokens,
+      output_tokens: u.output_tokens,
+      total_tokens: u.total_tokens,
+      cost: u.cost,
+      latency_ms: latency,
+      error_count: u.errors,
+    });
+  }
+  const last = rows[rows.length - 1];
+  return { threads, next_before: more && last ? last.last_time : null };
+}
+
+export async function threadTurns(pool: PgPool, threadId: string, project: string | undefined, read: RunReader): Promise<ThreadTurn[]> {
+  const out: ThreadTurn[] = [];
+  for (const r of await threadRoots(pool, threadId, project)) out.push(await turnOf(pool, r, read));
+  return out;
+}
