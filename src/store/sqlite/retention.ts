@@ -1,7 +1,9 @@
 /**
  * Retention in the SQLite store (the contract's RetentionStore): traces older
- * than a cut-off removed a slice at a time, each slice one short transaction,
- * with the event loop served in between so the collector keeps answering.
+ * than a cut-off removed with their attachments, pieces and feedback, and the
+ * OTLP spans and log records staged for traces that started before it; a
+ * slice at a time, each slice one short transaction, with the event loop
+ * served in between so the collector keeps answering.
  *
  * Two passes, as the contract defines an old run: first the traces whose root
  * started before the cut-off (through the root-run index), then runs left over
@@ -33,6 +35,7 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
       const runIds = wholeTraces ? "SELECT id FROM runs WHERE trace_id IN (SELECT value FROM json_each(@list)) OR id IN (SELECT value FROM json_each(@list))" : "SELECT value FROM json_each(@list)";
       out.attachments += (db.prepare(`DELETE FROM attachments WHERE run_id IN (${runIds})`).run({ list }) as { changes: number }).changes;
       db.prepare(`DELETE FROM run_pieces WHERE run_id IN (${runIds})`).run({ list });
+      db.prepare(`DELETE FROM feedback WHERE run_id IN (${runIds})`).run({ list });
       out.runs += (db.prepare(`DELETE FROM runs WHERE id IN (${runIds})`).run({ list }) as { changes: number }).changes;
     })();
   for (;;) {
@@ -49,7 +52,7 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
     removeRuns(ids, false);
     await yieldTurn();
   }
-  // Staged OTLP spans of traces that started before the cut-off (a trace's root span starts first).
+  // Staged OTLP spans and log records of traces that started before the cut-off (a trace's root span starts first).
   const oldSpans = db.prepare("SELECT DISTINCT trace_id FROM (SELECT trace_id FROM otel_spans WHERE start_time < ? LIMIT ?)");
   for (;;) {
     if (opts.signal?.aborted) return out;
@@ -59,6 +62,7 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
       const list = JSON.stringify(traces);
       db.prepare("DELETE FROM otel_spans WHERE trace_id IN (SELECT value FROM json_each(?))").run(list);
       db.prepare("DELETE FROM otel_rootless WHERE trace_id IN (SELECT value FROM json_each(?))").run(list);
+      db.prepare("DELETE FROM otel_logs WHERE trace_id IN (SELECT value FROM json_each(?))").run(list);
     })();
     await yieldTurn();
   }

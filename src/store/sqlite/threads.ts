@@ -3,7 +3,9 @@
  * migration 7's runs_threads index (root runs by project, then thread), so
  * grouping the threads walks that index and a thread's turns are one range of
  * it; per-thread totals are summed for the page's threads only. Threads are
- * per project: the same id in two projects is two threads.
+ * per project: the same id in two projects is two threads. An id is its text,
+ * as on PostgreSQL: a numeric session id 42 and the text "42" are one thread,
+ * looked up as "42".
  */
 import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
@@ -37,7 +39,7 @@ export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGr
     .prepare(
       `WITH x AS MATERIALIZED (SELECT session_name AS project, ${THREAD_ID} AS t, start_time FROM runs INDEXED BY runs_threads WHERE ${where.join(" AND ")})
        SELECT project, CAST(t AS TEXT) AS thread_id, count(*) AS turns, min(start_time) AS first_time, max(start_time) AS last_time
-       FROM x GROUP BY project, t ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
+       FROM x GROUP BY project, CAST(t AS TEXT) ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
     )
     .all(a) as ThreadGroupRow[];
   return { rows: rows.slice(0, limit), more: rows.length > limit };
@@ -53,15 +55,30 @@ export interface TurnRow {
   error: string | null;
 }
 
-/** The root runs of a thread, oldest first (at most `limit`). */
+/**
+ * The value a stored id may have when its text is `threadId`: the number for a
+ * numeric text (JSON numbers come out of json_extract as numbers), else null.
+ */
+function numericForm(threadId: string): number | null {
+  const n = Number(threadId);
+  return threadId.trim() !== "" && Number.isFinite(n) ? n : null;
+}
+
+/**
+ * The root runs of a thread, oldest first (at most `limit`). The indexed
+ * expression is probed for the text and its numeric form, so the lookup stays
+ * a range of runs_threads; the text comparison then keeps only the ids whose
+ * text is exactly `threadId` (42.0 is not "42").
+ */
 export function threadRoots(db: SqliteHandle, threadId: string, project?: string, limit = 1000): TurnRow[] {
   return db
     .prepare(
       `SELECT id, name, session_name, start_time, end_time, (julianday(end_time) - julianday(start_time)) * 86400000.0 AS latency_ms, error
-       FROM runs INDEXED BY runs_threads WHERE parent_run_id IS NULL AND ${THREAD_ID} = @t ${project ? "AND session_name = @project" : ""}
+       FROM runs INDEXED BY runs_threads
+       WHERE parent_run_id IS NULL AND ${THREAD_ID} IN (@t, @n) AND CAST(${THREAD_ID} AS TEXT) = @t ${project ? "AND session_name = @project" : ""}
        ORDER BY start_time, id LIMIT ${limit}`,
     )
-    .all({ t: threadId, project }) as TurnRow[];
+    .all({ t: threadId, n: numericForm(threadId), project }) as TurnRow[];
 }
 
 export interface UsageRow {

@@ -110,6 +110,23 @@ export function insightsContract(open: OpenStore): void {
       expect(turns.map((t) => [t.user, t.assistant])).toEqual([["q0", "a0"], ["q1", "a1"], ["q2", "a2"]]);
       expect(await store().threadTurns("s1", "other")).toEqual([]);
     });
+
+    it("read a numeric session id as text: the list's turns, totals and messages and threadTurns agree, a text id of the same digits is the same thread", async () => {
+      const runs: Rec[] = [];
+      for (let i = 0; i < 2; i++) runs.push(...turn(DAY_START + i * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: 42 }, q: `q${i}`, a: `a${i}` }));
+      runs.push(...turn(DAY_START + 2 * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: "42" }, q: "q2", a: "a2" }));
+      runs.push(...turn(DAY_START + 3 * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: 420 }, q: "other" }));
+      await store().ingest({ post: runs });
+      const { threads } = await store().listThreads({ project: "mon" });
+      const t42 = threads.find((t) => t.thread_id === "42");
+      expect(threads.map((t) => t.thread_id).sort()).toEqual(["42", "420"]);
+      expect(t42 && [t42.turns, t42.first_message, t42.last_message, t42.total_tokens, t42.cost]).toEqual([3, "q0", "a2", 45, 0.75]);
+      const turns = await store().threadTurns("42", "mon");
+      expect(turns).toHaveLength(t42!.turns);
+      expect(turns.map((t) => [t.user, t.assistant, t.total_tokens])).toEqual([["q0", "a0", 15], ["q1", "a1", 15], ["q2", "a2", 15]]);
+      expect((await store().threadTurns("42")).map((t) => t.user)).toEqual(["q0", "q1", "q2"]);
+      expect(await store().threadTurns("42.0", "mon")).toEqual([]);
+    });
   });
 
   describe("monitoring aggregates", () => {
