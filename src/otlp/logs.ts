@@ -6,28 +6,11 @@
  */
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
+import type { LogInput } from "../store/contract/logs.js";
 import { anyValue, attributes, hexId, nanosToIso } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
-export interface PlainLog {
-  trace_id: string;
-  span_id: string;
-  /**
-   * Its identity within the span: a hash of what it says (with a count for
-   * records that say the same thing at the same time), so a resent request
-   * replaces its records instead of adding them again.
-   */
-  record_key: string;
-  /** Its position in its request: the order of records with the same time (an instrumentation stamps a prompt's messages alike). */
-  seq: number;
-  time: string;
-  event_name: string;
-  severity: number;
-  body: string;
-  attributes: string;
-  resource: string;
-  scope: string;
-}
+export type PlainLog = LogInput;
 
 type Obj = Record<string, any>;
 

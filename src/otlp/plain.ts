@@ -5,15 +5,13 @@
  * Shared by the collector and backfill (OTLP JSON files, one request per line).
  */
 import { ValidationError } from "../errors.js";
+import type { SpanInput } from "../store/contract/spans.js";
 
 /** The project of exported spans: set by createOtlpTraceExporter, read by the collector (here, so it never loads the OTel exporter). */
 export const PROJECT_HEADER = "x-tracepipe-project";
 
 /** A span as the store keeps it: ids in hex, times as canonical ISO strings, attributes as plain values. */
-export interface PlainSpan {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
+export interface PlainSpan extends SpanInput {
   /**
    * Whether the parent is in another process (1) or this one (0), from the
    * span's OTLP flags (bits 8 and 9, which SDKs set since OTLP 1.1); null when
@@ -22,16 +20,6 @@ export interface PlainSpan {
    * processor takes it.
    */
   parent_remote: 0 | 1 | null;
-  name: string;
-  kind: number;
-  start_time: string;
-  end_time: string;
-  resource: string;
-  scope: string;
-  attributes: string;
-  events: string;
-  links: string;
-  status: string;
 }
 
 type Obj = Record<string, any>;

@@ -6,8 +6,7 @@
 import { PIECE_COLUMN_BYTES } from "./pieces.js";
 
 /** Columns holding scalars, and columns holding JSON; every other field of a run goes to `other`. */
-export const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
-export const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
+export { JSONCOL, SCALAR } from "../merge-rules.js";
 
 /** A row of `runs` as `SELECT *` reads it. */
 export interface Row {

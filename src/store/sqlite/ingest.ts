@@ -22,8 +22,8 @@ import type Database from "better-sqlite3";
 import { isObj, type Obj } from "../../internal/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
-import { checkIngestBatch, rawTextOf } from "../validate.js";
-import { canonicalTime } from "../time.js";
+import { checkIngestBatch } from "../validate.js";
+import { applyChange, type Texts } from "../merge-rules.js";
 import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
@@ -32,7 +32,6 @@ import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
-type Texts = Partial<Record<string, string>>;
 
 /**
  * A large JSON column left in the row: most merges (an end time, a status)
@@ -67,9 +66,6 @@ function piecesBytes(text: string): number {
  */
 const PIECES_CACHE_KIB = -8192;
 
-const TIME = new Set(["start_time", "end_time"]);
-const KNOWN = new Set<string>(["id", ...SCALAR, ...JSONCOL]);
-const JSONCOL_SET = new Set<string>(JSONCOL);
 const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
 
 export class SqliteIngest {
@@ -118,27 +114,6 @@ export class SqliteIngest {
     let stmt = this.updateStmts.get(key);
     if (!stmt) this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
     return stmt;
-  }
-
-  /** Apply one post or patch to the current row state (in memory). True when it set inputs or outputs. */
-  private apply(row: Obj, change: Obj, isPost: boolean, texts: Texts): boolean {
-    let messages = false;
-    const raw = rawTextOf(change) as Texts | undefined;
-    for (const k in change) {
-      if (k === "id") continue;
-      let v = change[k];
-      if (v === undefined) continue;
-      if (TIME.has(k) && typeof v === "string") v = canonicalTime(v) ?? v;
-      const target = KNOWN.has(k) ? row : ((row.__other as Obj) ??= {});
-      const current = target[k];
-      const set = isPost ? current === undefined || current === null : v !== null;
-      if (!set) continue;
-      target[k] = v;
-      if (target === row && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
-      // The derivation reads the messages, the run type, and the metadata that names the model.
-      if (k === "inputs" || k === "outputs" || k === "run_type" || k === "extra") messages = true;
-    }
-    return messages;
   }
 
   private load(id: string): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
@@ -272,8 +247,8 @@ export class SqliteIngest {
         const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
-        for (const p of s.posts) changed = this.apply(state, p, true, texts) || changed;
-        for (const p of s.patches) changed = this.apply(state, p, false, texts) || changed;
+        for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
+        for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
         this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
         if (row) updated++;
         else created++;
