@@ -1,0 +1,117 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { CLI } from "./cli.js";
+
+/**
+ * One `tracepipe serve` child process that a test can kill and start again on
+ * the same port, as a load balancer's backend would come back: the
+ * multi-collector tests send each request to any of several of these.
+ */
+export interface ServeChild {
+  readonly url: string;
+  readonly port: number;
+  /** Everything the process printed on stdout and stderr since it (re)started. */
+  output(): string;
+  /** True while the process runs. */
+  alive(): boolean;
+  /** Send a signal and wait for the exit (SIGKILL: no shutdown hooks run, as when a machine dies). */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Start the process again on the same port with the same arguments; resolves once it listens. */
+  restart(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+const live = new Set<ChildProcess>();
+let hooked = false;
+function killAllAtExit(): void {
+  if (hooked) return;
+  hooked = true;
+  process.once("exit", () => {
+    for (const c of live) c.kill("SIGKILL");
+  });
+}
+
+/** Spawns `serve` and resolves when its readiness line ("listening on http://...") appears. */
+function launch(port: number, args: readonly string[], env: NodeJS.ProcessEnv, onOut: (d: string) => void): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...CLI, "serve", "--host", "127.0.0.1", "--port", String(port), ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, ...env },
+  });
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+  return new Promise((resolve, reject) => {
+    let seen = "";
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      reject(new Error(`tracepipe serve on port ${port} did not start within 30 s: ${seen}`));
+    }, 30_000);
+    const onData = (d: string): void => {
+      seen += d;
+      onOut(d);
+      if (/listening on http:\/\//.test(seen)) {
+        clearTimeout(timer);
+        resolve(child);
+      }
+    };
+    child.stdout!.setEncoding("utf8").on("data", onData);
+    child.stderr!.setEncoding("utf8").on("data", onData);
+    child.once("exit", (code, signal) => {
+      clearTimeout(timer);
+      reject(new Error(`tracepipe serve on port ${port} exited (${code ?? signal}) before listening: ${seen}`));
+    });
+  });
+}
+
+/**
+ * Starts `n` collectors with the same arguments (typically `--store postgres://...`
+ * and `--no-rate-limit`), each on its own fixed loopback port, in parallel.
+ */
+export async function startServeChildren(n: number, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ServeChild[]> {
+  killAllAtExit();
+  return Promise.all(
+    Array.from({ length: n }, async () => {
+      const port = await freePort();
+      let out = "";
+      let child = await launch(port, args, env, (d) => (out += d));
+      const handle: ServeChild = {
+        url: `http://127.0.0.1:${port}`,
+        port,
+        output: () => out,
+        alive: () => child.exitCode === null && child.signalCode === null,
+        kill: (signal = "SIGTERM") =>
+          new Promise<void>((resolve) => {
+            if (!handle.alive()) return resolve();
+            child.once("exit", () => resolve());
+            child.kill(signal);
+          }),
+        restart: async () => {
+          await handle.kill("SIGKILL");
+          out = "";
+          child = await launch(port, args, env, (d) => (out += d));
+        },
+      };
+      return handle;
+    }),
+  );
+}
+
+/** Stops every child (SIGTERM, then SIGKILL after `graceMs`). */
+export async function stopServeChildren(children: readonly ServeChild[], graceMs = 5_000): Promise<void> {
+  await Promise.all(
+    children.map(async (c) => {
+      const timer = setTimeout(() => void c.kill("SIGKILL"), graceMs);
+      await c.kill("SIGTERM");
+      clearTimeout(timer);
+    }),
+  );
+}
