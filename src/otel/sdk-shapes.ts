@@ -60,5 +60,5 @@ export interface ExportOutcome {
 export interface SpanExporterShape {
   export(spans: SpanView[], resultCallback: (result: ExportOutcome) => void): void;
   shutdown(): Promise<void>;
-  forceFlush?(): Promise<void>;
+  forceFlush(): Promise<void>;
 }
