@@ -19,13 +19,14 @@ export default defineConfig({
         ? [
             {
               // The collector's end-to-end tests once more with PostgreSQL as its store (test/helpers/collector.ts):
-              // the langsmith SDK's traffic, OTLP, the viewer's API. Skipped with a notice without PostgreSQL.
+              // the langsmith SDK's traffic, OTLP, the viewer's API, hostile input. Skipped with a notice without PostgreSQL.
               extends: true,
               test: {
                 name: "postgres",
                 include: [
                   "test/compat/langsmith.test.ts",
                   "test/server/otlp.test.ts",
+                  "test/server/hostile.test.ts",
                   "test/viewer/api.test.ts",
                 ],
                 env: { TRACEPIPE_TEST_STORE: "postgres" },

@@ -10,6 +10,7 @@
  * requests over a store of that week's first 10k runs.
  *
  *   npx tsx benchmarks/viewer.ts [--runs 1000000] [--rounds 15] [--db /tmp/tp-viewer-bench.db] [--monitor-db /tmp/tp-monitor-bench.db]
+ *   ... --postgres [--pg-url postgres://...]   # also the first page and the 1,000-run trace over PostgreSQL (last section)
  *
  * The big store is built once through the store's real ingest (10-run traces:
  * a chain root and llm children with native messages and usage) and reused by
@@ -223,3 +224,57 @@ await mSmall.close();
 await monitorBig.close();
 await monitorSmall.close();
 rmSync(monitorDir, { recursive: true, force: true });
+
+// ---- PostgreSQL: the trace list's first page and a 1,000-run trace (issue 33) ----------
+//
+// With `--postgres`: the same first page (50 traces) and the same 1,000-run trace, served by a
+// collector whose store is PostgreSQL holding RUNS runs (target: the page in <= 50 ms). The
+// database is `--pg-url postgres://...` when given (built once there and reused when it already
+// holds the runs), else a throwaway cluster (Debian's PostgreSQL 15, test/helpers/postgres.ts)
+// filled for this run and removed after.
+
+async function postgresViewer(): Promise<void> {
+  const { openStore } = await import("../src/store/open.js");
+  const { startPostgres } = await import("../test/helpers/postgres.js");
+  const given = process.argv.includes("--pg-url") ? arg("pg-url", "") : undefined;
+  const cluster = given ? undefined : await startPostgres();
+  try {
+    const url = given ?? (await cluster!.database());
+    const store = await openStore(url);
+    const has = await store.countRuns();
+    if (has < RUNS) {
+      process.stderr.write(`filling PostgreSQL with ${RUNS - has} runs...\n`);
+      const start = Date.parse("2026-01-01T00:00:00Z");
+      const t0 = performance.now();
+      let batch: Record<string, unknown>[] = [];
+      for (let k = Math.floor(has / PER_TRACE); k < Math.ceil(RUNS / PER_TRACE); k++) {
+        batch.push(...trace(start + k * 1000, k));
+        if (batch.length >= 5000) {
+          await store.ingest({ post: batch });
+          batch = [];
+          if (k % 10000 === 0 && k > 0) process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+        }
+      }
+      if (batch.length) await store.ingest({ post: batch });
+    }
+    if ((await store.traceRuns(String(thousand[0]!.id))).length === 0) await store.ingest({ post: thousand });
+    const stored = await store.countRuns();
+    await store.close();
+
+    const c = await createCollector({ db: url, rateLimits: false });
+    const { url: base } = await c.listen(0);
+    try {
+      const tPgPage = await timeGet(base + firstPage, ROUNDS);
+      const tPgTrace = await timeGet(`${base}/api/viewer/traces/${String(thousand[0]!.id)}`, ROUNDS);
+      console.log(`PostgreSQL, ${stored.toLocaleString("en-US")} runs stored (server time, median of ${ROUNDS}):`);
+      console.log(`  trace list, first page of 50: ${f(tPgPage)} (target <= 50 ms; SQLite above: ${f(tBig)})`);
+      console.log(`  1,000-run trace, its runs: ${f(tPgTrace)} (SQLite above: ${f(tTrace)})`);
+    } finally {
+      await c.close();
+    }
+  } finally {
+    await cluster?.close();
+  }
+}
+
+if (process.argv.includes("--postgres")) await postgresViewer();

@@ -17,13 +17,12 @@
  * waits instead of collecting 429s.
  */
 import { envValue } from "../env.js";
-import type { ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-node";
 import { ConfigError } from "../errors.js";
 import { arrivalWindowMs, MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit } from "../ratelimit/match.js";
 import { PROJECT_HEADER } from "../otlp/plain.js";
+import type { ExportOutcome, SpanExporterShape } from "./sdk-shapes.js";
 
 export interface OtlpTraceExporterOptions {
   /** tracepipe endpoint (the collector or the hosted API); `/otel/v1/traces` is appended. */
@@ -98,7 +97,7 @@ class RateLimitedOtlpTraceExporter extends OTLPTraceExporter {
     super(config);
   }
 
-  override export(items: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+  override export(items: Parameters<OTLPTraceExporter["export"]>[0], resultCallback: (result: ExportOutcome) => void): void {
     this.gate().then(
       () => super.export(items, resultCallback),
       (error: unknown) => resultCallback({ code: 1, error: error instanceof Error ? error : new Error(String(error)) }),
@@ -106,7 +105,8 @@ class RateLimitedOtlpTraceExporter extends OTLPTraceExporter {
   }
 }
 
-export function createOtlpTraceExporter(o: OtlpTraceExporterOptions = {}): OTLPTraceExporter {
+/** An OTLPTraceExporter; typed by its shape, so that either SDK line's span processors take it. */
+export function createOtlpTraceExporter(o: OtlpTraceExporterOptions = {}): SpanExporterShape {
   const { url, headers } = resolveOtlpTarget(o);
   const m = matchLimit({ method: "POST", path: "/otel/v1/traces", headers, ip: "self" });
   const limit = o.rateLimit?.limit ?? m?.limit ?? 2000;
@@ -114,5 +114,6 @@ export function createOtlpTraceExporter(o: OtlpTraceExporterOptions = {}): OTLPT
   const window = arrivalWindowMs(windowMs);
   const limiter = o.limiter ?? new MemoryRateLimiter();
   const key = m?.key ?? "otel-traces";
-  return new RateLimitedOtlpTraceExporter({ url, headers, timeoutMillis: o.timeoutMillis }, () => limiter.acquire(key, 1, limit, window));
+  const exporter: SpanExporterShape = new RateLimitedOtlpTraceExporter({ url, headers, timeoutMillis: o.timeoutMillis }, () => limiter.acquire(key, 1, limit, window));
+  return exporter;
 }

@@ -16,9 +16,9 @@
  * `stats.expired`. onEmit copies three fields and never throws.
  */
 import type { Context } from "@opentelemetry/api";
-import type { LogRecordProcessor, SdkLogRecord } from "@opentelemetry/sdk-logs";
 import type { LogRecordLike } from "../../adapters/spans.js";
 import { ValidationError } from "../errors.js";
+import type { LogRecordProcessorShape, LogRecordView } from "./sdk-shapes.js";
 
 export interface TraceLogRecordProcessorOptions {
   /** Records held at most (default 10000). */
@@ -50,7 +50,7 @@ function positive(v: number | undefined, fallback: number, loc: string): number 
   return n;
 }
 
-export class TraceLogRecordProcessor implements LogRecordProcessor {
+export class TraceLogRecordProcessor implements LogRecordProcessorShape {
   /** By `traceId:spanId`, in the order their first record came (a Map keeps it): the oldest first to go. */
   private readonly bySpan = new Map<string, Held>();
   private readonly maxRecords: number;
@@ -63,7 +63,7 @@ export class TraceLogRecordProcessor implements LogRecordProcessor {
     this.maxAgeMs = positive(opts.maxAgeMs, 600_000, "maxAgeMs");
   }
 
-  onEmit(record: SdkLogRecord, _context?: Context): void {
+  onEmit(record: LogRecordView, _context?: Context): void {
     try {
       if (this.closed) return;
       const span = record.spanContext;

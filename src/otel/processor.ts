@@ -25,7 +25,6 @@
  * becomes a run, with the reason.
  */
 import type { Context } from "@opentelemetry/api";
-import type { ReadableSpan, Span, SpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { ADAPTERS as SPAN_ADAPTERS } from "../../adapters/span-index.js";
 import type { Attributes, SpanAdapter, SpanResult } from "../../adapters/spans.js";
 import { ValidationError } from "../errors.js";
@@ -34,6 +33,7 @@ import { getDefaultClient } from "../ingest/default.js";
 import { dottedSegment } from "../run/ids.js";
 import type { Run } from "../run/schema.js";
 import type { TraceLogRecordProcessor } from "./logs.js";
+import type { SpanProcessorShape, SpanView } from "./sdk-shapes.js";
 import { apiKindName, keepByMode, readSpan, spanLike, spanRunId, spanToRun, type Reading, type SpanRecord } from "../otlp/convert.js";
 
 /**
@@ -45,7 +45,14 @@ import { apiKindName, keepByMode, readSpan, spanLike, spanRunId, spanToRun, type
  * - `all`: every span (unrecognised ones as `chain` runs with their attributes);
  * - a function of the span and what the adapters made of it, for anything else.
  */
-export type SpanFilter = "genai" | "llm" | "all" | ((span: ReadableSpan, result: SpanResult | undefined) => boolean);
+export type SpanFilter = "genai" | "llm" | "all" | SpanPredicate;
+
+/**
+ * Declared as a method so that a predicate written for the SDK's own span
+ * class (`(span: ReadableSpan) => ...`) is accepted: the processor hands it
+ * the SDK's span object, which has every field SpanView names and more.
+ */
+type SpanPredicate = { keep(span: SpanView, result: SpanResult | undefined): boolean }["keep"];
 
 export interface TraceSpanProcessorOptions {
   /** Where runs go; the default client when omitted. */
@@ -87,7 +94,7 @@ interface Node {
   spanId: string;
   parent?: string;
   startUs: number;
-  span: Span | ReadableSpan;
+  span: SpanView;
   children: number;
   ended: boolean;
   /** Ended and waiting in the queue: kept (for the parentage of its descendants) until converted. */
@@ -101,7 +108,7 @@ interface Node {
 const hrToUs = (t: readonly [number, number]) => t[0] * 1_000_000 + Math.floor(t[1] / 1000);
 const keyOf = (traceId: string, spanId: string) => `${traceId}:${spanId}`;
 
-export function toSpanRecord(span: ReadableSpan | Span): SpanRecord {
+export function toSpanRecord(span: SpanView): SpanRecord {
   const ctx = span.spanContext();
   const startUs = hrToUs(span.startTime);
   return {
@@ -120,7 +127,7 @@ export function toSpanRecord(span: ReadableSpan | Span): SpanRecord {
   };
 }
 
-export class TraceSpanProcessor implements SpanProcessor {
+export class TraceSpanProcessor implements SpanProcessorShape {
   /** Spans started and not yet released, by trace and span id (replaced by a new Map whenever it empties: see release). */
   private nodes = new Map<string, Node>();
   private readonly adapters: readonly SpanAdapter[];
@@ -152,7 +159,7 @@ export class TraceSpanProcessor implements SpanProcessor {
     return this.opts.client ?? getDefaultClient();
   }
 
-  onStart(span: Span, _parentContext: Context): void {
+  onStart(span: SpanView, _parentContext: Context): void {
     if (this.closed) return;
     const ctx = span.spanContext();
     const parentCtx = span.parentSpanContext;
@@ -164,7 +171,7 @@ export class TraceSpanProcessor implements SpanProcessor {
   }
 
   /** On the program's path: note the end and queue the span; nothing is read or converted here. */
-  onEnd(span: ReadableSpan): void {
+  onEnd(span: SpanView): void {
     try {
       const ctx = span.spanContext();
       const key = keyOf(ctx.traceId, ctx.spanId);
@@ -252,7 +259,7 @@ export class TraceSpanProcessor implements SpanProcessor {
 
   /** The span's run, its usage estimate (if one is due) pushed to `estimates`; undefined when it is not kept. */
   private convert(node: Node, estimates: (() => void)[]): Run | undefined {
-    const span = node.span as ReadableSpan;
+    const span = node.span;
     try {
       const logs = this.opts.logs?.take(node.traceId, node.spanId);
       if (node.keep === false) return undefined;
@@ -306,7 +313,7 @@ export class TraceSpanProcessor implements SpanProcessor {
     if (node.keep !== undefined) return node.keep;
     const r = reading ?? readSpan(spanLike(toSpanRecord(node.span)), this.adapters);
     const f = this.filter;
-    node.keep = typeof f === "function" ? f(node.span as ReadableSpan, "result" in r ? r.result : undefined) : keepByMode(f, r);
+    node.keep = typeof f === "function" ? f(node.span, "result" in r ? r.result : undefined) : keepByMode(f, r);
     return node.keep;
   }
 

@@ -5,6 +5,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { connect, type Socket } from "node:net";
 import Database from "better-sqlite3";
+import pg from "pg";
+import { isStoreUrl } from "../../src/env.js";
 import { gzipSync } from "node:zlib";
 import { multipart, runRecord, startCollector, testId, type Running } from "../helpers/collector.js";
 import { batchCheck } from "../../src/server/validation.js";
@@ -33,15 +35,25 @@ const postJson = (base: string, path: string, body: string | unknown) =>
   fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 const detailOf = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[]; issue_count?: number; issue_count_complete?: boolean });
 const stored = (r: Running, project: string) => r.collector.store.countRuns(project);
-/** A row count read from the collector's SQLite file directly. */
-const rows = (r: Running, table: "attachments" | "otel_spans") => {
+/** A row count read from the collector's database directly (its SQLite file, or PostgreSQL in the postgres test project). */
+async function rows(r: Running, table: "attachments" | "otel_spans"): Promise<number> {
+  const target = r.collector.store.target;
+  if (isStoreUrl(target)) {
+    const client = new pg.Client({ connectionString: target });
+    await client.connect();
+    try {
+      return Number((await client.query<{ n: string }>(`SELECT COUNT(*) AS n FROM ${table}`)).rows[0]!.n);
+    } finally {
+      await client.end();
+    }
+  }
   const db = new Database(r.dbPath, { readonly: true });
   try {
     return (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
   } finally {
     db.close();
   }
-};
+}
 const attachmentRows = (r: Running) => rows(r, "attachments");
 
 /** `{"a":{"a":...1...}}` nested `n` deep, as text (JSON.stringify itself cannot build it). */
@@ -136,7 +148,7 @@ describe("timestamps (item 10)", () => {
 describe("attachments and OTLP envelopes (item 11)", () => {
   it("answers an attachment for a run id that is not a UUID with 422 and writes no row", async () => {
     const project = `att-${testId()}`;
-    const before = attachmentRows(c);
+    const before = await attachmentRows(c);
     const run = runRecord({ session_name: project });
     const fd = multipart({ post: [run] });
     fd.append("attachment.not-a-uuid.picture", new Blob([Buffer.from([1, 2, 3])], { type: "image/png" }), "picture.png");
@@ -144,12 +156,12 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(res.status).toBe(422);
     expect((await detailOf(res)).detail).toEqual([{ loc: ["attachment.not-a-uuid.picture"], msg: 'run id "not-a-uuid" is not a UUID', type: "uuid_parsing" }]);
     expect(await stored(c, project)).toBe(0);
-    expect(attachmentRows(c)).toBe(before);
+    expect(await attachmentRows(c)).toBe(before);
   });
 
   it("answers OTLP JSON of the wrong shape with 400 and stores no span", async () => {
     const spans = () => rows(c, "otel_spans");
-    const before = spans();
+    const before = await spans();
     for (const body of [
       { resourceSpans: "x" },
       { resourceSpans: [{ scopeSpans: "x" }] },
@@ -160,7 +172,7 @@ describe("attachments and OTLP envelopes (item 11)", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(((await res.json()) as { detail: string }).detail).toMatch(/OTLP/);
     }
-    expect(spans()).toBe(before);
+    expect(await spans()).toBe(before);
     // An empty request is still fine.
     expect((await postJson(c.url, "/otel/v1/traces", { resourceSpans: [] })).status).toBe(200);
   });

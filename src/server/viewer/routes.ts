@@ -19,6 +19,7 @@ import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";
 import type { TraceStore } from "../../store/contract/traces.js";
+import type { LogStore, StoredLog } from "../../store/contract/logs.js";
 import type { FeedbackStore } from "../../store/contract/feedback.js";
 import type { ThreadStore } from "../../store/contract/threads.js";
 import type { Breakdown, MonitorQuery, MonitorStore } from "../../store/contract/monitor.js";
@@ -163,7 +164,21 @@ function json(body: unknown): Reply {
   return { status: 200, body, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } };
 }
 
-export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore): Route[] {
+const OTEL_TRACE_ID = /^[0-9a-f]{32}$/;
+
+/** A staged log record as the trace page shows it: its JSON columns as values. */
+function logView(l: StoredLog) {
+  const value = (text: string): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      return text;
+    }
+  };
+  return { time: l.time, span_id: l.span_id || null, event_name: l.event_name || null, severity: l.severity, body: value(l.body), attributes: value(l.attributes), scope: value(l.scope) };
+}
+
+export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore & LogStore): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -198,9 +213,14 @@ export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & Attac
       method: "GET",
       path: "/api/viewer/traces/:id",
       handler: async (ctx) => {
-        const runs = await store.traceRuns(ctx.params.id!);
-        if (runs.length === 0) throw new HttpError(404, `trace ${ctx.params.id} not found`);
-        return json({ trace_id: ctx.params.id, runs, feedback: await store.feedbackOf(runs.map((r) => r.id)) });
+        const id = ctx.params.id!;
+        const runs = await store.traceRuns(id);
+        if (runs.length > 0) return json({ trace_id: id, runs, feedback: await store.feedbackOf(runs.map((r) => r.id)), logs: [] });
+        // OTLP log records whose trace made no run (no span came, or none an adapter read) are
+        // stored under their OpenTelemetry trace id: that id shows them.
+        const logs = OTEL_TRACE_ID.test(id) ? await store.logsOfTrace(id) : [];
+        if (logs.length === 0) throw new HttpError(404, `trace ${id} not found`);
+        return json({ trace_id: id, runs: [], feedback: [], logs: logs.map(logView) });
       },
     },
     {

@@ -40,7 +40,8 @@ export async function renderTrace(main, traceId, runId, ctx) {
     for (const n of main.querySelectorAll(".tree .node")) n.classList.toggle("selected", n.dataset.runId === runId);
     return renderRun(detailEl, runId, ctx);
   }
-  const { runs, feedback } = await api(`/api/viewer/traces/${encodeURIComponent(traceId)}`);
+  const { runs, feedback, logs } = await api(`/api/viewer/traces/${encodeURIComponent(traceId)}`);
+  if (runs.length === 0) return renderLogsOnly(main, traceId, logs ?? []);
   const feedbackByRun = new Map();
   for (const f of feedback ?? []) feedbackByRun.set(f.run_id, [...(feedbackByRun.get(f.run_id) ?? []), f]);
   const { roots, kids } = buildTree(runs);
@@ -97,4 +98,24 @@ export async function renderTrace(main, traceId, runId, ctx) {
     h("div", { class: "trace-layout" }, h("section", { class: "tree-wrap" }, h("div", { class: "tree-head" }, h("span", {}, "Run"), h("span", {}, "Duration"), h("span", {}, "Timeline")), tree), detail),
   );
   if (selected) await renderRun(detail, selected, ctx);
+}
+
+/** A trace whose log records made no run: the records themselves, oldest first, as text. */
+function renderLogsOnly(main, traceId, logs) {
+  delete main.dataset.traceId;
+  const text = (v) => (typeof v === "string" ? v : JSON.stringify(v, null, 2));
+  const rows = logs.map((l) =>
+    h(
+      "li",
+      { class: "log-record" },
+      h("div", { class: "log-head" }, h("span", { class: "log-event" }, l.event_name ?? "(no event name)"), h("span", { class: "muted" }, ` ${l.time}${l.span_id ? ` · span ${l.span_id}` : ""}`)),
+      l.body !== null && l.body !== undefined ? h("pre", { class: "log-body" }, text(l.body)) : null,
+      l.attributes && Object.keys(l.attributes).length ? h("pre", { class: "log-attributes" }, text(l.attributes)) : null,
+    ),
+  );
+  clear(main).append(
+    h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "Traces"), " / ", traceId),
+    h("p", { class: "muted" }, `${fmtInt(logs.length)} log records · no runs (no span of this trace made one) · trace ${traceId}`),
+    h("ol", { class: "log-records" }, ...rows),
+  );
 }
