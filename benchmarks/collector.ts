@@ -143,10 +143,10 @@ for (let rep = 0; rep < REPS; rep++) {
       g.p99.push(r.latencyP99Ms);
       g.cpuPerReq.push(cpuUs / n);
       // The profile gives each stage's share of the main thread's CPU; the rest of the process's CPU ran on other threads (GC helpers, I/O).
+      if (Number.isFinite(mainUs)) g.main.push(mainUs / n);
       if (stages && Number.isFinite(mainUs)) {
         for (const s of STAGES) g.stages[s].push((stages[s] * mainUs) / n);
         g.unsampled.push((cpuUs - mainUs) / n);
-        g.main.push(mainUs / n);
       }
       if (rss !== undefined) g.rss.push(rss);
       g.missing += r.runs + warm.runs - stored;
@@ -163,6 +163,7 @@ for (const batch of BATCHES) {
     console.log(`    runs/s     ${spread(g.runsps, 0)}`);
     console.log(`    latency    median ${spread(g.lat, 1, " ms")}, p99 ${spread(g.p99, 1, " ms")}`);
     console.log(`    collector CPU per request ${spread(g.cpuPerReq, 0, " µs")} (${(median(g.cpuPerReq) / batch).toFixed(1)} µs per run); accepted runs not stored: ${g.missing}; failed requests: ${g.failures}`);
+    if (g.main.length && !g.unsampled.length) console.log(`      main thread ${spread(g.main, 0, " µs")}`);
     if (g.unsampled.length) {
       console.log(`      main thread ${spread(g.main, 0, " µs")}, by stage (sampled shares of its CPU):`);
       for (const s of STAGES) console.log(`      ${s.padEnd(48)} ${spread(g.stages[s], 0, " µs")}`);
@@ -175,6 +176,7 @@ for (const batch of BATCHES) {
   }
   if (VARIANTS.length > 1) {
     const [a, b] = VARIANTS.map((v) => results.get(key(v.name, batch))!) as [Figures, Figures];
-    console.log(`   CPU per request, this tree / baseline: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`);
+    const mainRatio = a.main.length && b.main.length ? `, main thread ${(median(a.main) / median(b.main)).toFixed(2)}x` : "";
+    console.log(`   CPU per request, this tree / baseline: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x${mainRatio}; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`);
   }
 }
