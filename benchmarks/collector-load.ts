@@ -1,16 +1,22 @@
 /**
  * The load generator for benchmarks/collector.ts, in its own process so its
  * CPU is not charged to the collector:
- *   node --import tsx benchmarks/collector-load.ts <url> <seconds> <clients> <batch>
+ *   node --import tsx benchmarks/collector-load.ts <url> <seconds> <clients> <batch> [v4|v7]
  * Every request carries BATCH runs (~2 KB each) with fresh ids: a multipart
  * body is encoded once as a template, and each request gets a copy with new
  * UUIDs written over the template's, so each run is a first insert and making
- * a body costs a copy, not an encoding. Prints one JSON line:
+ * a body costs a copy, not an encoding. Ids are random (v4, every index
+ * insert lands on a random page: the store's worst case) unless `v7` is
+ * given: then ids are time-ordered UUIDv7 (what tracepipe's Client and recent
+ * langsmith SDKs send) and start/end times are the request's own, so runs
+ * arrive in time order as they do from live clients. Prints one JSON line:
  * {requests, failures, runs, seconds, latencyMedianMs, latencyP99Ms}.
  */
 import { randomUUID } from "node:crypto";
+import { uuidv7 } from "../src/run/ids.js";
 
-const [url, secondsArg, clientsArg, batchArg] = process.argv.slice(2) as [string, string, string, string];
+const [url, secondsArg, clientsArg, batchArg, idsArg] = process.argv.slice(2) as [string, string, string, string, string | undefined];
+const TIME_ORDERED = idsArg === "v7";
 const SECONDS = Number(secondsArg);
 const CLIENTS = Number(clientsArg);
 const BATCH = Number(batchArg);
@@ -34,11 +40,19 @@ const offsets = templateIds.map((id) => {
   return at;
 });
 
+/** Where the template's start and end times sit (each run's are the template's `now`). */
+const timeOffsets: number[] = [];
+for (let i = template.indexOf(now); i >= 0; i = template.indexOf(now, i + 1)) timeOffsets.push(i);
+
 function freshBody(): Buffer {
   const b = Buffer.from(template);
   for (const at of offsets) {
-    const id = randomUUID();
+    const id = TIME_ORDERED ? uuidv7() : randomUUID();
     for (const i of at) b.write(id, i, "latin1");
+  }
+  if (TIME_ORDERED) {
+    const t = new Date().toISOString().replace("Z", "000Z");
+    for (const i of timeOffsets) b.write(t, i, "latin1");
   }
   return b;
 }

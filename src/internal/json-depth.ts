@@ -31,15 +31,16 @@ class DepthWalk {
     return this.found !== undefined || this.stack.length === 0;
   }
 
-  /** Visits up to `nodes` containers. */
-  step(nodes: number): void {
-    for (let n = 0; n < nodes && !this.done; n++) {
+  /** Visits up to `nodes` containers; returns how many it visited. */
+  step(nodes: number): number {
+    let n = 0;
+    for (; n < nodes && !this.done; n++) {
       const f = this.stack.pop()!;
       if (f.depth > this.max) {
         const path: Loc = [];
         for (let p: Frame | undefined = f; p?.parent; p = p.parent) path.push(p.key);
         this.found = path.reverse();
-        return;
+        return n + 1;
       }
       if (Array.isArray(f.value)) {
         for (let i = f.value.length - 1; i >= 0; i--) {
@@ -53,6 +54,7 @@ class DepthWalk {
         }
       }
     }
+    return n;
   }
 }
 
@@ -70,8 +72,8 @@ const NODES_PER_STEP = 256;
 export async function tooDeepAtSliced(value: unknown, max: number, slicer: Slicer = new Slicer()): Promise<Loc | undefined> {
   const walk = new DepthWalk(value, max);
   while (!walk.done) {
-    walk.step(NODES_PER_STEP);
-    const pause = slicer.tick(NODES_PER_STEP);
+    // The work done, not the step's size: a request of many small documents is not paused for work it did not do.
+    const pause = slicer.tick(walk.step(NODES_PER_STEP));
     if (pause) await pause;
   }
   return walk.found;

@@ -212,7 +212,6 @@ export class SqliteIngest {
       params.first_token_time ??= null;
       this.upsertStmt.run(params);
     }
-    if (typeof state.session_name === "string") this.projects.ensure(state.session_name, now);
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
@@ -243,6 +242,8 @@ export class SqliteIngest {
       let created = 0;
       let updated = 0;
       const completedRoots: string[] = [];
+      /** Each project named in the batch, made once (not once per run) before the transaction ends. */
+      const projects = new Set<string>();
       for (const [id, s] of byId) {
         const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
@@ -254,7 +255,9 @@ export class SqliteIngest {
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
         if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
+        if (typeof state.session_name === "string") projects.add(state.session_name);
       }
+      for (const p of projects) this.projects.ensure(p, now);
       for (const a of batch.attachments ?? []) this.attachments.put(a);
       return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
     })();

@@ -1,0 +1,71 @@
+/**
+ * The collector under test for benchmarks/collector.ts, in a process of its
+ * own so its CPU is its own (the load generator and the benchmark's own
+ * bookkeeping are elsewhere):
+ *   node --import tsx benchmarks/collector-server.ts <root> <db>
+ * <root> is the tree whose sources are measured (this checkout, or an
+ * unchanged copy for an A/B in the same run). Prints "listening on <url>",
+ * then answers IPC messages: "start" marks the CPU clock and starts the
+ * sampling profiler; "stop" replies {cpuUs, mainUs, stages}: the process's
+ * CPU, its main (JavaScript) thread's, and each stage's share of the main
+ * thread's samples (cpu-stages.ts); "close" closes the collector and exits.
+ */
+import { Session } from "node:inspector/promises";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { stagesOf, type CpuProfile } from "./cpu-stages.js";
+
+const [root, db, profileArg] = process.argv.slice(2) as [string, string, string | undefined];
+const profile = profileArg !== "no-profile";
+const { createCollector } = (await import(pathToFileURL(join(root, "src/server/app.ts")).href)) as typeof import("../src/server/app.js");
+const collector = await createCollector({ db, rateLimits: false });
+const { url } = await collector.listen(0);
+
+const session = new Session();
+session.connect();
+let cpu0 = 0;
+let main0 = 0;
+const cpuUs = () => {
+  const u = process.cpuUsage();
+  return u.user + u.system;
+};
+/** The main thread's CPU (Linux: utime + stime of the thread whose id is the pid, in clock ticks of 10 ms), µs; NaN elsewhere. */
+function mainThreadUs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return NaN;
+  }
+}
+
+process.on("message", (m: string) => {
+  void (async () => {
+    if (m === "start") {
+      if (profile) {
+        await session.post("Profiler.enable");
+        // A coarse interval: the sampler's own cost stays small against the request work it attributes.
+        await session.post("Profiler.setSamplingInterval", { interval: 1000 });
+        await session.post("Profiler.start");
+      }
+      cpu0 = cpuUs();
+      main0 = mainThreadUs();
+      process.send!({ started: true });
+    } else if (m === "stop") {
+      const cpu = cpuUs() - cpu0;
+      const main = mainThreadUs() - main0;
+      const prof = profile ? ((await session.post("Profiler.stop")) as { profile: CpuProfile }).profile : undefined;
+      // For a closer look (Chrome DevTools, or by function): TRACEPIPE_BENCH_PROFILE=out.cpuprofile.
+      if (prof && process.env.TRACEPIPE_BENCH_PROFILE) writeFileSync(process.env.TRACEPIPE_BENCH_PROFILE, JSON.stringify(prof));
+      const stages = prof ? stagesOf(prof) : undefined;
+      process.send!({ cpuUs: cpu, mainUs: main, stages });
+    } else if (m === "close") {
+      session.disconnect();
+      await collector.close();
+      process.exit(0);
+    }
+  })();
+});
+console.log(`listening on ${url}`);

@@ -1,0 +1,148 @@
+/**
+ * The collector's ingest stages without the network: the multipart bodies
+ * benchmarks/collector-load.ts sends (BATCH runs of ~2 KB, fresh ids) go
+ * through the route's own steps in one process (busboy parsing, the depth
+ * bound, the store's check, the SQLite store's one-transaction write) and
+ * each step's CPU is measured around it. No sockets, no other requests, no
+ * event loop shared with a load generator: the steady cost of each stage, to
+ * set beside benchmarks/collector.ts's sampled split of a serving process.
+ *
+ * Each tree (this one, and `--baseline DIR`'s unchanged sources) is measured
+ * in a child process of its own, ROUNDS times, alternating, each on a fresh
+ * database after a warm-up; reported per stage: median (min–max) µs per
+ * request, and this tree's total against the baseline's.
+ *
+ *   npx tsx benchmarks/collector-stages.ts [--requests 1500] [--rounds 3] [--batch 10] [--ids v4|v7] [--baseline DIR]
+ */
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { Readable } from "node:stream";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { spread, median } from "./stats.js";
+
+const STAGES = ["multipart parsing", "depth bound", "checks", "store write"] as const;
+type Times = Record<(typeof STAGES)[number], number>;
+
+function arg(name: string, dflt: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1]! : dflt;
+}
+
+/** In a child: measure one tree and print its µs per request per stage as one JSON line. */
+async function measure(root: string, requests: number, batch: number, ids: string): Promise<Times> {
+  const imp = <T>(p: string) => import(pathToFileURL(join(root, p)).href) as Promise<T>;
+  const { openStore } = await imp<typeof import("../src/store/open.js")>("src/store/open.ts");
+  const { parseMultipart } = await imp<typeof import("../src/server/multipart.js")>("src/server/multipart.ts");
+  const { batchCheck } = await imp<typeof import("../src/server/validation.js")>("src/server/validation.ts");
+  const { IssueList } = await imp<typeof import("../src/server/issues.js")>("src/server/issues.ts");
+  const { Slicer } = await imp<typeof import("../src/internal/slicer.js")>("src/internal/slicer.ts");
+  const { tooDeep } = await imp<typeof import("../src/server/depth.js")>("src/server/depth.ts");
+  const { uuidv7 } = await import("../src/run/ids.js");
+  const dir = mkdtempSync(join(tmpdir(), "tp-bench-stages-"));
+  const store = await openStore(join(dir, "traces.db"));
+  // The load generator's body, made the same way (collector-load.ts).
+  const filler = "lorem ipsum dolor sit amet ".repeat(60).slice(0, 800);
+  const templateIds = Array.from({ length: batch }, () => randomUUID());
+  const fd = new FormData();
+  const now = new Date().toISOString().replace("Z", "000Z");
+  for (const id of templateIds) {
+    fd.append(`post.${id}`, new Blob([JSON.stringify({ id, trace_id: id, dotted_order: `20261122T000000000000Z${id}`, name: "bench", run_type: "chain", start_time: now, end_time: now, session_name: "bench" })], { type: "application/json" }));
+    fd.append(`post.${id}.inputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
+    fd.append(`post.${id}.outputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
+  }
+  const req = new Request("http://x", { method: "POST", body: fd });
+  const template = Buffer.from(await req.arrayBuffer());
+  const headers = { "content-type": req.headers.get("content-type")! };
+  const offsets = templateIds.map((id) => {
+    const at: number[] = [];
+    for (let i = template.indexOf(id); i >= 0; i = template.indexOf(id, i + 1)) at.push(i);
+    return at;
+  });
+  const timeOffsets: number[] = [];
+  for (let i = template.indexOf(now); i >= 0; i = template.indexOf(now, i + 1)) timeOffsets.push(i);
+  const freshBody = () => {
+    const b = Buffer.from(template);
+    for (const at of offsets) {
+      const id = ids === "v7" ? uuidv7() : randomUUID();
+      for (const i of at) b.write(id, i, "latin1");
+    }
+    if (ids === "v7") for (const i of timeOffsets) b.write(new Date().toISOString().replace("Z", "000Z"), i, "latin1");
+    return b;
+  };
+  const cpu = () => {
+    const u = process.cpuUsage();
+    return u.user + u.system;
+  };
+  const limits = { maxPartBytes: 64 << 20, maxParts: 10_000, maxRuns: 1000 };
+  const t: Times = { "multipart parsing": 0, "depth bound": 0, checks: 0, "store write": 0 };
+  const warmup = Math.ceil(requests / 5);
+  for (let i = 0; i < warmup + requests; i++) {
+    const body = freshBody();
+    const issues = new IssueList(100, 10_000);
+    const lap = (() => {
+      let c = cpu();
+      return (stage: keyof Times) => {
+        const d = cpu();
+        if (i >= warmup) t[stage] += d - c;
+        c = d;
+      };
+    })();
+    const parsed = await parseMultipart(Readable.from([body]), headers, limits, issues);
+    lap("multipart parsing");
+    const slicer = new Slicer();
+    for (const d of parsed.documents) await tooDeep(d.value, 64, slicer);
+    lap("depth bound");
+    const check = batchCheck(issues, slicer);
+    for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
+    lap("checks");
+    await store.ingest(check.batch(parsed.attachments));
+    lap("store write");
+  }
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+  for (const s of STAGES) t[s] /= requests;
+  return t;
+}
+
+const here = fileURLToPath(new URL("../", import.meta.url));
+if (process.argv[2] === "--child") {
+  const [root, requests, batch, ids] = process.argv.slice(3) as [string, string, string, string];
+  console.log(JSON.stringify(await measure(root, Number(requests), Number(batch), ids)));
+} else {
+  const REQUESTS = Number(arg("requests", "1500"));
+  const ROUNDS = Number(arg("rounds", "3"));
+  const BATCH = Number(arg("batch", "10"));
+  const IDS = arg("ids", "v4");
+  const baseline = process.argv.includes("--baseline") ? resolve(arg("baseline", "")) : undefined;
+  const trees = [{ name: "this tree", root: here }, ...(baseline ? [{ name: "baseline", root: baseline }] : [])];
+  const results = new Map<string, Times[]>(trees.map((t) => [t.name, []]));
+  const child = (root: string) =>
+    new Promise<Times>((res, rej) => {
+      const p = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--child", root, String(REQUESTS), String(BATCH), IDS], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+      let out = "";
+      p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
+      p.on("exit", (code) => {
+        try {
+          res(JSON.parse(out.trim().split("\n").pop() ?? ""));
+        } catch {
+          rej(new Error(`stage child exited ${code}: ${out}`));
+        }
+      });
+    });
+  console.log(`collector stages without the network: ${REQUESTS} requests of ${BATCH} runs (~2 KB each, fresh ${IDS} ids) per round after a warm-up, ${ROUNDS} rounds${baseline ? ", trees alternating" : ""}; CPU µs per request, median (min–max)`);
+  for (let r = 0; r < ROUNDS; r++) for (const t of r % 2 ? [...trees].reverse() : trees) results.get(t.name)!.push(await child(t.root));
+  const total = (x: Times) => STAGES.reduce((n, s) => n + x[s], 0);
+  for (const t of trees) {
+    const xs = results.get(t.name)!;
+    console.log(`  ${t.name} (${t.root}):`);
+    for (const s of STAGES) console.log(`    ${s.padEnd(20)} ${spread(xs.map((x) => x[s]), 0, " µs")}`);
+    console.log(`    ${"total".padEnd(20)} ${spread(xs.map(total), 0, " µs")}`);
+  }
+  if (baseline) {
+    const [a, b] = trees.map((t) => median(results.get(t.name)!.map(total))) as [number, number];
+    console.log(`  this tree / baseline: ${(a / b).toFixed(2)}x CPU per request over these stages`);
+  }
+}
