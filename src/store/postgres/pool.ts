@@ -17,6 +17,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
 import { storable } from "./columns.js";
+import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING } from "./pool-defaults.js";
 
 export interface PgPoolOptions {
   /** Connections at most (default 10). */
@@ -75,10 +76,10 @@ export class PgPool {
     /** Where the target is, for messages (no password). */
     private readonly target: string,
   ) {
-    this.maxWaiting = opts.maxWaiting ?? 64;
+    this.maxWaiting = opts.maxWaiting ?? DEFAULT_STORE_MAX_WAITING;
     this.pool = new pg.Pool({
       connectionString,
-      max: opts.max ?? 10,
+      max: opts.max ?? DEFAULT_STORE_CONNECTIONS,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
       idleTimeoutMillis: 30_000,
       statement_timeout: opts.statementTimeoutMs ?? 30_000,
