@@ -4,7 +4,8 @@
  * 503 and `Retry-After` instead of queued, so a burst bigger than the
  * collector can take costs it nothing but the refusals: no memory grows with
  * the queue, and the client (or the load balancer) sends the request again,
- * here later or to another collector. Nothing refused was stored.
+ * here later or to another collector. Nothing refused was stored, and its
+ * body is not read: the answer closes the connection instead of draining it.
  */
 import { HttpError } from "../http-error.js";
 import type { Middleware } from "./compose.js";
@@ -33,6 +34,7 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
       gauge.refused++;
       throw new HttpError(503, `the collector is busy: ${gauge.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`, {
         "retry-after": String(BUSY_RETRY_AFTER_S),
+        connection: "close",
       });
     }
     gauge.inFlight++;
