@@ -1,7 +1,8 @@
 /**
  * The load generator for benchmarks/collector.ts, in its own process so its
  * CPU is not charged to the collector:
- *   node --import tsx benchmarks/collector-load.ts <url> <seconds> <clients> <batch> [v4|v7]
+ *   node --import tsx benchmarks/collector-load.ts <url[,url...]> <seconds> <clients> <batch> [v4|v7]
+ * With several URLs (collectors side by side), requests go to them in turn.
  * Every request carries BATCH runs (~2 KB each) with fresh ids: a multipart
  * body is encoded once as a template, and each request gets a copy with new
  * UUIDs written over the template's, so each run is a first insert and making
@@ -15,8 +16,10 @@
 import { randomUUID } from "node:crypto";
 import { uuidv7 } from "../src/run/ids.js";
 
-const [url, secondsArg, clientsArg, batchArg, idsArg] = process.argv.slice(2) as [string, string, string, string, string | undefined];
+const [urlArg, secondsArg, clientsArg, batchArg, idsArg] = process.argv.slice(2) as [string, string, string, string, string | undefined];
 const TIME_ORDERED = idsArg === "v7";
+const urls = urlArg.split(",");
+let turn = 0;
 const SECONDS = Number(secondsArg);
 const CLIENTS = Number(clientsArg);
 const BATCH = Number(batchArg);
@@ -67,7 +70,7 @@ await Promise.all(
     while (performance.now() < deadline) {
       const body = freshBody();
       const s = performance.now();
-      const res = await fetch(url + "/runs/multipart", { method: "POST", headers: { "content-type": type }, body });
+      const res = await fetch(urls[turn++ % urls.length] + "/runs/multipart", { method: "POST", headers: { "content-type": type }, body });
       await res.arrayBuffer();
       latencies.push(performance.now() - s);
       if (res.status === 202) requests++;

@@ -10,8 +10,9 @@ import { ConfigError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { loadWebhookConfig, type WebhookConfig } from "../webhooks/config.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
+import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING } from "../store/postgres/pool-defaults.js";
 import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
-import { MemoryRateLimiter } from "../ratelimit/limiter.js";
+import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -49,6 +50,11 @@ export interface ServeOptions {
   rootlessAfter: number;
   /** Unset: no OTLP/gRPC receiver. */
   otlpGrpcPort?: number;
+  /** A redis:// URL: the SPEC §8 limits counted together with every collector given the same one. */
+  rateLimiter?: string;
+  maxInFlight: number;
+  storeConnections: number;
+  storeMaxWaiting: number;
 }
 
 /**
@@ -112,6 +118,10 @@ export function register(program: Command): void {
     )
     .option("--otlp-grpc-port <n>", "also receive OTLP over gRPC (traces and logs) on this port, 4317 by convention; off unless given", int("--otlp-grpc-port"))
     .option("--prices <file>", PRICES_OPTION_HELP)
+    .option("--rate-limiter <url>", "count the rate limits in Redis at this redis:// URL, together with every collector given the same one (default: each collector counts alone; GET /info rate_limits.scope says which)")
+    .option("--max-in-flight <n>", "requests handled at once (GET /info aside); past it 503 with Retry-After instead of a queue; 0: no bound", int("--max-in-flight"), DEFAULT_LIMITS.maxInFlight)
+    .option("--store-connections <n>", "PostgreSQL connections this collector opens at most (--store only)", int("--store-connections"), DEFAULT_STORE_CONNECTIONS)
+    .option("--store-max-waiting <n>", "requests that may wait for a PostgreSQL connection; past it 503 with Retry-After (--store only)", int("--store-max-waiting"), DEFAULT_STORE_MAX_WAITING)
     .action(async (opts: ServeOptions) => {
       try {
         usePriceFile(opts.prices);
@@ -148,7 +158,7 @@ export function register(program: Command): void {
       }
       let store: Store;
       try {
-        store = await openStore(storeTargetFrom(opts));
+        store = await openStore(storeTargetFrom(opts), { max: Math.max(1, opts.storeConnections), maxWaiting: opts.storeMaxWaiting });
       } catch (err) {
         // A database that cannot be reached or is newer than this tracepipe: said in one line, exit 2.
         process.stderr.write(`tracepipe serve: ${(err as Error).message}\n`);
@@ -156,7 +166,21 @@ export function register(program: Command): void {
         return;
       }
       // The gRPC receiver shares the HTTP side's limiter: one budget per key whichever way it sends.
-      const limiter = new MemoryRateLimiter();
+      let limiter: RateLimiter = new MemoryRateLimiter();
+      let closeLimiter = async (): Promise<void> => undefined;
+      if (opts.rateLimiter) {
+        if (!/^rediss?:\/\//.test(opts.rateLimiter)) {
+          process.stderr.write(`tracepipe serve: --rate-limiter must be a redis:// or rediss:// URL, not ${JSON.stringify(opts.rateLimiter)}\n`);
+          await store.close();
+          process.exitCode = 2;
+          return;
+        }
+        // Loaded only now: ioredis is for deployments that share limits.
+        const { RedisRateLimiter } = await import("../ratelimit/redis.js");
+        const shared = new RedisRateLimiter(opts.rateLimiter);
+        limiter = shared;
+        closeLimiter = () => shared.close();
+      }
       const collector = await createCollector({
         db: store,
         retentionMs: opts.retention,
@@ -164,7 +188,7 @@ export function register(program: Command): void {
         apiKey: opts.apiKey,
         region: opts.region,
         rateLimits: opts.rateLimit,
-        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies, largeBodyBudgetBytes },
+        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies, largeBodyBudgetBytes, maxInFlight: opts.maxInFlight },
         timeouts: { headersMs: opts.headersTimeout, requestMs: opts.requestTimeout, keepAliveMs: opts.keepAliveTimeout, idleSocketMs: opts.idleTimeout },
         webhooks,
         webhookToken: opts.webhookToken,
@@ -172,7 +196,7 @@ export function register(program: Command): void {
         rootlessAfterMs: opts.rootlessAfter,
       });
       const { url } = await collector.listen(opts.port, opts.host);
-      console.log(`tracepipe collector listening on ${url} (store ${store.target}${opts.retention ? `, retention ${Math.round(opts.retention / 3_600_000)} h` : ""}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits` : ", no rate limits"})`);
+      console.log(`tracepipe collector listening on ${url} (store ${store.target}${opts.retention ? `, retention ${Math.round(opts.retention / 3_600_000)} h` : ""}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits${opts.rateLimiter ? " shared through Redis" : " counted by this collector alone"}` : ", no rate limits"})`);
       console.log(`trace viewer: ${url}/`);
       let grpc: { close(): Promise<void> } | undefined;
       if (opts.otlpGrpcPort !== undefined) {
@@ -200,6 +224,7 @@ export function register(program: Command): void {
         await grpc?.close();
         await collector.close();
         await store.close();
+        await closeLimiter().catch(() => undefined);
         process.exit(0);
       };
       process.once("SIGINT", () => void stop("SIGINT"));

@@ -5,7 +5,7 @@
  * held its root died. Its topmost spans are roots until the root comes (see
  * trace.ts).
  */
-import { convertTrace, type OtlpStore } from "./trace.js";
+import { convertHeld, type OtlpStore } from "./trace.js";
 
 /** Trace ids read from the store at a time. */
 const SWEEP_BATCH = 100;
@@ -18,7 +18,10 @@ const SWEEP_SLICE_MS = 20;
  * most 5 s). A backlog (a store from before this sweep existed holds every
  * rootless trace it ever got) is converted in slices of SWEEP_SLICE_MS, the
  * event loop served in between. A trace that fails to convert is left out,
- * with a warning, rather than tried forever.
+ * with a warning, rather than tried forever. Each trace is claimed in the
+ * store (sweepRootless), so collectors sharing a store sweep it together,
+ * each trace by one of them, and a collector that dies mid-conversion leaves
+ * its trace to the next sweep.
  */
 export class RootlessSweep {
   private timer: NodeJS.Timeout | undefined;
@@ -52,20 +55,20 @@ export class RootlessSweep {
     for (;;) {
       if (this.stopped) return;
       const ids = await this.store.quietRootlessTraces(quietSince, SWEEP_BATCH);
+      let claimed = 0;
       for (const id of ids) {
         if (this.stopped) return;
-        try {
-          await convertTrace(this.store, id);
-        } catch (err) {
-          this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(err as Error).message}`);
-        }
-        await this.store.forgetRootless(id, quietSince);
+        const r = await this.store.sweepRootless(id, quietSince, () => convertHeld(this.store, id));
+        if (r.claimed) claimed++;
+        const error = r.error;
+        if (error !== undefined) this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(error as Error)?.message ?? String(error)}`);
         if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();
         }
       }
-      if (ids.length < SWEEP_BATCH) return;
+      // A batch wholly held by other collectors' sweeps is theirs: reading it again would spin.
+      if (ids.length < SWEEP_BATCH || claimed === 0) return;
     }
   }
 

@@ -22,13 +22,22 @@ import { isLocalRoot, type PlainSpan } from "./plain.js";
 import { parseJson, plainToLogRecord, plainToSpanRecord } from "./records.js";
 
 /** What converting a stored trace needs of the store. */
-export type OtlpStore = Pick<SpanStore, "spansOfTrace" | "quietRootlessTraces" | "forgetRootless"> & Pick<LogStore, "logsOfTrace"> & Pick<RunStore, "ingest">;
+export type OtlpStore = Pick<SpanStore, "spansOfTrace" | "quietRootlessTraces" | "convertingTrace" | "sweepRootless"> & Pick<LogStore, "logsOfTrace"> & Pick<RunStore, "ingest">;
 
 /** Default quiet time before a trace without a root is converted as it is: a few of BatchSpanProcessor's 5 s export intervals. */
 export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
 
-/** Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry. */
-export async function convertTrace(store: OtlpStore, traceId: string, project?: string): Promise<void> {
+/**
+ * Convert a stored trace and ingest its runs; `project` (the request's) wins over the one its spans carry.
+ * Serialized per trace in the store (collectors sharing one store included), so a conversion that read
+ * less of the trace never lands after one that read more.
+ */
+export function convertTrace(store: OtlpStore, traceId: string, project?: string): Promise<void> {
+  return store.convertingTrace(traceId, () => convertHeld(store, traceId, project));
+}
+
+/** convertTrace's work, for a caller that already holds the trace (the rootless sweep's claim). */
+export async function convertHeld(store: OtlpStore, traceId: string, project?: string): Promise<void> {
   const rows: PlainSpan[] = await store.spansOfTrace(traceId);
   const logRows: PlainLog[] = await store.logsOfTrace(traceId);
   const root = rows.find((r) => !r.parent_span_id) ?? rows.find(isLocalRoot) ?? rows[0];

@@ -16,7 +16,12 @@ export type TryResult =
   | { ok: true; remaining: number; resetMs: number }
   | { ok: false; remaining: 0; retryAfterMs: number; resetMs: number };
 
+/** Who shares a limiter's counts: this process alone, or every process using the same backend (Redis). */
+export type LimiterScope = "process" | "shared";
+
 export interface RateLimiter {
+  /** Whose counts it keeps (undefined: this process's). */
+  readonly scope?: LimiterScope;
   /** Wait until `cost` units may be taken for `key`, then take them. */
   acquire(key: string, cost: number, limit: number, windowMs: number, signal?: AbortSignal): Promise<void>;
   /** Take `cost` units now if allowed; otherwise say how long to wait. Never waits. */
@@ -57,6 +62,7 @@ export interface MemoryRateLimiterOptions {
 }
 
 export class MemoryRateLimiter implements RateLimiter {
+  readonly scope = "process";
   private readonly windows = new Map<string, Window>();
   private readonly now: () => number;
 

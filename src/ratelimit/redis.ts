@@ -42,6 +42,7 @@ export interface RedisRateLimiterOptions {
 }
 
 export class RedisRateLimiter implements RateLimiter {
+  readonly scope = "shared";
   private readonly redis: Limited;
   private readonly owned: boolean;
   private readonly prefix: string;

@@ -37,6 +37,7 @@ import { apiKeyAuth } from "./middleware/auth.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { bodyAdmission, LargeBodySlots } from "./middleware/body-admission.js";
 import { dispatch } from "./middleware/context.js";
+import { inFlight } from "./middleware/in-flight.js";
 import { dropIdleSockets, serverTimeouts } from "./middleware/timeouts.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
@@ -96,6 +97,8 @@ export interface Collector {
   webhooks?: WebhookSender;
   /** Large bodies being read or held now, the bytes they are charged in the large-body budget, and requests waiting for a large-body slot. */
   bodies(): { large: number; bytes: number; waiting: number };
+  /** Requests in flight now, and how many were refused as over limits.maxInFlight since start. */
+  requests(): { inFlight: number; refused: number };
   /** Convert now the OTLP traces without a root that have been quiet for rootlessAfterMs (the sweep does it on its own every so often). */
   sweepRootless(): Promise<void>;
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
@@ -110,11 +113,13 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   const largeBodies = new LargeBodySlots(Math.max(1, limits.maxConcurrentLargeBodies), limits.largeBodyBudgetBytes);
   const delivery: WebhookSenderOptions = { ...opts.webhookDelivery };
   const sender = opts.webhooks ? new WebhookSender(opts.webhooks, delivery) : undefined;
+  const limiter = opts.limiter ?? new MemoryRateLimiter();
+  const busy = inFlight({ max: limits.maxInFlight, exempt: (method, path) => method === "GET" && path === "/info" });
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
   const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
   const router = new Router()
-    .add(ingestRoutes({ store, version: COLLECTOR_VERSION, limits, onRunCompleted: completionHook({ onRunCompleted: opts.onRunCompleted, sender }), health: () => store.health() }))
+    .add(ingestRoutes({ store, version: COLLECTOR_VERSION, limits, rateLimits: { enabled: opts.rateLimits !== false, scope: limiter.scope ?? "process", region: opts.region ?? "us" }, onRunCompleted: completionHook({ onRunCompleted: opts.onRunCompleted, sender }), health: () => store.health() }))
     .add(queryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
     .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
@@ -127,6 +132,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     [
       errors({ maxListedIssues: limits.maxListedIssues }),
       refuseWhileClosing(() => closing),
+      busy,
       // Agent servers authenticate their webhooks with the URL's token, not our API key; the viewer's
       // page and assets (no run data) load without it so the page can show its sign-in form.
       apiKeyAuth({
@@ -137,7 +143,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
         ? []
         : [
             rateLimit({
-              limiter: opts.limiter ?? new MemoryRateLimiter(),
+              limiter,
               region: opts.region ?? "us",
               overrides: typeof opts.rateLimits === "object" ? opts.rateLimits.overrides : undefined,
               skip: isViewerPath,
@@ -163,6 +169,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     store,
     webhooks: sender,
     bodies: () => ({ large: largeBodies.inUse, bytes: largeBodies.bytesCharged, waiting: largeBodies.waiting }),
+    requests: () => ({ inFlight: busy.gauge.inFlight, refused: busy.gauge.refused }),
     sweepRootless: () => sweep?.sweep() ?? Promise.resolve(),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {

@@ -29,6 +29,12 @@ export interface CollectorLimits {
    * size, so this is what bounds the collector's memory under concurrent uploads.
    */
   largeBodyBudgetBytes: number;
+  /**
+   * Requests handled at once (GET /info aside); past it 503 with Retry-After,
+   * never a queue. With largeBodyBytes it bounds what small bodies hold, as
+   * largeBodyBudgetBytes bounds the large ones. 0: no bound.
+   */
+  maxInFlight: number;
 }
 
 export interface CollectorTimeouts {
@@ -53,6 +59,7 @@ export const DEFAULT_LIMITS: CollectorLimits = {
   largeBodyBytes: 1024 * 1024,
   maxConcurrentLargeBodies: 4,
   largeBodyBudgetBytes: 96 * 1024 * 1024,
+  maxInFlight: 128,
 };
 
 export const DEFAULT_TIMEOUTS: CollectorTimeouts = {

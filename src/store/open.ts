@@ -6,9 +6,11 @@
  * better-sqlite3) loads only for who uses it.
  */
 import { isStoreUrl } from "../env.js";
-import type { Store, StoreOptions } from "./contract/store.js";
+import type { Store } from "./contract/store.js";
+import type { PostgresStoreOptions } from "./postgres/store.js";
 
-export async function openStore(target: string, opts: StoreOptions = {}): Promise<Store> {
+/** `opts`: every store's options; the connection-pool bounds apply to PostgreSQL only. */
+export async function openStore(target: string, opts: PostgresStoreOptions = {}): Promise<Store> {
   if (isStoreUrl(target)) {
     const { PostgresStore } = await import("./postgres/store.js");
     return PostgresStore.open(target, opts);

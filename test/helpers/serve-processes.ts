@@ -12,6 +12,8 @@ export interface ServeChild {
   readonly port: number;
   /** Everything the process printed on stdout and stderr since it (re)started. */
   output(): string;
+  /** The process id of the current process (changes on restart). */
+  pid(): number | undefined;
   /** True while the process runs. */
   alive(): boolean;
   /** Send a signal and wait for the exit (SIGKILL: no shutdown hooks run, as when a machine dies). */
@@ -87,6 +89,7 @@ export async function startServeChildren(n: number, args: readonly string[], env
         url: `http://127.0.0.1:${port}`,
         port,
         output: () => out,
+        pid: () => child.pid,
         alive: () => child.exitCode === null && child.signalCode === null,
         kill: (signal = "SIGTERM") =>
           new Promise<void>((resolve) => {

@@ -1,12 +1,17 @@
 /**
  * SPEC §8 rate limits: the request's row of the limits table, one token from the
  * limiter per request, `X-RateLimit-*` on every answer and 429 with
- * `Retry-After` past the limit.
+ * `Retry-After` past the limit. A shared limiter that cannot answer (Redis
+ * away) makes the request a 503 with `Retry-After`: without its count the
+ * limit cannot be kept, and the client retries once it is back.
  */
 import { HttpError } from "../http-error.js";
 import type { RateLimiter } from "../../ratelimit/limiter.js";
 import { matchLimit, type Region } from "../../ratelimit/match.js";
 import type { Middleware } from "./compose.js";
+
+/** Retry-After (s) while the limiter is away: a Redis restart or failover takes seconds. */
+const LIMITER_RETRY_AFTER_S = 1;
 
 export interface RateLimitOptions {
   limiter: RateLimiter;
@@ -27,7 +32,12 @@ export function rateLimit(o: RateLimitOptions): Middleware {
     const override = overrides[m.rule.id];
     const limit = override?.limit ?? m.limit;
     const windowMs = override?.windowMs ?? m.windowMs;
-    const r = await o.limiter.tryAcquire(m.key, 1, limit, windowMs);
+    let r: Awaited<ReturnType<RateLimiter["tryAcquire"]>>;
+    try {
+      r = await o.limiter.tryAcquire(m.key, 1, limit, windowMs);
+    } catch (err) {
+      throw new HttpError(503, `the shared rate limiter is unavailable: ${(err as Error)?.message ?? String(err)}`, { "retry-after": String(LIMITER_RETRY_AFTER_S) });
+    }
     const headers = {
       "x-ratelimit-limit": String(limit),
       "x-ratelimit-remaining": String(r.remaining),

@@ -24,6 +24,7 @@ import { Slicer } from "../../internal/slicer.js";
 import { IssueList } from "../issues.js";
 import { depthIssue, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
+import type { LimiterScope } from "../../ratelimit/limiter.js";
 
 export interface IngestDeps {
   store: RunStore & FeedbackStore;
@@ -31,6 +32,8 @@ export interface IngestDeps {
   limits: CollectorLimits;
   /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
   onRunCompleted?: (run: StoredRun) => void;
+  /** The SPEC §8 limits as GET /info reports them: whether enforced, and whether counted by this collector alone or shared (Redis). */
+  rateLimits?: { enabled: boolean; scope: LimiterScope; region: string };
   /** Whether the store's database answers (GET /info `store`). */
   health?: () => Promise<StoreHealth>;
 }
@@ -116,6 +119,10 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           // missing flag as yes and send zstd bodies, which this collector cannot read (Node 20 has no
           // zstd): they would get 415 and lose their runs.
           instance_flags: { zstd_compression_enabled: false },
+          // Collectors behind one load balancer keep SPEC §8's limits together only with a shared limiter:
+          // "process" says each counts alone (docs/deploy.md).
+          ...(deps.rateLimits ? { rate_limits: deps.rateLimits } : {}),
+          in_flight_limit: limits.maxInFlight,
         },
       }),
     },

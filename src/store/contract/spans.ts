@@ -61,4 +61,22 @@ export interface SpanStore {
    * again with that span.
    */
   forgetRootless(traceId: string, quietSince: string): Promise<void>;
+  /**
+   * Runs `convert` (one conversion of the trace: its reads and its ingest)
+   * serialized with every other conversion of the trace and every
+   * storeSpans / storeLogs naming it, across all the collectors sharing the
+   * store: the last conversion ingested read everything stored before it.
+   */
+  convertingTrace<T>(traceId: string, convert: () => Promise<T>): Promise<T>;
+  /**
+   * The rootless sweep's claim on one trace: when the trace still waits for a
+   * root, no span of it came after `quietSince` and no other conversion holds
+   * it, `convert` runs and the trace stops waiting, both or neither (a
+   * collector that dies meanwhile leaves it waiting for the next sweep).
+   * `convert` failing for a reason of its own (not the database's) is
+   * returned as `error` and the trace is forgotten all the same, so a trace
+   * that cannot convert is not tried forever. Resolves `claimed: false` when
+   * there was nothing to do or another collector holds the trace.
+   */
+  sweepRootless(traceId: string, quietSince: string, convert: () => Promise<void>): Promise<{ claimed: boolean; error?: unknown }>;
 }

@@ -7,7 +7,7 @@
 import type { LogInput, StoredLog } from "../contract/logs.js";
 import { storable } from "./columns.js";
 import type { PgPool } from "./pool.js";
-import { ROOT_SPAN } from "./spans.js";
+import { lockTraces, ROOT_SPAN } from "./spans.js";
 
 const LOG_COLUMNS = [
   "trace_id",
@@ -39,6 +39,8 @@ export class LogStaging {
       return typeof v === "string" ? storable(v) : v;
     };
     return this.pool.transaction(async (c) => {
+      // As for spans (spans.ts): serialized with the conversions and stagings of the same traces.
+      await lockTraces(c, unique.map((l) => l.trace_id).filter((t) => t !== ""));
       await c.query(
         `INSERT INTO otel_logs (${LOG_COLUMNS.join(", ")}) SELECT * FROM unnest(${LOG_COLUMNS.map((col, i) => `$${i + 1}::${LOG_TYPES[col] ?? "text"}[]`).join(", ")})
          ON CONFLICT (trace_id, span_id, record_key) DO UPDATE SET ${LOG_COLUMNS.filter(

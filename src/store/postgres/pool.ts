@@ -13,9 +13,11 @@
  *   from the start (the merge reads under row locks, so a rerun sees the
  *   winner's state).
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
 import { storable } from "./columns.js";
+import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING } from "./pool-defaults.js";
 
 export interface PgPoolOptions {
   /** Connections at most (default 10). */
@@ -41,6 +43,12 @@ function isUnavailable(err: unknown): boolean {
 
 const RETRY_CODES = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
 
+/** The connection of the transaction a call runs inside, while that transaction is open. */
+interface OpenTransaction {
+  client: pg.PoolClient;
+  open: boolean;
+}
+
 export interface PoolHealth {
   ok: boolean;
   /** Why not, when not. */
@@ -53,6 +61,14 @@ export class PgPool {
   readonly pool: pg.Pool;
   private readonly maxWaiting: number;
   private lastFailure: { error: string; at: string } | undefined;
+  /**
+   * Calls made inside `transaction(fn)` (query, a nested transaction) run on
+   * its connection, so one transaction can wrap store methods that each open
+   * their own (a trace's conversion: its reads and its ingest under the
+   * trace's lock) without a second connection per caller, which a full pool
+   * could deadlock on.
+   */
+  private readonly current = new AsyncLocalStorage<OpenTransaction>();
 
   constructor(
     connectionString: string,
@@ -60,10 +76,10 @@ export class PgPool {
     /** Where the target is, for messages (no password). */
     private readonly target: string,
   ) {
-    this.maxWaiting = opts.maxWaiting ?? 64;
+    this.maxWaiting = opts.maxWaiting ?? DEFAULT_STORE_MAX_WAITING;
     this.pool = new pg.Pool({
       connectionString,
-      max: opts.max ?? 10,
+      max: opts.max ?? DEFAULT_STORE_CONNECTIONS,
       connectionTimeoutMillis: opts.connectTimeoutMs ?? 5000,
       idleTimeoutMillis: 30_000,
       statement_timeout: opts.statementTimeoutMs ?? 30_000,
@@ -104,6 +120,8 @@ export class PgPool {
    * the form such values are stored in for queries, instead of failing.
    */
   async query<R extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>> {
+    const open = this.openTransaction();
+    if (open) return open.client.query<R>(sql, params?.map(storableParam));
     const client = await this.connect();
     let broken: Error | undefined;
     try {
@@ -118,15 +136,21 @@ export class PgPool {
 
   /** `fn` in one transaction on one connection, run again (at most 5 times) when it loses a deadlock or serialization race. */
   async transaction<T>(fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    // Inside another transaction: part of it (its retry reruns the whole).
+    const open = this.openTransaction();
+    if (open) return fn(open.client);
     for (let attempt = 0; ; attempt++) {
       const client = await this.connect();
       let broken: Error | undefined;
+      const tx: OpenTransaction = { client, open: true };
       try {
         await client.query("BEGIN");
-        const out = await fn(client);
+        const out = await this.current.run(tx, () => fn(client));
+        tx.open = false;
         await client.query("COMMIT");
         return out;
       } catch (err) {
+        tx.open = false;
         if (isUnavailable(err)) broken = err as Error;
         else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
         const code = (err as { code?: string }).code;
@@ -136,6 +160,12 @@ export class PgPool {
         client.release(broken);
       }
     }
+  }
+
+  /** The transaction this call runs inside, if it is still open (work it started may outlive it). */
+  private openTransaction(): OpenTransaction | undefined {
+    const tx = this.current.getStore();
+    return tx?.open ? tx : undefined;
   }
 
   /** `fn` with a connection of its own (no transaction opened). */

@@ -215,6 +215,14 @@ export class PostgresStore implements Store {
     return this.spans.forgetRootless(traceId, quietSince);
   }
 
+  convertingTrace<T>(traceId: string, convert: () => Promise<T>): Promise<T> {
+    return this.spans.convertingTrace(traceId, convert);
+  }
+
+  sweepRootless(traceId: string, quietSince: string, convert: () => Promise<void>): Promise<{ claimed: boolean; error?: unknown }> {
+    return this.spans.sweepRootless(traceId, quietSince, convert);
+  }
+
   async ensureProject(name: string): Promise<void> {
     await this.pool.query("INSERT INTO projects (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING", [name, new Date().toISOString()]);
   }

@@ -26,6 +26,7 @@ import { SqliteProjects } from "./projects.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteLogs } from "./logs.js";
 import { SqliteSpans } from "./spans.js";
+import { KeyedLock } from "../../internal/keyed-lock.js";
 import { listTraces, traceRuns } from "./traces.js";
 import type { Issue } from "../../errors.js";
 import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
@@ -48,6 +49,8 @@ export class SqliteStore implements Store {
   private readonly projects: SqliteProjects;
   private readonly attachments: SqliteAttachments;
   private readonly deployments: SqliteDeployments;
+  /** Conversions of one trace, one at a time (convertingTrace). */
+  private readonly traceLock = new KeyedLock();
 
   /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
   constructor(path: string, opts: StoreOptions = {}) {
@@ -114,6 +117,25 @@ export class SqliteStore implements Store {
 
   async forgetRootless(traceId: string, quietSince: string): Promise<void> {
     this.spans.forgetRootless(traceId, quietSince);
+  }
+
+  convertingTrace<T>(traceId: string, convert: () => Promise<T>): Promise<T> {
+    // One process owns the file: serializing this process's conversions of the trace is all it takes.
+    return this.traceLock.run(traceId, convert);
+  }
+
+  async sweepRootless(traceId: string, quietSince: string, convert: () => Promise<void>): Promise<{ claimed: boolean; error?: unknown }> {
+    if (this.traceLock.held(traceId) || !this.spans.waitsQuietly(traceId, quietSince)) return { claimed: false };
+    return this.traceLock.run(traceId, async () => {
+      let error: unknown;
+      try {
+        await convert();
+      } catch (err) {
+        error = err;
+      }
+      this.spans.forgetRootless(traceId, quietSince);
+      return error === undefined ? { claimed: true } : { claimed: true, error };
+    });
   }
 
   async storeLogs(logs: readonly LogInput[]): Promise<string[]> {

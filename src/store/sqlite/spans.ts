@@ -42,6 +42,11 @@ export class SqliteSpans {
     return rows.map((r) => r.trace_id);
   }
 
+  /** Whether the trace waits for a root with no span of it stored after quietSince. */
+  waitsQuietly(traceId: string, quietSince: string): boolean {
+    return this.db.prepare("SELECT 1 FROM otel_rootless WHERE trace_id = ? AND last_received_at <= ?").get(traceId, quietSince) !== undefined;
+  }
+
   forgetRootless(traceId: string, quietSince: string): void {
     this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ? AND last_received_at <= ?").run(traceId, quietSince);
   }

@@ -82,5 +82,51 @@ export function spansContract(open: OpenStore): void {
       // Its spans stay stored either way: the next conversion reads them all.
       expect((await store().spansOfTrace(B)).map((s) => s.span_id).sort()).toEqual(["0000000000000003", "0000000000000005"]);
     });
+
+    it("runs conversions of one trace one at a time, however many callers start them at once", async () => {
+      await store().storeSpans([span("a", "1", null)]);
+      const log: string[] = [];
+      const convert = (n: number) => async () => {
+        log.push(`in ${n}`);
+        // The conversion reads the store while it holds the trace, as a real one does.
+        await store().spansOfTrace(A);
+        await sleep(20);
+        log.push(`out ${n}`);
+        return n;
+      };
+      expect(await Promise.all([1, 2, 3].map((n) => store().convertingTrace(A, convert(n))))).toEqual([1, 2, 3]);
+      for (let i = 0; i < log.length; i += 2) expect(log[i + 1]).toBe(log[i]!.replace("in", "out"));
+    });
+
+    it("lets one sweep claim a quiet waiting trace, forgets it once converted, and forgets a trace whose conversion fails with the error returned", async () => {
+      await store().storeSpans([span("a", "2", "1"), span("b", "5", "4")]);
+      await sleep(5);
+      const quietSince = new Date().toISOString();
+      let converted = 0;
+      const claims = await Promise.all(
+        [1, 2].map(() =>
+          store().sweepRootless(A, quietSince, async () => {
+            converted++;
+            await sleep(20);
+          }),
+        ),
+      );
+      expect(claims.filter((c) => c.claimed)).toHaveLength(1);
+      expect(converted).toBe(1);
+      expect(await store().sweepRootless(A, quietSince, async () => void converted++)).toEqual({ claimed: false });
+      const failed = await store().sweepRootless(B, quietSince, async () => {
+        throw new Error("no adapter could read it");
+      });
+      expect(failed.claimed).toBe(true);
+      expect((failed.error as Error).message).toBe("no adapter could read it");
+      expect(await store().quietRootlessTraces(future(), 10)).toEqual([]);
+    });
+
+    it("leaves a trace waiting when a span of it came after the sweep looked", async () => {
+      await store().storeSpans([span("c", "2", "1")]);
+      const quietSince = new Date(Date.now() - 60_000).toISOString();
+      expect(await store().sweepRootless(C, quietSince, async () => undefined)).toEqual({ claimed: false });
+      expect(await store().quietRootlessTraces(future(), 10)).toEqual([C]);
+    });
   });
 }

@@ -1,0 +1,79 @@
+/**
+ * Back-pressure instead of memory growth: a collector with a small bound on
+ * requests in flight, hit by many concurrent large requests, refuses the
+ * excess with 503 and Retry-After, its memory stays bounded, and every run it
+ * answered 2xx is in the store (the client sends the refused ones again).
+ */
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { sendAnywhere } from "../helpers/any-collector.js";
+import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { runRecord } from "../helpers/runs.js";
+import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
+
+const REQUESTS = 120;
+const RUN_BYTES = 900 * 1024; // under the large-body threshold: only the in-flight bound holds these back
+const MAX_IN_FLIGHT = 4;
+const SERIAL = 24;
+
+const memoryMiB = (pid: number, field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+
+describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collector past its bound on requests in flight", () => {
+  let cluster: RunningPostgres;
+  let url: string;
+  let children: ServeChild[] = [];
+  beforeAll(async () => {
+    cluster = await startPostgres();
+    url = await cluster.database();
+    children = await startServeChildren(1, ["--store", url, "--no-rate-limit", "--max-in-flight", String(MAX_IN_FLIGHT), "--store-connections", "2", "--store-max-waiting", "4"]);
+  }, 90_000);
+  afterAll(async () => {
+    await stopServeChildren(children);
+    await cluster?.close();
+  }, 60_000);
+
+  it("answers 503 with Retry-After past the bound, keeps its memory bounded, and stores every run it accepted", async () => {
+    const c = children[0]!;
+    const pid = c.pid()!;
+    const filler = "y".repeat(RUN_BYTES);
+    const ids = Array.from({ length: REQUESTS }, () => randomUUID());
+    // The same runs one at a time first: the memory the work itself takes (heap, buffers, garbage between collections).
+    const serialIds = Array.from({ length: SERIAL }, () => randomUUID());
+    for (const id of serialIds) {
+      const res = await fetch(`${c.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })) });
+      expect(res.status).toBeLessThan(300);
+    }
+    const serialPeak = memoryMiB(pid, "VmHWM");
+    // First, all at once with no retry: the bound refuses most, with Retry-After.
+    const first = await Promise.all(
+      ids.map(async (id) => {
+        const res = await fetch(`${c.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })) });
+        await res.arrayBuffer();
+        return { id, status: res.status, retryAfter: res.headers.get("retry-after") };
+      }),
+    );
+    const refused = first.filter((r) => r.status === 503);
+    // Bounded: the burst (REQUESTS bodies, ~105 MiB, sent at once) costs at most a few bodies' worth over the serial peak.
+    const burstPeak = memoryMiB(pid, "VmHWM");
+    expect(burstPeak - serialPeak).toBeLessThan(MAX_IN_FLIGHT * 8);
+    expect(refused.length).toBeGreaterThan(REQUESTS / 2);
+    for (const r of refused) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(first.every((r) => r.status === 503 || r.status === 202 || r.status === 200)).toBe(true);
+    // Then the refused ones again, the way a client honours Retry-After.
+    for (const r of refused) {
+      const again = await sendAnywhere(children, "POST", "/runs", JSON.stringify(runRecord({ id: r.id, session_name: "overload", inputs: { filler } })));
+      expect(again.status, again.body).toBeLessThan(300);
+    }
+    const db = new pg.Client({ connectionString: url });
+    await db.connect();
+    try {
+      const stored = (await db.query<{ id: string; n: number }>("SELECT id, length(inputs) AS n FROM runs WHERE id = ANY($1::text[])", [[...ids, ...serialIds]])).rows;
+      expect(stored).toHaveLength(REQUESTS + SERIAL);
+      expect(stored.every((r) => Number(r.n) > RUN_BYTES)).toBe(true);
+    } finally {
+      await db.end();
+    }
+  }, 120_000);
+});
