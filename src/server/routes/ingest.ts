@@ -31,6 +31,8 @@ export interface IngestDeps {
   limits: CollectorLimits;
   /** Told about root runs that now have an end time; when absent, nothing is read back after storing. */
   onRunCompleted?: (run: StoredRun) => void;
+  /** Told the ids of root runs that now have an end time, without reading them back (the webhook delivery loop claims at once). */
+  onRootsCompleted?: (ids: readonly string[]) => void;
   /** Whether the store's database answers (GET /info `store`). */
   health?: () => Promise<StoreHealth>;
 }
@@ -74,6 +76,7 @@ async function store(deps: IngestDeps, batch: CheckedBatch): Promise<{ created: 
     if (err instanceof ValidationError) throw new HttpError(422, err.issues);
     throw err;
   }
+  if (result.completedRoots.length) deps.onRootsCompleted?.(result.completedRoots);
   if (deps.onRunCompleted) {
     for (const id of result.completedRoots) {
       const run = await deps.store.getRun(id);
