@@ -18,6 +18,7 @@ import { CursorError } from "../../store/contract/cursor.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";
+import type { WebhookOutboxStore } from "../../store/contract/webhooks.js";
 import type { TraceStore } from "../../store/contract/traces.js";
 import type { FeedbackStore } from "../../store/contract/feedback.js";
 import type { ThreadStore } from "../../store/contract/threads.js";
@@ -163,7 +164,7 @@ function json(body: unknown): Reply {
   return { status: 200, body, headers: { "cache-control": "no-store", "x-content-type-options": "nosniff" } };
 }
 
-export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore): Route[] {
+export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore & WebhookOutboxStore): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -209,7 +210,7 @@ export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & Attac
       handler: async (ctx) => {
         const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]) });
+        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]), webhooks: await store.webhookDeliveries(run.id) });
       },
     },
     {
