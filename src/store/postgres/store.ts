@@ -253,6 +253,7 @@ export class PostgresStore implements Store {
       const ids = (await c.query<{ id: string }>("SELECT id FROM runs WHERE session_name = $1", [name])).rows.map((r) => r.id);
       await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [ids]);
       const n = (await c.query("DELETE FROM runs WHERE session_name = $1", [name])).rowCount ?? 0;
       await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM projects WHERE name = $1", [name]);

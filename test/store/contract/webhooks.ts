@@ -112,6 +112,22 @@ export function webhookOutboxContract(open: OpenStore): void {
     });
   });
 
+  describe("the webhook outbox when runs go", () => {
+    const store = eachStore(open, { webhookOutbox: true });
+    it("removes a run's delivery with the run, when its project is deleted or its trace pruned", async () => {
+      const kept = asking({ end_time: END, session_name: "kept" });
+      const dropped = asking({ end_time: END, session_name: "dropped" });
+      const old = asking({ end_time: "2026-01-05T10:00:01.000000Z", start_time: "2026-01-05T10:00:00.000000Z", session_name: "kept" });
+      await store().ingest({ post: [kept, dropped, old] });
+      await store().deleteProject("dropped");
+      await store().pruneTraces(new Date("2026-06-01T00:00:00Z"));
+      expect(await store().webhookDeliveries(dropped.id)).toEqual([]);
+      expect(await store().webhookDeliveries(old.id)).toEqual([]);
+      expect(await store().webhookDeliveries(kept.id)).toHaveLength(1);
+      expect(await store().pendingWebhooks()).toMatchObject({ count: 1 });
+    });
+  });
+
   describe("without webhooks configured", () => {
     const store = eachStore(open);
     it("writes no outbox rows", async () => {
