@@ -55,7 +55,8 @@ export class WebhookDeliveryLoop {
   readonly stats: WebhookDeliveryStats = { delivered: 0, failed: 0, refused: 0, attempts: 0 };
   private readonly inFlight = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
-  private claiming = false;
+  /** The claim under way, if any. */
+  private claiming: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private warnedAt = 0;
@@ -89,7 +90,10 @@ export class WebhookDeliveryLoop {
       this.again = true;
       return;
     }
-    void this.claim();
+    this.claiming = this.claim().finally(() => {
+      this.claiming = undefined;
+      this.schedule();
+    });
   }
 
   private schedule(): void {
@@ -100,22 +104,20 @@ export class WebhookDeliveryLoop {
   }
 
   private async claim(): Promise<void> {
-    this.claiming = true;
     try {
       do {
         this.again = false;
         const free = this.concurrency - this.inFlight.size;
         if (free <= 0) break;
         const claimed = await this.store.claimWebhooks(free, this.leaseMs);
+        // Stopping meanwhile: what was just claimed is left to its lease, and claimed again by whoever runs next.
+        if (this.stopped) break;
         for (const c of claimed) this.launch(c);
         // A full claim may have left more due: claim again at once.
         if (claimed.length === free) this.again = true;
       } while (this.again && !this.stopped);
     } catch (err) {
       this.warnSometimes(`claiming webhook deliveries failed (tried again in ${this.pollMs} ms): ${(err as Error)?.message ?? String(err)}`);
-    } finally {
-      this.claiming = false;
-      this.schedule();
     }
   }
 
@@ -176,6 +178,7 @@ export class WebhookDeliveryLoop {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
+    await this.claiming;
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 }
