@@ -13,6 +13,8 @@ import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../server/limits.js";
 import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING } from "../store/postgres/pool-defaults.js";
 import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
 import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
+import { DEFAULT_WEBHOOK_TIMEOUT_MS } from "../webhooks/sender.js";
+import { DEFAULT_MAX_ATTEMPTS } from "../server/webhook-delivery.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -46,6 +48,9 @@ export interface ServeOptions {
   idleTimeout: number;
   graphConfig?: string;
   webhookToken?: string;
+  webhookTimeout: number;
+  webhookAttempts: number;
+  webhookBackoff: number;
   buildMs: number;
   rootlessAfter: number;
   /** Unset: no OTLP/gRPC receiver. */
@@ -81,7 +86,7 @@ export function register(program: Command): void {
       [
         "Run the local collector: the ingest API (docs/collector-api.md) over a SQLite file, or over PostgreSQL with --store (several collectors may share one database; docs/deploy.md).",
         "Endpoints: GET /info, POST /runs/multipart, POST /runs/batch, POST /runs, PATCH /runs/:id, GET /runs/:id, POST /runs/query, DELETE /sessions?name=P, POST /otel/v1/traces and /otel/v1/logs, also as /v1/traces and /v1/logs (OTLP JSON or protobuf; gzip), POST, GET and PATCH on /v2/deployments, /v2/deployments/:id and /v2/deployments/:id/revisions/:revision_id, and with --webhook-token POST /webhooks/runs.",
-        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there (docs/deployments.md).",
+        "With --graph-config, completed root runs whose metadata names a `webhook` URL are POSTed there, through an outbox in the store: once per run across collectors sharing a store and across restarts, retried with backoff; GET /runs/:id/webhooks shows each attempt (docs/webhooks.md).",
         "The hosted API's rate limits (docs/rate-limits.md) are enforced per caller (429 with Retry-After) unless --no-rate-limit.",
         `Limits (docs/collector-api.md "Limits"): bodies up to --max-body-bytes (413); batches up to --batch-size-limit runs and, with more than one run, ${DEFAULT_LIMITS.batchSizeBytesLimit} bytes (413, the client splits); JSON nested up to --max-json-depth (422); a 422 lists the first ${DEFAULT_LIMITS.maxListedIssues} problems and counts the rest; bodies over ${DEFAULT_LIMITS.largeBodyBytes} bytes are read at most --max-concurrent-large-bodies at a time, and while their bytes together stay within --large-body-budget-bytes (one alone always runs; the others wait; without the flag, TRACEPIPE_LARGE_BODY_BUDGET_BYTES sets it); slow clients meet the timeouts below (408 or closed).`,
       ].join("\n\n"),
@@ -109,6 +114,9 @@ export function register(program: Command): void {
     .option("--idle-timeout <ms>", "a connection with no traffic at all closes after this", int("--idle-timeout"), DEFAULT_TIMEOUTS.idleSocketMs)
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
     .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
+    .option("--webhook-timeout <ms>", "an outbound webhook attempt that has no answer within this is retried", int("--webhook-timeout"), DEFAULT_WEBHOOK_TIMEOUT_MS)
+    .option("--webhook-attempts <n>", "attempts per outbound webhook, the first included, before it is marked failed", int("--webhook-attempts"), DEFAULT_MAX_ATTEMPTS)
+    .option("--webhook-backoff <ms>", "the first retry of an outbound webhook comes after half to all of this; each further one waits twice as long (at most 5 min)", int("--webhook-backoff"), 1000)
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
     .option(
       "--rootless-after <ms>",
@@ -158,7 +166,8 @@ export function register(program: Command): void {
       }
       let store: Store;
       try {
-        store = await openStore(storeTargetFrom(opts), { max: Math.max(1, opts.storeConnections), maxWaiting: opts.storeMaxWaiting });
+        // The store writes the webhook outbox in the transaction that completes a run, when webhooks are on.
+        store = await openStore(storeTargetFrom(opts), { max: Math.max(1, opts.storeConnections), maxWaiting: opts.storeMaxWaiting, webhookOutbox: webhooks?.enabled === true });
       } catch (err) {
         // A database that cannot be reached or is newer than this tracepipe: said in one line, exit 2.
         process.stderr.write(`tracepipe serve: ${(err as Error).message}\n`);
@@ -192,6 +201,7 @@ export function register(program: Command): void {
         timeouts: { headersMs: opts.headersTimeout, requestMs: opts.requestTimeout, keepAliveMs: opts.keepAliveTimeout, idleSocketMs: opts.idleTimeout },
         webhooks,
         webhookToken: opts.webhookToken,
+        webhookDelivery: { timeoutMs: opts.webhookTimeout, maxAttempts: Math.max(1, opts.webhookAttempts), backoff: { baseMs: Math.max(1, opts.webhookBackoff), maxMs: 300_000 } },
         deploymentBuildMs: opts.buildMs,
         rootlessAfterMs: opts.rootlessAfter,
       });

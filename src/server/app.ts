@@ -27,7 +27,9 @@ import { webhookReceiverRoutes } from "./routes/webhooks.js";
 import { isViewerAsset, isViewerPath, viewerRoutes } from "./viewer/routes.js";
 import type { WebhookConfig } from "../webhooks/config.js";
 import { WebhookSender, type WebhookSenderOptions } from "../webhooks/sender.js";
-import { completionHook } from "../webhooks/completion.js";
+import { WebhookDeliveryLoop, type WebhookDeliveryOptions } from "./webhook-delivery.js";
+import { webhookDeliveryRoutes } from "./routes/webhook-deliveries.js";
+import { ConfigError } from "../errors.js";
 import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import type { Region } from "../ratelimit/match.js";
 import { compose, exchangeOf } from "./middleware/compose.js";
@@ -68,8 +70,12 @@ export interface CollectorOptions {
   routes?: Route[];
   /** Outbound run-completion webhooks (graph.json's `webhooks` / `http`, see loadWebhookConfig). */
   webhooks?: WebhookConfig;
-  /** Delivery options for outbound webhooks (attempts, backoff, allowPrivateNetworks for local use). */
-  webhookDelivery?: WebhookSenderOptions;
+  /**
+   * Delivery of outbound webhooks through the store's outbox (server/webhook-delivery.ts): timeout,
+   * attempts, backoff, polling. Receivers inside private networks are opened by graph.json's
+   * `webhooks.url.allowed_networks`, not here.
+   */
+  webhookDelivery?: WebhookSenderOptions & WebhookDeliveryOptions;
   /** Accept agent-server webhooks at POST /webhooks/runs?token=<this>; they become trace runs. */
   webhookToken?: string;
   /** Project of runs received by webhook (default `agent-server`). */
@@ -93,8 +99,8 @@ export interface CollectorOptions {
 export interface Collector {
   server: Server;
   store: Store;
-  /** The outbound webhook sender, when webhooks are configured. */
-  webhooks?: WebhookSender;
+  /** The outbound webhook delivery loop, when webhooks are configured and enabled. */
+  webhooks?: WebhookDeliveryLoop;
   /** Large bodies being read or held now, the bytes they are charged in the large-body budget, and requests waiting for a large-body slot. */
   bodies(): { large: number; bytes: number; waiting: number };
   /** Requests in flight now, and how many were refused as over limits.maxInFlight since start. */
@@ -107,20 +113,36 @@ export interface Collector {
 
 export async function createCollector(opts: CollectorOptions = {}): Promise<Collector> {
   const ownStore = typeof opts.db !== "object";
-  const store = typeof opts.db === "object" ? opts.db : await openStore(dbPathFrom(opts.db));
+  const webhooksOn = opts.webhooks?.enabled === true;
+  // The outbox row is written by the store in the transaction that completes the run: it must know webhooks are on.
+  const store = typeof opts.db === "object" ? opts.db : await openStore(dbPathFrom(opts.db), { webhookOutbox: webhooksOn });
+  if (webhooksOn && !store.writesWebhookOutbox) {
+    throw new ConfigError([{ loc: ["db"], msg: "webhooks are configured, but the store was opened without webhookOutbox: open it with openStore(target, { webhookOutbox: true })", type: "value_error" }]);
+  }
   const limits = collectorLimits(opts);
   const timeouts = collectorTimeouts(opts.timeouts);
   const largeBodies = new LargeBodySlots(Math.max(1, limits.maxConcurrentLargeBodies), limits.largeBodyBudgetBytes);
   const delivery: WebhookSenderOptions = { ...opts.webhookDelivery };
-  const sender = opts.webhooks ? new WebhookSender(opts.webhooks, delivery) : undefined;
+  const webhooks = webhooksOn ? new WebhookDeliveryLoop(store, new WebhookSender(opts.webhooks!, delivery), delivery) : undefined;
   const limiter = opts.limiter ?? new MemoryRateLimiter();
   const busy = inFlight({ max: limits.maxInFlight, exempt: (method, path) => method === "GET" && path === "/info" });
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
   const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
   const router = new Router()
-    .add(ingestRoutes({ store, version: COLLECTOR_VERSION, limits, rateLimits: { enabled: opts.rateLimits !== false, scope: limiter.scope ?? "process", region: opts.region ?? "us" }, onRunCompleted: completionHook({ onRunCompleted: opts.onRunCompleted, sender }), health: () => store.health() }))
+    .add(
+      ingestRoutes({
+        store,
+        version: COLLECTOR_VERSION,
+        limits,
+        rateLimits: { enabled: opts.rateLimits !== false, scope: limiter.scope ?? "process", region: opts.region ?? "us" },
+        onRunCompleted: opts.onRunCompleted,
+        onRootsCompleted: webhooks && (() => webhooks.wake()),
+        health: () => store.health(),
+      }),
+    )
     .add(queryRoutes(store))
+    .add(webhookDeliveryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
     .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
@@ -167,7 +189,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   return {
     server,
     store,
-    webhooks: sender,
+    webhooks,
     bodies: () => ({ large: largeBodies.inUse, bytes: largeBodies.bytesCharged, waiting: largeBodies.waiting }),
     requests: () => ({ inFlight: busy.gauge.inFlight, refused: busy.gauge.refused }),
     sweepRootless: () => sweep?.sweep() ?? Promise.resolve(),
@@ -180,6 +202,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
           const h = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
           const self = `http://${h}:${addr.port}`;
           delivery.baseUrl ??= self; // relative webhook URLs call back into this server
+          webhooks?.start();
           resolve({ port: addr.port, url: self });
         });
       });
@@ -189,7 +212,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
       return new Promise((resolve, reject) => {
         server.close(() => {
           // A sweep under way finishes its trace (a prune its slice) before the store closes under it.
-          void Promise.all([sweep?.stop(), retention?.stop()])
+          void Promise.all([sweep?.stop(), retention?.stop(), webhooks?.stop()])
             .then(() => (ownStore ? store.close() : undefined))
             .then(() => resolve(), reject);
         });

@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { ConfigError, zodIssues, type Issue } from "../errors.js";
 import { isObj } from "../internal/obj.js";
+import { networkIssues } from "./networks.js";
 
 export const DEFAULT_ENV_PREFIX = "SVC_WEBHOOK_";
 
@@ -17,6 +18,8 @@ const UrlPolicy = z.strictObject({
   allowed_ports: z.array(z.number().int().min(1).max(65535)).optional(),
   disable_loopback: z.boolean().optional(),
   max_url_length: z.number().int().positive().optional(),
+  /** CIDR ranges a receiver may be in although the policy refuses them by default (networks.ts). */
+  allowed_networks: z.array(z.string().min(1)).optional(),
 });
 
 const WebhooksSection = z.strictObject({
@@ -42,7 +45,7 @@ export interface WebhookConfig {
 const REF = /\$\{\{\s*env\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 
 /**
- * The checks beyond the shape: env references and allowed_domains patterns.
+ * The checks beyond the shape: env references, allowed_domains patterns and allowed_networks ranges.
  * They read the raw document leniently (whatever parts have the right type),
  * so one run of check-config lists shape, env-prefix and domain problems
  * together instead of revealing them one layer at a time.
@@ -75,6 +78,7 @@ function checkValues(raw: unknown, env: Record<string, string | undefined>, head
       issues.push({ loc: ["webhooks", "url", "allowed_domains", i], msg: `${JSON.stringify(d)} is not a hostname or a *.domain wildcard`, type: "value_error" });
     }
   }
+  issues.push(...networkIssues(isObj(wh.url) && Array.isArray(wh.url.allowed_networks) ? (wh.url.allowed_networks as unknown[]) : []));
   return issues;
 }
 

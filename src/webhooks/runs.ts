@@ -15,12 +15,7 @@ import { buildRun } from "../run/llm.js";
 import { dateTimeProblem, type Run } from "../run/schema.js";
 import { isObj, type Obj } from "../internal/obj.js";
 
-
-/** The webhook URL a run asked for: `extra.metadata.webhook`. */
-export function webhookUrlOf(run: { extra?: unknown }): string | undefined {
-  const md = isObj(run.extra) && isObj(run.extra.metadata) ? run.extra.metadata : undefined;
-  return typeof md?.webhook === "string" && md.webhook ? md.webhook : undefined;
-}
+export { webhookUrlOf } from "../run/webhook.js";
 
 export function webhookPayload(run: Run): Obj {
   const extra = isObj(run.extra) ? run.extra : {};

@@ -1,44 +1,45 @@
 /**
- * Outbound run-completion webhooks (SPEC §6): one POST of the run record per
- * completed root run that was ingested with a `webhook` URL. Each URL is vetted
- * (policy.ts) before any connection, the connection goes to the vetted
- * address (no DNS rebinding), redirects are not followed, and delivery is
- * retried with the ingest client's backoff on network errors and the statuses
- * it retries (408, 425, 429, 5xx). Sending runs off
- * the ingest path: `send()` returns at once.
+ * One attempt at delivering a run-completion webhook (SPEC §6): vet the URL
+ * (policy.ts) before any connection, connect to the vetted address (no DNS
+ * rebinding), POST the run record with the run id in a header, follow no
+ * redirect, and say what the answer means: delivered (2xx), worth another
+ * attempt later (network error, timeout, 408, 425, 429, 5xx), or final.
+ * Retrying, and remembering what was delivered, is the outbox's job
+ * (server/webhook-delivery.ts over the store's outbox): a sender keeps no state.
  */
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
-import { backoffMs, isRetryableStatus } from "../internal/retry.js";
-import { sleep } from "../internal/sleep.js";
+import { isRetryableStatus, retryAfterMs } from "../internal/retry.js";
 import type { WebhookConfig } from "./config.js";
-import { vetWebhookUrl, WebhookUrlError, type PolicyOptions } from "./policy.js";
+import { vetWebhookUrl, WebhookUrlError, type PolicyOptions, type VettedUrl } from "./policy.js";
+
+/** The header that carries the run id: receivers dedupe by it (a retry after a timeout may repeat a delivery). */
+export const RUN_ID_HEADER = "x-tracepipe-run-id";
+/** Which attempt this is, 1 for the first. */
+export const ATTEMPT_HEADER = "x-tracepipe-attempt";
+
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 export interface WebhookSenderOptions extends PolicyOptions {
-  maxAttempts?: number;
-  backoff?: { baseMs: number; maxMs: number };
+  /** The whole request (connect, send, answer) must finish within this, ms (default 10 s); past it the attempt failed and is retried. */
   timeoutMs?: number;
-  /** Told about every final outcome (for logs and tests). */
-  onResult?: (r: WebhookResult) => void;
 }
 
-export interface WebhookResult {
-  url: string;
-  ok: boolean;
-  attempts: number;
-  status?: number;
+/** What one attempt did. */
+export interface AttemptResult {
+  /** When it started (RFC 3339). */
+  at: string;
+  duration_ms: number;
+  status_code?: number;
   error?: string;
+  /** `retry`: worth another attempt later; `final`: another attempt would get the same answer; `refused`: the URL policy refused it, nothing was sent. */
+  verdict: "delivered" | "retry" | "final" | "refused";
+  /** The receiver's Retry-After, ms, when it sent one. */
+  retryAfterMs?: number;
 }
 
-export interface WebhookStats {
-  delivered: number;
-  failed: number;
-  refused: number;
-  attempts: number;
-}
-
-function post(target: Awaited<ReturnType<typeof vetWebhookUrl>>, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number> {
+function post(target: VettedUrl, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status: number; retryAfter?: string }> {
   const { url, address, family } = target;
   // Connect to the address the policy checked, whatever DNS says now.
   const lookup: LookupFunction = (_host, opts, cb) => {
@@ -47,72 +48,54 @@ function post(target: Awaited<ReturnType<typeof vetWebhookUrl>>, headers: Record
   };
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: "POST", headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers }, lookup, timeout: timeoutMs }, (res) => {
+    const req = send(url, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }, lookup }, (res) => {
       res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
+      res.on("end", () => {
+        clearTimeout(deadline);
+        const ra = res.headers["retry-after"];
+        resolve({ status: res.statusCode ?? 0, retryAfter: typeof ra === "string" ? ra : undefined });
+      });
       res.on("error", reject);
     });
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on("error", reject);
+    // A deadline on the whole exchange, not on socket idleness: a receiver that trickles its answer still ends the attempt.
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    req.on("error", (err) => {
+      clearTimeout(deadline);
+      reject(err);
+    });
     req.end(body);
   });
 }
 
 export class WebhookSender {
-  readonly stats: WebhookStats = { delivered: 0, failed: 0, refused: 0, attempts: 0 };
-  private readonly pending = new Set<Promise<void>>();
-
   constructor(
     private readonly config: WebhookConfig,
+    /** Read at each attempt: the collector fills in baseUrl once it listens. */
     private readonly opts: WebhookSenderOptions = {},
   ) {}
 
-  /** Queue one delivery; never throws, never blocks the caller. */
-  send(url: string, payload: unknown): void {
-    if (!this.config.enabled) return;
-    const p = this.deliver(url, JSON.stringify(payload)).finally(() => this.pending.delete(p));
-    this.pending.add(p);
-  }
-
-  /** Resolves when every queued delivery has finished (delivered, refused or out of attempts). */
-  async idle(): Promise<void> {
-    while (this.pending.size) await Promise.allSettled([...this.pending]);
-  }
-
-  private done(r: WebhookResult): void {
-    this.opts.onResult?.(r);
-  }
-
-  private async deliver(url: string, body: string): Promise<void> {
-    let target;
+  /** POST `payload` to `url` once; never throws. `attempt` is the attempt's number (1 for the first), sent in a header. */
+  async attempt(url: string, runId: string, payload: unknown, attempt = 1): Promise<AttemptResult> {
+    const at = new Date();
+    const started = performance.now();
+    const took = () => Math.round(performance.now() - started);
+    let target: VettedUrl;
     try {
       target = await vetWebhookUrl(url, this.config.policy, this.opts);
     } catch (err) {
-      this.stats.refused++;
-      this.done({ url, ok: false, attempts: 0, error: err instanceof WebhookUrlError ? err.message : String(err) });
-      return;
+      // Refused by the policy: the same URL would be refused again.
+      return { at: at.toISOString(), duration_ms: took(), error: err instanceof WebhookUrlError ? `refused (${err.type}): ${err.message}` : String(err), verdict: "refused" };
     }
-    const max = this.opts.maxAttempts ?? 5;
-    const backoff = this.opts.backoff ?? { baseMs: 500, maxMs: 30_000 };
-    let last: WebhookResult = { url, ok: false, attempts: 0 };
-    for (let attempt = 1; attempt <= max; attempt++) {
-      this.stats.attempts++;
-      try {
-        const status = await post(target, this.config.headers, body, this.opts.timeoutMs ?? 10_000);
-        last = { url, ok: status >= 200 && status < 300, attempts: attempt, status };
-        if (last.ok) break;
-        if (status >= 300 && status < 400) {
-          last.error = "redirects are not followed";
-          break;
-        }
-        if (!isRetryableStatus(status)) break;
-      } catch (err) {
-        last = { url, ok: false, attempts: attempt, error: (err as Error).message };
-      }
-      if (attempt < max) await sleep(backoffMs(attempt - 1, backoff));
+    const headers = { ...this.config.headers, [RUN_ID_HEADER]: runId, [ATTEMPT_HEADER]: String(attempt) };
+    try {
+      const { status, retryAfter } = await post(target, headers, JSON.stringify(payload), this.opts.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
+      const base = { at: at.toISOString(), duration_ms: took(), status_code: status };
+      if (status >= 200 && status < 300) return { ...base, verdict: "delivered" };
+      if (status >= 300 && status < 400) return { ...base, error: "redirects are not followed", verdict: "final" };
+      const ra = retryAfterMs(retryAfter);
+      return { ...base, verdict: isRetryableStatus(status) ? "retry" : "final", ...(ra === undefined ? {} : { retryAfterMs: ra }) };
+    } catch (err) {
+      return { at: at.toISOString(), duration_ms: took(), error: (err as Error).message, verdict: "retry" };
     }
-    if (last.ok) this.stats.delivered++;
-    else this.stats.failed++;
-    this.done(last);
   }
 }

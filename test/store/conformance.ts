@@ -18,6 +18,7 @@ import { tracesContract } from "./contract/traces.js";
 import { insightsContract } from "./contract/insights.js";
 import { identityContract } from "./contract/identity.js";
 import { retentionContract } from "./contract/retention.js";
+import { webhookOutboxContract } from "./contract/webhooks.js";
 
 export type { OpenStore };
 
@@ -34,6 +35,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     insightsContract(open);
     identityContract(open);
     retentionContract(open);
+    webhookOutboxContract(open);
 
     describe("lifecycle", () => {
       const store = eachStore(open);

@@ -20,8 +20,8 @@ describe.skipIf(skip)("PostgreSQL", () => {
     await cluster?.close();
   });
 
-  describeStoreContract("PostgreSQL", async () => {
-    const store = await openStore(await cluster.database());
+  describeStoreContract("PostgreSQL", async (opts) => {
+    const store = await openStore(await cluster.database(), opts);
     return { store, cleanup: () => store.close() };
   });
 });

@@ -8,9 +8,9 @@ import { openStore } from "../../src/store/index.js";
 import { tempDir } from "../helpers/runs.js";
 import { describeStoreContract } from "./conformance.js";
 
-describeStoreContract("SQLite", async () => {
+describeStoreContract("SQLite", async (opts) => {
   const dir = tempDir("tp-store-contract-");
-  const store = await openStore(join(dir, "traces.db"));
+  const store = await openStore(join(dir, "traces.db"), opts);
   return {
     store,
     cleanup: async () => {

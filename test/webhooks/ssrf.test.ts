@@ -71,8 +71,8 @@ describe("webhook URL policy judges the parsed URL", () => {
   it("refuses 'relative' URLs that resolve to another origin, and keeps real relative URLs on the collector itself", async () => {
     const base = "http://127.0.0.1:8484";
     for (const url of fakeRelative(9911)) expect(await refusal(vetWebhookUrl(url, {}, { baseUrl: base })), JSON.stringify(url)).toBe("relative_url");
-    // Even with private networks allowed (local development), a fake relative URL is not a call back into this server.
-    for (const url of fakeRelative(9911)) expect(await refusal(vetWebhookUrl(url, { allowed_ports: [9911, 80] }, { baseUrl: base, allowPrivateNetworks: true })), JSON.stringify(url)).toBe("relative_url");
+    // Even with loopback opened by allowed_networks, a fake relative URL is not a call back into this server.
+    for (const url of fakeRelative(9911)) expect(await refusal(vetWebhookUrl(url, { allowed_ports: [9911, 80], allowed_networks: ["127.0.0.0/8"] }, { baseUrl: base })), JSON.stringify(url)).toBe("relative_url");
     expect((await vetWebhookUrl("/webhooks/runs?token=t", {}, { baseUrl: base })).url.href).toBe("http://127.0.0.1:8484/webhooks/runs?token=t");
     expect((await vetWebhookUrl("/a/\\b", {}, { baseUrl: base })).url.origin).toBe(base);
     expect(await refusal(vetWebhookUrl("//user:pw@127.0.0.1:8484/x", {}, { baseUrl: base }))).toBe("url_credentials");

@@ -11,6 +11,8 @@ import { Client } from "../../src/ingest/index.js";
 import { startCollector, runRecord } from "../helpers/collector.js";
 import { runCli } from "../helpers/cli.js";
 import { tempDir } from "../helpers/runs.js";
+import { openStore } from "../../src/store/index.js";
+import { createCollector } from "../../src/server/app.js";
 
 const cleanup: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -116,20 +118,91 @@ describe("webhook URL policy", () => {
 
   it("does not follow a redirect, so a redirect to the metadata address goes nowhere", async () => {
     const r = await receiver(() => ({ status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }));
-    const results: unknown[] = [];
-    const sender = new WebhookSender({ enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)] } }, { allowPrivateNetworks: true, onResult: (x) => results.push(x), backoff: { baseMs: 1, maxMs: 2 } });
-    sender.send(`${r.url}/hook`, { run_id: "x" });
-    await sender.idle();
+    const sender = new WebhookSender({ enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } });
+    const result = await sender.attempt(`${r.url}/hook`, "run-1", { run_id: "run-1" });
     expect(r.hits).toHaveLength(1);
-    expect(results).toEqual([expect.objectContaining({ ok: false, status: 302, error: "redirects are not followed", attempts: 1 })]);
+    expect(result).toMatchObject({ status_code: 302, error: "redirects are not followed", verdict: "final" });
   });
 });
 
+describe("webhooks.url.allowed_networks", () => {
+  const dns: Record<string, string[]> = {
+    "db.internal.example.com": ["10.1.2.3"],
+    "split.internal.example.com": ["10.1.2.3", "192.168.1.1"],
+    "local.example.com": ["127.0.0.1"],
+    "v6.internal.example.com": ["fd00::5"],
+    "hooks.example.com": ["93.184.216.34"],
+  };
+  const lookup = async (host: string) => (dns[host] ?? []).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  const vet = (url: string, allowed_networks: string[]) => vetWebhookUrl(url, { allowed_networks }, { lookup });
+  const outcome = (p: Promise<unknown>) => p.then(() => "allowed", (err: unknown) => (err instanceof WebhookUrlError ? err.type : String(err)));
+
+  it("reports every entry that is not a CIDR range, with its location", () => {
+    const { issues } = checkWebhookConfig({ webhooks: { url: { allowed_networks: ["10.0.0.0/8", "10.0.0.0", "300.1.1.1/8", "fd00::/129", 5, "fd00::/8", "10.0.0.0/33"] } } }, {});
+    expect(issues.map((i) => [i.loc.join("."), i.type])).toEqual([
+      ["webhooks.url.allowed_networks.4", "invalid_type"],
+      ["webhooks.url.allowed_networks.1", "value_error"],
+      ["webhooks.url.allowed_networks.2", "value_error"],
+      ["webhooks.url.allowed_networks.3", "value_error"],
+      ["webhooks.url.allowed_networks.6", "value_error"],
+    ]);
+    expect(issues[1]!.msg).toBe('"10.0.0.0" is not a CIDR range (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)');
+    expect(issues[3]!.msg).toBe('"fd00::/129" the prefix /129 is longer than an IPv6 address (/128 at most)');
+    expect(loadWebhookConfig({ webhooks: { url: { allowed_networks: ["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"] } } }, {}).policy.allowed_networks).toEqual(["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"]);
+  });
+
+  it("opens the private addresses inside a named range, IPv4 and IPv6, and only those", async () => {
+    expect(await outcome(vet("http://10.1.2.3/x", ["10.0.0.0/8"]))).toBe("allowed");
+    expect(await outcome(vet("http://10.1.2.3/x", ["10.2.0.0/16"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://10.1.2.3/x", []))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://192.168.1.1/x", ["10.0.0.0/8"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://[fd00::5]/x", ["fd00::/8"]))).toBe("allowed");
+    expect(await outcome(vet("http://[fd00::5]/x", ["10.0.0.0/8"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://[::ffff:10.1.2.3]/x", ["10.0.0.0/8"]))).toBe("allowed"); // IPv4-mapped: judged by its IPv4 address
+    expect(await outcome(vet("http://[fe80::1]/x", ["fd00::/8"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://192.168.1.1/x", ["0.0.0.0/0"]))).toBe("allowed");
+    expect(await outcome(vet("https://hooks.example.com/x", ["10.0.0.0/8"]))).toBe("allowed"); // public stays public
+  });
+
+  it("judges the addresses a DNS name resolves to: every one must be public or inside a named range", async () => {
+    expect(await outcome(vet("http://db.internal.example.com/x", ["10.0.0.0/8"]))).toBe("allowed");
+    expect((await vet("http://db.internal.example.com/x", ["10.0.0.0/8"])).address).toBe("10.1.2.3");
+    expect(await outcome(vet("http://db.internal.example.com/x", ["172.16.0.0/12"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://split.internal.example.com/x", ["10.0.0.0/8"]))).toBe("ssrf_blocked"); // 192.168.1.1 is outside
+    expect(await outcome(vet("http://split.internal.example.com/x", ["10.0.0.0/8", "192.168.0.0/16"]))).toBe("allowed");
+    expect(await outcome(vet("http://v6.internal.example.com/x", ["fd00::/8"]))).toBe("allowed");
+    expect(await outcome(vet("http://local.example.com/x", ["10.0.0.0/8"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://local.example.com/x", ["127.0.0.0/8"]))).toBe("allowed");
+  });
+
+  it("opens loopback, link-local and 0.0.0.0 only when a range inside them is named, never through a wider one", async () => {
+    for (const wide of [["0.0.0.0/0"], ["::/0"], ["0.0.0.0/0", "::/0"], ["10.0.0.0/8"]]) {
+      for (const url of ["http://127.0.0.1/x", "http://[::1]/x", "http://[::ffff:127.0.0.1]/x", "http://169.254.169.254/x", "http://0.0.0.0/x", "http://[fe80::1]/x"]) {
+        expect(await outcome(vet(url, wide)), `${url} ${wide.join(",")}`).toBe("ssrf_blocked");
+      }
+    }
+    expect(await outcome(vet("http://127.0.0.1/x", ["127.0.0.0/8"]))).toBe("allowed");
+    expect(await outcome(vet("http://[::ffff:127.0.0.1]/x", ["127.0.0.0/8"]))).toBe("allowed");
+    expect(await outcome(vet("http://127.0.0.2/x", ["127.0.0.1/32"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://[::1]/x", ["::1/128"]))).toBe("allowed");
+    expect(await outcome(vet("http://[::1]/x", ["127.0.0.0/8"]))).toBe("ssrf_blocked");
+    expect(await outcome(vet("http://169.254.169.254/x", ["169.254.169.254/32"]))).toBe("allowed");
+  });
+});
+
+interface DeliveryBody {
+  run_id: string;
+  deliveries: { status: string; url: string; attempts: { at: string; duration_ms: number; status_code?: number; error?: string }[] }[];
+}
+
 describe("the collector sends run-completion webhooks", () => {
-  it("POSTs the completed root run with kwargs and the configured headers once, retrying a failed delivery, without blocking ingest", async () => {
+  it("POSTs the completed root run with kwargs, the configured headers and its run id once, retrying a failed delivery, without blocking ingest; GET /runs/:id/webhooks shows each attempt", async () => {
     const r = await receiver((n) => (n === 1 ? { status: 503, delayMs: 800 } : 200)); // a slow, failing receiver first
-    const config = loadWebhookConfig({ webhooks: { headers: { "x-hook-auth": "${{ env.SVC_WEBHOOK_SECRET }}" }, url: { allowed_ports: [Number(new URL(r.url).port)] } } }, { SVC_WEBHOOK_SECRET: "s3cr3t" });
-    const col = await startCollector({ apiKey: "k", webhooks: config, webhookDelivery: { allowPrivateNetworks: true, backoff: { baseMs: 20, maxMs: 50 } } });
+    const config = loadWebhookConfig(
+      { webhooks: { headers: { "x-hook-auth": "${{ env.SVC_WEBHOOK_SECRET }}" }, url: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } } },
+      { SVC_WEBHOOK_SECRET: "s3cr3t" },
+    );
+    const col = await startCollector({ apiKey: "k", webhooks: config, webhookDelivery: { backoff: { baseMs: 20, maxMs: 50 } } });
     cleanup.push(() => col.close());
     const client = new Client({ endpoint: col.url, apiKey: "k", project: "hooks", spoolDir: join(tempDir("tp-hook-"), "spool"), warn: () => {} });
     const root = runRecord({ session_name: "hooks", inputs: { question: "why?" }, extra: { metadata: { webhook: `${r.url}/done?token=abc`, thread_id: "t-1" }, config: { recursion_limit: 5 } } });
@@ -147,11 +220,24 @@ describe("the collector sends run-completion webhooks", () => {
     expect(r.hits.map((h) => h.path)).toEqual(["/done?token=abc", "/done?token=abc"]); // the 503, then the retry
     const hit = r.hits[1]!;
     expect(hit.headers["x-hook-auth"]).toBe("s3cr3t");
+    expect(r.hits.map((h) => [h.headers["x-tracepipe-run-id"], h.headers["x-tracepipe-attempt"]])).toEqual([
+      [root.id, "1"],
+      [root.id, "2"],
+    ]);
     expect(hit.body).toMatchObject({ run_id: root.id, thread_id: "t-1", status: "success", output: { answer: 42 }, kwargs: { input: { question: "why?" }, config: { recursion_limit: 5 }, metadata: { thread_id: "t-1" } } });
     expect(col.collector.webhooks!.stats).toMatchObject({ delivered: 1, failed: 0, attempts: 2 });
+    const res = await fetch(`${col.url}/runs/${root.id as string}/webhooks`, { headers: { "x-api-key": "k" } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as DeliveryBody;
+    expect(body.deliveries).toHaveLength(1);
+    expect(body.deliveries[0]).toMatchObject({ status: "delivered", url: `${r.url}/done?token=abc` });
+    expect(body.deliveries[0]!.attempts.map((a) => a.status_code)).toEqual([503, 200]);
+    expect(body.deliveries[0]!.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(700);
+    expect(((await (await fetch(`${col.url}/runs/${child.id as string}/webhooks`, { headers: { "x-api-key": "k" } })).json()) as DeliveryBody).deliveries).toEqual([]);
+    expect((await fetch(`${col.url}/runs/0192b3c4-0000-7000-8000-000000000000/webhooks`, { headers: { "x-api-key": "k" } })).status).toBe(404);
   });
 
-  it("refuses a webhook URL the policy forbids before connecting to it", async () => {
+  it("refuses a webhook URL the policy forbids before connecting to it, and records why", async () => {
     const r = await receiver();
     const col = await startCollector({ webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)] } } });
     cleanup.push(() => col.close());
@@ -159,8 +245,48 @@ describe("the collector sends run-completion webhooks", () => {
     const res = await fetch(`${col.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(run) });
     expect(res.status).toBeLessThan(300);
     await col.collector.webhooks!.idle();
-    expect(col.collector.webhooks!.stats).toMatchObject({ refused: 1, delivered: 0 });
-    expect(r.hits).toHaveLength(0); // loopback: refused without allowPrivateNetworks
+    expect(col.collector.webhooks!.stats).toMatchObject({ refused: 1, failed: 1, delivered: 0, attempts: 0 });
+    expect(r.hits).toHaveLength(0); // loopback, and allowed_networks does not name it
+    const body = (await (await fetch(`${col.url}/runs/${run.id as string}/webhooks`)).json()) as DeliveryBody;
+    expect(body.deliveries[0]).toMatchObject({ status: "failed" });
+    expect(body.deliveries[0]!.attempts).toEqual([expect.objectContaining({ error: expect.stringContaining("refused (ssrf_blocked)") })]);
+  });
+
+  it("gives up after the last attempt and says so: failed, with every attempt kept", async () => {
+    const r = await receiver(() => 500);
+    const col = await startCollector({
+      webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } },
+      webhookDelivery: { maxAttempts: 3, backoff: { baseMs: 20, maxMs: 40 } },
+    });
+    cleanup.push(() => col.close());
+    const run = runRecord({ end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook: `${r.url}/hook` } } });
+    await fetch(`${col.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(run) });
+    await col.collector.webhooks!.idle();
+    expect(r.hits).toHaveLength(3);
+    const body = (await (await fetch(`${col.url}/runs/${run.id as string}/webhooks`)).json()) as DeliveryBody;
+    expect(body.deliveries[0]).toMatchObject({ status: "failed", next_attempt_at: null });
+    expect(body.deliveries[0]!.attempts.map((a) => a.status_code)).toEqual([500, 500, 500]);
+    expect(col.collector.webhooks!.stats).toMatchObject({ failed: 1, attempts: 3 });
+  });
+
+  it("delivers what a stopped collector left pending: the outbox lives in the store file", async () => {
+    const r = await receiver();
+    const dbPath = join(tempDir("tp-hook-restart-"), "traces.db");
+    // The completion is stored (with its outbox row) by a process that stops before sending anything.
+    const before = await openStore(dbPath, { webhookOutbox: true });
+    const run = runRecord({ end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook: `${r.url}/hook` } } });
+    await before.ingest({ post: [run] });
+    await before.close();
+    const col = await startCollector({ db: dbPath, webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } } });
+    cleanup.push(() => col.close());
+    await col.collector.webhooks!.idle();
+    expect(r.hits.map((h) => h.headers["x-tracepipe-run-id"])).toEqual([run.id]);
+  });
+
+  it("refuses to start with webhooks on over a store opened without the outbox", async () => {
+    const store = await openStore(":memory:");
+    cleanup.push(() => store.close());
+    await expect(createCollector({ db: store, webhooks: { enabled: true, headers: {}, policy: {} } })).rejects.toThrow(/webhookOutbox/);
   });
 });
 

@@ -34,6 +34,8 @@ export interface IngestDeps {
   onRunCompleted?: (run: StoredRun) => void;
   /** The SPEC §8 limits as GET /info reports them: whether enforced, and whether counted by this collector alone or shared (Redis). */
   rateLimits?: { enabled: boolean; scope: LimiterScope; region: string };
+  /** Told the ids of root runs that now have an end time, without reading them back (the webhook delivery loop claims at once). */
+  onRootsCompleted?: (ids: readonly string[]) => void;
   /** Whether the store's database answers (GET /info `store`). */
   health?: () => Promise<StoreHealth>;
 }
@@ -77,6 +79,7 @@ async function store(deps: IngestDeps, batch: CheckedBatch): Promise<{ created: 
     if (err instanceof ValidationError) throw new HttpError(422, err.issues);
     throw err;
   }
+  if (result.completedRoots.length) deps.onRootsCompleted?.(result.completedRoots);
   if (deps.onRunCompleted) {
     for (const id of result.completedRoots) {
       const run = await deps.store.getRun(id);

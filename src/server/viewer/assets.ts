@@ -18,6 +18,7 @@ const TYPES: Record<string, string> = {
   "run.js": "text/javascript; charset=utf-8",
   "messages.js": "text/javascript; charset=utf-8",
   "feedback.js": "text/javascript; charset=utf-8",
+  "webhooks.js": "text/javascript; charset=utf-8",
   "threads.js": "text/javascript; charset=utf-8",
   "monitor.js": "text/javascript; charset=utf-8",
   "charts.js": "text/javascript; charset=utf-8",

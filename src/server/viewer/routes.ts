@@ -18,6 +18,7 @@ import { CursorError } from "../../store/contract/cursor.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";
+import type { WebhookOutboxStore } from "../../store/contract/webhooks.js";
 import type { TraceStore } from "../../store/contract/traces.js";
 import type { LogStore, StoredLog } from "../../store/contract/logs.js";
 import type { FeedbackStore } from "../../store/contract/feedback.js";
@@ -178,7 +179,7 @@ function logView(l: StoredLog) {
   return { time: l.time, span_id: l.span_id || null, event_name: l.event_name || null, severity: l.severity, body: value(l.body), attributes: value(l.attributes), scope: value(l.scope) };
 }
 
-export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore & LogStore): Route[] {
+export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore & LogStore & WebhookOutboxStore): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -229,7 +230,7 @@ export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & Attac
       handler: async (ctx) => {
         const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]) });
+        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]), webhooks: await store.webhookDeliveries(run.id) });
       },
     },
     {

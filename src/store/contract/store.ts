@@ -14,8 +14,9 @@ import type { TraceStore } from "./traces.js";
 import type { FeedbackStore } from "./feedback.js";
 import type { ThreadStore } from "./threads.js";
 import type { MonitorStore } from "./monitor.js";
+import type { WebhookOutboxStore } from "./webhooks.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore, RetentionStore {
+export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore, RetentionStore, WebhookOutboxStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
   /** Whether the database answers now (GET /info reports it): `error` says why not. */
@@ -28,6 +29,12 @@ export interface Store extends RunStore, TraceStore, SpanStore, LogStore, Projec
 export interface StoreOptions {
   /** Derive native messages for llm runs on ingest (the collector does; default true). */
   normalizeOnIngest?: boolean;
+  /**
+   * Write a webhook outbox row when a root run that names a webhook URL
+   * completes (contract/webhooks.ts). On only where webhooks are configured
+   * (serve --graph-config), so no rows pile up that nothing will send. Default false.
+   */
+  webhookOutbox?: boolean;
 }
 
 export interface StoreHealth {

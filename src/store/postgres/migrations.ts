@@ -217,6 +217,27 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
       CREATE INDEX runs_llm_project_start ON runs (session_name, start_time) WHERE run_type = 'llm';
     `,
   },
+  {
+    version: 5,
+    name: "webhook outbox",
+    // One delivery per completed root run that names a webhook (store/contract/webhooks.ts), claimed with
+    // FOR UPDATE SKIP LOCKED for a lease (store/postgres/outbox.ts); attempts as a JSON array.
+    sql: `
+      CREATE TABLE webhook_outbox (
+        run_id text COLLATE "C" PRIMARY KEY,
+        url text NOT NULL,
+        status text NOT NULL DEFAULT 'pending',
+        attempts integer NOT NULL DEFAULT 0,
+        history jsonb NOT NULL DEFAULT '[]',
+        created_at timestamptz NOT NULL,
+        next_attempt_at timestamptz,
+        claimed_until timestamptz,
+        claim text,
+        finished_at timestamptz
+      );
+      CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE status = 'pending';
+    `,
+  },
 ];
 
 /** The database was migrated by a newer tracepipe than this one. */

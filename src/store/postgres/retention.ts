@@ -77,6 +77,7 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
     await pool.transaction(async (c) => {
       out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids])).rowCount ?? 0;
       await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
     });
     await yieldTurn();
@@ -103,6 +104,7 @@ async function removeRuns(pool: PgPool, where: string, ids: string[], out: Prune
     const gone = (await c.query<{ id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id`, [ids])).rows.map((r) => r.id);
     out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [gone])).rowCount ?? 0;
     await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [gone]);
+    await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [gone]);
     await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [gone]);
     out.runs += gone.length;
   });

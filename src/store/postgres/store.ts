@@ -40,6 +40,8 @@ import { listThreads, threadTurns } from "./threads.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
+import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
+import { claimWebhooks, enqueueWebhooks, pendingWebhooks, recordWebhookAttempt, webhookDeliveries } from "./outbox.js";
 
 export interface PostgresStoreOptions extends StoreOptions, PgPoolOptions {}
 
@@ -51,6 +53,7 @@ const READ_COLUMNS = `id, other, exact, ${SCALAR.join(", ")}, ${JSONCOL.join(", 
 export class PostgresStore implements Store {
   readonly target: string;
   private readonly normalizeOnIngest: boolean;
+  readonly writesWebhookOutbox: boolean;
   private readonly spans: SpanStaging;
   private readonly logs: LogStaging;
   private closed = false;
@@ -64,6 +67,7 @@ export class PostgresStore implements Store {
   ) {
     this.target = target;
     this.normalizeOnIngest = opts.normalizeOnIngest ?? true;
+    this.writesWebhookOutbox = opts.webhookOutbox ?? false;
     this.spans = new SpanStaging(pool);
     this.logs = new LogStaging(pool);
     this.upkeep = setInterval(() => {
@@ -100,6 +104,7 @@ export class PostgresStore implements Store {
         await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [[...m.projects].sort(), new Date().toISOString()]);
       }
       for (const a of attachments) await putAttachment(client, a);
+      if (this.writesWebhookOutbox && m.completedRoots.length) await enqueueWebhooks(client, m.completedRoots);
       return { created: m.created, updated: m.updated, attachments: attachments.length, completedRoots: m.completedRoots };
     });
   }
@@ -126,6 +131,22 @@ export class PostgresStore implements Store {
     }
     out.first_token_time = row.first_token_time;
     return out as unknown as StoredRun;
+  }
+
+  claimWebhooks(limit: number, leaseMs: number): Promise<ClaimedWebhook[]> {
+    return claimWebhooks(this.pool, limit, leaseMs);
+  }
+
+  recordWebhookAttempt(claimed: ClaimedWebhook, attempt: WebhookAttempt, outcome: WebhookOutcome): Promise<boolean> {
+    return recordWebhookAttempt(this.pool, claimed, attempt, outcome);
+  }
+
+  webhookDeliveries(runId: string): Promise<WebhookDelivery[]> {
+    return webhookDeliveries(this.pool, runId);
+  }
+
+  pendingWebhooks(): Promise<{ count: number; next_due_at: string | null }> {
+    return pendingWebhooks(this.pool);
   }
 
   async getRun(id: string): Promise<StoredRun | undefined> {
@@ -240,6 +261,7 @@ export class PostgresStore implements Store {
       const ids = (await c.query<{ id: string }>("SELECT id FROM runs WHERE session_name = $1", [name])).rows.map((r) => r.id);
       await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
+      await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [ids]);
       const n = (await c.query("DELETE FROM runs WHERE session_name = $1", [name])).rowCount ?? 0;
       await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM projects WHERE name = $1", [name]);

@@ -36,6 +36,8 @@ import { checkFeedback } from "../validate.js";
 import { feedbackOf, traceFeedback, writeFeedback } from "./feedback.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
 import { listThreads, threadTurns } from "./threads.js";
+import { SqliteOutbox } from "./outbox.js";
+import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
 
 export class SqliteStore implements Store {
   /** The file (or `:memory:`). */
@@ -51,6 +53,8 @@ export class SqliteStore implements Store {
   private readonly deployments: SqliteDeployments;
   /** Conversions of one trace, one at a time (convertingTrace). */
   private readonly traceLock = new KeyedLock();
+  private readonly outbox: SqliteOutbox;
+  readonly writesWebhookOutbox: boolean;
 
   /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
   constructor(path: string, opts: StoreOptions = {}) {
@@ -59,7 +63,9 @@ export class SqliteStore implements Store {
     const pieces = new PieceStore(this.db);
     this.projects = new SqliteProjects(this.db);
     this.attachments = new SqliteAttachments(this.db);
-    this.writer = new SqliteIngest(this.db, pieces, this.attachments, this.projects, opts.normalizeOnIngest ?? true);
+    this.outbox = new SqliteOutbox(this.db);
+    this.writesWebhookOutbox = opts.webhookOutbox ?? false;
+    this.writer = new SqliteIngest(this.db, pieces, this.attachments, this.projects, opts.normalizeOnIngest ?? true, this.writesWebhookOutbox ? this.outbox : undefined);
     this.runs = new SqliteRuns(this.db, pieces);
     this.spans = new SqliteSpans(this.db);
     this.logs = new SqliteLogs(this.db, this.spans);
@@ -77,6 +83,22 @@ export class SqliteStore implements Store {
     } catch (err) {
       throw unavailableWhenBusy(err);
     }
+  }
+
+  async claimWebhooks(limit: number, leaseMs: number): Promise<ClaimedWebhook[]> {
+    return this.outbox.claim(limit, leaseMs);
+  }
+
+  async recordWebhookAttempt(claimed: ClaimedWebhook, attempt: WebhookAttempt, outcome: WebhookOutcome): Promise<boolean> {
+    return this.outbox.record(claimed, attempt, outcome);
+  }
+
+  async webhookDeliveries(runId: string): Promise<WebhookDelivery[]> {
+    return this.outbox.deliveries(runId);
+  }
+
+  async pendingWebhooks(): Promise<{ count: number; next_due_at: string | null }> {
+    return this.outbox.pending();
   }
 
   async getRun(id: string): Promise<StoredRun | undefined> {

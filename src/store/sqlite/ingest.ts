@@ -30,6 +30,7 @@ import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./co
 import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
+import type { SqliteOutbox } from "./outbox.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
@@ -82,6 +83,8 @@ export class SqliteIngest {
     private readonly projects: SqliteProjects,
     /** Derive native messages for llm runs on ingest. */
     private readonly normalizeOnIngest: boolean,
+    /** Where a completed root run's webhook delivery is written, when webhooks are configured. */
+    private readonly outbox?: SqliteOutbox,
   ) {
     const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "pieces", "received_at", "updated_at"];
     // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
@@ -254,7 +257,10 @@ export class SqliteIngest {
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
-        if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
+        if (ends && state.end_time && !state.parent_run_id) {
+          completedRoots.push(id);
+          this.outbox?.enqueue(id, this.value(state.extra), now);
+        }
         if (typeof state.session_name === "string") projects.add(state.session_name);
       }
       for (const p of projects) this.projects.ensure(p, now);

@@ -259,6 +259,26 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX IF NOT EXISTS otel_spans_start ON otel_spans (start_time);
     `,
   },
+  {
+    version: 12,
+    name: "webhook outbox",
+    // One delivery per completed root run that names a webhook (store/contract/webhooks.ts); attempts as a JSON array.
+    sql: `
+      CREATE TABLE webhook_outbox (
+        run_id TEXT PRIMARY KEY,
+        url TEXT NOT NULL,
+        status TEXT NOT NULL DEFAULT 'pending',
+        attempts INTEGER NOT NULL DEFAULT 0,
+        history TEXT NOT NULL DEFAULT '[]',
+        created_at TEXT NOT NULL,
+        next_attempt_at TEXT,
+        claimed_until TEXT,
+        claim TEXT,
+        finished_at TEXT
+      );
+      CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE status = 'pending';
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

@@ -27,6 +27,7 @@ export class SqliteProjects {
     return this.db.transaction(() => {
       this.db.prepare("DELETE FROM attachments WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
       this.db.prepare("DELETE FROM feedback WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
+      this.db.prepare("DELETE FROM webhook_outbox WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
       this.db.prepare("DELETE FROM run_pieces WHERE run_id IN (SELECT id FROM runs WHERE session_name = ?)").run(name);
       const n = this.db.prepare("DELETE FROM runs WHERE session_name = ?").run(name).changes;
       this.db.prepare("DELETE FROM projects WHERE name = ?").run(name);

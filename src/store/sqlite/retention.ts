@@ -36,6 +36,7 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
       out.attachments += (db.prepare(`DELETE FROM attachments WHERE run_id IN (${runIds})`).run({ list }) as { changes: number }).changes;
       db.prepare(`DELETE FROM run_pieces WHERE run_id IN (${runIds})`).run({ list });
       db.prepare(`DELETE FROM feedback WHERE run_id IN (${runIds})`).run({ list });
+      db.prepare(`DELETE FROM webhook_outbox WHERE run_id IN (${runIds})`).run({ list });
       out.runs += (db.prepare(`DELETE FROM runs WHERE id IN (${runIds})`).run({ list }) as { changes: number }).changes;
     })();
   for (;;) {

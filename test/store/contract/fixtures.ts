@@ -4,15 +4,16 @@
  * knows which database is behind the store.
  */
 import { afterEach, beforeEach } from "vitest";
-import type { Store } from "../../../src/store/index.js";
+import type { Store, StoreOptions } from "../../../src/store/index.js";
 
-export type OpenStore = () => Promise<{ store: Store; cleanup(): Promise<void> }>;
+/** Opens a fresh, empty store with these options (the implementation's own when none are given). */
+export type OpenStore = (opts?: StoreOptions) => Promise<{ store: Store; cleanup(): Promise<void> }>;
 
 /** A fresh, empty store for each test of the enclosing describe; the getter returns the current one. */
-export function eachStore(open: OpenStore): () => Store {
+export function eachStore(open: OpenStore, opts?: StoreOptions): () => Store {
   let current: { store: Store; cleanup(): Promise<void> } | undefined;
   beforeEach(async () => {
-    current = await open();
+    current = await open(opts);
   });
   afterEach(async () => {
     await current?.cleanup();

@@ -4,6 +4,7 @@ import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime, msBetween, json, folded } from "./dom.js";
 import { conversation } from "./messages.js";
 import { feedbackTable } from "./feedback.js";
+import { webhookDeliveries } from "./webhooks.js";
 
 function nativeMessages(stored, normalized) {
   if (normalized && Array.isArray(normalized.messages)) return normalized.messages;
@@ -51,6 +52,7 @@ export async function renderRun(el, runId, _ctx) {
     ]),
   ];
   if (run.feedback?.length) sections.push(h("h3", {}, "Feedback"), feedbackTable(run.feedback));
+  if (run.webhooks?.length) sections.push(h("h3", {}, "Webhook deliveries"), webhookDeliveries(run.webhooks));
   if (run.error) sections.push(h("div", { class: "error-box" }, h("h3", {}, "Error"), folded(run.error, 4000, "pre")));
   if (run.normalize_error) sections.push(h("div", { class: "note" }, `Not shown as messages: ${run.normalize_error}`));
   if (meta.content_captured === false) sections.push(h("h3", {}, "Conversation"), h("div", { class: "note" }, "content not captured by the instrumentation"));
