@@ -30,6 +30,9 @@ import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./co
 import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
+import { RollupDeltas, type ContributionRow } from "../rollup.js";
+import { contributionStatement, SqliteRollupWriter } from "./rollups.js";
+import type { SqliteStatement } from "./handle.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
@@ -74,6 +77,9 @@ export class SqliteIngest {
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
+  /** A run's part in the monitoring rollups, read before and after its write (store/rollup.ts). */
+  private readonly contribution: SqliteStatement;
+  private readonly rollups: SqliteRollupWriter;
 
   constructor(
     private readonly db: Database.Database,
@@ -91,6 +97,8 @@ export class SqliteIngest {
         .map((c) => `${c} = excluded.${c}`)
         .join(", ")}`,
     );
+    this.contribution = contributionStatement(db);
+    this.rollups = new SqliteRollupWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = db.prepare(
       `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
@@ -243,18 +251,24 @@ export class SqliteIngest {
       let created = 0;
       let updated = 0;
       const completedRoots: string[] = [];
+      const deltas = new RollupDeltas();
       for (const [id, s] of byId) {
+        const before = this.contribution.get(id) as ContributionRow | undefined;
         const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
         for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
         for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
         this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
+        if (before) deltas.add(before, -1);
+        const after = this.contribution.get(id) as ContributionRow | undefined;
+        if (after) deltas.add(after, 1);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
         if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
       }
+      this.rollups.apply(deltas);
       for (const a of batch.attachments ?? []) this.attachments.put(a);
       return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
     })();

@@ -3,8 +3,12 @@
  * `schema_migrations` records what ran. Add new steps at the end, never edit old ones.
  */
 import type { SqliteHandle } from "./handle.js";
+import { rebuildRollups } from "./rollups.js";
 
-export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+/** Runs over which a file's upgrade says what it is doing while it builds what the migration adds from them. */
+const LARGE_FILE_RUNS = 100_000;
+
+export const MIGRATIONS: readonly { version: number; name: string; sql: string; after?: (db: SqliteHandle) => void }[] = [
   {
     version: 1,
     name: "runs, projects, attachments, otel spans",
@@ -259,6 +263,39 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
       CREATE INDEX IF NOT EXISTS otel_spans_start ON otel_spans (start_time);
     `,
   },
+  {
+    version: 11,
+    name: "monitoring rollups",
+    // monitor_rollups: per project, hour (epoch ms of its start), scope ("root" or "llm"), model,
+    // provider and run name ("" for none), the monitoring page's counts and sums, and latency and
+    // time-to-first-token histograms as JSON {bucket: count} (store/rollup.ts). Kept on ingest and
+    // retention (sqlite/rollups.ts); filled here from the runs already stored.
+    sql: `
+      CREATE TABLE monitor_rollups (
+        project TEXT NOT NULL,
+        hour INTEGER NOT NULL,
+        scope TEXT NOT NULL,
+        model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        name TEXT NOT NULL,
+        runs INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        streamed INTEGER NOT NULL,
+        input_tokens REAL NOT NULL,
+        output_tokens REAL NOT NULL,
+        cost REAL NOT NULL,
+        cost_runs INTEGER NOT NULL,
+        latency_hist TEXT NOT NULL,
+        ttft_hist TEXT NOT NULL,
+        PRIMARY KEY (project, hour, scope, model, provider, name)
+      ) WITHOUT ROWID;
+    `,
+    after: (db) => {
+      const { n } = db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number };
+      if (n >= LARGE_FILE_RUNS) process.stderr.write(`tracepipe: building the monitoring rollups of ${n} stored runs (once, on upgrade; this may take a minute)\n`);
+      rebuildRollups(db);
+    },
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {
@@ -269,6 +306,7 @@ export function migrate(db: SqliteHandle): number {
     if (done.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sql);
+      m.after?.(db);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
     })();
     applied++;
