@@ -17,6 +17,7 @@ import { spansContract } from "./contract/spans.js";
 import { tracesContract } from "./contract/traces.js";
 import { insightsContract } from "./contract/insights.js";
 import { identityContract } from "./contract/identity.js";
+import { rollupsContract } from "./contract/rollups.js";
 
 export type { OpenStore };
 
@@ -32,6 +33,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     deploymentsContract(open);
     insightsContract(open);
     identityContract(open);
+    rollupsContract(open);
 
     describe("lifecycle", () => {
       const store = eachStore(open);
