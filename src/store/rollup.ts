@@ -6,33 +6,38 @@
  * write's old contribution is subtracted and its new one added, in the
  * transaction that writes the run (docs/viewer.md "Monitoring numbers").
  *
- * Histograms are sparse maps from bucket index to count. Bucket i holds the
- * values in (G^(i-1), G^i] ms with G = (1 + ALPHA) / (1 - ALPHA), and reads
- * as 2 G^i / (G + 1): every value in the bucket is within ALPHA of that, so a
- * percentile read from a histogram is within ALPHA (relative) of the exact
- * nearest-rank percentile. Values at or below MIN_MS share one bucket that
- * reads as 0. The index is computed in SQL (histBucketSql), by each store
- * alike for what it adds and what it subtracts.
+ * Histograms are sparse maps from bucket index to count, a bucket per value
+ * of two significant digits (ms): a value v in [10^e, 10^(e+1)) goes to
+ * bucket 100 e + m, where m = round(v / 10^(e-1)) (10..99; 100 carries into
+ * the next decade), and the bucket reads as m * 10^(e-1). So a percentile
+ * read from a histogram is the exact nearest-rank percentile rounded to two
+ * significant digits: within HIST_ALPHA (relative) of it. Values at or below
+ * 0 (an end before the start) share one bucket that reads as 0. The index is
+ * computed in SQL (histBucketSql), by each store alike for what it adds and
+ * what it subtracts.
  */
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "./contract/monitor.js";
 
-/** Relative error of a percentile read from a histogram. */
+/** Relative error bound of a percentile read from a histogram (rounding to two significant digits: at most 0.5 / 10.5). */
 export const HIST_ALPHA = 0.05;
-const GAMMA = (1 + HIST_ALPHA) / (1 - HIST_ALPHA);
-const LN_GAMMA = Math.log(GAMMA);
-export const HIST_MIN_MS = 0.01;
-/** The bucket of values at or below HIST_MIN_MS. */
-const LOW = Math.floor(Math.log(HIST_MIN_MS) / LN_GAMMA) - 1;
+/** The bucket of values at or below 0. */
+const LOW = -100_000;
 export const HOUR_MS = 3_600_000;
 
-/** The histogram bucket of `value` (an SQL expression in ms), in SQL both stores speak (ln, ceil, CAST). */
-export function histBucketSql(value: string, int = "INTEGER"): string {
-  return `CASE WHEN (${value}) IS NULL THEN NULL WHEN (${value}) <= ${HIST_MIN_MS} THEN ${LOW} ELSE CAST(ceil(ln(${value}) / ${LN_GAMMA}) AS ${int}) END`;
+/** The histogram bucket of `value` (an SQL expression in ms), in SQL both stores speak (log10, power, floor, round). */
+export function histBucketSql(value: string): string {
+  const v = `(${value})`;
+  const e = `floor(log10(${v}))`;
+  const m = `round(${v} / power(10, ${e} - 1))`;
+  return `CASE WHEN ${v} IS NULL THEN NULL WHEN ${v} <= 0 THEN ${LOW} ELSE CAST(CASE WHEN ${m} >= 100 THEN (${e} + 1) * 100 + 10 ELSE ${e} * 100 + ${m} END AS INTEGER) END`;
 }
 
 /** The value a bucket reads as. */
 export function bucketValue(i: number): number {
-  return i <= LOW ? 0 : (2 * Math.pow(GAMMA, i)) / (GAMMA + 1);
+  if (i <= LOW) return 0;
+  const e = Math.floor(i / 100);
+  const m = i - 100 * e;
+  return e >= 1 ? m * Math.pow(10, e - 1) : m / Math.pow(10, 1 - e);
 }
 
 /** Bucket index -> count. */
