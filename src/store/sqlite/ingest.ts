@@ -32,6 +32,8 @@ import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import { RollupDeltas, type ContributionRow } from "../rollup.js";
 import { contributionStatement, SqliteRollupWriter } from "./rollups.js";
+import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
+import { SqliteThreadWriter, threadContributionStatement } from "./thread-table.js";
 import type { SqliteStatement } from "./handle.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
@@ -80,6 +82,9 @@ export class SqliteIngest {
   /** A run's part in the monitoring rollups, read before and after its write (store/rollup.ts). */
   private readonly contribution: SqliteStatement;
   private readonly rollups: SqliteRollupWriter;
+  /** A root run's part in its thread, read before and after its write (store/thread-rollup.ts). */
+  private readonly threadPart: SqliteStatement;
+  private readonly threads: SqliteThreadWriter;
 
   constructor(
     private readonly db: Database.Database,
@@ -99,6 +104,8 @@ export class SqliteIngest {
     );
     this.contribution = contributionStatement(db);
     this.rollups = new SqliteRollupWriter(db);
+    this.threadPart = threadContributionStatement(db);
+    this.threads = new SqliteThreadWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = db.prepare(
       `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
@@ -252,8 +259,10 @@ export class SqliteIngest {
       let updated = 0;
       const completedRoots: string[] = [];
       const deltas = new RollupDeltas();
+      const threads = new ThreadDeltas();
       for (const [id, s] of byId) {
         const before = this.contribution.get(id) as ContributionRow | undefined;
+        const threadBefore = this.threadPart.get(id) as ThreadContribution | undefined;
         const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
@@ -263,12 +272,16 @@ export class SqliteIngest {
         if (before) deltas.add(before, -1);
         const after = this.contribution.get(id) as ContributionRow | undefined;
         if (after) deltas.add(after, 1);
+        if (threadBefore) threads.add(threadBefore, -1);
+        const threadAfter = this.threadPart.get(id) as ThreadContribution | undefined;
+        if (threadAfter) threads.add(threadAfter, 1);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
         if (ends && state.end_time && !state.parent_run_id) completedRoots.push(id);
       }
       this.rollups.apply(deltas);
+      this.threads.apply(threads);
       for (const a of batch.attachments ?? []) this.attachments.put(a);
       return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
     })();

@@ -4,6 +4,7 @@
  */
 import type { SqliteHandle } from "./handle.js";
 import { rebuildRollups } from "./rollups.js";
+import { rebuildThreads } from "./thread-table.js";
 
 /** Runs over which a file's upgrade says what it is doing while it builds what the migration adds from them. */
 const LARGE_FILE_RUNS = 100_000;
@@ -265,12 +266,27 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
   },
   {
     version: 11,
-    name: "monitoring rollups",
+    name: "monitoring rollups, threads table",
     // monitor_rollups: per project, hour (epoch ms of its start), scope ("root" or "llm"), model,
     // provider and run name ("" for none), the monitoring page's counts and sums, and latency and
     // time-to-first-token histograms as JSON {bucket: count} (store/rollup.ts). Kept on ingest and
-    // retention (sqlite/rollups.ts); filled here from the runs already stored.
+    // retention (sqlite/rollups.ts). threads: per project ("" for none) and thread id, the turns, their
+    // summed latency and the first and last turn's start, kept on ingest and retention
+    // (sqlite/thread-table.ts), so the threads list reads a page of threads_recent. Both filled here
+    // from the runs already stored.
     sql: `
+      CREATE TABLE threads (
+        project TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        turns INTEGER NOT NULL,
+        latency_ms REAL NOT NULL,
+        latency_turns INTEGER NOT NULL,
+        first_time TEXT,
+        last_time TEXT,
+        PRIMARY KEY (project, thread_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX threads_recent ON threads (project, last_time DESC, thread_id);
+      CREATE INDEX threads_recent_all ON threads (last_time DESC, thread_id);
       CREATE TABLE monitor_rollups (
         project TEXT NOT NULL,
         hour INTEGER NOT NULL,
@@ -292,8 +308,9 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
     `,
     after: (db) => {
       const { n } = db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number };
-      if (n >= LARGE_FILE_RUNS) process.stderr.write(`tracepipe: building the monitoring rollups of ${n} stored runs (once, on upgrade; this may take a minute)\n`);
+      if (n >= LARGE_FILE_RUNS) process.stderr.write(`tracepipe: building the monitoring rollups and threads of ${n} stored runs (once, on upgrade; this may take a minute)\n`);
       rebuildRollups(db);
+      rebuildThreads(db);
     },
   },
 ];

@@ -3,7 +3,8 @@
  * run's end, error, usage and model, out-of-order and repeated updates and a
  * prune, every count and sum the monitoring queries give equals a direct
  * aggregation over the stored runs, and every percentile is within the
- * histogram's stated error (HIST_ALPHA) of the exact nearest-rank one.
+ * histogram's stated error (HIST_ALPHA) of the exact nearest-rank one; the
+ * threads list (kept on ingest too) equals the roots grouped by conversation id.
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
@@ -34,6 +35,9 @@ const RunSpec = fc.record({
   patchFirst: fc.boolean(),
   postTwice: fc.boolean(),
   name: fc.constantFrom("agent", "search", "chat"),
+  /** A root's conversation id when posted, and in its later patch (which replaces the metadata). */
+  session: fc.constantFrom("s1", "s2", undefined),
+  laterSession: fc.constantFrom("s1", "s3", undefined),
 });
 const TraceSpec = fc.record({ root: RunSpec, children: fc.array(RunSpec, { maxLength: 3 }) });
 const Scenario = fc.record({ traces: fc.array(TraceSpec, { minLength: 1, maxLength: 5 }), order: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 64, maxLength: 64 }), batch: fc.integer({ min: 1, max: 6 }), prune: fc.boolean() });
@@ -47,7 +51,8 @@ function usage(s: RunSpecT) {
 function operations(post: Rec, s: RunSpecT, start: number): { post?: Rec; patch?: Rec }[] {
   const end = { end_time: at(start + s.latency), ...(s.error ? { error: "boom" } : {}) };
   const llm = s.llm ? { outputs: usage(s), events: s.ttft === undefined ? [] : [{ name: "new_token", time: at(start + s.ttft) }] } : {};
-  const meta = { extra: { metadata: { trace_model_name: s.model, trace_provider: s.model.split("-")[0] } } };
+  const session = (id: string | undefined) => (post.parent_run_id || id === undefined ? {} : { session_id: id });
+  const meta = { extra: { metadata: { trace_model_name: s.model, trace_provider: s.model.split("-")[0], ...session(s.session) } } };
   const ops: { post?: Rec; patch?: Rec }[] = [];
   if (!s.patched) ops.push({ post: { ...post, ...end, ...llm, ...meta } });
   else {
@@ -58,7 +63,7 @@ function operations(post: Rec, s: RunSpecT, start: number): { post?: Rec; patch?
   }
   if (s.postTwice) ops.push({ post: { ...post, ...meta } });
   // A later patch naming another model and usage: the run's old part must leave the rollups.
-  if (s.laterModel) ops.push({ patch: { id: post.id, extra: { metadata: { trace_model_name: s.laterModel, trace_provider: s.laterModel.split("-")[0] } }, ...(s.llm ? { outputs: usage({ ...s, input: s.input + 1 }) } : {}) } });
+  if (s.laterModel) ops.push({ patch: { id: post.id, extra: { metadata: { trace_model_name: s.laterModel, trace_provider: s.laterModel.split("-")[0], ...session(s.laterSession) } }, ...(s.llm ? { outputs: usage({ ...s, input: s.input + 1 }) } : {}) } });
   return ops;
 }
 
@@ -129,6 +134,27 @@ function direct(q: MonitorQuery, runs: StoredRun[]): Direct[] {
   return out;
 }
 
+/** The threads list equals the root runs grouped by their conversation id. */
+async function checkThreads(store: Store, project: string): Promise<void> {
+  const groups = new Map<string, StoredRun[]>();
+  for (const r of await storedRuns(store, project)) {
+    const id = ((r.extra as { metadata?: { session_id?: string } } | undefined)?.metadata?.session_id);
+    if (!r.parent_run_id && id !== undefined) groups.set(id, [...(groups.get(id) ?? []), r]);
+  }
+  const { threads } = await store.listThreads({ project, limit: 500 });
+  expect(threads.map((t) => t.thread_id).sort()).toEqual([...groups.keys()].sort());
+  for (const t of threads) {
+    const roots = groups.get(t.thread_id)!;
+    const starts = roots.map((r) => r.start_time!).sort();
+    const lats = roots.filter((r) => r.end_time).map((r) => Date.parse(r.end_time!) - Date.parse(r.start_time!));
+    expect([t.turns, t.first_time, t.last_time]).toEqual([roots.length, starts[0], starts[starts.length - 1]]);
+    if (lats.length === 0) expect(t.latency_ms).toBeNull();
+    // SQLite reckons a latency in days (julianday): up to some 50 microseconds off per turn.
+    else expect(Math.abs(t.latency_ms! - lats.reduce((a, b) => a + b, 0))).toBeLessThan(0.1 * lats.length);
+  }
+  expect(threads.map((t) => t.last_time)).toEqual([...threads.map((t) => t.last_time)].sort().reverse());
+}
+
 async function checkExact(store: Store, q: MonitorQuery): Promise<void> {
   const runs = direct(q, await storedRuns(store, q.project));
   const n = Math.ceil((q.to_ms - q.from_ms) / q.step_ms);
@@ -179,7 +205,7 @@ export function rollupsContract(open: OpenStore): void {
   describe("monitoring rollups", () => {
     const store = eachStore(open);
 
-    it("equal a direct aggregation over the runs after random posts, patches, out-of-order and repeated updates and a prune", async () => {
+    it("and the threads list equal a direct aggregation over the runs after random posts, patches, out-of-order and repeated updates and a prune", async () => {
       let iteration = 0;
       await fc.assert(
         fc.asyncProperty(Scenario, async (sc) => {
@@ -207,6 +233,7 @@ export function rollupsContract(open: OpenStore): void {
             await store().ingest({ post: b.flatMap((x) => (x.post ? [x.post] : [])), patch: b.flatMap((x) => (x.patch ? [x.patch] : [])) as never });
           }
           if (sc.prune) await store().pruneTraces(new Date(DAY_START + 2 * HOUR));
+          await checkThreads(store(), project);
           await checkExact(store(), { project, from_ms: DAY_START, to_ms: DAY_START + 8 * HOUR, step_ms: HOUR });
           await checkExact(store(), { project, from_ms: DAY_START, to_ms: DAY_START + 2 * 86_400_000, step_ms: 86_400_000 });
           // A range whose end is not on the hour: its last part is read from the runs.
