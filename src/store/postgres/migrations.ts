@@ -28,6 +28,7 @@
 import type pg from "pg";
 import { TracepipeError } from "../../errors.js";
 import { rebuildRollups } from "./rollups.js";
+import { rebuildThreads } from "./thread-table.js";
 
 /** Advisory lock key for migrations and partition upkeep (an arbitrary constant: "tracepipe" in ASCII, cut to 63 bits). */
 export const SCHEMA_LOCK = 0x7472616365706970n.toString();
@@ -220,13 +221,28 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
   },
   {
     version: 4,
-    name: "monitoring rollups",
+    name: "monitoring rollups, threads table",
     // monitor_rollups: per project, hour (epoch ms of its start), scope ("root" or "llm"), model,
     // provider and run name ("" for none), the monitoring page's counts and sums, and latency and
     // time-to-first-token histograms as jsonb {bucket: count} (store/rollup.ts). Kept on ingest and
     // retention as increments (store/postgres/rollups.ts); tracepipe_hist_add adds two histograms
-    // bucket by bucket, dropping the buckets that reach zero. Filled here from the runs already stored.
+    // bucket by bucket, dropping the buckets that reach zero. threads: per project ("" for none) and
+    // thread id, the turns, their summed latency and the first and last turn's start, kept on ingest
+    // and retention (store/postgres/thread-table.ts), so the threads list reads a page of
+    // threads_recent. Both filled here from the runs already stored.
     sql: String.raw`
+      CREATE TABLE threads (
+        project text COLLATE "C" NOT NULL,
+        thread_id text COLLATE "C" NOT NULL,
+        turns bigint NOT NULL,
+        latency_ms double precision NOT NULL,
+        latency_turns bigint NOT NULL,
+        first_time text COLLATE "C",
+        last_time text COLLATE "C",
+        PRIMARY KEY (project, thread_id)
+      );
+      CREATE INDEX threads_recent ON threads (project, last_time DESC NULLS LAST, thread_id);
+      CREATE INDEX threads_recent_all ON threads (last_time DESC NULLS LAST, thread_id);
       CREATE TABLE monitor_rollups (
         project text COLLATE "C" NOT NULL,
         hour bigint NOT NULL,
@@ -253,7 +269,10 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
         WHERE n <> 0
       $f$;
     `,
-    after: rebuildRollups,
+    after: async (client) => {
+      await rebuildRollups(client);
+      await rebuildThreads(client);
+    },
   },
 ];
 
