@@ -53,7 +53,7 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
           start_time: `2026-11-27T10:15:00.${String(i).padStart(6, "0")}Z`,
           session_name: "concurrency",
           inputs: { messages: [{ role: "user", content: [{ type: "text", text: `question ${i}` }] }] },
-          extra: { metadata: { trace_model_name: "gpt-4o", n: i } },
+          extra: { metadata: { trace_model_name: "gpt-4o", n: i, session_id: `conv-${i % 5}` } },
         };
         ops.push({ kind: "post", record: post });
         ops.push({ kind: "post", record: { ...post } }); // a retried post: the same run again
@@ -115,6 +115,12 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
       expect(Math.abs(m.llm.latency_p50[0]! - 1000)).toBeLessThanOrEqual(HIST_ALPHA * 1000);
       const [gpt] = await stores[3]!.monitorBreakdown(q, "model");
       expect([gpt!.value, gpt!.runs, gpt!.input_tokens]).toEqual(["gpt-4o", RUNS, (RUNS * (RUNS - 1)) / 2]);
+      // So does the threads table: five conversations, each with its turns, first and last.
+      const { threads } = await stores[0]!.listThreads({ project: "concurrency" });
+      const at = (i: number) => `2026-11-27T10:15:00.${String(i).padStart(6, "0")}Z`;
+      expect(threads.map((t) => [t.thread_id, t.turns, t.first_time, t.last_time])).toEqual(
+        [4, 3, 2, 1, 0].map((k) => [`conv-${k}`, RUNS / 5, at(k), at(RUNS - 5 + k)]),
+      );
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }
