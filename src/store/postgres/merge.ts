@@ -22,7 +22,8 @@ import { deriveLlm, firstTokenTime } from "../derive.js";
 import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
 import { RollupDeltas } from "../rollup.js";
 import { applyRollups, contributionsOf } from "./rollups.js";
-import { applyThreads, threadContributions, ThreadDeltas } from "./thread-table.js";
+import { ThreadDeltas } from "../thread-rollup.js";
+import { applyThreads, threadContributions } from "./thread-table.js";
 import { ROW_COLUMNS, TYPES, DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
 
 /** Stored JSON up to this many bytes is read with the row; larger stays in the database until needed. */

@@ -19,8 +19,8 @@ import { partitionRange } from "./partitions.js";
 import type { PgPool } from "./pool.js";
 import { RollupDeltas, type ContributionRow } from "../rollup.js";
 import { applyRollups, CONTRIBUTION, groupedContributions } from "./rollups.js";
-import { applyThreads, groupedThreadContributions, THREAD_PART, ThreadDeltas } from "./thread-table.js";
-import type { ThreadContribution } from "../thread-rollup.js";
+import { applyThreads, groupedThreadContributions, THREAD_PART } from "./thread-table.js";
+import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
 
 /** Take the runs of `table` that `where` picks out of the monitoring rollups (inside the transaction that removes them). */
 async function subtractRollups(c: pg.ClientBase, table: string, where: string, args: unknown[]): Promise<void> {

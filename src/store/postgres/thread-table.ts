@@ -9,7 +9,7 @@
  * turns are committed, and the last to commit sets them from every turn.
  */
 import type pg from "pg";
-import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
+import type { ThreadContribution, ThreadDeltas } from "../thread-rollup.js";
 
 const KEY = "tracepipe_thread_key(extra)";
 const ROOTS = `parent_run_id IS NULL AND ${KEY} IS NOT NULL`;
@@ -70,5 +70,3 @@ export async function rebuildThreads(client: pg.ClientBase): Promise<void> {
      FROM runs WHERE ${ROOTS} GROUP BY session_name, ${KEY}`,
   );
 }
-
-export { ThreadDeltas };
