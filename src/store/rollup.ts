@@ -4,7 +4,7 @@
  * monitoring page charts and two histograms (latency, time to first token)
  * from which percentiles are read. The stores keep them on ingest: each
  * write's old contribution is subtracted and its new one added, in the
- * transaction that writes the run (docs/viewer.md "Monitoring numbers").
+ * transaction that writes the run (docs/collector-api.md, "Monitoring numbers").
  *
  * Histograms are sparse maps from bucket index to count, a bucket per value
  * of two significant digits (ms): a value v in [10^e, 10^(e+1)) goes to
