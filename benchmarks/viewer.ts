@@ -10,11 +10,18 @@
  * requests over a store of that week's first 10k runs.
  *
  *   npx tsx benchmarks/viewer.ts [--runs 1000000] [--rounds 15] [--db /tmp/tp-viewer-bench.db] [--monitor-db /tmp/tp-monitor-bench.db]
+ *     [--only monitor] [--store postgres://... | --store pg]
  *   ... --postgres [--pg-url postgres://...]   # also the first page and the 1,000-run trace over PostgreSQL (last section)
  *
  * The big store is built once through the store's real ingest (10-run traces:
- * a chain root and llm children with native messages and usage) and reused by
- * later runs when its file already holds the requested number of runs.
+ * a chain root and llm children with native messages and usage), which keeps
+ * the monitoring rollups as every ingest does, and reused by later runs when
+ * its file already holds the requested number of runs. `--only monitor` skips
+ * the trace list. `--store` measures the monitoring part on PostgreSQL as
+ * well: a given database (filled once, reused when it holds the runs), or
+ * `pg` for a throwaway cluster (test/helpers/postgres.ts). Besides the HTTP
+ * requests, each chart's store time (monitorSeries once, its share per chart
+ * is the same query) and each breakdown are timed in-process.
  */
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -23,6 +30,7 @@ import { randomUUID } from "node:crypto";
 import { SqliteStore } from "../src/store/sqlite/index.js";
 import { createCollector } from "../src/server/app.js";
 import { bulkTrace } from "../test/viewer/traces.js";
+import type { Store } from "../src/store/index.js";
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -32,6 +40,8 @@ function arg(name: string, dflt: string): string {
 const RUNS = Number(arg("runs", "1000000"));
 const ROUNDS = Number(arg("rounds", "15"));
 const DB = arg("db", join(tmpdir(), `tp-viewer-bench-${RUNS}.db`));
+const ONLY = arg("only", "");
+const PG = arg("store", "");
 const PER_TRACE = 10;
 
 function stamp(iso: string): string {
@@ -101,12 +111,19 @@ async function timeGet(url: string, rounds: number, key?: string): Promise<numbe
   return median(times);
 }
 
-async function serve(db: SqliteStore) {
+async function serve(db: Store) {
   const c = await createCollector({ db, rateLimits: false });
   const { url } = await c.listen(0);
   return { url, close: () => c.close() };
 }
 
+const f = (ms: number) => `${ms.toFixed(1)} ms`;
+
+/** The SQLite trace-list figures, for the PostgreSQL section's comparison. */
+let sqliteFigures: { page: number; trace: number } | undefined;
+if (ONLY !== "monitor") sqliteFigures = await traceList();
+
+async function traceList(): Promise<{ page: number; trace: number }> {
 // The big store, built once.
 const big = new SqliteStore(DB);
 if (await big.countRuns() < RUNS) {
@@ -163,11 +180,12 @@ big.close();
 small.close();
 rmSync(smallDir, { recursive: true, force: true });
 
-const f = (ms: number) => `${ms.toFixed(1)} ms`;
 console.log(`trace list, first page of 50 (server time, median of ${ROUNDS}):`);
 console.log(`  ${RUNS.toLocaleString("en-US")} runs: ${f(tBig)} (target < 100 ms)   10 runs: ${f(tSmall)} (ratio ${(tBig / tSmall).toFixed(2)}x)   500 runs, same full page: ${f(tPage)} (ratio ${(tBig / tPage).toFixed(2)}x)`);
 console.log(`  ${RUNS.toLocaleString("en-US")} runs, project filter: ${f(tProject)}; model + errors-only filter: ${f(tModel)}`);
 console.log(`1,000-run trace: runs from the server ${f(tTrace)}${render === undefined ? " (no chromium: render not measured)" : `; rendered in chromium (navigation to 1,000 tree rows) ${f(render)}`}`);
+return { page: tBig, trace: tTrace };
+}
 
 // ---- monitoring and threads (issue 36) ------------------------------------------------
 
@@ -177,9 +195,10 @@ const WEEK_MS = 7 * 86_400_000;
 const TURNS = 10;
 
 /** The week's traces: spread evenly, every root a turn of a thread (10 turns each), llm children as above. */
-function fillWeek(store: SqliteStore, runs: number): void {
+async function fillWeek(store: Store, runs: number): Promise<void> {
   const traces = Math.ceil(runs / PER_TRACE);
   const gap = WEEK_MS / traces;
+  const t0 = performance.now();
   let batch: Record<string, unknown>[] = [];
   for (let k = 0; k < traces; k++) {
     const runsOf = trace(WEEK_START + Math.floor(k * gap), k);
@@ -187,21 +206,23 @@ function fillWeek(store: SqliteStore, runs: number): void {
     runsOf[0]!.extra = { metadata: { thread_id: `thread-${Math.floor(k / TURNS) % Math.ceil(traces / TURNS)}` } };
     batch.push(...runsOf);
     if (batch.length >= 5000 || k === traces - 1) {
-      store.ingestNow({ post: batch });
+      await store.ingest({ post: batch });
       batch = [];
+      if (k % 20000 === 0 && k > 0) process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
     }
   }
+  if (runs >= 100_000) process.stderr.write(`  ${runs} runs stored in ${((performance.now() - t0) / 1000).toFixed(0)} s, rollups and all\n`);
 }
 
 const monitorBig = new SqliteStore(MONITOR_DB);
 const monitorHas = await monitorBig.countRuns();
 if (monitorHas < RUNS) {
   process.stderr.write(`building ${MONITOR_DB} with ${RUNS} runs over one week (once)...\n`);
-  fillWeek(monitorBig, RUNS - monitorHas);
+  await fillWeek(monitorBig, RUNS - monitorHas);
 }
 const monitorDir = mkdtempSync(join(tmpdir(), "tp-monitor-small-"));
 const monitorSmall = new SqliteStore(join(monitorDir, "small.db"));
-fillWeek(monitorSmall, 10_000);
+await fillWeek(monitorSmall, 10_000);
 const mBig = await serve(monitorBig);
 const mSmall = await serve(monitorSmall);
 const week = `project=monitor&range=custom&from=${new Date(WEEK_START).toISOString()}&to=${new Date(WEEK_START + WEEK_MS).toISOString()}&bucket=hour`;
@@ -219,11 +240,55 @@ for (const [label, path, target] of monitorRequests) {
   const ts = await timeGet(mSmall.url + path, monitorRounds);
   console.log(`  ${label}: ${RUNS.toLocaleString("en-US")} runs ${f(tb)} (target <= ${target} ms)   10,000 runs ${f(ts)} (ratio ${(tb / ts).toFixed(1)}x)`);
 }
+await storeTimes("SQLite", monitorBig);
 await mBig.close();
 await mSmall.close();
 await monitorBig.close();
 await monitorSmall.close();
 rmSync(monitorDir, { recursive: true, force: true });
+
+/** Each chart's and breakdown's time in the store itself (no HTTP), median of the rounds. */
+async function storeTimes(label: string, store: Store): Promise<void> {
+  const q = { project: "monitor", from_ms: WEEK_START, to_ms: WEEK_START + WEEK_MS, step_ms: 3_600_000 };
+  const time = async (fn: () => Promise<unknown>) => {
+    const xs: number[] = [];
+    for (let i = 0; i < monitorRounds + 2; i++) {
+      const t = performance.now();
+      await fn();
+      if (i >= 2) xs.push(performance.now() - t);
+    }
+    return median(xs);
+  };
+  // Every chart of the page is drawn from the one series query: its time is each chart's server time.
+  const series = await time(() => store.monitorSeries(q));
+  const charts = ["runs and errors", "latency p50/p95/p99 (traces)", "latency p50/p95/p99 (llm)", "time to first token", "tokens", "cost"];
+  console.log(`${label} store, ${RUNS.toLocaleString("en-US")} runs, one week hourly (store time, median of ${monitorRounds}; target <= 200 ms each):`);
+  for (const c of charts) console.log(`  chart ${c}: ${f(series)} (one series query)`);
+  for (const by of ["model", "provider", "name"] as const) console.log(`  breakdown by ${by}: ${f(await time(() => store.monitorBreakdown(q, by)))}`);
+  console.log(`  threads list, first page of 50: ${f(await time(() => store.listThreads({ project: "monitor", limit: 50 })))} (target <= 100 ms)`);
+}
+
+if (PG) {
+  const { PostgresStore } = await import("../src/store/postgres/store.js");
+  const cluster = PG === "pg" ? await (await import("../test/helpers/postgres.js")).startPostgres() : undefined;
+  const url = cluster ? await cluster.database() : PG;
+  const pgStore = await PostgresStore.open(url);
+  try {
+    const has = await pgStore.countRuns("monitor");
+    if (has < RUNS) {
+      process.stderr.write(`filling PostgreSQL with ${RUNS - has} runs over one week (once per database)...\n`);
+      await fillWeek(pgStore, RUNS - has);
+    }
+    const srv = await serve(pgStore);
+    console.log(`PostgreSQL, monitoring over HTTP (server time, median of ${monitorRounds}):`);
+    for (const [label, path, target] of monitorRequests) console.log(`  ${label}: ${f(await timeGet(srv.url + path, monitorRounds))} (target <= ${target} ms)`);
+    await srv.close();
+    await storeTimes("PostgreSQL", pgStore);
+  } finally {
+    await pgStore.close();
+    await cluster?.close();
+  }
+}
 
 // ---- PostgreSQL: the trace list's first page and a 1,000-run trace (issue 33) ----------
 //
@@ -234,6 +299,9 @@ rmSync(monitorDir, { recursive: true, force: true });
 // filled for this run and removed after.
 
 async function postgresViewer(): Promise<void> {
+  const firstPage = "/api/viewer/traces?limit=50";
+  const thousand = bulkTrace(1000, { name: "thousand", project: "project-0", startMs: Date.parse("2025-06-01T00:00:00Z") });
+  const sqlite = (ms: number | undefined) => (ms === undefined ? "not measured (--only monitor)" : f(ms));
   const { openStore } = await import("../src/store/open.js");
   const { startPostgres } = await import("../test/helpers/postgres.js");
   const given = process.argv.includes("--pg-url") ? arg("pg-url", "") : undefined;
@@ -267,8 +335,8 @@ async function postgresViewer(): Promise<void> {
       const tPgPage = await timeGet(base + firstPage, ROUNDS);
       const tPgTrace = await timeGet(`${base}/api/viewer/traces/${String(thousand[0]!.id)}`, ROUNDS);
       console.log(`PostgreSQL, ${stored.toLocaleString("en-US")} runs stored (server time, median of ${ROUNDS}):`);
-      console.log(`  trace list, first page of 50: ${f(tPgPage)} (target <= 50 ms; SQLite above: ${f(tBig)})`);
-      console.log(`  1,000-run trace, its runs: ${f(tPgTrace)} (SQLite above: ${f(tTrace)})`);
+      console.log(`  trace list, first page of 50: ${f(tPgPage)} (target <= 50 ms; SQLite above: ${sqlite(sqliteFigures?.page)})`);
+      console.log(`  1,000-run trace, its runs: ${f(tPgTrace)} (SQLite above: ${sqlite(sqliteFigures?.trace)})`);
     } finally {
       await c.close();
     }

@@ -19,6 +19,7 @@ import { insightsContract } from "./contract/insights.js";
 import { identityContract } from "./contract/identity.js";
 import { retentionContract } from "./contract/retention.js";
 import { webhookOutboxContract } from "./contract/webhooks.js";
+import { rollupsContract } from "./contract/rollups.js";
 
 export type { OpenStore };
 
@@ -36,6 +37,7 @@ export function describeStoreContract(name: string, open: OpenStore): void {
     identityContract(open);
     retentionContract(open);
     webhookOutboxContract(open);
+    rollupsContract(open);
 
     describe("lifecycle", () => {
       const store = eachStore(open);

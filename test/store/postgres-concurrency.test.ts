@@ -2,11 +2,13 @@
  * The PostgreSQL store under concurrent writers: several stores (as several
  * collectors would be), each with a pool of connections, post and patch the
  * same runs in random order at once. Every run is created exactly once and
- * ends complete, whatever order its post and patches met in.
+ * ends complete, whatever order its post and patches met in, and counted once
+ * with its final values in the monitoring rollups.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
+import { HIST_ALPHA } from "../../src/store/rollup.js";
 import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
@@ -51,7 +53,7 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
           start_time: `2026-11-27T10:15:00.${String(i).padStart(6, "0")}Z`,
           session_name: "concurrency",
           inputs: { messages: [{ role: "user", content: [{ type: "text", text: `question ${i}` }] }] },
-          extra: { metadata: { trace_model_name: "gpt-4o", n: i } },
+          extra: { metadata: { trace_model_name: "gpt-4o", n: i, session_id: `conv-${i % 5}` } },
         };
         ops.push({ kind: "post", record: post });
         ops.push({ kind: "post", record: { ...post } }); // a retried post: the same run again
@@ -106,6 +108,19 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
       const page = await stores[1]!.listTraces({ project: "concurrency", limit: 500 });
       expect(page.traces).toHaveLength(RUNS);
       expect(page.traces.reduce((n, t) => n + (t.input_tokens ?? 0), 0)).toBe((RUNS * (RUNS - 1)) / 2);
+      // The monitoring rollups, kept by every writer as increments, count each run once with its final values.
+      const q = { project: "concurrency", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+      const m = await stores[2]!.monitorSeries(q);
+      expect([m.traces.runs, m.llm.runs, m.llm.streamed, m.llm.input_tokens, m.llm.output_tokens, m.traces.errors]).toEqual([[RUNS], [RUNS], [RUNS], [(RUNS * (RUNS - 1)) / 2], [RUNS], [0]]);
+      expect(Math.abs(m.llm.latency_p50[0]! - 1000)).toBeLessThanOrEqual(HIST_ALPHA * 1000);
+      const [gpt] = await stores[3]!.monitorBreakdown(q, "model");
+      expect([gpt!.value, gpt!.runs, gpt!.input_tokens]).toEqual(["gpt-4o", RUNS, (RUNS * (RUNS - 1)) / 2]);
+      // So does the threads table: five conversations, each with its turns, first and last.
+      const { threads } = await stores[0]!.listThreads({ project: "concurrency" });
+      const at = (i: number) => `2026-11-27T10:15:00.${String(i).padStart(6, "0")}Z`;
+      expect(threads.map((t) => [t.thread_id, t.turns, t.first_time, t.last_time])).toEqual(
+        [4, 3, 2, 1, 0].map((k) => [`conv-${k}`, RUNS / 5, at(k), at(RUNS - 5 + k)]),
+      );
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }

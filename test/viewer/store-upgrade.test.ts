@@ -9,6 +9,8 @@ import { XSS } from "./traces.js";
 
 /** What migration 7 (feedback, threads, monitoring indexes) added, taken away again. */
 const UNDO_7 = "DROP TABLE feedback; DROP INDEX runs_threads; DROP INDEX runs_roots_monitor; DROP INDEX runs_llm_monitor";
+/** What migration 11 (monitoring rollups, threads table) added, taken away again. */
+const UNDO_11 = "DROP TABLE monitor_rollups; DROP TABLE threads";
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
@@ -18,6 +20,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");
@@ -41,6 +44,33 @@ describe("store upgrade to the viewer's schema", () => {
     }
   });
 
+  it("builds the monitoring rollups and the threads table of a populated schema-10 file from its runs", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    const old = new SqliteStore(path);
+    const start = Date.parse(XSS.run.start_time as string);
+    const hour = Math.floor(start / 3_600_000) * 3_600_000;
+    const root = { ...XSS.run, session_name: "upgrade", extra: { metadata: { ...(XSS.run.extra as { metadata?: object } | undefined)?.metadata, session_id: "conv-1" } } };
+    await old.ingest({ post: [root] });
+    const q = { project: "upgrade", from_ms: hour, to_ms: hour + 3_600_000, step_ms: 3_600_000 };
+    const expected = await old.monitorSeries(q);
+    const threads = (await old.listThreads({ project: "upgrade" })).threads;
+    old.close();
+    const db = new Database(path);
+    db.exec(UNDO_11);
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 11").run();
+    db.close();
+
+    const store = new SqliteStore(path);
+    try {
+      expect(expected.traces.runs).toEqual([1]);
+      expect(await store.monitorSeries(q)).toEqual(expected);
+      expect(threads.map((t) => [t.thread_id, t.turns])).toEqual([["conv-1", 1]]);
+      expect((await store.listThreads({ project: "upgrade" })).threads).toEqual(threads);
+    } finally {
+      store.close();
+    }
+  });
+
   it("adds the cost index to a schema-3 file, and its traces sort and filter by cost", async () => {
     const path = join(tempDir("tp-upgrade-"), "traces.db");
     const old = new SqliteStore(path);
@@ -48,6 +78,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);
     db.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote");

@@ -20,6 +20,10 @@ import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
+import { RollupDeltas } from "../rollup.js";
+import { applyRollups, contributionsOf } from "./rollups.js";
+import { ThreadDeltas } from "../thread-rollup.js";
+import { applyThreads, threadContributions } from "./thread-table.js";
 import { ROW_COLUMNS, TYPES, DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
 
 /** Stored JSON up to this many bytes is read with the row; larger stays in the database until needed. */
@@ -108,6 +112,9 @@ export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], pa
   await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
   await client.query(LOCK_SQL, [ids]);
   const stored = new Map(((await client.query(LOAD_SQL, [ids])).rows as Obj[]).map((r) => [r.id as string, r]));
+  // The runs' parts in the monitoring rollups before this write, read under the key locks (rollups.ts).
+  const before = await contributionsOf(client, ids);
+  const threadsBefore = await threadContributions(client, ids);
   const now = new Date().toISOString();
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
@@ -133,6 +140,14 @@ export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], pa
   }
   await insertRows(client, inserts);
   for (const group of updates.values()) await updateRows(client, group);
+  const deltas = new RollupDeltas();
+  for (const r of before.values()) deltas.add(r, -1);
+  for (const r of (await contributionsOf(client, ids)).values()) deltas.add(r, 1);
+  await applyRollups(client, deltas);
+  const threads = new ThreadDeltas();
+  for (const r of threadsBefore) threads.add(r, -1);
+  for (const r of await threadContributions(client, ids)) threads.add(r, 1);
+  await applyThreads(client, threads);
   return outcome;
 }
 

@@ -27,11 +27,13 @@
  */
 import type pg from "pg";
 import { TracepipeError } from "../../errors.js";
+import { rebuildRollups } from "./rollups.js";
+import { rebuildThreads } from "./thread-table.js";
 
 /** Advisory lock key for migrations and partition upkeep (an arbitrary constant: "tracepipe" in ASCII, cut to 63 bits). */
 export const SCHEMA_LOCK = 0x7472616365706970n.toString();
 
-export const PG_MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+export const PG_MIGRATIONS: readonly { version: number; name: string; sql: string; after?: (client: pg.ClientBase) => Promise<void> }[] = [
   {
     version: 1,
     name: "runs partitioned by trace start, run keys, projects, attachments, otel spans, deployments",
@@ -218,6 +220,61 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
     `,
   },
   {
+    version: 4,
+    name: "monitoring rollups, threads table",
+    // monitor_rollups: per project, hour (epoch ms of its start), scope ("root" or "llm"), model,
+    // provider and run name ("" for none), the monitoring page's counts and sums, and latency and
+    // time-to-first-token histograms as jsonb {bucket: count} (store/rollup.ts). Kept on ingest and
+    // retention as increments (store/postgres/rollups.ts); tracepipe_hist_add adds two histograms
+    // bucket by bucket, dropping the buckets that reach zero. threads: per project ("" for none) and
+    // thread id, the turns, their summed latency and the first and last turn's start, kept on ingest
+    // and retention (store/postgres/thread-table.ts), so the threads list reads a page of
+    // threads_recent. Both filled here from the runs already stored.
+    sql: String.raw`
+      CREATE TABLE threads (
+        project text COLLATE "C" NOT NULL,
+        thread_id text COLLATE "C" NOT NULL,
+        turns bigint NOT NULL,
+        latency_ms double precision NOT NULL,
+        latency_turns bigint NOT NULL,
+        first_time text COLLATE "C",
+        last_time text COLLATE "C",
+        PRIMARY KEY (project, thread_id)
+      );
+      CREATE INDEX threads_recent ON threads (project, last_time DESC NULLS LAST, thread_id);
+      CREATE INDEX threads_recent_all ON threads (last_time DESC NULLS LAST, thread_id);
+      CREATE TABLE monitor_rollups (
+        project text COLLATE "C" NOT NULL,
+        hour bigint NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        model text COLLATE "C" NOT NULL,
+        provider text COLLATE "C" NOT NULL,
+        name text COLLATE "C" NOT NULL,
+        runs bigint NOT NULL,
+        errors bigint NOT NULL,
+        streamed bigint NOT NULL,
+        input_tokens double precision NOT NULL,
+        output_tokens double precision NOT NULL,
+        cost double precision NOT NULL,
+        cost_runs bigint NOT NULL,
+        latency_hist jsonb NOT NULL,
+        ttft_hist jsonb NOT NULL,
+        PRIMARY KEY (project, hour, scope, model, provider, name)
+      );
+      CREATE FUNCTION tracepipe_hist_add(a jsonb, b jsonb) RETURNS jsonb
+        LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $f$
+        SELECT coalesce(jsonb_object_agg(k, n), '{}'::jsonb) FROM (
+          SELECT k, sum(v::numeric) AS n FROM (SELECT * FROM jsonb_each_text(a) UNION ALL SELECT * FROM jsonb_each_text(b)) e(k, v)
+          GROUP BY k) s
+        WHERE n <> 0
+      $f$;
+    `,
+    after: async (client) => {
+      await rebuildRollups(client);
+      await rebuildThreads(client);
+    },
+  },
+  {
     version: 5,
     name: "webhook outbox",
     // One delivery per completed root run that names a webhook (store/contract/webhooks.ts), claimed with
@@ -264,6 +321,7 @@ export async function migratePostgres(client: pg.ClientBase): Promise<number> {
       await client.query("BEGIN");
       try {
         await client.query(m.sql);
+        await m.after?.(client);
         await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, new Date().toISOString()]);
         await client.query("COMMIT");
       } catch (err) {

@@ -17,6 +17,17 @@ import type pg from "pg";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { partitionRange } from "./partitions.js";
 import type { PgPool } from "./pool.js";
+import { RollupDeltas, type ContributionRow } from "../rollup.js";
+import { applyRollups, CONTRIBUTION, groupedContributions } from "./rollups.js";
+import { applyThreads, groupedThreadContributions, THREAD_PART } from "./thread-table.js";
+import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
+
+/** Take the runs of `table` that `where` picks out of the monitoring rollups (inside the transaction that removes them). */
+async function subtractRollups(c: pg.ClientBase, table: string, where: string, args: unknown[]): Promise<void> {
+  const d = new RollupDeltas();
+  for (const r of await groupedContributions(c, table, where, args)) d.add(r, -1);
+  await applyRollups(c, d);
+}
 
 /** Traces (or left-over runs) removed per slice. */
 const SLICE_TRACES = 200;
@@ -87,7 +98,13 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
     const n = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${name}`)).rows[0]!.n;
     try {
       await c.query("SAVEPOINT drop_partition");
+      // Locked first, so what leaves the rollups is exactly what the drop removes; undone with it if the drop cannot go ahead.
+      await c.query(`LOCK TABLE runs, ${name} IN ACCESS EXCLUSIVE MODE`);
+      await subtractRollups(c, name, "true", []);
+      const turns = new ThreadDeltas();
+      for (const r of await groupedThreadContributions(c, name)) turns.add(r, -1);
       await c.query(`DROP TABLE ${name}`);
+      await applyThreads(c, turns);
     } catch (err) {
       if ((err as { code?: string }).code !== "55P03") throw err;
       await c.query("ROLLBACK TO SAVEPOINT drop_partition");
@@ -101,7 +118,17 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
 /** Delete the runs `where` picks (with $1 = `ids`), their attachments, feedback and keys, in one transaction. */
 async function removeRuns(pool: PgPool, where: string, ids: string[], out: PruneResult): Promise<void> {
   await pool.transaction(async (c) => {
-    const gone = (await c.query<{ id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id`, [ids])).rows.map((r) => r.id);
+    const deleted = (await c.query<ContributionRow & ThreadContribution & { id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id, ${CONTRIBUTION}, ${THREAD_PART}`, [ids])).rows;
+    // The removed runs leave the monitoring rollups and their threads in the same transaction.
+    const d = new RollupDeltas();
+    const turns = new ThreadDeltas();
+    for (const r of deleted) {
+      d.add(r, -1);
+      turns.add(r, -1);
+    }
+    await applyRollups(c, d);
+    await applyThreads(c, turns);
+    const gone = deleted.map((r) => r.id);
     out.attachments += (await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [gone])).rowCount ?? 0;
     await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [gone]);
     await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [gone]);

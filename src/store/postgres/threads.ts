@@ -2,9 +2,9 @@
  * ThreadStore over PostgreSQL, answering as the SQLite store does
  * (store/sqlite/threads.ts). A thread's id is read with
  * `tracepipe_thread_key(extra)`, the function migration 3 defines and indexes
- * on root runs (by project, and by id alone), so grouping the threads reads
- * that index and a thread's turns are one range of it; per-thread totals are
- * summed for the page's threads only. Threads are per project: the same id in
+ * on root runs (by project, and by id alone); the list is a page of the
+ * threads table kept on ingest (thread-table.ts), a thread's turns are one
+ * range of that index, and usage totals are summed for the page's threads only. Threads are per project: the same id in
  * two projects is two threads.
  */
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
@@ -25,28 +25,28 @@ interface GroupRow {
   turns: number;
   first_time: string;
   last_time: string;
+  latency_ms: number;
+  latency_turns: number;
 }
 
-/** One page of thread ids, most recently active first. */
+/** One page of threads, most recently active first: a range of the threads table (migration 4, kept on ingest by thread-table.ts). */
 async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: GroupRow[]; more: boolean }> {
-  const where = ["parent_run_id IS NULL", `${THREAD_KEY} IS NOT NULL`];
+  const where = ["turns > 0"];
   const args: unknown[] = [];
   if (q.project) {
     args.push(q.project);
-    where.push(`session_name = $${args.length}::text`);
+    where.push(`project = $${args.length}::text`);
   }
-  let having = "";
   if (q.before) {
     args.push(canonicalTime(q.before) ?? q.before);
-    having = `HAVING max(start_time) < $${args.length}::text`;
+    where.push(`last_time < $${args.length}::text`);
   }
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
   args.push(limit + 1);
   const rows = (
     await pool.query<GroupRow>(
-      `SELECT session_name AS project, ${THREAD_KEY} AS thread_id, count(*)::int AS turns, min(start_time) AS first_time, max(start_time) AS last_time
-       FROM runs WHERE ${where.join(" AND ")} GROUP BY session_name, ${THREAD_KEY} ${having}
-       ORDER BY last_time DESC NULLS LAST, thread_id LIMIT $${args.length}::int`,
+      `SELECT nullif(project, '') AS project, thread_id, turns::int AS turns, first_time, last_time, latency_ms, latency_turns::int AS latency_turns FROM threads
+       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT $${args.length}::int`,
       args,
     )
   ).rows;
@@ -143,8 +143,6 @@ export async function listThreads(
     );
     const first = roots[0] ? await read(roots[0].id) : undefined;
     const last = roots.length ? await read(roots[roots.length - 1]!.id) : undefined;
-    let latency: number | null = null;
-    for (const r of roots) if (r.latency_ms !== null) latency = (latency ?? 0) + r.latency_ms;
     threads.push({
       thread_id: g.thread_id,
       project: g.project,
@@ -157,7 +155,7 @@ export async function listThreads(
       output_tokens: u.output_tokens,
       total_tokens: u.total_tokens,
       cost: u.cost,
-      latency_ms: latency,
+      latency_ms: g.latency_turns > 0 ? Number(g.latency_ms) : null,
       error_count: u.errors,
     });
   }

@@ -31,6 +31,11 @@ import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } fro
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
+import { RollupDeltas, type ContributionRow } from "../rollup.js";
+import { contributionStatement, SqliteRollupWriter } from "./rollups.js";
+import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
+import { SqliteThreadWriter, threadContributionStatement } from "./thread-table.js";
+import type { SqliteStatement } from "./handle.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
@@ -75,6 +80,12 @@ export class SqliteIngest {
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
+  /** A run's part in the monitoring rollups, read before and after its write (store/rollup.ts). */
+  private readonly contribution: SqliteStatement;
+  private readonly rollups: SqliteRollupWriter;
+  /** A root run's part in its thread, read before and after its write (store/thread-rollup.ts). */
+  private readonly threadPart: SqliteStatement;
+  private readonly threads: SqliteThreadWriter;
 
   constructor(
     private readonly db: Database.Database,
@@ -94,6 +105,10 @@ export class SqliteIngest {
         .map((c) => `${c} = excluded.${c}`)
         .join(", ")}`,
     );
+    this.contribution = contributionStatement(db);
+    this.rollups = new SqliteRollupWriter(db);
+    this.threadPart = threadContributionStatement(db);
+    this.threads = new SqliteThreadWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = db.prepare(
       `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
@@ -247,13 +262,23 @@ export class SqliteIngest {
       const completedRoots: string[] = [];
       /** Each project named in the batch, made once (not once per run) before the transaction ends. */
       const projects = new Set<string>();
+      const deltas = new RollupDeltas();
+      const threads = new ThreadDeltas();
       for (const [id, s] of byId) {
+        const before = this.contribution.get(id) as ContributionRow | undefined;
+        const threadBefore = this.threadPart.get(id) as ThreadContribution | undefined;
         const { state, row, texts, pieces } = this.load(id);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
         for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
         for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
         this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
+        if (before) deltas.add(before, -1);
+        const after = this.contribution.get(id) as ContributionRow | undefined;
+        if (after) deltas.add(after, 1);
+        if (threadBefore) threads.add(threadBefore, -1);
+        const threadAfter = this.threadPart.get(id) as ThreadContribution | undefined;
+        if (threadAfter) threads.add(threadAfter, 1);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
@@ -264,6 +289,8 @@ export class SqliteIngest {
         if (typeof state.session_name === "string") projects.add(state.session_name);
       }
       for (const p of projects) this.projects.ensure(p, now);
+      this.rollups.apply(deltas);
+      this.threads.apply(threads);
       for (const a of batch.attachments ?? []) this.attachments.put(a);
       return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
     })();

@@ -3,8 +3,13 @@
  * `schema_migrations` records what ran. Add new steps at the end, never edit old ones.
  */
 import type { SqliteHandle } from "./handle.js";
+import { rebuildRollups } from "./rollups.js";
+import { rebuildThreads } from "./thread-table.js";
 
-export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+/** Runs over which a file's upgrade says what it is doing while it builds what the migration adds from them. */
+const LARGE_FILE_RUNS = 100_000;
+
+export const MIGRATIONS: readonly { version: number; name: string; sql: string; after?: (db: SqliteHandle) => void }[] = [
   {
     version: 1,
     name: "runs, projects, attachments, otel spans",
@@ -260,6 +265,55 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
     `,
   },
   {
+    version: 11,
+    name: "monitoring rollups, threads table",
+    // monitor_rollups: per project, hour (epoch ms of its start), scope ("root" or "llm"), model,
+    // provider and run name ("" for none), the monitoring page's counts and sums, and latency and
+    // time-to-first-token histograms as JSON {bucket: count} (store/rollup.ts). Kept on ingest and
+    // retention (sqlite/rollups.ts). threads: per project ("" for none) and thread id, the turns, their
+    // summed latency and the first and last turn's start, kept on ingest and retention
+    // (sqlite/thread-table.ts), so the threads list reads a page of threads_recent. Both filled here
+    // from the runs already stored.
+    sql: `
+      CREATE TABLE threads (
+        project TEXT NOT NULL,
+        thread_id TEXT NOT NULL,
+        turns INTEGER NOT NULL,
+        latency_ms REAL NOT NULL,
+        latency_turns INTEGER NOT NULL,
+        first_time TEXT,
+        last_time TEXT,
+        PRIMARY KEY (project, thread_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX threads_recent ON threads (project, last_time DESC, thread_id);
+      CREATE INDEX threads_recent_all ON threads (last_time DESC, thread_id);
+      CREATE TABLE monitor_rollups (
+        project TEXT NOT NULL,
+        hour INTEGER NOT NULL,
+        scope TEXT NOT NULL,
+        model TEXT NOT NULL,
+        provider TEXT NOT NULL,
+        name TEXT NOT NULL,
+        runs INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        streamed INTEGER NOT NULL,
+        input_tokens REAL NOT NULL,
+        output_tokens REAL NOT NULL,
+        cost REAL NOT NULL,
+        cost_runs INTEGER NOT NULL,
+        latency_hist TEXT NOT NULL,
+        ttft_hist TEXT NOT NULL,
+        PRIMARY KEY (project, hour, scope, model, provider, name)
+      ) WITHOUT ROWID;
+    `,
+    after: (db) => {
+      const { n } = db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number };
+      if (n >= LARGE_FILE_RUNS) process.stderr.write(`tracepipe: building the monitoring rollups and threads of ${n} stored runs (once, on upgrade; this may take a minute)\n`);
+      rebuildRollups(db);
+      rebuildThreads(db);
+    },
+  },
+  {
     version: 12,
     name: "webhook outbox",
     // One delivery per completed root run that names a webhook (store/contract/webhooks.ts); attempts as a JSON array.
@@ -289,6 +343,7 @@ export function migrate(db: SqliteHandle): number {
     if (done.has(m.version)) continue;
     db.transaction(() => {
       db.exec(m.sql);
+      m.after?.(db);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
     })();
     applied++;

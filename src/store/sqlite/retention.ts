@@ -12,6 +12,10 @@
  */
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import type { SqliteHandle } from "./handle.js";
+import { RollupDeltas } from "../rollup.js";
+import { groupedContributions, SqliteRollupWriter } from "./rollups.js";
+import { ThreadDeltas } from "../thread-rollup.js";
+import { groupedThreadContributions, SqliteThreadWriter } from "./thread-table.js";
 
 /** Traces (or left-over runs) removed per slice. */
 const SLICE = 200;
@@ -29,15 +33,24 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
   const cut = cutForms(cutoff);
   const roots = db.prepare("SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < ? ORDER BY start_time, id LIMIT ?");
   const leftOver = db.prepare("SELECT id FROM runs WHERE start_time < ? AND (dotted_order IS NULL OR substr(dotted_order, 1, 22) < ?) ORDER BY start_time, id LIMIT ?");
+  const rollups = new SqliteRollupWriter(db);
+  const threads = new SqliteThreadWriter(db);
   const removeRuns = (ids: string[], wholeTraces: boolean) =>
     db.transaction(() => {
       const list = JSON.stringify(ids);
       const runIds = wholeTraces ? "SELECT id FROM runs WHERE trace_id IN (SELECT value FROM json_each(@list)) OR id IN (SELECT value FROM json_each(@list))" : "SELECT value FROM json_each(@list)";
+      // The removed runs leave the monitoring rollups in the same transaction.
+      const gone = new RollupDeltas();
+      for (const r of groupedContributions(db, `id IN (${runIds})`, { list })) gone.add(r, -1);
+      rollups.apply(gone);
+      const goneTurns = new ThreadDeltas();
+      for (const r of groupedThreadContributions(db, `id IN (${runIds})`, { list })) goneTurns.add(r, -1);
       out.attachments += (db.prepare(`DELETE FROM attachments WHERE run_id IN (${runIds})`).run({ list }) as { changes: number }).changes;
       db.prepare(`DELETE FROM run_pieces WHERE run_id IN (${runIds})`).run({ list });
       db.prepare(`DELETE FROM feedback WHERE run_id IN (${runIds})`).run({ list });
       db.prepare(`DELETE FROM webhook_outbox WHERE run_id IN (${runIds})`).run({ list });
       out.runs += (db.prepare(`DELETE FROM runs WHERE id IN (${runIds})`).run({ list }) as { changes: number }).changes;
+      threads.apply(goneTurns);
     })();
   for (;;) {
     if (opts.signal?.aborted) return out;

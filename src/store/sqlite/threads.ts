@@ -1,8 +1,9 @@
 /**
  * ThreadStore over SQLite. A thread's id is read with the expression of
- * migration 7's runs_threads index (root runs by project, then thread), so
- * grouping the threads walks that index and a thread's turns are one range of
- * it; per-thread totals are summed for the page's threads only. Threads are
+ * migration 7's runs_threads index (root runs by project, then thread); the
+ * list is a page of the threads table kept on ingest (thread-table.ts), a
+ * thread's turns are one range of that index, and usage totals are summed for
+ * the page's threads only. Threads are
  * per project: the same id in two projects is two threads. An id is its text,
  * as on PostgreSQL: a numeric session id 42 and the text "42" are one thread,
  * looked up as "42".
@@ -21,25 +22,27 @@ export interface ThreadGroupRow {
   turns: number;
   first_time: string;
   last_time: string;
+  latency_ms: number;
+  latency_turns: number;
 }
 
-/** One page of thread ids, most recently active first. */
+/** One page of threads, most recently active first: a range of the threads table (migration 11, kept on ingest by thread-table.ts). */
 export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGroupRow[]; more: boolean } {
-  const where = ["parent_run_id IS NULL", `${THREAD_ID} IS NOT NULL`];
+  const where = ["turns > 0"];
   const a: Record<string, unknown> = {};
   if (q.project) {
-    where.push("session_name = @project");
+    where.push("project = @project");
     a.project = q.project;
   }
-  const having = q.before ? "HAVING max(start_time) < @before" : "";
-  if (q.before) a.before = canonicalTime(q.before) ?? q.before;
+  if (q.before) {
+    where.push("last_time < @before");
+    a.before = canonicalTime(q.before) ?? q.before;
+  }
   const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
-  // Materialized: SQLite reads the row for a grouped indexed expression, but not for a plain one.
   const rows = db
     .prepare(
-      `WITH x AS MATERIALIZED (SELECT session_name AS project, ${THREAD_ID} AS t, start_time FROM runs INDEXED BY runs_threads WHERE ${where.join(" AND ")})
-       SELECT project, CAST(t AS TEXT) AS thread_id, count(*) AS turns, min(start_time) AS first_time, max(start_time) AS last_time
-       FROM x GROUP BY project, CAST(t AS TEXT) ${having} ORDER BY last_time DESC, thread_id LIMIT ${limit + 1}`,
+      `SELECT nullif(project, '') AS project, thread_id, turns, first_time, last_time, latency_ms, latency_turns FROM threads
+       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT ${limit + 1}`,
     )
     .all(a) as ThreadGroupRow[];
   return { rows: rows.slice(0, limit), more: rows.length > limit };
@@ -59,7 +62,7 @@ export interface TurnRow {
  * The value a stored id may have when its text is `threadId`: the number for a
  * numeric text (JSON numbers come out of json_extract as numbers), else null.
  */
-function numericForm(threadId: string): number | null {
+export function numericForm(threadId: string): number | null {
   const n = Number(threadId);
   return threadId.trim() !== "" && Number.isFinite(n) ? n : null;
 }
@@ -127,8 +130,6 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
     const u = tracesUsage(db, roots.map((r) => r.id));
     const first = roots[0] ? read(roots[0].id) : undefined;
     const last = roots.length ? read(roots[roots.length - 1]!.id) : undefined;
-    let latency: number | null = null;
-    for (const r of roots) if (r.latency_ms !== null) latency = (latency ?? 0) + r.latency_ms;
     return {
       thread_id: g.thread_id,
       project: g.project,
@@ -141,7 +142,7 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
       output_tokens: u.output_tokens,
       total_tokens: u.total_tokens,
       cost: u.cost,
-      latency_ms: latency,
+      latency_ms: g.latency_turns > 0 ? g.latency_ms : null,
       error_count: u.errors,
     };
   });

@@ -55,9 +55,9 @@ function dataTable(id, title, buckets, series, fmt) {
 
 /**
  * A time chart: `series` = [{key, label, values}] aligned with `buckets`
- * (epoch ms); `fmt` formats a value for axis, legend and table.
+ * (epoch ms); `fmt` formats a value for legend and table, `axisFmt` (default `fmt`) the axis ticks.
  */
-export function timeChart({ id, title, buckets, stepMs, series, fmt, onRange }) {
+export function timeChart({ id, title, buckets, stepMs, series, fmt, axisFmt = fmt, onRange }) {
   const plot = h("div", { class: "plot", "aria-hidden": "true" });
   const desc = summary(title, buckets, series, fmt);
   const fig = h("figure", { class: "chart", id: `chart-${id}`, role: "group", "aria-label": title, "aria-description": desc, dataset: { chart: id } }, h("h3", {}, title), plot, h("p", { class: "sr-only chart-summary" }, desc), dataTable(id, title, buckets, series, fmt));
@@ -72,7 +72,7 @@ export function timeChart({ id, title, buckets, stepMs, series, fmt, onRange }) 
         // Counts, times and money start at zero: a flat line reads as flat, not as noise blown up.
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
         series: [{ value: (_u, v) => (v === null ? "–" : fmtBucket(v)) }, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 1.5, value: (_u, v) => (v === null || v === undefined ? "–" : fmt(v)) }))],
-        axes: [{}, { values: (_u, vals) => vals.map((v) => fmt(v)), size: 64 }],
+        axes: [{}, { values: (_u, vals) => vals.map((v) => axisFmt(v)), size: 64 }],
         cursor: { drag: { x: true, y: false, setScale: false } },
         hooks: {
           setSelect: [

@@ -63,6 +63,12 @@ export function fmtCost(c) {
   return c < 0.01 ? `$${c.toFixed(6)}` : `$${c.toFixed(4)}`;
 }
 
+/** A cost on a chart axis: the tick's own digits, no trailing zeros ("$0", "$0.0005", "$1.5"). */
+export function fmtCostAxis(c) {
+  if (c === null || c === undefined) return "";
+  return `$${Number(c).toLocaleString("en-US", { maximumSignificantDigits: 4 })}`;
+}
+
 export function fmtTime(t) {
   if (!t) return "–";
   const d = new Date(t);

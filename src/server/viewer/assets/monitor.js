@@ -4,7 +4,7 @@
 // to the trace list for the window clicked or dragged, table rows to the list
 // filtered by their model, provider or name.
 import { api } from "./api.js";
-import { h, clear, fmtMs, fmtInt, fmtCost } from "./dom.js";
+import { h, clear, fmtMs, fmtInt, fmtCost, fmtCostAxis } from "./dom.js";
 import { timeChart, sparkline } from "./charts.js";
 
 const FIELDS = ["project", "range", "from", "to", "bucket"];
@@ -113,7 +113,7 @@ export async function renderMonitor(main) {
     api("/api/viewer/monitor/breakdown", { ...params, by: "name" }),
   ]);
   const open = (a, b) => (location.hash = listLink(project, a, b));
-  const chart = (id, title, series, fmt) => timeChart({ id, title, buckets: m.buckets, stepMs: m.step_ms, series, fmt, onRange: open });
+  const chart = (id, title, series, fmt, axisFmt) => timeChart({ id, title, buckets: m.buckets, stepMs: m.step_ms, series, fmt, axisFmt, onRange: open });
   const t = m.traces;
   const l = m.llm;
   const rate = t.runs.map((n, i) => (n ? t.errors[i] / n : null));
@@ -147,7 +147,7 @@ export async function renderMonitor(main) {
       { key: "input", label: "input", values: l.input_tokens },
       { key: "output", label: "output", values: l.output_tokens },
     ], fmtTok),
-    chart("cost", "Cost (USD)", [{ key: "cost", label: "cost", values: l.cost }], fmtUsd),
+    chart("cost", "Cost (USD)", [{ key: "cost", label: "cost", values: l.cost }], fmtUsd, fmtCostAxis),
   );
   const q = { from_ms: m.from_ms, to_ms: m.to_ms };
   clear(main).append(

@@ -1,0 +1,103 @@
+/**
+ * The SQLite store's monitoring rollups (store/rollup.ts): what a run adds to
+ * them, read from its stored row with the expressions the monitoring queries
+ * used on the runs themselves, and the writes that apply a transaction's
+ * deltas. SQLite has one writer, so a rollup row is read, added to and written
+ * back inside the writing transaction.
+ */
+import type { SqliteHandle, SqliteStatement } from "./handle.js";
+import { histAdd, histBucketSql, RollupDeltas, type Cell, type ContributionRow } from "../rollup.js";
+
+const LAT = "(julianday(end_time) - julianday(start_time)) * 86400000.0";
+const TTFT = "(julianday(first_token_time) - julianday(start_time)) * 86400000.0";
+const COST = "json_extract(v_usage, '$.total_cost')";
+
+/** The contribution columns of a run row, with `hour` as given (the hour start, or the run's own time for raw reads). */
+function contributionColumns(hour: string): string {
+  return `session_name AS project, ${hour} AS hour, parent_run_id IS NULL AS root, run_type = 'llm' AS llm, name,
+    json_extract(extra, '$.metadata.trace_model_name') AS model, json_extract(extra, '$.metadata.trace_provider') AS provider,
+    error IS NOT NULL AS errors, ${histBucketSql(LAT)} AS lat_b, ${histBucketSql(TTFT)} AS ttft_b,
+    json_extract(v_usage, '$.input_tokens') AS input_tokens, json_extract(v_usage, '$.output_tokens') AS output_tokens,
+    ${COST} AS cost, ${COST} IS NOT NULL AS cost_runs`;
+}
+
+/** The start of the run's hour, epoch ms (stored start times are canonical: `YYYY-MM-DDTHH` first). */
+const HOUR = "unixepoch(substr(start_time, 1, 13) || ':00:00Z') * 1000";
+/** Runs that count in some chart. */
+const COUNTS = "(parent_run_id IS NULL OR run_type = 'llm') AND start_time IS NOT NULL";
+
+/** One run's contribution, by id. */
+export function contributionStatement(db: SqliteHandle): SqliteStatement {
+  return db.prepare(`SELECT ${contributionColumns(HOUR)} FROM runs WHERE id = ? AND ${COUNTS}`);
+}
+
+/** Contributions of the runs `where` picks, grouped (n = how many runs each row stands for). */
+export function groupedContributions(db: SqliteHandle, where: string, ...args: unknown[]): ContributionRow[] {
+  return db
+    .prepare(
+      `SELECT project, hour, root, llm, name, model, provider, lat_b, ttft_b, sum(errors) AS errors, sum(input_tokens) AS input_tokens,
+        sum(output_tokens) AS output_tokens, sum(cost) AS cost, sum(cost_runs) AS cost_runs, count(*) AS n
+       FROM (SELECT ${contributionColumns(HOUR)} FROM runs WHERE ${COUNTS} AND (${where}))
+       GROUP BY project, hour, root, llm, name, model, provider, lat_b, ttft_b`,
+    )
+    .all(...args) as ContributionRow[];
+}
+
+/** The contributions of one project's runs that started in [gte, lt) (canonical times), each at its own start time. */
+export function rawContributions(db: SqliteHandle, project: string, gte: string, lt: string): ContributionRow[] {
+  const cols = contributionColumns("unixepoch(start_time, 'subsec') * 1000.0");
+  return db
+    .prepare(
+      `SELECT ${cols} FROM runs WHERE parent_run_id IS NULL AND session_name = @p AND start_time >= @gte AND start_time < @lt
+       UNION ALL SELECT ${cols} FROM runs WHERE run_type = 'llm' AND parent_run_id IS NOT NULL AND session_name = @p AND start_time >= @gte AND start_time < @lt`,
+    )
+    .all({ p: project, gte, lt }) as ContributionRow[];
+}
+
+const KEY = "project = @project AND hour = @time_ms AND scope = @scope AND model = @model AND provider = @provider AND name = @name";
+
+/** Writes a transaction's rollup deltas (inside it). */
+export class SqliteRollupWriter {
+  private readonly get: SqliteStatement;
+  private readonly put: SqliteStatement;
+
+  constructor(db: SqliteHandle) {
+    this.get = db.prepare(`SELECT runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist FROM monitor_rollups WHERE ${KEY}`);
+    this.put = db.prepare(
+      `INSERT OR REPLACE INTO monitor_rollups (project, hour, scope, model, provider, name, runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist)
+       VALUES (@project, @time_ms, @scope, @model, @provider, @name, @runs, @errors, @streamed, @input_tokens, @output_tokens, @cost, @cost_runs, @latency_hist, @ttft_hist)`,
+    );
+  }
+
+  apply(deltas: RollupDeltas): void {
+    for (const d of deltas.changes()) this.applyCell(d);
+  }
+
+  private applyCell(d: Cell): void {
+    const key = { project: d.project, time_ms: d.time_ms, scope: d.scope, model: d.model, provider: d.provider, name: d.name };
+    const old = this.get.get(key) as Record<string, number | string> | undefined;
+    const sum = (c: keyof Cell) => (old ? Number(old[c]) : 0) + (d[c] as number);
+    const latency = histAdd(old ? JSON.parse(old.latency_hist as string) : {}, d.latency);
+    const ttft = histAdd(old ? JSON.parse(old.ttft_hist as string) : {}, d.ttft);
+    this.put.run({
+      ...key,
+      runs: sum("runs"),
+      errors: sum("errors"),
+      streamed: sum("streamed"),
+      input_tokens: sum("input_tokens"),
+      output_tokens: sum("output_tokens"),
+      cost: sum("cost"),
+      cost_runs: sum("cost_runs"),
+      latency_hist: JSON.stringify(latency),
+      ttft_hist: JSON.stringify(ttft),
+    });
+  }
+}
+
+/** Rebuild every rollup from the runs (migration 11's backfill; also a repair). */
+export function rebuildRollups(db: SqliteHandle): void {
+  db.exec("DELETE FROM monitor_rollups");
+  const d = new RollupDeltas();
+  for (const r of groupedContributions(db, "1")) d.add(r, 1);
+  new SqliteRollupWriter(db).apply(d);
+}
