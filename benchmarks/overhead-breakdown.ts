@@ -21,7 +21,6 @@ interface ProfileNode {
 interface Profile {
   nodes: ProfileNode[];
   samples: number[];
-  timeDeltas: number[];
 }
 
 /** Stages in the order they are printed; the first whose test matches a sample's file takes it. */
@@ -41,18 +40,23 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   ["openai SDK", (u) => u.includes("/node_modules/openai/")],
   ["fetch (undici)", (u) => u.includes("undici")],
   ["garbage collector", (_u, f) => f === "(garbage collector)"],
-  ["other (node, V8, benchmark)", (_u, f) => f !== "(idle)"],
+  ["other (node, V8, benchmark)", (_u, f) => f !== "(idle)" && f !== "(program)"],
 ];
 export const STAGE_NAMES = STAGES.map(([s]) => s);
+const INTERVAL_US = 50;
 
-/** Microseconds per stage in one profile. */
+/**
+ * Microseconds per stage in one profile: each sample counts as one sampling interval. The
+ * recorded gaps between samples would also charge the time the process waited for a core
+ * (on a busy machine, often longer than the work) to whatever it was doing when it stopped.
+ */
 function byStage(p: Profile): Map<string, number> {
   const stageOf = new Map<number, string | undefined>();
   for (const n of p.nodes) stageOf.set(n.id, STAGES.find(([, t]) => t(n.callFrame.url, n.callFrame.functionName))?.[0]);
   const out = new Map<string, number>();
   for (let i = 0; i < p.samples.length; i++) {
     const s = stageOf.get(p.samples[i]!);
-    if (s) out.set(s, (out.get(s) ?? 0) + (p.timeDeltas[i] ?? 0));
+    if (s) out.set(s, (out.get(s) ?? 0) + INTERVAL_US);
   }
   return out;
 }
@@ -65,7 +69,7 @@ export class StageProfiler {
   async start(): Promise<void> {
     this.session.connect();
     await this.session.post("Profiler.enable");
-    await this.session.post("Profiler.setSamplingInterval", { interval: 50 });
+    await this.session.post("Profiler.setSamplingInterval", { interval: INTERVAL_US });
   }
 
   async profile(name: string, block: () => Promise<void>): Promise<void> {
@@ -100,7 +104,7 @@ export class StageProfiler {
       lines.push(`    ${s.padEnd(56)} ${x.toFixed(2).padStart(8)} ${y.toFixed(2).padStart(8)} ${(x - y).toFixed(2).padStart(8)}`);
     }
     lines.unshift(`    ${`µs per ${unit}`.padEnd(56)} ${name.padStart(8)} ${base.padStart(8)} ${"added".padStart(8)}`);
-    lines.push(`    ${"total (sampled, idle excluded)".padEnd(56)} ${sumA.toFixed(2).padStart(8)} ${sumB.toFixed(2).padStart(8)} ${(sumA - sumB).toFixed(2).padStart(8)}`);
+    lines.push(`    ${"total (sampled; idle and native waits excluded)".padEnd(56)} ${sumA.toFixed(2).padStart(8)} ${sumB.toFixed(2).padStart(8)} ${(sumA - sumB).toFixed(2).padStart(8)}`);
     return lines;
   }
 }
