@@ -63,6 +63,8 @@ class EncodedOp implements Op {
   segments?: string[];
   prepare?: (() => void)[];
   raw?: boolean;
+  rawKeys?: string[];
+  safeBytes?: number;
 
   constructor(
     public kind: Op["kind"],
@@ -127,7 +129,9 @@ export function encodedOp(op: Op, encode: (run: Record<string, unknown>) => Enco
   } catch {
     return op;
   }
-  return new EncodedOp(op.kind, op.id, e, op.bytes, op.seq, op.attachments, op.segments);
+  const held = new EncodedOp(op.kind, op.id, e, op.bytes, op.seq, op.attachments, op.segments);
+  held.safeBytes = op.safeBytes;
+  return held;
 }
 
 let lastSeq = 0;

@@ -5,7 +5,8 @@
  * run's byte budget, and the run delivered is what copying it whole gives.
  */
 import { describe, expect, it } from "vitest";
-import { finalize, mergeOps, patchOp, postOp } from "../../src/ingest/ops.js";
+import { encodeRunBytes } from "../../src/ingest/multipart.js";
+import { encodedOp, finalize, mergeOps, patchOp, postOp } from "../../src/ingest/ops.js";
 import { makeSafe } from "../../src/run/safe.js";
 import { makeRun } from "../helpers/runs.js";
 
@@ -43,10 +44,14 @@ describe("an update merged into its queued create", () => {
     expect(Object.keys(post.run)).toEqual(Object.keys(whole as object));
   });
 
-  it("copies the update's fields within what the create's copy left of the byte budget", () => {
+  it.each([
+    ["queued as an object", false],
+    ["held encoded", true],
+  ])("copies the update's fields within what the create's copy left of the byte budget (create %s)", (_how, encoded) => {
     const limits = { maxBytes: 4000 };
-    const run = Object.assign(makeRun("merge", 0), { inputs: { text: "i".repeat(3000) } });
-    const post = postOp(run, undefined, limits);
+    const run = Object.assign(makeRun("merge", 0), { inputs: { text: "i".repeat(3000) } }, encoded ? { end_time: "2026-11-22T10:15:30.000000Z" } : {});
+    const post = encoded ? encodedOp(postOp(run, undefined, limits), encodeRunBytes) : postOp(run, undefined, limits);
+    if (encoded) expect(post.encoded).toBeDefined();
     mergeOps(post, patchOp(run.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { text: "o".repeat(3000) } }, undefined, () => {}, limits));
     finalize(post, limits);
     const text = (post.run.outputs as { text: string }).text;
