@@ -37,6 +37,7 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   ["queueing (ingest/client, ops, queue, pump)", (u) => u.includes("/dist/src/ingest/")],
   ["token estimation (tokens/)", (u) => u.includes("/dist/src/tokens/")],
   ["other tracepipe", (u) => u.includes("/dist/")],
+  ["langsmith (the peer's tracer)", (u) => u.includes("/node_modules/langsmith/")],
   ["openai SDK", (u) => u.includes("/node_modules/openai/")],
   ["fetch (undici)", (u) => u.includes("undici")],
   ["garbage collector", (_u, f) => f === "(garbage collector)"],
