@@ -20,9 +20,15 @@
  * rounds with the interquartile range; the ratio tracepipe/langsmith of the
  * medians; the same latencies from the pooled medians of every call (steadier
  * when the machine is busy); runs each tracer got to the server; peak RSS.
+ * Then a breakdown of where the added time goes: a few more rounds under the
+ * CPU profiler, each variant's sampled time charged to stages by source file
+ * (benchmarks/overhead-breakdown.ts), per call and per streamed chunk, split
+ * into what runs while the calls run (it can delay the caller) and what the
+ * drain after the block delivers.
  *
  *   npx tsx benchmarks/overhead.ts            # 40 rounds
  *   npx tsx benchmarks/overhead.ts --quick    # 10 rounds
+ *   npx tsx benchmarks/overhead.ts --ab DIR   # also DIR's build (its dist/), as "before"
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -30,10 +36,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { cpuMs, median, peakRssMiB, quantile, startChild } from "./stats.js";
+import { StageProfiler } from "./overhead-breakdown.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const quick = process.argv.includes("--quick");
+const abAt = process.argv.indexOf("--ab");
+/** `--ab <dir>`: another build of tracepipe (a checkout with its own dist/) as a fourth variant, "before". */
+const abRoot = abAt > 0 ? process.argv[abAt + 1] : undefined;
 const ROUNDS = quick ? 10 : 40;
+/** Rounds run again under the CPU profiler, after the measured ones, for the breakdown by stage. */
+const PROFILED_ROUNDS = quick ? 2 : 6;
 const CALLS = 20; // non-streamed calls per variant per block
 const STREAMS = 8; // streamed calls per variant per block
 const CHUNKS = 200; // chunks per stream
@@ -56,15 +68,24 @@ const tpClient = new tp.Client({ endpoint: capture.url, apiKey: "overhead-tracep
 const lsClient = new LsClient({ apiUrl: capture.url, apiKey: "overhead-langsmith", autoBatchTracing: true });
 
 type Chat = Pick<OpenAI, "chat">;
-const names = ["unwrapped", "tracepipe", "langsmith"] as const;
-type Name = (typeof names)[number];
-const variants: Record<Name, Chat> = {
+type Name = "unwrapped" | "tracepipe" | "langsmith" | "before";
+const names: Name[] = ["unwrapped", "tracepipe", "langsmith"];
+const variants: Partial<Record<Name, Chat>> = {
   unwrapped: openai(),
   tracepipe: tp.wrapOpenAI(openai(), { client: tpClient }),
   langsmith: lsWrapOpenAI(openai(), { client: lsClient, tracingEnabled: true, project_name: "overhead-langsmith" }) as Chat,
 };
 /** Deliver what a tracer still holds, so its background CPU is charged to its own block. */
-const drain: Record<Name, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
+const drain: Partial<Record<Name, () => Promise<void>>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
+let abClient: InstanceType<typeof tp.Client> | undefined;
+if (abRoot) {
+  const before = (await import(join(abRoot, "dist/src/index.js"))) as typeof import("../src/index.js");
+  const c = new before.Client({ endpoint: capture.url, apiKey: "overhead-before", project: "overhead-before", spoolDir: join(spool, "spool-before"), deadLetterPath: join(spool, "dl-before.jsonl"), exitHooks: false });
+  abClient = c;
+  names.push("before");
+  variants.before = before.wrapOpenAI(openai(), { client: c });
+  drain.before = async () => void (await c.flush());
+}
 const messages = [
   { role: "system" as const, content: "You are a terse geography assistant." },
   { role: "user" as const, content: "What is the capital of France? Answer in one sentence." },
@@ -87,25 +108,25 @@ async function oneStream(c: Chat): Promise<number> {
 
 /** Per round and variant, in µs: median call latency, median stream latency, CPU per call, CPU per stream. */
 type Round = { call: number; stream: number; cpuCall: number; cpuStream: number };
-const rounds: Record<Name, Round[]> = { unwrapped: [], tracepipe: [], langsmith: [] };
+const rounds = Object.fromEntries(names.map((n) => [n, [] as Round[]])) as Record<Name, Round[]>;
 /** Every measured call and stream latency, in µs: the pooled median is steadier than per-round differences when the machine is busy. */
-const pooled: Record<Name, { call: number[]; stream: number[] }> = { unwrapped: { call: [], stream: [] }, tracepipe: { call: [], stream: [] }, langsmith: { call: [], stream: [] } };
+const pooled = Object.fromEntries(names.map((n) => [n, { call: [] as number[], stream: [] as number[] }])) as Record<Name, { call: number[]; stream: number[] }>;
 
 console.log(`overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`);
 console.log(`  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`);
 for (let round = 0; round <= ROUNDS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(k + round) % names.length]!;
-    const c = variants[name];
+    const c = variants[name]!;
     const calls: number[] = [];
     let cpu = cpuMs();
     for (let i = 0; i < CALLS; i++) calls.push(await oneCall(c));
-    await drain[name]();
+    await drain[name]!();
     const cpuCall = ((cpuMs() - cpu) * 1000) / CALLS;
     const streams: number[] = [];
     cpu = cpuMs();
     for (let i = 0; i < STREAMS; i++) streams.push(await oneStream(c));
-    await drain[name]();
+    await drain[name]!();
     const cpuStream = ((cpuMs() - cpu) * 1000) / STREAMS;
     if (round > 0) {
       rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream });
@@ -132,6 +153,10 @@ for (const [label, f, d] of metrics) {
   const ratio = median(t) / median(l);
   summary.push(`${label.split(",")[0]} ${ratio.toFixed(2)}x`);
   console.log(`  added ${label.padEnd(22)} tracepipe ${iqr(t, d)}   langsmith ${iqr(l, d)}   -> ratio ${ratio.toFixed(2)}x`);
+  if (abRoot) {
+    const b = added("before", f);
+    console.log(`  ${"".padEnd(28)} before    ${iqr(b, d)}   -> tracepipe/before ${(median(t) / median(b)).toFixed(2)}x, before/langsmith ${(median(b) / median(l)).toFixed(2)}x`);
+  }
 }
 const pooledAdded = (name: Name, k: "call" | "stream") => median(pooled[name][k]) - median(pooled.unwrapped[k]);
 console.log(
@@ -141,11 +166,44 @@ console.log(
 const marginal = (name: Name) => median(rounds[name].map((r, i) => (r.stream - u[i]!.stream - (r.call - u[i]!.call)) / CHUNKS));
 console.log(`  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs (target <= 2 µs)`);
 
+// The breakdown: the same blocks under the profiler (not counted above), calls and their drain apart.
+const profiler = new StageProfiler();
+await profiler.start();
+for (let round = 0; round < PROFILED_ROUNDS; round++) {
+  for (let k = 0; k < names.length; k++) {
+    const name = names[(k + round) % names.length]!;
+    const c = variants[name]!;
+    await profiler.profile(`${name}:calls`, async () => {
+      for (let i = 0; i < CALLS; i++) await oneCall(c);
+    });
+    await profiler.profile(`${name}:calls-drain`, () => drain[name]!());
+    await profiler.profile(`${name}:streams`, async () => {
+      for (let i = 0; i < STREAMS; i++) await oneStream(c);
+    });
+    await profiler.profile(`${name}:streams-drain`, () => drain[name]!());
+  }
+}
+profiler.stop();
+const callsProfiled = PROFILED_ROUNDS * CALLS;
+const chunksProfiled = PROFILED_ROUNDS * STREAMS * CHUNKS;
+console.log(`  breakdown: ${PROFILED_ROUNDS} more rounds under V8's sampling profiler (50 µs), sampled time per stage (noisy; the profiler slows all variants alike)`);
+for (const peer of names.filter((n) => n !== "unwrapped")) {
+  console.log(`  ${peer}, non-streamed calls, while the calls run (the caller waits on this):`);
+  for (const l of profiler.table(`${peer}:calls`, "unwrapped:calls", callsProfiled, "call")) console.log(l);
+  console.log(`  ${peer}, non-streamed calls, the drain after the block (delivery):`);
+  for (const l of profiler.table(`${peer}:calls-drain`, "unwrapped:calls-drain", callsProfiled, "call")) console.log(l);
+  console.log(`  ${peer}, streamed calls, while the streams are read:`);
+  for (const l of profiler.table(`${peer}:streams`, "unwrapped:streams", chunksProfiled, "chunk")) console.log(l);
+  console.log(`  ${peer}, streamed calls, the drain after the block (delivery):`);
+  for (const l of profiler.table(`${peer}:streams-drain`, "unwrapped:streams-drain", chunksProfiled, "chunk")) console.log(l);
+}
+
 await tpClient.shutdown();
 await lsClient.awaitPendingTraceBatches();
 const count = async (key: string) => ((await (await fetch(`${capture.url}/count?key=${key}`)).json()) as { runs: number }).runs;
-const expected = (ROUNDS + 1) * (CALLS + STREAMS);
-console.log(`  runs at the server: tracepipe ${await count("overhead-tracepipe")}/${expected}, langsmith ${await count("overhead-langsmith")}/${expected}`);
+const expected = (ROUNDS + 1 + PROFILED_ROUNDS) * (CALLS + STREAMS);
+if (abClient) await abClient.shutdown();
+console.log(`  runs at the server: tracepipe ${await count("overhead-tracepipe")}/${expected}, langsmith ${await count("overhead-langsmith")}/${expected}${abClient ? `, before ${await count("overhead-before")}/${expected}` : ""}`);
 console.log(`  peak RSS of this process (all three variants): ${peakRssMiB().toFixed(0)} MiB`);
 console.log(`  summary (tracepipe/langsmith, medians): ${summary.join(", ")}`);
 capture.proc.kill("SIGTERM");

@@ -17,6 +17,18 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 const VENDOR_ZOD = join(DIST, "vendor", "zod.js");
 
+// zod's barrel re-exports every locale's messages (`z.locales`), about half of the bundle's
+// text, which every process that imports tracepipe would parse. tracepipe reports zod's
+// issues in English only (zod configures `en` itself) and never selects a locale, so the
+// bundle keeps `en` alone; the package's own `zod` install is untouched.
+const englishOnly = {
+  name: "zod-english-only",
+  setup(b) {
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) => (a.resolveDir.includes(`${sep}node_modules${sep}zod${sep}`) ? { path: join(a.resolveDir, a.path), namespace: "zod-locales" } : undefined));
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({ contents: `export { default as en } from ${JSON.stringify(join(dirname(a.path), "en.js"))};`, resolveDir: dirname(a.path) }));
+  },
+};
+
 function run(cmd, args) {
   const r = spawnSync(process.execPath, [join(ROOT, cmd), ...args], { cwd: ROOT, stdio: "inherit" });
   if (r.status !== 0) process.exit(r.status ?? 1);
@@ -28,8 +40,8 @@ export async function build() {
   // uPlot, for the monitoring charts, served as the other assets are (src/server/viewer/assets.ts).
   cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.iife.min.js"), join(DIST, "src/server/viewer/assets/uplot.js"));
   cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.min.css"), join(DIST, "src/server/viewer/assets/uplot.css"));
-  const { buildSync } = await import("esbuild");
-  buildSync({ entryPoints: [join(ROOT, "node_modules/zod/index.js")], bundle: true, format: "esm", platform: "node", logLevel: "warning", outfile: VENDOR_ZOD });
+  const { build: esbuild } = await import("esbuild");
+  await esbuild({ entryPoints: [join(ROOT, "node_modules/zod/index.js")], bundle: true, format: "esm", platform: "node", logLevel: "warning", outfile: VENDOR_ZOD, plugins: [englishOnly] });
   for (const file of jsFiles(DIST)) {
     if (file === VENDOR_ZOD) continue;
     const text = readFileSync(file, "utf8");

@@ -39,7 +39,7 @@ import { EmbeddedSink } from "./embedded-sink.js";
 import { HttpSink } from "./http-sink.js";
 import { freeEncoders } from "../tokens/index.js";
 import { encodedOp, feedbackOp, finalize, mergeOps, patchOp, postOp, type Attachments, type Op } from "./ops.js";
-import { feedbackRecord, type FeedbackOptions } from "../run/feedback.js";
+import { feedbackRecord, type FeedbackOptions } from "../run/feedback-record.js";
 import { encodeRunBytes } from "./multipart.js";
 import type { Sink } from "./sink.js";
 import { SpoolReplay } from "./spool-replay.js";
@@ -137,7 +137,8 @@ export class Client implements RunWriter {
 
   /** Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between. Never throws. */
   updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments; prepare?: () => void } = {}): void {
-    if (this.refuseClosed() || this.sampledOut({ ...(patch as Record<string, unknown>), id })) return;
+    // The patch as the sampler reads it (with its run's id) is built only when sampling is on.
+    if (this.refuseClosed() || (this.sampler.rate < 1 && this.sampledOut({ ...(patch as Record<string, unknown>), id }))) return;
     try {
       let prepare = opts.prepare;
       if (this.privacy && prepare) {

@@ -6,7 +6,7 @@
  * the spool) are merged into one, the newer fields winning.
  */
 import type { Run, RunPatch } from "../run/schema.js";
-import { checkSafe, makeSafe, type SafeLimits } from "../run/safe.js";
+import { checkSafe, DEFAULT_MAX_BYTES, makeSafe, type SafeLimits } from "../run/safe.js";
 import { decodeRun, releaseEncoded, type EncodedRun } from "./encoded-run.js";
 
 export type Attachments = Record<string, [mimeType: string, data: Uint8Array]>;
@@ -25,6 +25,13 @@ export interface Op {
   prepare?: (() => void)[];
   /** `run` still holds the caller's values (its prepare steps complete them in place); finalize() makes it safe. */
   raw?: boolean;
+  /**
+   * With `raw`: the only fields of `run` that hold the caller's values, the rest being safe
+   * copies already (an update merged into its run's queued create); every field when absent.
+   */
+  rawKeys?: string[];
+  /** Approximate JSON bytes of the fields already made safe (what finalize's copy of the rest may add to). */
+  safeBytes?: number;
   /** The spool segments this op was read back from, deleted once all their ops are accounted for. */
   segments?: string[];
   /** The run as the multipart encoder writes it, when it was encoded at hand-over (see encodedOp). */
@@ -56,6 +63,8 @@ class EncodedOp implements Op {
   segments?: string[];
   prepare?: (() => void)[];
   raw?: boolean;
+  rawKeys?: string[];
+  safeBytes?: number;
 
   constructor(
     public kind: Op["kind"],
@@ -120,7 +129,9 @@ export function encodedOp(op: Op, encode: (run: Record<string, unknown>) => Enco
   } catch {
     return op;
   }
-  return new EncodedOp(op.kind, op.id, e, op.bytes, op.seq, op.attachments, op.segments);
+  const held = new EncodedOp(op.kind, op.id, e, op.bytes, op.seq, op.attachments, op.segments);
+  held.safeBytes = op.safeBytes;
+  return held;
 }
 
 let lastSeq = 0;
@@ -223,7 +234,7 @@ export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Atta
   const s = checked !== undefined ? { value: run, bytes: checked } : makeSafe(run, limits);
   const attachments = safeAttachments(rawAttachments);
   const r = asRecord(s.value, (run as { id?: unknown } | null)?.id);
-  return { kind: "post", id: String(r.id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq: nextSeq() };
+  return { kind: "post", id: String(r.id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq: nextSeq(), safeBytes: s.bytes };
 }
 
 /**
@@ -241,7 +252,7 @@ export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string,
   }
   const s = makeSafe(patch, limits);
   const r = Object.assign({}, asRecord(s.value, id), { id: String(id) });
-  return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq };
+  return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq, safeBytes: s.bytes };
 }
 
 /**
@@ -252,7 +263,7 @@ export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string,
 export function feedbackOp(record: Record<string, unknown>, limits?: SafeLimits): Op {
   const s = makeSafe(record, limits);
   const r = asRecord(s.value, record.id);
-  return { kind: "feedback", id: String(r.id), run: r, bytes: s.bytes + 200, seq: nextSeq() };
+  return { kind: "feedback", id: String(r.id), run: r, bytes: s.bytes + 200, seq: nextSeq(), safeBytes: s.bytes };
 }
 
 /** Run an op's deferred work, once, then make what it completed safe. Never throws. */
@@ -270,7 +281,30 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
   }
   if (op.raw) {
     op.raw = false;
-    op.run = Object.assign({}, asRecord(makeSafe(op.run, limits).value, op.id), { id: op.id });
+    const keys = op.rawKeys;
+    op.rawKeys = undefined;
+    if (keys) {
+      // Only the fields that hold the caller's values are copied, within what the safe ones left of the budget.
+      const part: Record<string, unknown> = {};
+      for (const k of keys) part[k] = op.run[k];
+      const maxBytes = Math.max(0, (limits?.maxBytes ?? DEFAULT_MAX_BYTES) - (op.safeBytes ?? 0));
+      const s = makeSafe(part, { ...limits, maxBytes });
+      const safe = asRecord(s.value, op.id);
+      // A new object in the same key order (deleting keys would turn the run into a slow dictionary object).
+      const run: Record<string, unknown> = {};
+      for (const k in op.run) {
+        if (!keys.includes(k)) run[k] = op.run[k];
+        else if (safe[k] !== undefined) run[k] = safe[k];
+      }
+      for (const k in safe) if (!(k in run)) run[k] = safe[k];
+      run.id = op.id;
+      op.run = run;
+      op.safeBytes = (op.safeBytes ?? 0) + s.bytes;
+    } else {
+      const s = makeSafe(op.run, limits);
+      op.run = Object.assign({}, asRecord(s.value, op.id), { id: op.id });
+      op.safeBytes = s.bytes;
+    }
   }
   return op;
 }
@@ -281,10 +315,11 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
  */
 export function mergeOps(into: Op, other: Op): void {
   const [older, newer] = other.seq >= into.seq ? [into, other] : [other, into];
+  const newerRun = newer.run;
   // The usual case, an update meeting its queued create, writes into the create's own copy
   // (every op's run is the client's, never the caller's object) instead of copying it again.
   const run: Record<string, unknown> = older === into ? into.run : { ...older.run };
-  for (const k in newer.run) if (newer.run[k] !== undefined) run[k] = newer.run[k];
+  for (const k in newerRun) if (newerRun[k] !== undefined) run[k] = newerRun[k];
   const prepare = older.prepare || newer.prepare ? [...(older.prepare ?? []), ...(newer.prepare ?? [])] : [];
   const segments = older.segments || newer.segments ? [...(older.segments ?? []), ...(newer.segments ?? [])] : [];
   into.kind = older.kind === "feedback" || newer.kind === "feedback" ? "feedback" : older.kind === "post" || newer.kind === "post" ? "post" : "patch";
@@ -292,7 +327,20 @@ export function mergeOps(into: Op, other: Op): void {
   into.seq = newer.seq;
   into.attachments = older.attachments || newer.attachments ? { ...older.attachments, ...newer.attachments } : undefined;
   into.prepare = prepare.length ? prepare : undefined;
-  into.raw = older.raw === true || newer.raw === true;
+  // Which fields still hold the caller's values: those that came from a raw op (and were raw in it).
+  let rawKeys: string[] | undefined;
+  if (older.raw === true || newer.raw === true) {
+    rawKeys = [];
+    for (const k in run) {
+      const from = newerRun[k] !== undefined ? newer : older;
+      if (from.raw === true && (from.rawKeys === undefined || from.rawKeys.includes(k))) rawKeys.push(k);
+    }
+  }
+  // What the merged run's safe fields took of the budget (an op made raw has none counted).
+  const safeBytes = (older.safeBytes ?? 0) + (newer.safeBytes ?? 0);
+  into.raw = rawKeys !== undefined && rawKeys.length > 0;
+  into.rawKeys = into.raw ? rawKeys : undefined;
+  into.safeBytes = safeBytes;
   into.segments = segments.length ? segments : undefined;
   into.bytes = older.bytes + newer.bytes;
 }

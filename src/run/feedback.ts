@@ -7,7 +7,6 @@
  */
 import { z } from "zod";
 import { Timestamp } from "./schema.js";
-import { uuidv7 } from "./ids.js";
 
 /** A score is a number; LangSmith SDKs also send booleans (true = 1). */
 const Score = z.union([z.number().finite(), z.boolean()]).transform((v) => (typeof v === "boolean" ? (v ? 1 : 0) : v));
@@ -51,30 +50,4 @@ export const Feedback = z
 /** A feedback record as checked: what the store keeps. */
 export type FeedbackRecord = z.output<typeof Feedback>;
 
-export interface FeedbackOptions {
-  score?: number | boolean;
-  value?: unknown;
-  comment?: string;
-  /** Default `api`. */
-  source?: string;
-  /** The trace the run belongs to, when known (lets the store file it before the run arrives). */
-  traceId?: string;
-  /** A stable id makes re-sending the same feedback an update, not a second one. */
-  feedbackId?: string;
-}
-
-/** A feedback record as a client sends it (LangSmith's field names). */
-export function feedbackRecord(runId: string, key: string, opts: FeedbackOptions = {}): Record<string, unknown> {
-  const r: Record<string, unknown> = {
-    id: opts.feedbackId ?? uuidv7(),
-    run_id: runId,
-    key,
-    feedback_source: { type: opts.source ?? "api" },
-    created_at: new Date().toISOString(),
-  };
-  if (opts.traceId !== undefined) r.trace_id = opts.traceId;
-  if (opts.score !== undefined) r.score = opts.score;
-  if (opts.value !== undefined) r.value = opts.value;
-  if (opts.comment !== undefined) r.comment = opts.comment;
-  return r;
-}
+export { feedbackRecord, type FeedbackOptions } from "./feedback-record.js";

@@ -55,6 +55,8 @@ export const TRUNCATED_KEYS = "__truncated_keys";
 const TRACK_AFTER = 1000;
 
 const DEFAULTS = { maxDepth: 64, maxStringLength: 8 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
+/** The default budget of one run's copy (SafeLimits.maxBytes). */
+export const DEFAULT_MAX_BYTES = DEFAULTS.maxBytes;
 
 class Walker {
   /** Budget left, in approximate JSON bytes. Every value written spends from it, so repeats and huge values are bounded. */

@@ -131,7 +131,10 @@ export class LlmCall {
       this.request = adapter.normalizeRequest(body);
       const f = llmFields(callFromResults(this.request, undefined), { validation: "later", estimate: "never" });
       inputs = f.inputs;
-      metadata = { ...opts.metadata, trace_provider: provider, ...f.metadata };
+      // Object.assign, not spreads around a field: V8 takes a slow path for a spread followed by fields.
+      metadata = Object.assign({}, opts.metadata);
+      metadata.trace_provider = provider;
+      Object.assign(metadata, f.metadata);
       if (metadata.invocation_params) metadata.invocation_params = serialize(metadata.invocation_params);
     } catch (err) {
       // Keep what was sent even when it is not a shape we know; say why.

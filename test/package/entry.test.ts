@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { spawn, spawnSync } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { appDir, ensureBuilt, probeLoads, ROOT } from "./dist.js";
 
@@ -18,9 +18,21 @@ describe("the main entry", () => {
     // (wrapBedrock included: it reaches the AWS SDK client structurally, never importing it).
     expect(packages).toEqual([]);
     expect(files.some((f) => f.endsWith("/dist/vendor/zod.js"))).toBe(true);
+    // The run and feedback schemas are the collector's: the main entry neither loads nor builds them.
+    expect(files.filter((f) => /\/dist\/src\/run\/(schema|feedback)\.js$/.test(f))).toEqual([]);
     for (const name of ["traceable", "getCurrentRun", "wrapOpenAI", "wrapAnthropic", "wrapGemini", "wrapBedrock", "flush", "Client", "getDefaultClient", "setDefaultClient", "normalize", "detectFormat", "validate", "ValidationError", "TracepipeError"]) expect(exports).toContain(name);
     // The rest lives under subpaths.
     for (const name of ["createCollector", "openStore", "backfill", "Deployments", "TraceSpanProcessor", "RedisRateLimiter", "freeEncoders", "vetWebhookUrl"]) expect(exports).not.toContain(name);
+  });
+
+  it("ships zod with its English messages only (zod's other locales are half its text, and never used)", () => {
+    const zod = readFileSync(join(ROOT, "dist/vendor/zod.js"), "utf8");
+    const script = `const { z } = await import(${JSON.stringify(join(ROOT, "dist/vendor/zod.js"))}); console.log(z.string().safeParse(1).error.issues[0].message);`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe("Invalid input: expected string, received number");
+    // Part of German's message for an invalid input in zod's `de` locale (the bundle may escape the ü).
+    expect(zod).not.toContain("ltige Eingabe");
   });
 
   it("loads the embedded store on first use, and the traced call is stored", async () => {

@@ -28,36 +28,41 @@ export { PRICE_TABLE, type ModelPrice, type LongContextPrice } from "./table.js"
 export { costOf, roundUsd, type CostFields } from "./cost.js";
 export { matchPrice, nameForms, indexPrices } from "./match.js";
 
-const rate = z.number().finite().nonnegative();
-/** The rates a row and its long-context tier share (USD per million tokens). */
-const TIER_RATES = {
-  input: rate,
-  output: rate,
-  cached_input: rate.optional(),
-  cache_write: rate.optional(),
-  cache_write_1h: rate.optional(),
-  input_audio: rate.optional(),
-};
-const LongContext = z.strictObject({ above_input_tokens: z.number().int().nonnegative(), ...TIER_RATES });
-const PriceRow = z.strictObject({
-  provider: z.string().min(1).optional(),
-  model: z.string().trim().min(1).max(256),
-  aliases: z.array(z.string().trim().min(1).max(256)).optional(),
-  ...TIER_RATES,
-  reasoning: rate.optional(),
-  long_context: LongContext.optional(),
-  source: z.string().optional(),
-  date: z.string().optional(),
-  note: z.string().optional(),
-});
-const PriceRows = z.array(PriceRow);
+/** The schema of a row, built on first use: importing tracepipe builds no schema it may never check against. */
+function priceRowSchema() {
+  const rate = z.number().finite().nonnegative();
+  /** The rates a row and its long-context tier share (USD per million tokens). */
+  const TIER_RATES = {
+    input: rate,
+    output: rate,
+    cached_input: rate.optional(),
+    cache_write: rate.optional(),
+    cache_write_1h: rate.optional(),
+    input_audio: rate.optional(),
+  };
+  const LongContext = z.strictObject({ above_input_tokens: z.number().int().nonnegative(), ...TIER_RATES });
+  return z.strictObject({
+    provider: z.string().min(1).optional(),
+    model: z.string().trim().min(1).max(256),
+    aliases: z.array(z.string().trim().min(1).max(256)).optional(),
+    ...TIER_RATES,
+    reasoning: rate.optional(),
+    long_context: LongContext.optional(),
+    source: z.string().optional(),
+    date: z.string().optional(),
+    note: z.string().optional(),
+  });
+}
+type PriceRowSchema = ReturnType<typeof priceRowSchema>;
+let priceRows: z.ZodArray<PriceRowSchema> | undefined;
 
 /** A price a user gives: like a table row, with `provider`, `source` and `date` optional. */
-export type PriceInput = z.input<typeof PriceRow>;
+export type PriceInput = z.input<PriceRowSchema>;
 
 /** Rows checked, or a ValidationError whose issues start at `["prices", i, field]`. */
 export function parsePrices(rows: unknown): ModelPrice[] {
-  const parsed = PriceRows.safeParse(rows);
+  priceRows ??= z.array(priceRowSchema());
+  const parsed = priceRows.safeParse(rows);
   if (!parsed.success) throw new ValidationError(zodIssues(parsed.error.issues, ["prices"]));
   return parsed.data.map((r) => ({ ...r, provider: r.provider ?? "custom" }));
 }
