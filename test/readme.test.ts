@@ -1,8 +1,9 @@
 /**
- * README snippets run as written: the OpenTelemetry quick start is taken from
- * README.md itself, saved inside the package (so `tracepipe` resolves to this
- * checkout, as it would in an app that installed it) and run against the
- * replay server, with the real instrumentation and the compiled package.
+ * README and docs snippets run as written: the OpenTelemetry quick start is taken
+ * from README.md itself and the official-instrumentation set-up from docs/otel.md,
+ * saved inside the package (so `tracepipe` resolves to this checkout, as it would
+ * in an app that installed it) and run against the replay server, with the real
+ * instrumentation and the compiled package.
  */
 import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -13,11 +14,11 @@ import { ensureBuilt, ROOT } from "./package/dist.js";
 import { fixture, startReplayServer, type ReplayServer } from "./helpers/replay-server.js";
 import { tempDir } from "./helpers/runs.js";
 
-/** The code block right after `<!-- tested: test/readme.test.ts<label> ... -->` in README.md. */
-function testedBlock(label = ""): string {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
-  const m = new RegExp(`<!-- tested: test/readme\\.test\\.ts${label.replace(/[()]/g, "\\$&")} runs[^>]*-->\n\`\`\`js\n([\\s\\S]*?)\n\`\`\``).exec(readme);
-  if (!m) throw new Error(`README.md has no tested OpenTelemetry snippet${label}`);
+/** The code block right after `<!-- tested: test/readme.test.ts<label> ... -->` in `file` (README.md or a docs page). */
+function testedBlock(file: string, label = ""): string {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const m = new RegExp(`<!-- tested: test/readme\\.test\\.ts${label.replace(/[()]/g, "\\$&")} runs[^>]*-->\n\`\`\`js\n([\\s\\S]*?)\n\`\`\``).exec(text);
+  if (!m) throw new Error(`${file} has no tested OpenTelemetry snippet${label}`);
   return m[1]!;
 }
 
@@ -56,7 +57,7 @@ afterAll(() => vendor.close());
 describe("README", () => {
   it("runs the OpenTelemetry quick start as pasted: one llm run per call reaches the store", async () => {
     vendor.push({ json: fixture("openai-completion.json") });
-    const r = await runBlock(testedBlock(), "otel-quickstart");
+    const r = await runBlock(testedBlock("README.md"), "otel-quickstart");
     const db = r.db;
     expect(r.status, r.stderr).toBe(0);
     const reply = (fixture("openai-completion.json") as { choices: { message: { content: string } }[] }).choices[0]!.message.content;
@@ -75,7 +76,7 @@ describe("README", () => {
 
   it("runs the official-instrumentation set-up as pasted: the run has the messages its log records carried", async () => {
     vendor.push({ json: fixture("openai-completion.json") });
-    const r = await runBlock(testedBlock(" (official instrumentation)"), "otel-official");
+    const r = await runBlock(testedBlock("docs/otel.md", " (official instrumentation)"), "otel-official");
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toContain("Paris is 18°C and rainy.");
     const store = await openStore(r.db);

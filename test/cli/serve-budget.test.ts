@@ -9,14 +9,12 @@ import { request } from "node:http";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import { largeBodyBudget } from "../../src/cli/serve.js";
-import { runCli, TSX } from "../helpers/cli.js";
+import { CLI, runCli } from "../helpers/cli.js";
 import { runRecord } from "../helpers/collector.js";
 
-const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
 const children: ChildProcess[] = [];
 
 afterEach(async () => {
@@ -29,7 +27,7 @@ afterEach(async () => {
 
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   const db = join(mkdtempSync(join(tmpdir(), "tp-budget-")), "runs.db");
-  const child = spawn(process.execPath, ["--import", TSX, ENTRY, "serve", "--port", "0", "--db", db, "--no-rate-limit", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", db, "--no-rate-limit", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
   children.push(child);
   return new Promise((resolve, reject) => {
     let seen = "";

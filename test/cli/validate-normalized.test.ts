@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { jsonLines, runCli, TSX } from "../helpers/cli.js";
+import { CLI, jsonLines, runCli } from "../helpers/cli.js";
 
-const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
 const EXAMPLE = fileURLToPath(new URL("../../examples/normalize/openai-and-anthropic.jsonl", import.meta.url));
 
 /**
@@ -12,8 +11,9 @@ const EXAMPLE = fileURLToPath(new URL("../../examples/normalize/openai-and-anthr
  */
 function pipeNormalizeIntoValidate(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const script = 'set -o pipefail; "$1" --import "$2" "$3" normalize "$4" | "$1" --import "$2" "$3" validate';
-    const child = spawn("bash", ["-c", script, "pipe", process.execPath, TSX, ENTRY, file], { stdio: ["ignore", "pipe", "pipe"] });
+    // The CLI's arguments (the compiled entry, or tsx and the sources) travel as the bash array `cli`.
+    const script = 'set -o pipefail; file="$1"; shift; cli=("$@"); "${cli[@]}" normalize "$file" | "${cli[@]}" validate';
+    const child = spawn("bash", ["-c", script, "pipe", file, process.execPath, ...CLI], { stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d: string) => (stdout += d));

@@ -158,7 +158,10 @@ export async function startReplayServer(opts: { http2?: boolean } = {}): Promise
           sockets.add(sock);
           sock.on("close", () => sockets.delete(sock));
         })
-    : createServer((req, res) => void handle(req, res));
+    : // An idle keep-alive socket stays open for the whole file: with Node's 5 s default, a
+      // test that pauses that long on a busy machine races the server's close with its next
+      // request on the same socket, and the SDK sees ECONNRESET.
+      createServer({ keepAliveTimeout: 120_000 }, (req, res) => void handle(req, res));
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const { port } = server.address() as AddressInfo;
   return {

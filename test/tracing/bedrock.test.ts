@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, CountTokensCommand, type ConverseCommandInput, type Message as BedrockMessage } from "@aws-sdk/client-bedrock-runtime";
 import { wrapBedrock } from "../../src/index.js";
 import { traceable } from "../../src/tracing/index.js";
-import { MemoryWriter } from "../../src/run/memory.js";
 import { Client } from "../../src/ingest/index.js";
 import { validate } from "../../src/format/validate.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 import { costFor } from "../../src/tokens/prices/index.js";
@@ -24,21 +24,10 @@ function priced(tokens: UsageMetadata): UsageMetadata {
 }
 const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 
-let server: ReplayServer;
-beforeAll(async () => {
-  // The client's default handler speaks HTTP/2 to an http:// endpoint.
-  server = await startReplayServer({ http2: true });
-});
-afterAll(async () => {
-  await server.close();
-});
+// The client's default handler speaks HTTP/2 to an http:// endpoint.
+const vendor = useWrapperReplay({ http2: true });
 
-let writer: MemoryWriter;
-beforeEach(() => {
-  writer = new MemoryWriter();
-});
-
-const bedrock = (maxAttempts = 1) => new BedrockRuntimeClient({ region: "us-east-1", endpoint: server.url, credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: SECRET }, maxAttempts });
+const bedrock = (maxAttempts = 1) => new BedrockRuntimeClient({ region: "us-east-1", endpoint: vendor.server.url, credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: SECRET }, maxAttempts });
 
 const ask: ConverseCommandInput = {
   modelId: MODEL,
@@ -48,7 +37,7 @@ const ask: ConverseCommandInput = {
 };
 
 function onlyRun() {
-  const runs = writer.list();
+  const runs = vendor.writer.list();
   expect(runs).toHaveLength(1);
   return runs[0]! as Record<string, any>;
 }
@@ -67,13 +56,13 @@ async function readAll(stream: AsyncIterable<unknown> | undefined): Promise<unkn
 
 describe("wrapBedrock: Converse", () => {
   it("records one llm run with native messages, the model as given, params and cache usage; returns the output unchanged", async () => {
-    server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
+    vendor.server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
     const plain = await bedrock().send(new ConverseCommand(ask));
-    const client = wrapBedrock(bedrock(), { client: writer });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const traced = await client.send(new ConverseCommand(ask));
     expect(body(traced)).toBe(body(plain));
     expect(traced.$metadata.httpStatusCode).toBe(200);
-    expect(server.requests.at(-1)!.path).toBe(`/model/${encodeURIComponent(MODEL)}/converse`);
+    expect(vendor.server.requests.at(-1)!.path).toBe(`/model/${encodeURIComponent(MODEL)}/converse`);
 
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse" });
@@ -90,14 +79,14 @@ describe("wrapBedrock: Converse", () => {
     expect(run.end_time >= run.start_time).toBe(true);
     expect(validate(run.inputs.messages)).toEqual([]);
     expect(validate(run.outputs.messages)).toEqual([]);
-    expect(JSON.stringify(writer.calls)).not.toContain(SECRET);
-    expect(JSON.stringify(writer.calls)).not.toMatch(/authorization|AKIAEXAMPLE/i);
+    expect(JSON.stringify(vendor.writer.calls)).not.toContain(SECRET);
+    expect(JSON.stringify(vendor.writer.calls)).not.toMatch(/authorization|AKIAEXAMPLE/i);
   });
 
   it("links a tool use round trip: toolUse -> tool_call, toolResult -> tool message with its id", async () => {
     const first = fixture("bedrock-converse-tool-use.json");
-    server.push({ json: first }, { json: fixture("bedrock-converse.json") });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ json: first }, { json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const toolConfig = { tools: [{ toolSpec: { name: "get_weather", description: "Current weather", inputSchema: { json: { type: "object", properties: { city: { type: "string" } } } } } }] };
     const turn1 = await client.send(new ConverseCommand({ ...ask, toolConfig }));
     const assistant = turn1.output!.message!;
@@ -109,7 +98,7 @@ describe("wrapBedrock: Converse", () => {
     ];
     await client.send(new ConverseCommand({ ...ask, toolConfig, messages }));
 
-    const [r1, r2] = writer.list() as Record<string, any>[];
+    const [r1, r2] = vendor.writer.list() as Record<string, any>[];
     expect(r1!.outputs.messages[0].content).toEqual([
       { type: "reasoning", text: "The user wants the weather; I should call get_weather for Paris.", extras: { signature: "EqQBCkgIBxABGAIiQLk0c2lnbmF0dXJl" } },
       { type: "text", text: "Let me check the weather." },
@@ -123,8 +112,8 @@ describe("wrapBedrock: Converse", () => {
   });
 
   it("records and rethrows a 400 ValidationException unchanged", async () => {
-    server.push({ status: 400, json: { message: "The provided model identifier is invalid." }, headers: { "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" } });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ status: 400, json: { message: "The provided model identifier is invalid." }, headers: { "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" } });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const err = (await client.send(new ConverseCommand({ ...ask, modelId: "no-such-model" })).catch((e: unknown) => e)) as Error & { $metadata: { httpStatusCode: number } };
     expect(err.name).toBe("ValidationException");
     expect(err.$metadata.httpStatusCode).toBe(400);
@@ -135,8 +124,8 @@ describe("wrapBedrock: Converse", () => {
   });
 
   it("makes one run for a call the SDK retried", async () => {
-    server.push({ status: 503, json: { message: "Service unavailable" }, headers: { "x-amzn-errortype": "ServiceUnavailableException" } }, { json: fixture("bedrock-converse.json") });
-    const client = wrapBedrock(bedrock(2), { client: writer });
+    vendor.server.push({ status: 503, json: { message: "Service unavailable" }, headers: { "x-amzn-errortype": "ServiceUnavailableException" } }, { json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(bedrock(2), { client: vendor.writer });
     const out = await client.send(new ConverseCommand(ask));
     expect(out.$metadata.attempts).toBe(2);
     const run = onlyRun();
@@ -145,30 +134,30 @@ describe("wrapBedrock: Converse", () => {
   });
 
   it("passes other commands through untouched, and wrapping twice traces once", async () => {
-    server.push({ json: { inputTokens: 12 } }, { json: fixture("bedrock-converse.json") });
-    const client = wrapBedrock(wrapBedrock(bedrock(), { client: writer }), { client: writer });
+    vendor.server.push({ json: { inputTokens: 12 } }, { json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(wrapBedrock(bedrock(), { client: vendor.writer }), { client: vendor.writer });
     const counted = await client.send(new CountTokensCommand({ modelId: MODEL, input: { converse: { messages: ask.messages } } }));
     expect(counted.inputTokens).toBe(12);
-    expect(writer.list()).toHaveLength(0);
+    expect(vendor.writer.list()).toHaveLength(0);
     await client.send(new ConverseCommand(ask));
-    expect(writer.list()).toHaveLength(1);
+    expect(vendor.writer.list()).toHaveLength(1);
   });
 
   it("traces a call sent with a callback (send's other call shape) once", async () => {
-    server.push({ json: fixture("bedrock-converse.json") });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await new Promise<{ stopReason?: string }>((resolve, reject) => client.send(new ConverseCommand(ask), (err: unknown, data?: { stopReason?: string }) => (err ? reject(err) : resolve(data!))));
     expect(out.stopReason).toBe("end_turn");
     expect(onlyRun().outputs.messages[0].usage_metadata.input_tokens).toBe(1221);
   });
 
   it("nests under traceable", async () => {
-    server.push({ json: fixture("bedrock-converse.json") });
-    const client = wrapBedrock(bedrock(), { client: writer });
-    const pipeline = traceable(async () => (await client.send(new ConverseCommand(ask))).output?.message?.content?.[0]?.text, { name: "pipeline", client: writer });
+    vendor.server.push({ json: fixture("bedrock-converse.json") });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
+    const pipeline = traceable(async () => (await client.send(new ConverseCommand(ask))).output?.message?.content?.[0]?.text, { name: "pipeline", client: vendor.writer });
     expect(await pipeline()).toMatch(/^Bonjour/);
-    const root = writer.list().find((r) => r.name === "pipeline")!;
-    const llm = writer.list().find((r) => r.run_type === "llm")!;
+    const root = vendor.writer.list().find((r) => r.name === "pipeline")!;
+    const llm = vendor.writer.list().find((r) => r.run_type === "llm")!;
     expect(llm.parent_run_id).toBe(root.id);
     expect(llm.dotted_order.startsWith(root.dotted_order + ".")).toBe(true);
   });
@@ -177,11 +166,11 @@ describe("wrapBedrock: Converse", () => {
 describe("wrapBedrock: ConverseStream", () => {
   it("hands the caller every event as the SDK yields it and stamps new_token between start and end", async () => {
     const events = fixture("bedrock-converse-stream.json");
-    server.push({ sse: events, eventstream: true, delayMs: 3 }, { sse: events, eventstream: true, delayMs: 3 });
+    vendor.server.push({ sse: events, eventstream: true, delayMs: 3 }, { sse: events, eventstream: true, delayMs: 3 });
     const plain = await readAll((await bedrock().send(new ConverseStreamCommand(ask))).stream);
-    const client = wrapBedrock(bedrock(), { client: writer });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await client.send(new ConverseStreamCommand(ask));
-    expect(server.requests.at(-1)!.path).toBe(`/model/${encodeURIComponent(MODEL)}/converse-stream`);
+    expect(vendor.server.requests.at(-1)!.path).toBe(`/model/${encodeURIComponent(MODEL)}/converse-stream`);
     const seen = await readAll(out.stream);
     expect(JSON.stringify(seen)).toBe(JSON.stringify(plain));
     expect(seen).toEqual(events);
@@ -199,8 +188,8 @@ describe("wrapBedrock: ConverseStream", () => {
   });
 
   it("folds streamed reasoning and tool input into reasoning and tool_call blocks", async () => {
-    server.push({ sse: fixture("bedrock-converse-tool-stream.json"), eventstream: true });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ sse: fixture("bedrock-converse-tool-stream.json"), eventstream: true });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     await readAll((await client.send(new ConverseStreamCommand(ask))).stream);
     const reply = onlyRun().outputs.messages[0];
     expect(reply.content).toEqual([
@@ -211,8 +200,8 @@ describe("wrapBedrock: ConverseStream", () => {
   });
 
   it("records an early break as cancelled and keeps the partial output", async () => {
-    server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 5 });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 5 });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await client.send(new ConverseStreamCommand(ask));
     let n = 0;
     for await (const _ of out.stream!) if (++n === 2) break;
@@ -224,8 +213,8 @@ describe("wrapBedrock: ConverseStream", () => {
   });
 
   it("records a stream the connection cut as an error, keeping the output so far", async () => {
-    server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, breakAfter: 3 });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, breakAfter: 3 });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await client.send(new ConverseStreamCommand(ask));
     const err = await readAll(out.stream).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
@@ -237,8 +226,8 @@ describe("wrapBedrock: ConverseStream", () => {
 
   it("records an exception event mid-stream and rethrows it to the caller", async () => {
     const events = fixture("bedrock-converse-stream.json").slice(0, 3);
-    server.push({ sse: [...events, { throttlingException: { message: "Too many tokens, please wait before trying again." } }], eventstream: true });
-    const client = wrapBedrock(bedrock(), { client: writer });
+    vendor.server.push({ sse: [...events, { throttlingException: { message: "Too many tokens, please wait before trying again." } }], eventstream: true });
+    const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await client.send(new ConverseStreamCommand(ask));
     const err = (await readAll(out.stream).catch((e: unknown) => e)) as Error;
     expect(err.name).toBe("ThrottlingException");
@@ -253,7 +242,7 @@ describe("tracing never throws into the host", () => {
     const broken = { createRun: () => { throw new Error("writer down"); }, updateRun: () => { throw new Error("writer down"); } };
     const noisy = { createRun: () => {}, updateRun: () => { throw new Error("writer down"); } };
     for (const w of [broken, noisy]) {
-      server.push({ json: fixture("bedrock-converse.json") }, { sse: fixture("bedrock-converse-stream.json"), eventstream: true });
+      vendor.server.push({ json: fixture("bedrock-converse.json") }, { sse: fixture("bedrock-converse-stream.json"), eventstream: true });
       const client = wrapBedrock(bedrock(), { client: w });
       const out = await client.send(new ConverseCommand(ask));
       expect(out.output?.message?.content?.[0]?.text).toMatch(/^Bonjour/);
@@ -262,11 +251,11 @@ describe("tracing never throws into the host", () => {
   });
 
   it("passes the call through when processInputs throws, and redacts with both hooks", async () => {
-    server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
-    const failing = wrapBedrock(bedrock(), { client: writer, processInputs: () => { throw new Error("redactor bug"); } });
+    vendor.server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
+    const failing = wrapBedrock(bedrock(), { client: vendor.writer, processInputs: () => { throw new Error("redactor bug"); } });
     expect((await failing.send(new ConverseCommand(ask))).stopReason).toBe("end_turn");
-    expect(writer.list()).toHaveLength(0);
-    const redacting = wrapBedrock(bedrock(), { client: writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    expect(vendor.writer.list()).toHaveLength(0);
+    const redacting = wrapBedrock(bedrock(), { client: vendor.writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
     await redacting.send(new ConverseCommand(ask));
     expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
   });
@@ -279,11 +268,11 @@ describe("TRACEPIPE_TRACING=false", () => {
     try {
       const c = bedrock();
       const before = c.middlewareStack.identify();
-      expect(wrapBedrock(c, { client: writer })).toBe(c);
+      expect(wrapBedrock(c, { client: vendor.writer })).toBe(c);
       expect(c.middlewareStack.identify()).toEqual(before);
-      server.push({ json: fixture("bedrock-converse.json") });
+      vendor.server.push({ json: fixture("bedrock-converse.json") });
       await c.send(new ConverseCommand(ask));
-      expect(writer.list()).toHaveLength(0);
+      expect(vendor.writer.list()).toHaveLength(0);
     } finally {
       if (prev === undefined) delete process.env.TRACEPIPE_TRACING;
       else process.env.TRACEPIPE_TRACING = prev;
@@ -302,7 +291,7 @@ describe("capture -> ingest client -> collector", () => {
 
   it("stores a traced ConverseStream call with its time to first token and reported usage", async () => {
     const client = new Client({ endpoint: col.url, apiKey: "tp-key", project: "bedrock", spoolDir: join(tempDir("tp-bedrock-"), "spool"), warn: () => {} });
-    server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 3 });
+    vendor.server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 3 });
     const wrapped = wrapBedrock(bedrock(), { client });
     let text = "";
     for await (const ev of (await wrapped.send(new ConverseStreamCommand(ask))).stream!) text += ev.contentBlockDelta?.delta?.text ?? "";

@@ -3,19 +3,17 @@ import { join } from "node:path";
 import OpenAI from "openai";
 import { wrapOpenAI, traceable } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 
-
-let vendor: ReplayServer;
+const vendor = useWrapperReplay();
 let col: Running;
 beforeAll(async () => {
-  vendor = await startReplayServer();
   col = await startCollector({ apiKey: "tp-key" });
 });
 afterAll(async () => {
-  await vendor.close();
   await col.close();
 });
 
@@ -23,8 +21,8 @@ describe("capture -> ingest client -> collector", () => {
   it("delivers a traced streamed call and its parent to the collector, with time to first token", async () => {
     const dir = tempDir("tp-e2e-");
     const client = new Client({ endpoint: col.url, apiKey: "tp-key", project: "e2e", spoolDir: join(dir, "spool"), warn: () => {} });
-    vendor.push({ sse: fixture("openai-stream.json"), delayMs: 3 });
-    const openai = wrapOpenAI(new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.url}/v1`, maxRetries: 0 }), { client });
+    vendor.server.push({ sse: fixture("openai-stream.json"), delayMs: 3 });
+    const openai = wrapOpenAI(new OpenAI({ apiKey: "sk-x", baseURL: `${vendor.server.url}/v1`, maxRetries: 0 }), { client });
     const chat = traceable(
       async (question: string) => {
         let text = "";

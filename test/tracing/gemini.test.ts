@@ -11,17 +11,17 @@ import { Client } from "../../src/ingest/client.js";
 import { openStore, type Store, type StoredRun } from "../../src/store/index.js";
 import { validate } from "../../src/format/validate.js";
 import type { RunWriter } from "../../src/run/writer.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { tempDir } from "../helpers/runs.js";
 
 const SECRET = "AIza-test-SECRET-do-not-log";
 
-let server: ReplayServer;
+const vendor = useWrapperReplay();
 let dbPath: string;
 let client: Client;
 let store: Store;
 beforeAll(async () => {
-  server = await startReplayServer();
   const dir = tempDir("tp-gemini-");
   dbPath = join(dir, "traces.db");
   client = new Client({ dbPath, spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
@@ -30,7 +30,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await client.shutdown();
   store.close();
-  await server.close();
 });
 
 let projects = 0;
@@ -39,7 +38,7 @@ function project(): string {
   return `gemini-${++projects}`;
 }
 
-const genai = () => new GoogleGenAI({ apiKey: SECRET, httpOptions: { baseUrl: server.url } });
+const genai = () => new GoogleGenAI({ apiKey: SECRET, httpOptions: { baseUrl: vendor.server.url } });
 
 /** Stored runs, loosely typed: the tests read deep into messages. */
 type Stored = Record<string, any>;
@@ -70,13 +69,13 @@ const ask = {
 describe("wrapGemini: models.generateContent", () => {
   it("records one llm run with native messages, provider, model and usage, and returns the unwrapped result", async () => {
     const p = project();
-    server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") });
+    vendor.server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") });
     const plain = await genai().models.generateContent(ask);
     const traced = await wrapGemini(genai(), { client, project: p }).models.generateContent(ask);
     expect(traced).toBeInstanceOf(GenerateContentResponse);
     expect(body(traced)).toBe(body(plain));
     expect(traced.text).toBe("Paris is 18°C and rainy.");
-    expect(server.requests.at(-1)!.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
+    expect(vendor.server.requests.at(-1)!.path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     const run = await onlyRun(p);
     expect(run).toMatchObject({ run_type: "llm", name: "ChatGoogleGenerativeAI" });
     expect(run.inputs.messages).toEqual([
@@ -105,7 +104,7 @@ describe("wrapGemini: models.generateContent", () => {
 
   it("records a function-calling round trip with each response linked to its call", async () => {
     const p = project();
-    server.push({ json: fixture("gemini-function-call.json") }, { json: fixture("gemini-function-reply.json") });
+    vendor.server.push({ json: fixture("gemini-function-call.json") }, { json: fixture("gemini-function-reply.json") });
     const ai = wrapGemini(genai(), { client, project: p });
     const tools = [{ functionDeclarations: [{ name: "get_weather", description: "Current weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } }] }];
     const history: Content[] = [{ role: "user", parts: [{ text: "Weather in Paris?" }] }];
@@ -132,7 +131,7 @@ describe("wrapGemini: models.generateContent", () => {
 
   it("records and rethrows a vendor error unchanged", async () => {
     const p = project();
-    server.push({ status: 400, json: fixture("gemini-error.json") }, { status: 400, json: fixture("gemini-error.json") });
+    vendor.server.push({ status: 400, json: fixture("gemini-error.json") }, { status: 400, json: fixture("gemini-error.json") });
     const plainErr = await genai().models.generateContent(ask).catch((e: unknown) => e);
     const err = await wrapGemini(genai(), { client, project: p }).models.generateContent(ask).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -145,7 +144,7 @@ describe("wrapGemini: models.generateContent", () => {
 
   it("traces chat sessions (chats.create().sendMessage) once per message", async () => {
     const p = project();
-    server.push({ json: fixture("gemini-response.json") });
+    vendor.server.push({ json: fixture("gemini-response.json") });
     const ai = wrapGemini(genai(), { client, project: p });
     const chat = ai.chats.create({ model: "gemini-2.5-flash", config: { systemInstruction: "Be brief." } });
     const reply = await chat.sendMessage({ message: "Weather in Paris?" });
@@ -156,7 +155,7 @@ describe("wrapGemini: models.generateContent", () => {
 
   it("nests under traceable", async () => {
     const p = project();
-    server.push({ json: fixture("gemini-response.json") });
+    vendor.server.push({ json: fixture("gemini-response.json") });
     const ai = wrapGemini(genai(), { client, project: p });
     const answer = traceable(async (q: string) => (await ai.models.generateContent({ model: "gemini-2.5-flash", contents: q })).text, { name: "answer", client, project: p });
     expect(await answer("Weather?")).toBe("Paris is 18°C and rainy.");
@@ -178,13 +177,13 @@ describe("wrapGemini: models.generateContentStream", () => {
   it("passes every chunk through as the SDK yields it, stamps new_token, and takes usage from the last chunk", async () => {
     const p = project();
     const chunks = fixture("gemini-stream.json");
-    server.push({ sse: chunks, bare: true, delayMs: 3 }, { sse: chunks, bare: true, delayMs: 3 });
+    vendor.server.push({ sse: chunks, bare: true, delayMs: 3 }, { sse: chunks, bare: true, delayMs: 3 });
     const plain = await collect(genai());
     const traced = await collect(wrapGemini(genai(), { client, project: p }));
     expect(traced.map(body)).toEqual(plain.map(body));
     expect(traced.every((c) => c instanceof GenerateContentResponse)).toBe(true);
     expect(traced.map((c) => c.text ?? "").join("")).toBe("Bonjour ! Comment allez-vous ?");
-    expect(server.requests.at(-1)!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
+    expect(vendor.server.requests.at(-1)!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
     const run = await onlyRun(p);
     expect(run.error ?? undefined).toBeUndefined();
     const tok = run.events.find((e: { name: string }) => e.name === "new_token")!;
@@ -202,7 +201,7 @@ describe("wrapGemini: models.generateContentStream", () => {
 
   it("ends the run as cancelled with the partial output when the caller breaks early", async () => {
     const p = project();
-    server.push({ sse: fixture("gemini-stream.json"), bare: true, delayMs: 5 });
+    vendor.server.push({ sse: fixture("gemini-stream.json"), bare: true, delayMs: 5 });
     const ai = wrapGemini(genai(), { client, project: p });
     let text = "";
     for await (const chunk of await ai.models.generateContentStream(ask)) {
@@ -218,7 +217,7 @@ describe("wrapGemini: models.generateContentStream", () => {
 
   it("traces a chat session's sendMessageStream once, with its stream folded", async () => {
     const p = project();
-    server.push({ sse: fixture("gemini-stream.json"), bare: true });
+    vendor.server.push({ sse: fixture("gemini-stream.json"), bare: true });
     const chat = wrapGemini(genai(), { client, project: p }).chats.create({ model: "gemini-2.5-flash" });
     let text = "";
     for await (const chunk of await chat.sendMessageStream({ message: "Say hello in French" })) text += chunk.text ?? "";
@@ -231,7 +230,7 @@ describe("wrapGemini: models.generateContentStream", () => {
 
   it("records and rethrows an HTTP error before the stream starts", async () => {
     const p = project();
-    server.push({ status: 400, json: fixture("gemini-error.json") });
+    vendor.server.push({ status: 400, json: fixture("gemini-error.json") });
     const ai = wrapGemini(genai(), { client, project: p });
     const err = await ai.models.generateContentStream(ask).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
@@ -241,7 +240,7 @@ describe("wrapGemini: models.generateContentStream", () => {
 
   it("records and rethrows a stream that breaks off, keeping what arrived", async () => {
     const p = project();
-    server.push({ sse: fixture("gemini-stream.json"), bare: true, breakAfter: 2 });
+    vendor.server.push({ sse: fixture("gemini-stream.json"), bare: true, breakAfter: 2 });
     const ai = wrapGemini(genai(), { client, project: p });
     let text = "";
     const err = await (async () => {
@@ -258,7 +257,7 @@ describe("wrapGemini: models.generateContentStream", () => {
 describe("wrapGemini: wrapping", () => {
   it("traces once when wrapped twice", async () => {
     const p = project();
-    server.push({ json: fixture("gemini-response.json") });
+    vendor.server.push({ json: fixture("gemini-response.json") });
     const ai = wrapGemini(wrapGemini(genai(), { client, project: p }), { client, project: p });
     await ai.models.generateContent(ask);
     expect(await stored(p)).toHaveLength(1);
@@ -280,7 +279,7 @@ describe("wrapGemini: wrapping", () => {
   });
 
   it("never throws into the caller when recording fails: the calls still return what the SDK returned", async () => {
-    server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") }, { sse: fixture("gemini-stream.json"), bare: true });
+    vendor.server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") }, { sse: fixture("gemini-stream.json"), bare: true });
     const broken: RunWriter = {
       createRun: () => {
         throw new Error("writer down");

@@ -1,43 +1,32 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { z } from "zod";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { wrapOpenAI } from "../../src/tracing/index.js";
-import { MemoryWriter } from "../../src/run/memory.js";
 import { validate } from "../../src/format/validate.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 
-let server: ReplayServer;
-beforeAll(async () => {
-  server = await startReplayServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const vendor = useWrapperReplay();
 
-let writer: MemoryWriter;
-beforeEach(() => {
-  writer = new MemoryWriter();
-});
-
-const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
 const ask = { model: "gpt-3.5-turbo-instruct", prompt: "The capital of France is", max_tokens: 16, temperature: 0 };
 
 function onlyRun() {
-  const runs = writer.list();
+  const runs = vendor.writer.list();
   expect(runs).toHaveLength(1);
   return runs[0]! as Record<string, any>;
 }
 
 describe("wrapOpenAI: completions.create (legacy text completions)", () => {
   it("records a non-streamed call as one llm run and returns exactly the unwrapped result", async () => {
-    server.push({ json: fixture("openai-text-completion.json") }, { json: fixture("openai-text-completion.json") });
+    vendor.server.push({ json: fixture("openai-text-completion.json") }, { json: fixture("openai-text-completion.json") });
     const plain = await openai().completions.create(ask);
-    const traced = await wrapOpenAI(openai(), { client: writer }).completions.create(ask);
+    const traced = await wrapOpenAI(openai(), { client: vendor.writer }).completions.create(ask);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     expect(traced.choices[0]!.text).toBe("\n\nParis is the capital of France.");
-    expect(server.requests.at(-1)!.path).toBe("/v1/completions");
-    expect(server.requests.at(-1)!.body).toEqual(ask);
+    expect(vendor.server.requests.at(-1)!.path).toBe("/v1/completions");
+    expect(vendor.server.requests.at(-1)!.body).toEqual(ask);
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "OpenAI" });
     expect(run.inputs.messages).toEqual([{ role: "user", content: [{ type: "text", text: "The capital of France is" }] }]);
@@ -54,7 +43,7 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
 
   it("passes a stream through unchanged, stamps new_token between start and end, and estimates usage when none was asked for", async () => {
     const chunks = fixture("openai-text-completion-stream.json");
-    server.push({ sse: chunks, delayMs: 3 }, { sse: chunks, delayMs: 3 });
+    vendor.server.push({ sse: chunks, delayMs: 3 }, { sse: chunks, delayMs: 3 });
     const collect = async (c: OpenAI) => {
       const out: unknown[] = [];
       for await (const ch of await c.completions.create({ ...ask, stream: true })) out.push(ch);
@@ -62,9 +51,9 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
     };
     const plain = await collect(openai());
     expect(plain).toHaveLength(chunks.length);
-    const seen = await collect(wrapOpenAI(openai(), { client: writer }));
+    const seen = await collect(wrapOpenAI(openai(), { client: vendor.writer }));
     expect(JSON.stringify(seen)).toBe(JSON.stringify(plain));
-    expect(server.requests.at(-1)!.body.stream_options).toBeUndefined();
+    expect(vendor.server.requests.at(-1)!.body.stream_options).toBeUndefined();
     const run = onlyRun();
     const tok = run.events.find((e: { name: string }) => e.name === "new_token");
     expect(tok).toBeDefined();
@@ -76,17 +65,17 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
 
   it("with includeUsage asks for stream usage and records the reported counts", async () => {
     const usage = { id: "cmpl-s1", object: "text_completion", created: 1763800000, model: "gpt-3.5-turbo-instruct:20230824-v2", choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } };
-    server.push({ sse: [...fixture("openai-text-completion-stream.json"), usage] });
-    for await (const _ of await wrapOpenAI(openai(), { client: writer, includeUsage: true }).completions.create({ ...ask, stream: true })) void _;
-    expect(server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    vendor.server.push({ sse: [...fixture("openai-text-completion-stream.json"), usage] });
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer, includeUsage: true }).completions.create({ ...ask, stream: true })) void _;
+    expect(vendor.server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 5, output_tokens: 6, total_tokens: 11 });
   });
 
   it("a batch of prompts with n > 1: one user message per prompt, one assistant message per choice naming its prompt", async () => {
     const choices = ["a1", "a2", "b1", "b2"].map((text, index) => ({ text, index, logprobs: null, finish_reason: "length" }));
-    server.push({ json: { ...fixture("openai-text-completion.json"), choices } });
+    vendor.server.push({ json: { ...fixture("openai-text-completion.json"), choices } });
     const body = { model: "gpt-3.5-turbo-instruct", prompt: ["A:", "B:"], n: 2, max_tokens: 2 };
-    const res = await wrapOpenAI(openai(), { client: writer }).completions.create(body);
+    const res = await wrapOpenAI(openai(), { client: vendor.writer }).completions.create(body);
     expect(res.choices).toHaveLength(4);
     const run = onlyRun();
     expect(run.inputs.messages.map((m: { extras: { prompt_index: number } }) => m.extras.prompt_index)).toEqual([0, 1]);
@@ -95,27 +84,27 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
   });
 
   it("records an abandoned stream as cancelled with the text so far", async () => {
-    server.push({ sse: fixture("openai-text-completion-stream.json"), delayMs: 2 });
+    vendor.server.push({ sse: fixture("openai-text-completion-stream.json"), delayMs: 2 });
     let n = 0;
-    for await (const _ of await wrapOpenAI(openai(), { client: writer }).completions.create({ ...ask, stream: true })) if (++n === 3) break;
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).completions.create({ ...ask, stream: true })) if (++n === 3) break;
     const run = onlyRun();
     expect(run.error).toBe("cancelled");
     expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "\n\nParis is" }]);
   });
 
   it("records and rethrows a vendor 4xx unchanged", async () => {
-    server.push({ status: 404, json: { error: { message: "The model `gpt-4o` is not supported on the completions endpoint", type: "invalid_request_error", code: "model_not_found" } } });
-    const err = await wrapOpenAI(openai(), { client: writer }).completions.create({ ...ask, model: "gpt-4o" }).catch((e: unknown) => e);
+    vendor.server.push({ status: 404, json: { error: { message: "The model `gpt-4o` is not supported on the completions endpoint", type: "invalid_request_error", code: "model_not_found" } } });
+    const err = await wrapOpenAI(openai(), { client: vendor.writer }).completions.create({ ...ask, model: "gpt-4o" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(onlyRun().error).toContain("not supported on the completions endpoint");
   });
 
   it("chat and legacy calls through one wrapped client are told apart", async () => {
-    server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-text-completion.json") });
-    const client = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-text-completion.json") });
+    const client = wrapOpenAI(openai(), { client: vendor.writer });
     await client.chat.completions.create({ model: "gpt-4o", messages: [{ role: "user", content: "hi" }] });
     await client.completions.create(ask);
-    expect(writer.list().map((r) => (r as { name: string }).name)).toEqual(["ChatOpenAI", "OpenAI"]);
+    expect(vendor.writer.list().map((r) => (r as { name: string }).name)).toEqual(["ChatOpenAI", "OpenAI"]);
   });
 });
 
@@ -125,10 +114,10 @@ describe("wrapOpenAI: chat.completions.parse with a structured-output response_f
   const ask = { model: "gpt-4o", messages: [{ role: "user" as const, content: "Weather in Paris as JSON" }] };
 
   it("zod schema: traced once, the caller gets exactly the unwrapped parsed result, the run keeps the JSON and the schema", async () => {
-    server.push({ json: weather }, { json: weather });
+    vendor.server.push({ json: weather }, { json: weather });
     const response_format = zodResponseFormat(z.object({ city: z.string(), celsius: z.number() }), "weather");
     const plain = await openai().chat.completions.parse({ ...ask, response_format });
-    const parsed = await wrapOpenAI(openai(), { client: writer }).chat.completions.parse({ ...ask, response_format });
+    const parsed = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.parse({ ...ask, response_format });
     expect(JSON.stringify(parsed)).toBe(JSON.stringify(plain));
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     const run = onlyRun();
@@ -137,9 +126,9 @@ describe("wrapOpenAI: chat.completions.parse with a structured-output response_f
   });
 
   it("plain json_schema: traced once with the parsed output's text", async () => {
-    server.push({ json: weather });
+    vendor.server.push({ json: weather });
     const response_format = { type: "json_schema" as const, json_schema: { name: "weather", strict: true, schema: { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"], additionalProperties: false } } };
-    const parsed = await wrapOpenAI(openai(), { client: writer }).chat.completions.parse({ ...ask, response_format });
+    const parsed = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.parse({ ...ask, response_format });
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     const run = onlyRun();
     expect(run.outputs.messages[0].content[0].text).toBe('{"city":"Paris","celsius":18}');

@@ -1,40 +1,29 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { wrapOpenAI } from "../../src/tracing/index.js";
-import { MemoryWriter } from "../../src/run/memory.js";
 import { validate } from "../../src/format/validate.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 
-let server: ReplayServer;
-beforeAll(async () => {
-  server = await startReplayServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const vendor = useWrapperReplay();
 
-let writer: MemoryWriter;
-beforeEach(() => {
-  writer = new MemoryWriter();
-});
-
-const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${server.url}/v1`, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
 const ask = { model: "gpt-4.1", instructions: "Answer briefly.", input: "Weather in Paris?", temperature: 0.2, previous_response_id: "resp_previous_1" };
 
 function onlyRun() {
-  const runs = writer.list();
+  const runs = vendor.writer.list();
   expect(runs).toHaveLength(1);
   return runs[0]! as Record<string, any>;
 }
 
 describe("wrapOpenAI: responses.create", () => {
   it("records a non-streamed call as one llm run and returns exactly the unwrapped result", async () => {
-    server.push({ json: fixture("openai-response.json") }, { json: fixture("openai-response.json") });
+    vendor.server.push({ json: fixture("openai-response.json") }, { json: fixture("openai-response.json") });
     const plain = await openai().responses.create(ask);
-    const traced = await wrapOpenAI(openai(), { client: writer }).responses.create(ask);
+    const traced = await wrapOpenAI(openai(), { client: vendor.writer }).responses.create(ask);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     expect(traced.output_text).toBe("Checking the weather in Paris.");
-    expect(server.requests.at(-1)!.path).toBe("/v1/responses");
+    expect(vendor.server.requests.at(-1)!.path).toBe("/v1/responses");
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "ChatOpenAI" });
     expect(run.inputs.messages).toEqual([
@@ -64,7 +53,7 @@ describe("wrapOpenAI: responses.create", () => {
 
   it("passes a stream through unchanged, stamps new_token, and takes usage from response.completed", async () => {
     const events = fixture("openai-response-stream.json");
-    server.push({ sse: events, named: true, delayMs: 2 }, { sse: events, named: true, delayMs: 2 });
+    vendor.server.push({ sse: events, named: true, delayMs: 2 }, { sse: events, named: true, delayMs: 2 });
     const collect = async (c: OpenAI) => {
       const out: unknown[] = [];
       for await (const ev of await c.responses.create({ ...ask, stream: true })) out.push(ev);
@@ -72,7 +61,7 @@ describe("wrapOpenAI: responses.create", () => {
     };
     const plain = await collect(openai());
     expect(plain).toHaveLength(events.length);
-    const seen = await collect(wrapOpenAI(openai(), { client: writer }));
+    const seen = await collect(wrapOpenAI(openai(), { client: vendor.writer }));
     expect(JSON.stringify(seen)).toBe(JSON.stringify(plain));
     const run = onlyRun();
     const tok = run.events.find((e: { name: string }) => e.name === "new_token");
@@ -95,19 +84,19 @@ describe("wrapOpenAI: responses.create", () => {
   });
 
   it("records an abandoned stream as cancelled with the text so far", async () => {
-    server.push({ sse: fixture("openai-response-stream.json"), named: true, delayMs: 2 });
+    vendor.server.push({ sse: fixture("openai-response-stream.json"), named: true, delayMs: 2 });
     let n = 0;
-    for await (const _ of await wrapOpenAI(openai(), { client: writer }).responses.create({ ...ask, stream: true })) if (++n === 5) break;
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true })) if (++n === 5) break;
     const run = onlyRun();
     expect(run.error).toBe("cancelled");
     expect(run.outputs.messages[0].content[0]).toMatchObject({ type: "text", text: "Hi" });
   });
 
   it("records a stream the connection cut as an error, keeping the output so far", async () => {
-    server.push({ sse: fixture("openai-response-stream.json"), named: true, breakAfter: 6 });
+    vendor.server.push({ sse: fixture("openai-response-stream.json"), named: true, breakAfter: 6 });
     const seen: unknown[] = [];
     const err = await (async () => {
-      for await (const ev of await wrapOpenAI(openai(), { client: writer }).responses.create({ ...ask, stream: true })) seen.push(ev);
+      for await (const ev of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true })) seen.push(ev);
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(seen).toHaveLength(6);
@@ -118,8 +107,8 @@ describe("wrapOpenAI: responses.create", () => {
   });
 
   it("traces responses.stream() once, through create", async () => {
-    server.push({ sse: fixture("openai-response-stream.json"), named: true });
-    const stream = wrapOpenAI(openai(), { client: writer }).responses.stream({ model: "gpt-4.1", input: "hi" });
+    vendor.server.push({ sse: fixture("openai-response-stream.json"), named: true });
+    const stream = wrapOpenAI(openai(), { client: vendor.writer }).responses.stream({ model: "gpt-4.1", input: "hi" });
     const final = await stream.finalResponse();
     expect(final.id).toBe("resp_stream_1");
     const run = onlyRun();
@@ -127,9 +116,9 @@ describe("wrapOpenAI: responses.create", () => {
   });
 
   it("traces responses.parse once, through create, and the caller gets the parsed output", async () => {
-    server.push({ json: fixture("openai-response.json") }, { json: fixture("openai-response.json") });
+    vendor.server.push({ json: fixture("openai-response.json") }, { json: fixture("openai-response.json") });
     const plain = await openai().responses.parse(ask);
-    const parsed = await wrapOpenAI(openai(), { client: writer }).responses.parse(ask);
+    const parsed = await wrapOpenAI(openai(), { client: vendor.writer }).responses.parse(ask);
     expect(JSON.stringify(parsed)).toBe(JSON.stringify(plain));
     expect(parsed.output_parsed).toBeNull();
     const run = onlyRun();
@@ -137,8 +126,8 @@ describe("wrapOpenAI: responses.create", () => {
   });
 
   it("records and rethrows a vendor 4xx unchanged", async () => {
-    server.push({ status: 400, json: { error: { message: "bad input", type: "invalid_request_error", code: null } } });
-    const err = await wrapOpenAI(openai(), { client: writer }).responses.create(ask).catch((e: unknown) => e);
+    vendor.server.push({ status: 400, json: { error: { message: "bad input", type: "invalid_request_error", code: null } } });
+    const err = await wrapOpenAI(openai(), { client: vendor.writer }).responses.create(ask).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(onlyRun().error).toContain("bad input");
   });
@@ -146,13 +135,13 @@ describe("wrapOpenAI: responses.create", () => {
 
 describe("wrapOpenAI: embeddings.create", () => {
   it("records an embedding run with input, dimensions and usage, not the vectors; the caller gets the decoded floats", async () => {
-    server.push({ json: fixture("openai-embeddings-base64.json") }, { json: fixture("openai-embeddings-base64.json") });
+    vendor.server.push({ json: fixture("openai-embeddings-base64.json") }, { json: fixture("openai-embeddings-base64.json") });
     const body = { model: "text-embedding-3-small", input: ["hello", "world"], dimensions: 4 };
     const plain = await openai().embeddings.create(body);
-    const traced = await wrapOpenAI(openai(), { client: writer }).embeddings.create(body);
+    const traced = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create(body);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     expect(traced.data[0]!.embedding).toHaveLength(4);
-    expect(server.requests.at(-1)!.path).toBe("/v1/embeddings");
+    expect(vendor.server.requests.at(-1)!.path).toBe("/v1/embeddings");
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "embedding", name: "OpenAIEmbeddings", inputs: { input: ["hello", "world"], model: "text-embedding-3-small", dimensions: 4 } });
     // text-embedding-3-small: $0.02 per million input tokens.
@@ -162,8 +151,8 @@ describe("wrapOpenAI: embeddings.create", () => {
   });
 
   it("ends the run of a call whose caller reads the raw response", async () => {
-    server.push({ json: fixture("openai-embeddings-base64.json") });
-    const raw = await wrapOpenAI(openai(), { client: writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).asResponse();
+    vendor.server.push({ json: fixture("openai-embeddings-base64.json") });
+    const raw = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).asResponse();
     expect(raw.status).toBe(200);
     expect(raw.bodyUsed).toBe(false);
     const run = onlyRun();
@@ -173,16 +162,16 @@ describe("wrapOpenAI: embeddings.create", () => {
 
   it("counts dimensions of float vectors when the caller chose encoding_format float", async () => {
     const json = { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2, 0.3] }], model: "text-embedding-3-large", usage: { prompt_tokens: 2, total_tokens: 2 } };
-    server.push({ json });
-    const res = await wrapOpenAI(openai(), { client: writer }).embeddings.create({ model: "text-embedding-3-large", input: "hi", encoding_format: "float" });
+    vendor.server.push({ json });
+    const res = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-large", input: "hi", encoding_format: "float" });
     expect(res).toEqual(json);
     expect(onlyRun().outputs).toMatchObject({ embeddings: 1, dimensions: 3 });
     expect(onlyRun().inputs).toEqual({ input: "hi", model: "text-embedding-3-large", encoding_format: "float" });
   });
 
   it("records and rethrows an error", async () => {
-    server.push({ status: 429, json: { error: { message: "slow down", type: "rate_limit_error" } } });
-    const err = await wrapOpenAI(openai(), { client: writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).catch((e: unknown) => e);
+    vendor.server.push({ status: 429, json: { error: { message: "slow down", type: "rate_limit_error" } } });
+    const err = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(onlyRun().error).toContain("slow down");
   });

@@ -1,44 +1,33 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { z } from "zod";
 import { zodResponseFormat } from "openai/helpers/zod";
 import { wrapOpenAI, wrapAnthropic, traceable } from "../../src/tracing/index.js";
-import { MemoryWriter } from "../../src/run/memory.js";
 import { validate } from "../../src/format/validate.js";
 import { costFor } from "../../src/tokens/prices/index.js";
-import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
+import { fixture } from "../helpers/replay-server.js";
+import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 
 const SECRET = "sk-test-SECRET-do-not-log";
 
-let server: ReplayServer;
-beforeAll(async () => {
-  server = await startReplayServer();
-});
-afterAll(async () => {
-  await server.close();
-});
+const vendor = useWrapperReplay();
 
-let writer: MemoryWriter;
-beforeEach(() => {
-  writer = new MemoryWriter();
-});
-
-const openai = () => new OpenAI({ apiKey: SECRET, baseURL: `${server.url}/v1`, maxRetries: 0 });
-const anthropic = () => new Anthropic({ apiKey: SECRET, baseURL: server.url, maxRetries: 0 });
+const openai = () => new OpenAI({ apiKey: SECRET, baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
+const anthropic = () => new Anthropic({ apiKey: SECRET, baseURL: vendor.server.url, maxRetries: 0 });
 const ask = { model: "gpt-4o", temperature: 0.2, max_tokens: 50, messages: [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "Weather in Paris?" }] };
 
 function onlyRun() {
-  const runs = writer.list();
+  const runs = vendor.writer.list();
   expect(runs).toHaveLength(1);
   return runs[0]! as Record<string, any>;
 }
 
 describe("wrapOpenAI", () => {
   it("records a non-streamed call as an llm run and returns the unwrapped result", async () => {
-    server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
+    vendor.server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
     const plain = await openai().chat.completions.create(ask);
-    const traced = await wrapOpenAI(openai(), { client: writer }).chat.completions.create(ask);
+    const traced = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create(ask);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "ChatOpenAI", inputs: { messages: [{ role: "system" }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] } });
@@ -53,14 +42,14 @@ describe("wrapOpenAI", () => {
 
   it("passes a stream through byte for byte and stamps new_token between start and end", async () => {
     const chunks = fixture("openai-stream.json");
-    server.push({ sse: chunks, delayMs: 3 }, { sse: chunks, delayMs: 3 });
+    vendor.server.push({ sse: chunks, delayMs: 3 }, { sse: chunks, delayMs: 3 });
     const collect = async (c: OpenAI) => {
       const out: unknown[] = [];
       for await (const ch of await c.chat.completions.create({ ...ask, stream: true })) out.push(ch);
       return out;
     };
     const plain = await collect(openai());
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const stream = await wrapped.chat.completions.create({ ...ask, stream: true });
     expect(stream.constructor.name).toBe("Stream");
     expect(typeof stream.tee).toBe("function");
@@ -80,14 +69,14 @@ describe("wrapOpenAI", () => {
     const u = run.outputs.messages[0].usage_metadata;
     expect(u.total_cost).toBe(costFor({ input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: u.total_tokens }, "gpt-4o-mini")!.total_cost);
     expect(u.total_cost).toBeGreaterThan(0);
-    expect(server.requests.at(-1)!.body.stream_options).toBeUndefined();
+    expect(vendor.server.requests.at(-1)!.body.stream_options).toBeUndefined();
   });
 
   it("asks for stream usage with includeUsage and records the reported counts", async () => {
-    server.push({ sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] });
-    const wrapped = wrapOpenAI(openai(), { client: writer, includeUsage: true });
+    vendor.server.push({ sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer, includeUsage: true });
     for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
-    expect(server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
+    expect(vendor.server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     // gpt-4o-mini-2024-07-18 priced as gpt-4o-mini ($0.15 / $0.60 per million).
     expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 12, output_tokens: 7, total_tokens: 19, input_cost: 0.0000018, output_cost: 0.0000042, total_cost: 0.000006 });
   });
@@ -95,16 +84,16 @@ describe("wrapOpenAI", () => {
   it("traces chat.completions.parse once", async () => {
     const completion = fixture("openai-completion.json");
     completion.choices[0].message.content = '{"city":"Paris","celsius":18}';
-    server.push({ json: completion });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ json: completion });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const parsed = await wrapped.chat.completions.parse({ ...ask, response_format: zodResponseFormat(z.object({ city: z.string(), celsius: z.number() }), "weather") });
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     expect(onlyRun().outputs.messages[0].content[0].text).toBe('{"city":"Paris","celsius":18}');
   });
 
   it("traces the .stream() helper once, with its events and finalChatCompletion intact", async () => {
-    server.push({ sse: fixture("openai-stream.json") });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ sse: fixture("openai-stream.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const deltas: string[] = [];
     const s = wrapped.chat.completions.stream(ask).on("content", (d) => deltas.push(d));
     const final = await s.finalChatCompletion();
@@ -114,8 +103,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("keeps tee() working and counts each chunk once", async () => {
-    server.push({ sse: fixture("openai-stream.json") });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ sse: fixture("openai-stream.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const [a, b] = (await wrapped.chat.completions.create({ ...ask, stream: true })).tee();
     const read = async (s: AsyncIterable<{ choices: { delta: { content?: string | null } }[] }>) => {
       let t = "";
@@ -128,8 +117,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("records an abandoned stream as cancelled and keeps the partial output", async () => {
-    server.push({ sse: fixture("openai-stream.json"), delayMs: 2 });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ sse: fixture("openai-stream.json"), delayMs: 2 });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     let n = 0;
     for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) if (++n === 3) break;
     const run = onlyRun();
@@ -138,8 +127,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("ends the run of a call whose caller reads the raw response (asResponse), and records withResponse's parsed result once", async () => {
-    server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
-    const client = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
+    const client = wrapOpenAI(openai(), { client: vendor.writer });
     const raw = await client.chat.completions.create(ask).asResponse();
     // The caller's Response is untouched: its body is theirs to read.
     expect(raw.bodyUsed).toBe(false);
@@ -149,8 +138,8 @@ describe("wrapOpenAI", () => {
     expect(unread.error).toBeUndefined();
     expect(unread.extra.metadata.unparsed_response).toEqual({ status: 200, reason: "the caller read the raw response (asResponse)" });
 
-    writer = new MemoryWriter();
-    const { data, response } = await wrapOpenAI(openai(), { client: writer }).chat.completions.create(ask).withResponse();
+    vendor.freshWriter();
+    const { data, response } = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create(ask).withResponse();
     expect(response.status).toBe(200);
     expect(data.choices[0]!.message.content).toBe("Paris is 18°C and rainy.");
     const parsed = onlyRun();
@@ -159,8 +148,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("records and rethrows a vendor 4xx unchanged", async () => {
-    server.push({ status: 400, json: { error: { message: "bad model", type: "invalid_request_error", code: "model_not_found" } } });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ status: 400, json: { error: { message: "bad model", type: "invalid_request_error", code: "model_not_found" } } });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const err = await wrapped.chat.completions.create(ask).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     await new Promise((r) => setTimeout(r, 10));
@@ -168,8 +157,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("records and rethrows a stream that breaks off", async () => {
-    server.push({ sse: fixture("openai-stream.json"), breakAfter: 3 });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
+    vendor.server.push({ sse: fixture("openai-stream.json"), breakAfter: 3 });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     const err = await (async () => {
       for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
     })().catch((e: unknown) => e);
@@ -180,22 +169,22 @@ describe("wrapOpenAI", () => {
   });
 
   it("nests under traceable and keeps secrets out of every run", async () => {
-    server.push({ json: fixture("openai-completion.json") });
-    const wrapped = wrapOpenAI(openai(), { client: writer });
-    const pipeline = traceable(async (q: string) => (await wrapped.chat.completions.create({ ...ask, messages: [{ role: "user", content: q }] })).choices[0]!.message.content, { name: "pipeline", client: writer });
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
+    const pipeline = traceable(async (q: string) => (await wrapped.chat.completions.create({ ...ask, messages: [{ role: "user", content: q }] })).choices[0]!.message.content, { name: "pipeline", client: vendor.writer });
     await pipeline("Weather?");
-    const runs = writer.list();
+    const runs = vendor.writer.list();
     const root = runs.find((r) => r.name === "pipeline")!;
     const llm = runs.find((r) => r.run_type === "llm")!;
     expect(llm.parent_run_id).toBe(root.id);
     expect(llm.trace_id).toBe(root.id);
     expect(llm.dotted_order.startsWith(root.dotted_order + ".")).toBe(true);
-    expect(JSON.stringify(writer.calls)).not.toContain(SECRET);
-    expect(JSON.stringify(writer.calls)).not.toMatch(/authorization/i);
+    expect(JSON.stringify(vendor.writer.calls)).not.toContain(SECRET);
+    expect(JSON.stringify(vendor.writer.calls)).not.toMatch(/authorization/i);
   });
 
   it("never changes what the caller gets when the run writer throws, streamed or not", async () => {
-    server.push(...[1, 2, 3].map(() => ({ json: fixture("openai-completion.json") })), { sse: fixture("openai-stream.json") });
+    vendor.server.push(...[1, 2, 3].map(() => ({ json: fixture("openai-completion.json") })), { sse: fixture("openai-stream.json") });
     const plain = await openai().chat.completions.create(ask);
     const throwing = (at: "create" | "update") => ({
       createRun: () => {
@@ -223,8 +212,8 @@ describe("wrapOpenAI", () => {
   });
 
   it("redacts with processInputs and processOutputs", async () => {
-    server.push({ json: fixture("openai-completion.json") });
-    const wrapped = wrapOpenAI(openai(), { client: writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
     await wrapped.chat.completions.create(ask);
     expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
   });
@@ -234,9 +223,9 @@ describe("wrapAnthropic", () => {
   const req = { model: "claude-sonnet-4-5", max_tokens: 100, system: "Be brief.", messages: [{ role: "user" as const, content: "Say hi in French" }] };
 
   it("records messages.create with cache tokens folded into input_tokens", async () => {
-    server.push({ json: fixture("anthropic-message.json") }, { json: fixture("anthropic-message.json") });
+    vendor.server.push({ json: fixture("anthropic-message.json") }, { json: fixture("anthropic-message.json") });
     const plain = await anthropic().messages.create(req);
-    const traced = await wrapAnthropic(anthropic(), { client: writer }).messages.create(req);
+    const traced = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create(req);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     const run = onlyRun();
     expect(run.extra.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929", invocation_params: { max_tokens: 100 } });
@@ -255,13 +244,13 @@ describe("wrapAnthropic", () => {
   });
 
   it("records a streamed create with new_token and the cumulative usage", async () => {
-    server.push({ sse: fixture("anthropic-stream.json"), anthropic: true, delayMs: 2 }, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true, delayMs: 2 }, { sse: fixture("anthropic-stream.json"), anthropic: true });
     const read = async (c: Anthropic) => {
       const events: unknown[] = [];
       for await (const ev of await c.messages.create({ ...req, stream: true })) events.push(ev);
       return JSON.stringify(events);
     };
-    const traced = await read(wrapAnthropic(anthropic(), { client: writer }));
+    const traced = await read(wrapAnthropic(anthropic(), { client: vendor.writer }));
     expect(traced).toBe(await read(anthropic()));
     const run = onlyRun();
     expect(run.events.map((e: { name: string }) => e.name)).toContain("new_token");
@@ -270,16 +259,16 @@ describe("wrapAnthropic", () => {
   });
 
   it("traces messages.stream() once and finalMessage() still works", async () => {
-    server.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
-    const wrapped = wrapAnthropic(anthropic(), { client: writer });
+    vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
+    const wrapped = wrapAnthropic(anthropic(), { client: vendor.writer });
     const final = await wrapped.messages.stream(req).finalMessage();
     expect(final.content).toEqual([{ type: "text", text: "Hi there", citations: null }].map((b) => (final.content[0] && "citations" in final.content[0] ? b : { type: b.type, text: b.text })));
     expect(onlyRun().outputs.messages[0].content[0].text).toBe("Hi there");
   });
 
   it("ends the run of a call whose caller reads the raw response", async () => {
-    server.push({ json: fixture("anthropic-message.json") });
-    const raw = await wrapAnthropic(anthropic(), { client: writer }).messages.create({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "Weather in Paris?" }] }).asResponse();
+    vendor.server.push({ json: fixture("anthropic-message.json") });
+    const raw = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "Weather in Paris?" }] }).asResponse();
     expect(raw.status).toBe(200);
     expect(raw.bodyUsed).toBe(false);
     const run = onlyRun();
@@ -288,8 +277,8 @@ describe("wrapAnthropic", () => {
   });
 
   it("records and rethrows a vendor error", async () => {
-    server.push({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
-    const wrapped = wrapAnthropic(anthropic(), { client: writer });
+    vendor.server.push({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
+    const wrapped = wrapAnthropic(anthropic(), { client: vendor.writer });
     await expect(wrapped.messages.create(req)).rejects.toBeInstanceOf(Anthropic.APIError);
     await new Promise((r) => setTimeout(r, 10));
     expect(onlyRun().error).toMatch(/Overloaded/);
@@ -303,9 +292,9 @@ describe("TRACEPIPE_TRACING=false", () => {
     try {
       const c = openai();
       const create = c.chat.completions.create;
-      expect(wrapOpenAI(c, { client: writer }).chat.completions.create).toBe(create);
+      expect(wrapOpenAI(c, { client: vendor.writer }).chat.completions.create).toBe(create);
       const fn = (x: number) => x + 1;
-      expect(traceable(fn, { client: writer })).toBe(fn);
+      expect(traceable(fn, { client: vendor.writer })).toBe(fn);
     } finally {
       if (prev === undefined) delete process.env.TRACEPIPE_TRACING;
       else process.env.TRACEPIPE_TRACING = prev;

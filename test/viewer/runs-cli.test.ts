@@ -1,19 +1,17 @@
 /** `tracepipe runs list|show|tail` over a real SQLite file and over a real collector. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { startCollector, type Running } from "../helpers/collector.js";
-import { TSX, jsonLines, type CliResult } from "../helpers/cli.js";
+import { CLI, jsonLines, type CliResult } from "../helpers/cli.js";
 import { bulkTrace, XSS } from "./traces.js";
 
-const ENTRY = fileURLToPath(new URL("./runs-entry.ts", import.meta.url));
 const KEY = "k-runs";
 let col: Running;
 const deep = bulkTrace(7, { name: "deep-7", project: "cli" });
 
 function runs(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", TSX, ENTRY, "runs", ...args], { env: { ...process.env, TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CLI, "runs", ...args], { env: { ...process.env, TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
@@ -90,7 +88,7 @@ describe("tracepipe runs", () => {
   });
 
   it("tails: prints a trace that arrives while it follows, once", async () => {
-    const child = spawn(process.execPath, ["--import", TSX, ENTRY, "runs", "tail", "--json", "--interval", "100", "--endpoint", col.url, "--api-key", KEY], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CLI, "runs", "tail", "--json", "--interval", "100", "--endpoint", col.url, "--api-key", KEY], { stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
