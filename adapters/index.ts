@@ -14,7 +14,16 @@ import { langchain } from "./langchain/index.js";
 
 export type { Adapter, NormalizedRecord, RequestResult, ResponseResult, StreamAccumulator, PayloadKind, ModelInfo } from "./types.js";
 
-export const ADAPTERS: readonly Adapter[] = [native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions, langchain];
+export const ADAPTERS: readonly Adapter[] = [
+  native,
+  openaiChat,
+  openaiResponses,
+  anthropicMessages,
+  gemini,
+  bedrockConverse,
+  openaiCompletions,
+  langchain,
+];
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {

@@ -21,15 +21,32 @@ const t0 = performance.now();
 let out: Record<string, unknown>;
 if (peer === "tracepipe") {
   const tp = await loadBuilt<typeof import("../src/index.js")>("src/index.js");
-  const client = new tp.Client({ endpoint: url, apiKey: "bench", project, spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "client-dl.jsonl"), exitHooks: false, rateLimit: opts.rateLimit, batchSize: opts.batchSize });
+  const client = new tp.Client({
+    endpoint: url,
+    apiKey: "bench",
+    project,
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "client-dl.jsonl"),
+    exitHooks: false,
+    rateLimit: opts.rateLimit,
+    batchSize: opts.batchSize,
+  });
   const { backfill } = await loadBuilt<typeof import("../src/backfill/index.js")>("src/backfill/index.js");
   const r = await backfill({ files: [log], client, project, deadLetterPath: join(dir, "dead.jsonl") });
   await client.shutdown();
-  out = { records: r.records, delivered: r.delivered, dead: r.dead_lettered, requests: client.stats.requests, retried: client.stats.retried };
+  out = {
+    records: r.records,
+    delivered: r.delivered,
+    dead: r.dead_lettered,
+    requests: client.stats.requests,
+    retried: client.stats.retried,
+  };
 } else {
   const { callToRun } = await loadBuilt<typeof import("../src/backfill/convert.js")>("src/backfill/convert.js");
   const { genericCall } = await loadBuilt<typeof import("../src/backfill/formats.js")>("src/backfill/formats.js");
-  const { Client } = (await import("langsmith/lib/client.js")) as unknown as { Client: new (c: Record<string, unknown>) => { createRun(r: unknown): Promise<void>; awaitPendingTraceBatches(): Promise<void> } };
+  const { Client } = (await import("langsmith/lib/client.js")) as unknown as {
+    Client: new (c: Record<string, unknown>) => { createRun(r: unknown): Promise<void>; awaitPendingTraceBatches(): Promise<void> };
+  };
   const client = new Client({ apiUrl: url, apiKey: "bench", autoBatchTracing: true });
   let line = 0;
   let records = 0;
@@ -39,7 +56,13 @@ if (peer === "tracepipe") {
     if (!text.trim()) continue;
     records++;
     try {
-      const run = callToRun(genericCall(JSON.parse(text) as Record<string, unknown>, line), { fingerprint: "bench", file: log, line, project, fallbackMs: 0 });
+      const run = callToRun(genericCall(JSON.parse(text) as Record<string, unknown>, line), {
+        fingerprint: "bench",
+        file: log,
+        line,
+        project,
+        fallbackMs: 0,
+      });
       void client.createRun({ ...run, project_name: project });
       sent++;
     } catch {
@@ -51,4 +74,13 @@ if (peer === "tracepipe") {
   out = { records, delivered: sent, requests: null, retried: null };
 }
 const seconds = (performance.now() - t0) / 1000;
-console.log(JSON.stringify({ peer, ...out, seconds, recordsPerSec: Number(out.records) / seconds, peakRssMiB: process.resourceUsage().maxRSS / 1024, project }));
+console.log(
+  JSON.stringify({
+    peer,
+    ...out,
+    seconds,
+    recordsPerSec: Number(out.records) / seconds,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    project,
+  }),
+);

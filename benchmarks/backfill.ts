@@ -37,7 +37,11 @@ const work = mkdtempSync(join(tmpdir(), "tp-bench-backfill-"));
 type Result = Record<string, number | string | null>;
 function worker(peer: string, url: string, log: string, project: string, opts: object = {}): Promise<Result> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/backfill-worker.ts"), peer, url, log, project, JSON.stringify(opts)], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", join(root, "benchmarks/backfill-worker.ts"), peer, url, log, project, JSON.stringify(opts)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     p.on("exit", (code) => {
@@ -83,7 +87,9 @@ for (const n of sizes) {
   const log = join(work, `generic-${n}.jsonl`);
   const t = performance.now();
   const bad = await writeGenericLog(log, n, 0.01, n, `n${n}`);
-  console.log(`N=${n}: generated ${(statSync(log).size / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${bad.length} corrupted lines)`);
+  console.log(
+    `N=${n}: generated ${(statSync(log).size / 2 ** 20).toFixed(0)} MiB in ${((performance.now() - t) / 1000).toFixed(1)} s (${bad.length} corrupted lines)`,
+  );
   const results: Record<string, Result> = {};
   const runs: [string, string, { countRuns(p: string): number }, object][] = [
     ["unlimited", open.url, stores.open, { rateLimit: { limit: 1e9, windowMs: 1000 } }],
@@ -96,16 +102,22 @@ for (const n of sizes) {
     const stored = store.countRuns(project);
     row(label, n, r, stored);
     const exact = stored === n - bad.length && Number(r.dead) === bad.length;
-    console.log(`  -> ${exact ? "exactly once" : "MISMATCH"}: stored ${stored} of ${n - bad.length} good lines, dead-lettered ${r.dead} of ${bad.length} corrupted`);
+    console.log(
+      `  -> ${exact ? "exactly once" : "MISMATCH"}: stored ${stored} of ${n - bad.length} good lines, dead-lettered ${r.dead} of ${bad.length} corrupted`,
+    );
   }
   if (n <= 100_000) {
     const project = `langsmith-${n}`;
     const r = await worker("langsmith", open.url, log, project);
     results.langsmith = r;
     row("langsmith", n, r, stores.open.countRuns(project));
-    console.log(`  -> tracepipe (unlimited) / langsmith records/s: ${(Number(results.unlimited!.recordsPerSec) / Number(r.recordsPerSec)).toFixed(2)}x`);
+    console.log(
+      `  -> tracepipe (unlimited) / langsmith records/s: ${(Number(results.unlimited!.recordsPerSec) / Number(r.recordsPerSec)).toFixed(2)}x`,
+    );
   }
-  console.log(`  -> table-limited / unlimited records/s: ${(Number(results.table!.recordsPerSec) / Number(results.unlimited!.recordsPerSec)).toFixed(2)} (the row allows 6000 requests x 100 runs per 10 s; the CPU binds first)`);
+  console.log(
+    `  -> table-limited / unlimited records/s: ${(Number(results.table!.recordsPerSec) / Number(results.unlimited!.recordsPerSec)).toFixed(2)} (the row allows 6000 requests x 100 runs per 10 s; the CPU binds first)`,
+  );
   rmSync(log, { force: true });
 }
 
@@ -119,7 +131,9 @@ for (const n of sizes) {
   row("limit", LIMIT_LINES, r, stores.table.countRuns(project));
   const peak = maxInWindow(proxy.times, 10_000);
   const statuses = proxy.statuses.filter((s) => s === 429).length;
-  console.log(`  -> busiest 10 s window at the collector: ${peak} of 6000 requests (${((peak / 6000) * 100).toFixed(1)}% of the limit; target >= 95%, never above); 429s: ${statuses}`);
+  console.log(
+    `  -> busiest 10 s window at the collector: ${peak} of 6000 requests (${((peak / 6000) * 100).toFixed(1)}% of the limit; target >= 95%, never above); 429s: ${statuses}`,
+  );
   await proxy.close();
 }
 

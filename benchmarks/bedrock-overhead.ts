@@ -42,7 +42,14 @@ const upstream = await startChild([join(root, "benchmarks/bedrock-upstream.ts"),
 const tp = (await import(dist)) as typeof import("../src/index.js");
 
 const spool = mkdtempSync(join(tmpdir(), "tp-bench-bedrock-"));
-const tpClient = new tp.Client({ endpoint: capture.url, apiKey: "bedrock-tracepipe", project: "bedrock-tracepipe", spoolDir: join(spool, "spool"), deadLetterPath: join(spool, "dl.jsonl"), exitHooks: false });
+const tpClient = new tp.Client({
+  endpoint: capture.url,
+  apiKey: "bedrock-tracepipe",
+  project: "bedrock-tracepipe",
+  spoolDir: join(spool, "spool"),
+  deadLetterPath: join(spool, "dl.jsonl"),
+  exitHooks: false,
+});
 const names = ["unwrapped", "tracepipe"] as const;
 type Name = (typeof names)[number];
 const drain: Record<Name, () => Promise<void>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()) };
@@ -62,11 +69,23 @@ const streamBytes = await fetched("/model/m/converse-stream");
 const inMemory = {
   handle: async (req: { path: string }) => {
     const stream = req.path.endsWith("/converse-stream");
-    return { response: { statusCode: 200, headers: { "content-type": stream ? "application/vnd.amazon.eventstream" : "application/json" }, body: Readable.from([stream ? streamBytes : converseBytes]) } };
+    return {
+      response: {
+        statusCode: 200,
+        headers: { "content-type": stream ? "application/vnd.amazon.eventstream" : "application/json" },
+        body: Readable.from([stream ? streamBytes : converseBytes]),
+      },
+    };
   },
 };
 const client = (memory: boolean) =>
-  new BedrockRuntimeClient({ region: "us-east-1", endpoint: upstream.url, credentials: { accessKeyId: "AKIDBENCH", secretAccessKey: "bench" }, maxAttempts: 1, ...(memory ? { requestHandler: inMemory as never } : {}) });
+  new BedrockRuntimeClient({
+    region: "us-east-1",
+    endpoint: upstream.url,
+    credentials: { accessKeyId: "AKIDBENCH", secretAccessKey: "bench" },
+    maxAttempts: 1,
+    ...(memory ? { requestHandler: inMemory as never } : {}),
+  });
 const modelId = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 const messages: Message[] = [{ role: "user", content: [{ text: "What is the capital of France? Answer in one sentence." }] }];
 const system = [{ text: "You are a terse geography assistant." }];
@@ -109,7 +128,8 @@ async function measure(transport: string, variants: Record<Name, BedrockRuntimeC
   }
   const u = rounds.unwrapped;
   const t = rounds.tracepipe;
-  const iqr = (xs: number[], d: number) => `${median(xs).toFixed(d)} (IQR ${quantile(xs, 0.25).toFixed(d)}–${quantile(xs, 0.75).toFixed(d)})`;
+  const iqr = (xs: number[], d: number) =>
+    `${median(xs).toFixed(d)} (IQR ${quantile(xs, 0.25).toFixed(d)}–${quantile(xs, 0.75).toFixed(d)})`;
   const metrics: [string, (r: Round) => number, number][] = [
     ["latency per call, µs", (r) => r.call, 0],
     ["latency per event, µs", (r) => r.stream / EVENTS, 2],
@@ -120,15 +140,21 @@ async function measure(transport: string, variants: Record<Name, BedrockRuntimeC
   for (const [label, f, d] of metrics) {
     const added = t.map((r, i) => f(r) - f(u[i]!));
     const ratio = median(t.map(f)) / median(u.map(f));
-    console.log(`    ${label.padEnd(22)} unwrapped ${median(u.map(f)).toFixed(d).padStart(8)}   added by tracing ${iqr(added, d)}   -> traced/unwrapped ${ratio.toFixed(2)}x`);
+    console.log(
+      `    ${label.padEnd(22)} unwrapped ${median(u.map(f)).toFixed(d).padStart(8)}   added by tracing ${iqr(added, d)}   -> traced/unwrapped ${ratio.toFixed(2)}x`,
+    );
   }
   // A stream's own fixed cost (one run, its messages, delivery) is a call's: what is left per event is the fold.
   const marginal = t.map((r, i) => (r.cpuStream - u[i]!.cpuStream - (r.cpuCall - u[i]!.cpuCall)) / EVENTS);
   console.log(`    CPU per event beyond the per-call cost ((stream added - call added) / ${EVENTS}): ${iqr(marginal, 2)} µs`);
 }
 
-console.log(`wrapBedrock overhead (compiled code): BedrockRuntimeClient; fake Bedrock ${upstream.url}; runs -> capture server ${capture.url} (own processes)`);
-console.log(`  ${ROUNDS} rounds x (${CALLS} Converse calls + ${STREAMS} ConverseStream calls of ${EVENTS} events) per variant and transport, rotating order; round 0 is warm-up`);
+console.log(
+  `wrapBedrock overhead (compiled code): BedrockRuntimeClient; fake Bedrock ${upstream.url}; runs -> capture server ${capture.url} (own processes)`,
+);
+console.log(
+  `  ${ROUNDS} rounds x (${CALLS} Converse calls + ${STREAMS} ConverseStream calls of ${EVENTS} events) per variant and transport, rotating order; round 0 is warm-up`,
+);
 await measure("HTTP/2 to the fake Bedrock", { unwrapped: client(false), tracepipe: tp.wrapBedrock(client(false), { client: tpClient }) });
 await measure("in-memory request handler", { unwrapped: client(true), tracepipe: tp.wrapBedrock(client(true), { client: tpClient }) });
 await tpClient.shutdown();

@@ -26,12 +26,17 @@ const codec = new EventStreamCodec(
 );
 const frame = (member: string, payload: unknown) =>
   codec.encode({
-    headers: { ":message-type": { type: "string", value: "event" }, ":event-type": { type: "string", value: member }, ":content-type": { type: "string", value: "application/json" } },
+    headers: {
+      ":message-type": { type: "string", value: "event" },
+      ":event-type": { type: "string", value: member },
+      ":content-type": { type: "string", value: "application/json" },
+    },
     body: new TextEncoder().encode(JSON.stringify(payload)),
   });
 const words = ["Par", "is", " is", " the", " capital", " of", " France", "."];
 const frames: Uint8Array[] = [frame("messageStart", { role: "assistant" })];
-for (let i = 0; i < EVENTS - 3; i++) frames.push(frame("contentBlockDelta", { delta: { text: words[i % words.length] }, contentBlockIndex: 0 }));
+for (let i = 0; i < EVENTS - 3; i++)
+  frames.push(frame("contentBlockDelta", { delta: { text: words[i % words.length] }, contentBlockIndex: 0 }));
 frames.push(frame("messageStop", { stopReason: "end_turn" }));
 frames.push(frame("metadata", { usage: { inputTokens: 24, outputTokens: EVENTS, totalTokens: 24 + EVENTS }, metrics: { latencyMs: 200 } }));
 const stream = Buffer.concat(frames);

@@ -30,7 +30,16 @@ const tally = (key: string) => {
   return t;
 };
 const PART = /name="(?:post|patch)\.([0-9a-fA-F-]{36})"/g;
-const info = JSON.stringify({ version: "capture", batch_ingest_config: { use_multipart_endpoint: true, size_limit: 1000, size_limit_bytes: 20_971_520, max_body_bytes: 26_214_400, supports_gzip: true } });
+const info = JSON.stringify({
+  version: "capture",
+  batch_ingest_config: {
+    use_multipart_endpoint: true,
+    size_limit: 1000,
+    size_limit_bytes: 20_971_520,
+    max_body_bytes: 26_214_400,
+    supports_gzip: true,
+  },
+});
 
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];

@@ -29,7 +29,24 @@ const templateIds = Array.from({ length: BATCH }, () => randomUUID());
 const fd = new FormData();
 const now = new Date().toISOString().replace("Z", "000Z");
 for (const id of templateIds) {
-  fd.append(`post.${id}`, new Blob([JSON.stringify({ id, trace_id: id, dotted_order: `20261122T000000000000Z${id}`, name: "bench", run_type: "chain", start_time: now, end_time: now, session_name: "bench" })], { type: "application/json" }));
+  fd.append(
+    `post.${id}`,
+    new Blob(
+      [
+        JSON.stringify({
+          id,
+          trace_id: id,
+          dotted_order: `20261122T000000000000Z${id}`,
+          name: "bench",
+          run_type: "chain",
+          start_time: now,
+          end_time: now,
+          session_name: "bench",
+        }),
+      ],
+      { type: "application/json" },
+    ),
+  );
   fd.append(`post.${id}.inputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
   fd.append(`post.${id}.outputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
 }
@@ -80,4 +97,13 @@ await Promise.all(
 );
 const seconds = (performance.now() - t0) / 1000;
 latencies.sort((a, b) => a - b);
-console.log(JSON.stringify({ requests, failures, runs: requests * BATCH, seconds, latencyMedianMs: latencies[latencies.length >> 1], latencyP99Ms: latencies[Math.floor(latencies.length * 0.99)] }));
+console.log(
+  JSON.stringify({
+    requests,
+    failures,
+    runs: requests * BATCH,
+    seconds,
+    latencyMedianMs: latencies[latencies.length >> 1],
+    latencyP99Ms: latencies[Math.floor(latencies.length * 0.99)],
+  }),
+);

@@ -75,24 +75,45 @@ type Framing = "field" | "file";
 
 /** A multipart body for one llm run whose inputs part is about `bytes` of JSON. */
 function body(bytes: number, shape: Shape, framing: Framing, id = randomUUID()): { boundary: string; data: Buffer } {
-  const head = { id, trace_id: id, dotted_order: `20261123T000000000000Z${id}`, name: "big", run_type: "llm", start_time: "2026-11-23T00:00:00Z", session_name: "memory" };
+  const head = {
+    id,
+    trace_id: id,
+    dotted_order: `20261123T000000000000Z${id}`,
+    name: "big",
+    run_type: "llm",
+    start_time: "2026-11-23T00:00:00Z",
+    session_name: "memory",
+  };
   const content = "x".repeat(1000);
   const n = Math.ceil(bytes / (content.length + 40));
-  const inputs = shape === "string" ? { text: "y".repeat(bytes) } : { messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
+  const inputs =
+    shape === "string"
+      ? { text: "y".repeat(bytes) }
+      : { messages: Array.from({ length: n }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
   const boundary = `----tp${randomUUID()}`;
   const file = framing === "file" ? '; filename="blob"' : "";
-  const part = (name: string, json: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
+  const part = (name: string, json: string) =>
+    `--${boundary}\r\nContent-Disposition: form-data; name="${name}"${file}\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
   const text = part(`post.${id}`, JSON.stringify(head)) + part(`post.${id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
   return { boundary, data: Buffer.from(text, "utf8") };
 }
 
 async function send(url: string, b: { boundary: string; data: Buffer }): Promise<void> {
-  const res = await fetch(`${url}/runs/multipart`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${b.boundary}` }, body: b.data });
+  const res = await fetch(`${url}/runs/multipart`, {
+    method: "POST",
+    headers: { "content-type": `multipart/form-data; boundary=${b.boundary}` },
+    body: b.data,
+  });
   const text = await res.text();
   if (res.status !== 202) throw new Error(`${res.status}: ${text.slice(0, 300)}`);
 }
 
-async function scenario(concurrent: number, bytes: number, shape: Shape, framing: Framing): Promise<{ delta: number; base: number; bodyMiB: number }> {
+async function scenario(
+  concurrent: number,
+  bytes: number,
+  shape: Shape,
+  framing: Framing,
+): Promise<{ delta: number; base: number; bodyMiB: number }> {
   const dir = mkdtempSync(join(tmpdir(), "tp-mem-"));
   const bodies = Array.from({ length: concurrent }, () => body(bytes, shape, framing));
   const { proc, url } = await startServe(join(dir, "runs.db"));
@@ -119,7 +140,11 @@ async function patchScenario(bytes: number, shape: Shape): Promise<number> {
     await send(url, big);
     await new Promise((r) => setTimeout(r, 300));
     const base = resetPeak(proc.pid!);
-    const res = await fetch(`${url}/runs/${id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ end_time: "2026-11-23T00:00:01Z" }) });
+    const res = await fetch(`${url}/runs/${id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ end_time: "2026-11-23T00:00:01Z" }),
+    });
     if (res.status !== 202) throw new Error(`patch: ${res.status} ${await res.text()}`);
     return hwmMiB(proc.pid!) - base;
   } finally {
@@ -132,9 +157,15 @@ async function patchScenario(bytes: number, shape: Shape): Promise<number> {
 async function run(): Promise<void> {
   const MB = arg("mb", 60);
   const REPS = arg("reps", 2);
-  const shapes: Shape[] = process.argv.includes("--shape") ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape] : ["messages", "string"];
-  const concurrency = process.argv.includes("--concurrency") ? process.argv[process.argv.indexOf("--concurrency") + 1]!.split(",").map(Number) : [1, 8];
-  const framings: Framing[] = process.argv.includes("--framing") ? [process.argv[process.argv.indexOf("--framing") + 1] as Framing] : ["field", "file"];
+  const shapes: Shape[] = process.argv.includes("--shape")
+    ? [process.argv[process.argv.indexOf("--shape") + 1] as Shape]
+    : ["messages", "string"];
+  const concurrency = process.argv.includes("--concurrency")
+    ? process.argv[process.argv.indexOf("--concurrency") + 1]!.split(",").map(Number)
+    : [1, 8];
+  const framings: Framing[] = process.argv.includes("--framing")
+    ? [process.argv[process.argv.indexOf("--framing") + 1] as Framing]
+    : ["field", "file"];
   for (const shape of shapes) {
     for (const [framing, concurrent] of framings.flatMap((f) => concurrency.map((n) => [f, n] as const))) {
       const deltas: number[] = [];

@@ -42,7 +42,11 @@ interface Load {
 }
 function load(urls: string[], batch: number): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(SECONDS), String(CLIENTS), String(batch)], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(SECONDS), String(CLIENTS), String(batch)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     p.on("exit", (code) => {
@@ -116,7 +120,10 @@ try {
         try {
           const postmaster = await postmasterPid(url);
           // A short warm-up (JIT, connections), not counted.
-          await load(children.map((c) => c.url), batch).catch(() => undefined);
+          await load(
+            children.map((c) => c.url),
+            batch,
+          ).catch(() => undefined);
           const before = await storedRuns(url);
           const cpu0 = children.map((c) => cpuOf(c.pid()!));
           const server0 = serverCpuMs(postmaster);
@@ -128,7 +135,16 @@ try {
           const server = serverCpuMs(postmaster) - server0;
           const stored = (await storedRuns(url)) - before;
           const k = `${batch}/${n}`;
-          const r = rows.get(k) ?? { runsps: [], collectorCpuPer1k: [], perCollectorCpuPer1k: [], serverCpuPer1k: [], p50: [], p99: [], failures: 0, missing: 0 };
+          const r = rows.get(k) ?? {
+            runsps: [],
+            collectorCpuPer1k: [],
+            perCollectorCpuPer1k: [],
+            serverCpuPer1k: [],
+            p50: [],
+            p99: [],
+            failures: 0,
+            missing: 0,
+          };
           const total = cpu.reduce((a, b) => a + b, 0);
           r.runsps.push(l.runs / l.seconds);
           r.collectorCpuPer1k.push((total / l.runs) * 1000);
@@ -151,14 +167,27 @@ try {
 
 const f = (v: number, d = 0) => v.toFixed(d);
 console.log(`collectors side by side on one PostgreSQL: ${SECONDS} s x ${REPS}, ${CLIENTS} clients, medians`);
-console.log("batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing");
+console.log(
+  "batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing",
+);
 for (const batch of BATCHES) {
   const one = rows.get(`${batch}/${COLLECTORS[0]}`);
   const perRun = (r: Row) => median(r.collectorCpuPer1k) + median(r.serverCpuPer1k);
   for (const n of COLLECTORS) {
     const r = rows.get(`${batch}/${n}`)!;
     console.log(
-      [batch, n, f(median(r.runsps)), `${f(median(r.collectorCpuPer1k))} (${f(median(r.perCollectorCpuPer1k))})`, f(median(r.serverCpuPer1k)), f(median(r.p50), 1), f(median(r.p99), 1), one ? `${(perRun(r) / perRun(one)).toFixed(2)}x` : "-", r.failures, r.missing].join("  "),
+      [
+        batch,
+        n,
+        f(median(r.runsps)),
+        `${f(median(r.collectorCpuPer1k))} (${f(median(r.perCollectorCpuPer1k))})`,
+        f(median(r.serverCpuPer1k)),
+        f(median(r.p50), 1),
+        f(median(r.p99), 1),
+        one ? `${(perRun(r) / perRun(one)).toFixed(2)}x` : "-",
+        r.failures,
+        r.missing,
+      ].join("  "),
     );
   }
 }

@@ -49,7 +49,24 @@ async function measure(root: string, requests: number, batch: number, ids: strin
   const fd = new FormData();
   const now = new Date().toISOString().replace("Z", "000Z");
   for (const id of templateIds) {
-    fd.append(`post.${id}`, new Blob([JSON.stringify({ id, trace_id: id, dotted_order: `20261122T000000000000Z${id}`, name: "bench", run_type: "chain", start_time: now, end_time: now, session_name: "bench" })], { type: "application/json" }));
+    fd.append(
+      `post.${id}`,
+      new Blob(
+        [
+          JSON.stringify({
+            id,
+            trace_id: id,
+            dotted_order: `20261122T000000000000Z${id}`,
+            name: "bench",
+            run_type: "chain",
+            start_time: now,
+            end_time: now,
+            session_name: "bench",
+          }),
+        ],
+        { type: "application/json" },
+      ),
+    );
     fd.append(`post.${id}.inputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
     fd.append(`post.${id}.outputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
   }
@@ -121,7 +138,11 @@ if (process.argv[2] === "--child") {
   const results = new Map<string, Times[]>(trees.map((t) => [t.name, []]));
   const child = (root: string) =>
     new Promise<Times>((res, rej) => {
-      const p = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), "--child", root, String(REQUESTS), String(BATCH), IDS], { cwd: root, stdio: ["ignore", "pipe", "inherit"] });
+      const p = spawn(
+        process.execPath,
+        ["--import", "tsx", fileURLToPath(import.meta.url), "--child", root, String(REQUESTS), String(BATCH), IDS],
+        { cwd: root, stdio: ["ignore", "pipe", "inherit"] },
+      );
       let out = "";
       p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
       p.on("exit", (code) => {
@@ -132,13 +153,22 @@ if (process.argv[2] === "--child") {
         }
       });
     });
-  console.log(`collector stages without the network: ${REQUESTS} requests of ${BATCH} runs (~2 KB each, fresh ${IDS} ids) per round after a warm-up, ${ROUNDS} rounds${baseline ? ", trees alternating" : ""}; CPU µs per request, median (min–max)`);
+  console.log(
+    `collector stages without the network: ${REQUESTS} requests of ${BATCH} runs (~2 KB each, fresh ${IDS} ids) per round after a warm-up, ${ROUNDS} rounds${baseline ? ", trees alternating" : ""}; CPU µs per request, median (min–max)`,
+  );
   for (let r = 0; r < ROUNDS; r++) for (const t of r % 2 ? [...trees].reverse() : trees) results.get(t.name)!.push(await child(t.root));
   const total = (x: Times) => STAGES.reduce((n, s) => n + x[s], 0);
   for (const t of trees) {
     const xs = results.get(t.name)!;
     console.log(`  ${t.name} (${t.root}):`);
-    for (const s of STAGES) console.log(`    ${s.padEnd(20)} ${spread(xs.map((x) => x[s]), 0, " µs")}`);
+    for (const s of STAGES)
+      console.log(
+        `    ${s.padEnd(20)} ${spread(
+          xs.map((x) => x[s]),
+          0,
+          " µs",
+        )}`,
+      );
     console.log(`    ${"total".padEnd(20)} ${spread(xs.map(total), 0, " µs")}`);
   }
   if (baseline) {

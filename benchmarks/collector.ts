@@ -63,7 +63,11 @@ interface Load {
 }
 function load(url: string, batch: number, seconds: number): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), url, String(seconds), String(CLIENTS), String(batch), IDS], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), url, String(seconds), String(CLIENTS), String(batch), IDS],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     p.on("exit", (code) => {
@@ -78,7 +82,11 @@ function load(url: string, batch: number, seconds: number): Promise<Load> {
 
 /** The collector of one tree in its own process, on a fresh database. */
 function startCollector(tree: string, db: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/collector-server.ts"), tree, db, PROFILE ? "profile" : "no-profile"], { cwd: tree, stdio: ["ignore", "pipe", "inherit", "ipc"] });
+  const proc = spawn(
+    process.execPath,
+    ["--import", "tsx", join(root, "benchmarks/collector-server.ts"), tree, db, PROFILE ? "profile" : "no-profile"],
+    { cwd: tree, stdio: ["ignore", "pipe", "inherit", "ipc"] },
+  );
   return new Promise((resolve, reject) => {
     let seen = "";
     proc.stdout!.setEncoding("utf8").on("data", (d: string) => {
@@ -113,9 +121,23 @@ const results = new Map<string, Figures>();
 const key = (variant: string, batch: number) => `${variant}\u0000${batch}`;
 for (const v of VARIANTS)
   for (const b of BATCHES)
-    results.set(key(v.name, b), { rps: [], runsps: [], lat: [], p99: [], cpuPerReq: [], stages: Object.fromEntries(STAGES.map((s) => [s, []])) as unknown as Record<Stage, number[]>, unsampled: [], main: [], rss: [], missing: 0, failures: 0 });
+    results.set(key(v.name, b), {
+      rps: [],
+      runsps: [],
+      lat: [],
+      p99: [],
+      cpuPerReq: [],
+      stages: Object.fromEntries(STAGES.map((s) => [s, []])) as unknown as Record<Stage, number[]>,
+      unsampled: [],
+      main: [],
+      rss: [],
+      missing: 0,
+      failures: 0,
+    });
 
-console.log(`collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, sources through tsx${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`);
+console.log(
+  `collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, sources through tsx${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`,
+);
 for (let rep = 0; rep < REPS; rep++) {
   for (const batch of rep % 2 === 0 ? BATCHES : [...BATCHES].reverse()) {
     for (const v of rep % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
@@ -159,10 +181,14 @@ for (const batch of BATCHES) {
   for (const v of VARIANTS) {
     const g = results.get(key(v.name, batch))!;
     if (VARIANTS.length > 1) console.log(`   ${v.name} (${v.root}):`);
-    console.log(`    requests/s ${spread(g.rps, 0)}   -> ${(median(g.rps) / SPEC_RPS).toFixed(2)}x SPEC §8's ${SPEC_RPS} requests/s for one API key`);
+    console.log(
+      `    requests/s ${spread(g.rps, 0)}   -> ${(median(g.rps) / SPEC_RPS).toFixed(2)}x SPEC §8's ${SPEC_RPS} requests/s for one API key`,
+    );
     console.log(`    runs/s     ${spread(g.runsps, 0)}`);
     console.log(`    latency    median ${spread(g.lat, 1, " ms")}, p99 ${spread(g.p99, 1, " ms")}`);
-    console.log(`    collector CPU per request ${spread(g.cpuPerReq, 0, " µs")} (${(median(g.cpuPerReq) / batch).toFixed(1)} µs per run); accepted runs not stored: ${g.missing}; failed requests: ${g.failures}`);
+    console.log(
+      `    collector CPU per request ${spread(g.cpuPerReq, 0, " µs")} (${(median(g.cpuPerReq) / batch).toFixed(1)} µs per run); accepted runs not stored: ${g.missing}; failed requests: ${g.failures}`,
+    );
     if (g.main.length && !g.unsampled.length) console.log(`      main thread ${spread(g.main, 0, " µs")}`);
     if (g.unsampled.length) {
       console.log(`      main thread ${spread(g.main, 0, " µs")}, by stage (sampled shares of its CPU):`);
@@ -171,12 +197,16 @@ for (const batch of BATCHES) {
     }
     // CPU time hardly depends on how busy the machine is, unlike throughput: this is what one idle core would allow.
     const ceiling = 1e6 / median(g.cpuPerReq);
-    console.log(`    CPU-bound ceiling on one idle core: ${ceiling.toFixed(0)} requests/s (${(ceiling / SPEC_RPS).toFixed(2)}x the ${SPEC_RPS}/s)`);
+    console.log(
+      `    CPU-bound ceiling on one idle core: ${ceiling.toFixed(0)} requests/s (${(ceiling / SPEC_RPS).toFixed(2)}x the ${SPEC_RPS}/s)`,
+    );
     if (g.rss.length) console.log(`    peak RSS of the collector process: ${spread(g.rss, 0, " MiB")}`);
   }
   if (VARIANTS.length > 1) {
     const [a, b] = VARIANTS.map((v) => results.get(key(v.name, batch))!) as [Figures, Figures];
     const mainRatio = a.main.length && b.main.length ? `, main thread ${(median(a.main) / median(b.main)).toFixed(2)}x` : "";
-    console.log(`   CPU per request, this tree / baseline: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x${mainRatio}; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`);
+    console.log(
+      `   CPU per request, this tree / baseline: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x${mainRatio}; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`,
+    );
   }
 }

@@ -35,7 +35,19 @@ const iso = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
 function trace(t: number, k: number): Record<string, unknown>[] {
   const root = randomUUID();
   const rootDotted = `${stamp(iso(t))}${root}`;
-  const out: Record<string, unknown>[] = [{ id: root, trace_id: root, dotted_order: rootDotted, name: `agent-${k % 50}`, run_type: "chain", start_time: iso(t), end_time: iso(t + 900), inputs: { k }, session_name: "bench" }];
+  const out: Record<string, unknown>[] = [
+    {
+      id: root,
+      trace_id: root,
+      dotted_order: rootDotted,
+      name: `agent-${k % 50}`,
+      run_type: "chain",
+      start_time: iso(t),
+      end_time: iso(t + 900),
+      inputs: { k },
+      session_name: "bench",
+    },
+  ];
   const model = k % 3 ? "gpt-4o-mini" : "gpt-4o";
   for (let i = 1; i < PER_TRACE; i++) {
     const id = randomUUID();
@@ -108,12 +120,22 @@ async function main(): Promise<void> {
   const bare = new SqliteStore(path, { normalizeOnIngest: false });
   const byCostBare = await time(() => bare.listTraces({ limit: 50, sort: "cost" }));
   const minCostBare = await time(() => bare.listTraces({ limit: 50, min_cost: 0.01 }));
-  console.log(`sort=cost without the cost index:  ${fmt(byCostBare)}  (index: ${(median(byCostBare) / median(byCost)).toFixed(1)}x faster)`);
-  console.log(`min_cost without the cost index:   ${fmt(minCostBare)}  (index: ${(median(minCostBare) / median(minCost)).toFixed(1)}x faster)`);
+  console.log(
+    `sort=cost without the cost index:  ${fmt(byCostBare)}  (index: ${(median(byCostBare) / median(byCost)).toFixed(1)}x faster)`,
+  );
+  console.log(
+    `min_cost without the cost index:   ${fmt(minCostBare)}  (index: ${(median(minCostBare) / median(minCost)).toFixed(1)}x faster)`,
+  );
   bare.close();
 
   // Pricing a usage against copying it (the cheapest thing a producer does with one).
-  const fresh = () => Array.from({ length: 100_000 }, (_, i): UsageMetadata => ({ input_tokens: 1000 + i, output_tokens: 200, total_tokens: 1200 + i, input_token_details: { cache_read: 512 } }));
+  const fresh = () =>
+    Array.from({ length: 100_000 }, (_, i): UsageMetadata => ({
+      input_tokens: 1000 + i,
+      output_tokens: 200,
+      total_tokens: 1200 + i,
+      input_token_details: { cache_read: 512 },
+    }));
   const price: number[] = [];
   const clone: number[] = [];
   for (let r = 0; r <= ROUNDS; r++) {
@@ -125,7 +147,9 @@ async function main(): Promise<void> {
     for (const u of usages) addCost(u, "gpt-4o-2024-08-06");
     if (r) price.push(performance.now() - t);
   }
-  console.log(`addCost, 100k usages:              ${fmt(price)}  (${((median(price) / 100_000) * 1000).toFixed(2)} µs each; ${(median(price) / median(clone)).toFixed(2)}x structuredClone of the same usages)`);
+  console.log(
+    `addCost, 100k usages:              ${fmt(price)}  (${((median(price) / 100_000) * 1000).toFixed(2)} µs each; ${(median(price) / median(clone)).toFixed(2)}x structuredClone of the same usages)`,
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -12,12 +12,24 @@ export interface CpuProfile {
 }
 
 /** Stage names in the order benchmarks print them. */
-export const STAGES = ["http in (parser, middleware, body stream)", "multipart parsing (busboy, parts, JSON.parse)", "checks (depth, schemas, issues)", "store write (merge, derive, SQLite)", "route glue", "response", "garbage collection", "other (runtime, sockets, timers)"] as const;
+export const STAGES = [
+  "http in (parser, middleware, body stream)",
+  "multipart parsing (busboy, parts, JSON.parse)",
+  "checks (depth, schemas, issues)",
+  "store write (merge, derive, SQLite)",
+  "route glue",
+  "response",
+  "garbage collection",
+  "other (runtime, sockets, timers)",
+] as const;
 export type Stage = (typeof STAGES)[number];
 
 const RULES: [RegExp, Stage][] = [
   [/\/node_modules\/(busboy|streamsearch)\/|\/src\/server\/(multipart|gc)\./, STAGES[1]],
-  [/\/node_modules\/zod\/|\/src\/store\/validate\.|\/src\/server\/(validation|depth|issues)\.|\/src\/internal\/(json-depth|slicer)\.|\/src\/run\/schema\.|\/src\/errors\./, STAGES[2]],
+  [
+    /\/node_modules\/zod\/|\/src\/store\/validate\.|\/src\/server\/(validation|depth|issues)\.|\/src\/internal\/(json-depth|slicer)\.|\/src\/run\/schema\.|\/src\/errors\./,
+    STAGES[2],
+  ],
   [/\/node_modules\/better-sqlite3\/|\/src\/store\//, STAGES[3]],
   [/\/src\/server\/routes\//, STAGES[4]],
   [/^node:_http_outgoing|\/src\/server\/http\./, STAGES[5]],

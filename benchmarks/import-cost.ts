@@ -29,7 +29,8 @@ if (!existsSync(built)) {
   console.error("dist/ is missing: run `npm run build` first (this measures the compiled package).");
   process.exit(2);
 }
-if (statSync(join(ROOT, "src/index.ts")).mtimeMs > statSync(built).mtimeMs) console.warn("warning: src/index.ts is newer than dist/; run `npm run build` for current numbers");
+if (statSync(join(ROOT, "src/index.ts")).mtimeMs > statSync(built).mtimeMs)
+  console.warn("warning: src/index.ts is newer than dist/; run `npm run build` for current numbers");
 
 // An app directory where both packages resolve by name, as after `npm install`.
 const app = mkdtempSync(join(tmpdir(), "tp-import-cost-"));
@@ -57,7 +58,11 @@ type Variant = "bare" | "tracepipe" | "langsmith" | "help";
 const samples: Record<Variant, Sample[]> = { bare: [], tracepipe: [], langsmith: [], help: [] };
 
 function run(variant: Variant): Sample {
-  const args = ["--import", CPU_AT_EXIT, ...(variant === "help" ? [join(ROOT, "bin/tracepipe.js"), "--help"] : [join(app, `${variant}.mjs`)])];
+  const args = [
+    "--import",
+    CPU_AT_EXIT,
+    ...(variant === "help" ? [join(ROOT, "bin/tracepipe.js"), "--help"] : [join(app, `${variant}.mjs`)]),
+  ];
   const t0 = process.hrtime.bigint();
   const r = spawnSync(process.execPath, args, { cwd: app, encoding: "utf8" });
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -92,13 +97,23 @@ for (let round = 0; round < ROUNDS; round++) {
 const med = (v: Variant, k: keyof Sample) => median(samples[v].map((s) => s[k]));
 const over = (v: Variant, k: "wall" | "cpu") => med(v, k) - med("bare", k);
 const ms = (x: number) => `${x.toFixed(0)} ms`;
-console.log(`import cost, ${ROUNDS} interleaved rounds of whole cold processes (node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs); medians:`);
-console.log(`  ${"".padEnd(34)} ${"wall".padStart(7)} ${"over bare".padStart(10)} ${"CPU".padStart(7)} ${"over bare".padStart(10)} ${"in child".padStart(9)} ${"RSS".padStart(8)}`);
+console.log(
+  `import cost, ${ROUNDS} interleaved rounds of whole cold processes (node ${process.version}, load average ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs); medians:`,
+);
+console.log(
+  `  ${"".padEnd(34)} ${"wall".padStart(7)} ${"over bare".padStart(10)} ${"CPU".padStart(7)} ${"over bare".padStart(10)} ${"in child".padStart(9)} ${"RSS".padStart(8)}`,
+);
 const row = (label: string, v: Variant) =>
-  console.log(`  ${label.padEnd(34)} ${ms(med(v, "wall")).padStart(7)} ${ms(over(v, "wall")).padStart(10)} ${ms(med(v, "cpu")).padStart(7)} ${ms(over(v, "cpu")).padStart(10)} ${ms(med(v, "ms")).padStart(9)} ${`${(med(v, "rss") / 2 ** 20).toFixed(0)} MiB`.padStart(8)}`);
+  console.log(
+    `  ${label.padEnd(34)} ${ms(med(v, "wall")).padStart(7)} ${ms(over(v, "wall")).padStart(10)} ${ms(med(v, "cpu")).padStart(7)} ${ms(over(v, "cpu")).padStart(10)} ${ms(med(v, "ms")).padStart(9)} ${`${(med(v, "rss") / 2 ** 20).toFixed(0)} MiB`.padStart(8)}`,
+  );
 row("node (bare)", "bare");
 row('import("tracepipe")', "tracepipe");
 row('import("langsmith") + "/wrappers"', "langsmith");
 const ratio = (k: "wall" | "cpu") => (over("tracepipe", k) / over("langsmith", k)).toFixed(2);
-console.log(`  -> ratio tracepipe/langsmith over bare node: wall ${ratio("wall")}x, CPU ${ratio("cpu")}x (target <= 1.2x); import timed in the child ${(med("tracepipe", "ms") / med("langsmith", "ms")).toFixed(2)}x`);
-console.log(`  node bin/tracepipe.js --help: ${(med("help", "wall") / 1000).toFixed(3)} s wall, ${(med("help", "cpu") / 1000).toFixed(3)} s CPU per process (target <= 0.25 s)`);
+console.log(
+  `  -> ratio tracepipe/langsmith over bare node: wall ${ratio("wall")}x, CPU ${ratio("cpu")}x (target <= 1.2x); import timed in the child ${(med("tracepipe", "ms") / med("langsmith", "ms")).toFixed(2)}x`,
+);
+console.log(
+  `  node bin/tracepipe.js --help: ${(med("help", "wall") / 1000).toFixed(3)} s wall, ${(med("help", "cpu") / 1000).toFixed(3)} s CPU per process (target <= 0.25 s)`,
+);

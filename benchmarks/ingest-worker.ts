@@ -29,7 +29,9 @@ function run(i: number) {
     start_time: start,
     end_time: start,
     inputs: messages ? { messages: [{ role: "user", content: [{ type: "text", text: text.slice(0, text.length / 2) }] }] } : { text },
-    outputs: messages ? { messages: [{ role: "assistant", content: [{ type: "text", text: text.slice(text.length / 2) }] }] } : { ok: true },
+    outputs: messages
+      ? { messages: [{ role: "assistant", content: [{ type: "text", text: text.slice(text.length / 2) }] }] }
+      : { ok: true },
   };
 }
 
@@ -43,7 +45,14 @@ const t0 = performance.now();
 if (tpModule) {
   const { Client } = tpModule;
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-ingest-"));
-  const client = new Client({ endpoint: url, apiKey: "bench", project, spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dl.jsonl"), exitHooks: false });
+  const client = new Client({
+    endpoint: url,
+    apiKey: "bench",
+    project,
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dl.jsonl"),
+    exitHooks: false,
+  });
   for (let i = 0; i < N; i++) {
     client.createRun(run(i));
     if (i % 500 === 499) await yieldNow();
@@ -62,6 +71,21 @@ if (tpModule) {
 }
 const seconds = (performance.now() - t0) / 1000;
 // Count what arrived, so a client that drops runs cannot look fast.
-const res = await fetch(`${url}/runs/query`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "bench" }, body: JSON.stringify({ project, limit: 1 }) });
+const res = await fetch(`${url}/runs/query`, {
+  method: "POST",
+  headers: { "content-type": "application/json", "x-api-key": "bench" },
+  body: JSON.stringify({ project, limit: 1 }),
+});
 await res.arrayBuffer();
-console.log(JSON.stringify({ client: which, n: N, bytes: BYTES, seconds, runsPerSec: N / seconds, requests, peakRssMiB: process.resourceUsage().maxRSS / 1024, project }));
+console.log(
+  JSON.stringify({
+    client: which,
+    n: N,
+    bytes: BYTES,
+    seconds,
+    runsPerSec: N / seconds,
+    requests,
+    peakRssMiB: process.resourceUsage().maxRSS / 1024,
+    project,
+  }),
+);

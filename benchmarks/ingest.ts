@@ -33,14 +33,21 @@ const REPS = repsAt > 0 ? Number(process.argv[repsAt + 1]) : 3;
 const plan: { n: number; bytes: number }[] = [
   { n: 10_000, bytes: 2_000 },
   ...(quick ? [] : [{ n: 1_000, bytes: 50_000 }]),
-  ...(full ? [{ n: 100_000, bytes: 2_000 }, { n: 1_000_000, bytes: 2_000 }] : []),
+  ...(full
+    ? [
+        { n: 100_000, bytes: 2_000 },
+        { n: 1_000_000, bytes: 2_000 },
+      ]
+    : []),
 ];
 const peers = ["tracepipe", "langsmith"] as const;
 
 const dbPath = join(mkdtempSync(join(tmpdir(), "tp-bench-ingest-db-")), "traces.db");
 const builtCli = join(root, "dist/src/cli/run.js");
 const cli = existsSync(builtCli) ? [builtCli] : ["--import", "tsx", join(root, "src/cli/run.ts")];
-const server: ChildProcess = spawn(process.execPath, [...cli, "serve", "--port", "0", "--db", dbPath, "--no-rate-limit"], { stdio: ["ignore", "pipe", "inherit"] });
+const server: ChildProcess = spawn(process.execPath, [...cli, "serve", "--port", "0", "--db", dbPath, "--no-rate-limit"], {
+  stdio: ["ignore", "pipe", "inherit"],
+});
 const url = await new Promise<string>((resolve, reject) => {
   server.stdout!.setEncoding("utf8").on("data", (d: string) => {
     const m = /listening on (http:\/\/\S+)/.exec(d);
@@ -51,7 +58,11 @@ const url = await new Promise<string>((resolve, reject) => {
 
 function worker(which: string, n: number, bytes: number): Promise<Record<string, number | string | null>> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/ingest-worker.ts"), which, url, String(n), String(bytes)], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", join(root, "benchmarks/ingest-worker.ts"), which, url, String(n), String(bytes)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     p.on("exit", (code) => {
@@ -65,7 +76,9 @@ function worker(which: string, n: number, bytes: number): Promise<Record<string,
   });
 }
 
-console.log(`ingest benchmark: clients -> local collector ${url} (separate process${cli.length === 1 ? ", compiled" : ", TypeScript via tsx"}, SQLite file, no rate limits); ${REPS} repetitions per size, clients alternating`);
+console.log(
+  `ingest benchmark: clients -> local collector ${url} (separate process${cli.length === 1 ? ", compiled" : ", TypeScript via tsx"}, SQLite file, no rate limits); ${REPS} repetitions per size, clients alternating`,
+);
 const store = await openStore(dbPath);
 for (const { n, bytes } of plan) {
   const got: Record<string, { rps: number[]; reqps: number[]; rss: number[]; stored: number[] }> = {};
@@ -89,7 +102,9 @@ for (const { n, bytes } of plan) {
     );
   }
   const pairRatios = got.tracepipe!.rps.map((r, i) => r / got.langsmith!.rps[i]!);
-  console.log(`  -> ratio tracepipe/langsmith runs/s: ${(median(got.tracepipe!.rps) / median(got.langsmith!.rps)).toFixed(2)}x (per pair ${Math.min(...pairRatios).toFixed(2)}–${Math.max(...pairRatios).toFixed(2)}x; target >= 2x)`);
+  console.log(
+    `  -> ratio tracepipe/langsmith runs/s: ${(median(got.tracepipe!.rps) / median(got.langsmith!.rps)).toFixed(2)}x (per pair ${Math.min(...pairRatios).toFixed(2)}–${Math.max(...pairRatios).toFixed(2)}x; target >= 2x)`,
+  );
 }
 store.close();
 server.kill("SIGTERM");

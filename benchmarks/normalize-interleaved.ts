@@ -24,7 +24,13 @@ const N = Number(arg("records", "300"));
 const PASSES = Number(arg("passes", "40"));
 const formats = arg("formats", FORMATS.join(",")).split(",") as Format[];
 
-const PEERS: Record<Format, (r: FormatRecord) => unknown> = { "openai-chat": lcOpenAI, "anthropic-messages": lcAnthropic, "openai-responses": lcResponses, gemini: lcGemini, "bedrock-converse": lcConverse };
+const PEERS: Record<Format, (r: FormatRecord) => unknown> = {
+  "openai-chat": lcOpenAI,
+  "anthropic-messages": lcAnthropic,
+  "openai-responses": lcResponses,
+  gemini: lcGemini,
+  "bedrock-converse": lcConverse,
+};
 
 let sink = 0; // keeps results alive so nothing is optimised away
 console.log(`normalize, interleaved in one process: ${N} records per (format, class), fastest of ${PASSES} passes each, CPU µs per record`);
@@ -48,7 +54,9 @@ for (const f of formats) {
       }
     }
     const [a, kn, p] = best as [number, number, number];
-    console.log(`  ${f.padEnd(18)} ${k.padEnd(8)} auto ${a.toFixed(2).padStart(6)}  known ${kn.toFixed(2).padStart(6)}  peer ${p.toFixed(2).padStart(7)}   auto ratio ${(p / a).toFixed(2)}x  known ratio ${(p / kn).toFixed(2)}x`);
+    console.log(
+      `  ${f.padEnd(18)} ${k.padEnd(8)} auto ${a.toFixed(2).padStart(6)}  known ${kn.toFixed(2).padStart(6)}  peer ${p.toFixed(2).padStart(7)}   auto ratio ${(p / a).toFixed(2)}x  known ratio ${(p / kn).toFixed(2)}x`,
+    );
   }
 }
 console.log(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MiB (all variants in one process)`);

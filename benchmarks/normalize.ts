@@ -35,7 +35,8 @@ function list<T extends string>(name: string, all: readonly T[]): T[] {
   const i = process.argv.indexOf(`--${name}`);
   if (i < 0) return [...all];
   const want = process.argv[i + 1]!.split(",");
-  for (const w of want) if (!all.includes(w as T)) throw new Error(`--${name}: unknown ${JSON.stringify(w)}; expected some of ${all.join(",")}`);
+  for (const w of want)
+    if (!all.includes(w as T)) throw new Error(`--${name}: unknown ${JSON.stringify(w)}; expected some of ${all.join(",")}`);
   return want as T[];
 }
 
@@ -86,7 +87,10 @@ interface Measured {
 function measure(format: Format, kind: RecordClass, name: string): Measured {
   const corpus = generateFormatCorpus(N, kind, format);
   // A record auto-detected as another format (or refused) would time an error path, not this one.
-  if (name !== PEER) for (const rec of corpus) if (normalize(rec.payload).format !== format) throw new Error(`a ${format} ${kind} record was detected as ${normalize(rec.payload).format}`);
+  if (name !== PEER)
+    for (const rec of corpus)
+      if (normalize(rec.payload).format !== format)
+        throw new Error(`a ${format} ${kind} record was detected as ${normalize(rec.payload).format}`);
   const fn = variant(format, name);
   let sink = 0; // keeps results alive so nothing is optimised away
   const pass = () => {
@@ -125,17 +129,25 @@ if (child > 0) {
         // Rotate the order so each variant follows each other equally often.
         for (let j = 0; j < NAMES.length; j++) {
           const v = NAMES[(round + j) % NAMES.length]!;
-          const out = execFileSync(process.execPath, [...process.execArgv, self, "--child", f, k, v, "--records", String(N), "--passes", String(PASSES)], { encoding: "utf8" });
+          const out = execFileSync(
+            process.execPath,
+            [...process.execArgv, self, "--child", f, k, v, "--records", String(N), "--passes", String(PASSES)],
+            { encoding: "utf8" },
+          );
           cells.get(key(f, k))![v]!.push(JSON.parse(out.trim().split("\n").at(-1)!) as Measured);
         }
       }
     }
   }
   console.log(`normalize benchmark: ${N} records per (format, class), ${ROUNDS} rounds x ${PASSES} passes, one process per measurement`);
-  console.log(`CPU µs per record: median pass (median over rounds) / best pass; ratio = peer µs / tracepipe µs; peak RSS of the measuring process (max over rounds)`);
+  console.log(
+    `CPU µs per record: median pass (median over rounds) / best pass; ratio = peer µs / tracepipe µs; peak RSS of the measuring process (max over rounds)`,
+  );
   const fw = Math.max(...formats.map((f) => f.length), 6);
   console.log(`detect share = detectFormat alone / auto-detect (medians)`);
-  console.log(`  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)} ${"detect share".padStart(13)}   ${"peak RSS auto / peer".padStart(20)}`);
+  console.log(
+    `  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)} ${"detect share".padStart(13)}   ${"peak RSS auto / peer".padStart(20)}`,
+  );
   let worst = Infinity;
   let worstBest = Infinity;
   let worstAt = "";
@@ -158,5 +170,7 @@ if (child > 0) {
       );
     }
   }
-  console.log(`  target: auto-detect >= 3x the peer on every (format, class); worst ${worstAt}: ${worst.toFixed(2)}x (median) / ${worstBest.toFixed(2)}x (worst best-pass ratio)`);
+  console.log(
+    `  target: auto-detect >= 3x the peer on every (format, class); worst ${worstAt}: ${worst.toFixed(2)}x (median) / ${worstBest.toFixed(2)}x (worst best-pass ratio)`,
+  );
 }

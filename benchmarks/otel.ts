@@ -127,12 +127,25 @@ class Timed implements SpanProcessor {
 const noop: SpanProcessor = { onStart() {}, onEnd() {}, forceFlush: async () => {}, shutdown: async () => {} };
 
 type Variant = "none" | "otlp-proto" | "tracepipe" | "other build";
-const KEYS: Record<Variant, string> = { none: "none", "otlp-proto": "otel-otlp", tracepipe: "otel-tracepipe", "other build": "otel-tracepipe-ab" };
+const KEYS: Record<Variant, string> = {
+  none: "none",
+  "otlp-proto": "otel-otlp",
+  tracepipe: "otel-tracepipe",
+  "other build": "otel-tracepipe-ab",
+};
 
 /** A processor for `v`, delivering to `url`; tracepipe's from `base`'s dist/ (this checkout's, or --ab's). */
-async function makeProcessor(v: Variant, url: string, dir: string): Promise<{ processor: SpanProcessor; stats?: unknown; close(): Promise<unknown> }> {
+async function makeProcessor(
+  v: Variant,
+  url: string,
+  dir: string,
+): Promise<{ processor: SpanProcessor; stats?: unknown; close(): Promise<unknown> }> {
   if (v === "none") return { processor: noop, close: async () => {} };
-  if (v === "otlp-proto") return { processor: new BatchSpanProcessor(new OtlpProtoTraceExporter(`${url}/v1/traces`, { "x-api-key": KEYS[v] })), close: async () => {} };
+  if (v === "otlp-proto")
+    return {
+      processor: new BatchSpanProcessor(new OtlpProtoTraceExporter(`${url}/v1/traces`, { "x-api-key": KEYS[v] })),
+      close: async () => {},
+    };
   let tp: typeof import("../src/index.js");
   let otel: typeof import("../src/otel/index.js");
   if (v === "other build") {
@@ -143,7 +156,15 @@ async function makeProcessor(v: Variant, url: string, dir: string): Promise<{ pr
     tp = await loadBuilt<typeof tp>("src/index.js");
     otel = await loadBuilt<typeof otel>("src/otel/index.js");
   }
-  const client = new tp.Client({ endpoint: url, apiKey: KEYS[v], project: "otel-bench", spoolDir: join(dir, `spool-${v}`), deadLetterPath: join(dir, `dl-${v}.jsonl`), exitHooks: false, ...(batchArg ? { batchSize: batchArg } : {}) });
+  const client = new tp.Client({
+    endpoint: url,
+    apiKey: KEYS[v],
+    project: "otel-bench",
+    spoolDir: join(dir, `spool-${v}`),
+    deadLetterPath: join(dir, `dl-${v}.jsonl`),
+    exitHooks: false,
+    ...(batchArg ? { batchSize: batchArg } : {}),
+  });
   const processor = new otel.TraceSpanProcessor({ client });
   return { processor, stats: processor.stats, close: () => client.shutdown() };
 }
@@ -165,8 +186,22 @@ function messages(shape: Shape, i: number): { input: unknown[]; output: unknown[
   const city = ["Lisbon", "Oslo", "Nairobi", "Lima", "Osaka"][i % 5]!;
   return {
     input: [
-      { role: "system", parts: [text("You are a travel assistant. Use the tools to check the weather and opening hours before you recommend anything; answer in two short paragraphs.")] },
-      { role: "user", parts: [text(`I land in ${city} on Saturday morning with six free hours. What should I do, and what should I pack for the weather? (request ${i})`)] },
+      {
+        role: "system",
+        parts: [
+          text(
+            "You are a travel assistant. Use the tools to check the weather and opening hours before you recommend anything; answer in two short paragraphs.",
+          ),
+        ],
+      },
+      {
+        role: "user",
+        parts: [
+          text(
+            `I land in ${city} on Saturday morning with six free hours. What should I do, and what should I pack for the weather? (request ${i})`,
+          ),
+        ],
+      },
       {
         role: "assistant",
         parts: [
@@ -174,8 +209,41 @@ function messages(shape: Shape, i: number): { input: unknown[]; output: unknown[
           { type: "tool_call", id: `call_h${i}`, name: "opening_hours", arguments: { city, category: "museums", day: "saturday" } },
         ],
       },
-      { role: "tool", parts: [{ type: "tool_call_response", id: `call_w${i}`, response: { city, forecast: [{ hour: 9, temp_c: 14, rain_mm: 0.2 }, { hour: 12, temp_c: 19, rain_mm: 0 }, { hour: 15, temp_c: 21, rain_mm: 0 }], wind_kmh: 12 } }] },
-      { role: "tool", parts: [{ type: "tool_call_response", id: `call_h${i}`, response: { city, open: [{ name: "City Museum", from: "10:00", to: "18:00" }, { name: "Modern Art Gallery", from: "11:00", to: "19:00" }, { name: "Maritime Museum", from: "09:30", to: "17:30" }] } }] },
+      {
+        role: "tool",
+        parts: [
+          {
+            type: "tool_call_response",
+            id: `call_w${i}`,
+            response: {
+              city,
+              forecast: [
+                { hour: 9, temp_c: 14, rain_mm: 0.2 },
+                { hour: 12, temp_c: 19, rain_mm: 0 },
+                { hour: 15, temp_c: 21, rain_mm: 0 },
+              ],
+              wind_kmh: 12,
+            },
+          },
+        ],
+      },
+      {
+        role: "tool",
+        parts: [
+          {
+            type: "tool_call_response",
+            id: `call_h${i}`,
+            response: {
+              city,
+              open: [
+                { name: "City Museum", from: "10:00", to: "18:00" },
+                { name: "Modern Art Gallery", from: "11:00", to: "19:00" },
+                { name: "Maritime Museum", from: "09:30", to: "17:30" },
+              ],
+            },
+          },
+        ],
+      },
     ],
     output: [
       {
@@ -261,7 +329,8 @@ async function child(): Promise<void> {
   const cpu: number[] = [];
   const gcMs = { young: 0, full: 0 };
   const gcs = new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) gcMs[(e as { detail?: { kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MINOR ? "young" : "full"] += e.duration;
+    for (const e of list.getEntries())
+      gcMs[(e as { detail?: { kind?: number } }).detail?.kind === perf.NODE_PERFORMANCE_GC_MINOR ? "young" : "full"] += e.duration;
   });
   gcs.observe({ entryTypes: ["gc"] });
   process.stdout.write("ready\n");
@@ -278,13 +347,30 @@ async function child(): Promise<void> {
   await provider.shutdown();
   await made.close();
   const perSpan = (ms: number) => (ms * 1000) / (cpu.length * BLOCK);
-  const result: ChildResult = { cpu, onEnd: timed.times, first, gc: { young: perSpan(gcMs.young), full: perSpan(gcMs.full) }, stats: made.stats };
+  const result: ChildResult = {
+    cpu,
+    onEnd: timed.times,
+    first,
+    gc: { young: perSpan(gcMs.young), full: perSpan(gcMs.full) },
+    stats: made.stats,
+  };
   process.stdout.write(`${JSON.stringify(result)}\n`);
   process.stdin.destroy();
 }
 
 /** The options a child must share with its parent (everything after --child is positional). */
-const shared = () => ["--rounds", String(ROUNDS), "--warmup", String(WARMUP), "--block", String(BLOCK), "--host-heap", String(HOST_HEAP_MIB), ...(batchArg ? ["--batch", String(batchArg)] : []), ...(abRoot ? ["--ab", abRoot] : [])];
+const shared = () => [
+  "--rounds",
+  String(ROUNDS),
+  "--warmup",
+  String(WARMUP),
+  "--block",
+  String(BLOCK),
+  "--host-heap",
+  String(HOST_HEAP_MIB),
+  ...(batchArg ? ["--batch", String(batchArg)] : []),
+  ...(abRoot ? ["--ab", abRoot] : []),
+];
 
 /** A child process measuring one variant, driven a block at a time (see child()). */
 class Worker {
@@ -292,7 +378,9 @@ class Worker {
   private readonly lines: AsyncIterableIterator<string>;
 
   constructor(args: string[]) {
-    this.proc = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...shared(), ...args], { stdio: ["pipe", "pipe", "inherit"] });
+    this.proc = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...shared(), ...args], {
+      stdio: ["pipe", "pipe", "inherit"],
+    });
     this.lines = createInterface({ input: this.proc.stdout! })[Symbol.asyncIterator]();
   }
 
@@ -325,14 +413,19 @@ class Worker {
   }
 }
 
-const count = async (url: string, key: string) => (await (await fetch(`${url}/count?key=${key}`)).json()) as { runs: number; requests: number; bytes: number };
+const count = async (url: string, key: string) =>
+  (await (await fetch(`${url}/count?key=${key}`)).json()) as { runs: number; requests: number; bytes: number };
 
 async function isolated(): Promise<void> {
   const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
   const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
-  console.log(`otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in a process of its own, the processes' blocks interleaved (rotating order), ${REPS} repetitions with fresh processes, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans${HOST_HEAP_MIB ? `, each holding ${HOST_HEAP_MIB} MiB of live objects` : ""}; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`);
-  console.log(`  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`);
+  console.log(
+    `otel benchmark: span processors -> capture server ${capture.url} (own process); each variant in a process of its own, the processes' blocks interleaved (rotating order), ${REPS} repetitions with fresh processes, each ${WARMUP} warm-up blocks and ${ROUNDS} measured blocks of ${BLOCK} spans${HOST_HEAP_MIB ? `, each holding ${HOST_HEAP_MIB} MiB of live objects` : ""}; tracepipe client batch size ${batchArg ?? "default (GET /info's size_limit: the capture server advertises 1000)"}`,
+  );
+  console.log(
+    `  exporter peer: BatchSpanProcessor + OTLP/HTTP protobuf exporter (assembled from otlp-exporter-base + otlp-transformer; exporter-trace-otlp-proto is not installed)`,
+  );
   const summary: string[] = [];
   let spans = 0;
   let seed = 0;
@@ -345,7 +438,15 @@ async function isolated(): Promise<void> {
         const workers = {} as Record<Variant, Worker>;
         // Warm up one at a time: a warm-up is not measured, but would slow whatever ran beside it.
         for (const v of variants) {
-          workers[v] = new Worker(["--child", v, shape, usage ? "1" : "0", capture.url, dir, String((seed += (ROUNDS + WARMUP + 1) * BLOCK))]);
+          workers[v] = new Worker([
+            "--child",
+            v,
+            shape,
+            usage ? "1" : "0",
+            capture.url,
+            dir,
+            String((seed += (ROUNDS + WARMUP + 1) * BLOCK)),
+          ]);
           await workers[v].ready();
         }
         const cpu = Object.fromEntries(variants.map((v) => [v, [] as number[]])) as Record<Variant, number[]>;
@@ -363,8 +464,18 @@ async function isolated(): Promise<void> {
         const firsts = results[v].map((r) => r.first);
         console.log(
           `    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs, first span ${spread(firsts, 0, " µs")}` +
-            (v === "none" ? `   CPU per span ${spread(added.none, 1, " µs")} (span creation, the baseline)` : `   added CPU per span ${spread(added[v], 1, " µs")}`) +
-            `, GC pauses ${spread(results[v].map((r) => r.gc.young), 1, "")} + ${spread(results[v].map((r) => r.gc.full), 1, " µs")} per span (young + full)`,
+            (v === "none"
+              ? `   CPU per span ${spread(added.none, 1, " µs")} (span creation, the baseline)`
+              : `   added CPU per span ${spread(added[v], 1, " µs")}`) +
+            `, GC pauses ${spread(
+              results[v].map((r) => r.gc.young),
+              1,
+              "",
+            )} + ${spread(
+              results[v].map((r) => r.gc.full),
+              1,
+              " µs",
+            )} per span (young + full)`,
         );
       }
       const tp = added.tracepipe;
@@ -374,18 +485,28 @@ async function isolated(): Promise<void> {
       const onEnd = median(results.tracepipe.flatMap((r) => r.onEnd));
       console.log(`    -> tracepipe onEnd median ${onEnd.toFixed(2)} µs (target <= 20 µs)`);
       const target = usage ? 2 : 2.5;
-      console.log(`    -> tracepipe/exporter added CPU per span: ${median(tp).toFixed(1)} µs / ${median(ex).toFixed(1)} µs = ${ratio.toFixed(2)}x (ratio of medians; per repetition ${spread(perRepRatios, 2, "x")}) (target <= ${target}x: ${ratio <= target ? "met" : "NOT met"})`);
+      console.log(
+        `    -> tracepipe/exporter added CPU per span: ${median(tp).toFixed(1)} µs / ${median(ex).toFixed(1)} µs = ${ratio.toFixed(2)}x (ratio of medians; per repetition ${spread(perRepRatios, 2, "x")}) (target <= ${target}x: ${ratio <= target ? "met" : "NOT met"})`,
+      );
       summary.push(`${shape} ${usage ? "usage" : "no usage"} ${ratio.toFixed(2)}x (<= ${target}x)`);
       if (abRoot) {
         const other = added["other build"];
-        console.log(`    -> this build / other build (${abRoot}), added CPU per span: ${(median(tp) / median(other)).toFixed(3)}x (ratio of medians; per repetition ${spread(tp.map((c, i) => c / other[i]!), 3, "x")})`);
+        console.log(
+          `    -> this build / other build (${abRoot}), added CPU per span: ${(median(tp) / median(other)).toFixed(3)}x (ratio of medians; per repetition ${spread(
+            tp.map((c, i) => c / other[i]!),
+            3,
+            "x",
+          )})`,
+        );
       }
     }
   }
   const tpCount = await count(capture.url, KEYS.tracepipe);
   const otlpCount = await count(capture.url, KEYS["otlp-proto"]);
   if (abRoot) console.log(`\n  other build: ${(await count(capture.url, KEYS["other build"])).runs}/${spans} runs delivered`);
-  console.log(`\n  delivered: tracepipe ${tpCount.runs}/${spans} runs in ${tpCount.requests} requests (${(tpCount.bytes / 1e6).toFixed(1)} MB); exporter ${otlpCount.requests} requests (${(otlpCount.bytes / 1e6).toFixed(1)} MB)`);
+  console.log(
+    `\n  delivered: tracepipe ${tpCount.runs}/${spans} runs in ${tpCount.requests} requests (${(tpCount.bytes / 1e6).toFixed(1)} MB); exporter ${otlpCount.requests} requests (${(otlpCount.bytes / 1e6).toFixed(1)} MB)`,
+  );
   console.log(`  summary: CPU ratio ${summary.join(", ")}`);
   capture.proc.kill("SIGTERM");
 }
@@ -395,10 +516,17 @@ async function together(): Promise<void> {
   const capture = await startChild([join(root, "benchmarks/capture-server.ts")]);
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-otel-"));
   const variants: Variant[] = ["none", "otlp-proto", "tracepipe", ...(abRoot ? (["other build"] as const) : [])];
-  const made = Object.fromEntries(await Promise.all(variants.map(async (v) => [v, await makeProcessor(v, capture.url, dir)] as const))) as Record<Variant, Awaited<ReturnType<typeof makeProcessor>>>;
+  const made = Object.fromEntries(
+    await Promise.all(variants.map(async (v) => [v, await makeProcessor(v, capture.url, dir)] as const)),
+  ) as Record<Variant, Awaited<ReturnType<typeof makeProcessor>>>;
   const timed = Object.fromEntries(variants.map((v) => [v, new Timed(made[v].processor)])) as Record<Variant, Timed>;
-  const providers = Object.fromEntries(variants.map((v) => [v, new NodeTracerProvider({ spanProcessors: [timed[v]] })])) as Record<Variant, NodeTracerProvider>;
-  console.log(`otel benchmark (one process): ${ROUNDS} rounds x ${BLOCK} spans per variant, shape and usage, interleaved; round 0 is warm-up; tracepipe client batch size ${batchArg ?? "default"}`);
+  const providers = Object.fromEntries(variants.map((v) => [v, new NodeTracerProvider({ spanProcessors: [timed[v]] })])) as Record<
+    Variant,
+    NodeTracerProvider
+  >;
+  console.log(
+    `otel benchmark (one process): ${ROUNDS} rounds x ${BLOCK} spans per variant, shape and usage, interleaved; round 0 is warm-up; tracepipe client batch size ${batchArg ?? "default"}`,
+  );
   const summary: string[] = [];
   let seed = 0;
   for (const shape of SHAPES) {
@@ -417,16 +545,23 @@ async function together(): Promise<void> {
       console.log(`\n  ${shape}, ${usage ? "spans with usage" : "spans without usage (tracepipe estimates)"}:`);
       for (const v of variants) {
         const t = timed[v].times;
-        console.log(`    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs` + (v === "none" ? `   CPU per span ${spread(cpu[v], 1, " µs")}` : `   added CPU per span ${spread(added(v), 1, " µs")}`));
+        console.log(
+          `    ${v.padEnd(11)} onEnd median ${median(t).toFixed(2).padStart(6)} µs, p99 ${quantile(t, 0.99).toFixed(1).padStart(6)} µs` +
+            (v === "none" ? `   CPU per span ${spread(cpu[v], 1, " µs")}` : `   added CPU per span ${spread(added(v), 1, " µs")}`),
+        );
       }
       const ratio = median(added("tracepipe")) / median(added("otlp-proto"));
       const target = usage ? 2 : 2.5;
-      console.log(`    -> tracepipe/exporter added CPU per span (ratio of medians): ${ratio.toFixed(2)}x (target <= ${target}x: ${ratio <= target ? "met" : "NOT met"})`);
+      console.log(
+        `    -> tracepipe/exporter added CPU per span (ratio of medians): ${ratio.toFixed(2)}x (target <= ${target}x: ${ratio <= target ? "met" : "NOT met"})`,
+      );
       summary.push(`${shape} ${usage ? "usage" : "no usage"} ${ratio.toFixed(2)}x (<= ${target}x)`);
       if (abRoot) {
         const mine = added("tracepipe");
         const other = added("other build");
-        console.log(`    -> this build / other build: ${(median(mine) / median(other)).toFixed(3)}x (ratio of medians), ${median(mine.map((m, i) => m / other[i]!)).toFixed(3)}x (median of per-round ratios)`);
+        console.log(
+          `    -> this build / other build: ${(median(mine) / median(other)).toFixed(3)}x (ratio of medians), ${median(mine.map((m, i) => m / other[i]!)).toFixed(3)}x (median of per-round ratios)`,
+        );
       }
     }
   }

@@ -33,7 +33,12 @@ const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   ["context (AsyncLocalStorage)", (u) => /node:(async_hooks|internal\/async_local_storage|internal\/async_hooks)/.test(u)],
   ["sampling, masking (ingest/privacy)", (u) => u.includes("/dist/src/ingest/privacy.js")],
   ["encoding (ingest/multipart, encoded-run)", (u) => /\/dist\/src\/ingest\/(multipart|encoded-run)\.js/.test(u)],
-  ["delivery (ingest/http-sink, delivery, node:http, zlib)", (u) => /\/dist\/src\/ingest\/(http-sink|delivery|sink|deadletter|spool)/.test(u) || /^node:(_http|http|https|zlib|internal\/http|internal\/streams\/|net|stream)/.test(u)],
+  [
+    "delivery (ingest/http-sink, delivery, node:http, zlib)",
+    (u) =>
+      /\/dist\/src\/ingest\/(http-sink|delivery|sink|deadletter|spool)/.test(u) ||
+      /^node:(_http|http|https|zlib|internal\/http|internal\/streams\/|net|stream)/.test(u),
+  ],
   ["queueing (ingest/client, ops, queue, pump)", (u) => u.includes("/dist/src/ingest/")],
   ["token estimation (tokens/)", (u) => u.includes("/dist/src/tokens/")],
   ["other tracepipe", (u) => u.includes("/dist/")],
@@ -105,7 +110,9 @@ export class StageProfiler {
       lines.push(`    ${s.padEnd(56)} ${x.toFixed(2).padStart(8)} ${y.toFixed(2).padStart(8)} ${(x - y).toFixed(2).padStart(8)}`);
     }
     lines.unshift(`    ${`µs per ${unit}`.padEnd(56)} ${name.padStart(8)} ${base.padStart(8)} ${"added".padStart(8)}`);
-    lines.push(`    ${"total (sampled; idle and native waits excluded)".padEnd(56)} ${sumA.toFixed(2).padStart(8)} ${sumB.toFixed(2).padStart(8)} ${(sumA - sumB).toFixed(2).padStart(8)}`);
+    lines.push(
+      `    ${"total (sampled; idle and native waits excluded)".padEnd(56)} ${sumA.toFixed(2).padStart(8)} ${sumB.toFixed(2).padStart(8)} ${(sumA - sumB).toFixed(2).padStart(8)}`,
+    );
     return lines;
   }
 }

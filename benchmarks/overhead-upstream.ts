@@ -17,8 +17,21 @@ const completion = JSON.stringify({
   created: 1763800000,
   model,
   system_fingerprint: "fp_bench",
-  choices: [{ index: 0, message: { role: "assistant", content: "The capital of France is Paris.", refusal: null, annotations: [] }, logprobs: null, finish_reason: "stop" }],
-  usage: { prompt_tokens: 24, completion_tokens: 8, total_tokens: 32, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 } },
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: "The capital of France is Paris.", refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: "stop",
+    },
+  ],
+  usage: {
+    prompt_tokens: 24,
+    completion_tokens: 8,
+    total_tokens: 32,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+  },
 });
 const chunk = (delta: object, finish: string | null) =>
   `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1763800000, model, system_fingerprint: "fp_bench", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;

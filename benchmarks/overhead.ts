@@ -64,7 +64,14 @@ const { Client: LsClient } = await import("langsmith");
 
 const openai = () => new OpenAI({ apiKey: "sk-bench", baseURL: `${upstream.url}/v1`, maxRetries: 0 });
 const spool = mkdtempSync(join(tmpdir(), "tp-bench-overhead-"));
-const tpClient = new tp.Client({ endpoint: capture.url, apiKey: "overhead-tracepipe", project: "overhead-tracepipe", spoolDir: join(spool, "spool"), deadLetterPath: join(spool, "dl.jsonl"), exitHooks: false });
+const tpClient = new tp.Client({
+  endpoint: capture.url,
+  apiKey: "overhead-tracepipe",
+  project: "overhead-tracepipe",
+  spoolDir: join(spool, "spool"),
+  deadLetterPath: join(spool, "dl.jsonl"),
+  exitHooks: false,
+});
 const lsClient = new LsClient({ apiUrl: capture.url, apiKey: "overhead-langsmith", autoBatchTracing: true });
 
 type Chat = Pick<OpenAI, "chat">;
@@ -76,11 +83,22 @@ const variants: Partial<Record<Name, Chat>> = {
   langsmith: lsWrapOpenAI(openai(), { client: lsClient, tracingEnabled: true, project_name: "overhead-langsmith" }) as Chat,
 };
 /** Deliver what a tracer still holds, so its background CPU is charged to its own block. */
-const drain: Partial<Record<Name, () => Promise<void>>> = { unwrapped: async () => {}, tracepipe: async () => void (await tpClient.flush()), langsmith: () => lsClient.awaitPendingTraceBatches() };
+const drain: Partial<Record<Name, () => Promise<void>>> = {
+  unwrapped: async () => {},
+  tracepipe: async () => void (await tpClient.flush()),
+  langsmith: () => lsClient.awaitPendingTraceBatches(),
+};
 let abClient: InstanceType<typeof tp.Client> | undefined;
 if (abRoot) {
   const before = (await import(join(abRoot, "dist/src/index.js"))) as typeof import("../src/index.js");
-  const c = new before.Client({ endpoint: capture.url, apiKey: "overhead-before", project: "overhead-before", spoolDir: join(spool, "spool-before"), deadLetterPath: join(spool, "dl-before.jsonl"), exitHooks: false });
+  const c = new before.Client({
+    endpoint: capture.url,
+    apiKey: "overhead-before",
+    project: "overhead-before",
+    spoolDir: join(spool, "spool-before"),
+    deadLetterPath: join(spool, "dl-before.jsonl"),
+    exitHooks: false,
+  });
   abClient = c;
   names.push("before");
   variants.before = before.wrapOpenAI(openai(), { client: c });
@@ -110,10 +128,17 @@ async function oneStream(c: Chat): Promise<number> {
 type Round = { call: number; stream: number; cpuCall: number; cpuStream: number };
 const rounds = Object.fromEntries(names.map((n) => [n, [] as Round[]])) as Record<Name, Round[]>;
 /** Every measured call and stream latency, in µs: the pooled median is steadier than per-round differences when the machine is busy. */
-const pooled = Object.fromEntries(names.map((n) => [n, { call: [] as number[], stream: [] as number[] }])) as Record<Name, { call: number[]; stream: number[] }>;
+const pooled = Object.fromEntries(names.map((n) => [n, { call: [] as number[], stream: [] as number[] }])) as Record<
+  Name,
+  { call: number[]; stream: number[] }
+>;
 
-console.log(`overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`);
-console.log(`  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`);
+console.log(
+  `overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`,
+);
+console.log(
+  `  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`,
+);
 for (let round = 0; round <= ROUNDS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(k + round) % names.length]!;
@@ -137,7 +162,8 @@ for (let round = 0; round <= ROUNDS; round++) {
 }
 
 const added = (name: Name, f: (r: Round) => number) => rounds[name].map((r, i) => f(r) - f(rounds.unwrapped[i]!));
-const iqr = (xs: number[], d: number) => `${median(xs).toFixed(d).padStart(7)} (IQR ${quantile(xs, 0.25).toFixed(d)}–${quantile(xs, 0.75).toFixed(d)})`;
+const iqr = (xs: number[], d: number) =>
+  `${median(xs).toFixed(d).padStart(7)} (IQR ${quantile(xs, 0.25).toFixed(d)}–${quantile(xs, 0.75).toFixed(d)})`;
 const metrics: [string, (r: Round) => number, number][] = [
   ["latency per call, µs", (r) => r.call, 0],
   ["latency per chunk, µs", (r) => r.stream / CHUNKS, 2],
@@ -145,7 +171,9 @@ const metrics: [string, (r: Round) => number, number][] = [
   ["CPU per chunk, µs", (r) => r.cpuStream / CHUNKS, 2],
 ];
 const u = rounds.unwrapped;
-console.log(`  unwrapped: ${median(u.map((r) => r.call)).toFixed(0)} µs per call, ${median(u.map((r) => r.stream)).toFixed(0)} µs per stream, CPU ${median(u.map((r) => r.cpuCall)).toFixed(0)} µs per call (medians over rounds)`);
+console.log(
+  `  unwrapped: ${median(u.map((r) => r.call)).toFixed(0)} µs per call, ${median(u.map((r) => r.stream)).toFixed(0)} µs per stream, CPU ${median(u.map((r) => r.cpuCall)).toFixed(0)} µs per call (medians over rounds)`,
+);
 const summary: string[] = [];
 for (const [label, f, d] of metrics) {
   const t = added("tracepipe", f);
@@ -155,7 +183,9 @@ for (const [label, f, d] of metrics) {
   console.log(`  added ${label.padEnd(22)} tracepipe ${iqr(t, d)}   langsmith ${iqr(l, d)}   -> ratio ${ratio.toFixed(2)}x`);
   if (abRoot) {
     const b = added("before", f);
-    console.log(`  ${"".padEnd(28)} before    ${iqr(b, d)}   -> tracepipe/before ${(median(t) / median(b)).toFixed(2)}x, before/langsmith ${(median(b) / median(l)).toFixed(2)}x`);
+    console.log(
+      `  ${"".padEnd(28)} before    ${iqr(b, d)}   -> tracepipe/before ${(median(t) / median(b)).toFixed(2)}x, before/langsmith ${(median(b) / median(l)).toFixed(2)}x`,
+    );
   }
 }
 const pooledAdded = (name: Name, k: "call" | "stream") => median(pooled[name][k]) - median(pooled.unwrapped[k]);
@@ -164,7 +194,9 @@ console.log(
     ` per chunk tracepipe ${(pooledAdded("tracepipe", "stream") / CHUNKS).toFixed(2)} µs, langsmith ${(pooledAdded("langsmith", "stream") / CHUNKS).toFixed(2)} µs -> ${(pooledAdded("tracepipe", "stream") / pooledAdded("langsmith", "stream")).toFixed(2)}x`,
 );
 const marginal = (name: Name) => median(rounds[name].map((r, i) => (r.stream - u[i]!.stream - (r.call - u[i]!.call)) / CHUNKS));
-console.log(`  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs (target <= 2 µs)`);
+console.log(
+  `  per chunk beyond the per-call cost ((stream added - call added) / ${CHUNKS}): tracepipe ${marginal("tracepipe").toFixed(2)} µs, langsmith ${marginal("langsmith").toFixed(2)} µs (target <= 2 µs)`,
+);
 
 // The breakdown: the same blocks under the profiler (not counted above), calls and their drain apart.
 const profiler = new StageProfiler();
@@ -186,7 +218,9 @@ for (let round = 0; round < PROFILED_ROUNDS; round++) {
 profiler.stop();
 const callsProfiled = PROFILED_ROUNDS * CALLS;
 const chunksProfiled = PROFILED_ROUNDS * STREAMS * CHUNKS;
-console.log(`  breakdown: ${PROFILED_ROUNDS} more rounds under V8's sampling profiler (50 µs), sampled time per stage (noisy; the profiler slows all variants alike)`);
+console.log(
+  `  breakdown: ${PROFILED_ROUNDS} more rounds under V8's sampling profiler (50 µs), sampled time per stage (noisy; the profiler slows all variants alike)`,
+);
 for (const peer of names.filter((n) => n !== "unwrapped")) {
   console.log(`  ${peer}, non-streamed calls, while the calls run (the caller waits on this):`);
   for (const l of profiler.table(`${peer}:calls`, "unwrapped:calls", callsProfiled, "call")) console.log(l);
@@ -203,7 +237,9 @@ await lsClient.awaitPendingTraceBatches();
 const count = async (key: string) => ((await (await fetch(`${capture.url}/count?key=${key}`)).json()) as { runs: number }).runs;
 const expected = (ROUNDS + 1 + PROFILED_ROUNDS) * (CALLS + STREAMS);
 if (abClient) await abClient.shutdown();
-console.log(`  runs at the server: tracepipe ${await count("overhead-tracepipe")}/${expected}, langsmith ${await count("overhead-langsmith")}/${expected}${abClient ? `, before ${await count("overhead-before")}/${expected}` : ""}`);
+console.log(
+  `  runs at the server: tracepipe ${await count("overhead-tracepipe")}/${expected}, langsmith ${await count("overhead-langsmith")}/${expected}${abClient ? `, before ${await count("overhead-before")}/${expected}` : ""}`,
+);
 console.log(`  peak RSS of this process (all three variants): ${peakRssMiB().toFixed(0)} MiB`);
 console.log(`  summary (tracepipe/langsmith, medians): ${summary.join(", ")}`);
 capture.proc.kill("SIGTERM");

@@ -25,7 +25,10 @@ export const peakRssMiB = () => process.resourceUsage().maxRSS / 1024;
 
 /** Start `node [--import tsx] <args>` and resolve with the URL it prints ("listening on http://…"). */
 export function startChild(args: string[], opts: { tsx?: boolean; cwd?: string } = {}): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, [...(opts.tsx === false ? [] : ["--import", "tsx"]), ...args], { cwd: opts.cwd, stdio: ["ignore", "pipe", "inherit"] });
+  const proc = spawn(process.execPath, [...(opts.tsx === false ? [] : ["--import", "tsx"]), ...args], {
+    cwd: opts.cwd,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   return new Promise((resolve, reject) => {
     let seen = "";
     proc.stdout!.setEncoding("utf8").on("data", (d: string) => {

@@ -29,9 +29,14 @@ import { startPostgres, type RunningPostgres } from "../test/helpers/postgres.js
 const root = fileURLToPath(new URL("../", import.meta.url));
 // The collector and the stores from one build: dist/ when it has the PostgreSQL store, else the sources.
 const built = existsSync(fileURLToPath(new URL("../dist/src/store/postgres/store.js", import.meta.url)));
-if (!built) console.log("(dist/ has no PostgreSQL store: measuring the TypeScript sources through tsx; run `npm run build` for compiled numbers)");
-const { createCollector } = built ? await loadBuilt<typeof import("../src/server/app.js")>("src/server/app.js") : await import("../src/server/app.js");
-const { openStore } = built ? await loadBuilt<typeof import("../src/store/open.js")>("src/store/open.js") : await import("../src/store/open.js");
+if (!built)
+  console.log("(dist/ has no PostgreSQL store: measuring the TypeScript sources through tsx; run `npm run build` for compiled numbers)");
+const { createCollector } = built
+  ? await loadBuilt<typeof import("../src/server/app.js")>("src/server/app.js")
+  : await import("../src/server/app.js");
+const { openStore } = built
+  ? await loadBuilt<typeof import("../src/store/open.js")>("src/store/open.js")
+  : await import("../src/store/open.js");
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -52,7 +57,11 @@ interface Load {
 }
 function load(url: string, batch: number): Promise<Load> {
   return new Promise((resolve, reject) => {
-    const p = spawn(process.execPath, ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), url, String(SECONDS), String(CLIENTS), String(batch)], { stdio: ["ignore", "pipe", "inherit"] });
+    const p = spawn(
+      process.execPath,
+      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), url, String(SECONDS), String(CLIENTS), String(batch)],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     let out = "";
     p.stdout!.setEncoding("utf8").on("data", (d: string) => (out += d));
     p.on("exit", (code) => {
@@ -78,7 +87,11 @@ function serverCpuMs(postmasterPid: number): number {
   };
   let children: number[] = [];
   try {
-    children = readFileSync(`/proc/${postmasterPid}/task/${postmasterPid}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
+    children = readFileSync(`/proc/${postmasterPid}/task/${postmasterPid}/children`, "utf8")
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
   } catch {
     // not Linux, or not ours to read
   }
@@ -123,9 +136,13 @@ interface Figures {
 }
 const results = new Map<string, Figures>();
 const key = (kind: Kind, batch: number) => `${kind}/${batch}`;
-for (const kind of ["sqlite", "postgres"] as const) for (const b of BATCHES) results.set(key(kind, b), { runsps: [], rps: [], collectorCpuPer1k: [], serverCpuPer1k: [], missing: 0, failures: 0 });
+for (const kind of ["sqlite", "postgres"] as const)
+  for (const b of BATCHES)
+    results.set(key(kind, b), { runsps: [], rps: [], collectorCpuPer1k: [], serverCpuPer1k: [], missing: 0, failures: 0 });
 
-console.log(`store benchmark: load generator (own process, ${CLIENTS} connections, fresh ids, ~2 KB runs) -> one collector in this process, no rate limits; ${SECONDS} s per measurement, ${REPS} repetitions, stores and batch sizes alternating`);
+console.log(
+  `store benchmark: load generator (own process, ${CLIENTS} connections, fresh ids, ~2 KB runs) -> one collector in this process, no rate limits; ${SECONDS} s per measurement, ${REPS} repetitions, stores and batch sizes alternating`,
+);
 try {
   for (let rep = 0; rep < REPS; rep++) {
     const kinds: Kind[] = rep % 2 === 0 ? ["sqlite", "postgres"] : ["postgres", "sqlite"];
@@ -168,6 +185,8 @@ for (const batch of BATCHES) {
   console.log(`  batch ${batch}: ${label}`);
   console.log(`    SQLite      ${spread(s[figure], 0)}`);
   console.log(`    PostgreSQL  ${spread(p[figure], 0)}   -> ${ratio(p[figure], s[figure])}x SQLite (target >= 0.8x)`);
-  console.log(`    CPU per 1,000 runs: collector SQLite ${spread(s.collectorCpuPer1k, 0, " ms")}, PostgreSQL ${spread(p.collectorCpuPer1k, 0, " ms")}; PostgreSQL server ${p.serverCpuPer1k.length ? spread(p.serverCpuPer1k, 0, " ms") : "not measured (remote server)"}`);
+  console.log(
+    `    CPU per 1,000 runs: collector SQLite ${spread(s.collectorCpuPer1k, 0, " ms")}, PostgreSQL ${spread(p.collectorCpuPer1k, 0, " ms")}; PostgreSQL server ${p.serverCpuPer1k.length ? spread(p.serverCpuPer1k, 0, " ms") : "not measured (remote server)"}`,
+  );
   console.log(`    accepted runs not stored: SQLite ${s.missing}, PostgreSQL ${p.missing}; failed requests: ${s.failures}, ${p.failures}`);
 }

@@ -46,10 +46,30 @@ if (!ENCODING) throw new Error(`--model ${MODEL}: not an OpenAI model, nothing t
 
 // --- deterministic text shapes ------------------------------------------------------
 
-const WORDS = (
-  "the of and to in is was that for it with as his on be at by had are but from or have an they which one you were all her she there would their we him been has when who will no more if out so up said what its about than into them can only other time new some could these two may first then do any like my now over such our man me even most made after also did many off before must well back through years much where your way down should because long each just state people those too how little good world very make own see men work still here old life both between under last never day us while same might great year since against come another came right used take three house use during without again place around however home small found thought went say part once general high upon school every does got united left number course war until always away something fact water though less public put think almost hand enough far took head yet government system better set told nothing night end why called didn asked later knew point"
-).split(" ");
-const IDENTS = ["request", "response", "payload", "items", "index", "config", "client", "result", "error", "value", "options", "handler", "buffer", "stream", "count", "user", "tokens", "message"];
+const WORDS =
+  "the of and to in is was that for it with as his on be at by had are but from or have an they which one you were all her she there would their we him been has when who will no more if out so up said what its about than into them can only other time new some could these two may first then do any like my now over such our man me even most made after also did many off before must well back through years much where your way down should because long each just state people those too how little good world very make own see men work still here old life both between under last never day us while same might great year since against come another came right used take three house use during without again place around however home small found thought went say part once general high upon school every does got united left number course war until always away something fact water though less public put think almost hand enough far took head yet government system better set told nothing night end why called didn asked later knew point".split(
+    " ",
+  );
+const IDENTS = [
+  "request",
+  "response",
+  "payload",
+  "items",
+  "index",
+  "config",
+  "client",
+  "result",
+  "error",
+  "value",
+  "options",
+  "handler",
+  "buffer",
+  "stream",
+  "count",
+  "user",
+  "tokens",
+  "message",
+];
 
 type Shape = (n: number, r: () => number) => string;
 const pick = <T>(xs: readonly T[], r: () => number): T => xs[Math.floor(r() * xs.length)]!;
@@ -93,8 +113,15 @@ const SHAPES: Record<string, Shape> = {
       );
     }),
   csv: (n, r) =>
-    build(n, () => `${Math.floor(r() * 1e6)},${pick(IDENTS, r)}_${pick(IDENTS, r)},${(r() * 1000).toFixed(4)},2025-${String(1 + Math.floor(r() * 12)).padStart(2, "0")}-${String(1 + Math.floor(r() * 28)).padStart(2, "0")}T${String(Math.floor(r() * 24)).padStart(2, "0")}:00:00Z,${r() < 0.5 ? "ok" : "failed"}\n`),
-  base64: (n, r) => randomBytes(Math.ceil((n * 3) / 4), r).toString("base64").slice(0, n),
+    build(
+      n,
+      () =>
+        `${Math.floor(r() * 1e6)},${pick(IDENTS, r)}_${pick(IDENTS, r)},${(r() * 1000).toFixed(4)},2025-${String(1 + Math.floor(r() * 12)).padStart(2, "0")}-${String(1 + Math.floor(r() * 28)).padStart(2, "0")}T${String(Math.floor(r() * 24)).padStart(2, "0")}:00:00Z,${r() < 0.5 ? "ok" : "failed"}\n`,
+    ),
+  base64: (n, r) =>
+    randomBytes(Math.ceil((n * 3) / 4), r)
+      .toString("base64")
+      .slice(0, n),
   "base64-76": (n, r) =>
     randomBytes(Math.ceil((n * 3) / 4), r)
       .toString("base64")
@@ -139,7 +166,11 @@ if (process.argv.includes("--child")) {
 }
 
 function peakOf(shape: string, n: number, which: "ours" | "tiktoken"): number | undefined {
-  const r = spawnSync(process.execPath, ["--expose-gc", ...process.execArgv, process.argv[1]!, "--model", MODEL, "--child", shape, String(n), which], { encoding: "utf8", maxBuffer: 1 << 20 });
+  const r = spawnSync(
+    process.execPath,
+    ["--expose-gc", ...process.execArgv, process.argv[1]!, "--model", MODEL, "--child", shape, String(n), which],
+    { encoding: "utf8", maxBuffer: 1 << 20 },
+  );
   try {
     return (JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { peak: number }).peak;
   } catch {
@@ -174,7 +205,9 @@ const label = (n: number) => (n >= 1e6 ? `${n / 1e6} MB` : `${n / 1e3} KB`);
 
 console.log(`model ${MODEL} (${ENCODING}); ${REPS} repetitions per size; CPU ms per call, median [min-max]; sizes in characters`);
 console.log("growth = time ratio to the previous size / size ratio (1.00 = linear); peak = RSS a single call adds, in MB\n");
-console.log(["shape", "size", "ours ms", "tiktoken ms", "ratio", "growth ours", "growth tk", "tokens ours/tk", "peak ours", "peak tk"].join("\t"));
+console.log(
+  ["shape", "size", "ours ms", "tiktoken ms", "ratio", "growth ours", "growth tk", "tokens ours/tk", "peak ours", "peak tk"].join("\t"),
+);
 
 const summary: { shape: string; size: number; ratio?: number }[] = [];
 for (const shape of shapes) {
@@ -211,14 +244,17 @@ for (const shape of shapes) {
     const mo = median(ours);
     const mt: number | undefined = runTk ? median(tk) : undefined;
     if (mt !== undefined) tkPrev = { n, t: mt };
-    const growth = (cur: number | undefined, old: number | undefined, oldN: number | undefined) => (cur !== undefined && old !== undefined && oldN ? (cur / old / (n / oldN)).toFixed(2) : "-");
+    const growth = (cur: number | undefined, old: number | undefined, oldN: number | undefined) =>
+      cur !== undefined && old !== undefined && oldN ? (cur / old / (n / oldN)).toFixed(2) : "-";
     summary.push({ shape, size: n, ratio: mt === undefined ? undefined : mo / mt });
     console.log(
       [
         shape,
         label(n),
         `${ms(mo)} [${ms(Math.min(...ours))}-${ms(Math.max(...ours))}]`,
-        mt === undefined ? `skipped (predicted ${(predicted / 1000).toFixed(0)} s/call)` : `${ms(mt)} [${ms(Math.min(...tk))}-${ms(Math.max(...tk))}]`,
+        mt === undefined
+          ? `skipped (predicted ${(predicted / 1000).toFixed(0)} s/call)`
+          : `${ms(mt)} [${ms(Math.min(...tk))}-${ms(Math.max(...tk))}]`,
         mt === undefined ? "-" : `${(mo / mt).toFixed(2)}x`,
         growth(mo, prev?.ours, prev?.n),
         growth(mt, prev?.tk, prev?.n),
@@ -233,4 +269,7 @@ for (const shape of shapes) {
 
 const ratios = summary.filter((s) => s.ratio !== undefined).map((s) => s.ratio!);
 const worst = summary.reduce((w, s) => (s.ratio !== undefined && (w.ratio === undefined || s.ratio > w.ratio) ? s : w), summary[0]!);
-if (ratios.length) console.log(`\nratio ours/tiktoken where tiktoken ran: median ${median(ratios).toFixed(2)}x, worst ${worst.ratio!.toFixed(2)}x (${worst.shape} ${label(worst.size)})`);
+if (ratios.length)
+  console.log(
+    `\nratio ours/tiktoken where tiktoken ran: median ${median(ratios).toFixed(2)}x, worst ${worst.ratio!.toFixed(2)}x (${worst.shape} ${label(worst.size)})`,
+  );

@@ -55,7 +55,19 @@ function trace(t: number, k: number): Record<string, unknown>[] {
   const rootDotted = `${stamp(iso(t))}${root}`;
   const project = `project-${k % 5}`;
   const out: Record<string, unknown>[] = [
-    { id: root, trace_id: root, dotted_order: rootDotted, name: `agent-${k % 50}`, run_type: "chain", start_time: iso(t), end_time: iso(t + 900), inputs: { question: `question ${k}` }, outputs: { answer: `answer ${k}` }, session_name: project, ...(k % 97 === 0 ? { error: "Error: tool failed" } : {}) },
+    {
+      id: root,
+      trace_id: root,
+      dotted_order: rootDotted,
+      name: `agent-${k % 50}`,
+      run_type: "chain",
+      start_time: iso(t),
+      end_time: iso(t + 900),
+      inputs: { question: `question ${k}` },
+      outputs: { answer: `answer ${k}` },
+      session_name: project,
+      ...(k % 97 === 0 ? { error: "Error: tool failed" } : {}),
+    },
   ];
   for (let i = 1; i < PER_TRACE; i++) {
     const id = randomUUID();
@@ -71,7 +83,15 @@ function trace(t: number, k: number): Record<string, unknown>[] {
       end_time: iso(s + 70),
       session_name: project,
       inputs: { messages: [{ role: "user", content: [{ type: "text", text: `step ${i} of trace ${k}` }] }] },
-      outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "ok" }], usage_metadata: { input_tokens: 100 + i, output_tokens: 20, total_tokens: 120 + i } }] },
+      outputs: {
+        messages: [
+          {
+            role: "assistant",
+            content: [{ type: "text", text: "ok" }],
+            usage_metadata: { input_tokens: 100 + i, output_tokens: 20, total_tokens: 120 + i },
+          },
+        ],
+      },
       extra: { metadata: { trace_provider: "openai", trace_model_name: k % 2 ? "gpt-4o" : "gpt-4o-mini" } },
       events: [{ name: "new_token", time: iso(s + 30) }],
     });
@@ -89,7 +109,8 @@ function fill(store: SqliteStore, runs: number): void {
     if (batch.length >= 5000 || k === traces - 1) {
       store.ingestNow({ post: batch });
       batch = [];
-      if (k % 10000 === 0 && k > 0) process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+      if (k % 10000 === 0 && k > 0)
+        process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
     }
   }
 }
@@ -124,67 +145,71 @@ let sqliteFigures: { page: number; trace: number } | undefined;
 if (ONLY !== "monitor") sqliteFigures = await traceList();
 
 async function traceList(): Promise<{ page: number; trace: number }> {
-// The big store, built once.
-const big = new SqliteStore(DB);
-if (await big.countRuns() < RUNS) {
-  process.stderr.write(`building ${DB} with ${RUNS} runs (once)...\n`);
-  fill(big, RUNS - await big.countRuns());
-}
-const thousand = bulkTrace(1000, { name: "thousand", project: "project-0", startMs: Date.parse("2025-06-01T00:00:00Z") });
-if ((await big.traceRuns(String(thousand[0]!.id))).length === 0) big.ingestNow({ post: thousand });
-const bigTrace = (await big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" })).traces[0]!.trace_id;
-
-// Small stores: 10 runs (one trace), and 500 runs (exactly one full first page of 50 traces,
-// so the page's own work is the same as with the big store and only the store's size differs).
-const smallDir = mkdtempSync(join(tmpdir(), "tp-viewer-small-"));
-const small = new SqliteStore(join(smallDir, "small.db"));
-fill(small, 10);
-const page500 = new SqliteStore(join(smallDir, "page.db"));
-fill(page500, 500);
-
-const bigSrv = await serve(big);
-const smallSrv = await serve(small);
-const pageSrv = await serve(page500);
-const firstPage = "/api/viewer/traces?limit=50";
-const tBig = await timeGet(bigSrv.url + firstPage, ROUNDS);
-const tSmall = await timeGet(smallSrv.url + firstPage, ROUNDS);
-const tPage = await timeGet(pageSrv.url + firstPage, ROUNDS);
-const tProject = await timeGet(bigSrv.url + firstPage + "&project=project-3", ROUNDS);
-const tModel = await timeGet(bigSrv.url + firstPage + "&model=gpt-4o-mini&errors_only=true", ROUNDS);
-const tTrace = await timeGet(`${bigSrv.url}/api/viewer/traces/${bigTrace}`, ROUNDS);
-
-let render: number | undefined;
-const chromiumPath = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].find((p) => existsSync(p));
-if (chromiumPath) {
-  const { chromium } = await import("playwright-core");
-  const browser = await chromium.launch({ executablePath: chromiumPath, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
-  const page = await browser.newPage();
-  const times: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    await page.goto(`${bigSrv.url}/#/`);
-    await page.locator("tr.trace-row").first().waitFor();
-    const t = performance.now();
-    await page.goto(`${bigSrv.url}/#/trace/${bigTrace}`);
-    await page.locator(".tree .node").nth(999).waitFor();
-    times.push(performance.now() - t);
+  // The big store, built once.
+  const big = new SqliteStore(DB);
+  if ((await big.countRuns()) < RUNS) {
+    process.stderr.write(`building ${DB} with ${RUNS} runs (once)...\n`);
+    fill(big, RUNS - (await big.countRuns()));
   }
-  render = median(times);
-  await browser.close();
-}
+  const thousand = bulkTrace(1000, { name: "thousand", project: "project-0", startMs: Date.parse("2025-06-01T00:00:00Z") });
+  if ((await big.traceRuns(String(thousand[0]!.id))).length === 0) big.ingestNow({ post: thousand });
+  const bigTrace = (await big.listTraces({ name: "thousand", start_time_lt: "2025-06-02T00:00:00Z" })).traces[0]!.trace_id;
 
-await bigSrv.close();
-await smallSrv.close();
-await pageSrv.close();
-page500.close();
-big.close();
-small.close();
-rmSync(smallDir, { recursive: true, force: true });
+  // Small stores: 10 runs (one trace), and 500 runs (exactly one full first page of 50 traces,
+  // so the page's own work is the same as with the big store and only the store's size differs).
+  const smallDir = mkdtempSync(join(tmpdir(), "tp-viewer-small-"));
+  const small = new SqliteStore(join(smallDir, "small.db"));
+  fill(small, 10);
+  const page500 = new SqliteStore(join(smallDir, "page.db"));
+  fill(page500, 500);
 
-console.log(`trace list, first page of 50 (server time, median of ${ROUNDS}):`);
-console.log(`  ${RUNS.toLocaleString("en-US")} runs: ${f(tBig)} (target < 100 ms)   10 runs: ${f(tSmall)} (ratio ${(tBig / tSmall).toFixed(2)}x)   500 runs, same full page: ${f(tPage)} (ratio ${(tBig / tPage).toFixed(2)}x)`);
-console.log(`  ${RUNS.toLocaleString("en-US")} runs, project filter: ${f(tProject)}; model + errors-only filter: ${f(tModel)}`);
-console.log(`1,000-run trace: runs from the server ${f(tTrace)}${render === undefined ? " (no chromium: render not measured)" : `; rendered in chromium (navigation to 1,000 tree rows) ${f(render)}`}`);
-return { page: tBig, trace: tTrace };
+  const bigSrv = await serve(big);
+  const smallSrv = await serve(small);
+  const pageSrv = await serve(page500);
+  const firstPage = "/api/viewer/traces?limit=50";
+  const tBig = await timeGet(bigSrv.url + firstPage, ROUNDS);
+  const tSmall = await timeGet(smallSrv.url + firstPage, ROUNDS);
+  const tPage = await timeGet(pageSrv.url + firstPage, ROUNDS);
+  const tProject = await timeGet(bigSrv.url + firstPage + "&project=project-3", ROUNDS);
+  const tModel = await timeGet(bigSrv.url + firstPage + "&model=gpt-4o-mini&errors_only=true", ROUNDS);
+  const tTrace = await timeGet(`${bigSrv.url}/api/viewer/traces/${bigTrace}`, ROUNDS);
+
+  let render: number | undefined;
+  const chromiumPath = ["/usr/bin/chromium", "/usr/lib/chromium/chromium"].find((p) => existsSync(p));
+  if (chromiumPath) {
+    const { chromium } = await import("playwright-core");
+    const browser = await chromium.launch({ executablePath: chromiumPath, args: process.getuid?.() === 0 ? ["--no-sandbox"] : [] });
+    const page = await browser.newPage();
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await page.goto(`${bigSrv.url}/#/`);
+      await page.locator("tr.trace-row").first().waitFor();
+      const t = performance.now();
+      await page.goto(`${bigSrv.url}/#/trace/${bigTrace}`);
+      await page.locator(".tree .node").nth(999).waitFor();
+      times.push(performance.now() - t);
+    }
+    render = median(times);
+    await browser.close();
+  }
+
+  await bigSrv.close();
+  await smallSrv.close();
+  await pageSrv.close();
+  page500.close();
+  big.close();
+  small.close();
+  rmSync(smallDir, { recursive: true, force: true });
+
+  console.log(`trace list, first page of 50 (server time, median of ${ROUNDS}):`);
+  console.log(
+    `  ${RUNS.toLocaleString("en-US")} runs: ${f(tBig)} (target < 100 ms)   10 runs: ${f(tSmall)} (ratio ${(tBig / tSmall).toFixed(2)}x)   500 runs, same full page: ${f(tPage)} (ratio ${(tBig / tPage).toFixed(2)}x)`,
+  );
+  console.log(`  ${RUNS.toLocaleString("en-US")} runs, project filter: ${f(tProject)}; model + errors-only filter: ${f(tModel)}`);
+  console.log(
+    `1,000-run trace: runs from the server ${f(tTrace)}${render === undefined ? " (no chromium: render not measured)" : `; rendered in chromium (navigation to 1,000 tree rows) ${f(render)}`}`,
+  );
+  return { page: tBig, trace: tTrace };
 }
 
 // ---- monitoring and threads (issue 36) ------------------------------------------------
@@ -208,10 +233,12 @@ async function fillWeek(store: Store, runs: number): Promise<void> {
     if (batch.length >= 5000 || k === traces - 1) {
       await store.ingest({ post: batch });
       batch = [];
-      if (k % 20000 === 0 && k > 0) process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+      if (k % 20000 === 0 && k > 0)
+        process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
     }
   }
-  if (runs >= 100_000) process.stderr.write(`  ${runs} runs stored in ${((performance.now() - t0) / 1000).toFixed(0)} s, rollups and all\n`);
+  if (runs >= 100_000)
+    process.stderr.write(`  ${runs} runs stored in ${((performance.now() - t0) / 1000).toFixed(0)} s, rollups and all\n`);
 }
 
 const monitorBig = new SqliteStore(MONITOR_DB);
@@ -238,7 +265,9 @@ console.log(`monitoring, one project, one week, hourly buckets (server time, med
 for (const [label, path, target] of monitorRequests) {
   const tb = await timeGet(mBig.url + path, monitorRounds);
   const ts = await timeGet(mSmall.url + path, monitorRounds);
-  console.log(`  ${label}: ${RUNS.toLocaleString("en-US")} runs ${f(tb)} (target <= ${target} ms)   10,000 runs ${f(ts)} (ratio ${(tb / ts).toFixed(1)}x)`);
+  console.log(
+    `  ${label}: ${RUNS.toLocaleString("en-US")} runs ${f(tb)} (target <= ${target} ms)   10,000 runs ${f(ts)} (ratio ${(tb / ts).toFixed(1)}x)`,
+  );
 }
 await storeTimes("SQLite", monitorBig);
 await mBig.close();
@@ -262,10 +291,15 @@ async function storeTimes(label: string, store: Store): Promise<void> {
   // Every chart of the page is drawn from the one series query: its time is each chart's server time.
   const series = await time(() => store.monitorSeries(q));
   const charts = ["runs and errors", "latency p50/p95/p99 (traces)", "latency p50/p95/p99 (llm)", "time to first token", "tokens", "cost"];
-  console.log(`${label} store, ${RUNS.toLocaleString("en-US")} runs, one week hourly (store time, median of ${monitorRounds}; target <= 200 ms each):`);
+  console.log(
+    `${label} store, ${RUNS.toLocaleString("en-US")} runs, one week hourly (store time, median of ${monitorRounds}; target <= 200 ms each):`,
+  );
   for (const c of charts) console.log(`  chart ${c}: ${f(series)} (one series query)`);
-  for (const by of ["model", "provider", "name"] as const) console.log(`  breakdown by ${by}: ${f(await time(() => store.monitorBreakdown(q, by)))}`);
-  console.log(`  threads list, first page of 50: ${f(await time(() => store.listThreads({ project: "monitor", limit: 50 })))} (target <= 100 ms)`);
+  for (const by of ["model", "provider", "name"] as const)
+    console.log(`  breakdown by ${by}: ${f(await time(() => store.monitorBreakdown(q, by)))}`);
+  console.log(
+    `  threads list, first page of 50: ${f(await time(() => store.listThreads({ project: "monitor", limit: 50 })))} (target <= 100 ms)`,
+  );
 }
 
 if (PG) {
@@ -281,7 +315,8 @@ if (PG) {
     }
     const srv = await serve(pgStore);
     console.log(`PostgreSQL, monitoring over HTTP (server time, median of ${monitorRounds}):`);
-    for (const [label, path, target] of monitorRequests) console.log(`  ${label}: ${f(await timeGet(srv.url + path, monitorRounds))} (target <= ${target} ms)`);
+    for (const [label, path, target] of monitorRequests)
+      console.log(`  ${label}: ${f(await timeGet(srv.url + path, monitorRounds))} (target <= ${target} ms)`);
     await srv.close();
     await storeTimes("PostgreSQL", pgStore);
   } finally {
@@ -320,7 +355,10 @@ async function postgresViewer(): Promise<void> {
         if (batch.length >= 5000) {
           await store.ingest({ post: batch });
           batch = [];
-          if (k % 10000 === 0 && k > 0) process.stderr.write(`  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`);
+          if (k % 10000 === 0 && k > 0)
+            process.stderr.write(
+              `  ${((k * PER_TRACE) / 1e6).toFixed(2)}M runs stored (${((performance.now() - t0) / 1000).toFixed(0)} s)\n`,
+            );
         }
       }
       if (batch.length) await store.ingest({ post: batch });

@@ -24,8 +24,15 @@ const VENDOR_ZOD = join(DIST, "vendor", "zod.js");
 const englishOnly = {
   name: "zod-english-only",
   setup(b) {
-    b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) => (a.resolveDir.includes(`${sep}node_modules${sep}zod${sep}`) ? { path: join(a.resolveDir, a.path), namespace: "zod-locales" } : undefined));
-    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({ contents: `export { default as en } from ${JSON.stringify(join(dirname(a.path), "en.js"))};`, resolveDir: dirname(a.path) }));
+    b.onResolve({ filter: /\/locales\/index\.js$/ }, (a) =>
+      a.resolveDir.includes(`${sep}node_modules${sep}zod${sep}`)
+        ? { path: join(a.resolveDir, a.path), namespace: "zod-locales" }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: "zod-locales" }, (a) => ({
+      contents: `export { default as en } from ${JSON.stringify(join(dirname(a.path), "en.js"))};`,
+      resolveDir: dirname(a.path),
+    }));
   },
 };
 
@@ -41,7 +48,15 @@ export async function build() {
   cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.iife.min.js"), join(DIST, "src/server/viewer/assets/uplot.js"));
   cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.min.css"), join(DIST, "src/server/viewer/assets/uplot.css"));
   const { build: esbuild } = await import("esbuild");
-  await esbuild({ entryPoints: [join(ROOT, "node_modules/zod/index.js")], bundle: true, format: "esm", platform: "node", logLevel: "warning", outfile: VENDOR_ZOD, plugins: [englishOnly] });
+  await esbuild({
+    entryPoints: [join(ROOT, "node_modules/zod/index.js")],
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "warning",
+    outfile: VENDOR_ZOD,
+    plugins: [englishOnly],
+  });
   for (const file of jsFiles(DIST)) {
     if (file === VENDOR_ZOD) continue;
     const text = readFileSync(file, "utf8");

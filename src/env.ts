@@ -16,7 +16,16 @@ export const DEFAULT_DB_PATH = join(".tracepipe", "traces.db");
 /** The project (session_name) of runs that name none. */
 export const DEFAULT_PROJECT = "default";
 
-export type EnvName = "TRACEPIPE_ENDPOINT" | "TRACEPIPE_API_KEY" | "TRACEPIPE_PROJECT" | "TRACEPIPE_DB" | "TRACEPIPE_STORE_URL" | "TRACEPIPE_TRACING" | "TRACEPIPE_WEBHOOK_TOKEN" | "TRACEPIPE_SAMPLING_RATE" | "TRACEPIPE_PRICES";
+export type EnvName =
+  | "TRACEPIPE_ENDPOINT"
+  | "TRACEPIPE_API_KEY"
+  | "TRACEPIPE_PROJECT"
+  | "TRACEPIPE_DB"
+  | "TRACEPIPE_STORE_URL"
+  | "TRACEPIPE_TRACING"
+  | "TRACEPIPE_WEBHOOK_TOKEN"
+  | "TRACEPIPE_SAMPLING_RATE"
+  | "TRACEPIPE_PRICES";
 
 /** The LangSmith variable read when a TRACEPIPE_* variable is unset. */
 export const LANGSMITH_FALLBACKS: Partial<Record<EnvName, string>> = {
@@ -32,7 +41,11 @@ function read(name: string, env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** The variable's value, or its LangSmith fallback's, or undefined when both are unset or blank. */
-export function envValue(name: EnvName | (string & {}), env: NodeJS.ProcessEnv = process.env, opts: { fallback?: boolean } = {}): string | undefined {
+export function envValue(
+  name: EnvName | (string & {}),
+  env: NodeJS.ProcessEnv = process.env,
+  opts: { fallback?: boolean } = {},
+): string | undefined {
   const own = read(name, env);
   if (own !== undefined || opts.fallback === false) return own;
   const alt = LANGSMITH_FALLBACKS[name as EnvName];

@@ -67,7 +67,5 @@ export function prefixIssues(issues: readonly Issue[], prefix: Loc): Issue[] {
 
 export function formatIssues(issues: Issue[]): string {
   if (issues.length === 0) return "invalid input";
-  return issues
-    .map((i) => `${i.loc.length ? i.loc.join(".") : "(root)"}: ${i.msg} [${i.type}]`)
-    .join("; ");
+  return issues.map((i) => `${i.loc.length ? i.loc.join(".") : "(root)"}: ${i.msg} [${i.type}]`).join("; ");
 }

@@ -10,15 +10,46 @@
  */
 // Capture
 // The wrappers touch the client objects they are given; no vendor SDK is imported here.
-export { traceable, getCurrentRun, wrapOpenAI, wrapAnthropic, wrapGemini, wrapBedrock, type TraceableOptions, type WrapOptions, type OpenAIWrapOptions } from "./tracing/index.js";
+export {
+  traceable,
+  getCurrentRun,
+  wrapOpenAI,
+  wrapAnthropic,
+  wrapGemini,
+  wrapBedrock,
+  type TraceableOptions,
+  type WrapOptions,
+  type OpenAIWrapOptions,
+} from "./tracing/index.js";
 // Deliver
-export { Client, getDefaultClient, setDefaultClient, flush, SinkError, type ClientOptions, type ClientStats, type FlushOptions, type FlushResult, type Sink, type SinkLimits } from "./ingest/index.js";
+export {
+  Client,
+  getDefaultClient,
+  setDefaultClient,
+  flush,
+  SinkError,
+  type ClientOptions,
+  type ClientStats,
+  type FlushOptions,
+  type FlushResult,
+  type Sink,
+  type SinkLimits,
+} from "./ingest/index.js";
 // Normalize
 export { normalize, detectFormat, type NormalizeOptions } from "./normalize.js";
 export { validate, type ValidateOptions } from "./format/validate.js";
 export { FORMAT_NAMES } from "../adapters/index.js";
 // Costs: the price table in effect (built-in rows, TRACEPIPE_PRICES, your own)
-export { registerPrices, loadPrices, resetPrices, priceFor, costFor, type ModelPrice, type PriceInput, type CostFields } from "./tokens/prices/index.js";
+export {
+  registerPrices,
+  loadPrices,
+  resetPrices,
+  priceFor,
+  costFor,
+  type ModelPrice,
+  type PriceInput,
+  type CostFields,
+} from "./tokens/prices/index.js";
 // Types (type-only: the zod schemas of a run cost ~10 ms to build at import, and only the
 // collector validates runs; they are exported from tracepipe/server)
 export type { Run, RunPatch, RunEvent } from "./run/schema.js";

@@ -48,7 +48,9 @@ export function detectFormat(payload: unknown): string {
       },
     ]);
   }
-  throw new NormalizeError([{ loc: [], msg: `ambiguous payload: it matches ${vendors.join(" and ")}; pass --format`, type: "ambiguous_format" }]);
+  throw new NormalizeError([
+    { loc: [], msg: `ambiguous payload: it matches ${vendors.join(" and ")}; pass --format`, type: "ambiguous_format" },
+  ]);
 }
 
 export function normalize(payload: unknown, opts: NormalizeOptions = {}): NormalizedRecord {
@@ -56,7 +58,13 @@ export function normalize(payload: unknown, opts: NormalizeOptions = {}): Normal
   if (format === "auto") return getAdapter(detectFormat(payload))!.normalize(payload);
   const adapter = getAdapter(format);
   if (!adapter) {
-    throw new NormalizeError([{ loc: ["format"], msg: `unknown format ${JSON.stringify(format)}; expected auto or one of ${FORMAT_NAMES.join(", ")}`, type: "unknown_format" }]);
+    throw new NormalizeError([
+      {
+        loc: ["format"],
+        msg: `unknown format ${JSON.stringify(format)}; expected auto or one of ${FORMAT_NAMES.join(", ")}`,
+        type: "unknown_format",
+      },
+    ]);
   }
   return adapter.normalize(payload);
 }

@@ -9,7 +9,13 @@ const doc = (name: string) => readFileSync(new URL(`../docs/${name}`, import.met
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 
 /** The pages a reader follows links between: the README, docs/ and the benchmarks' README. */
-const PAGES = ["README.md", "benchmarks/README.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const PAGES = [
+  "README.md",
+  "benchmarks/README.md",
+  ...readdirSync(join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** Markdown text without its fenced code blocks (a link inside code is not a link). */
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, "");
@@ -68,14 +74,17 @@ describe("docs", () => {
           broken.push(`${page}: ${target} (no file ${relative(ROOT, file)})`);
           continue;
         }
-        if (anchor !== undefined && (statSync(file).isDirectory() || !anchors(readFileSync(file, "utf8")).has(anchor))) broken.push(`${page}: ${target} (no heading #${anchor})`);
+        if (anchor !== undefined && (statSync(file).isDirectory() || !anchors(readFileSync(file, "utf8")).has(anchor)))
+          broken.push(`${page}: ${target} (no heading #${anchor})`);
       }
     }
     expect(broken).toEqual([]);
   });
 
   it("computes GitHub's heading anchors, numbering repeats and skipping code blocks", () => {
-    expect(anchors("# Costs\n## What `wrapOpenAI` covers\n## Amazon Bedrock: `wrapBedrock`\n## Costs")).toEqual(new Set(["costs", "what-wrapopenai-covers", "amazon-bedrock-wrapbedrock", "costs-1"]));
+    expect(anchors("# Costs\n## What `wrapOpenAI` covers\n## Amazon Bedrock: `wrapBedrock`\n## Costs")).toEqual(
+      new Set(["costs", "what-wrapopenai-covers", "amazon-bedrock-wrapbedrock", "costs-1"]),
+    );
     expect(anchors("```\n# not a heading\n```\n# Real")).toEqual(new Set(["real"]));
   });
 });

@@ -6,7 +6,13 @@ import { expectValidNative } from "./helpers/native.js";
 describe("native reply shapes (SPEC §2.6)", () => {
   const expected = [{ role: "assistant", content: [{ type: "text", text: "hi" }] }];
   it.each([
-    ["{choices:[{message}]} with usage_metadata", { choices: [{ message: { role: "assistant", content: "hi" } }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } }],
+    [
+      "{choices:[{message}]} with usage_metadata",
+      {
+        choices: [{ message: { role: "assistant", content: "hi" } }],
+        usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+      },
+    ],
     ["{message}", { message: { role: "assistant", content: "hi" } }],
     ["{role, content} with blocks", { role: "assistant", content: [{ type: "text", text: "hi" }] }],
     ["[role, content]", ["assistant", "hi"]],
@@ -18,7 +24,10 @@ describe("native reply shapes (SPEC §2.6)", () => {
   });
 
   it("puts usage_metadata of a {choices} reply on the first message", () => {
-    const out = normalize({ choices: [{ message: { role: "assistant", content: "hi" } }], usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 } });
+    const out = normalize({
+      choices: [{ message: { role: "assistant", content: "hi" } }],
+      usage_metadata: { input_tokens: 1, output_tokens: 2, total_tokens: 3 },
+    });
     expect(out.outputs!.messages[0]!.usage_metadata).toEqual({ input_tokens: 1, output_tokens: 2, total_tokens: 3 });
   });
 

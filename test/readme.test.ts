@@ -17,7 +17,9 @@ import { tempDir } from "./helpers/runs.js";
 /** The code block right after `<!-- tested: test/readme.test.ts<label> ... -->` in `file` (README.md or a docs page). */
 function testedBlock(file: string, label = ""): string {
   const text = readFileSync(join(ROOT, file), "utf8");
-  const m = new RegExp(`<!-- tested: test/readme\\.test\\.ts${label.replace(/[()]/g, "\\$&")} runs[^>]*-->\n\`\`\`js\n([\\s\\S]*?)\n\`\`\``).exec(text);
+  const m = new RegExp(
+    `<!-- tested: test/readme\\.test\\.ts${label.replace(/[()]/g, "\\$&")} runs[^>]*-->\n\`\`\`js\n([\\s\\S]*?)\n\`\`\``,
+  ).exec(text);
   if (!m) throw new Error(`${file} has no tested OpenTelemetry snippet${label}`);
   return m[1]!;
 }
@@ -33,7 +35,14 @@ async function runBlock(code: string, name: string): Promise<{ status: number | 
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [file], {
       cwd: dir,
-      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${vendor.url}/v1`, TRACEPIPE_DB: db, TRACEPIPE_ENDPOINT: "", LANGSMITH_ENDPOINT: "" },
+      env: {
+        ...process.env,
+        OPENAI_API_KEY: "sk-test",
+        OPENAI_BASE_URL: `${vendor.url}/v1`,
+        TRACEPIPE_DB: db,
+        TRACEPIPE_ENDPOINT: "",
+        LANGSMITH_ENDPOINT: "",
+      },
     });
     let stdout = "";
     let stderr = "";
@@ -84,7 +93,9 @@ describe("README", () => {
       const llm = (await store.queryRuns({ project: "my-app" })).runs.filter((x) => x.run_type === "llm");
       expect(llm).toHaveLength(1);
       expect(llm[0]!.inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "Say hi" }] }] });
-      expect((llm[0]!.outputs as { messages: { content: unknown }[] }).messages[0]!.content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+      expect((llm[0]!.outputs as { messages: { content: unknown }[] }).messages[0]!.content).toEqual([
+        { type: "text", text: "Paris is 18°C and rainy." },
+      ]);
     } finally {
       await store.close();
     }

@@ -30,16 +30,32 @@ function mediaBlock(kind: "image" | "file", b: Obj, loc: Loc): ContentBlock {
       return withExtras({ type: kind, base64: data, mime_type: mime }, { ...extras, ...leftovers(src, K_SOURCE_B64) }, "replace-nonempty");
     }
     case "url":
-      return withExtras({ type: kind, url: expectString(src.url, loc, "source", "url") }, { ...extras, ...leftovers(src, K_SOURCE_URL) }, "replace-nonempty");
+      return withExtras(
+        { type: kind, url: expectString(src.url, loc, "source", "url") },
+        { ...extras, ...leftovers(src, K_SOURCE_URL) },
+        "replace-nonempty",
+      );
     case "file":
-      return withExtras({ type: kind, id: expectString(src.file_id, loc, "source", "file_id") }, { ...extras, ...leftovers(src, K_SOURCE_FILE) }, "replace-nonempty");
+      return withExtras(
+        { type: kind, id: expectString(src.file_id, loc, "source", "file_id") },
+        { ...extras, ...leftovers(src, K_SOURCE_FILE) },
+        "replace-nonempty",
+      );
     case "text": {
       const data = expectString(src.data, loc, "source", "data");
       const mime = typeof src.media_type === "string" ? src.media_type : "text/plain";
-      return withExtras({ type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text" }, "replace-nonempty");
+      return withExtras(
+        { type: kind, base64: Buffer.from(data, "utf8").toString("base64"), mime_type: mime },
+        { ...extras, source_type: "text" },
+        "replace-nonempty",
+      );
     }
     default:
-      return fail([...loc, "source", "type"], `unsupported source type ${JSON.stringify(src.type)}; expected base64, url, file, text or content`, "unsupported_source");
+      return fail(
+        [...loc, "source", "type"],
+        `unsupported source type ${JSON.stringify(src.type)}; expected base64, url, file, text or content`,
+        "unsupported_source",
+      );
   }
 }
 
@@ -54,13 +70,15 @@ const K_DOCUMENT = new Set(["type", "source"]);
 function documentContent(b: Obj, loc: Loc): ContentBlock[] | undefined {
   const src = b.source as Obj;
   const doc: Obj = { ...leftovers(b, K_DOCUMENT), ...leftovers(src, new Set(["type", "content"])) };
-  const inner = typeof src.content === "string" ? [{ type: "text", text: src.content }] : expectArray(src.content, loc, "source", "content");
+  const inner =
+    typeof src.content === "string" ? [{ type: "text", text: src.content }] : expectArray(src.content, loc, "source", "content");
   const out: ContentBlock[] = [];
   for (let k = 0; k < inner.length; k++) {
     const iloc = [...loc, "source", "content", k];
     const ib = expectObj(inner[k], iloc);
     let block: ContentBlock;
-    if (ib.type === "text") block = withExtras({ type: "text", text: expectString(ib.text, iloc, "text") }, leftovers(ib, K_TEXT), "replace-nonempty");
+    if (ib.type === "text")
+      block = withExtras({ type: "text", text: expectString(ib.text, iloc, "text") }, leftovers(ib, K_TEXT), "replace-nonempty");
     else if (ib.type === "image") block = mediaBlock("image", ib, iloc);
     else return undefined; // a block type we do not know: the whole document is kept unmapped
     block.extras = { ...block.extras, document: doc, document_part: k };
@@ -121,7 +139,11 @@ function singleBlock(b: Obj, loc: Loc): ContentBlock | undefined {
     case "server_tool_use":
     case "mcp_tool_use": {
       const t = toolUse(b, loc);
-      return withExtras({ type: "server_tool_call", id: t.id, name: t.name, args: t.args }, type === "mcp_tool_use" ? { ...t.extras, vendor_type: type } : t.extras, "replace-nonempty");
+      return withExtras(
+        { type: "server_tool_call", id: t.id, name: t.name, args: t.args },
+        type === "mcp_tool_use" ? { ...t.extras, vendor_type: type } : t.extras,
+        "replace-nonempty",
+      );
     }
     case "thinking": {
       const text = expectString(b.thinking, loc, "thinking");
@@ -135,17 +157,39 @@ function singleBlock(b: Obj, loc: Loc): ContentBlock | undefined {
       // source, title and the original blocks stay in extras.
       const content = expectArray(b.content, loc, "content");
       const texts = content.map((c, i) => expectString(expectObj(c, loc, "content", i).text, [...loc, "content", i, "text"]));
-      return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "search_result", ...leftovers(b, new Set(["type"])) }, "replace-nonempty");
+      return withExtras(
+        { type: "text", text: texts.join("\n\n") },
+        { vendor_type: "search_result", ...leftovers(b, new Set(["type"])) },
+        "replace-nonempty",
+      );
     }
     case "container_upload":
-      return withExtras({ type: "file", id: expectString(b.file_id, loc, "file_id") }, { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) }, "replace-nonempty");
+      return withExtras(
+        { type: "file", id: expectString(b.file_id, loc, "file_id") },
+        { vendor_type: "container_upload", ...leftovers(b, new Set(["type", "file_id"])) },
+        "replace-nonempty",
+      );
     case "mcp_tool_result": {
-      const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: b.is_error === true ? "error" : "success", output: b.content };
-      return withExtras(out, { vendor_type: type, ...leftovers(b, new Set(["type", "tool_use_id", "content", "is_error"])) }, "replace-nonempty");
+      const out: ContentBlock = {
+        type: "server_tool_result",
+        tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"),
+        status: b.is_error === true ? "error" : "success",
+        output: b.content,
+      };
+      return withExtras(
+        out,
+        { vendor_type: type, ...leftovers(b, new Set(["type", "tool_use_id", "content", "is_error"])) },
+        "replace-nonempty",
+      );
     }
     default:
       if (typeof type === "string" && type.endsWith("_tool_result")) {
-        const out: ContentBlock = { type: "server_tool_result", tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"), status: resultStatus(b.content), output: b.content };
+        const out: ContentBlock = {
+          type: "server_tool_result",
+          tool_call_id: expectString(b.tool_use_id, loc, "tool_use_id"),
+          status: resultStatus(b.content),
+          output: b.content,
+        };
         return withExtras(out, { vendor_type: type, ...leftovers(b, K_SERVER_RESULT) }, "replace-nonempty");
       }
       return undefined;
@@ -166,7 +210,8 @@ export function pushBlock(block: unknown, loc: Loc, index: number, out: ContentB
 export function contentToNative(content: unknown, parent: Loc, key: Key, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   const loc = [...parent, key];
-  if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
+  if (!Array.isArray(content))
+    return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
   const out: ContentBlock[] = [];
   for (let i = 0; i < content.length; i++) pushBlock(content[i], [...loc, i], i, out, unmapped);
   return out;

@@ -5,7 +5,14 @@ import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/
 import { replyMessage } from "../common/reply.js";
 
 const EVENT_TYPES = new Set([
-  "message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop", "ping", "error",
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop",
+  "ping",
+  "error",
 ]);
 
 function isResponse(v: unknown): boolean {
@@ -40,4 +47,11 @@ function isStream(v: unknown[]): boolean {
   return sawMessageEvent;
 }
 
-export const detect = detector({ isRequest, isResponse, isStream, isReply, settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).openai, pairFirst: "request" });
+export const detect = detector({
+  isRequest,
+  isResponse,
+  isStream,
+  isReply,
+  settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).openai,
+  pairFirst: "request",
+});

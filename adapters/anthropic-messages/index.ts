@@ -26,7 +26,8 @@ const reader: RecordReader = {
   normalizeStream,
   // SPEC §2.6's `[role, content]` reply is an array too; anything else in an array is a stream.
   isReplyArray: isRolePair,
-  kindOf: (p) => ("messages" in p ? "request" : p.type === "message" || "choices" in p || "message" in p || "role" in p ? "response" : undefined),
+  kindOf: (p) =>
+    "messages" in p ? "request" : p.type === "message" || "choices" in p || "message" in p || "role" in p ? "response" : undefined,
   unknown: (p) => `not an Anthropic Messages request, response or stream: ${describe(p)} without messages, role or type "message"`,
 };
 

@@ -33,7 +33,8 @@ function unwrap(response: unknown): { m: Obj; loc: Loc; envelope?: Obj; choice?:
 
 export function normalizeResponse(response: unknown): ResponseResult {
   const { m: r, loc, envelope, choice } = unwrap(response);
-  if (r.role !== undefined && r.role !== "assistant") fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(r.role)}`, "unsupported_role");
+  if (r.role !== undefined && r.role !== "assistant")
+    fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(r.role)}`, "unsupported_role");
   const unmapped: Unmapped[] = [];
   const content = r.content === undefined || r.content === null ? [] : contentToNative(r.content, loc, "content", unmapped);
   const msg: Message = { role: "assistant", content };
@@ -51,4 +52,3 @@ export function normalizeResponse(response: unknown): ResponseResult {
   if (typeof r.stop_reason === "string") result.stop_reason = r.stop_reason;
   return result;
 }
-

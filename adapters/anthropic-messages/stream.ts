@@ -53,14 +53,21 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
         const index = typeof event.index === "number" ? event.index : this.blocks.length;
         this.blocks[index] = { start: b };
         // An empty text/thinking start is a placeholder; any other block (a tool name, a server result) is output.
-        content = b.type === "text" ? typeof b.text === "string" && b.text !== "" : b.type === "thinking" ? typeof b.thinking === "string" && b.thinking !== "" : true;
+        content =
+          b.type === "text"
+            ? typeof b.text === "string" && b.text !== ""
+            : b.type === "thinking"
+              ? typeof b.thinking === "string" && b.thinking !== ""
+              : true;
         break;
       }
       case "content_block_delta": {
         const d = event.delta;
         if (!isObj(d)) fail([ei, "delta"], `expected an object, got ${describe(d)}`, "object_type");
         const index = typeof event.index === "number" ? event.index : this.blocks.length - 1;
-        const acc = (this.blocks[index] ??= { start: { type: d.type === "input_json_delta" ? "tool_use" : d.type === "thinking_delta" ? "thinking" : "text" } });
+        const acc = (this.blocks[index] ??= {
+          start: { type: d.type === "input_json_delta" ? "tool_use" : d.type === "thinking_delta" ? "thinking" : "text" },
+        });
         switch (d.type) {
           case "text_delta":
             if (typeof d.text === "string") {
@@ -94,7 +101,8 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
       case "message_delta": {
         if (isObj(event.delta)) Object.assign(this.delta, event.delta);
         // Cumulative: replace field by field, never add.
-        if (isObj(event.usage)) for (const k in event.usage) if (event.usage[k] !== null && event.usage[k] !== undefined) this.usage[k] = event.usage[k];
+        if (isObj(event.usage))
+          for (const k in event.usage) if (event.usage[k] !== null && event.usage[k] !== undefined) this.usage[k] = event.usage[k];
         break;
       }
       case "error":

@@ -53,7 +53,11 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
   const type = kind;
   if (src.bytes !== undefined && src.bytes !== null) {
     const base64 = toBase64(src.bytes, [...loc, "source", "bytes"]);
-    return withExtras({ type, base64, mime_type: mimeOf(kind, v.format, base64)! }, { ...extras, ...leftovers(src, K_SOURCE_BYTES) }, "merge");
+    return withExtras(
+      { type, base64, mime_type: mimeOf(kind, v.format, base64)! },
+      { ...extras, ...leftovers(src, K_SOURCE_BYTES) },
+      "merge",
+    );
   }
   if (src.s3Location !== undefined && src.s3Location !== null) {
     const s3 = expectObj(src.s3Location, loc, "source", "s3Location");
@@ -65,7 +69,11 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
   }
   if (kind === "file" && typeof src.text === "string") {
     const mime = mimeOf(kind, v.format) ?? "text/plain";
-    return withExtras({ type, base64: Buffer.from(src.text, "utf8").toString("base64"), mime_type: mime }, { ...extras, source_type: "text", ...leftovers(src, new Set(["text"])) }, "merge");
+    return withExtras(
+      { type, base64: Buffer.from(src.text, "utf8").toString("base64"), mime_type: mime },
+      { ...extras, source_type: "text", ...leftovers(src, new Set(["text"])) },
+      "merge",
+    );
   }
   return undefined;
 }
@@ -84,7 +92,9 @@ function documentContent(v: Obj, loc: Loc): ContentBlock[] | undefined {
   for (let k = 0; k < inner.length; k++) {
     const ib = expectObj(inner[k], [...loc, "source", "content"], k);
     if (typeof ib.text !== "string") return undefined; // a member we do not know: the whole document stays unmapped
-    out.push(withExtras({ type: "text", text: ib.text }, { ...leftovers(ib, new Set(["text"])), document: doc, document_part: k }, "merge"));
+    out.push(
+      withExtras({ type: "text", text: ib.text }, { ...leftovers(ib, new Set(["text"])), document: doc, document_part: k }, "merge"),
+    );
   }
   return out;
 }
@@ -101,7 +111,11 @@ function searchResult(raw: unknown, loc: Loc): ContentBlock {
   const v = expectObj(raw, loc);
   const content = expectArray(v.content, loc, "content");
   const texts = content.map((c, i) => expectString(expectObj(c, [...loc, "content"], i).text, [...loc, "content", i], "text"));
-  return withExtras({ type: "text", text: texts.join("\n\n") }, { vendor_type: "searchResult", ...leftovers(v, new Set(["content"])) }, "merge");
+  return withExtras(
+    { type: "text", text: texts.join("\n\n") },
+    { vendor_type: "searchResult", ...leftovers(v, new Set(["content"])) },
+    "merge",
+  );
 }
 
 const K_TOOL_USE = new Set(["toolUseId", "name", "input", "type"]);
@@ -112,8 +126,12 @@ function toolUse(raw: unknown, loc: Loc): ContentBlock {
   const parsed = parseToolArgs(v.input);
   const extras: Obj = { ...leftovers(v, K_TOOL_USE), ...parsed.extras };
   // Bedrock runs some tools itself (ToolUseType "server_tool_use"): those are server tool calls.
-  if (v.type === "server_tool_use") return withExtras({ type: "server_tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args }, extras, "merge");
-  const block: ContentBlock = v.name === undefined || v.name === null ? { type: "tool_call", id, args: parsed.args } : { type: "tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args };
+  if (v.type === "server_tool_use")
+    return withExtras({ type: "server_tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args }, extras, "merge");
+  const block: ContentBlock =
+    v.name === undefined || v.name === null
+      ? { type: "tool_call", id, args: parsed.args }
+      : { type: "tool_call", id, name: expectString(v.name, loc, "name"), args: parsed.args };
   if (v.type !== undefined) extras.type = v.type;
   return withExtras(block, extras, "merge");
 }
@@ -131,7 +149,14 @@ export function toolResultContent(raw: unknown, loc: Loc, unmapped: Unmapped[]):
     const c = expectObj(list[i], iloc);
     let blocks: ContentBlock[] | undefined;
     if ("text" in c) blocks = [withExtras({ type: "text", text: expectString(c.text, iloc, "text") }, member(c, "text"), "merge")];
-    else if ("json" in c) blocks = [withExtras({ type: "text", text: jsonText(c.json, () => [...iloc, "json"]) }, { vendor_type: "json", ...member(c, "json") }, "merge")];
+    else if ("json" in c)
+      blocks = [
+        withExtras(
+          { type: "text", text: jsonText(c.json, () => [...iloc, "json"]) },
+          { vendor_type: "json", ...member(c, "json") },
+          "merge",
+        ),
+      ];
     else if ("image" in c) blocks = mediaBlocks("image", c.image, [...iloc, "image"]);
     else if ("document" in c) blocks = mediaBlocks("file", c.document, [...iloc, "document"]);
     else if ("video" in c) blocks = mediaBlocks("video", c.video, [...iloc, "video"]);
@@ -146,11 +171,23 @@ function reasoning(raw: unknown, loc: Loc): ContentBlock | undefined {
   const v = expectObj(raw, loc);
   if (isObj(v.reasoningText)) {
     const t = v.reasoningText;
-    return withExtras({ type: "reasoning", text: expectString(t.text, [...loc, "reasoningText"], "text") }, { ...leftovers(t, new Set(["text"])), ...leftovers(v, new Set(["reasoningText"])) }, "merge");
+    return withExtras(
+      { type: "reasoning", text: expectString(t.text, [...loc, "reasoningText"], "text") },
+      { ...leftovers(t, new Set(["text"])), ...leftovers(v, new Set(["reasoningText"])) },
+      "merge",
+    );
   }
   if (v.redactedContent !== undefined && v.redactedContent !== null) {
     // DESIGN: redacted reasoning is `text: ""` with extras.redacted; the encrypted bytes are kept (as base64) for replay.
-    return withExtras({ type: "reasoning", text: "" }, { redacted: true, redacted_content: toBase64(v.redactedContent, [...loc, "redactedContent"]), ...leftovers(v, new Set(["redactedContent"])) }, "merge");
+    return withExtras(
+      { type: "reasoning", text: "" },
+      {
+        redacted: true,
+        redacted_content: toBase64(v.redactedContent, [...loc, "redactedContent"]),
+        ...leftovers(v, new Set(["redactedContent"])),
+      },
+      "merge",
+    );
   }
   return undefined;
 }
@@ -165,7 +202,8 @@ function citations(raw: unknown, loc: Loc): ContentBlock | undefined {
     texts.push(c.text);
   }
   const block: ContentBlock = { type: "text", text: texts.join("") };
-  if (v.citations !== undefined && v.citations !== null) block.annotations = expectArray(v.citations, loc, "citations").map((c, i) => expectObj(c, [...loc, "citations"], i));
+  if (v.citations !== undefined && v.citations !== null)
+    block.annotations = expectArray(v.citations, loc, "citations").map((c, i) => expectObj(c, [...loc, "citations"], i));
   return withExtras(block, { vendor_type: "citationsContent", ...leftovers(v, new Set(["content", "citations"])) }, "merge");
 }
 
@@ -179,7 +217,11 @@ function guard(raw: unknown, loc: Loc): ContentBlock | undefined {
   if (isObj(v.text)) {
     const t = v.text;
     const marker = t.qualifiers !== undefined ? { qualifiers: t.qualifiers } : true;
-    return withExtras({ type: "text", text: expectString(t.text, [...loc, "text"], "text") }, { guard_content: marker, ...leftovers(t, new Set(["text", "qualifiers"])), ...leftovers(v, new Set(["text"])) }, "merge");
+    return withExtras(
+      { type: "text", text: expectString(t.text, [...loc, "text"], "text") },
+      { guard_content: marker, ...leftovers(t, new Set(["text", "qualifiers"])), ...leftovers(v, new Set(["text"])) },
+      "merge",
+    );
   }
   if (isObj(v.image)) {
     const img = media("image", v.image, [...loc, "image"]);
@@ -278,5 +320,9 @@ function serverToolResult(b: Obj, loc: Loc): ContentBlock {
   const extras: Obj = { ...leftovers(v, new Set(["toolUseId", "content", "status"])), ...member(b, "toolResult") };
   if (v.status !== undefined && v.status !== "error" && v.status !== "success") extras.status = v.status;
   if (inner.length) extras.unmapped_content = inner;
-  return withExtras({ type: "server_tool_result", tool_call_id: id, status: v.status === "error" ? "error" : "success", output }, extras, "merge");
+  return withExtras(
+    { type: "server_tool_result", tool_call_id: id, status: v.status === "error" ? "error" : "success", output },
+    extras,
+    "merge",
+  );
 }

@@ -19,7 +19,14 @@ export function isRequest(v: unknown): boolean {
 }
 
 export function isResponse(v: unknown): boolean {
-  return isObj(v) && isObj(v.output) && !Array.isArray(v.output) && isObj(v.output.message) && Array.isArray(v.output.message.content) && !("object" in v);
+  return (
+    isObj(v) &&
+    isObj(v.output) &&
+    !Array.isArray(v.output) &&
+    isObj(v.output.message) &&
+    Array.isArray(v.output.message.content) &&
+    !("object" in v)
+  );
 }
 
 function isEvent(v: unknown): boolean {

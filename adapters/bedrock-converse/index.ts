@@ -25,7 +25,8 @@ const reader: RecordReader = {
   normalizeRequest,
   normalizeResponse,
   normalizeStream,
-  kindOf: (p) => ("output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined),
+  kindOf: (p) =>
+    "output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined,
   unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
 };
 

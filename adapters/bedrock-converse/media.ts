@@ -15,7 +15,8 @@ function fromByteList(list: ArrayLike<unknown>, loc: Loc): string {
   const out = new Uint8Array(list.length);
   for (let i = 0; i < list.length; i++) {
     const n = list[i];
-    if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 255) fail([...loc, i], `expected a byte (an integer 0-255), got ${typeof n === "number" ? n : describe(n)}`, "byte_type");
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 0 || n > 255)
+      fail([...loc, i], `expected a byte (an integer 0-255), got ${typeof n === "number" ? n : describe(n)}`, "byte_type");
     out[i] = n;
   }
   return Buffer.from(out.buffer, out.byteOffset, out.byteLength).toString("base64");
@@ -30,7 +31,11 @@ export function toBase64(v: unknown, loc: Loc): string {
     if (v.type === "Buffer" && Array.isArray(v.data)) return fromByteList(v.data, [...loc, "data"]);
     // JSON.stringify(new Uint8Array(...)): keys "0".."n-1" in order.
     const keys = Object.keys(v);
-    if (keys.every((k, i) => k === String(i))) return fromByteList(keys.map((k) => v[k]), loc);
+    if (keys.every((k, i) => k === String(i)))
+      return fromByteList(
+        keys.map((k) => v[k]),
+        loc,
+      );
   }
   return fail(loc, `expected bytes (a Uint8Array or base64 text), got ${describe(v)}`, "bytes_type");
 }
@@ -48,12 +53,32 @@ const DOCUMENT: Record<string, string> = {
   md: "text/markdown",
 };
 const VIDEO: Record<string, string> = {
-  mp4: "video/mp4", mov: "video/quicktime", mkv: "video/x-matroska", webm: "video/webm", flv: "video/x-flv",
-  mpeg: "video/mpeg", mpg: "video/mpeg", wmv: "video/x-ms-wmv", three_gp: "video/3gpp",
+  mp4: "video/mp4",
+  mov: "video/quicktime",
+  mkv: "video/x-matroska",
+  webm: "video/webm",
+  flv: "video/x-flv",
+  mpeg: "video/mpeg",
+  mpg: "video/mpeg",
+  wmv: "video/x-ms-wmv",
+  three_gp: "video/3gpp",
 };
 const AUDIO: Record<string, string> = {
-  mp3: "audio/mpeg", mpeg: "audio/mpeg", mpga: "audio/mpeg", wav: "audio/wav", flac: "audio/flac", ogg: "audio/ogg", opus: "audio/opus",
-  aac: "audio/aac", "x-aac": "audio/aac", m4a: "audio/mp4", mp4: "audio/mp4", webm: "audio/webm", mka: "audio/x-matroska", mkv: "audio/x-matroska", pcm: "audio/pcm",
+  mp3: "audio/mpeg",
+  mpeg: "audio/mpeg",
+  mpga: "audio/mpeg",
+  wav: "audio/wav",
+  flac: "audio/flac",
+  ogg: "audio/ogg",
+  opus: "audio/opus",
+  aac: "audio/aac",
+  "x-aac": "audio/aac",
+  m4a: "audio/mp4",
+  mp4: "audio/mp4",
+  webm: "audio/webm",
+  mka: "audio/x-matroska",
+  mkv: "audio/x-matroska",
+  pcm: "audio/pcm",
 };
 
 export type MediaKind = "image" | "file" | "video" | "audio";

@@ -44,7 +44,8 @@ export function normalizeResponse(response: unknown): ResponseResult {
   }
   const sink: Sink = { blocks: [], unmapped: [] };
   if (m) {
-    if (m.role !== undefined && m.role !== "assistant") fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
+    if (m.role !== undefined && m.role !== "assistant")
+      fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
     if (m.content !== undefined && m.content !== null) convertContent(m.content, [...loc, "content"], sink);
     extras = { ...extras, ...leftovers(m, m === r ? K_BARE : K_MESSAGE) };
   }

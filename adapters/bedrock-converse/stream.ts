@@ -22,7 +22,14 @@ import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
 import { foldStream, onFirstMessage } from "../common/stream.js";
 
-export const STREAM_EVENTS: ReadonlySet<string> = new Set(["messageStart", "contentBlockStart", "contentBlockDelta", "contentBlockStop", "messageStop", "metadata"]);
+export const STREAM_EVENTS: ReadonlySet<string> = new Set([
+  "messageStart",
+  "contentBlockStart",
+  "contentBlockDelta",
+  "contentBlockStop",
+  "messageStop",
+  "metadata",
+]);
 const START_MEMBERS: ReadonlySet<string> = new Set(["toolUse", "toolResult", "image"]);
 const DELTA_MEMBERS: ReadonlySet<string> = new Set(["text", "toolUse", "reasoningContent", "citation", "toolResult", "image"]);
 
@@ -33,7 +40,13 @@ function unknownMembers(v: Obj, known: ReadonlySet<string>): Obj | undefined {
   return out;
 }
 
-export const STREAM_EXCEPTIONS: ReadonlySet<string> = new Set(["internalServerException", "modelStreamErrorException", "validationException", "throttlingException", "serviceUnavailableException"]);
+export const STREAM_EXCEPTIONS: ReadonlySet<string> = new Set([
+  "internalServerException",
+  "modelStreamErrorException",
+  "validationException",
+  "throttlingException",
+  "serviceUnavailableException",
+]);
 
 interface BlockAcc {
   /** What contentBlockStart said (`{toolUse: {toolUseId, name}}`, `{toolResult: {...}}`, `{image: {format}}`). */
@@ -144,7 +157,8 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
         return r.text !== "";
       }
       if (typeof r.signature === "string") (acc.signature ??= []).push(r.signature);
-      else if (r.redactedContent !== undefined && r.redactedContent !== null) (acc.redacted ??= []).push(toBase64(r.redactedContent, [ei, "contentBlockDelta", "delta", "reasoningContent", "redactedContent"]));
+      else if (r.redactedContent !== undefined && r.redactedContent !== null)
+        (acc.redacted ??= []).push(toBase64(r.redactedContent, [ei, "contentBlockDelta", "delta", "reasoningContent", "redactedContent"]));
       else return undefined;
       return false;
     }

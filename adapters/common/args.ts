@@ -13,7 +13,10 @@ export function parseToolArgs(raw: unknown): ParsedArgs {
   if (raw === undefined || raw === null) return { args: {} };
   if (typeof raw === "object" && !Array.isArray(raw)) return { args: raw as Record<string, unknown> };
   if (typeof raw !== "string") {
-    return { args: {}, extras: { raw_args: raw, args_error: `arguments must be a JSON object, got ${Array.isArray(raw) ? "array" : typeof raw}` } };
+    return {
+      args: {},
+      extras: { raw_args: raw, args_error: `arguments must be a JSON object, got ${Array.isArray(raw) ? "array" : typeof raw}` },
+    };
   }
   if (raw.length === 0) return { args: {} };
   let parsed: unknown;
@@ -25,5 +28,11 @@ export function parseToolArgs(raw: unknown): ParsedArgs {
     return { args: {}, extras: { raw_args: raw, args_error: `invalid JSON: ${(err as Error).message}` } };
   }
   if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { args: parsed as Record<string, unknown> };
-  return { args: {}, extras: { raw_args: raw, args_error: `arguments must be a JSON object, got ${Array.isArray(parsed) ? "array" : parsed === null ? "null" : typeof parsed}` } };
+  return {
+    args: {},
+    extras: {
+      raw_args: raw,
+      args_error: `arguments must be a JSON object, got ${Array.isArray(parsed) ? "array" : parsed === null ? "null" : typeof parsed}`,
+    },
+  };
 }

@@ -46,7 +46,8 @@ export function optString(v: unknown, loc: Loc, k1?: Key, k2?: Key): string | un
 export function optCount(v: unknown, loc: Loc, k1?: Key, k2?: Key): number | undefined {
   if (v === undefined || v === null) return undefined;
   // Safe integers only: the native schema (and JSON consumers) cannot hold more exactly.
-  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0) fail(at(loc, k1, k2), `expected a non-negative integer (at most 2^53 - 1), got ${typeof v === "number" ? v : describe(v)}`, "int_type");
+  if (typeof v !== "number" || !Number.isSafeInteger(v) || v < 0)
+    fail(at(loc, k1, k2), `expected a non-negative integer (at most 2^53 - 1), got ${typeof v === "number" ? v : describe(v)}`, "int_type");
   return v;
 }
 
@@ -106,7 +107,8 @@ export function under<T>(prefix: string | number, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err && typeof err === "object" && Array.isArray((err as Located).issues)) for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
+    if (err && typeof err === "object" && Array.isArray((err as Located).issues))
+      for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
     throw err;
   }
 }
@@ -121,7 +123,8 @@ export function checkedUsage<U extends Record<string, unknown>>(u: U, loc: Loc):
     for (const k in o) {
       if (k === "extras") continue; // the vendor's own fields, kept as they came
       const v = o[k];
-      if (typeof v === "number" && (!Number.isSafeInteger(v) || v < 0)) fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+      if (typeof v === "number" && (!Number.isSafeInteger(v) || v < 0))
+        fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
       else if (isObj(v)) visit(v, [...at, k]);
     }
   };

@@ -19,13 +19,38 @@ interface RequestEvidence extends Evidence {
 }
 
 const OPENAI_REQUEST_KEYS = new Set([
-  "max_completion_tokens", "n", "response_format", "frequency_penalty", "presence_penalty", "logprobs",
-  "top_logprobs", "seed", "stream_options", "modalities", "audio", "reasoning_effort", "parallel_tool_calls",
-  "store", "logit_bias", "prediction", "web_search_options", "functions", "function_call", "verbosity",
-  "prompt_cache_key", "safety_identifier",
+  "max_completion_tokens",
+  "n",
+  "response_format",
+  "frequency_penalty",
+  "presence_penalty",
+  "logprobs",
+  "top_logprobs",
+  "seed",
+  "stream_options",
+  "modalities",
+  "audio",
+  "reasoning_effort",
+  "parallel_tool_calls",
+  "store",
+  "logit_bias",
+  "prediction",
+  "web_search_options",
+  "functions",
+  "function_call",
+  "verbosity",
+  "prompt_cache_key",
+  "safety_identifier",
 ]);
 const ANTHROPIC_REQUEST_KEYS = new Set([
-  "system", "stop_sequences", "top_k", "thinking", "anthropic_version", "container", "mcp_servers", "context_management",
+  "system",
+  "stop_sequences",
+  "top_k",
+  "thinking",
+  "anthropic_version",
+  "container",
+  "mcp_servers",
+  "context_management",
 ]);
 /** Roles only OpenAI's chat format has. Comparisons, not a set lookup: detection asks this of every message of every record. */
 function isOpenAIRole(r: unknown): boolean {
@@ -33,8 +58,16 @@ function isOpenAIRole(r: unknown): boolean {
 }
 const OPENAI_PARTS = new Set(["image_url", "input_audio", "refusal"]);
 const ANTHROPIC_BLOCKS = new Set([
-  "tool_use", "tool_result", "document", "thinking", "redacted_thinking", "server_tool_use", "search_result",
-  "container_upload", "mcp_tool_use", "mcp_tool_result",
+  "tool_use",
+  "tool_result",
+  "document",
+  "thinking",
+  "redacted_thinking",
+  "server_tool_use",
+  "search_result",
+  "container_upload",
+  "mcp_tool_use",
+  "mcp_tool_result",
 ]);
 
 /** Model-name hints: a vendor's own model families. */
@@ -138,7 +171,11 @@ function scanRequest(body: Obj): RequestEvidence {
     else if (ANTHROPIC_REQUEST_KEYS.has(k)) ev.anthropic = true;
   }
   if (typeof body.tool_choice === "string") ev.openai = true;
-  else if (isObj(body.tool_choice) && (body.tool_choice.type === "auto" || body.tool_choice.type === "any" || body.tool_choice.type === "tool")) ev.anthropic = true;
+  else if (
+    isObj(body.tool_choice) &&
+    (body.tool_choice.type === "auto" || body.tool_choice.type === "any" || body.tool_choice.type === "tool")
+  )
+    ev.anthropic = true;
   toolsEvidence(body.tools, ev);
   const msgs = body.messages;
   if (Array.isArray(msgs)) {
@@ -171,7 +208,21 @@ export function looksLikeChatRequest(body: unknown): body is Obj {
 // adapter's claim is never contested.
 /** The members a Converse content block (message or system) may have; a block has exactly one. */
 export const CONVERSE_BLOCK_KEYS: ReadonlySet<string> = new Set([
-  "text", "image", "document", "video", "audio", "toolUse", "toolResult", "guardContent", "cachePoint", "reasoningContent", "citationsContent", "searchResult", "toolAddition", "toolRemoval", "$unknown",
+  "text",
+  "image",
+  "document",
+  "video",
+  "audio",
+  "toolUse",
+  "toolResult",
+  "guardContent",
+  "cachePoint",
+  "reasoningContent",
+  "citationsContent",
+  "searchResult",
+  "toolAddition",
+  "toolRemoval",
+  "$unknown",
 ]);
 
 /** A Converse content block: an object without `type` holding one of the union's members. */
@@ -200,9 +251,16 @@ export function isConverseRequest(body: Obj): boolean {
 function scanConverse(body: Obj): boolean {
   // Written out as named `in` tests, each with its own inline cache, not a loop of generic keyed ones.
   if (
-    "modelId" in body || "inferenceConfig" in body || "toolConfig" in body || "additionalModelRequestFields" in body ||
-    "additionalModelResponseFieldPaths" in body || "guardrailConfig" in body || "promptVariables" in body || "requestMetadata" in body
-  ) return true;
+    "modelId" in body ||
+    "inferenceConfig" in body ||
+    "toolConfig" in body ||
+    "additionalModelRequestFields" in body ||
+    "additionalModelResponseFieldPaths" in body ||
+    "guardrailConfig" in body ||
+    "promptVariables" in body ||
+    "requestMetadata" in body
+  )
+    return true;
   const msgs = body.messages;
   if (!Array.isArray(msgs)) return false;
   const n = Math.min(msgs.length, 8);

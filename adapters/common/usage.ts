@@ -12,7 +12,12 @@ import { isObj, optCount, type Loc, type Obj } from "./guards.js";
  * vendor key named like an Object.prototype member stays itself). The location
  * is passed in pieces so none is built unless a count is bad.
  */
-export function countDetails(src: unknown, loc: Loc, key: string, rename: Readonly<Record<string, string>>): Record<string, number> | undefined {
+export function countDetails(
+  src: unknown,
+  loc: Loc,
+  key: string,
+  rename: Readonly<Record<string, string>>,
+): Record<string, number> | undefined {
   if (!isObj(src)) return undefined;
   let out: Record<string, number> | undefined;
   for (const k in src) {

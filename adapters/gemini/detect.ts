@@ -10,7 +10,26 @@ import { isObj } from "../common/guards.js";
 import { detector } from "../common/detect.js";
 
 // Both JSON spellings the API accepts (spelling.ts): lowerCamelCase and the proto names.
-const PART_KEYS = ["text", "inlineData", "fileData", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "thought", "toolCall", "toolResponse", "inline_data", "file_data", "function_call", "function_response", "executable_code", "code_execution_result", "tool_call", "tool_response"];
+const PART_KEYS = [
+  "text",
+  "inlineData",
+  "fileData",
+  "functionCall",
+  "functionResponse",
+  "executableCode",
+  "codeExecutionResult",
+  "thought",
+  "toolCall",
+  "toolResponse",
+  "inline_data",
+  "file_data",
+  "function_call",
+  "function_response",
+  "executable_code",
+  "code_execution_result",
+  "tool_call",
+  "tool_response",
+];
 
 function isPartLike(v: unknown): boolean {
   if (typeof v === "string") return true;
@@ -40,7 +59,12 @@ export function isResponse(v: unknown): boolean {
   if (!isObj(v) || "choices" in v || "output" in v || "type" in v || "object" in v) return false;
   if (Array.isArray(v.candidates)) return true;
   const usage = v.usageMetadata ?? v.usage_metadata;
-  return isObj(usage) && (isObj(v.promptFeedback ?? v.prompt_feedback) || typeof (v.modelVersion ?? v.model_version) === "string" || typeof (v.responseId ?? v.response_id) === "string");
+  return (
+    isObj(usage) &&
+    (isObj(v.promptFeedback ?? v.prompt_feedback) ||
+      typeof (v.modelVersion ?? v.model_version) === "string" ||
+      typeof (v.responseId ?? v.response_id) === "string")
+  );
 }
 
 const STREAM_PROBE = 4;

@@ -22,7 +22,12 @@ const reader: RecordReader = {
   normalizeRequest,
   normalizeResponse,
   normalizeStream,
-  kindOf: (p) => ("contents" in p ? "request" : "candidates" in p || "usageMetadata" in p || "promptFeedback" in p || "usage_metadata" in p || "prompt_feedback" in p ? "response" : undefined),
+  kindOf: (p) =>
+    "contents" in p
+      ? "request"
+      : "candidates" in p || "usageMetadata" in p || "promptFeedback" in p || "usage_metadata" in p || "prompt_feedback" in p
+        ? "response"
+        : undefined,
   unknown: (p) => `not a Gemini request, response or stream: ${describe(p)} without contents or candidates`,
 };
 

@@ -33,7 +33,16 @@ import type { CallIds } from "./ids.js";
 export { CallIds } from "./ids.js";
 
 /** Part fields that carry the data, in the order they are looked for; a part with none of them is one we do not know. */
-type DataKey = "text" | "inlineData" | "fileData" | "functionCall" | "functionResponse" | "executableCode" | "codeExecutionResult" | "toolCall" | "toolResponse";
+type DataKey =
+  | "text"
+  | "inlineData"
+  | "fileData"
+  | "functionCall"
+  | "functionResponse"
+  | "executableCode"
+  | "codeExecutionResult"
+  | "toolCall"
+  | "toolResponse";
 
 /**
  * What one part became: `true` when its blocks went into the caller's list, a
@@ -97,7 +106,6 @@ export function mediaKind(mime: string | undefined): MediaBlock["type"] {
   return "file";
 }
 
-
 /** `v` sits at `parent` + `k1` + `k2`; the location is built only for an error. */
 function inlineBlock(v: unknown, parent: Loc, k1: Key | undefined, k2: Key): MediaBlock {
   const d = isObj(v) ? v : expectObj(v, locOf(parent, k1), k2);
@@ -130,7 +138,6 @@ function responseText(v: unknown, where: () => Loc): ContentBlock[] {
   if (typeof v === "string") return [{ type: "text", text: v }];
   return [{ type: "text", text: jsonText(v, where) }];
 }
-
 
 /** The native name of a server tool type: `GOOGLE_SEARCH_WEB` -> `google_search_web`. */
 function serverToolName(t: unknown): string {
@@ -173,7 +180,8 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     if (p.thought !== undefined && p.thought !== true && p.thought !== false) (ex ??= {}).thought = p.thought;
     return withExtras(block, ex, "merge-owned");
   },
-  inlineData: (p, parent, key) => withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, "inlineData"), "merge-owned"),
+  inlineData: (p, parent, key) =>
+    withExtras(inlineBlock(p.inlineData, parent, key, "inlineData"), partExtras(p, "inlineData"), "merge-owned"),
   fileData: (p, parent, key) => withExtras(fileBlock(p.fileData, parent, key, "fileData"), partExtras(p, "fileData"), "merge-owned"),
   functionCall: (p, parent, key, turn, pos, ids) => {
     const fc = objAt(p.functionCall, parent, key, "functionCall");
@@ -199,8 +207,12 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
       if (!Array.isArray(fr.parts)) fail([...floc, "parts"], `expected an array, got ${describe(fr.parts)}`, "list_type");
       for (let j = 0; j < fr.parts.length; j++) {
         const o = expectObj(fr.parts[j], floc, "parts", j);
-        if (isObj(o.inlineData)) content.push(withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData"), "merge-owned"));
-        else if (isObj(o.fileData)) content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData"), "merge-owned"));
+        if (isObj(o.inlineData))
+          content.push(
+            withExtras(inlineBlock(o.inlineData, [...floc, "parts"], j, "inlineData"), leftoversBut(o, "inlineData"), "merge-owned"),
+          );
+        else if (isObj(o.fileData))
+          content.push(withExtras(fileBlock(o.fileData, [...floc, "parts"], j, "fileData"), leftoversBut(o, "fileData"), "merge-owned"));
         else content.push({ type: "text", text: jsonText(o, () => [...floc, "parts", j]), extras: { unmapped_part: true } });
       }
     }
@@ -228,7 +240,11 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     const r = objAt(p.codeExecutionResult, parent, key, "codeExecutionResult");
     const given = strAt(r.id, parent, key, "codeExecutionResult", "id");
     const callId = ids.codeAnswered(given) ?? ids.synth("code", turn, pos);
-    const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: r.outcome === "OUTCOME_OK" ? "success" : "error" };
+    const block: ContentBlock = {
+      type: "server_tool_result",
+      tool_call_id: callId,
+      status: r.outcome === "OUTCOME_OK" ? "success" : "error",
+    };
     if (r.output !== undefined) block.output = r.output;
     let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, "codeExecutionResult"));
     if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
@@ -262,7 +278,15 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
  * are pushed onto `into`. `turn` and `pos` place it for synthesized ids
  * (`<turn>_<pos>`, or `<pos>` when `turn` < 0).
  */
-export function partToNative(raw: unknown, parent: Loc, key: Key | undefined, turn: number, pos: number, ids: CallIds, into: ContentBlock[]): PartResult {
+export function partToNative(
+  raw: unknown,
+  parent: Loc,
+  key: Key | undefined,
+  turn: number,
+  pos: number,
+  ids: CallIds,
+  into: ContentBlock[],
+): PartResult {
   if (typeof raw === "string") {
     into.push({ type: "text", text: raw });
     return true;

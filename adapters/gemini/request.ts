@@ -103,7 +103,8 @@ export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds, 
     const t = turns[ti]!;
     const vendorRole = t.role === undefined || t.role === null ? "user" : t.role;
     const role = nativeRole(vendorRole);
-    if (!role) fail([...loc, ti, "role"], `unsupported role ${JSON.stringify(vendorRole)}; expected user, model or function`, "unsupported_role");
+    if (!role)
+      fail([...loc, ti, "role"], `unsupported role ${JSON.stringify(vendorRole)}; expected user, model or function`, "unsupported_role");
     // The turn's own fields (and an old-style `function` role) ride on its first message.
     let turnExtras: Obj | undefined = t.extras;
     if (vendorRole === "function") turnExtras = { ...turnExtras, vendor_role: "function" };
@@ -128,7 +129,8 @@ export function turnsToMessages(turns: readonly Turn[], loc: Loc, ids: CallIds, 
       out.push(r);
     }
     // A turn with no parts at all is still a turn.
-    if (blocks.length > 0 || unmapped || out.length === first) out.push(turnMessage(role, blocks, out.length === first ? turnExtras : undefined, unmapped));
+    if (blocks.length > 0 || unmapped || out.length === first)
+      out.push(turnMessage(role, blocks, out.length === first ? turnExtras : undefined, unmapped));
   }
   return out;
 }
@@ -146,7 +148,8 @@ function systemMessage(raw: unknown, loc: Loc): Message | undefined {
     if (t.role !== undefined && t.role !== "user" && t.role !== "system") extras = { ...extras, vendor_role: t.role };
     if (t.extras) extras = { ...extras, ...t.extras };
     for (let j = 0; j < t.parts.length; j++) {
-      if (partToNative(t.parts[j], t.at, partKey(t, j), -1, index, ids, content) !== true) (unmapped ??= []).push({ index, part: t.parts[j] });
+      if (partToNative(t.parts[j], t.at, partKey(t, j), -1, index, ids, content) !== true)
+        (unmapped ??= []).push({ index, part: t.parts[j] });
       index++;
     }
   }
@@ -171,12 +174,17 @@ function readRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   if (!("contents" in body)) fail(["contents"], "a Gemini request needs contents", "missing");
   const config = body.config === undefined || body.config === null ? undefined : expectObj(body.config, ["config"]);
-  const sysLoc = body.systemInstruction !== undefined && body.systemInstruction !== null ? ["systemInstruction"] : ["config", "systemInstruction"];
+  const sysLoc =
+    body.systemInstruction !== undefined && body.systemInstruction !== null ? ["systemInstruction"] : ["config", "systemInstruction"];
   const sys = systemMessage(body.systemInstruction ?? config?.systemInstruction, sysLoc);
   const messages = turnsToMessages(toTurns(body.contents, ["contents"]), ["contents"], new CallIds(), sys ? [sys] : []);
   const invocation_params: Obj = {};
-  for (const k in body) if (k !== "contents" && k !== "systemInstruction" && k !== "model" && k !== "config" && body[k] !== undefined) invocation_params[k] = body[k];
-  if (config) for (const k in config) if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) invocation_params[k] = config[k];
+  for (const k in body)
+    if (k !== "contents" && k !== "systemInstruction" && k !== "model" && k !== "config" && body[k] !== undefined)
+      invocation_params[k] = body[k];
+  if (config)
+    for (const k in config)
+      if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) invocation_params[k] = config[k];
   const result: RequestResult = { messages: markOrphans(messages), invocation_params, trace_provider: "google" };
   const model = modelName(body.model);
   if (model !== undefined) result.trace_model_name = model;

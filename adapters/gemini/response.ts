@@ -16,7 +16,6 @@ import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
 import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 
-
 /** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
   if (!b) return a;
@@ -71,7 +70,12 @@ export function readResponse(response: unknown): ResponseResult {
   if (model !== undefined) result.trace_model_name = model;
   if (usage) result.usage_metadata = usage;
   const c0 = cands[0];
-  const stop = isObj(c0) && typeof c0.finishReason === "string" ? c0.finishReason : isObj(r.promptFeedback) && typeof r.promptFeedback.blockReason === "string" ? r.promptFeedback.blockReason : undefined;
+  const stop =
+    isObj(c0) && typeof c0.finishReason === "string"
+      ? c0.finishReason
+      : isObj(r.promptFeedback) && typeof r.promptFeedback.blockReason === "string"
+        ? r.promptFeedback.blockReason
+        : undefined;
   if (stop !== undefined) result.stop_reason = stop;
   return result;
 }

@@ -86,7 +86,8 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
     acc.hasContent = true;
     for (const k in c) if (k !== "parts" && c[k] !== undefined && c[k] !== null) acc.content[k] = c[k];
     if (c.parts === undefined || c.parts === null) return false;
-    if (!Array.isArray(c.parts)) fail([ci, "candidates", pos, "content", "parts"], `expected an array, got ${describe(c.parts)}`, "list_type");
+    if (!Array.isArray(c.parts))
+      fail([ci, "candidates", pos, "content", "parts"], `expected an array, got ${describe(c.parts)}`, "list_type");
     let content = false;
     for (const p of c.parts) {
       if (plainText(p)) {
@@ -113,7 +114,11 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
       .sort((a, b) => a[0] - b[0])
       .map(([, acc]) => {
         const cand: Obj = { ...acc.fields };
-        if (acc.hasContent) cand.content = { ...acc.content, parts: acc.parts.map((p) => (p.pieces ? { ...(p.part as Obj), text: p.pieces.join("") } : p.part)) };
+        if (acc.hasContent)
+          cand.content = {
+            ...acc.content,
+            parts: acc.parts.map((p) => (p.pieces ? { ...(p.part as Obj), text: p.pieces.join("") } : p.part)),
+          };
         return cand;
       });
     const body: Obj = { ...this.top };

@@ -20,7 +20,17 @@ import { partToBlock as openaiPart } from "../openai-chat/parts.js";
 import { blockToNative as anthropicBlock } from "../anthropic-messages/blocks.js";
 
 /** Anthropic-native block types (and every `*_tool_result`): the Anthropic reader's. */
-const ANTHROPIC_TYPES = new Set(["tool_use", "thinking", "redacted_thinking", "document", "server_tool_use", "search_result", "container_upload", "mcp_tool_use", "mcp_tool_result"]);
+const ANTHROPIC_TYPES = new Set([
+  "tool_use",
+  "thinking",
+  "redacted_thinking",
+  "document",
+  "server_tool_use",
+  "search_result",
+  "container_upload",
+  "mcp_tool_use",
+  "mcp_tool_result",
+]);
 /** OpenAI chat-completions part types: the OpenAI reader's. */
 const OPENAI_TYPES = new Set(["image_url", "input_audio", "refusal"]);
 
@@ -60,13 +70,23 @@ function reasoningBlock(b: Obj, loc: Loc): ContentBlock {
   if (typeof b.reasoning === "string") text = b.reasoning;
   else if (typeof b.text === "string") [text, used] = [b.text, "text"];
   else if (Array.isArray(b.summary)) {
-    text = b.summary.map((s) => (isObj(s) && typeof s.text === "string" ? s.text : "")).filter((s) => s).join("\n\n");
+    text = b.summary
+      .map((s) => (isObj(s) && typeof s.text === "string" ? s.text : ""))
+      .filter((s) => s)
+      .join("\n\n");
     used = "";
-  } else if (b.reasoning !== undefined && b.reasoning !== null) fail([...loc, "reasoning"], `expected a string, got ${describe(b.reasoning)}`, "string_type");
+  } else if (b.reasoning !== undefined && b.reasoning !== null)
+    fail([...loc, "reasoning"], `expected a string, got ${describe(b.reasoning)}`, "string_type");
   return withExtras({ type: "reasoning", text }, rest(b, new Set(["type", used])));
 }
 
-const MEDIA_KINDS: Record<string, "image" | "audio" | "video" | "file"> = { image: "image", audio: "audio", video: "video", file: "file", "text-plain": "file" };
+const MEDIA_KINDS: Record<string, "image" | "audio" | "video" | "file"> = {
+  image: "image",
+  audio: "audio",
+  video: "video",
+  file: "file",
+  "text-plain": "file",
+};
 const K_DATA = new Set(["type", "source_type", "url", "base64", "data", "file_id", "fileId", "mime_type", "mimeType", "text"]);
 
 /**
@@ -81,9 +101,25 @@ function dataBlock(b: Obj, type: string): ContentBlock | undefined {
   const mime = typeof b.mime_type === "string" ? b.mime_type : typeof b.mimeType === "string" ? b.mimeType : undefined;
   // v0 blocks name their source; in them `id` is the file's id, not the block's.
   const st = b.source_type;
-  const base64 = st === undefined || st === "base64" ? (typeof b.base64 === "string" ? b.base64 : typeof b.data === "string" ? b.data : undefined) : undefined;
+  const base64 =
+    st === undefined || st === "base64"
+      ? typeof b.base64 === "string"
+        ? b.base64
+        : typeof b.data === "string"
+          ? b.data
+          : undefined
+      : undefined;
   const url = st === undefined || st === "url" ? (typeof b.url === "string" ? b.url : undefined) : undefined;
-  const fileId = st === "id" ? (typeof b.id === "string" ? b.id : undefined) : typeof b.file_id === "string" ? b.file_id : typeof b.fileId === "string" ? b.fileId : undefined;
+  const fileId =
+    st === "id"
+      ? typeof b.id === "string"
+        ? b.id
+        : undefined
+      : typeof b.file_id === "string"
+        ? b.file_id
+        : typeof b.fileId === "string"
+          ? b.fileId
+          : undefined;
   if (st === "id") delete extras.id;
   if (st !== undefined) extras.source_type = st;
   const text = typeof b.text === "string" && (type === "text-plain" || st === "text") ? b.text : undefined;
@@ -176,7 +212,8 @@ function one(b: ContentBlock | undefined): ContentBlock[] | undefined {
 export function contentToNative(content: unknown, loc: Loc, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return content === "" ? [] : [{ type: "text", text: content }];
   if (content === undefined || content === null) return [];
-  if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
+  if (!Array.isArray(content))
+    return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
   const out: ContentBlock[] = [];
   for (let i = 0; i < content.length; i++) {
     const item = content[i];

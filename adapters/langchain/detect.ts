@@ -71,7 +71,11 @@ function isResponse(v: unknown): boolean {
 }
 
 function isStream(list: unknown[]): boolean {
-  return list.length > 0 && every(list, (c) => isGeneration(c) || isAiRecord(c)) && every(list, (c) => isChunk(isObj(c) && "message" in c ? c.message : c));
+  return (
+    list.length > 0 &&
+    every(list, (c) => isGeneration(c) || isAiRecord(c)) &&
+    every(list, (c) => isChunk(isObj(c) && "message" in c ? c.message : c))
+  );
 }
 
 function isChunk(v: unknown): boolean {
@@ -84,7 +88,9 @@ export function detect(payload: unknown): PayloadKind | null {
   try {
     if (Array.isArray(payload)) {
       if (isStream(payload)) return "stream";
-      return isConversation(payload) || (isBatch(payload) && payload.some((c) => (c as unknown[]).some(isLangChainMessage))) ? "request" : null;
+      return isConversation(payload) || (isBatch(payload) && payload.some((c) => (c as unknown[]).some(isLangChainMessage)))
+        ? "request"
+        : null;
     }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {

@@ -55,5 +55,13 @@ export function normalize(payload: unknown): NormalizedRecord {
   return out;
 }
 
-export const langchain: Adapter = { name: FORMAT, detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator, normalize };
+export const langchain: Adapter = {
+  name: FORMAT,
+  detect,
+  normalizeRequest,
+  normalizeResponse,
+  normalizeStream,
+  createStreamAccumulator,
+  normalize,
+};
 export default langchain;

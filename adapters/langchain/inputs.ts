@@ -22,7 +22,9 @@ export function inputMessages(raw: unknown): Message[] {
   const out: Message[] = [];
   for (let b = 0; b < list.length; b++) {
     const conv = newConversation();
-    const msgs = markOrphans(messagesToNative(list[b] as unknown[], ["messages", b], conv, list.length > 1 ? { batch_index: b } : undefined));
+    const msgs = markOrphans(
+      messagesToNative(list[b] as unknown[], ["messages", b], conv, list.length > 1 ? { batch_index: b } : undefined),
+    );
     for (const m of msgs) out.push(m);
   }
   return out;

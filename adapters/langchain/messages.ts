@@ -22,7 +22,18 @@ import { readRecord, type Kind, type LcMessage } from "./records.js";
 import { messageUsage } from "./usage.js";
 
 /** Fields the mapping consumes; every other field goes to the message's extras. */
-const CONSUMED = new Set(["content", "type", "role", "tool_calls", "invalid_tool_calls", "tool_call_chunks", "tool_call_id", "usage_metadata", "additional_kwargs", "response_metadata"]);
+const CONSUMED = new Set([
+  "content",
+  "type",
+  "role",
+  "tool_calls",
+  "invalid_tool_calls",
+  "tool_call_chunks",
+  "tool_call_id",
+  "usage_metadata",
+  "additional_kwargs",
+  "response_metadata",
+]);
 
 /** Calls without a parsed counterpart wait here for the FunctionMessage that answers them, by name. */
 export interface Conversation {
@@ -82,9 +93,13 @@ function assistantBlocks(f: Obj, loc: Loc, conv: Conversation, unmapped: Unmappe
   // DESIGN: `reasoning_content` (compatible vendors) is a reasoning block, first as the model thought it first;
   // so is the Responses API's reasoning item, which ChatOpenAI keeps in `additional_kwargs.reasoning`.
   if (ak && !blocks.some((b) => b.type === "reasoning")) {
-    if (typeof ak.reasoning_content === "string" && ak.reasoning_content !== "") blocks.unshift({ type: "reasoning", text: ak.reasoning_content });
+    if (typeof ak.reasoning_content === "string" && ak.reasoning_content !== "")
+      blocks.unshift({ type: "reasoning", text: ak.reasoning_content });
     else if (isObj(ak.reasoning) && Array.isArray(ak.reasoning.summary)) {
-      const text = ak.reasoning.summary.map((p) => (isObj(p) && typeof p.text === "string" ? p.text : "")).filter((t) => t).join("\n\n");
+      const text = ak.reasoning.summary
+        .map((p) => (isObj(p) && typeof p.text === "string" ? p.text : ""))
+        .filter((t) => t)
+        .join("\n\n");
       blocks.unshift({ type: "reasoning", text });
     }
   }
@@ -109,11 +124,13 @@ function assistantBlocks(f: Obj, loc: Loc, conv: Conversation, unmapped: Unmappe
   }
   if (calls === 0 && Array.isArray(f.tool_call_chunks) && f.tool_call_chunks.length) {
     // `index` is only how chunks find each other: the finished call has none.
-    for (const { index: _index, ...c } of mergedChunks(f.tool_call_chunks, [...loc, "tool_call_chunks"])) add(toolCallBlock({ ...c, type: "tool_call" }, [...loc, "tool_call_chunks"]));
+    for (const { index: _index, ...c } of mergedChunks(f.tool_call_chunks, [...loc, "tool_call_chunks"]))
+      add(toolCallBlock({ ...c, type: "tool_call" }, [...loc, "tool_call_chunks"]));
     calls++;
   }
   if (calls === 0 && ak) {
-    if (Array.isArray(ak.tool_calls)) for (let j = 0; j < ak.tool_calls.length; j++) add(openaiToolCall(ak.tool_calls[j], [...loc, "additional_kwargs", "tool_calls"], j));
+    if (Array.isArray(ak.tool_calls))
+      for (let j = 0; j < ak.tool_calls.length; j++) add(openaiToolCall(ak.tool_calls[j], [...loc, "additional_kwargs", "tool_calls"], j));
     if (isObj(ak.function_call)) {
       const id = `call_legacy_${conv.index}`;
       add(legacyFunctionCallBlock(ak.function_call, [...loc, "additional_kwargs", "function_call"], id));
@@ -124,7 +141,17 @@ function assistantBlocks(f: Obj, loc: Loc, conv: Conversation, unmapped: Unmappe
   return blocks;
 }
 
-const CHAT_ROLES: Record<string, Kind> = { user: "human", human: "human", assistant: "ai", ai: "ai", model: "ai", system: "system", developer: "developer", tool: "tool", function: "function" };
+const CHAT_ROLES: Record<string, Kind> = {
+  user: "human",
+  human: "human",
+  assistant: "ai",
+  ai: "ai",
+  model: "ai",
+  system: "system",
+  developer: "developer",
+  tool: "tool",
+  function: "function",
+};
 
 function finish(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
   const msg: Message = { role, content };
@@ -168,7 +195,12 @@ export function toNative(rec: LcMessage, loc: Loc, conv: Conversation): Message 
     case "function": {
       // A legacy function result: it answers the oldest open call of its name (DESIGN's synthesized ids).
       const name = typeof f.name === "string" ? f.name : "";
-      const msg = finish("tool", contentToNative(f.content, [...loc, "content"], unmapped), { vendor_role: "function", ...extras }, unmapped);
+      const msg = finish(
+        "tool",
+        contentToNative(f.content, [...loc, "content"], unmapped),
+        { vendor_role: "function", ...extras },
+        unmapped,
+      );
       msg.tool_call_id = conv.legacyCalls.get(name)?.shift() ?? `call_legacy_orphan_${conv.index}`;
       return msg;
     }

@@ -47,7 +47,11 @@ function fromMetadata(message: Message, meta: Obj | undefined, info: Obj | undef
 /** A lone message record as the reply. */
 function messageRead(r: Obj): Read {
   const rec = readRecord(r, []);
-  return fromMetadata(toNative(rec, [], newConversation()), isObj(rec.fields.response_metadata) ? rec.fields.response_metadata : undefined, undefined);
+  return fromMetadata(
+    toNative(rec, [], newConversation()),
+    isObj(rec.fields.response_metadata) ? rec.fields.response_metadata : undefined,
+    undefined,
+  );
 }
 
 /** One generation -> an assistant message, with what it says of the model. */

@@ -20,11 +20,26 @@ export interface LcMessage {
 }
 
 const CLASSES: Record<string, Kind> = {
-  HumanMessage: "human", AIMessage: "ai", SystemMessage: "system", ToolMessage: "tool", ChatMessage: "chat", FunctionMessage: "function", RemoveMessage: "remove",
+  HumanMessage: "human",
+  AIMessage: "ai",
+  SystemMessage: "system",
+  ToolMessage: "tool",
+  ChatMessage: "chat",
+  FunctionMessage: "function",
+  RemoveMessage: "remove",
 };
 /** `type` values of dicts and of message fields (`human`, `ai`, ...), with the role names `convert_to_messages` also takes. */
 const TYPES: Record<string, Kind> = {
-  human: "human", user: "human", ai: "ai", assistant: "ai", system: "system", developer: "developer", tool: "tool", chat: "chat", function: "function", remove: "remove",
+  human: "human",
+  user: "human",
+  ai: "ai",
+  assistant: "ai",
+  system: "system",
+  developer: "developer",
+  tool: "tool",
+  chat: "chat",
+  function: "function",
+  remove: "remove",
 };
 
 /** The kind of a class name: `AIMessage`, `AIMessageChunk`, ... */
@@ -63,9 +78,19 @@ export function isLangChainMessage(v: unknown): boolean {
 
 /** One record of any of the three writings -> its kind and fields; a NormalizeError naming the field otherwise. */
 export function readRecord(v: unknown, loc: Loc): LcMessage {
-  if (!isObj(v)) return fail(loc, `expected a LangChain message (an object), got ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}`, "object_type");
+  if (!isObj(v))
+    return fail(
+      loc,
+      `expected a LangChain message (an object), got ${v === null ? "null" : Array.isArray(v) ? "array" : typeof v}`,
+      "object_type",
+    );
   if ("lc" in v) {
-    if (v.type !== "constructor" || !Array.isArray(v.id)) return fail([...loc, "type"], `a serialized LangChain object of type ${JSON.stringify(v.type)} is not a message`, "unsupported_message");
+    if (v.type !== "constructor" || !Array.isArray(v.id))
+      return fail(
+        [...loc, "type"],
+        `a serialized LangChain object of type ${JSON.stringify(v.type)} is not a message`,
+        "unsupported_message",
+      );
     const k = classKind(v.id[v.id.length - 1]);
     if (!k) return fail([...loc, "id"], `${JSON.stringify(v.id.join("."))} is not a LangChain message class`, "unsupported_message");
     const kwargs = v.kwargs === undefined ? {} : v.kwargs;
@@ -81,7 +106,12 @@ export function readRecord(v: unknown, loc: Loc): LcMessage {
   const byType = kindOf(v.type) !== undefined;
   const key = byType || !("role" in v) ? "type" : "role";
   const k = kindOf(v[key]);
-  if (!k) return fail([...loc, key], `unsupported message type ${JSON.stringify(v[key])}; expected human, user, ai, assistant, system, developer, tool, chat, function or a LangChain message class`, "unsupported_message");
+  if (!k)
+    return fail(
+      [...loc, key],
+      `unsupported message type ${JSON.stringify(v[key])}; expected human, user, ai, assistant, system, developer, tool, chat, function or a LangChain message class`,
+      "unsupported_message",
+    );
   const fields: Obj = {};
   for (const f in v) if (f !== key) fields[f] = v[f];
   return { ...k, fields };

@@ -19,7 +19,8 @@ function mergeContent(a: unknown, b: unknown): unknown {
   const left = typeof a === "string" ? [{ type: "text", text: a }] : Array.isArray(a) ? a.map((x) => (isObj(x) ? { ...x } : x)) : [a];
   const right = typeof b === "string" ? [{ type: "text", text: b }] : Array.isArray(b) ? b : [b];
   for (const item of right) {
-    const same = isObj(item) && item.index !== undefined ? left.find((x) => isObj(x) && x.index === item.index && x.type === item.type) : undefined;
+    const same =
+      isObj(item) && item.index !== undefined ? left.find((x) => isObj(x) && x.index === item.index && x.type === item.type) : undefined;
     if (isObj(same) && isObj(item)) {
       for (const k in item) {
         const v = item[k];
@@ -91,7 +92,11 @@ function chunkRecord(chunk: unknown, i: number): { rec: LcMessage; info?: Obj } 
 function hasToken(f: Obj): boolean {
   const c = f.content;
   if (typeof c === "string") return c !== "";
-  if (Array.isArray(c) && c.some((b) => typeof b === "string" ? b !== "" : isObj(b) && (b.text || b.reasoning || b.args || b.type === "tool_call_chunk"))) return true;
+  if (
+    Array.isArray(c) &&
+    c.some((b) => (typeof b === "string" ? b !== "" : isObj(b) && (b.text || b.reasoning || b.args || b.type === "tool_call_chunk")))
+  )
+    return true;
   return Array.isArray(f.tool_call_chunks) && f.tool_call_chunks.length > 0;
 }
 
@@ -132,4 +137,3 @@ export function normalizeStream(chunks: readonly unknown[]): ResponseResult {
   for (const c of chunks) acc.push(c);
   return acc.result();
 }
-

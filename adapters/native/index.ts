@@ -60,7 +60,17 @@ function isMessageLike(v: unknown): v is Obj {
   return isObj(v) && typeof v.role === "string" && "content" in v;
 }
 
-const NATIVE_BLOCKS = new Set(["text", "reasoning", "image", "file", "audio", "video", "tool_call", "server_tool_call", "server_tool_result"]);
+const NATIVE_BLOCKS = new Set([
+  "text",
+  "reasoning",
+  "image",
+  "file",
+  "audio",
+  "video",
+  "tool_call",
+  "server_tool_call",
+  "server_tool_result",
+]);
 const MESSAGE_KEYS = new Set(["role", "content", "tool_call_id", "usage_metadata", "extras"]);
 const VENDOR_BLOCK_KEYS = ["source", "image_url", "input_audio", "citations", "input", "tool_use_id", "thinking", "cache_control"];
 
@@ -101,7 +111,9 @@ function onlyKeys(o: Obj, allowed: ReadonlySet<string>): boolean {
 export function detect(payload: unknown): PayloadKind | null {
   try {
     if (Array.isArray(payload)) {
-      return payload.length === 2 && typeof payload[0] === "string" && looksNative({ role: payload[0], content: payload[1] }) ? "response" : null;
+      return payload.length === 2 && typeof payload[0] === "string" && looksNative({ role: payload[0], content: payload[1] })
+        ? "response"
+        : null;
     }
     if (!isObj(payload)) return null;
     if ("request" in payload || "response" in payload) {
@@ -114,7 +126,11 @@ export function detect(payload: unknown): PayloadKind | null {
     if (Array.isArray(payload.messages)) return onlyKeys(payload, REQUEST_KEYS) && payload.messages.every(looksNative) ? "request" : null;
     if (Array.isArray(payload.choices)) {
       const c = payload.choices;
-      return onlyKeys(payload, CHOICES_KEYS) && c.length > 0 && c.every((x) => isObj(x) && onlyKeys(x, CHOICE_KEYS) && looksNative(x.message)) ? "response" : null;
+      return onlyKeys(payload, CHOICES_KEYS) &&
+        c.length > 0 &&
+        c.every((x) => isObj(x) && onlyKeys(x, CHOICE_KEYS) && looksNative(x.message))
+        ? "response"
+        : null;
     }
     if (isMessageLike(payload.message)) return onlyKeys(payload, ENVELOPE_KEYS) && looksNative(payload.message) ? "response" : null;
     if (isMessageLike(payload)) return looksNative(payload) ? "response" : null;
@@ -133,11 +149,17 @@ export function isStrictlyNative(payload: unknown): boolean {
   if (isObj(payload) && ("request" in payload || "response" in payload)) {
     const r = payload.request;
     const s = payload.response;
-    return (r === undefined || r === null || isStrictlyNative(r)) && (s === undefined || s === null || isStrictlyNative(s)) && (r != null || s != null);
+    return (
+      (r === undefined || r === null || isStrictlyNative(r)) &&
+      (s === undefined || s === null || isStrictlyNative(s)) &&
+      (r != null || s != null)
+    );
   }
   if (detect(payload) === null) return false;
-  if (isObj(payload) && Array.isArray(payload.messages)) return payload.messages.every((m) => typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
-  if (isObj(payload) && Array.isArray(payload.choices)) return payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
+  if (isObj(payload) && Array.isArray(payload.messages))
+    return payload.messages.every((m) => typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
+  if (isObj(payload) && Array.isArray(payload.choices))
+    return payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
   if (isObj(payload) && isObj(payload.message)) return MessageSchema.safeParse(payload.message).success;
   return false;
 }
@@ -145,7 +167,10 @@ export function isStrictlyNative(payload: unknown): boolean {
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const list = expectArray(body.messages, ["messages"]);
-  const messages = checked(list.map((m, i) => toMessage(m, ["messages", i])), (i) => ["messages", i]);
+  const messages = checked(
+    list.map((m, i) => toMessage(m, ["messages", i])),
+    (i) => ["messages", i],
+  );
   const invocation_params: Obj = {};
   for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
   const result: RequestResult = { messages, invocation_params };
@@ -174,7 +199,13 @@ export function normalizeResponse(response: unknown): ResponseResult {
       return fail([], "expected a native reply: {choices:[{message}]}, {message}, {role, content} or [role, content]", "unknown_payload");
     }
   }
-  const shape = Array.isArray(response) ? "pair" : isObj(response) && Array.isArray(response.choices) ? "choices" : isObj(response) && response.message !== undefined ? "message" : "bare";
+  const shape = Array.isArray(response)
+    ? "pair"
+    : isObj(response) && Array.isArray(response.choices)
+      ? "choices"
+      : isObj(response) && response.message !== undefined
+        ? "message"
+        : "bare";
   checked(messages, (i) => (shape === "choices" ? ["choices", i, "message"] : shape === "message" ? ["message"] : []));
   const first = messages[0];
   usage ??= first?.usage_metadata;
@@ -222,5 +253,13 @@ export function normalize(payload: unknown): NormalizedRecord {
   return out;
 }
 
-export const native: Adapter = { name: FORMAT, detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator, normalize };
+export const native: Adapter = {
+  name: FORMAT,
+  detect,
+  normalizeRequest,
+  normalizeResponse,
+  normalizeStream,
+  createStreamAccumulator,
+  normalize,
+};
 export default native;

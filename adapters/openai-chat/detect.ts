@@ -57,4 +57,11 @@ function isRequest(v: unknown): boolean {
   return ev.openai && !ev.anthropic;
 }
 
-export const detect = detector({ isRequest, isResponse, isStream, isReply, settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).anthropic, pairFirst: "response" });
+export const detect = detector({
+  isRequest,
+  isResponse,
+  isStream,
+  isReply,
+  settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).anthropic,
+  pairFirst: "response",
+});

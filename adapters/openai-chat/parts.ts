@@ -5,11 +5,28 @@ import { describe, expectObj, expectString, fail, isObj, leftovers, type Key, ty
 import { withExtras } from "../common/extras.js";
 import type { Unmapped } from "../common/content.js";
 
-const AUDIO_MIME: Record<string, string> = { wav: "audio/wav", mp3: "audio/mpeg", flac: "audio/flac", opus: "audio/opus", pcm16: "audio/pcm", aac: "audio/aac", ogg: "audio/ogg" };
+const AUDIO_MIME: Record<string, string> = {
+  wav: "audio/wav",
+  mp3: "audio/mpeg",
+  flac: "audio/flac",
+  opus: "audio/opus",
+  pcm16: "audio/pcm",
+  aac: "audio/aac",
+  ogg: "audio/ogg",
+};
 const EXT_MIME: Record<string, string> = {
-  pdf: "application/pdf", txt: "text/plain", md: "text/markdown", csv: "text/csv", json: "application/json",
-  html: "text/html", docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-  png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp",
+  pdf: "application/pdf",
+  txt: "text/plain",
+  md: "text/markdown",
+  csv: "text/csv",
+  json: "application/json",
+  html: "text/html",
+  docx: "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+  png: "image/png",
+  jpg: "image/jpeg",
+  jpeg: "image/jpeg",
+  gif: "image/gif",
+  webp: "image/webp",
 };
 
 export function audioMime(format: string): string {
@@ -94,9 +111,14 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
         }
         // Raw base64 without a data URL: the MIME type comes from the file name, else octet-stream.
         if (f.file_id !== undefined) extras = merge(extras, { file_id: f.file_id });
-        return withExtras({ type: "file", base64: f.file_data, mime_type: mimeFromFilename(f.filename) ?? "application/octet-stream" }, extras, "replace");
+        return withExtras(
+          { type: "file", base64: f.file_data, mime_type: mimeFromFilename(f.filename) ?? "application/octet-stream" },
+          extras,
+          "replace",
+        );
       }
-      if (f.file_data !== undefined && f.file_data !== null) fail([...loc, "file", "file_data"], `expected a string, got ${describe(f.file_data)}`, "string_type");
+      if (f.file_data !== undefined && f.file_data !== null)
+        fail([...loc, "file", "file_data"], `expected a string, got ${describe(f.file_data)}`, "string_type");
       if (typeof f.file_id === "string") return withExtras({ type: "file", id: f.file_id }, extras, "replace");
       return fail([...loc, "file"], "a file part needs file_id or file_data", "missing");
     }

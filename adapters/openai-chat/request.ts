@@ -1,7 +1,18 @@
 /** OpenAI chat-completions request body -> native messages + invocation params. */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { describe, expectArray, expectObj, expectString, fail, leftovers, optString, type Key, type Loc, type Obj } from "../common/guards.js";
+import {
+  describe,
+  expectArray,
+  expectObj,
+  expectString,
+  fail,
+  leftovers,
+  optString,
+  type Key,
+  type Loc,
+  type Obj,
+} from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
@@ -57,14 +68,22 @@ function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
  * for array content, tool calls and errors. `audioFormat` is the request's
  * `audio.format`, for the MIME type of audio bytes.
  */
-export function assistantBlocks(m: Obj, parent: Loc, key: Key | undefined, messageIndex: number, unmapped: Unmapped[], audioFormat?: string): ContentBlock[] {
+export function assistantBlocks(
+  m: Obj,
+  parent: Loc,
+  key: Key | undefined,
+  messageIndex: number,
+  unmapped: Unmapped[],
+  audioFormat?: string,
+): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   if (typeof m.reasoning_content === "string" && m.reasoning_content !== "") {
     blocks.push({ type: "reasoning", text: m.reasoning_content });
   }
   const content = m.content;
   if (typeof content === "string") blocks.push(textBlock(content));
-  else if (content !== undefined && content !== null) for (const b of contentToBlocks(content, locOf(parent, key), "content", unmapped)) blocks.push(b);
+  else if (content !== undefined && content !== null)
+    for (const b of contentToBlocks(content, locOf(parent, key), "content", unmapped)) blocks.push(b);
   if (m.refusal !== undefined && m.refusal !== null) {
     blocks.push({ type: "text", text: expectString(m.refusal, locOf(parent, key), "refusal"), extras: { refusal: true } });
   }
@@ -147,7 +166,11 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         break;
       }
       default:
-        fail([...loc, i, "role"], `unsupported role ${JSON.stringify(role)}; expected system, developer, user, assistant, tool or function`, "unsupported_role");
+        fail(
+          [...loc, i, "role"],
+          `unsupported role ${JSON.stringify(role)}; expected system, developer, user, assistant, tool or function`,
+          "unsupported_role",
+        );
     }
   }
   return markOrphans(out);

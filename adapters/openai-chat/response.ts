@@ -30,11 +30,13 @@ export function attachAnnotations(blocks: ContentBlock[], annotations: unknown, 
 
 /** One reply message (role assistant) -> the native message; `extras` are the envelope's leftovers. */
 function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat: string | undefined): Message {
-  if (m.role !== undefined && m.role !== null && m.role !== "assistant") fail([...loc, "role"], `a reply message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
+  if (m.role !== undefined && m.role !== null && m.role !== "assistant")
+    fail([...loc, "role"], `a reply message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
   const unmapped: Unmapped[] = [];
   const content = assistantBlocks(m, loc, undefined, 0, unmapped, audioFormat);
   // Nearly every reply has no annotations (or []): no location is built for them.
-  if (m.annotations !== undefined && m.annotations !== null && !(Array.isArray(m.annotations) && m.annotations.length === 0)) attachAnnotations(content, m.annotations, [...loc, "annotations"]);
+  if (m.annotations !== undefined && m.annotations !== null && !(Array.isArray(m.annotations) && m.annotations.length === 0))
+    attachAnnotations(content, m.annotations, [...loc, "annotations"]);
   const msg: Message = { role: "assistant", content };
   const extras = withUnmapped(leftovers(m, known), unmapped);
   if (extras) msg.extras = extras;

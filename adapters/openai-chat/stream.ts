@@ -188,7 +188,12 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     if (acc.refusal.length) content.push({ type: "text", text: acc.refusal.join(""), extras: { refusal: true } });
     if (acc.audio) {
       const a = acc.audio;
-      const reply = { id: a.id, data: a.data.length ? a.data.join("") : undefined, transcript: a.transcript.length ? a.transcript.join("") : undefined, rest: a.rest };
+      const reply = {
+        id: a.id,
+        data: a.data.length ? a.data.join("") : undefined,
+        transcript: a.transcript.length ? a.transcript.join("") : undefined,
+        rest: a.rest,
+      };
       for (const b of audioBlocks(reply, this.audioFormat)) content.push(b);
     }
     const tools = [...acc.tools.entries()].sort((a, b) => a[0] - b[0]);
@@ -210,7 +215,12 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     }
     if (acc.fn) {
       const parsed = parseToolArgs(acc.fn.args.join(""));
-      const block: ContentBlock = { type: "tool_call", id: "call_legacy_0", args: parsed.args, extras: { ...parsed.extras, legacy_function_call: true } };
+      const block: ContentBlock = {
+        type: "tool_call",
+        id: "call_legacy_0",
+        args: parsed.args,
+        extras: { ...parsed.extras, legacy_function_call: true },
+      };
       if (acc.fn.name !== undefined) block.name = acc.fn.name;
       content.push(block);
     }

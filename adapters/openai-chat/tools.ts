@@ -25,7 +25,12 @@ export function toolCallBlock(call: unknown, listLoc: Loc, j: number): ContentBl
     if (id !== undefined) block.id = id;
     return block;
   }
-  if (type !== "function") fail([...listLoc, j, "type"], `unsupported tool call type ${JSON.stringify(type)}; expected function or custom`, "unsupported_tool_call");
+  if (type !== "function")
+    fail(
+      [...listLoc, j, "type"],
+      `unsupported tool call type ${JSON.stringify(type)}; expected function or custom`,
+      "unsupported_tool_call",
+    );
   const fn = expectObj(c.function, listLoc, j, "function");
   const name = strAt(fn.name, listLoc, j, "function", "name");
   const parsed = parseToolArgs(fn.arguments);

@@ -32,6 +32,7 @@ export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefine
 
 function sum(a: number, b: number, loc: Loc): number {
   const t = a + b;
-  if (!Number.isSafeInteger(t)) fail([...loc, "total_tokens"], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+  if (!Number.isSafeInteger(t))
+    fail([...loc, "total_tokens"], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
   return t;
 }

@@ -16,9 +16,30 @@ import { detector } from "../common/detect.js";
 import { modelHint } from "../common/markers.js";
 
 /** Parameters of OpenAI's completions API that the look-alike APIs do not take. */
-const OPENAI_KEYS = ["suffix", "echo", "best_of", "logit_bias", "stream_options", "frequency_penalty", "presence_penalty", "n", "seed", "logprobs"];
+const OPENAI_KEYS = [
+  "suffix",
+  "echo",
+  "best_of",
+  "logit_bias",
+  "stream_options",
+  "frequency_penalty",
+  "presence_penalty",
+  "n",
+  "seed",
+  "logprobs",
+];
 /** Parameters of the look-alikes: Anthropic legacy, Bedrock Llama / Titan, Ollama. */
-const OTHER_KEYS = ["max_tokens_to_sample", "max_gen_len", "textGenerationConfig", "inputText", "raw", "keep_alive", "images", "template", "context"];
+const OTHER_KEYS = [
+  "max_tokens_to_sample",
+  "max_gen_len",
+  "textGenerationConfig",
+  "inputText",
+  "raw",
+  "keep_alive",
+  "images",
+  "template",
+  "context",
+];
 
 function isTokenList(v: unknown): boolean {
   return Array.isArray(v) && v.length > 0 && typeof v[0] === "number";
@@ -69,4 +90,10 @@ export function isStream(v: unknown[]): boolean {
   return saw;
 }
 
-export const detect = detector({ isRequest, isResponse: isCompletion, isStream, settledByResponse: (request: unknown) => isObj(request) && !("messages" in request) && isPromptShape(request.prompt), pairFirst: "response" });
+export const detect = detector({
+  isRequest,
+  isResponse: isCompletion,
+  isStream,
+  settledByResponse: (request: unknown) => isObj(request) && !("messages" in request) && isPromptShape(request.prompt),
+  pairFirst: "response",
+});

@@ -56,7 +56,8 @@ function textBlocks(text: string, prompt: unknown): ContentBlock[] {
 
 export function choiceMessage(c: ChoiceParts, many: boolean, info: PromptInfo): Message {
   const promptIndex = typeof c.index === "number" ? Math.floor(c.index / info.n) : 0;
-  const content = c.text === undefined ? [] : info.echo ? textBlocks(c.text, info.prompts?.[promptIndex]) : [{ type: "text" as const, text: c.text }];
+  const content =
+    c.text === undefined ? [] : info.echo ? textBlocks(c.text, info.prompts?.[promptIndex]) : [{ type: "text" as const, text: c.text }];
   const msg: Message = { role: "assistant", content };
   let extras = c.extras;
   if (c.finish_reason !== undefined && c.finish_reason !== null) (extras ??= {}).finish_reason = c.finish_reason;

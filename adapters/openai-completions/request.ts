@@ -22,7 +22,8 @@ import { describe, expectObj, fail, optString, type Loc, type Obj } from "../com
 function tokenIds(v: unknown[], loc: Loc): number[] {
   for (let i = 0; i < v.length; i++) {
     const t = v[i];
-    if (typeof t !== "number" || !Number.isSafeInteger(t) || t < 0) fail([...loc, i], `expected a token id (a non-negative integer), got ${typeof t === "number" ? t : describe(t)}`, "int_type");
+    if (typeof t !== "number" || !Number.isSafeInteger(t) || t < 0)
+      fail([...loc, i], `expected a token id (a non-negative integer), got ${typeof t === "number" ? t : describe(t)}`, "int_type");
   }
   return v as number[];
 }
@@ -43,7 +44,12 @@ function userMessage(text: string | undefined, ids: number[] | undefined, suffix
 export function promptMessages(prompt: unknown, suffix: string | undefined, loc: Loc = ["prompt"]): Message[] {
   if (prompt === undefined || prompt === null) return suffix === undefined ? [] : [userMessage(undefined, undefined, suffix, undefined)];
   if (typeof prompt === "string") return [userMessage(prompt, undefined, suffix, undefined)];
-  if (!Array.isArray(prompt)) return fail(loc, `expected a string, an array of strings, an array of token ids or an array of token-id arrays, got ${describe(prompt)}`, "prompt_type");
+  if (!Array.isArray(prompt))
+    return fail(
+      loc,
+      `expected a string, an array of strings, an array of token ids or an array of token-id arrays, got ${describe(prompt)}`,
+      "prompt_type",
+    );
   if (prompt.length === 0) return [];
   const first = prompt[0];
   if (typeof first === "number") return [userMessage(undefined, tokenIds(prompt, loc), suffix, undefined)];
@@ -55,7 +61,8 @@ export function promptMessages(prompt: unknown, suffix: string | undefined, loc:
       if (typeof p !== "string") fail([...loc, i], `expected a string like the batch's first prompt, got ${describe(p)}`, "string_type");
       out.push(userMessage(p, undefined, suffix, i));
     } else {
-      if (!Array.isArray(p)) fail([...loc, i], `expected an array of token ids like the batch's first prompt, got ${describe(p)}`, "list_type");
+      if (!Array.isArray(p))
+        fail([...loc, i], `expected an array of token ids like the batch's first prompt, got ${describe(p)}`, "list_type");
       out.push(userMessage(undefined, tokenIds(p, [...loc, i]), suffix, i));
     }
   }

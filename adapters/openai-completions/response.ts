@@ -22,7 +22,19 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   for (let i = 0; i < choices.length; i++) {
     const c = expectObj(choices[i], ["choices", i]);
     const text = optString(c.text, ["choices", i], "text");
-    messages.push(choiceMessage({ index: typeof c.index === "number" ? c.index : i, text, finish_reason: c.finish_reason, logprobs: c.logprobs, extras: leftovers(c, K_CHOICE) }, many, info));
+    messages.push(
+      choiceMessage(
+        {
+          index: typeof c.index === "number" ? c.index : i,
+          text,
+          finish_reason: c.finish_reason,
+          logprobs: c.logprobs,
+          extras: leftovers(c, K_CHOICE),
+        },
+        many,
+        info,
+      ),
+    );
   }
   const usage = normalizeUsage(r.usage, ["usage"]);
   const top = leftovers(r, K_RESPONSE);

@@ -98,7 +98,19 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
   result(): ResponseResult {
     const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
     const many = accs.length > 1;
-    const messages: Message[] = accs.map((a) => choiceMessage({ index: a.index, text: a.text.join(""), finish_reason: a.finish_reason, logprobs: a.logprobs, extras: a.extras && { ...a.extras } }, many, this.info));
+    const messages: Message[] = accs.map((a) =>
+      choiceMessage(
+        {
+          index: a.index,
+          text: a.text.join(""),
+          finish_reason: a.finish_reason,
+          logprobs: a.logprobs,
+          extras: a.extras && { ...a.extras },
+        },
+        many,
+        this.info,
+      ),
+    );
     const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
     return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }

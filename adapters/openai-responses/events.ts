@@ -85,7 +85,8 @@ const annotation: Handler = (f, e) => {
   const part = item && f.part(f.list(item, "content"), index(e.content_index), outputText);
   if (!part) return undefined;
   const list = f.list(part, "annotations");
-  if (typeof e.annotation_index === "number" && Number.isSafeInteger(e.annotation_index) && e.annotation_index >= 0) list[e.annotation_index] = e.annotation;
+  if (typeof e.annotation_index === "number" && Number.isSafeInteger(e.annotation_index) && e.annotation_index >= 0)
+    list[e.annotation_index] = e.annotation;
   else list.push(e.annotation);
   return false;
 };
@@ -121,7 +122,8 @@ const PROGRESS: Record<string, readonly string[]> = {
   image_generation_call: ["in_progress", "generating", "completed"],
   mcp_call: ["in_progress", "completed", "failed"],
 };
-for (const [itemType, values] of Object.entries(PROGRESS)) for (const v of values) (HANDLERS as Record<string, Handler>)[`response.${itemType}.${v}`] = status(itemType, v);
+for (const [itemType, values] of Object.entries(PROGRESS))
+  for (const v of values) (HANDLERS as Record<string, Handler>)[`response.${itemType}.${v}`] = status(itemType, v);
 
 /**
  * Events the accumulator knows and folds into nothing: audio (not part of a

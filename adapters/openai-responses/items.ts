@@ -49,7 +49,11 @@ const K_COMPUTER_CALL = new Set(["type", "call_id", "action", "actions"]);
 
 /** A custom tool takes free-form text, not JSON (as in chat completions): the input is kept verbatim in extras. */
 export function customToolCallBlock(item: Obj, loc: Loc): ContentBlock {
-  const block: ContentBlock = { type: "tool_call", args: {}, extras: { tool_type: "custom", input: item.input, ...itemExtras(item, K_CUSTOM_CALL) } };
+  const block: ContentBlock = {
+    type: "tool_call",
+    args: {},
+    extras: { tool_type: "custom", input: item.input, ...itemExtras(item, K_CUSTOM_CALL) },
+  };
   const id = optString(item.call_id, loc, "call_id");
   const name = optString(item.name, loc, "name");
   if (name !== undefined) block.name = name;
@@ -62,7 +66,12 @@ export function computerCallBlock(item: Obj, loc: Loc): ContentBlock {
   const args: Record<string, unknown> = {};
   if (item.action !== undefined && item.action !== null) args.action = item.action;
   if (item.actions !== undefined && item.actions !== null) args.actions = item.actions;
-  const block: ContentBlock = { type: "tool_call", name: "computer", args, extras: { tool_type: "computer", ...itemExtras(item, K_COMPUTER_CALL) } };
+  const block: ContentBlock = {
+    type: "tool_call",
+    name: "computer",
+    args,
+    extras: { tool_type: "computer", ...itemExtras(item, K_COMPUTER_CALL) },
+  };
   const id = optString(item.call_id, loc, "call_id");
   if (id !== undefined) block.id = id;
   return block;

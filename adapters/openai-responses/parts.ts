@@ -20,13 +20,20 @@ function fileBlock(p: Obj, loc: Loc): ContentBlock {
     if (p.file_id !== undefined && p.file_id !== null) extras = { ...extras, file_id: p.file_id };
     if (p.file_url !== undefined) extras = { ...extras, file_url: p.file_url };
     const data = parseDataUrl(p.file_data);
-    if (data) return withExtras({ type: "file", base64: data.base64, mime_type: data.mime_type }, data.params ? { ...extras, mime_params: data.params } : extras, "replace");
+    if (data)
+      return withExtras(
+        { type: "file", base64: data.base64, mime_type: data.mime_type },
+        data.params ? { ...extras, mime_params: data.params } : extras,
+        "replace",
+      );
     // Raw base64: the SDK sends the name beside it; the MIME type is not known for sure.
     return withExtras({ type: "file", base64: p.file_data, mime_type: "application/octet-stream" }, extras, "replace");
   }
-  if (p.file_data !== undefined && p.file_data !== null) fail([...loc, "file_data"], `expected a string, got ${describe(p.file_data)}`, "string_type");
+  if (p.file_data !== undefined && p.file_data !== null)
+    fail([...loc, "file_data"], `expected a string, got ${describe(p.file_data)}`, "string_type");
   const fileId = optString(p.file_id, loc, "file_id");
-  if (fileId !== undefined) return withExtras({ type: "file", id: fileId }, p.file_url !== undefined ? { ...extras, file_url: p.file_url } : extras, "replace");
+  if (fileId !== undefined)
+    return withExtras({ type: "file", id: fileId }, p.file_url !== undefined ? { ...extras, file_url: p.file_url } : extras, "replace");
   const url = optString(p.file_url, loc, "file_url");
   if (url !== undefined) return withExtras({ type: "file", url }, extras, "replace");
   return fail(loc, "an input_file part needs file_data, file_id or file_url", "missing");
@@ -47,11 +54,16 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
       return withExtras(block, leftovers(p, K_OUTPUT_TEXT), "replace");
     }
     case "refusal":
-      return withExtras({ type: "text", text: expectString(p.refusal, loc, "refusal") }, { refusal: true, ...leftovers(p, K_REFUSAL) }, "replace");
+      return withExtras(
+        { type: "text", text: expectString(p.refusal, loc, "refusal") },
+        { refusal: true, ...leftovers(p, K_REFUSAL) },
+        "replace",
+      );
     case "input_image": {
       const extras = leftovers(p, K_IMAGE);
       const url = optString(p.image_url, loc, "image_url");
-      if (url !== undefined) return imageFromUrl(url, p.file_id !== undefined && p.file_id !== null ? { ...extras, file_id: p.file_id } : extras);
+      if (url !== undefined)
+        return imageFromUrl(url, p.file_id !== undefined && p.file_id !== null ? { ...extras, file_id: p.file_id } : extras);
       const id = optString(p.file_id, loc, "file_id");
       if (id !== undefined) return withExtras({ type: "image", id }, extras, "replace");
       return fail(loc, "an input_image part needs image_url or file_id", "missing");
@@ -64,7 +76,11 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
       const format = expectString(a.format, loc, "input_audio", "format");
       const extras = leftovers(p, K_AUDIO);
       const inner = leftovers(a, K_AUDIO_INNER);
-      return withExtras({ type: "audio", base64: data, mime_type: audioMime(format) }, extras || inner ? { ...extras, ...inner } : undefined, "replace");
+      return withExtras(
+        { type: "audio", base64: data, mime_type: audioMime(format) },
+        extras || inner ? { ...extras, ...inner } : undefined,
+        "replace",
+      );
     }
     default:
       return undefined;

@@ -63,8 +63,19 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
       const unmapped: Unmapped[] = [];
       const output = item.output;
       const content: ContentBlock[] =
-        typeof output === "string" ? [{ type: "text", text: output }] : item.type === "computer_call_output" ? screenshotBlocks(output, [...iloc, "output"]) : contentToBlocks(output, [...iloc, "output"], unmapped);
-      const msg: Message = { role: "tool", content, tool_call_id: typeof item.call_id === "string" ? item.call_id : fail([...iloc, "call_id"], `expected a string, got ${describe(item.call_id)}`, "string_type") };
+        typeof output === "string"
+          ? [{ type: "text", text: output }]
+          : item.type === "computer_call_output"
+            ? screenshotBlocks(output, [...iloc, "output"])
+            : contentToBlocks(output, [...iloc, "output"], unmapped);
+      const msg: Message = {
+        role: "tool",
+        content,
+        tool_call_id:
+          typeof item.call_id === "string"
+            ? item.call_id
+            : fail([...iloc, "call_id"], `expected a string, got ${describe(item.call_id)}`, "string_type"),
+      };
       let ex = leftovers(item, K_TOOL_OUTPUT);
       if (item.type !== "function_call_output") ex = { ...ex, vendor_type: item.type };
       if (ex) msg.extras = ex;
@@ -73,7 +84,12 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
     }
     if ((item.type === "message" || item.type === undefined) && item.role !== "assistant") {
       const role = typeof item.role === "string" && Object.hasOwn(ROLES, item.role) ? ROLES[item.role] : undefined;
-      if (!role) fail([...iloc, "role"], `unsupported role ${JSON.stringify(item.role)}; expected user, system, developer or assistant`, "unsupported_role");
+      if (!role)
+        fail(
+          [...iloc, "role"],
+          `unsupported role ${JSON.stringify(item.role)}; expected user, system, developer or assistant`,
+          "unsupported_role",
+        );
       const unmapped: Unmapped[] = [];
       const msg: Message = { role, content: messageBlocks(item, iloc, unmapped) };
       if (item.role === "developer") msg.extras = { vendor_role: "developer" };
@@ -117,7 +133,8 @@ export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = [...instructionsMessages(body.instructions), ...normalizeInput(body.input, ["input"])];
   // A conversation continued by id: the first message says which response it follows.
-  if (typeof body.previous_response_id === "string" && messages[0]) messages[0].extras = { ...messages[0].extras, previous_response_id: body.previous_response_id };
+  if (typeof body.previous_response_id === "string" && messages[0])
+    messages[0].extras = { ...messages[0].extras, previous_response_id: body.previous_response_id };
   const invocation_params: Obj = {};
   for (const k in body) if (k !== "input" && k !== "instructions" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
   const result: RequestResult = { messages, invocation_params, trace_provider: "openai" };

@@ -15,7 +15,14 @@ import { normalizeResponse } from "./response.js";
 import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
 import { foldStream, onFirstMessage } from "../common/stream.js";
 
-const LIFECYCLE = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.incomplete", "response.failed"]);
+const LIFECYCLE = new Set([
+  "response.created",
+  "response.queued",
+  "response.in_progress",
+  "response.completed",
+  "response.incomplete",
+  "response.failed",
+]);
 const FINAL = new Set(["response.completed", "response.incomplete", "response.failed"]);
 
 /** Items by output index. Items, lists and parts the events hand in are copied before the fold first changes them. */
@@ -102,7 +109,10 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
     if (STATELESS.has(type)) return false;
     const oi = event.output_index;
     const handler = Object.hasOwn(HANDLERS, type) ? HANDLERS[type] : undefined;
-    if (typeof oi !== "number" || (handler === undefined && type !== "response.output_item.added" && type !== "response.output_item.done")) {
+    if (
+      typeof oi !== "number" ||
+      (handler === undefined && type !== "response.output_item.added" && type !== "response.output_item.done")
+    ) {
       (this.unmapped ??= []).push(event);
       return false;
     }

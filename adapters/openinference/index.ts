@@ -86,13 +86,19 @@ function contents(msg: Obj): Read {
     if (c === undefined || c === null) return;
     const mc = isObj(c) && isObj(c.message_content) ? c.message_content : undefined;
     const type = mc?.type;
-    if (mc && (type === "text" || (type === undefined && typeof mc.text === "string"))) out.blocks.push({ type: "text", text: String(mc.text ?? "") });
-    else if (mc && type === "image" && isObj(mc.image) && isObj(mc.image.image) && typeof mc.image.image.url === "string") out.blocks.push(imageBlock(mc.image.image.url));
+    if (mc && (type === "text" || (type === undefined && typeof mc.text === "string")))
+      out.blocks.push({ type: "text", text: String(mc.text ?? "") });
+    else if (mc && type === "image" && isObj(mc.image) && isObj(mc.image.image) && typeof mc.image.image.url === "string")
+      out.blocks.push(imageBlock(mc.image.image.url));
     else if (mc && type === "reasoning") {
       const extras: Obj = {};
       if (typeof mc.signature === "string") extras.signature = mc.signature;
       if (mc.data !== undefined) Object.assign(extras, { redacted: true, data: mc.data });
-      out.blocks.push(Object.keys(extras).length ? { type: "reasoning", text: str(mc.text) ?? "", extras } : { type: "reasoning", text: str(mc.text) ?? "" });
+      out.blocks.push(
+        Object.keys(extras).length
+          ? { type: "reasoning", text: str(mc.text) ?? "", extras }
+          : { type: "reasoning", text: str(mc.text) ?? "" },
+      );
     } else if (isObj(c) && type === "tool_use" && isObj(c.tool_call)) {
       const block = toolCall(c.tool_call);
       if (block.type === "tool_call" && block.id !== undefined) seen.add(block.id);
@@ -137,7 +143,8 @@ function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_mess
   const out: Message[] = [];
   list.forEach((entry, i) => {
     const at = `${prefix}.${i}.message`;
-    const msg = isObj(entry) && isObj(entry.message) ? entry.message : fail([`${prefix}.${i}`], "expected message.* attributes", "object_type");
+    const msg =
+      isObj(entry) && isObj(entry.message) ? entry.message : fail([`${prefix}.${i}`], "expected message.* attributes", "object_type");
     const rawRole = str(msg.role) ?? (prefix === "llm.output_messages" ? "assistant" : undefined);
     if (!rawRole) fail([`${at}.role`], "expected a role", "string_type");
     const role = ROLES.has(rawRole) ? (rawRole as Message["role"]) : rawRole === "developer" ? "system" : "user";
@@ -155,7 +162,8 @@ function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_mess
       out.push(tool);
       if (role !== "tool") {
         const rest = contents({ ...msg, content: undefined });
-        if (rest.blocks.length || rest.unmapped.length) out.push(withExtras({ role, content: rest.blocks }, withUnmapped(undefined, rest.unmapped), "replace-nonempty"));
+        if (rest.blocks.length || rest.unmapped.length)
+          out.push(withExtras({ role, content: rest.blocks }, withUnmapped(undefined, rest.unmapped), "replace-nonempty"));
       }
       return;
     }
@@ -171,7 +179,8 @@ function messages(a: Attributes, prefix: "llm.input_messages" | "llm.output_mess
  * `input.value` (JSON), and a system prompt is never dropped (DESIGN).
  */
 function anthropicSystem(a: Attributes): Message[] | undefined {
-  const body = a["input.mime_type"] === "application/json" && typeof a["input.value"] === "string" ? jsonOrText(a["input.value"]) : undefined;
+  const body =
+    a["input.mime_type"] === "application/json" && typeof a["input.value"] === "string" ? jsonOrText(a["input.value"]) : undefined;
   if (!isObj(body) || body.system === undefined || body.system === null) return undefined;
   try {
     return normalizeTurns([], body.system);
@@ -184,10 +193,18 @@ function usage(a: Attributes): UsageMetadata | undefined {
   const input = num(a, "llm.token_count.prompt");
   const output = num(a, "llm.token_count.completion");
   if (input === undefined && output === undefined) return undefined;
-  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(a, "llm.token_count.total") ?? (input ?? 0) + (output ?? 0) };
+  const u: UsageMetadata = {
+    input_tokens: input ?? 0,
+    output_tokens: output ?? 0,
+    total_tokens: num(a, "llm.token_count.total") ?? (input ?? 0) + (output ?? 0),
+  };
   const inD: Record<string, number> = {};
   const outD: Record<string, number> = {};
-  for (const [k, name] of [["cache_read", "cache_read"], ["cache_write", "cache_creation"], ["audio", "audio"]] as const) {
+  for (const [k, name] of [
+    ["cache_read", "cache_read"],
+    ["cache_write", "cache_creation"],
+    ["audio", "audio"],
+  ] as const) {
     const v = num(a, `llm.token_count.prompt_details.${k}`);
     if (v) inD[name] = v;
   }

@@ -69,7 +69,10 @@ export function systemMessage(attrs: Readonly<Record<string, unknown>>): Message
 }
 
 /** `gen_ai.input.messages` or `gen_ai.output.messages` (`key`) as native messages; undefined when absent. */
-export function messageList(attrs: Readonly<Record<string, unknown>>, key: "gen_ai.input.messages" | "gen_ai.output.messages"): Message[] | undefined {
+export function messageList(
+  attrs: Readonly<Record<string, unknown>>,
+  key: "gen_ai.input.messages" | "gen_ai.output.messages",
+): Message[] | undefined {
   const list = attrJson(attrs, key);
   if (list === undefined) return undefined;
   if (!Array.isArray(list)) fail([key], "expected an array of messages", "list_type");

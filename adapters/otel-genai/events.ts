@@ -52,7 +52,8 @@ function content(v: unknown, loc: Loc): { blocks: ContentBlock[]; unknown: { ind
   const unknown: { index: number; part: unknown }[] = [];
   v.forEach((p, i) => {
     if (typeof p === "string") blocks.push({ type: "text", text: p });
-    else if (isObj(p) && p.type === "text" && typeof (p.text ?? p.content) === "string") blocks.push({ type: "text", text: (p.text ?? p.content) as string });
+    else if (isObj(p) && p.type === "text" && typeof (p.text ?? p.content) === "string")
+      blocks.push({ type: "text", text: (p.text ?? p.content) as string });
     else unknown.push({ index: i, part: p });
   });
   return { blocks, unknown };

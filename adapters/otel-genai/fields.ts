@@ -45,14 +45,23 @@ export function usage(attrs: Attributes, scope: string | undefined): UsageMetada
   const output = num(attrs, "gen_ai.usage.output_tokens", "gen_ai.usage.completion_tokens");
   if (input === undefined && output === undefined) return undefined;
   const cacheRead = num(attrs, "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_read_input_tokens");
-  const cacheCreation = num(attrs, "gen_ai.usage.cache_creation.input_tokens", "gen_ai.usage.cache_write.input_tokens", "gen_ai.usage.cache_creation_input_tokens");
+  const cacheCreation = num(
+    attrs,
+    "gen_ai.usage.cache_creation.input_tokens",
+    "gen_ai.usage.cache_write.input_tokens",
+    "gen_ai.usage.cache_creation_input_tokens",
+  );
   const uncached = scope !== undefined && UNCACHED_INPUT_SCOPES.has(scope) && input !== undefined;
   if (uncached) input = input! + (cacheRead ?? 0) + (cacheCreation ?? 0);
   // The emitter's own total left the cache out too: recount it.
   const total = uncached ? undefined : num(attrs, "gen_ai.usage.total_tokens", "llm.usage.total_tokens");
   const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: total ?? (input ?? 0) + (output ?? 0) };
   const reasoning = num(attrs, "gen_ai.usage.reasoning.output_tokens", "gen_ai.usage.reasoning_tokens");
-  if (cacheRead !== undefined || cacheCreation !== undefined) u.input_token_details = { ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}), ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}) };
+  if (cacheRead !== undefined || cacheCreation !== undefined)
+    u.input_token_details = {
+      ...(cacheRead !== undefined ? { cache_read: cacheRead } : {}),
+      ...(cacheCreation !== undefined ? { cache_creation: cacheCreation } : {}),
+    };
   if (reasoning !== undefined) u.output_token_details = { reasoning };
   return checkedUsage(u, ["gen_ai.usage"]);
 }
@@ -103,7 +112,6 @@ export function runType(attrs: Attributes): SpanRunType {
   if (op === "execute_tool") return "tool";
   return "chain"; // invoke_agent, create_agent, agent_step (AI SDK v7), invoke_workflow, ...
 }
-
 
 /** `fn`'s value, or undefined with its issues pushed onto `issues` when what it reads is malformed. */
 export function attempt<T>(issues: Issue[], fn: () => T): T | undefined {

@@ -61,7 +61,8 @@ function joined(onSpan: Sides, logs: readonly LogRecordLike[] | undefined, issue
   const genai = logs?.filter(isGenAiEvent);
   if (genai?.length && (!input || !output)) {
     const fromLogs = eventMessages(genai, issues);
-    if (!input && fromLogs.input) input = onSpan.system && fromLogs.input[0]?.role !== "system" ? [onSpan.system, ...fromLogs.input] : fromLogs.input;
+    if (!input && fromLogs.input)
+      input = onSpan.system && fromLogs.input[0]?.role !== "system" ? [onSpan.system, ...fromLogs.input] : fromLogs.input;
     output ??= fromLogs.output;
   }
   if (onSpan.system && input === onSpan.input) input = [onSpan.system, ...(input ?? [])];
@@ -75,8 +76,16 @@ export const otelGenAi: SpanAdapter = {
   name: "otel-genai",
   detect(span) {
     const a = span.attributes;
-    if (a["gen_ai.operation.name"] !== undefined || a["gen_ai.system"] !== undefined || a["gen_ai.provider.name"] !== undefined) return true;
-    for (const k in a) if (k.startsWith("gen_ai.prompt.") || k.startsWith("gen_ai.completion.") || k.startsWith("gen_ai.input.") || k.startsWith("gen_ai.output.")) return true;
+    if (a["gen_ai.operation.name"] !== undefined || a["gen_ai.system"] !== undefined || a["gen_ai.provider.name"] !== undefined)
+      return true;
+    for (const k in a)
+      if (
+        k.startsWith("gen_ai.prompt.") ||
+        k.startsWith("gen_ai.completion.") ||
+        k.startsWith("gen_ai.input.") ||
+        k.startsWith("gen_ai.output.")
+      )
+        return true;
     return span.events.some((e) => e.name === "gen_ai.content.prompt" || e.name === "gen_ai.content.completion");
   },
   read(span) {
@@ -87,7 +96,11 @@ export const otelGenAi: SpanAdapter = {
     result.trace_model_name = text(a, "gen_ai.response.model", "gen_ai.request.model");
     if (type === "tool") {
       const args = a["gen_ai.tool.call.arguments"];
-      result.inputs = { name: text(a, "gen_ai.tool.name"), tool_call_id: text(a, "gen_ai.tool.call.id"), args: typeof args === "string" ? parseToolArgs(args).args : args };
+      result.inputs = {
+        name: text(a, "gen_ai.tool.name"),
+        tool_call_id: text(a, "gen_ai.tool.call.id"),
+        args: typeof args === "string" ? parseToolArgs(args).args : args,
+      };
       const res = a["gen_ai.tool.call.result"];
       if (res !== undefined) result.outputs = { output: typeof res === "string" ? jsonOrText(res) : res };
       return result;

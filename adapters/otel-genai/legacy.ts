@@ -32,7 +32,12 @@ export function legacyContent(v: unknown): ContentBlock[] {
   const blocks: ContentBlock[] = [];
   for (const p of parts) {
     if (typeof p === "string") blocks.push({ type: "text", text: p });
-    else if (isObj(p) && typeof p.text === "string" && (p.type === "text" || p.type === undefined || p.type === "input_text" || p.type === "output_text")) blocks.push({ type: "text", text: p.text });
+    else if (
+      isObj(p) &&
+      typeof p.text === "string" &&
+      (p.type === "text" || p.type === undefined || p.type === "input_text" || p.type === "output_text")
+    )
+      blocks.push({ type: "text", text: p.text });
     else if (isObj(p) && p.type === "image_url") {
       const url = isObj(p.image_url) ? p.image_url.url : p.image_url;
       const d = typeof url === "string" ? parseDataUrl(url) : undefined;
@@ -67,7 +72,8 @@ export function legacyToolCalls(fields: Map<string, unknown>): ContentBlock[] {
     c[m[2]!] = v;
     calls.set(i, c);
   }
-  if (fields.has("function_call.name")) calls.set(-1, { name: fields.get("function_call.name"), arguments: fields.get("function_call.arguments") });
+  if (fields.has("function_call.name"))
+    calls.set(-1, { name: fields.get("function_call.name"), arguments: fields.get("function_call.arguments") });
   return [...calls.entries()]
     .sort((a, b) => a[0] - b[0])
     .map(([, c]) => {
@@ -137,7 +143,10 @@ export function legacyEvents(span: SpanLike): { input?: Message[]; output?: Mess
     res[side] = list.map((m, i) => {
       if (!isObj(m)) fail([`events[${event}]`, attr, i], "expected a message object", "object_type");
       const r = role(m.role ?? (side === "output" ? "assistant" : undefined), [`events[${event}]`, attr, i, "role"]);
-      const msg: Message = { role: r.role, content: [...legacyContent(m.content), ...legacyToolCalls(new Map(Object.entries(flatToolCalls(m))))] };
+      const msg: Message = {
+        role: r.role,
+        content: [...legacyContent(m.content), ...legacyToolCalls(new Map(Object.entries(flatToolCalls(m))))],
+      };
       if (r.role === "tool" && typeof m.tool_call_id === "string") msg.tool_call_id = m.tool_call_id;
       if (r.vendor) msg.extras = { vendor_role: r.vendor };
       return msg;
@@ -161,4 +170,3 @@ function flatToolCalls(m: Obj): Record<string, unknown> {
   });
   return out;
 }
-

@@ -53,7 +53,9 @@ export function resultContent(v: unknown): ContentBlock[] {
     if (texts.every((t) => t !== undefined)) return texts.map((t) => ({ type: "text" as const, text: t! }));
     return v.map((p) => {
       const t = partText(p);
-      return t !== undefined ? { type: "text" as const, text: t } : { type: "text" as const, text: typeof p === "string" ? p : JSON.stringify(p) };
+      return t !== undefined
+        ? { type: "text" as const, text: t }
+        : { type: "text" as const, text: typeof p === "string" ? p : JSON.stringify(p) };
     });
   }
   return [{ type: "text", text: JSON.stringify(v) }];
@@ -85,7 +87,8 @@ function media(p: Obj, source: "base64" | "url" | "id", value: string): MediaBlo
 export function readParts(parts: unknown, loc: Loc, key?: Key): ReadParts {
   if (!Array.isArray(parts)) fail(key === undefined ? loc : [...loc, key], "expected an array of parts", "list_type");
   const out: ReadParts = { blocks: [], toolResults: [], unknown: [] };
-  const str = (v: unknown, i: number, field: string) => (typeof v === "string" ? v : expectString(v, key === undefined ? loc : [...loc, key], i, field));
+  const str = (v: unknown, i: number, field: string) =>
+    typeof v === "string" ? v : expectString(v, key === undefined ? loc : [...loc, key], i, field);
   for (let i = 0; i < parts.length; i++) {
     const p: unknown = parts[i];
     if (!isObj(p)) fail(key === undefined ? [...loc, i] : [...loc, key, i], "expected a part object", "object_type");
@@ -110,7 +113,11 @@ export function readParts(parts: unknown, loc: Loc, key?: Key): ReadParts {
       }
       case "tool_call_response":
         // The semantic conventions call it `response`; some emitters wrote `result`.
-        out.toolResults.push({ id: callId(p), content: resultContent(p.response !== undefined ? p.response : p.result), after: out.blocks.length });
+        out.toolResults.push({
+          id: callId(p),
+          content: resultContent(p.response !== undefined ? p.response : p.result),
+          after: out.blocks.length,
+        });
         break;
       case "server_tool_call": {
         const payload = isObj(p.server_tool_call) ? p.server_tool_call : {};
@@ -119,8 +126,14 @@ export function readParts(parts: unknown, loc: Loc, key?: Key): ReadParts {
       }
       case "server_tool_call_response": {
         const payload = p.server_tool_call_response;
-        const isError = isObj(payload) && (payload.error !== undefined || (typeof payload.type === "string" && payload.type.endsWith("_error")));
-        const block: ContentBlock = { type: "server_tool_result", tool_call_id: optStr(p.id) ?? "", status: isError ? "error" : "success", output: payload };
+        const isError =
+          isObj(payload) && (payload.error !== undefined || (typeof payload.type === "string" && payload.type.endsWith("_error")));
+        const block: ContentBlock = {
+          type: "server_tool_result",
+          tool_call_id: optStr(p.id) ?? "",
+          status: isError ? "error" : "success",
+          output: payload,
+        };
         out.blocks.push(block);
         break;
       }
@@ -134,7 +147,8 @@ export function readParts(parts: unknown, loc: Loc, key?: Key): ReadParts {
         out.blocks.push(media(p, "id", str(p.file_id, i, "file_id")));
         break;
       default:
-        if (typeof p.type !== "string") fail(key === undefined ? [...loc, i, "type"] : [...loc, key, i, "type"], "expected a part type", "string_type");
+        if (typeof p.type !== "string")
+          fail(key === undefined ? [...loc, i, "type"] : [...loc, key, i, "type"], "expected a part type", "string_type");
         out.unknown.push({ index: i, part: p });
     }
   }

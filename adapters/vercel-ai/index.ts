@@ -39,7 +39,15 @@ const num = (a: Attributes, ...keys: string[]): number | undefined => {
 };
 
 const kindOf = (mime: string | undefined, fallback: "image" | "file") =>
-  mime?.startsWith("image/") ? "image" : mime?.startsWith("audio/") ? "audio" : mime?.startsWith("video/") ? "video" : mime ? "file" : fallback;
+  mime?.startsWith("image/")
+    ? "image"
+    : mime?.startsWith("audio/")
+      ? "audio"
+      : mime?.startsWith("video/")
+        ? "video"
+        : mime
+          ? "file"
+          : fallback;
 
 /** An image or file part; `fallback` is the kind when no media type says otherwise (v4 image parts). */
 function media(data: unknown, givenMime: string | undefined, loc: string, fallback: "image" | "file" = "file"): ContentBlock {
@@ -61,13 +69,26 @@ function media(data: unknown, givenMime: string | undefined, loc: string, fallba
 }
 
 function toolOutput(p: Obj): { content: ContentBlock[]; isError: boolean } {
-  if ("result" in p) return { content: p.result === undefined ? [] : [{ type: "text", text: typeof p.result === "string" ? p.result : JSON.stringify(p.result) }], isError: p.isError === true };
+  if ("result" in p)
+    return {
+      content: p.result === undefined ? [] : [{ type: "text", text: typeof p.result === "string" ? p.result : JSON.stringify(p.result) }],
+      isError: p.isError === true,
+    };
   const o = p.output;
   if (isObj(o) && typeof o.type === "string") {
     const isError = o.type.startsWith("error");
     if (o.type === "text" || o.type === "error-text") return { content: [{ type: "text", text: String(o.value ?? "") }], isError };
     if (o.type === "content" && Array.isArray(o.value)) {
-      return { content: o.value.map((c: unknown) => (isObj(c) && c.type === "text" ? { type: "text" as const, text: String(c.text ?? "") } : isObj(c) && c.type === "media" ? media(c.data, str(c.mediaType), "output") : { type: "text" as const, text: JSON.stringify(c) })), isError };
+      return {
+        content: o.value.map((c: unknown) =>
+          isObj(c) && c.type === "text"
+            ? { type: "text" as const, text: String(c.text ?? "") }
+            : isObj(c) && c.type === "media"
+              ? media(c.data, str(c.mediaType), "output")
+              : { type: "text" as const, text: JSON.stringify(c) },
+        ),
+        isError,
+      };
     }
     return { content: [{ type: "text", text: JSON.stringify(o.value) }], isError };
   }
@@ -89,7 +110,11 @@ function parts(content: unknown, loc: string): { blocks: ContentBlock[]; results
         break;
       case "reasoning":
       case "redacted-reasoning":
-        blocks.push({ type: "reasoning", text: String(p.text ?? p.data ?? ""), ...(p.type === "redacted-reasoning" ? { extras: { redacted: true } } : {}) });
+        blocks.push({
+          type: "reasoning",
+          text: String(p.text ?? p.data ?? ""),
+          ...(p.type === "redacted-reasoning" ? { extras: { redacted: true } } : {}),
+        });
         break;
       case "image":
         blocks.push(media(p.image, str(p.mediaType) ?? str(p.mimeType), `${at}.image`, "image"));
@@ -173,11 +198,16 @@ function usage(a: Attributes): UsageMetadata | undefined {
   const input = num(a, "ai.usage.inputTokens", "ai.usage.promptTokens");
   const output = num(a, "ai.usage.outputTokens", "ai.usage.completionTokens");
   if (input === undefined && output === undefined) return undefined;
-  const u: UsageMetadata = { input_tokens: input ?? 0, output_tokens: output ?? 0, total_tokens: num(a, "ai.usage.totalTokens") ?? (input ?? 0) + (output ?? 0) };
+  const u: UsageMetadata = {
+    input_tokens: input ?? 0,
+    output_tokens: output ?? 0,
+    total_tokens: num(a, "ai.usage.totalTokens") ?? (input ?? 0) + (output ?? 0),
+  };
   const cacheRead = num(a, "ai.usage.inputTokenDetails.cacheReadTokens", "ai.usage.cachedInputTokens");
   const cacheWrite = num(a, "ai.usage.inputTokenDetails.cacheWriteTokens");
   const reasoning = num(a, "ai.usage.outputTokenDetails.reasoningTokens", "ai.usage.reasoningTokens");
-  if (cacheRead || cacheWrite) u.input_token_details = { ...(cacheRead ? { cache_read: cacheRead } : {}), ...(cacheWrite ? { cache_creation: cacheWrite } : {}) };
+  if (cacheRead || cacheWrite)
+    u.input_token_details = { ...(cacheRead ? { cache_read: cacheRead } : {}), ...(cacheWrite ? { cache_creation: cacheWrite } : {}) };
   if (reasoning) u.output_token_details = { reasoning };
   return checkedUsage(u, ["ai.usage"]);
 }
@@ -211,13 +241,19 @@ export const vercelAi: SpanAdapter = {
       result.output_messages = responseMessage(a);
       result.usage_metadata = usage(a);
       const first = span.events.find((e) => e.name === "ai.stream.firstChunk");
-      const ms = num(a, "ai.response.msToFirstChunk") ?? (first ? (num(first.attributes, "ai.response.msToFirstChunk") ?? first.offsetMs) : undefined);
+      const ms =
+        num(a, "ai.response.msToFirstChunk") ??
+        (first ? (num(first.attributes, "ai.response.msToFirstChunk") ?? first.offsetMs) : undefined);
       if (ms !== undefined) result.time_to_first_token_ms = ms;
       return result;
     }
     if (op === "ai.toolCall") {
       result.run_type = "tool";
-      result.inputs = { name: str(a["ai.toolCall.name"]), tool_call_id: str(a["ai.toolCall.id"]), args: jsonOrText(String(a["ai.toolCall.input"] ?? a["ai.toolCall.args"] ?? "{}")) };
+      result.inputs = {
+        name: str(a["ai.toolCall.name"]),
+        tool_call_id: str(a["ai.toolCall.id"]),
+        args: jsonOrText(String(a["ai.toolCall.input"] ?? a["ai.toolCall.args"] ?? "{}")),
+      };
       const out = a["ai.toolCall.output"] ?? a["ai.toolCall.result"];
       if (out !== undefined) result.outputs = { output: typeof out === "string" ? jsonOrText(out) : out };
       return result;

@@ -64,7 +64,9 @@ const provider = new NodeTracerProvider({
 const app = provider.getTracer("app");
 const genai = (tracer, turns) => {
   const attrs = { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o-mini" };
-  attrs["gen_ai.input.messages"] = JSON.stringify(Array.from({ length: turns }, (_, i) => ({ role: "user", parts: [{ type: "text", content: `question ${i}` }] })));
+  attrs["gen_ai.input.messages"] = JSON.stringify(
+    Array.from({ length: turns }, (_, i) => ({ role: "user", parts: [{ type: "text", content: `question ${i}` }] })),
+  );
   attrs["gen_ai.output.messages"] = JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "an answer" }] }]);
   attrs["gen_ai.usage.input_tokens"] = 10 * turns;
   attrs["gen_ai.usage.output_tokens"] = 3;
@@ -85,5 +87,8 @@ await client.shutdown();
 const store = await openStore(process.env.TRACEPIPE_DB || ".tracepipe/traces.db");
 const { runs } = await store.queryRuns({ project: "otel-example" });
 console.log(`tracepipe stored ${runs.length} run(s) in project otel-example:`);
-for (const r of runs.slice(-1)) console.log(`  ${r.run_type} ${r.name}: ${r.inputs.messages.length} input messages, usage ${JSON.stringify(r.outputs.messages[0].usage_metadata)}`);
+for (const r of runs.slice(-1))
+  console.log(
+    `  ${r.run_type} ${r.name}: ${r.inputs.messages.length} input messages, usage ${JSON.stringify(r.outputs.messages[0].usage_metadata)}`,
+  );
 await store.close();

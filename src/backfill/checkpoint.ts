@@ -66,12 +66,23 @@ export function loadCheckpoint(path: string): Checkpoint | undefined {
   try {
     cp = JSON.parse(readFileSync(path, "utf8")) as Checkpoint;
   } catch (err) {
-    throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} is not valid JSON (${(err as Error).message}); remove it to start over`, type: "value_error" }]);
+    throw new ConfigError([
+      { loc: ["checkpoint"], msg: `${path} is not valid JSON (${(err as Error).message}); remove it to start over`, type: "value_error" },
+    ]);
   }
   if ((cp as { version?: unknown })?.version === 1) {
-    throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} was written by an older tracepipe (version 1, files known by their first 64 KiB); remove it to start over`, type: "value_error" }]);
+    throw new ConfigError([
+      {
+        loc: ["checkpoint"],
+        msg: `${path} was written by an older tracepipe (version 1, files known by their first 64 KiB); remove it to start over`,
+        type: "value_error",
+      },
+    ]);
   }
-  if (cp?.version !== 2 || !Array.isArray(cp.files)) throw new ConfigError([{ loc: ["checkpoint"], msg: `${path} is not a tracepipe backfill checkpoint (version 2)`, type: "value_error" }]);
+  if (cp?.version !== 2 || !Array.isArray(cp.files))
+    throw new ConfigError([
+      { loc: ["checkpoint"], msg: `${path} is not a tracepipe backfill checkpoint (version 2)`, type: "value_error" },
+    ]);
   return { ...cp, counts: { ...emptyCounts(), ...cp.counts } };
 }
 

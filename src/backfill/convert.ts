@@ -42,7 +42,6 @@ export interface ConvertContext {
   fallbackMs: number;
 }
 
-
 /** Epoch milliseconds from an ISO string, epoch seconds or epoch milliseconds. */
 export function toEpochMs(v: unknown): number | undefined {
   if (typeof v === "number" && Number.isFinite(v) && v > 0) return v < 1e11 ? v * 1000 : v; // seconds before ~5138 AD read as seconds
@@ -68,7 +67,9 @@ export function callToRun(rec: CallRecord, ctx: ConvertContext): Run {
   const startMs = rec.startMs ?? rec.endMs ?? ctx.fallbackMs;
   const endMs = Math.max(rec.endMs ?? startMs, startMs);
   if (rec.firstTokenMs !== undefined && rec.firstTokenMs >= startMs) call.firstTokenUs = Math.round(rec.firstTokenMs * 1000);
-  const id = isUuid(rec.id) ? rec.id.toLowerCase() : deterministicUuid([ctx.fingerprint, rec.id ? `id:${rec.id}` : rec.key], rec.startMs ?? rec.endMs);
+  const id = isUuid(rec.id)
+    ? rec.id.toLowerCase()
+    : deterministicUuid([ctx.fingerprint, rec.id ? `id:${rec.id}` : rec.key], rec.startMs ?? rec.endMs);
   // A logged call is checked before it is sent: an invalid one is dead-lettered with its reasons.
   const { run } = llmRun(
     call,

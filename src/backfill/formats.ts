@@ -22,10 +22,10 @@ import type { CallRecord } from "./convert.js";
 import { toEpochMs } from "./convert.js";
 import type { Loc } from "../internal/types.js";
 
-export type FileKind = "openai-batch-input" | "openai-batch-output" | "anthropic-batch-requests" | "anthropic-batch-results" | "generic" | "runs" | "otlp-json";
+export type FileKind =
+  "openai-batch-input" | "openai-batch-output" | "anthropic-batch-requests" | "anthropic-batch-results" | "generic" | "runs" | "otlp-json";
 export const FORMATS = ["auto", "openai-batch", "anthropic-batch", "generic", "runs", "otlp-json"] as const;
 export type FormatName = (typeof FORMATS)[number];
-
 
 function fail(loc: Loc, msg: string, type = "value_error"): never {
   throw new ValidationError([{ loc, msg, type }]);
@@ -40,7 +40,8 @@ export function customId(v: Obj): string {
 /** The request body inside a request-file line. */
 export function requestBody(kind: FileKind, v: Obj): unknown {
   if (kind === "openai-batch-input") {
-    if (typeof v.url !== "string" || !/\/chat\/completions$/.test(v.url)) fail(["url"], `only /v1/chat/completions batch requests can be traced, not ${JSON.stringify(v.url)}`, "unsupported_endpoint");
+    if (typeof v.url !== "string" || !/\/chat\/completions$/.test(v.url))
+      fail(["url"], `only /v1/chat/completions batch requests can be traced, not ${JSON.stringify(v.url)}`, "unsupported_endpoint");
     if (!isObj(v.body)) fail(["body"], "expected an object", "object_type");
     return v.body;
   }
@@ -84,7 +85,12 @@ export function batchResultCall(kind: FileKind, v: Obj, request: unknown): CallR
   }
   const result = v.result;
   if (!isObj(result)) fail(["result"], "expected an object", "object_type");
-  const rec: CallRecord = { key: `custom_id:${id}`, request, format: "anthropic-messages", metadata: { ...metadata, result_type: result.type } };
+  const rec: CallRecord = {
+    key: `custom_id:${id}`,
+    request,
+    format: "anthropic-messages",
+    metadata: { ...metadata, result_type: result.type },
+  };
   switch (result.type) {
     case "succeeded":
       if (!isObj(result.message)) fail(["result", "message"], "expected the Message object", "object_type");
@@ -105,7 +111,12 @@ export function batchResultCall(kind: FileKind, v: Obj, request: unknown): CallR
 /** A request line given without its results file: a run with inputs only. */
 export function lonelyRequestCall(kind: FileKind, v: Obj): CallRecord {
   const id = customId(v);
-  return { key: `custom_id:${id}`, request: requestBody(kind, v), format: kind === "openai-batch-input" ? "openai-chat" : "anthropic-messages", metadata: { custom_id: id, response_missing: true } };
+  return {
+    key: `custom_id:${id}`,
+    request: requestBody(kind, v),
+    format: kind === "openai-batch-input" ? "openai-chat" : "anthropic-messages",
+    metadata: { custom_id: id, response_missing: true },
+  };
 }
 
 const TTFT_MS_FIELDS = ["time_to_first_token_ms", "ttft_ms", "first_token_ms", "latency_to_first_token_ms"];
@@ -114,11 +125,16 @@ const TTFT_MS_FIELDS = ["time_to_first_token_ms", "ttft_ms", "first_token_ms", "
 export function genericCall(v: Obj, line: number): CallRecord {
   if (v.request === undefined && v.response === undefined) fail([], "expected `request` and/or `response`", "missing");
   const rec: CallRecord = { key: `line:${line}`, request: v.request ?? undefined, response: v.response ?? undefined };
-  if (v.start_time !== undefined) rec.startMs = toEpochMs(v.start_time) ?? fail(["start_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
-  if (v.end_time !== undefined) rec.endMs = toEpochMs(v.end_time) ?? fail(["end_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
-  if (v.first_token_time !== undefined) rec.firstTokenMs = toEpochMs(v.first_token_time) ?? fail(["first_token_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
+  if (v.start_time !== undefined)
+    rec.startMs = toEpochMs(v.start_time) ?? fail(["start_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
+  if (v.end_time !== undefined)
+    rec.endMs = toEpochMs(v.end_time) ?? fail(["end_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
+  if (v.first_token_time !== undefined)
+    rec.firstTokenMs =
+      toEpochMs(v.first_token_time) ?? fail(["first_token_time"], "expected an ISO 8601 time or epoch seconds/milliseconds", "datetime");
   for (const f of TTFT_MS_FIELDS) {
-    if (rec.firstTokenMs === undefined && typeof v[f] === "number" && rec.startMs !== undefined) rec.firstTokenMs = rec.startMs + (v[f] as number);
+    if (rec.firstTokenMs === undefined && typeof v[f] === "number" && rec.startMs !== undefined)
+      rec.firstTokenMs = rec.startMs + (v[f] as number);
   }
   if (rec.startMs === undefined && isObj(v.response) && v.response.created !== undefined) rec.startMs = toEpochMs(v.response.created);
   if (v.metadata !== undefined) {

@@ -43,7 +43,12 @@ export interface Identified {
  * continues: the one with the longest prefix whose hash matches. Reads the file
  * only as far as the longest candidate.
  */
-export async function identify(path: string, entries: readonly FilePosition[], taken: ReadonlySet<FilePosition>, maxLineBytes?: number): Promise<Identified> {
+export async function identify(
+  path: string,
+  entries: readonly FilePosition[],
+  taken: ReadonlySet<FilePosition>,
+  maxLineBytes?: number,
+): Promise<Identified> {
   const candidates = entries.filter((e) => e.offset > 0 && !taken.has(e));
   if (candidates.length === 0) return { hash: createHash("sha256") };
   const byOffset = new Map<number, FilePosition[]>();

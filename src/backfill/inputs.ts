@@ -25,7 +25,12 @@ function fileError(index: number, msg: string, type: string): ConfigError {
   return new ConfigError([{ loc: ["files", index], msg, type }]);
 }
 
-async function detectFile(path: string, format: FormatName | undefined, index: number, maxLineBytes: number | undefined): Promise<FileKind> {
+async function detectFile(
+  path: string,
+  format: FormatName | undefined,
+  index: number,
+  maxLineBytes: number | undefined,
+): Promise<FileKind> {
   let seen = 0;
   let firstError: string | undefined;
   try {
@@ -47,10 +52,18 @@ async function detectFile(path: string, format: FormatName | undefined, index: n
     if (err instanceof ConfigError) throw fileError(index, err.issues[0]!.msg, "file_unreadable");
     throw err;
   }
-  throw fileError(index, `${path}: cannot tell its format (${firstError ?? "the file is empty"}); formats: openai-batch, anthropic-batch, generic, runs, otlp-json; pass --format`, "unknown_format");
+  throw fileError(
+    index,
+    `${path}: cannot tell its format (${firstError ?? "the file is empty"}); formats: openai-batch, anthropic-batch, generic, runs, otlp-json; pass --format`,
+    "unknown_format",
+  );
 }
 
-export async function openInputs(files: readonly string[], format: FormatName | undefined, maxLineBytes: number | undefined): Promise<InputFile[]> {
+export async function openInputs(
+  files: readonly string[],
+  format: FormatName | undefined,
+  maxLineBytes: number | undefined,
+): Promise<InputFile[]> {
   if (files.length === 0) throw new ConfigError([{ loc: ["files"], msg: "no input files", type: "missing" }]);
   const inputs: InputFile[] = [];
   for (const [i, path] of files.entries()) {
@@ -60,7 +73,8 @@ export async function openInputs(files: readonly string[], format: FormatName | 
     } catch {
       throw fileError(i, `${path}: no such file`, "file_not_found");
     }
-    if (st.isDirectory()) throw fileError(i, `${path} is a directory; give the log files in it (e.g. ${path.replace(/\/+$/, "")}/*.jsonl)`, "is_a_directory");
+    if (st.isDirectory())
+      throw fileError(i, `${path} is a directory; give the log files in it (e.g. ${path.replace(/\/+$/, "")}/*.jsonl)`, "is_a_directory");
     if (!st.isFile()) throw fileError(i, `${path} is not a regular file`, "not_a_file");
     inputs.push({ path, kind: await detectFile(path, format, i, maxLineBytes), size: st.size, mtimeMs: st.mtimeMs, joinOnly: false });
   }

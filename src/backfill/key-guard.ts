@@ -61,7 +61,11 @@ export class KeyGuardSink implements Sink {
   }
 
   private held(): SinkError {
-    return new SinkError(`${this.inner.target} refused the API key (${this.refusal!.message}); the batch is kept for a rerun`, "retry", this.refusal!.status);
+    return new SinkError(
+      `${this.inner.target} refused the API key (${this.refusal!.message}); the batch is kept for a rerun`,
+      "retry",
+      this.refusal!.status,
+    );
   }
 }
 

@@ -60,7 +60,9 @@ export async function* readLines(path: string, opts: ReadOptions = {}): AsyncGen
   const source: Readable = gz ? file.pipe(createGunzip()) : file;
   file.on("error", (err) => source.destroy(err));
   let lastDisk = -1;
-  const onChunk = opts.onBytes ? () => file.bytesRead !== lastDisk && opts.onBytes!((lastDisk = file.bytesRead) + (gz ? 0 : start)) : undefined;
+  const onChunk = opts.onBytes
+    ? () => file.bytesRead !== lastDisk && opts.onBytes!((lastDisk = file.bytesRead) + (gz ? 0 : start))
+    : undefined;
   let last = opts.line ?? 0;
   try {
     for await (const l of splitLines(source, { ...opts, offset: gz ? 0 : start, skipBefore: gz ? start : 0, onChunk })) {
@@ -68,7 +70,13 @@ export async function* readLines(path: string, opts: ReadOptions = {}): AsyncGen
       yield l;
     }
   } catch (err) {
-    throw new ConfigError([{ loc: ["files"], msg: `${path}: unreadable after line ${last} (${gz ? "not valid gzip: " : ""}${(err as Error).message})`, type: "file_unreadable" }]);
+    throw new ConfigError([
+      {
+        loc: ["files"],
+        msg: `${path}: unreadable after line ${last} (${gz ? "not valid gzip: " : ""}${(err as Error).message})`,
+        type: "file_unreadable",
+      },
+    ]);
   } finally {
     file.destroy();
     if (gz) source.destroy();

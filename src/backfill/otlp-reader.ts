@@ -22,7 +22,12 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
   try {
     let last = { offset: ctx.from.offset, line: ctx.from.line };
     let anythingNew = false;
-    for await (const l of readLines(ctx.path, { hash: ctx.hash, hashFrom: ctx.from.offset, maxLineBytes: ctx.maxLineBytes, onBytes: ctx.onBytes })) {
+    for await (const l of readLines(ctx.path, {
+      hash: ctx.hash,
+      hashFrom: ctx.from.offset,
+      maxLineBytes: ctx.maxLineBytes,
+      onBytes: ctx.onBytes,
+    })) {
       const fresh = l.end > ctx.from.offset;
       const record = l.tooLong || l.text.trim() !== "";
       const own = ctx.owns(l.line - 1);

@@ -58,7 +58,8 @@ export function snapshot(s: ProgressState): Record<string, unknown> {
 class TtyProgress implements Progress {
   private readonly bar = new cliProgress.SingleBar(
     {
-      format: "{phase} |{bar}| {percentage}% {done}/{size} | {rate} rec/s | ETA {eta_formatted} | sent {sent} delivered {delivered} retried {retried} dead {dead}",
+      format:
+        "{phase} |{bar}| {percentage}% {done}/{size} | {rate} rec/s | ETA {eta_formatted} | sent {sent} delivered {delivered} retried {retried} dead {dead}",
       hideCursor: true,
       etaBuffer: 50,
       fps: 5,
@@ -69,7 +70,16 @@ class TtyProgress implements Progress {
   private started = false;
 
   private payload(s: ProgressState) {
-    return { phase: s.phase, done: humanBytes(s.bytes), size: humanBytes(s.totalBytes), rate: rate(s), sent: s.counts.sent, delivered: s.delivered, retried: s.retried, dead: s.counts.deadLettered + s.refused };
+    return {
+      phase: s.phase,
+      done: humanBytes(s.bytes),
+      size: humanBytes(s.totalBytes),
+      rate: rate(s),
+      sent: s.counts.sent,
+      delivered: s.delivered,
+      retried: s.retried,
+      dead: s.counts.deadLettered + s.refused,
+    };
   }
 
   update(s: ProgressState): void {
@@ -139,7 +149,14 @@ export interface Summary {
 
 /** Dollars for the summary table: cents for large totals, more digits for small ones. */
 function formatUsd(x: number): string {
-  return x >= 100 ? x.toFixed(2) : x >= 1 ? x.toFixed(4) : x.toPrecision(4).replace(/(\.\d*?)0+$/, "$1").replace(/\.$/, "");
+  return x >= 100
+    ? x.toFixed(2)
+    : x >= 1
+      ? x.toFixed(4)
+      : x
+          .toPrecision(4)
+          .replace(/(\.\d*?)0+$/, "$1")
+          .replace(/\.$/, "");
 }
 
 export function printSummary(sum: Summary): void {

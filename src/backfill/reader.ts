@@ -61,4 +61,3 @@ export interface LogReader {
   readonly joinedTo?: FileKind;
   read(ctx: ReadContext): AsyncIterable<Item>;
 }
-

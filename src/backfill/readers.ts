@@ -16,7 +16,13 @@ import type { BadLine, Item, LogReader, ReadContext } from "./reader.js";
 type Obj = Record<string, unknown>;
 
 /** A format whose every line is one record: `toRun` turns a parsed line into its run. */
-function lineReader(kind: FileKind, format: LogReader["format"], matches: LogReader["matches"], toRun: (v: Obj, l: Line, ctx: ReadContext) => Run, join: { joinedTo?: FileKind; index?: (v: Obj) => { customId: string; body: unknown } } = {}): LogReader {
+function lineReader(
+  kind: FileKind,
+  format: LogReader["format"],
+  matches: LogReader["matches"],
+  toRun: (v: Obj, l: Line, ctx: ReadContext) => Run,
+  join: { joinedTo?: FileKind; index?: (v: Obj) => { customId: string; body: unknown } } = {},
+): LogReader {
   return {
     kind,
     format,
@@ -24,7 +30,13 @@ function lineReader(kind: FileKind, format: LogReader["format"], matches: LogRea
     joinedTo: join.joinedTo,
     async *read(ctx) {
       if (ctx.joinOnly && join.index) return yield* indexRequests(kind, join.index, ctx);
-      for await (const l of readLines(ctx.path, { offset: ctx.from.offset, line: ctx.from.line, hash: ctx.hash, maxLineBytes: ctx.maxLineBytes, onBytes: ctx.onBytes })) {
+      for await (const l of readLines(ctx.path, {
+        offset: ctx.from.offset,
+        line: ctx.from.line,
+        hash: ctx.hash,
+        maxLineBytes: ctx.maxLineBytes,
+        onBytes: ctx.onBytes,
+      })) {
         const item: Item = { line: l, done: { offset: l.end, line: l.line } };
         if (l.tooLong || l.text.trim()) {
           item.own = ctx.owns(l.line - 1);
@@ -50,8 +62,17 @@ function lineReader(kind: FileKind, format: LogReader["format"], matches: LogRea
  * what an earlier run already reported. Its lines are not counted as
  * records: the results lines they join are.
  */
-async function* indexRequests(kind: FileKind, index: (v: Obj) => { customId: string; body: unknown }, ctx: ReadContext): AsyncGenerator<Item> {
-  for await (const l of readLines(ctx.path, { hash: ctx.hash, hashFrom: ctx.from.offset, maxLineBytes: ctx.maxLineBytes, onBytes: ctx.onBytes })) {
+async function* indexRequests(
+  kind: FileKind,
+  index: (v: Obj) => { customId: string; body: unknown },
+  ctx: ReadContext,
+): AsyncGenerator<Item> {
+  for await (const l of readLines(ctx.path, {
+    hash: ctx.hash,
+    hashFrom: ctx.from.offset,
+    maxLineBytes: ctx.maxLineBytes,
+    onBytes: ctx.onBytes,
+  })) {
     const fresh = l.end > ctx.from.offset;
     let bad: BadLine | undefined;
     if (l.tooLong || l.text.trim()) {
@@ -70,7 +91,13 @@ async function* indexRequests(kind: FileKind, index: (v: Obj) => { customId: str
 
 /** A call record from a line, converted with the record's own identity (identity.ts). */
 function callRun(call: CallRecord, l: Line, ctx: ReadContext): Run {
-  return callToRun(call, { fingerprint: recordIdentity(l.text), file: ctx.path, line: l.line, project: ctx.project, fallbackMs: ctx.mtimeMs });
+  return callToRun(call, {
+    fingerprint: recordIdentity(l.text),
+    file: ctx.path,
+    line: l.line,
+    project: ctx.project,
+    fallbackMs: ctx.mtimeMs,
+  });
 }
 
 /** A results line, with its request looked up in the join index. */
@@ -88,26 +115,56 @@ const has = (v: Obj, ...keys: string[]) => keys.every((k) => k in v);
 /** In detection order: the most specific shapes first. */
 export const READERS: readonly LogReader[] = [
   otlpReader,
-  lineReader("openai-batch-input", "openai-batch", (v) => has(v, "custom_id", "method", "url", "body"), (v, l, ctx) => callRun(lonelyRequestCall("openai-batch-input", v), l, ctx), {
-    joinedTo: "openai-batch-output",
-    index: (v) => ({ customId: customId(v), body: requestBody("openai-batch-input", v) }),
-  }),
-  lineReader("anthropic-batch-results", "anthropic-batch", (v) => has(v, "custom_id", "result"), resultRun("anthropic-batch-results", "anthropic-batch-requests")),
-  lineReader("anthropic-batch-requests", "anthropic-batch", (v) => has(v, "custom_id", "params"), (v, l, ctx) => callRun(lonelyRequestCall("anthropic-batch-requests", v), l, ctx), {
-    joinedTo: "anthropic-batch-results",
-    index: (v) => ({ customId: customId(v), body: requestBody("anthropic-batch-requests", v) }),
-  }),
+  lineReader(
+    "openai-batch-input",
+    "openai-batch",
+    (v) => has(v, "custom_id", "method", "url", "body"),
+    (v, l, ctx) => callRun(lonelyRequestCall("openai-batch-input", v), l, ctx),
+    {
+      joinedTo: "openai-batch-output",
+      index: (v) => ({ customId: customId(v), body: requestBody("openai-batch-input", v) }),
+    },
+  ),
+  lineReader(
+    "anthropic-batch-results",
+    "anthropic-batch",
+    (v) => has(v, "custom_id", "result"),
+    resultRun("anthropic-batch-results", "anthropic-batch-requests"),
+  ),
+  lineReader(
+    "anthropic-batch-requests",
+    "anthropic-batch",
+    (v) => has(v, "custom_id", "params"),
+    (v, l, ctx) => callRun(lonelyRequestCall("anthropic-batch-requests", v), l, ctx),
+    {
+      joinedTo: "anthropic-batch-results",
+      index: (v) => ({ customId: customId(v), body: requestBody("anthropic-batch-requests", v) }),
+    },
+  ),
   lineReader(
     "openai-batch-output",
     "openai-batch",
     (v) => "custom_id" in v && ("response" in v || "error" in v) && !("result" in v) && !("request" in v),
     resultRun("openai-batch-output", "openai-batch-input"),
   ),
-  lineReader("runs", "runs", (v) => "id" in v && "run_type" in v && ("trace_id" in v || "dotted_order" in v || "start_time" in v), (v, _l, ctx) => checkedRun(v, ctx.project)),
-  lineReader("generic", "generic", (v) => ("request" in v || "response" in v) && !("custom_id" in v), (v, l, ctx) => callRun(genericCall(v, l.line), l, ctx)),
+  lineReader(
+    "runs",
+    "runs",
+    (v) => "id" in v && "run_type" in v && ("trace_id" in v || "dotted_order" in v || "start_time" in v),
+    (v, _l, ctx) => checkedRun(v, ctx.project),
+  ),
+  lineReader(
+    "generic",
+    "generic",
+    (v) => ("request" in v || "response" in v) && !("custom_id" in v),
+    (v, l, ctx) => callRun(genericCall(v, l.line), l, ctx),
+  ),
 ];
 
-export const READER: Readonly<Record<FileKind, LogReader>> = Object.fromEntries(READERS.map((r) => [r.kind, r])) as Record<FileKind, LogReader>;
+export const READER: Readonly<Record<FileKind, LogReader>> = Object.fromEntries(READERS.map((r) => [r.kind, r])) as Record<
+  FileKind,
+  LogReader
+>;
 
 /** Which kind of file this is, from one parsed record (and the --format, when given). */
 export function detectKind(value: unknown, format: FormatName = "auto"): FileKind | undefined {

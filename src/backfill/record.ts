@@ -25,7 +25,8 @@ export function parseRecord(text: string): Obj {
   } catch (err) {
     throw new ValidationError([{ loc: [], msg: `malformed JSON: ${(err as Error).message}`, type: "json_invalid" }]);
   }
-  if (typeof v !== "object" || v === null || Array.isArray(v)) throw new ValidationError([{ loc: [], msg: "expected a JSON object", type: "object_type" }]);
+  if (typeof v !== "object" || v === null || Array.isArray(v))
+    throw new ValidationError([{ loc: [], msg: "expected a JSON object", type: "object_type" }]);
   // Nesting n levels takes at least 2n bytes, so only long lines need the walk.
   if (text.length > 2 * MAX_DEPTH && tooDeepAt(v, MAX_DEPTH) !== undefined) {
     throw new ValidationError([{ loc: [], msg: `nested deeper than ${MAX_DEPTH} levels`, type: "too_deep" }]);
@@ -42,5 +43,11 @@ export function checkedRun(v: Obj, project: string | undefined): RunT {
 
 /** A line over the maximum line size, as the error its dead letter carries. */
 export function lineTooLong(l: Line, max: number | undefined): ValidationError {
-  return new ValidationError([{ loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" }]);
+  return new ValidationError([
+    {
+      loc: [],
+      msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`,
+      type: "line_too_long",
+    },
+  ]);
 }

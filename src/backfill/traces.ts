@@ -25,7 +25,8 @@ export class TraceIndex {
   /** Trace ids in the order their first span appeared in the file. */
   *traceIds(): Generator<string> {
     this.table.commit();
-    for (const r of this.table.query<[], { trace_id: string }>("SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(line)").iterate()) yield r.trace_id;
+    for (const r of this.table.query<[], { trace_id: string }>("SELECT trace_id FROM spans GROUP BY trace_id ORDER BY MIN(line)").iterate())
+      yield r.trace_id;
   }
 
   spans(traceId: string): PlainSpan[] {

@@ -96,14 +96,27 @@ export function register(program: Command): void {
     .option("--dry-run", "parse, normalize and validate everything; send nothing")
     .option("--shard <i/n>", "take only lines with (line - 1) % n == i (run n processes with 0/n .. n-1/n)", shard)
     .option("--rate-limiter <url>", "share the rate limit across processes through Redis, e.g. redis://127.0.0.1:6379")
-    .option("--rate-limit <n/window>", "override the limit for POST /runs/multipart, e.g. 50/1s (default: the ingest limit, 6000 per 10 s with an API key; without one, 100 per 60 s per IP)", rateLimit)
-    .option("--batch-size <n>", "most runs per request (default: what GET /info advertises, at most 1000, else 100; a value given here is only lowered by GET /info)", positiveInt("--batch-size"))
+    .option(
+      "--rate-limit <n/window>",
+      "override the limit for POST /runs/multipart, e.g. 50/1s (default: the ingest limit, 6000 per 10 s with an API key; without one, 100 per 60 s per IP)",
+      rateLimit,
+    )
+    .option(
+      "--batch-size <n>",
+      "most runs per request (default: what GET /info advertises, at most 1000, else 100; a value given here is only lowered by GET /info)",
+      positiveInt("--batch-size"),
+    )
     .option("--spool-dir <path>", "client spool directory (default .tracepipe/spool)")
     .addOption(new Option("--progress <mode>", "progress display").choices(["auto", "bar", "json", "none"]).default("auto"))
     .option("--progress-every <ms>", "interval of JSON progress lines off a terminal", positiveInt("--progress-every"), 5000)
     .option("--checkpoint-every <ms>", "how often progress is flushed and checkpointed", positiveInt("--checkpoint-every"), 2000)
     .option("--prices <file>", PRICES_OPTION_HELP)
-    .option("--max-line-bytes <n>", "longest line read; a longer one is dead-lettered", positiveInt("--max-line-bytes"), DEFAULT_MAX_LINE_BYTES)
+    .option(
+      "--max-line-bytes <n>",
+      "longest line read; a longer one is dead-lettered",
+      positiveInt("--max-line-bytes"),
+      DEFAULT_MAX_LINE_BYTES,
+    )
     .action(async (args: string[], opts: BackfillCliOptions) => {
       let files: string[];
       try {
@@ -174,14 +187,27 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
   const abort = new AbortController();
   // A key revoked mid-run: stop reading, and shut the client down so what is unsent goes to the spool
   // (a rerun sends it) instead of every later batch becoming a dead letter.
-  const guard = !opts.dryRun && opts.endpoint ? guardedSink(opts, limiter, () => {
-    abort.abort();
-    void client?.shutdown({ timeoutMs: 0 });
-  }) : undefined;
+  const guard =
+    !opts.dryRun && opts.endpoint
+      ? guardedSink(opts, limiter, () => {
+          abort.abort();
+          void client?.shutdown({ timeoutMs: 0 });
+        })
+      : undefined;
   // Declared after the guard, whose callback runs only once sending has begun.
   const client = opts.dryRun
     ? undefined
-    : new Client({ endpoint: opts.endpoint, apiKey: opts.apiKey, project: opts.project, dbPath: opts.db, limiter, rateLimit: opts.rateLimit, batchSize: opts.batchSize, spoolDir: opts.spoolDir, sink: guard });
+    : new Client({
+        endpoint: opts.endpoint,
+        apiKey: opts.apiKey,
+        project: opts.project,
+        dbPath: opts.db,
+        limiter,
+        rateLimit: opts.rateLimit,
+        batchSize: opts.batchSize,
+        spoolDir: opts.spoolDir,
+        sink: guard,
+      });
   const onSigint = () => {
     if (abort.signal.aborted) process.exit(EXIT_INTERRUPTED); // a second Ctrl-C: leave now
     process.stderr.write("\ntracepipe backfill: stopping at the next checkpoint (Ctrl-C again to quit at once)\n");
@@ -206,14 +232,20 @@ async function runBackfill(files: string[], opts: BackfillCliOptions): Promise<n
     await client?.shutdown();
     const { interrupted, unacknowledged, unreadable, ...summary } = result;
     // Say where the runs and the bad lines went.
-    printSummary({ ...summary, destination: opts.dryRun ? "nowhere (dry run)" : (client?.sink.target ?? "?"), dead_letter_file: deadLetterPath });
+    printSummary({
+      ...summary,
+      destination: opts.dryRun ? "nowhere (dry run)" : (client?.sink.target ?? "?"),
+      dead_letter_file: deadLetterPath,
+    });
     if (guard?.refusal) return usageError(keyRevokedError(opts.endpoint!, guard.refusal, resumeHint(opts.checkpoint)));
     for (const u of unreadable) {
       process.stderr.write(JSON.stringify({ error: { loc: ["files", u.index], msg: u.reason, type: "file_unreadable" } }) + "\n");
       process.stderr.write(`tracepipe backfill: ${u.reason}; the lines before it were processed, and the other files too\n`);
     }
     if (unacknowledged > 0) {
-      process.stderr.write(`tracepipe backfill: ${unacknowledged} runs were not acknowledged by ${client?.sink.target} (they wait in the spool); the checkpoint stays before them: rerun to send them\n`);
+      process.stderr.write(
+        `tracepipe backfill: ${unacknowledged} runs were not acknowledged by ${client?.sink.target} (they wait in the spool); the checkpoint stays before them: rerun to send them\n`,
+      );
     }
     if (interrupted) return EXIT_INTERRUPTED;
     return result.dead_lettered + result.refused_by_server + unacknowledged + unreadable.length > 0 ? EXIT_INVALID : EXIT_OK;

@@ -19,14 +19,18 @@ export function register(program: Command): void {
       try {
         raw = JSON.parse(readFileSync(file, "utf8"));
       } catch (err) {
-        process.stderr.write(JSON.stringify({ error: { loc: ["file"], msg: `${file}: ${(err as Error).message}`, type: "file_error" } }) + "\n");
+        process.stderr.write(
+          JSON.stringify({ error: { loc: ["file"], msg: `${file}: ${(err as Error).message}`, type: "file_error" } }) + "\n",
+        );
         process.exitCode = 2;
         return;
       }
       const { config, issues } = checkWebhookConfig(raw);
       for (const i of issues) process.stderr.write(JSON.stringify({ error: i }) + "\n");
       if (config) {
-        process.stdout.write(`${file}: ok (webhooks ${config.enabled ? "enabled" : "disabled by http.disable_webhooks"}, ${Object.keys(config.headers).length} header(s))\n`);
+        process.stdout.write(
+          `${file}: ok (webhooks ${config.enabled ? "enabled" : "disabled by http.disable_webhooks"}, ${Object.keys(config.headers).length} header(s))\n`,
+        );
         return;
       }
       process.stdout.write(`${file}: ${issues.length} problem(s)\n`);

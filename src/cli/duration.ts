@@ -8,7 +8,10 @@ export function parseDuration(option: string): (value: string) => number {
   return (value: string) => {
     const m = /^\s*(\d+)\s*([mhdw])\s*$/i.exec(value);
     const ms = m ? Number(m[1]) * UNIT_MS[m[2]!.toLowerCase()]! : NaN;
-    if (!Number.isSafeInteger(ms) || ms <= 0) throw new InvalidArgumentError(`${option} must be a positive whole number of minutes, hours, days or weeks, such as 30d, 12h, 90m or 2w; got ${JSON.stringify(value)}`);
+    if (!Number.isSafeInteger(ms) || ms <= 0)
+      throw new InvalidArgumentError(
+        `${option} must be a positive whole number of minutes, hours, days or weeks, such as 30d, 12h, 90m or 2w; got ${JSON.stringify(value)}`,
+      );
     return ms;
   };
 }

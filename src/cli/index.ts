@@ -21,11 +21,27 @@ export interface CommandEntry {
 }
 
 export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
-  normalize: { term: "normalize [options] [files...]", summary: "normalize vendor payloads into native messages", load: () => import("./normalize.js") },
+  normalize: {
+    term: "normalize [options] [files...]",
+    summary: "normalize vendor payloads into native messages",
+    load: () => import("./normalize.js"),
+  },
   validate: { term: "validate [options] [files...]", summary: "check native {messages} records", load: () => import("./validate.js") },
-  serve: { term: "serve [options]", summary: "run the local collector (ingest API over SQLite or PostgreSQL)", load: () => import("./serve.js") },
-  backfill: { term: "backfill [options] <files...>", summary: "turn historical LLM logs into runs, resumably", load: () => import("./backfill.js") },
-  "check-config": { term: "check-config <file>", summary: "check the webhooks and http sections of a graph.json", load: () => import("./check-config.js") },
+  serve: {
+    term: "serve [options]",
+    summary: "run the local collector (ingest API over SQLite or PostgreSQL)",
+    load: () => import("./serve.js"),
+  },
+  backfill: {
+    term: "backfill [options] <files...>",
+    summary: "turn historical LLM logs into runs, resumably",
+    load: () => import("./backfill.js"),
+  },
+  "check-config": {
+    term: "check-config <file>",
+    summary: "check the webhooks and http sections of a graph.json",
+    load: () => import("./check-config.js"),
+  },
   runs: { term: "runs [options]", summary: "look at stored traces in the terminal", load: () => import("./runs.js") },
   prune: { term: "prune [options]", summary: "remove traces older than a cut-off from the store", load: () => import("./prune.js") },
 };

@@ -41,7 +41,11 @@ export function openInput(file: string | undefined, stdin: Readable = process.st
  * file it came from. Globs are expanded and every file is checked before the first
  * record, so a typo in the last argument fails fast (InputError) instead of after hours.
  */
-export async function* readInputs(args: readonly string[], stdin: Readable, opts: { maxLineBytes?: number } = {}): AsyncGenerator<InputRecord & { file: string | undefined }> {
+export async function* readInputs(
+  args: readonly string[],
+  stdin: Readable,
+  opts: { maxLineBytes?: number } = {},
+): AsyncGenerator<InputRecord & { file: string | undefined }> {
   const files: (string | undefined)[] = args.length === 0 ? [undefined] : await expandFileArgs(args);
   for (const f of files) checkInput(f);
   for (const file of files) {
@@ -84,7 +88,14 @@ function parseError(err: unknown): string {
 }
 
 const jsonError = (line: number, err: unknown): InputRecord => ({ line, error: { loc: [], msg: parseError(err), type: "json_invalid" } });
-const tooLong = (l: Line, max: number): InputRecord => ({ line: l.line, error: { loc: [], msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`, type: "line_too_long" } });
+const tooLong = (l: Line, max: number): InputRecord => ({
+  line: l.line,
+  error: {
+    loc: [],
+    msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`,
+    type: "line_too_long",
+  },
+});
 
 /** A line that is a whole JSONL record: it parses alone and starts at column 0 as an object or array. */
 function standaloneRecord(raw: string): { value: unknown } | undefined {

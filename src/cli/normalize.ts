@@ -14,9 +14,16 @@ export interface NormalizeCommandOptions {
   format: string;
 }
 
-export async function runNormalize(files: readonly string[], opts: NormalizeCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
+export async function runNormalize(
+  files: readonly string[],
+  opts: NormalizeCommandOptions,
+  io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream },
+): Promise<number> {
   if (opts.format !== "auto" && !FORMAT_NAMES.includes(opts.format)) {
-    await writeLine(io.stderr, `tracepipe normalize: unknown --format ${JSON.stringify(opts.format)}; expected auto, ${FORMAT_NAMES.join(", ")}`);
+    await writeLine(
+      io.stderr,
+      `tracepipe normalize: unknown --format ${JSON.stringify(opts.format)}; expected auto, ${FORMAT_NAMES.join(", ")}`,
+    );
     return EXIT_USAGE;
   }
   let invalid = 0;
@@ -59,11 +66,16 @@ export function register(program: Command): void {
     )
     .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
     .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto")
-    .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
-      return n;
-    }, DEFAULT_MAX_LINE_BYTES)
+    .option(
+      "--max-line-bytes <n>",
+      "longest input line; a longer one is reported with its number and skipped",
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
+        return n;
+      },
+      DEFAULT_MAX_LINE_BYTES,
+    )
     .action(async (files: string[], opts: NormalizeCommandOptions) => {
       process.exitCode = await runNormalize(files, opts);
     });

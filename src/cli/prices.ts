@@ -8,7 +8,8 @@
 import { envValue } from "../env.js";
 import { loadPrices } from "../tokens/prices/index.js";
 
-export const PRICES_OPTION_HELP = "JSON price file (USD per million tokens) that adds to or overrides the built-in table (default TRACEPIPE_PRICES)";
+export const PRICES_OPTION_HELP =
+  "JSON price file (USD per million tokens) that adds to or overrides the built-in table (default TRACEPIPE_PRICES)";
 
 /** Loads the price file in effect, if any. Throws the ConfigError of a bad file. */
 export function usePriceFile(option: string | undefined): void {

@@ -45,7 +45,9 @@ export function register(program: Command): void {
         if (opts.json) console.log(JSON.stringify({ cutoff: cutoff.toISOString(), ...r }));
         else {
           const parts = r.partitionsDropped.length ? `, ${r.partitionsDropped.length} whole partitions dropped` : "";
-          console.log(`tracepipe prune: removed ${r.runs} runs and ${r.attachments} attachments of traces that started before ${cutoff.toISOString()}${parts} (${store.target})`);
+          console.log(
+            `tracepipe prune: removed ${r.runs} runs and ${r.attachments} attachments of traces that started before ${cutoff.toISOString()}${parts} (${store.target})`,
+          );
         }
       } finally {
         await store.close();

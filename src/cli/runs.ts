@@ -33,10 +33,12 @@ class RunsError extends Error {}
 
 async function openSource(o: SourceOptions): Promise<Source> {
   const endpoint = o.endpoint ?? envValue("TRACEPIPE_ENDPOINT");
-  if (endpoint && o.db === undefined && o.store === undefined) return httpSource(endpoint.replace(/\/+$/, ""), o.apiKey ?? envValue("TRACEPIPE_API_KEY"));
+  if (endpoint && o.db === undefined && o.store === undefined)
+    return httpSource(endpoint.replace(/\/+$/, ""), o.apiKey ?? envValue("TRACEPIPE_API_KEY"));
   if (o.db !== undefined && o.store !== undefined) throw new RunsError("give --db or --store, not both");
   const target = storeTargetFrom(o);
-  if (!isStoreUrl(target) && target !== ":memory:" && !existsSync(target)) throw new RunsError(`no trace store at ${target} (set --db, --store, TRACEPIPE_DB, TRACEPIPE_STORE_URL, or --endpoint)`);
+  if (!isStoreUrl(target) && target !== ":memory:" && !existsSync(target))
+    throw new RunsError(`no trace store at ${target} (set --db, --store, TRACEPIPE_DB, TRACEPIPE_STORE_URL, or --endpoint)`);
   // Loaded here so `tracepipe runs --endpoint` never loads a database driver.
   const { openStore } = await import("../store/open.js");
   let store: Awaited<ReturnType<typeof openStore>>;
@@ -64,7 +66,8 @@ function httpSource(base: string, apiKey: string | undefined): Source {
     } catch (err) {
       throw new RunsError(`cannot reach ${base}: ${(err as Error).message}`);
     }
-    if (res.status === 401 || res.status === 403) throw new RunsError(`${base} refused the API key (${res.status}); pass --api-key or set TRACEPIPE_API_KEY`);
+    if (res.status === 401 || res.status === 403)
+      throw new RunsError(`${base} refused the API key (${res.status}); pass --api-key or set TRACEPIPE_API_KEY`);
     const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
     if (res.status === 404) return undefined;
     if (!res.ok) throw new RunsError(`${base}${path}: HTTP ${res.status} ${JSON.stringify(body.detail ?? body)}`);
@@ -93,17 +96,33 @@ function status(t: { error: string | null; end_time: string | null }): string {
 /** Control characters in names and errors would move the terminal's cursor: show them escaped. */
 function clean(s: string | null, max = 60): string {
   // eslint-disable-next-line no-control-regex
-  const t = (s ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => (c === "\n" ? " " : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`));
+  const t = (s ?? "").replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) =>
+    c === "\n" ? " " : `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`,
+  );
   return t.length > max ? t.slice(0, max - 1) + "…" : t;
 }
 
 function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
-  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd());
+  return rows.map((r) =>
+    r
+      .map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!)))
+      .join("  ")
+      .trimEnd(),
+  );
 }
 
 function summaryRow(t: TraceSummary): string[] {
-  return [t.start_time?.slice(0, 19).replace("T", " ") ?? "-", clean(t.name, 40), status(t), ms(t.latency_ms), tokens(t.total_tokens, t.estimated), String(t.run_count), clean(t.models.join(","), 30) || "-", t.trace_id];
+  return [
+    t.start_time?.slice(0, 19).replace("T", " ") ?? "-",
+    clean(t.name, 40),
+    status(t),
+    ms(t.latency_ms),
+    tokens(t.total_tokens, t.estimated),
+    String(t.run_count),
+    clean(t.models.join(","), 30) || "-",
+    t.trace_id,
+  ];
 }
 
 const HEADER = ["START (UTC)", "NAME", "STATUS", "LATENCY", "TOKENS", "RUNS", "MODEL", "TRACE ID"];
@@ -156,8 +175,21 @@ interface ListOptions extends SourceOptions {
 }
 
 function filterOf(o: ListOptions): TraceFilter {
-  const metadata = o.metadata?.length ? Object.fromEntries(o.metadata.map((m) => [m.slice(0, m.indexOf("=")), m.slice(m.indexOf("=") + 1)])) : undefined;
-  return { project: o.project, name: o.name, run_type: o.runType, model: o.model, errors_only: o.errors, q: o.search, start_time_gte: o.since, metadata, tags: o.tag?.length ? o.tag : undefined, limit: o.limit };
+  const metadata = o.metadata?.length
+    ? Object.fromEntries(o.metadata.map((m) => [m.slice(0, m.indexOf("=")), m.slice(m.indexOf("=") + 1)]))
+    : undefined;
+  return {
+    project: o.project,
+    name: o.name,
+    run_type: o.runType,
+    model: o.model,
+    errors_only: o.errors,
+    q: o.search,
+    start_time_gte: o.since,
+    metadata,
+    tags: o.tag?.length ? o.tag : undefined,
+    limit: o.limit,
+  };
 }
 
 /** Run an action with its source; user-fixable problems print one line and exit 2. */
@@ -197,7 +229,9 @@ export function register(program: Command): void {
   const runs = program
     .command("runs")
     .summary("look at stored traces in the terminal")
-    .description("Recent traces, one trace as a tree, or new traces as they arrive, from the embedded store (--db or --store) or a collector (--endpoint).")
+    .description(
+      "Recent traces, one trace as a tree, or new traces as they arrive, from the embedded store (--db or --store) or a collector (--endpoint).",
+    )
     .option("--db <path>", "SQLite store (default TRACEPIPE_DB or .tracepipe/traces.db)")
     .option("--store <url>", "PostgreSQL store, a postgres:// URL (default TRACEPIPE_STORE_URL)")
     .option("--endpoint <url>", "a `tracepipe serve` collector instead of the file (default TRACEPIPE_ENDPOINT)")

@@ -73,7 +73,13 @@ export function largeBodyBudget(flag: number | undefined, env: NodeJS.ProcessEnv
   if (v === undefined) return undefined;
   const n = Number(v.trim());
   if (!Number.isInteger(n) || n < 0) {
-    throw new ConfigError([{ loc: ["TRACEPIPE_LARGE_BODY_BUDGET_BYTES"], msg: `must be a non-negative integer (bytes), not ${JSON.stringify(v)}`, type: "int_parsing" }]);
+    throw new ConfigError([
+      {
+        loc: ["TRACEPIPE_LARGE_BODY_BUDGET_BYTES"],
+        msg: `must be a non-negative integer (bytes), not ${JSON.stringify(v)}`,
+        type: "int_parsing",
+      },
+    ]);
   }
   return n;
 }
@@ -94,15 +100,48 @@ export function register(program: Command): void {
     .option("-p, --port <port>", "TCP port (0 picks a free one)", int("--port"), 8484)
     .option("--host <host>", "address to listen on", "127.0.0.1")
     .option("--db <path>", `SQLite file (':memory:' keeps nothing; default TRACEPIPE_DB, else ${DEFAULT_DB_PATH})`)
-    .option("--store <url>", "keep everything in PostgreSQL at this postgres:// URL, shared by every collector given it (default TRACEPIPE_STORE_URL; docs/deploy.md)")
-    .option("--retention <duration>", "remove traces older than this every hour: 30d, 12h, 90m or 2w (default: keep everything)", parseDuration("--retention"))
-    .option("--api-key <key>", "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)", envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }))
-    .addOption(new Option("--region <region>", "which region's rate limits to enforce where US and EU differ").choices(["us", "eu"]).default("us"))
+    .option(
+      "--store <url>",
+      "keep everything in PostgreSQL at this postgres:// URL, shared by every collector given it (default TRACEPIPE_STORE_URL; docs/deploy.md)",
+    )
+    .option(
+      "--retention <duration>",
+      "remove traces older than this every hour: 30d, 12h, 90m or 2w (default: keep everything)",
+      parseDuration("--retention"),
+    )
+    .option(
+      "--api-key <key>",
+      "require this X-Api-Key on every request (default TRACEPIPE_API_KEY)",
+      envValue("TRACEPIPE_API_KEY", process.env, { fallback: false }),
+    )
+    .addOption(
+      new Option("--region <region>", "which region's rate limits to enforce where US and EU differ").choices(["us", "eu"]).default("us"),
+    )
     .option("--no-rate-limit", "disable the rate limits (bulk local loads)")
-    .option("--max-body-bytes <n>", "largest request body accepted, raw or decompressed (413 above)", int("--max-body-bytes"), 64 * 1024 * 1024)
-    .option("--batch-size-limit <n>", "most runs per batch or multipart request, advertised in GET /info (413 above)", int("--batch-size-limit"), DEFAULT_LIMITS.batchSizeLimit)
-    .option("--max-json-depth <n>", "deepest nesting of objects and arrays in a JSON body or part (422 above)", int("--max-json-depth"), DEFAULT_LIMITS.maxJsonDepth)
-    .option("--max-concurrent-large-bodies <n>", "large bodies read at once; later ones wait", int("--max-concurrent-large-bodies"), DEFAULT_LIMITS.maxConcurrentLargeBodies)
+    .option(
+      "--max-body-bytes <n>",
+      "largest request body accepted, raw or decompressed (413 above)",
+      int("--max-body-bytes"),
+      64 * 1024 * 1024,
+    )
+    .option(
+      "--batch-size-limit <n>",
+      "most runs per batch or multipart request, advertised in GET /info (413 above)",
+      int("--batch-size-limit"),
+      DEFAULT_LIMITS.batchSizeLimit,
+    )
+    .option(
+      "--max-json-depth <n>",
+      "deepest nesting of objects and arrays in a JSON body or part (422 above)",
+      int("--max-json-depth"),
+      DEFAULT_LIMITS.maxJsonDepth,
+    )
+    .option(
+      "--max-concurrent-large-bodies <n>",
+      "large bodies read at once; later ones wait",
+      int("--max-concurrent-large-bodies"),
+      DEFAULT_LIMITS.maxConcurrentLargeBodies,
+    )
     .option(
       "--large-body-budget-bytes <n>",
       `bytes of large bodies held at once (declared length, or decoded so far); a large body waits while the others leave no room for it (default: the variable named above, else ${DEFAULT_LIMITS.largeBodyBudgetBytes})`,
@@ -110,13 +149,42 @@ export function register(program: Command): void {
     )
     .option("--headers-timeout <ms>", "time to receive a request's headers (408)", int("--headers-timeout"), DEFAULT_TIMEOUTS.headersMs)
     .option("--request-timeout <ms>", "time to receive a whole request (408)", int("--request-timeout"), DEFAULT_TIMEOUTS.requestMs)
-    .option("--keep-alive-timeout <ms>", "idle keep-alive connections close after this", int("--keep-alive-timeout"), DEFAULT_TIMEOUTS.keepAliveMs)
-    .option("--idle-timeout <ms>", "a connection with no traffic at all closes after this", int("--idle-timeout"), DEFAULT_TIMEOUTS.idleSocketMs)
+    .option(
+      "--keep-alive-timeout <ms>",
+      "idle keep-alive connections close after this",
+      int("--keep-alive-timeout"),
+      DEFAULT_TIMEOUTS.keepAliveMs,
+    )
+    .option(
+      "--idle-timeout <ms>",
+      "a connection with no traffic at all closes after this",
+      int("--idle-timeout"),
+      DEFAULT_TIMEOUTS.idleSocketMs,
+    )
     .option("--graph-config <path>", "graph.json whose `webhooks` and `http` sections configure outbound webhooks")
-    .option("--webhook-token <token>", "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>", envValue("TRACEPIPE_WEBHOOK_TOKEN"))
-    .option("--webhook-timeout <ms>", "an outbound webhook attempt that has no answer within this is retried", int("--webhook-timeout"), DEFAULT_WEBHOOK_TIMEOUT_MS)
-    .option("--webhook-attempts <n>", "attempts per outbound webhook, the first included, before it is marked failed", int("--webhook-attempts"), DEFAULT_MAX_ATTEMPTS)
-    .option("--webhook-backoff <ms>", "the first retry of an outbound webhook comes after half to all of this; each further one waits twice as long (at most 5 min)", int("--webhook-backoff"), 1000)
+    .option(
+      "--webhook-token <token>",
+      "accept agent-server run webhooks at POST /webhooks/runs, with the token as ?token=<token>",
+      envValue("TRACEPIPE_WEBHOOK_TOKEN"),
+    )
+    .option(
+      "--webhook-timeout <ms>",
+      "an outbound webhook attempt that has no answer within this is retried",
+      int("--webhook-timeout"),
+      DEFAULT_WEBHOOK_TIMEOUT_MS,
+    )
+    .option(
+      "--webhook-attempts <n>",
+      "attempts per outbound webhook, the first included, before it is marked failed",
+      int("--webhook-attempts"),
+      DEFAULT_MAX_ATTEMPTS,
+    )
+    .option(
+      "--webhook-backoff <ms>",
+      "the first retry of an outbound webhook comes after half to all of this; each further one waits twice as long (at most 5 min)",
+      int("--webhook-backoff"),
+      1000,
+    )
     .option("--build-ms <ms>", "how long simulated deployment builds take", int("--build-ms"), 1500)
     .option(
       "--rootless-after <ms>",
@@ -124,12 +192,34 @@ export function register(program: Command): void {
       int("--rootless-after"),
       DEFAULT_ROOTLESS_AFTER_MS,
     )
-    .option("--otlp-grpc-port <n>", "also receive OTLP over gRPC (traces and logs) on this port, 4317 by convention; off unless given", int("--otlp-grpc-port"))
+    .option(
+      "--otlp-grpc-port <n>",
+      "also receive OTLP over gRPC (traces and logs) on this port, 4317 by convention; off unless given",
+      int("--otlp-grpc-port"),
+    )
     .option("--prices <file>", PRICES_OPTION_HELP)
-    .option("--rate-limiter <url>", "count the rate limits in Redis at this redis:// URL, together with every collector given the same one (default: each collector counts alone; GET /info rate_limits.scope says which)")
-    .option("--max-in-flight <n>", "requests handled at once (GET /info aside); past it 503 with Retry-After instead of a queue; 0: no bound", int("--max-in-flight"), DEFAULT_LIMITS.maxInFlight)
-    .option("--store-connections <n>", "PostgreSQL connections this collector opens at most (--store only)", int("--store-connections"), DEFAULT_STORE_CONNECTIONS)
-    .option("--store-max-waiting <n>", "requests that may wait for a PostgreSQL connection; past it 503 with Retry-After (--store only)", int("--store-max-waiting"), DEFAULT_STORE_MAX_WAITING)
+    .option(
+      "--rate-limiter <url>",
+      "count the rate limits in Redis at this redis:// URL, together with every collector given the same one (default: each collector counts alone; GET /info rate_limits.scope says which)",
+    )
+    .option(
+      "--max-in-flight <n>",
+      "requests handled at once (GET /info aside); past it 503 with Retry-After instead of a queue; 0: no bound",
+      int("--max-in-flight"),
+      DEFAULT_LIMITS.maxInFlight,
+    )
+    .option(
+      "--store-connections <n>",
+      "PostgreSQL connections this collector opens at most (--store only)",
+      int("--store-connections"),
+      DEFAULT_STORE_CONNECTIONS,
+    )
+    .option(
+      "--store-max-waiting <n>",
+      "requests that may wait for a PostgreSQL connection; past it 503 with Retry-After (--store only)",
+      int("--store-max-waiting"),
+      DEFAULT_STORE_MAX_WAITING,
+    )
     .action(async (opts: ServeOptions) => {
       try {
         usePriceFile(opts.prices);
@@ -145,7 +235,8 @@ export function register(program: Command): void {
           webhooks = loadWebhookConfig(JSON.parse(readFileSync(opts.graphConfig, "utf8")));
         } catch (err) {
           // A missing header variable (or any other problem) blocks start-up, each one named.
-          const issues = err instanceof ConfigError ? err.issues : [{ loc: ["--graph-config"], msg: (err as Error).message, type: "value_error" }];
+          const issues =
+            err instanceof ConfigError ? err.issues : [{ loc: ["--graph-config"], msg: (err as Error).message, type: "value_error" }];
           for (const i of issues) process.stderr.write(`tracepipe serve: ${opts.graphConfig}: ${i.loc.join(".")}: ${i.msg}\n`);
           process.exitCode = 2;
           return;
@@ -167,7 +258,11 @@ export function register(program: Command): void {
       let store: Store;
       try {
         // The store writes the webhook outbox in the transaction that completes a run, when webhooks are on.
-        store = await openStore(storeTargetFrom(opts), { max: Math.max(1, opts.storeConnections), maxWaiting: opts.storeMaxWaiting, webhookOutbox: webhooks?.enabled === true });
+        store = await openStore(storeTargetFrom(opts), {
+          max: Math.max(1, opts.storeConnections),
+          maxWaiting: opts.storeMaxWaiting,
+          webhookOutbox: webhooks?.enabled === true,
+        });
       } catch (err) {
         // A database that cannot be reached or is newer than this tracepipe: said in one line, exit 2.
         process.stderr.write(`tracepipe serve: ${(err as Error).message}\n`);
@@ -179,7 +274,9 @@ export function register(program: Command): void {
       let closeLimiter = async (): Promise<void> => undefined;
       if (opts.rateLimiter) {
         if (!/^rediss?:\/\//.test(opts.rateLimiter)) {
-          process.stderr.write(`tracepipe serve: --rate-limiter must be a redis:// or rediss:// URL, not ${JSON.stringify(opts.rateLimiter)}\n`);
+          process.stderr.write(
+            `tracepipe serve: --rate-limiter must be a redis:// or rediss:// URL, not ${JSON.stringify(opts.rateLimiter)}\n`,
+          );
           await store.close();
           process.exitCode = 2;
           return;
@@ -197,16 +294,34 @@ export function register(program: Command): void {
         apiKey: opts.apiKey,
         region: opts.region,
         rateLimits: opts.rateLimit,
-        limits: { maxBodyBytes: opts.maxBodyBytes, batchSizeLimit: opts.batchSizeLimit, maxJsonDepth: opts.maxJsonDepth, maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies, largeBodyBudgetBytes, maxInFlight: opts.maxInFlight },
-        timeouts: { headersMs: opts.headersTimeout, requestMs: opts.requestTimeout, keepAliveMs: opts.keepAliveTimeout, idleSocketMs: opts.idleTimeout },
+        limits: {
+          maxBodyBytes: opts.maxBodyBytes,
+          batchSizeLimit: opts.batchSizeLimit,
+          maxJsonDepth: opts.maxJsonDepth,
+          maxConcurrentLargeBodies: opts.maxConcurrentLargeBodies,
+          largeBodyBudgetBytes,
+          maxInFlight: opts.maxInFlight,
+        },
+        timeouts: {
+          headersMs: opts.headersTimeout,
+          requestMs: opts.requestTimeout,
+          keepAliveMs: opts.keepAliveTimeout,
+          idleSocketMs: opts.idleTimeout,
+        },
         webhooks,
         webhookToken: opts.webhookToken,
-        webhookDelivery: { timeoutMs: opts.webhookTimeout, maxAttempts: Math.max(1, opts.webhookAttempts), backoff: { baseMs: Math.max(1, opts.webhookBackoff), maxMs: 300_000 } },
+        webhookDelivery: {
+          timeoutMs: opts.webhookTimeout,
+          maxAttempts: Math.max(1, opts.webhookAttempts),
+          backoff: { baseMs: Math.max(1, opts.webhookBackoff), maxMs: 300_000 },
+        },
         deploymentBuildMs: opts.buildMs,
         rootlessAfterMs: opts.rootlessAfter,
       });
       const { url } = await collector.listen(opts.port, opts.host);
-      console.log(`tracepipe collector listening on ${url} (store ${store.target}${opts.retention ? `, retention ${Math.round(opts.retention / 3_600_000)} h` : ""}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits${opts.rateLimiter ? " shared through Redis" : " counted by this collector alone"}` : ", no rate limits"})`);
+      console.log(
+        `tracepipe collector listening on ${url} (store ${store.target}${opts.retention ? `, retention ${Math.round(opts.retention / 3_600_000)} h` : ""}${opts.apiKey ? ", API key required" : ""}${opts.rateLimit ? `, ${opts.region.toUpperCase()} rate limits${opts.rateLimiter ? " shared through Redis" : " counted by this collector alone"}` : ", no rate limits"})`,
+      );
       console.log(`trace viewer: ${url}/`);
       let grpc: { close(): Promise<void> } | undefined;
       if (opts.otlpGrpcPort !== undefined) {

@@ -25,16 +25,34 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  */
 export function checkRecord(value: unknown, strict: boolean): Issue[] {
   if (Array.isArray(value)) return validate(value, { strict });
-  if (!isObject(value)) return [{ loc: [], msg: 'expected {"messages": [...]}, a tracepipe normalize line or a messages array', type: "record_type" }];
+  if (!isObject(value))
+    return [{ loc: [], msg: 'expected {"messages": [...]}, a tracepipe normalize line or a messages array', type: "record_type" }];
   if ("messages" in value) return validate(value.messages, { strict }).map((i) => ({ ...i, loc: ["messages", ...i.loc] }));
-  if (!("inputs" in value) && !("outputs" in value)) return [{ loc: [], msg: 'expected {"messages": [...]}, a tracepipe normalize line ({"inputs"?, "outputs"?}) or a messages array', type: "record_type" }];
+  if (!("inputs" in value) && !("outputs" in value))
+    return [
+      {
+        loc: [],
+        msg: 'expected {"messages": [...]}, a tracepipe normalize line ({"inputs"?, "outputs"?}) or a messages array',
+        type: "record_type",
+      },
+    ];
   const sides: { name: "inputs" | "outputs"; messages: unknown[] }[] = [];
   const issues: Issue[] = [];
   for (const name of ["inputs", "outputs"] as const) {
     const side = value[name];
     if (side === undefined) continue;
-    if (!isObject(side)) issues.push({ loc: [name], msg: `expected {"messages": [...]}, got ${Array.isArray(side) ? "array" : side === null ? "null" : typeof side}`, type: "dict_type" });
-    else if (!Array.isArray(side.messages)) issues.push({ loc: [name, "messages"], msg: `expected an array, got ${side.messages === null ? "null" : typeof side.messages}`, type: "list_type" });
+    if (!isObject(side))
+      issues.push({
+        loc: [name],
+        msg: `expected {"messages": [...]}, got ${Array.isArray(side) ? "array" : side === null ? "null" : typeof side}`,
+        type: "dict_type",
+      });
+    else if (!Array.isArray(side.messages))
+      issues.push({
+        loc: [name, "messages"],
+        msg: `expected an array, got ${side.messages === null ? "null" : typeof side.messages}`,
+        type: "list_type",
+      });
     else sides.push({ name, messages: side.messages });
   }
   const all = sides.flatMap((s) => s.messages);
@@ -51,7 +69,11 @@ export function checkRecord(value: unknown, strict: boolean): Issue[] {
   return [...issues, ...validate(all, { strict }).map((i) => ({ ...i, loc: place(i.loc) }))];
 }
 
-export async function runValidate(files: readonly string[], opts: ValidateCommandOptions, io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream }): Promise<number> {
+export async function runValidate(
+  files: readonly string[],
+  opts: ValidateCommandOptions,
+  io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream },
+): Promise<number> {
   let invalid = 0;
   const where = whereOf(files);
   try {
@@ -83,11 +105,16 @@ export function register(program: Command): void {
     )
     .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
     .option("--strict", "hold to the format's letter: base64 required on media blocks, no extras", false)
-    .option("--max-line-bytes <n>", "longest input line; a longer one is reported with its number and skipped", (v: string) => {
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
-      return n;
-    }, DEFAULT_MAX_LINE_BYTES)
+    .option(
+      "--max-line-bytes <n>",
+      "longest input line; a longer one is reported with its number and skipped",
+      (v: string) => {
+        const n = Number(v);
+        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
+        return n;
+      },
+      DEFAULT_MAX_LINE_BYTES,
+    )
     .action(async (files: string[], opts: ValidateCommandOptions) => {
       process.exitCode = await runValidate(files, opts);
     });

@@ -57,7 +57,8 @@ export class Deployments {
 
   constructor(o: DeploymentsOptions = {}) {
     const endpoint = o.endpoint ?? envValue("TRACEPIPE_ENDPOINT");
-    if (!endpoint) throw new ConfigError([{ loc: ["endpoint"], msg: "no endpoint: pass {endpoint} or set TRACEPIPE_ENDPOINT", type: "missing" }]);
+    if (!endpoint)
+      throw new ConfigError([{ loc: ["endpoint"], msg: "no endpoint: pass {endpoint} or set TRACEPIPE_ENDPOINT", type: "missing" }]);
     this.base = endpoint.replace(/\/+$/, "");
     this.apiKey = o.apiKey ?? envValue("TRACEPIPE_API_KEY");
     this.timeoutMs = o.timeoutMs ?? 30_000;
@@ -67,7 +68,12 @@ export class Deployments {
     const headers: Record<string, string> = { accept: "application/json" };
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.apiKey) headers["x-api-key"] = this.apiKey;
-    const res = await fetch(this.base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(this.timeoutMs) });
+    const res = await fetch(this.base + path, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
     const text = await res.text();
     let json: unknown;
     try {
@@ -102,7 +108,8 @@ export class Deployments {
   }
 
   async getRevision(id: string, revisionId: string): Promise<Revision> {
-    return (await this.call<Revision>("GET", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}`)).value;
+    return (await this.call<Revision>("GET", `/v2/deployments/${encodeURIComponent(id)}/revisions/${encodeURIComponent(revisionId)}`))
+      .value;
   }
 
   /** Poll the revision until it is DEPLOYED, backing off; a TracepipeError on timeout. */
@@ -114,7 +121,10 @@ export class Deployments {
       o.onPoll?.(r);
       if (r.status === "DEPLOYED") return r;
       const left = deadline - Date.now();
-      if (left <= 0) throw new TracepipeError(`revision ${revisionId} of deployment ${id} was not DEPLOYED within ${o.timeoutMs ?? 600_000} ms (last status ${r.status})`);
+      if (left <= 0)
+        throw new TracepipeError(
+          `revision ${revisionId} of deployment ${id} was not DEPLOYED within ${o.timeoutMs ?? 600_000} ms (last status ${r.status})`,
+        );
       await sleep(Math.min(interval, left), o.signal);
       interval = Math.min(interval * 2, o.maxIntervalMs ?? 10_000);
     }

@@ -30,11 +30,16 @@ const DOCKER_ONLY_REVISION = ["image_uri"] as const;
  * and `build_command` (JS deployments) are built from a repository, so github.
  * `internal_docker`'s fields are not specified; it is held to no source rule.
  */
-export function checkSourceFields(source: Source, sc: SourceConfigRequest | null | undefined, src: SourceRevisionConfigRequest | null | undefined): void {
+export function checkSourceFields(
+  source: Source,
+  sc: SourceConfigRequest | null | undefined,
+  src: SourceRevisionConfigRequest | null | undefined,
+): void {
   if (source === "internal_docker") return;
   const other = source === "github" ? "external_docker" : "github";
   const bad = (where: string, field: string) => {
-    if (field === "custom_url" && source === "github") throw new RuleError("source_config.custom_url is set automatically for github deployments; it can be set only for external_docker");
+    if (field === "custom_url" && source === "github")
+      throw new RuleError("source_config.custom_url is set automatically for github deployments; it can be set only for external_docker");
     throw new RuleError(`${where}.${field} applies to ${other} deployments, not ${source}`);
   };
   const configNot = source === "github" ? DOCKER_ONLY_CONFIG : GITHUB_ONLY_CONFIG;
@@ -50,11 +55,15 @@ export function checkCreationOnly(raw: unknown): void {
 }
 
 /** Fields PATCH cannot change (SPEC §2.1–2.2): the same value again is accepted, a different one is not. */
-export function checkImmutable(body: { source_config?: SourceConfigRequest | null }, current: { source_config: Record<string, unknown> }): void {
+export function checkImmutable(
+  body: { source_config?: SourceConfigRequest | null },
+  current: { source_config: Record<string, unknown> },
+): void {
   const sc = body.source_config as Record<string, unknown> | null | undefined;
   if (!sc || typeof sc !== "object") return;
   for (const f of ["integration_id", "repo_url", "deployment_type", "listener_id"]) {
-    if (sc[f] !== undefined && sc[f] !== null && sc[f] !== current.source_config[f]) throw new RuleError(`source_config.${f} cannot be changed by PATCH`);
+    if (sc[f] !== undefined && sc[f] !== null && sc[f] !== current.source_config[f])
+      throw new RuleError(`source_config.${f} cannot be changed by PATCH`);
   }
   const lc = sc.listener_config as Record<string, unknown> | null | undefined;
   const currentNs = (current.source_config.listener_config as Record<string, unknown> | null | undefined)?.k8s_namespace ?? null;
@@ -75,12 +84,14 @@ export function checkResourceSpec(spec: ResourceSpec): void {
   const volumes = new Set((spec.volumes ?? []).map((v) => v.name));
   const seen = new Set<string>();
   for (const [i, v] of (spec.volumes ?? []).entries()) {
-    if (seen.has(v.name)) throw new RuleError(`source_config.resource_spec.volumes[${i}].name ${JSON.stringify(v.name)} is not unique in the pod`);
+    if (seen.has(v.name))
+      throw new RuleError(`source_config.resource_spec.volumes[${i}].name ${JSON.stringify(v.name)} is not unique in the pod`);
     seen.add(v.name);
   }
   const mounts = (where: string, list: { name: string }[] | null | undefined) => {
     for (const [i, m] of (list ?? []).entries()) {
-      if (!volumes.has(m.name)) throw new RuleError(`${where}[${i}].name ${JSON.stringify(m.name)} matches no volume in source_config.resource_spec.volumes`);
+      if (!volumes.has(m.name))
+        throw new RuleError(`${where}[${i}].name ${JSON.stringify(m.name)} matches no volume in source_config.resource_spec.volumes`);
     }
   };
   mounts("source_config.resource_spec.volume_mounts", spec.volume_mounts);
@@ -97,7 +108,9 @@ export function checkResourceSpec(spec: ResourceSpec): void {
 
 export function doNotUseWarnings(spec: ResourceSpec | null | undefined): string[] {
   if (!spec) return [];
-  return DO_NOT_USE.filter((f) => spec[f] !== undefined && spec[f] !== null).map((f) => `source_config.resource_spec.${f} is accepted but should not be used`);
+  return DO_NOT_USE.filter((f) => spec[f] !== undefined && spec[f] !== null).map(
+    (f) => `source_config.resource_spec.${f} is accepted but should not be used`,
+  );
 }
 
 /**
@@ -130,10 +143,16 @@ export function withDefaults(spec: ResourceSpec): ResourceSpec {
 }
 
 /** SPEC §3: which PATCH members create a revision. */
-export function triggersRevision(p: { source_config?: SourceConfigRequest | null; source_revision_config?: SourceRevisionConfigRequest | null; secrets?: unknown[] | null }): boolean {
+export function triggersRevision(p: {
+  source_config?: SourceConfigRequest | null;
+  source_revision_config?: SourceRevisionConfigRequest | null;
+  secrets?: unknown[] | null;
+}): boolean {
   const src = p.source_revision_config;
   return (
-    (src !== undefined && src !== null && ((src.repo_ref ?? null) !== null || (src.graph_config_path ?? null) !== null || (src.image_uri ?? null) !== null)) ||
+    (src !== undefined &&
+      src !== null &&
+      ((src.repo_ref ?? null) !== null || (src.graph_config_path ?? null) !== null || (src.image_uri ?? null) !== null)) ||
     (p.secrets !== undefined && p.secrets !== null) ||
     (p.source_config?.resource_spec !== undefined && p.source_config.resource_spec !== null)
   );

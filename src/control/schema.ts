@@ -10,7 +10,10 @@ import { z } from "zod";
 
 /** RFC 1123 label, as Kubernetes names volumes and containers. */
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const dnsLabel = z.string().max(63, "must be at most 63 characters (a DNS label)").regex(DNS_LABEL, "must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit");
+const dnsLabel = z
+  .string()
+  .max(63, "must be at most 63 characters (a DNS label)")
+  .regex(DNS_LABEL, "must be a DNS label: lower-case letters, digits and '-', starting and ending with a letter or digit");
 const C_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const nullable = <T extends z.ZodType>(t: T) => t.nullable().optional();

@@ -9,8 +9,26 @@ import { TracepipeError } from "../errors.js";
 import type { DeploymentStore, RevisionRecord } from "../store/contract/deployments.js";
 import type { Obj } from "../internal/obj.js";
 import { stableUuid, uuidv7 } from "../run/ids.js";
-import { checkCreationOnly, checkImmutable, checkResourceSpec, checkSourceFields, checkTagBuildOnPush, doNotUseWarnings, parseBody, RuleError, triggersRevision, withDefaults } from "./rules.js";
-import { DeploymentCreateRequest, DeploymentPatchRequest, type Deployment, type ResourceSpec, type Revision, type RevisionStatus } from "./schema.js";
+import {
+  checkCreationOnly,
+  checkImmutable,
+  checkResourceSpec,
+  checkSourceFields,
+  checkTagBuildOnPush,
+  doNotUseWarnings,
+  parseBody,
+  RuleError,
+  triggersRevision,
+  withDefaults,
+} from "./rules.js";
+import {
+  DeploymentCreateRequest,
+  DeploymentPatchRequest,
+  type Deployment,
+  type ResourceSpec,
+  type Revision,
+  type RevisionStatus,
+} from "./schema.js";
 
 export class NotFoundError extends TracepipeError {
   override name = "NotFoundError";
@@ -35,7 +53,8 @@ export interface Outcome<T> {
 type StoredRevision = Omit<Revision, "status">;
 type StoredDeployment = Omit<Deployment, "latest_revision_id" | "active_revision_id">;
 
-const nonNull = (o: Record<string, unknown> | null | undefined): Record<string, unknown> => Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null));
+const nonNull = (o: Record<string, unknown> | null | undefined): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(o ?? {}).filter(([, v]) => v !== undefined && v !== null));
 
 export class ControlPlane {
   private readonly buildMs: number;
@@ -74,7 +93,10 @@ export class ControlPlane {
   }
 
   /** The revision a deployment's current source makes, as stored. */
-  private revisionOf(d: { id: string; source_revision_config: Record<string, unknown>; source_config: Record<string, unknown>; secrets: { name: string }[] }, at: string): RevisionRecord {
+  private revisionOf(
+    d: { id: string; source_revision_config: Record<string, unknown>; source_config: Record<string, unknown>; secrets: { name: string }[] },
+    at: string,
+  ): RevisionRecord {
     const rev: StoredRevision = {
       id: uuidv7(),
       deployment_id: d.id,
@@ -98,12 +120,28 @@ export class ControlPlane {
       sc.resource_spec = withDefaults(spec);
     }
     if (req.source === "github" && !src.repo_ref) throw new RuleError("source_revision_config.repo_ref is required for github deployments");
-    if (req.source === "external_docker" && !src.image_uri) throw new RuleError("source_revision_config.image_uri is required for external_docker deployments");
+    if (req.source === "external_docker" && !src.image_uri)
+      throw new RuleError("source_revision_config.image_uri is required for external_docker deployments");
     const at = new Date(this.now()).toISOString();
     const id = uuidv7(this.now());
     if (req.source === "github") sc.custom_url = `https://${req.name}.deployments.tracepipe.local`;
-    const stored = { id, tenant_id: this.tenantId, name: req.name, source: req.source, source_config: sc, source_revision_config: src, secrets: req.secrets ?? [], created_at: at, updated_at: at, status: "READY" as const, image_version: null };
-    const created = await this.store.createDeployment({ id, name: req.name, body: stored as unknown as Obj, created_at: at, updated_at: at }, this.revisionOf(stored, at));
+    const stored = {
+      id,
+      tenant_id: this.tenantId,
+      name: req.name,
+      source: req.source,
+      source_config: sc,
+      source_revision_config: src,
+      secrets: req.secrets ?? [],
+      created_at: at,
+      updated_at: at,
+      status: "READY" as const,
+      image_version: null,
+    };
+    const created = await this.store.createDeployment(
+      { id, name: req.name, body: stored as unknown as Obj, created_at: at, updated_at: at },
+      this.revisionOf(stored, at),
+    );
     if (!created) throw new RuleError(`a deployment named ${JSON.stringify(req.name)} already exists`);
     const d = await this.view(stored);
     await this.opts.onCreate?.(d);
@@ -141,9 +179,13 @@ export class ControlPlane {
     }
     const at = new Date(this.now()).toISOString();
     const next = { ...current, source_config: sc, source_revision_config: src, secrets: req.secrets ?? current.secrets, updated_at: at };
-    const updated = await this.store.updateDeployment(id, next as unknown as Obj, at, triggersRevision(req) ? this.revisionOf(next, at) : undefined);
+    const updated = await this.store.updateDeployment(
+      id,
+      next as unknown as Obj,
+      at,
+      triggersRevision(req) ? this.revisionOf(next, at) : undefined,
+    );
     if (!updated) throw new NotFoundError(`deployment ${id} not found`);
     return { value: await this.view(next), warnings: doNotUseWarnings(spec) };
   }
 }
-

@@ -26,7 +26,18 @@ const MEDIA_KEYS = new Set(["type", "url", "base64", "id", "mime_type", "extras"
 const TOOL_CALL_KEYS = new Set(["type", "name", "args", "id", "extras"]);
 const SERVER_TOOL_CALL_KEYS = new Set(["type", "id", "name", "args", "extras"]);
 const SERVER_TOOL_RESULT_KEYS = new Set(["type", "tool_call_id", "id", "status", "output", "extras"]);
-const USAGE_KEYS = new Set(["input_tokens", "output_tokens", "total_tokens", "input_token_details", "output_token_details", "estimated", "input_cost", "output_cost", "total_cost", "extras"]);
+const USAGE_KEYS = new Set([
+  "input_tokens",
+  "output_tokens",
+  "total_tokens",
+  "input_token_details",
+  "output_token_details",
+  "estimated",
+  "input_cost",
+  "output_cost",
+  "total_cost",
+  "extras",
+]);
 const INPUT_DETAIL_COUNTS = ["cache_read", "cache_creation", "audio"] as const;
 const OUTPUT_DETAIL_COUNTS = ["reasoning", "audio"] as const;
 
@@ -110,7 +121,12 @@ function block(b: unknown): b is Obj {
     case "server_tool_call":
       return keysIn(b, SERVER_TOOL_CALL_KEYS) && typeof b.id === "string" && typeof b.name === "string" && record(b.args);
     case "server_tool_result":
-      return keysIn(b, SERVER_TOOL_RESULT_KEYS) && typeof b.tool_call_id === "string" && optString(b.id) && (b.status === "success" || b.status === "error");
+      return (
+        keysIn(b, SERVER_TOOL_RESULT_KEYS) &&
+        typeof b.tool_call_id === "string" &&
+        optString(b.id) &&
+        (b.status === "success" || b.status === "error")
+      );
     default:
       return false;
   }

@@ -29,7 +29,12 @@ import type { Loc } from "../internal/types.js";
 function fromZod(issues: z.core.$ZodIssue[], out: Issue[]): void {
   for (const i of issues) {
     if (i.code === "unrecognized_keys") {
-      for (const k of i.keys) out.push({ loc: [...(i.path as Loc), k], msg: `unknown field ${JSON.stringify(k)}; vendor fields belong in extras`, type: "unrecognized_key" });
+      for (const k of i.keys)
+        out.push({
+          loc: [...(i.path as Loc), k],
+          msg: `unknown field ${JSON.stringify(k)}; vendor fields belong in extras`,
+          type: "unrecognized_key",
+        });
       continue;
     }
     out.push({ loc: i.path as Loc, msg: i.message, type: i.code });
@@ -41,12 +46,17 @@ function checkMedia(b: Obj, loc: Loc, strict: boolean, out: Issue[]): void {
   if (sources.length !== 1) {
     out.push({
       loc,
-      msg: sources.length === 0 ? `a ${String(b.type)} block needs one source: base64 (with mime_type), url or id` : `a ${String(b.type)} block has ${sources.length} sources (${sources.join(", ")}); exactly one is allowed`,
+      msg:
+        sources.length === 0
+          ? `a ${String(b.type)} block needs one source: base64 (with mime_type), url or id`
+          : `a ${String(b.type)} block has ${sources.length} sources (${sources.join(", ")}); exactly one is allowed`,
       type: "media_source",
     });
   }
-  if (b.base64 !== undefined && b.mime_type === undefined) out.push({ loc: [...loc, "mime_type"], msg: "mime_type is required with base64", type: "missing" });
-  if (strict && b.base64 === undefined) out.push({ loc: [...loc, "base64"], msg: "base64 is required on media blocks (SPEC §2.6)", type: "missing" });
+  if (b.base64 !== undefined && b.mime_type === undefined)
+    out.push({ loc: [...loc, "mime_type"], msg: "mime_type is required with base64", type: "missing" });
+  if (strict && b.base64 === undefined)
+    out.push({ loc: [...loc, "base64"], msg: "base64 is required on media blocks (SPEC §2.6)", type: "missing" });
 }
 
 export function validate(messages: unknown, opts: ValidateOptions = {}): Issue[] {
@@ -70,13 +80,26 @@ export function everyIssue(messages: unknown, strict: boolean): Issue[] {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i];
     if (!isObj(m)) continue;
-    if (strict && m.extras !== undefined) out.push({ loc: [i, "extras"], msg: "extras are not allowed in strict mode", type: "extra_forbidden" });
+    if (strict && m.extras !== undefined)
+      out.push({ loc: [i, "extras"], msg: "extras are not allowed in strict mode", type: "extra_forbidden" });
     if (m.tool_call_id !== undefined) {
       if (m.role !== "tool") {
-        out.push({ loc: [i, "tool_call_id"], msg: `tool_call_id is only valid on role "tool", not ${JSON.stringify(m.role)}`, type: "tool_call_id_role" });
-      } else if (typeof m.tool_call_id === "string" && !toolCallIds.has(m.tool_call_id) && !(!strict && isObj(m.extras) && m.extras.orphan === true)) {
+        out.push({
+          loc: [i, "tool_call_id"],
+          msg: `tool_call_id is only valid on role "tool", not ${JSON.stringify(m.role)}`,
+          type: "tool_call_id_role",
+        });
+      } else if (
+        typeof m.tool_call_id === "string" &&
+        !toolCallIds.has(m.tool_call_id) &&
+        !(!strict && isObj(m.extras) && m.extras.orphan === true)
+      ) {
         // DESIGN: a tool result from a trimmed history carries extras.orphan; non-strict accepts it in place of the link.
-        out.push({ loc: [i, "tool_call_id"], msg: `tool_call_id ${JSON.stringify(m.tool_call_id)} names no tool call in an earlier assistant message`, type: "unknown_tool_call_id" });
+        out.push({
+          loc: [i, "tool_call_id"],
+          msg: `tool_call_id ${JSON.stringify(m.tool_call_id)} names no tool call in an earlier assistant message`,
+          type: "unknown_tool_call_id",
+        });
       }
     }
     if (strict && isObj(m.usage_metadata) && m.usage_metadata.extras !== undefined) {
@@ -88,7 +111,8 @@ export function everyIssue(messages: unknown, strict: boolean): Issue[] {
       const b = content[j];
       if (!isObj(b)) continue;
       const loc = [i, "content", j];
-      if (strict && b.extras !== undefined) out.push({ loc: [...loc, "extras"], msg: "extras are not allowed in strict mode", type: "extra_forbidden" });
+      if (strict && b.extras !== undefined)
+        out.push({ loc: [...loc, "extras"], msg: "extras are not allowed in strict mode", type: "extra_forbidden" });
       if (typeof b.type === "string" && MEDIA.has(b.type)) checkMedia(b, loc, strict, out);
       else if (b.type === "tool_call" && m.role === "assistant" && typeof b.id === "string") toolCallIds.add(b.id);
     }

@@ -34,7 +34,18 @@ export function resetWarnings(): void {
 }
 
 export class ClientState {
-  readonly stats: ClientStats = { requests: 0, queued: 0, inFlight: 0, delivered: 0, retried: 0, spooled: 0, inSpool: 0, deadLettered: 0, dropped: 0, sampledOut: 0 };
+  readonly stats: ClientStats = {
+    requests: 0,
+    queued: 0,
+    inFlight: 0,
+    delivered: 0,
+    retried: 0,
+    spooled: 0,
+    inSpool: 0,
+    deadLettered: 0,
+    dropped: 0,
+    sampledOut: 0,
+  };
   /** shutdown() has begun: runs handed over from now on are dropped (counted), and no replay timer is armed. */
   closed = false;
   /** Everything in memory was spooled (exit, or shutdown after its timeout): batches still in flight must not spool again. */

@@ -74,7 +74,8 @@ export class Client implements RunWriter {
     this.stats = this.state.stats;
     this.valueLimits = opts.valueLimits;
     this.sampler = new Sampler(this.options.samplingRate);
-    if (opts.hideInputs !== undefined || opts.hideOutputs !== undefined || opts.mask !== undefined) this.privacy = { hideInputs: opts.hideInputs, hideOutputs: opts.hideOutputs, mask: opts.mask };
+    if (opts.hideInputs !== undefined || opts.hideOutputs !== undefined || opts.mask !== undefined)
+      this.privacy = { hideInputs: opts.hideInputs, hideOutputs: opts.hideOutputs, mask: opts.mask };
     this.sink =
       opts.sink ??
       (this.options.endpoint
@@ -94,7 +95,16 @@ export class Client implements RunWriter {
       this.notify();
     });
     const deadLetters = new DeadLetterFile(this.options.deadLetterPath, (m) => this.state.warnOnce(m));
-    const delivery = new BatchDelivery(this.state, this.sink, this.queue, this.spoolReplay, deadLetters, opts.backoff, this.valueLimits, () => this.waiters.awaited);
+    const delivery = new BatchDelivery(
+      this.state,
+      this.sink,
+      this.queue,
+      this.spoolReplay,
+      deadLetters,
+      opts.backoff,
+      this.valueLimits,
+      () => this.waiters.awaited,
+    );
     this.pump = new Pump(this.state, this.sink, this.queue, delivery, this.valueLimits, {
       awaited: () => this.waiters.awaited,
       replay: () => this.replay(),
@@ -136,7 +146,11 @@ export class Client implements RunWriter {
   }
 
   /** Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between. Never throws. */
-  updateRun(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, opts: { attachments?: Attachments; prepare?: () => void } = {}): void {
+  updateRun(
+    id: string,
+    patch: Omit<RunPatch, "id"> | Record<string, unknown>,
+    opts: { attachments?: Attachments; prepare?: () => void } = {},
+  ): void {
     // The patch as the sampler reads it (with its run's id) is built only when sampling is on.
     if (this.refuseClosed() || (this.sampler.rate < 1 && this.sampledOut({ ...(patch as Record<string, unknown>), id }))) return;
     try {

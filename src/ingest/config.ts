@@ -140,7 +140,8 @@ export function resolveOptions(o: ClientOptions, env: NodeJS.ProcessEnv = proces
 
 function samplingRate(option: number | undefined, env: NodeJS.ProcessEnv): number {
   if (option !== undefined) {
-    if (!Number.isFinite(option) || option < 0 || option > 1) throw new ConfigError([{ loc: ["samplingRate"], msg: `expected a number from 0 to 1, got ${option}`, type: "value_error" }]);
+    if (!Number.isFinite(option) || option < 0 || option > 1)
+      throw new ConfigError([{ loc: ["samplingRate"], msg: `expected a number from 0 to 1, got ${option}`, type: "value_error" }]);
     return option;
   }
   try {

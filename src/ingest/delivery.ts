@@ -71,7 +71,9 @@ export class BatchDelivery {
         if (attempt + 1 >= this.state.options.maxAttempts || this.state.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
           this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
-          this.state.warnOnce(`tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spoolReplay.writeDir} and will be retried`);
+          this.state.warnOnce(
+            `tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spoolReplay.writeDir} and will be retried`,
+          );
           return;
         }
         stats.retried += batch.length;
@@ -101,11 +103,21 @@ export class BatchDelivery {
   }
 
   private deadLetter(batch: Op[], e: SinkError): void {
-    const ok = this.deadLetters.write({ endpoint: this.sink.target, status: e.status, detail: e.detail, error: e.message, runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })) });
+    const ok = this.deadLetters.write({
+      endpoint: this.sink.target,
+      status: e.status,
+      detail: e.detail,
+      error: e.message,
+      runs: batch.map((o) => ({ kind: o.kind, id: o.id, run: o.run })),
+    });
     if (ok) {
       this.state.stats.deadLettered += batch.length;
       this.state.warnOnce(`tracepipe: ${this.sink.target} refused a batch (${e.message}); it was written to ${this.deadLetters.writePath}`);
-    } else this.state.drop(batch.length, `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`);
+    } else
+      this.state.drop(
+        batch.length,
+        `tracepipe: ${this.sink.target} refused a batch (${e.message}) and the dead-letter file is not writable; it was dropped`,
+      );
     this.spoolReplay.account(batch);
   }
 }

@@ -63,13 +63,20 @@ export class EmbeddedSink implements Sink {
         // The same locations the collector's multipart route reports.
         locate: (kind, i) => [`${kind}.${(kind === "post" ? posts : patches)[i]!.id}`],
       });
-      if (feedback.length) await store.storeFeedback(feedback.map((o) => o.run), (i) => [`feedback.${feedback[i]!.id}`]);
+      if (feedback.length)
+        await store.storeFeedback(
+          feedback.map((o) => o.run),
+          (i) => [`feedback.${feedback[i]!.id}`],
+        );
       this.announce();
     } catch (err) {
       // Refused like the collector's 422: the client bisects the batch and dead-letters the bad run.
       if (err instanceof ValidationError) throw new SinkError(`${this.target} refused the batch: ${err.message}`, "fatal", 422, err.issues);
       // A store that cannot answer now (locked, busy, unreachable) is worth retrying; anything else will not get better.
-      throw new SinkError(`writing ${this.target} failed: ${(err as Error).message}`, err instanceof StoreUnavailableError ? "retry" : "fatal");
+      throw new SinkError(
+        `writing ${this.target} failed: ${(err as Error).message}`,
+        err instanceof StoreUnavailableError ? "retry" : "fatal",
+      );
     }
   }
 
@@ -80,7 +87,10 @@ export class EmbeddedSink implements Sink {
     if (announced.has(where)) return;
     announced.add(where);
     const serve = url ? `--store ${JSON.stringify(where)}` : `--db ${JSON.stringify(where)}`;
-    process.emitWarning(`tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve ${serve}\``, "TracepipeWarning");
+    process.emitWarning(
+      `tracepipe: no endpoint configured (TRACEPIPE_ENDPOINT), so runs are stored in ${where}; see them with \`npx tracepipe serve ${serve}\``,
+      "TracepipeWarning",
+    );
   }
 
   async close(): Promise<void> {

@@ -31,7 +31,14 @@ export interface FlushOptions {
 /** The result of a flush() or shutdown(), from the counters as they stand (stats.inSpool refreshed by the caller). */
 export function flushResult(stats: ClientStats, pending: number, timedOut: boolean): FlushResult {
   const spooled = stats.inSpool;
-  return { ok: pending === 0 && spooled === 0 && stats.dropped === 0, timedOut, pending, spooled, dropped: stats.dropped, deadLettered: stats.deadLettered };
+  return {
+    ok: pending === 0 && spooled === 0 && stats.dropped === 0,
+    timedOut,
+    pending,
+    spooled,
+    dropped: stats.dropped,
+    deadLettered: stats.deadLettered,
+  };
 }
 
 export class Waiters {

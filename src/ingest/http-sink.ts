@@ -121,17 +121,24 @@ export class HttpSink implements Sink {
       try {
         const res = await fetch(`${this.target}/info`, { headers: this.headers(), signal: AbortSignal.timeout(5000) });
         if (!res.ok) throw new Error(`HTTP ${res.status}`);
-        const body = (await res.json()) as { batch_ingest_config?: { size_limit?: number; size_limit_bytes?: number; supports_gzip?: boolean } };
+        const body = (await res.json()) as {
+          batch_ingest_config?: { size_limit?: number; size_limit_bytes?: number; supports_gzip?: boolean };
+        };
         const cfg = body.batch_ingest_config ?? {};
         return {
           limits: {
             batchSize: this.batchSizeFrom(cfg.size_limit),
             batchBytes: Math.min(this.opts.defaults.batchBytes, cfg.size_limit_bytes ?? Infinity),
           },
-          gzip: this.opts.gzip === "auto" || this.opts.gzip === undefined ? cfg.supports_gzip === true && !isLoopback(this.target) : this.opts.gzip,
+          gzip:
+            this.opts.gzip === "auto" || this.opts.gzip === undefined
+              ? cfg.supports_gzip === true && !isLoopback(this.target)
+              : this.opts.gzip,
         };
       } catch (err) {
-        this.opts.warn(`GET ${this.target}/info failed (${(err as Error).message}); using default batch limits${fallback.gzip ? " with gzip" : ""}`);
+        this.opts.warn(
+          `GET ${this.target}/info failed (${(err as Error).message}); using default batch limits${fallback.gzip ? " with gzip" : ""}`,
+        );
         return fallback;
       }
     })());
@@ -203,25 +210,40 @@ export class HttpSink implements Sink {
   }
 
   /** One POST, read to the end; rejects on a network error, an abort, or no complete answer within `timeoutMs`. */
-  private async post(url: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal | undefined, timeoutMs: number): Promise<Reply> {
+  private async post(
+    url: string,
+    headers: Record<string, string>,
+    body: Buffer,
+    signal: AbortSignal | undefined,
+    timeoutMs: number,
+  ): Promise<Reply> {
     const { request, agent } = await this.transport(url.slice(0, 6).toLowerCase() === "https:");
     return new Promise<Reply>((resolve, reject) => {
-      const req = request(url, { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal }, (res: IncomingMessage) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, retryAfter: firstHeader(res.headers["retry-after"]), location: firstHeader(res.headers.location), body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-        });
-        res.on("error", (err) => {
-          clearTimeout(timer);
-          reject(err);
-        });
-        res.on("close", () => {
-          clearTimeout(timer);
-          if (!res.complete) reject(new Error("the connection closed before the answer was complete"));
-        });
-      });
+      const req = request(
+        url,
+        { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal },
+        (res: IncomingMessage) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => {
+            clearTimeout(timer);
+            resolve({
+              status: res.statusCode ?? 0,
+              retryAfter: firstHeader(res.headers["retry-after"]),
+              location: firstHeader(res.headers.location),
+              body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
+            });
+          });
+          res.on("error", (err) => {
+            clearTimeout(timer);
+            reject(err);
+          });
+          res.on("close", () => {
+            clearTimeout(timer);
+            if (!res.complete) reject(new Error("the connection closed before the answer was complete"));
+          });
+        },
+      );
       // The whole exchange is bounded, as fetch's AbortSignal.timeout bounded it (a socket timeout would only bound silences).
       const timer = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       timer.unref(); // like AbortSignal.timeout: waiting for an answer alone does not hold the host's exit

@@ -162,7 +162,9 @@ export function encodeMultipart(ops: readonly Op[]): EncodedBody {
     if (e) {
       const { slab: held, ends, fields } = e;
       heldPart(`${op.kind}.${op.id}`, held, ends[0]!, ends[1]!);
-      if (fields) for (let i = 0; i < fields.length; i++) heldPart(`${op.kind}.${op.id}.${fields[i]}`, held, ends[i + 1]!, ends[i + 2]!, `${fields[i]}.json`);
+      if (fields)
+        for (let i = 0; i < fields.length; i++)
+          heldPart(`${op.kind}.${op.id}.${fields[i]}`, held, ends[i + 1]!, ends[i + 2]!, `${fields[i]}.json`);
     } else if (op.kind === "feedback") {
       // LangSmith's multipart feedback part: the whole record, one JSON part.
       jsonPart(`feedback.${op.id}`, JSON.stringify(op.run));

@@ -221,7 +221,9 @@ function attachmentBytes(attachments?: Attachments): number {
 }
 
 function asRecord(v: unknown, id: unknown): Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : { id: typeof id === "string" ? id : "", value: v };
+  return typeof v === "object" && v !== null && !Array.isArray(v)
+    ? (v as Record<string, unknown>)
+    : { id: typeof id === "string" ? id : "", value: v };
 }
 
 /**
@@ -234,7 +236,15 @@ export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Atta
   const s = checked !== undefined ? { value: run, bytes: checked } : makeSafe(run, limits);
   const attachments = safeAttachments(rawAttachments);
   const r = asRecord(s.value, (run as { id?: unknown } | null)?.id);
-  return { kind: "post", id: String(r.id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq: nextSeq(), safeBytes: s.bytes };
+  return {
+    kind: "post",
+    id: String(r.id),
+    run: r,
+    attachments,
+    bytes: s.bytes + 200 + attachmentBytes(attachments),
+    seq: nextSeq(),
+    safeBytes: s.bytes,
+  };
 }
 
 /**
@@ -242,17 +252,40 @@ export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Atta
  * objects are kept (prepare completes them in place, later) and finalize()
  * makes the run safe once prepare has run.
  */
-export function patchOp(id: string, patch: Omit<RunPatch, "id"> | Record<string, unknown>, rawAttachments?: Attachments, prepare?: () => void, limits?: SafeLimits): Op {
+export function patchOp(
+  id: string,
+  patch: Omit<RunPatch, "id"> | Record<string, unknown>,
+  rawAttachments?: Attachments,
+  prepare?: () => void,
+  limits?: SafeLimits,
+): Op {
   const seq = nextSeq();
   const attachments = safeAttachments(rawAttachments);
   if (prepare) {
     // Object.assign, not `{...x, id}`: V8 (Node 20) takes a slow path for a spread followed by fields.
     const r = Object.assign({}, asRecord(patch, id), { id: String(id) });
-    return { kind: "patch", id: String(id), run: r, attachments, bytes: approxJsonSize(r) + 200 + attachmentBytes(attachments), seq, prepare: [prepare], raw: true };
+    return {
+      kind: "patch",
+      id: String(id),
+      run: r,
+      attachments,
+      bytes: approxJsonSize(r) + 200 + attachmentBytes(attachments),
+      seq,
+      prepare: [prepare],
+      raw: true,
+    };
   }
   const s = makeSafe(patch, limits);
   const r = Object.assign({}, asRecord(s.value, id), { id: String(id) });
-  return { kind: "patch", id: String(id), run: r, attachments, bytes: s.bytes + 200 + attachmentBytes(attachments), seq, safeBytes: s.bytes };
+  return {
+    kind: "patch",
+    id: String(id),
+    run: r,
+    attachments,
+    bytes: s.bytes + 200 + attachmentBytes(attachments),
+    seq,
+    safeBytes: s.bytes,
+  };
 }
 
 /**
@@ -322,7 +355,8 @@ export function mergeOps(into: Op, other: Op): void {
   for (const k in newerRun) if (newerRun[k] !== undefined) run[k] = newerRun[k];
   const prepare = older.prepare || newer.prepare ? [...(older.prepare ?? []), ...(newer.prepare ?? [])] : [];
   const segments = older.segments || newer.segments ? [...(older.segments ?? []), ...(newer.segments ?? [])] : [];
-  into.kind = older.kind === "feedback" || newer.kind === "feedback" ? "feedback" : older.kind === "post" || newer.kind === "post" ? "post" : "patch";
+  into.kind =
+    older.kind === "feedback" || newer.kind === "feedback" ? "feedback" : older.kind === "post" || newer.kind === "post" ? "post" : "patch";
   into.run = run;
   into.seq = newer.seq;
   into.attachments = older.attachments || newer.attachments ? { ...older.attachments, ...newer.attachments } : undefined;

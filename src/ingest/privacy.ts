@@ -29,7 +29,18 @@ export interface PrivacyOptions {
 }
 
 /** Fields of a run that identify and place it: never hidden, masked or rewritten. */
-const STRUCTURAL = new Set(["id", "trace_id", "parent_run_id", "dotted_order", "name", "run_type", "start_time", "end_time", "session_name", "tags"]);
+const STRUCTURAL = new Set([
+  "id",
+  "trace_id",
+  "parent_run_id",
+  "dotted_order",
+  "name",
+  "run_type",
+  "start_time",
+  "end_time",
+  "session_name",
+  "tags",
+]);
 
 /** Where a trace id falls in [0, 1): the first 52 bits of its SHA-256. */
 export function traceFraction(traceId: string): number {
@@ -124,6 +135,7 @@ export function applyPrivacy(run: Obj, o: PrivacyOptions): Obj {
 export function samplingRateFrom(raw: string | undefined): number | undefined {
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < 0 || n > 1) throw new RangeError(`TRACEPIPE_SAMPLING_RATE must be a number from 0 to 1, got ${JSON.stringify(raw)}`);
+  if (!Number.isFinite(n) || n < 0 || n > 1)
+    throw new RangeError(`TRACEPIPE_SAMPLING_RATE must be a number from 0 to 1, got ${JSON.stringify(raw)}`);
   return n;
 }

@@ -94,7 +94,9 @@ export class Pump {
     this.limitsLoading ??= this.sink.limits().then(
       (l) => (this.limits = l),
       (err) => {
-        this.state.warnOnce(`tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`);
+        this.state.warnOnce(
+          `tracepipe: could not read batch limits from ${this.sink.target} (${(err as Error).message}); using the defaults`,
+        );
         return (this.limits = { batchSize: this.state.options.batchSize, batchBytes: this.state.options.batchBytes });
       },
     );

@@ -263,8 +263,9 @@ export class SpoolReplay {
   writeAll(byId: Map<string, Op>): void {
     const groups = this.groupByDue(byId.values(), Date.now());
     let written = 0;
-    for (const [due, ops] of groups) if (this.spool.appendSealed(ops, due)) written += ops.length;
-    else this.state.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
+    for (const [due, ops] of groups)
+      if (this.spool.appendSealed(ops, due)) written += ops.length;
+      else this.state.drop(ops.length, "tracepipe: the spool is not writable; runs still in memory were dropped");
     this.state.stats.spooled += written;
     if (written === byId.size) for (const seg of this.segmentOps.keys()) this.spool.release(seg);
     this.segmentOps.clear();

@@ -16,7 +16,19 @@
  * cannot be created or written is given up for one under os.tmpdir(); when that
  * fails too, the write reports false and the caller counts the runs as dropped.
  */
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createHash, randomBytes } from "node:crypto";
@@ -38,7 +50,8 @@ export function encodeLine(op: Op): string {
   const line: Line = { kind: op.kind, id: op.id, seq: op.seq, run: op.run };
   if (op.attachments) {
     line.attachments = {};
-    for (const [k, [mime, data]] of Object.entries(op.attachments)) line.attachments[k] = [mime, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64")];
+    for (const [k, [mime, data]] of Object.entries(op.attachments))
+      line.attachments[k] = [mime, Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString("base64")];
   }
   try {
     return JSON.stringify(line) + "\n";
@@ -63,7 +76,15 @@ function decode(text: string, segment: string): Op[] {
       attachments = {};
       for (const [k, [mime, b64]] of Object.entries(line.attachments)) attachments[k] = [mime, Buffer.from(b64, "base64")];
     }
-    ops.push({ kind: line.kind === "patch" || line.kind === "feedback" ? line.kind : "post", id: line.id, seq: typeof line.seq === "number" ? line.seq : 0, run: line.run, attachments, bytes: raw.length, segments: [segment] });
+    ops.push({
+      kind: line.kind === "patch" || line.kind === "feedback" ? line.kind : "post",
+      id: line.id,
+      seq: typeof line.seq === "number" ? line.seq : 0,
+      run: line.run,
+      attachments,
+      bytes: raw.length,
+      segments: [segment],
+    });
   }
   return ops;
 }
@@ -129,7 +150,8 @@ export class Spool {
     readonly dir: string,
     private readonly opts: SpoolOptions = {},
   ) {
-    const fallback = opts.fallbackDir ?? join(tmpdir(), `tracepipe-spool-${createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 16)}`);
+    const fallback =
+      opts.fallbackDir ?? join(tmpdir(), `tracepipe-spool-${createHash("sha256").update(resolve(dir)).digest("hex").slice(0, 16)}`);
     this.dirs = resolve(fallback) === resolve(dir) ? [dir] : [dir, fallback];
   }
 

@@ -48,7 +48,8 @@ export function parseOtlpHeaders(value: string, variable: string): Record<string
   for (const [i, raw] of value.split(",").entries()) {
     if (!raw.trim()) continue;
     const eq = raw.indexOf("=");
-    if (eq <= 0) throw new ConfigError([{ loc: [variable, i], msg: `expected key=value, got ${JSON.stringify(raw.trim())}`, type: "value_error" }]);
+    if (eq <= 0)
+      throw new ConfigError([{ loc: [variable, i], msg: `expected key=value, got ${JSON.stringify(raw.trim())}`, type: "value_error" }]);
     let v: string;
     try {
       v = decodeURIComponent(raw.slice(eq + 1).trim());
@@ -69,7 +70,13 @@ export function resolveOtlpTarget(o: OtlpTraceExporterOptions = {}): { url: stri
   else if (env.OTEL_EXPORTER_OTLP_ENDPOINT) url = `${trim(env.OTEL_EXPORTER_OTLP_ENDPOINT)}/v1/traces`;
   else if (envValue("TRACEPIPE_ENDPOINT", env)) url = `${trim(envValue("TRACEPIPE_ENDPOINT", env)!)}/otel/v1/traces`;
   else {
-    throw new ConfigError([{ loc: ["endpoint"], msg: "no endpoint: pass {endpoint} or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT or TRACEPIPE_ENDPOINT", type: "missing" }]);
+    throw new ConfigError([
+      {
+        loc: ["endpoint"],
+        msg: "no endpoint: pass {endpoint} or set OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT or TRACEPIPE_ENDPOINT",
+        type: "missing",
+      },
+    ]);
   }
   try {
     const u = new URL(url);
@@ -79,7 +86,9 @@ export function resolveOtlpTarget(o: OtlpTraceExporterOptions = {}): { url: stri
   }
   const headers: Record<string, string> = {
     ...(env.OTEL_EXPORTER_OTLP_HEADERS ? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_HEADERS, "OTEL_EXPORTER_OTLP_HEADERS") : {}),
-    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS ? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, "OTEL_EXPORTER_OTLP_TRACES_HEADERS") : {}),
+    ...(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS
+      ? parseOtlpHeaders(env.OTEL_EXPORTER_OTLP_TRACES_HEADERS, "OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+      : {}),
   };
   for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
   const apiKey = o.apiKey ?? envValue("TRACEPIPE_API_KEY", env);
@@ -114,6 +123,8 @@ export function createOtlpTraceExporter(o: OtlpTraceExporterOptions = {}): SpanE
   const window = arrivalWindowMs(windowMs);
   const limiter = o.limiter ?? new MemoryRateLimiter();
   const key = m?.key ?? "otel-traces";
-  const exporter: SpanExporterShape = new RateLimitedOtlpTraceExporter({ url, headers, timeoutMillis: o.timeoutMillis }, () => limiter.acquire(key, 1, limit, window));
+  const exporter: SpanExporterShape = new RateLimitedOtlpTraceExporter({ url, headers, timeoutMillis: o.timeoutMillis }, () =>
+    limiter.acquire(key, 1, limit, window),
+  );
   return exporter;
 }

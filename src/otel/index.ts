@@ -4,4 +4,11 @@ export { TraceLogRecordProcessor, type TraceLogRecordProcessorOptions, type Trac
 export { traceToRuns, spanToRun, spanRunId, readSpan, type SpanRecord, type FilterMode } from "../otlp/convert.js";
 export { createOtlpTraceExporter, resolveOtlpTarget, parseOtlpHeaders, type OtlpTraceExporterOptions } from "./exporter.js";
 export { ADAPTERS as SPAN_ADAPTERS, type SpanAdapter, type SpanLike, type SpanResult } from "../../adapters/span-index.js";
-export type { SpanView, SpanProcessorShape, LogRecordView, LogRecordProcessorShape, SpanExporterShape, ExportOutcome } from "./sdk-shapes.js";
+export type {
+  SpanView,
+  SpanProcessorShape,
+  LogRecordView,
+  LogRecordProcessorShape,
+  SpanExporterShape,
+  ExportOutcome,
+} from "./sdk-shapes.js";

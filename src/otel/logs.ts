@@ -46,7 +46,8 @@ const hrToUs = (t: readonly [number, number]) => t[0] * 1_000_000 + Math.floor(t
 
 function positive(v: number | undefined, fallback: number, loc: string): number {
   const n = v ?? fallback;
-  if (!Number.isFinite(n) || n <= 0) throw new ValidationError([{ loc: [loc], msg: `expected a positive number, got ${JSON.stringify(v)}`, type: "greater_than" }]);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new ValidationError([{ loc: [loc], msg: `expected a positive number, got ${JSON.stringify(v)}`, type: "greater_than" }]);
   return n;
 }
 

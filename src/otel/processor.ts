@@ -146,11 +146,15 @@ export class TraceSpanProcessor implements SpanProcessorShape {
     this.adapters = opts.adapters ?? SPAN_ADAPTERS;
     this.filter = opts.filter ?? "genai";
     if (typeof this.filter !== "function" && !["genai", "llm", "all"].includes(this.filter)) {
-      throw new ValidationError([{ loc: ["filter"], msg: `expected genai, llm, all or a function, got ${JSON.stringify(this.filter)}`, type: "enum" }]);
+      throw new ValidationError([
+        { loc: ["filter"], msg: `expected genai, llm, all or a function, got ${JSON.stringify(this.filter)}`, type: "enum" },
+      ]);
     }
     const max = opts.maxQueueSize ?? 4096;
     if (!Number.isInteger(max) || max < 1) {
-      throw new ValidationError([{ loc: ["maxQueueSize"], msg: `expected a positive integer, got ${JSON.stringify(opts.maxQueueSize)}`, type: "int_range" }]);
+      throw new ValidationError([
+        { loc: ["maxQueueSize"], msg: `expected a positive integer, got ${JSON.stringify(opts.maxQueueSize)}`, type: "int_range" },
+      ]);
     }
     this.maxQueueSize = max;
   }
@@ -167,7 +171,16 @@ export class TraceSpanProcessor implements SpanProcessorShape {
     const parent = parentKey ? this.nodes.get(parentKey) : undefined;
     if (parent) parent.children++;
     const key = keyOf(ctx.traceId, ctx.spanId);
-    this.nodes.set(key, { key, traceId: ctx.traceId, spanId: ctx.spanId, parent: parent ? parentKey : undefined, startUs: hrToUs(span.startTime), span, children: 0, ended: false });
+    this.nodes.set(key, {
+      key,
+      traceId: ctx.traceId,
+      spanId: ctx.spanId,
+      parent: parent ? parentKey : undefined,
+      startUs: hrToUs(span.startTime),
+      span,
+      children: 0,
+      ended: false,
+    });
   }
 
   /** On the program's path: note the end and queue the span; nothing is read or converted here. */
@@ -267,7 +280,11 @@ export class TraceSpanProcessor implements SpanProcessorShape {
       if (logs) record.logs = logs;
       const reading = readSpan(spanLike(record), this.adapters);
       if (!this.keep(node, reading)) return undefined;
-      const run = spanToRun(record, reading, this.place(node), { project: this.opts.project, estimateUsage: this.opts.estimateUsage, deferred: estimates });
+      const run = spanToRun(record, reading, this.place(node), {
+        project: this.opts.project,
+        estimateUsage: this.opts.estimateUsage,
+        deferred: estimates,
+      });
       if (record.droppedAttributesCount) warnTruncated(record.droppedAttributesCount);
       return run;
     } catch (err) {

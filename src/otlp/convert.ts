@@ -39,7 +39,8 @@ const KIND_NAMES: readonly SpanKindName[] = ["internal", "server", "client", "pr
 /** The OTel JS API's SpanKind (INTERNAL = 0) by name. */
 export const apiKindName = (kind: number | undefined): SpanKindName | undefined => (kind === undefined ? undefined : KIND_NAMES[kind]);
 /** OTLP's SpanKind (UNSPECIFIED = 0, INTERNAL = 1) by name. */
-export const otlpKindName = (kind: number | undefined): SpanKindName | undefined => (kind === undefined || kind < 1 ? undefined : KIND_NAMES[kind - 1]);
+export const otlpKindName = (kind: number | undefined): SpanKindName | undefined =>
+  kind === undefined || kind < 1 ? undefined : KIND_NAMES[kind - 1];
 
 /** What the adapters made of a span: a reading, nothing (no convention matched), or the error. */
 export type Reading = { result: SpanResult } | { result: undefined } | { error: unknown };
@@ -49,7 +50,11 @@ export type FilterMode = "genai" | "llm" | "all";
 const ERROR = 2; // SpanStatusCode.ERROR
 
 export function spanLike(s: Pick<SpanRecord, "name" | "attributes" | "events" | "startUs" | "scope" | "logs">): SpanLike {
-  const like: SpanLike = { name: s.name, attributes: s.attributes, events: s.events.map((e) => ({ name: e.name, offsetMs: (e.timeUs - s.startUs) / 1000, attributes: e.attributes })) };
+  const like: SpanLike = {
+    name: s.name,
+    attributes: s.attributes,
+    events: s.events.map((e) => ({ name: e.name, offsetMs: (e.timeUs - s.startUs) / 1000, attributes: e.attributes })),
+  };
   if (s.scope) like.scope = s.scope;
   if (s.logs?.length) like.logs = s.logs;
   return like;
@@ -101,8 +106,30 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   const error = s.status.code === ERROR ? errorOf(s) : undefined;
   // The parts every run of a span shares, written out rather than spread into a literal with more
   // fields: V8 (Node 20) takes a slow path for `{...base, more}` that cost microseconds per run.
-  const run = (run_type: string, inputs: Record<string, unknown>, metadata: Record<string, unknown>, outputs?: Record<string, unknown>, events?: RunEvent[]) =>
-    withLogEvents(s, reading, buildRun({ at: { id: at.id, traceId: at.traceId, parentId: at.parentId, dottedOrder: at.dottedOrder }, name: s.name, startUs: s.startUs, endUs: s.endUs, error, project: o.project, run_type, inputs, outputs, events, metadata }));
+  const run = (
+    run_type: string,
+    inputs: Record<string, unknown>,
+    metadata: Record<string, unknown>,
+    outputs?: Record<string, unknown>,
+    events?: RunEvent[],
+  ) =>
+    withLogEvents(
+      s,
+      reading,
+      buildRun({
+        at: { id: at.id, traceId: at.traceId, parentId: at.parentId, dottedOrder: at.dottedOrder },
+        name: s.name,
+        startUs: s.startUs,
+        endUs: s.endUs,
+        error,
+        project: o.project,
+        run_type,
+        inputs,
+        outputs,
+        events,
+        metadata,
+      }),
+    );
 
   if ("error" in reading) {
     // Recognised, but an attribute is malformed: keep the raw attributes and say why.
@@ -113,7 +140,8 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   if (!result) return run("chain", { otel_attributes: { ...s.attributes } }, { otel });
   otel.convention = result.convention;
   if (result.issues) unread(s, result.issues, otel);
-  const firstTokenUs = result.time_to_first_token_ms !== undefined ? s.startUs + Math.round(result.time_to_first_token_ms * 1000) : undefined;
+  const firstTokenUs =
+    result.time_to_first_token_ms !== undefined ? s.startUs + Math.round(result.time_to_first_token_ms * 1000) : undefined;
   if (result.run_type === "llm") {
     // Live spans are stored even when a message is off (with the reasons), like wrapped calls.
     const f = llmFields(
@@ -137,7 +165,8 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
       addCost(result.usage_metadata, resolveModel({ extra: { metadata } }));
     }
     // Neither the span nor its log records held content: the instrumentation did not capture it (an empty prompt would mislead).
-    if (!result.issues && !result.input_messages?.length && !result.output_messages?.length && !result.inputs) metadata.content_captured = false;
+    if (!result.issues && !result.input_messages?.length && !result.output_messages?.length && !result.inputs)
+      metadata.content_captured = false;
     if (result.issues) metadata.normalize_error = result.issues;
     return run(
       "llm",
@@ -232,13 +261,27 @@ export function traceToRuns(spans: readonly SpanRecord[], o: TraceOptions = {}):
     }
     const chain: SpanRecord[] = [s];
     const seen = new Set([s.spanId]);
-    for (let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined; p && !seen.has(p.spanId); p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined) {
+    for (
+      let p = s.parentSpanId ? byId.get(s.parentSpanId) : undefined;
+      p && !seen.has(p.spanId);
+      p = p.parentSpanId ? byId.get(p.parentSpanId) : undefined
+    ) {
       seen.add(p.spanId); // a malformed trace may loop; stop there
       if (kept(p)) chain.push(p);
     }
     chain.reverse();
     const ids = chain.map(spanRunId);
-    const run = spanToRun(s, reading(s), { id: ids[ids.length - 1]!, traceId: ids[0]!, parentId: ids.length > 1 ? ids[ids.length - 2] : undefined, dottedOrder: chain.map((c, i) => dottedSegment(c.startUs, ids[i]!)).join(".") }, o);
+    const run = spanToRun(
+      s,
+      reading(s),
+      {
+        id: ids[ids.length - 1]!,
+        traceId: ids[0]!,
+        parentId: ids.length > 1 ? ids[ids.length - 2] : undefined,
+        dottedOrder: chain.map((c, i) => dottedSegment(c.startUs, ids[i]!)).join("."),
+      },
+      o,
+    );
     runOf.set(s.spanId, run);
     runs.push(run);
   }
@@ -251,13 +294,22 @@ export function traceToRuns(spans: readonly SpanRecord[], o: TraceOptions = {}):
  * trace's spans) go to the run of the nearest kept ancestor, else to the
  * trace's first root run, as events: kept and visible on their trace.
  */
-function placeStrayLogs(logs: readonly (LogRecordLike & { spanId: string })[], byId: ReadonlyMap<string, SpanRecord>, runOf: ReadonlyMap<string, Run>, runs: readonly Run[]): void {
+function placeStrayLogs(
+  logs: readonly (LogRecordLike & { spanId: string })[],
+  byId: ReadonlyMap<string, SpanRecord>,
+  runOf: ReadonlyMap<string, Run>,
+  runs: readonly Run[],
+): void {
   const root = runs.find((r) => !r.parent_run_id);
   for (const r of logs) {
     let target: Run | undefined;
     const seen = new Set<string>();
     const own = byId.get(r.spanId);
-    for (let s = own?.parentSpanId ? byId.get(own.parentSpanId) : undefined; s && !target && !seen.has(s.spanId); s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined) {
+    for (
+      let s = own?.parentSpanId ? byId.get(own.parentSpanId) : undefined;
+      s && !target && !seen.has(s.spanId);
+      s = s.parentSpanId ? byId.get(s.parentSpanId) : undefined
+    ) {
       seen.add(s.spanId);
       target = runOf.get(s.spanId);
     }

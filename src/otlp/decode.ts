@@ -36,11 +36,26 @@ const Resource = z.looseObject({ attributes: List }).optional().nullable();
 const SpanShape = z.looseObject({ attributes: List, events: List, links: List, status: z.looseObject({}).optional().nullable() });
 const ScopeSpans = z.looseObject({ scope: Scope, spans: z.array(SpanShape).optional() });
 const TraceEnvelope = z.looseObject({
-  resourceSpans: z.array(z.looseObject({ resource: Resource, scopeSpans: z.array(ScopeSpans).optional(), instrumentationLibrarySpans: z.array(ScopeSpans).optional() })).optional(),
+  resourceSpans: z
+    .array(
+      z.looseObject({
+        resource: Resource,
+        scopeSpans: z.array(ScopeSpans).optional(),
+        instrumentationLibrarySpans: z.array(ScopeSpans).optional(),
+      }),
+    )
+    .optional(),
 });
 const LogShape = z.looseObject({ attributes: List });
 const LogsEnvelope = z.looseObject({
-  resourceLogs: z.array(z.looseObject({ resource: Resource, scopeLogs: z.array(z.looseObject({ scope: Scope, logRecords: z.array(LogShape).optional() })).optional() })).optional(),
+  resourceLogs: z
+    .array(
+      z.looseObject({
+        resource: Resource,
+        scopeLogs: z.array(z.looseObject({ scope: Scope, logRecords: z.array(LogShape).optional() })).optional(),
+      }),
+    )
+    .optional(),
 });
 
 const SIGNALS = {
@@ -55,7 +70,11 @@ function checkShape(signal: Signal, v: unknown): void {
   if (r.success) return;
   const i = r.error.issues[0]!;
   const more = r.error.issues.length > 1 ? ` (and ${r.error.issues.length - 1} more problem(s))` : "";
-  throw fail(`not an OTLP ${SIGNALS[signal].name}: ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}${more}`, "otlp_shape", i.path as (string | number)[]);
+  throw fail(
+    `not an OTLP ${SIGNALS[signal].name}: ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}${more}`,
+    "otlp_shape",
+    i.path as (string | number)[],
+  );
 }
 
 /** The request as OTLP JSON's object shape, from either wire form. */
@@ -69,12 +88,16 @@ export async function decodeDocument(signal: Signal, body: Uint8Array, contentTy
     } catch (err) {
       throw fail(`malformed JSON in OTLP body: ${(err as Error).message}`, "json_invalid");
     }
-    if (typeof v !== "object" || v === null || Array.isArray(v)) throw fail(`an OTLP JSON body is an object with ${SIGNALS[signal].list}`, "object_type");
+    if (typeof v !== "object" || v === null || Array.isArray(v))
+      throw fail(`an OTLP JSON body is an object with ${SIGNALS[signal].list}`, "object_type");
     doc = v as Obj;
   } else if (ct === "application/x-protobuf" || ct === "application/protobuf") {
     doc = decodeProtobuf(signal, body);
   } else {
-    throw fail(`unsupported Content-Type ${JSON.stringify(contentType)} for OTLP; use application/json or application/x-protobuf`, "unsupported_media_type");
+    throw fail(
+      `unsupported Content-Type ${JSON.stringify(contentType)} for OTLP; use application/json or application/x-protobuf`,
+      "unsupported_media_type",
+    );
   }
   if (o.guard) await o.guard(doc);
   checkShape(signal, doc);
@@ -95,7 +118,8 @@ export function decodeProtobuf(signal: Signal, body: Uint8Array): Obj {
  * (a file line must be a request; an HTTP body may be empty).
  */
 export function plainSpans(doc: Obj, o: { required?: boolean } = {}): PlainSpan[] {
-  if (o.required && !Array.isArray(doc.resourceSpans)) throw fail("expected an OTLP ExportTraceServiceRequest with a resourceSpans array", "missing", ["resourceSpans"]);
+  if (o.required && !Array.isArray(doc.resourceSpans))
+    throw fail("expected an OTLP ExportTraceServiceRequest with a resourceSpans array", "missing", ["resourceSpans"]);
   checkShape("traces", doc);
   return toPlain(doc);
 }

@@ -28,7 +28,14 @@ export function toPlainLogs(req: Obj): PlainLog[] {
         const time = nanosToIso(r.timeUnixNano && String(r.timeUnixNano) !== "0" ? r.timeUnixNano : r.observedTimeUnixNano);
         const trace_id = hexId(r.traceId, 16);
         const span_id = hexId(r.spanId, 8);
-        if (span_id && !trace_id) throw new ValidationError([{ loc: ["resourceLogs", "scopeLogs", "logRecords", "traceId"], msg: "a log record with a spanId but no traceId", type: "missing" }]);
+        if (span_id && !trace_id)
+          throw new ValidationError([
+            {
+              loc: ["resourceLogs", "scopeLogs", "logRecords", "traceId"],
+              msg: "a log record with a spanId but no traceId",
+              type: "missing",
+            },
+          ]);
         const row = {
           trace_id,
           span_id,
@@ -42,7 +49,10 @@ export function toPlainLogs(req: Obj): PlainLog[] {
           resource,
           scope,
         };
-        const digest = createHash("sha256").update(JSON.stringify([trace_id, span_id, row.time, row.event_name, row.body, row.attributes])).digest("hex").slice(0, 32);
+        const digest = createHash("sha256")
+          .update(JSON.stringify([trace_id, span_id, row.time, row.event_name, row.body, row.attributes]))
+          .digest("hex")
+          .slice(0, 32);
         const n = seen.get(digest) ?? 0;
         seen.set(digest, n + 1);
         row.record_key = n ? `${digest}.${n}` : digest;

@@ -86,11 +86,22 @@ export function toPlain(req: Obj): PlainSpan[] {
     const resource = JSON.stringify(attributes(rs.resource?.attributes));
     for (const ss of (rs.scopeSpans ?? rs.instrumentationLibrarySpans ?? []) as Obj[]) {
       const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
-      const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "", attributes: attributes(scopeObj.attributes) });
+      const scope = JSON.stringify({
+        name: scopeObj.name ?? "",
+        version: scopeObj.version ?? "",
+        attributes: attributes(scopeObj.attributes),
+      });
       for (const s of (ss.spans ?? []) as Obj[]) {
         const trace_id = hexId(s.traceId, 16);
         const span_id = hexId(s.spanId, 8);
-        if (!trace_id || !span_id) throw new ValidationError([{ loc: ["resourceSpans", "scopeSpans", "spans"], msg: `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`, type: "missing" }]);
+        if (!trace_id || !span_id)
+          throw new ValidationError([
+            {
+              loc: ["resourceSpans", "scopeSpans", "spans"],
+              msg: `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`,
+              type: "missing",
+            },
+          ]);
         const parent_span_id = hexId(s.parentSpanId, 8) || null;
         out.push({
           trace_id,
@@ -104,8 +115,20 @@ export function toPlain(req: Obj): PlainSpan[] {
           resource,
           scope,
           attributes: JSON.stringify(attributes(s.attributes)),
-          events: JSON.stringify(((s.events ?? []) as Obj[]).map((e) => ({ name: e.name, time: nanosToIso(e.timeUnixNano), attributes: attributes(e.attributes) }))),
-          links: JSON.stringify(((s.links ?? []) as Obj[]).map((l) => ({ trace_id: hexId(l.traceId, 16), span_id: hexId(l.spanId, 8), attributes: attributes(l.attributes) }))),
+          events: JSON.stringify(
+            ((s.events ?? []) as Obj[]).map((e) => ({
+              name: e.name,
+              time: nanosToIso(e.timeUnixNano),
+              attributes: attributes(e.attributes),
+            })),
+          ),
+          links: JSON.stringify(
+            ((s.links ?? []) as Obj[]).map((l) => ({
+              trace_id: hexId(l.traceId, 16),
+              span_id: hexId(l.spanId, 8),
+              attributes: attributes(l.attributes),
+            })),
+          ),
           status: JSON.stringify({ code: Number(s.status?.code ?? 0), message: s.status?.message ?? "" }),
         });
       }

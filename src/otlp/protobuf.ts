@@ -20,12 +20,43 @@ const descriptor = {
         ExportLogsServiceRequest: { fields: { resourceLogs: { rule: "repeated", type: "ResourceLogs", id: 1 } } },
         ExportLogsServiceResponse: { fields: { partialSuccess: { type: "ExportLogsPartialSuccess", id: 1 } } },
         ExportLogsPartialSuccess: { fields: { rejectedLogRecords: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
-        ResourceSpans: { fields: { resource: { type: "Resource", id: 1 }, scopeSpans: { rule: "repeated", type: "ScopeSpans", id: 2 }, schemaUrl: { type: "string", id: 3 } } },
-        ResourceLogs: { fields: { resource: { type: "Resource", id: 1 }, scopeLogs: { rule: "repeated", type: "ScopeLogs", id: 2 }, schemaUrl: { type: "string", id: 3 } } },
+        ResourceSpans: {
+          fields: {
+            resource: { type: "Resource", id: 1 },
+            scopeSpans: { rule: "repeated", type: "ScopeSpans", id: 2 },
+            schemaUrl: { type: "string", id: 3 },
+          },
+        },
+        ResourceLogs: {
+          fields: {
+            resource: { type: "Resource", id: 1 },
+            scopeLogs: { rule: "repeated", type: "ScopeLogs", id: 2 },
+            schemaUrl: { type: "string", id: 3 },
+          },
+        },
         Resource: { fields: { attributes: KV(1), droppedAttributesCount: { type: "uint32", id: 2 } } },
-        ScopeSpans: { fields: { scope: { type: "InstrumentationScope", id: 1 }, spans: { rule: "repeated", type: "Span", id: 2 }, schemaUrl: { type: "string", id: 3 } } },
-        ScopeLogs: { fields: { scope: { type: "InstrumentationScope", id: 1 }, logRecords: { rule: "repeated", type: "LogRecord", id: 2 }, schemaUrl: { type: "string", id: 3 } } },
-        InstrumentationScope: { fields: { name: { type: "string", id: 1 }, version: { type: "string", id: 2 }, attributes: KV(3), droppedAttributesCount: { type: "uint32", id: 4 } } },
+        ScopeSpans: {
+          fields: {
+            scope: { type: "InstrumentationScope", id: 1 },
+            spans: { rule: "repeated", type: "Span", id: 2 },
+            schemaUrl: { type: "string", id: 3 },
+          },
+        },
+        ScopeLogs: {
+          fields: {
+            scope: { type: "InstrumentationScope", id: 1 },
+            logRecords: { rule: "repeated", type: "LogRecord", id: 2 },
+            schemaUrl: { type: "string", id: 3 },
+          },
+        },
+        InstrumentationScope: {
+          fields: {
+            name: { type: "string", id: 1 },
+            version: { type: "string", id: 2 },
+            attributes: KV(3),
+            droppedAttributesCount: { type: "uint32", id: 4 },
+          },
+        },
         Span: {
           fields: {
             traceId: { type: "bytes", id: 1 },
@@ -46,8 +77,24 @@ const descriptor = {
             status: { type: "Status", id: 15 },
           },
         },
-        Event: { fields: { timeUnixNano: { type: "fixed64", id: 1 }, name: { type: "string", id: 2 }, attributes: KV(3), droppedAttributesCount: { type: "uint32", id: 4 } } },
-        Link: { fields: { traceId: { type: "bytes", id: 1 }, spanId: { type: "bytes", id: 2 }, traceState: { type: "string", id: 3 }, attributes: KV(4), droppedAttributesCount: { type: "uint32", id: 5 }, flags: { type: "fixed32", id: 6 } } },
+        Event: {
+          fields: {
+            timeUnixNano: { type: "fixed64", id: 1 },
+            name: { type: "string", id: 2 },
+            attributes: KV(3),
+            droppedAttributesCount: { type: "uint32", id: 4 },
+          },
+        },
+        Link: {
+          fields: {
+            traceId: { type: "bytes", id: 1 },
+            spanId: { type: "bytes", id: 2 },
+            traceState: { type: "string", id: 3 },
+            attributes: KV(4),
+            droppedAttributesCount: { type: "uint32", id: 5 },
+            flags: { type: "fixed32", id: 6 },
+          },
+        },
         Status: { fields: { message: { type: "string", id: 2 }, code: { type: "int32", id: 3 } } },
         LogRecord: {
           fields: {
@@ -80,7 +127,9 @@ const descriptor = {
         ArrayValue: { fields: { values: { rule: "repeated", type: "AnyValue", id: 1 } } },
         KeyValueList: { fields: { values: { rule: "repeated", type: "KeyValue", id: 1 } } },
         // google.rpc.Status and the RetryInfo detail, for gRPC errors that say when to retry.
-        RpcStatus: { fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 }, details: { rule: "repeated", type: "Any", id: 3 } } },
+        RpcStatus: {
+          fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 }, details: { rule: "repeated", type: "Any", id: 3 } },
+        },
         Any: { fields: { typeUrl: { type: "string", id: 1 }, value: { type: "bytes", id: 2 } } },
         RetryInfo: { fields: { retryDelay: { type: "Duration", id: 1 } } },
         Duration: { fields: { seconds: { type: "int64", id: 1 }, nanos: { type: "int32", id: 2 } } },
@@ -108,7 +157,9 @@ export function decodeMessage(t: protobuf.Type, bytes: Uint8Array): Obj {
 
 /** google.rpc.Status with a RetryInfo detail: what an OTLP/gRPC client reads to know when to retry. */
 export function retryStatus(code: number, message: string, retryAfterMs: number): Buffer {
-  const retry = RetryInfo.encode(RetryInfo.create({ retryDelay: { seconds: Math.floor(retryAfterMs / 1000), nanos: (retryAfterMs % 1000) * 1_000_000 } })).finish();
+  const retry = RetryInfo.encode(
+    RetryInfo.create({ retryDelay: { seconds: Math.floor(retryAfterMs / 1000), nanos: (retryAfterMs % 1000) * 1_000_000 } }),
+  ).finish();
   const status = RpcStatus.create({ code, message, details: [{ typeUrl: "type.googleapis.com/google.rpc.RetryInfo", value: retry }] });
   return Buffer.from(RpcStatus.encode(status).finish());
 }

@@ -20,17 +20,30 @@ export interface ReceiveOptions extends DecodeOptions {
 export type OtlpReceiveStore = OtlpStore & Pick<SpanStore, "storeSpans"> & Pick<LogStore, "storeLogs">;
 
 /** The answer, OTLP's Export*ServiceResponse in its JSON form. */
-export async function receiveOtlp(store: OtlpReceiveStore, signal: Signal, body: Uint8Array, contentType: string, o: ReceiveOptions = {}): Promise<{ partialSuccess: Record<string, never> }> {
+export async function receiveOtlp(
+  store: OtlpReceiveStore,
+  signal: Signal,
+  body: Uint8Array,
+  contentType: string,
+  o: ReceiveOptions = {},
+): Promise<{ partialSuccess: Record<string, never> }> {
   const doc = await decodeDocument(signal, body, contentType, o);
   await storeDocument(store, signal, doc, o.project);
   return { partialSuccess: {} };
 }
 
 /** A decoded request (OTLP JSON's object shape) stored and converted. */
-export async function storeDocument(store: OtlpReceiveStore, signal: Signal, doc: Record<string, unknown>, project?: string): Promise<void> {
+export async function storeDocument(
+  store: OtlpReceiveStore,
+  signal: Signal,
+  doc: Record<string, unknown>,
+  project?: string,
+): Promise<void> {
   if (signal === "traces") {
     const spans = toPlain(doc);
-    if (project) for (const s of spans) s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
+    if (project)
+      for (const s of spans)
+        s.resource = JSON.stringify({ ...(JSON.parse(s.resource) as Record<string, unknown>), "tracepipe.project": project });
     for (const traceId of await store.storeSpans(spans)) await convertTrace(store, traceId, project);
     return;
   }

@@ -44,5 +44,10 @@ export function plainToSpanRecord(r: PlainSpan | Record<string, unknown>): SpanR
 
 /** A stored log record row back to what the span adapters read. */
 export function plainToLogRecord(r: PlainLog | Record<string, unknown>): LogRecordLike {
-  return { eventName: String(r.event_name ?? ""), body: parseJson<unknown>(r.body, null), attributes: parseJson<Record<string, unknown>>(r.attributes, {}), timeUs: isoToUs(r.time) };
+  return {
+    eventName: String(r.event_name ?? ""),
+    body: parseJson<unknown>(r.body, null),
+    attributes: parseJson<Record<string, unknown>>(r.attributes, {}),
+    timeUs: isoToUs(r.time),
+  };
 }

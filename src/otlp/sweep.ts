@@ -61,7 +61,10 @@ export class RootlessSweep {
         const r = await this.store.sweepRootless(id, quietSince, () => convertHeld(this.store, id));
         if (r.claimed) claimed++;
         const error = r.error;
-        if (error !== undefined) this.warn(`tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(error as Error)?.message ?? String(error)}`);
+        if (error !== undefined)
+          this.warn(
+            `tracepipe collector: OTLP trace ${id} (no root span) was not converted: ${(error as Error)?.message ?? String(error)}`,
+          );
         if (performance.now() - sliceStart >= SWEEP_SLICE_MS) {
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();

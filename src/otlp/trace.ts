@@ -22,7 +22,9 @@ import { isLocalRoot, type PlainSpan } from "./plain.js";
 import { parseJson, plainToLogRecord, plainToSpanRecord } from "./records.js";
 
 /** What converting a stored trace needs of the store. */
-export type OtlpStore = Pick<SpanStore, "spansOfTrace" | "quietRootlessTraces" | "convertingTrace" | "sweepRootless"> & Pick<LogStore, "logsOfTrace"> & Pick<RunStore, "ingest">;
+export type OtlpStore = Pick<SpanStore, "spansOfTrace" | "quietRootlessTraces" | "convertingTrace" | "sweepRootless"> &
+  Pick<LogStore, "logsOfTrace"> &
+  Pick<RunStore, "ingest">;
 
 /** Default quiet time before a trace without a root is converted as it is: a few of BatchSpanProcessor's 5 s export intervals. */
 export const DEFAULT_ROOTLESS_AFTER_MS = 30_000;
@@ -63,7 +65,14 @@ export async function convertHeld(store: OtlpStore, traceId: string, project?: s
   // A post only fills what a stored run lacks; a later conversion knows more (its root came late, a kept
   // span between it and its parent came late, its log records came), so the whole reading is patched: the newest wins.
   const patch = runs.map((r) => {
-    const p: Record<string, unknown> = { id: r.id, trace_id: r.trace_id, dotted_order: r.dotted_order, inputs: r.inputs, extra: r.extra, events: r.events };
+    const p: Record<string, unknown> = {
+      id: r.id,
+      trace_id: r.trace_id,
+      dotted_order: r.dotted_order,
+      inputs: r.inputs,
+      extra: r.extra,
+      events: r.events,
+    };
     if (r.parent_run_id) p.parent_run_id = r.parent_run_id;
     if (r.outputs) p.outputs = r.outputs;
     return p;

@@ -13,8 +13,7 @@
 import { sleep } from "../internal/sleep.js";
 
 export type TryResult =
-  | { ok: true; remaining: number; resetMs: number }
-  | { ok: false; remaining: 0; retryAfterMs: number; resetMs: number };
+  { ok: true; remaining: number; resetMs: number } | { ok: false; remaining: 0; retryAfterMs: number; resetMs: number };
 
 /** Who shares a limiter's counts: this process alone, or every process using the same backend (Redis). */
 export type LimiterScope = "process" | "shared";

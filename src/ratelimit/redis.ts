@@ -34,7 +34,9 @@ local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 return {0, math.max(1, tonumber(nth[2]) + win - now), math.max(0, tonumber(first[2]) + win - now)}
 `;
 
-type Limited = Redis & { tracepipeAcquire(key: string, limit: number, windowMs: number, cost: number, token: string): Promise<[number, number, number]> };
+type Limited = Redis & {
+  tracepipeAcquire(key: string, limit: number, windowMs: number, cost: number, token: string): Promise<[number, number, number]>;
+};
 
 export interface RedisRateLimiterOptions {
   /** Prefix of the keys it writes. Default `tracepipe:ratelimit:`. */

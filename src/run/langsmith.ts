@@ -12,7 +12,15 @@ import type { ModelInfo } from "../../adapters/types.js";
 import { isObj, type Obj } from "../internal/obj.js";
 
 /** `ls_*` keys that identify the model or the integration rather than set the call. */
-const NOT_SETTINGS = new Set(["ls_provider", "ls_model_name", "ls_model_type", "ls_integration", "ls_run_depth", "ls_method", "ls_agent_type"]);
+const NOT_SETTINGS = new Set([
+  "ls_provider",
+  "ls_model_name",
+  "ls_model_type",
+  "ls_integration",
+  "ls_run_depth",
+  "ls_method",
+  "ls_agent_type",
+]);
 
 function name(v: unknown): string | undefined {
   return typeof v === "string" && v !== "" ? v : undefined;

@@ -31,7 +31,12 @@ import type { Obj } from "../internal/obj.js";
 import type { Loc } from "../internal/types.js";
 
 /** Run names for LLM calls, by provider: what the wrappers and backfill call a run. */
-const LLM_RUN_NAMES: Record<string, string> = { openai: "ChatOpenAI", anthropic: "ChatAnthropic", google: "ChatGoogleGenerativeAI", bedrock: "ChatBedrockConverse" };
+const LLM_RUN_NAMES: Record<string, string> = {
+  openai: "ChatOpenAI",
+  anthropic: "ChatAnthropic",
+  google: "ChatGoogleGenerativeAI",
+  bedrock: "ChatBedrockConverse",
+};
 
 export function llmRunName(provider: string | undefined): string {
   return (provider && LLM_RUN_NAMES[provider]) || "llm";
@@ -101,7 +106,8 @@ export function readVendorCall(rec: { format?: string; request?: unknown; respon
   try {
     // The request tells the adapter what the reply leaves out (the audio format, say).
     const ctx = { request };
-    if (response !== undefined) res = Array.isArray(response) ? adapter.normalizeStream(response, ctx) : adapter.normalizeResponse(response, ctx);
+    if (response !== undefined)
+      res = Array.isArray(response) ? adapter.normalizeStream(response, ctx) : adapter.normalizeResponse(response, ctx);
   } catch (err) {
     rethrowAt(err, ["response"]);
   }
@@ -244,16 +250,22 @@ export function buildRun(b: RunBase): Run {
 }
 
 /** A whole `llm` run from a call: buildRun + llmFields. `metadata` given by the producer is kept under the llm fields. */
-export function llmRun(call: NativeLlmCall, base: Omit<RunBase, "run_type" | "inputs" | "outputs" | "name"> & { name?: string }, opts: LlmOptions): { run: Run; estimate?: () => void } {
+export function llmRun(
+  call: NativeLlmCall,
+  base: Omit<RunBase, "run_type" | "inputs" | "outputs" | "name"> & { name?: string },
+  opts: LlmOptions,
+): { run: Run; estimate?: () => void } {
   const f = llmFields(call, opts);
   // Object.assign rather than `{...base, fields}` (see buildRun).
-  const run = buildRun(Object.assign({}, base, {
-    name: base.name ?? llmRunName(call.provider),
-    run_type: "llm",
-    inputs: f.inputs,
-    outputs: f.outputs,
-    events: [...(base.events ?? []), ...f.events],
-    metadata: { ...base.metadata, ...f.metadata },
-  }));
+  const run = buildRun(
+    Object.assign({}, base, {
+      name: base.name ?? llmRunName(call.provider),
+      run_type: "llm",
+      inputs: f.inputs,
+      outputs: f.outputs,
+      events: [...(base.events ?? []), ...f.events],
+      metadata: { ...base.metadata, ...f.metadata },
+    }),
+  );
   return { run, estimate: f.estimate };
 }

@@ -176,22 +176,36 @@ class Walker {
     if (Array.isArray(o)) return this.list(o, o.length, depth, (x) => this.value(x, depth + 1) ?? null);
     const proto: unknown = Object.getPrototypeOf(o);
     // The common case first: a plain object (no class, so no Date/Map/Error/... checks needed).
-    if ((proto === Object.prototype || proto === null) && typeof (o as { toJSON?: unknown }).toJSON !== "function") return this.fields(o, Object.keys(o), depth, {});
+    if ((proto === Object.prototype || proto === null) && typeof (o as { toJSON?: unknown }).toJSON !== "function")
+      return this.fields(o, Object.keys(o), depth, {});
     if (o instanceof Date) {
       const t = o.getTime();
       return Number.isNaN(t) ? null : this.str(o.toISOString());
     }
     if (Buffer.isBuffer(o)) return this.binary("Buffer", o);
-    if (ArrayBuffer.isView(o)) return this.binary(o.constructor?.name ?? "ArrayBufferView", o, (o as { length?: number }).length ?? o.byteLength);
+    if (ArrayBuffer.isView(o))
+      return this.binary(o.constructor?.name ?? "ArrayBufferView", o, (o as { length?: number }).length ?? o.byteLength);
     if (o instanceof ArrayBuffer) return this.binary("ArrayBuffer", o);
     if (o instanceof Error) {
       const out: Record<string, unknown> = { name: this.str(String(o.name)), message: this.str(String(o.message)) };
       if (o.stack) out.stack = this.str(String(o.stack));
       if ("cause" in o && o.cause !== undefined) out.cause = this.value(o.cause, depth + 1);
-      this.fields(o, Object.keys(o).filter((k) => !(k in out)), depth, out);
+      this.fields(
+        o,
+        Object.keys(o).filter((k) => !(k in out)),
+        depth,
+        out,
+      );
       return out;
     }
-    if (o instanceof Map) return { __type: "Map", entries: this.list(o.entries(), o.size, depth, (e) => { const [k, val] = e as [unknown, unknown]; return [this.value(k, depth + 2) ?? null, this.value(val, depth + 2) ?? null]; }) };
+    if (o instanceof Map)
+      return {
+        __type: "Map",
+        entries: this.list(o.entries(), o.size, depth, (e) => {
+          const [k, val] = e as [unknown, unknown];
+          return [this.value(k, depth + 2) ?? null, this.value(val, depth + 2) ?? null];
+        }),
+      };
     if (o instanceof Set) return { __type: "Set", values: this.list(o.values(), o.size, depth, (x) => this.value(x, depth + 1) ?? null) };
     if (o instanceof String || o instanceof Number || o instanceof Boolean) return this.value(o.valueOf(), depth);
     if (typeof (o as { toJSON?: unknown }).toJSON === "function") {

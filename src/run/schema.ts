@@ -24,7 +24,8 @@ const MONTHS = ["January", "February", "March", "April", "May", "June", "July", 
 /** Why a string is not an accepted date-time, or undefined when it is one. */
 export function dateTimeProblem(s: string): string | undefined {
   const m = DATE_TIME.exec(s);
-  if (!m) return `expected an RFC 3339 date-time such as 2026-11-22T10:15:00.123456Z, or epoch milliseconds; got ${JSON.stringify(s.length > 40 ? s.slice(0, 40) + "…" : s)}`;
+  if (!m)
+    return `expected an RFC 3339 date-time such as 2026-11-22T10:15:00.123456Z, or epoch milliseconds; got ${JSON.stringify(s.length > 40 ? s.slice(0, 40) + "…" : s)}`;
   const [year, month, day, hour, minute, second, offH, offM] = m.slice(1).map((x) => (x === undefined ? 0 : Number(x))) as number[];
   if (month! < 1 || month! > 12) return `month ${month} is not 01-12`;
   const days = new Date(Date.UTC(year!, month!, 0)).getUTCDate();
@@ -46,7 +47,11 @@ export const Timestamp = z
   .transform((v, ctx): string => {
     if (typeof v === "number") {
       if (Number.isFinite(v) && v >= 0 && v <= 8.64e15) return isoFromEpochMs(v);
-      ctx.addIssue({ code: "invalid_format", format: "datetime", message: `epoch milliseconds must be a finite number from 0 to 8.64e15; got ${v}` });
+      ctx.addIssue({
+        code: "invalid_format",
+        format: "datetime",
+        message: `epoch milliseconds must be a finite number from 0 to 8.64e15; got ${v}`,
+      });
       return z.NEVER;
     }
     const problem = dateTimeProblem(v);

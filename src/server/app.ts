@@ -117,7 +117,13 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   // The outbox row is written by the store in the transaction that completes the run: it must know webhooks are on.
   const store = typeof opts.db === "object" ? opts.db : await openStore(dbPathFrom(opts.db), { webhookOutbox: webhooksOn });
   if (webhooksOn && !store.writesWebhookOutbox) {
-    throw new ConfigError([{ loc: ["db"], msg: "webhooks are configured, but the store was opened without webhookOutbox: open it with openStore(target, { webhookOutbox: true })", type: "value_error" }]);
+    throw new ConfigError([
+      {
+        loc: ["db"],
+        msg: "webhooks are configured, but the store was opened without webhookOutbox: open it with openStore(target, { webhookOutbox: true })",
+        type: "value_error",
+      },
+    ]);
   }
   const limits = collectorLimits(opts);
   const timeouts = collectorTimeouts(opts.timeouts);
@@ -171,7 +177,12 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
               skip: isViewerPath,
             }),
           ]),
-      bodyAdmission({ slots: largeBodies, maxBodyBytes: limits.maxBodyBytes, largeBodyBytes: limits.largeBodyBytes, idleSocketMs: timeouts.idleSocketMs }),
+      bodyAdmission({
+        slots: largeBodies,
+        maxBodyBytes: limits.maxBodyBytes,
+        largeBodyBytes: limits.largeBodyBytes,
+        idleSocketMs: timeouts.idleSocketMs,
+      }),
     ],
     dispatch(router, { maxJsonDepth: limits.maxJsonDepth }),
   );

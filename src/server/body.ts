@@ -46,7 +46,8 @@ export interface BodyOptions {
 export function decodedStream(req: IncomingMessage, o: BodyOptions): BodyStream {
   const { maxBytes } = o;
   const declared = Number(req.headers["content-length"]);
-  if (Number.isFinite(declared) && declared > maxBytes) throw new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
+  if (Number.isFinite(declared) && declared > maxBytes)
+    throw new HttpError(413, `request body of ${declared} bytes exceeds the limit of ${maxBytes} bytes`);
   const enc = String(req.headers["content-encoding"] ?? "identity").toLowerCase();
   if (enc !== "identity" && enc !== "" && enc !== "gzip") {
     // LangSmith SDKs compress with zstd when a server's GET /info allows it; this one says it does not.
@@ -90,7 +91,8 @@ export async function readAll(stream: Readable): Promise<Buffer> {
 /** A failure while reading a body, as the status it deserves. */
 export function readError(err: unknown): HttpError {
   if (err instanceof HttpError) return err;
-  if ((err as NodeJS.ErrnoException)?.code === "Z_DATA_ERROR" || (err as Error)?.message?.includes("incorrect header check")) return new HttpError(400, "body is not valid gzip");
+  if ((err as NodeJS.ErrnoException)?.code === "Z_DATA_ERROR" || (err as Error)?.message?.includes("incorrect header check"))
+    return new HttpError(400, "body is not valid gzip");
   return new HttpError(400, `request body could not be read: ${(err as Error)?.message ?? String(err)}`);
 }
 

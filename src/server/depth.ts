@@ -20,5 +20,9 @@ export async function tooDeep(value: unknown, max: number, slicer: Slicer = new 
 }
 
 export function depthIssue(loc: Loc, max: number): { loc: Loc; msg: string; type: string } {
-  return { loc, msg: `nested more than ${max} levels deep (objects and arrays); the location shows where, cut to its first ${LOC_KEEP} elements`, type: "json_depth" };
+  return {
+    loc,
+    msg: `nested more than ${max} levels deep (objects and arrays); the location shows where, cut to its first ${LOC_KEEP} elements`,
+    type: "json_depth",
+  };
 }

@@ -49,7 +49,9 @@ export class IssueList {
  */
 export function unprocessable(listed: Issue[], count: number, stopped = false): HttpError {
   const rest = count - listed.length;
-  const msg = stopped ? `at least ${rest} more problem(s) not listed; checking stopped after ${count}` : `${rest} more problem(s) not listed (${count} in all)`;
+  const msg = stopped
+    ? `at least ${rest} more problem(s) not listed; checking stopped after ${count}`
+    : `${rest} more problem(s) not listed (${count} in all)`;
   const detail = rest > 0 ? [...listed, { loc: [], msg, type: "too_many_errors" }] : listed;
   return new HttpError(422, detail, undefined, stopped ? { issue_count: count, issue_count_complete: false } : { issue_count: count });
 }

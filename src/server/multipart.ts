@@ -94,7 +94,15 @@ class FieldValue {
 }
 
 class PartParser {
-  readonly out: ParsedMultipart = { post: new Map(), patch: new Map(), attachments: [], feedback: new Map(), parts: 0, documents: [], raw: new Map() };
+  readonly out: ParsedMultipart = {
+    post: new Map(),
+    patch: new Map(),
+    attachments: [],
+    feedback: new Map(),
+    parts: 0,
+    documents: [],
+    raw: new Map(),
+  };
 
   constructor(
     private readonly limits: MultipartLimits,
@@ -116,13 +124,18 @@ class PartParser {
     if (!id) throw new HttpError(400, `part ${JSON.stringify(name)} has no feedback id`);
     if (!this.uuid(id, name)) return;
     if (!this.out.feedback.has(name) && this.records() >= this.limits.maxRuns) {
-      throw new HttpError(413, `more than ${this.limits.maxRuns} records in one request (GET /info batch_ingest_config.size_limit); split the batch`);
+      throw new HttpError(
+        413,
+        `more than ${this.limits.maxRuns} records in one request (GET /info batch_ingest_config.size_limit); split the batch`,
+      );
     }
     const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
     const value = parseJson(text, `part ${JSON.stringify(name)}`);
-    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
+    if (typeof value !== "object" || value === null || Array.isArray(value))
+      throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
     const body = value as Record<string, unknown>;
-    if (body.id !== undefined && body.id !== id) throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
+    if (body.id !== undefined && body.id !== id)
+      throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
     this.out.documents.push({ part: name, value });
     this.out.feedback.set(name, { ...body, id });
   }
@@ -145,18 +158,29 @@ class PartParser {
       return;
     }
     if (kind === "feedback") return this.feedback(name, rest, data);
-    if (kind !== "post" && kind !== "patch") throw new HttpError(400, `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field}, attachment.{id}.{name} or feedback.{id}`);
+    if (kind !== "post" && kind !== "patch")
+      throw new HttpError(
+        400,
+        `unknown part ${JSON.stringify(name)}; expected post.{id}, patch.{id}, post.{id}.{field}, attachment.{id}.{name} or feedback.{id}`,
+      );
     const d = rest.indexOf(".");
     const id = d < 0 ? rest : rest.slice(0, d);
     const field = d < 0 ? undefined : rest.slice(d + 1);
     if (!id) throw new HttpError(400, `part ${JSON.stringify(name)} has no run id`);
-    if (field !== undefined && !LARGE_FIELDS.has(field)) throw new HttpError(400, `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`);
+    if (field !== undefined && !LARGE_FIELDS.has(field))
+      throw new HttpError(
+        400,
+        `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`,
+      );
     if (!this.uuid(id, name)) return;
     const map = kind === "post" ? out.post : out.patch;
     let run = map.get(id);
     if (!run) {
       if (this.records() >= this.limits.maxRuns) {
-        throw new HttpError(413, `more than ${this.limits.maxRuns} runs in one request (GET /info batch_ingest_config.size_limit); split the batch`);
+        throw new HttpError(
+          413,
+          `more than ${this.limits.maxRuns} runs in one request (GET /info batch_ingest_config.size_limit); split the batch`,
+        );
       }
       map.set(id, (run = { id }));
     }
@@ -166,9 +190,11 @@ class PartParser {
     const value = parseJson(text, `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
       const body = value as Record<string, unknown>;
-      if (body.id !== undefined && body.id !== id) throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
+      if (body.id !== undefined && body.id !== id)
+        throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
       for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) run[k] = body[k];
     } else {
       run[field] = value;
@@ -182,13 +208,22 @@ class PartParser {
   }
 }
 
-export function parseMultipart(body: Readable, headers: IncomingHttpHeaders, limits: MultipartLimits, issues: IssueList): Promise<ParsedMultipart> {
+export function parseMultipart(
+  body: Readable,
+  headers: IncomingHttpHeaders,
+  limits: MultipartLimits,
+  issues: IssueList,
+): Promise<ParsedMultipart> {
   return new Promise((resolve, reject) => {
     let bb: busboy.Busboy;
     try {
       const max = limits.maxParts;
       // Fields without a charset arrive as latin1, one character per byte: their bytes, exactly (see FieldValue).
-      bb = busboy({ headers, defCharset: "latin1", limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max } });
+      bb = busboy({
+        headers,
+        defCharset: "latin1",
+        limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max },
+      });
     } catch (err) {
       reject(new HttpError(400, `not a multipart/form-data request: ${(err as Error).message}`));
       return;

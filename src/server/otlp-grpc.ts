@@ -43,8 +43,16 @@ export interface OtlpGrpcServer {
 }
 
 const SERVICES: Record<Signal, { path: string; httpPath: string; response: Uint8Array }> = {
-  traces: { path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export", httpPath: "/otel/v1/traces", response: TraceResponse.encode(TraceResponse.create({})).finish() },
-  logs: { path: "/opentelemetry.proto.collector.logs.v1.LogsService/Export", httpPath: "/otel/v1/logs", response: LogsResponse.encode(LogsResponse.create({})).finish() },
+  traces: {
+    path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+    httpPath: "/otel/v1/traces",
+    response: TraceResponse.encode(TraceResponse.create({})).finish(),
+  },
+  logs: {
+    path: "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+    httpPath: "/otel/v1/logs",
+    response: LogsResponse.encode(LogsResponse.create({})).finish(),
+  },
 };
 
 /** A decoded request, or why it could not be decoded (answered by the handler, with the right status). */
@@ -111,33 +119,40 @@ export async function startOtlpGrpc(port: number, host: string, o: OtlpGrpcOptio
   async function exportCall(signal: Signal, call: grpc.ServerUnaryCall<Decoded, Uint8Array>): Promise<Uint8Array> {
     if (closing) throw new CallError(grpc.status.UNAVAILABLE, "the collector is shutting down");
     const key = keyOf(call.metadata);
-    if (o.apiKey !== undefined && !secretMatches(key, o.apiKey)) throw new CallError(grpc.status.UNAUTHENTICATED, key === undefined ? "missing x-api-key metadata" : "invalid API key");
+    if (o.apiKey !== undefined && !secretMatches(key, o.apiKey))
+      throw new CallError(grpc.status.UNAUTHENTICATED, key === undefined ? "missing x-api-key metadata" : "invalid API key");
     await rateLimit(signal, key, call.getPeer());
     const decoded = call.request;
     if ("error" in decoded) throw decoded.error;
     const max = o.maxJsonDepth ?? Infinity;
-    if (await tooDeep(decoded.doc, max)) throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
+    if (await tooDeep(decoded.doc, max))
+      throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
     const project = call.metadata.get(PROJECT_HEADER)[0];
     await storeDocument(o.store, signal, decoded.doc, typeof project === "string" && project ? project : undefined);
     return SERVICES[signal].response;
   }
 
-  const handler = (signal: Signal): grpc.handleUnaryCall<Decoded, Uint8Array> => (call, callback) => {
-    exportCall(signal, call).then(
-      (response) => callback(null, response),
-      (err: unknown) => {
-        if (err instanceof CallError) return callback({ code: err.code, details: err.message, metadata: err.metadata });
-        if (err instanceof ValidationError) return callback({ code: grpc.status.INVALID_ARGUMENT, details: err.issues[0]?.msg ?? err.message });
-        console.error(`tracepipe serve: OTLP/gRPC ${signal} export failed:`, err);
-        callback({ code: grpc.status.INTERNAL, details: "internal error; see the collector's log" });
-      },
-    );
-  };
+  const handler =
+    (signal: Signal): grpc.handleUnaryCall<Decoded, Uint8Array> =>
+    (call, callback) => {
+      exportCall(signal, call).then(
+        (response) => callback(null, response),
+        (err: unknown) => {
+          if (err instanceof CallError) return callback({ code: err.code, details: err.message, metadata: err.metadata });
+          if (err instanceof ValidationError)
+            return callback({ code: grpc.status.INVALID_ARGUMENT, details: err.issues[0]?.msg ?? err.message });
+          console.error(`tracepipe serve: OTLP/gRPC ${signal} export failed:`, err);
+          callback({ code: grpc.status.INTERNAL, details: "internal error; see the collector's log" });
+        },
+      );
+    };
 
   server.addService(definition("traces"), { Export: handler("traces") });
   server.addService(definition("logs"), { Export: handler("logs") });
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`${host.includes(":") ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
   );
   return {
     port: bound,

@@ -36,7 +36,10 @@ export class RetentionSweep {
       .pruneTraces(new Date(Date.now() - this.retentionMs), { signal: this.abort.signal })
       .then(
         () => undefined,
-        (err: unknown) => this.warn(`tracepipe collector: pruning traces older than the retention period failed (tried again in an hour): ${(err as Error)?.message ?? String(err)}`),
+        (err: unknown) =>
+          this.warn(
+            `tracepipe collector: pruning traces older than the retention period failed (tried again in an hour): ${(err as Error)?.message ?? String(err)}`,
+          ),
       )
       .finally(() => (this.running = undefined));
     return this.running;

@@ -10,7 +10,6 @@ import { BatchCheck } from "../store/validate.js";
 import type { IssueList } from "./issues.js";
 import { Slicer } from "../internal/slicer.js";
 
-
 export function batchCheck(out: IssueList, slicer: Slicer): BatchCheck {
   return new BatchCheck(out, (units) => slicer.tick(units));
 }

@@ -117,7 +117,9 @@ export class WebhookDeliveryLoop {
         if (claimed.length === free) this.again = true;
       } while (this.again && !this.stopped);
     } catch (err) {
-      this.warnSometimes(`claiming webhook deliveries failed (tried again in ${this.pollMs} ms): ${(err as Error)?.message ?? String(err)}`);
+      this.warnSometimes(
+        `claiming webhook deliveries failed (tried again in ${this.pollMs} ms): ${(err as Error)?.message ?? String(err)}`,
+      );
     }
   }
 

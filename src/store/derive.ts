@@ -28,7 +28,6 @@ export interface Derived {
   first_token_time: string | null;
 }
 
-
 /** Native `{messages}` that validate as they are need no conversion. */
 function nativeMessages(v: unknown): unknown[] | undefined {
   if (!isObj(v) || !Array.isArray(v.messages)) return undefined;
@@ -41,7 +40,9 @@ function responsePayload(outputs: Obj): unknown {
 }
 
 /** What deriveLlm finds: the derived columns, and the run's metadata with its model identity filled in when that adds anything. */
-export type DerivedLlm = Pick<Derived, "detected_format" | "normalized_inputs" | "normalized_outputs" | "normalize_error"> & { metadata?: Obj };
+export type DerivedLlm = Pick<Derived, "detected_format" | "normalized_inputs" | "normalized_outputs" | "normalize_error"> & {
+  metadata?: Obj;
+};
 
 export function deriveLlm(inputs: unknown, outputs: unknown, metadata?: Obj): DerivedLlm {
   const none = { detected_format: null, normalized_inputs: null, normalized_outputs: null, normalize_error: null };

@@ -20,4 +20,11 @@ export type { DeploymentStore, DeploymentRecord, RevisionRecord } from "./contra
 export type { FeedbackStore, StoredFeedback, FeedbackSummary } from "./contract/feedback.js";
 export type { ThreadStore, ThreadSummary, ThreadTurn, ThreadQuery } from "./contract/threads.js";
 export type { MonitorStore, MonitorQuery, MonitorSeries, Breakdown, BreakdownRow } from "./contract/monitor.js";
-export type { WebhookOutboxStore, WebhookDelivery, WebhookAttempt, WebhookDeliveryStatus, ClaimedWebhook, WebhookOutcome } from "./contract/webhooks.js";
+export type {
+  WebhookOutboxStore,
+  WebhookDelivery,
+  WebhookAttempt,
+  WebhookDeliveryStatus,
+  ClaimedWebhook,
+  WebhookOutcome,
+} from "./contract/webhooks.js";

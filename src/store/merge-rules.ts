@@ -20,7 +20,17 @@ import { rawTextOf } from "./validate.js";
 import type { Obj } from "../internal/obj.js";
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `__other`. */
-export const SCALAR = ["trace_id", "parent_run_id", "dotted_order", "name", "run_type", "session_name", "start_time", "end_time", "error"] as const;
+export const SCALAR = [
+  "trace_id",
+  "parent_run_id",
+  "dotted_order",
+  "name",
+  "run_type",
+  "session_name",
+  "start_time",
+  "end_time",
+  "error",
+] as const;
 export const JSONCOL = ["inputs", "outputs", "events", "tags", "extra", "serialized"] as const;
 export type JsonColumn = (typeof JSONCOL)[number];
 const TIME = new Set<string>(["start_time", "end_time"]);

@@ -15,7 +15,15 @@ function clip(s: string): string {
 function contentText(content: unknown): string | undefined {
   if (typeof content === "string") return content;
   if (!Array.isArray(content)) return undefined;
-  const texts = content.map((p) => (typeof p === "string" ? p : typeof p === "object" && p !== null && typeof (p as Obj).text === "string" ? ((p as Obj).text as string) : "")).filter(Boolean);
+  const texts = content
+    .map((p) =>
+      typeof p === "string"
+        ? p
+        : typeof p === "object" && p !== null && typeof (p as Obj).text === "string"
+          ? ((p as Obj).text as string)
+          : "",
+    )
+    .filter(Boolean);
   return texts.length ? texts.join("\n") : undefined;
 }
 

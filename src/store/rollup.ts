@@ -139,10 +139,32 @@ export class RollupDeltas {
     if (r.root === true || r.root === 1) scopes.push("root");
     if (r.llm === true || r.llm === 1) scopes.push("llm");
     for (const scope of scopes) {
-      const key: CellKey = { project: r.project, time_ms: Number(r.hour), scope, model: dim(r.model), provider: dim(r.provider), name: dim(r.name) };
+      const key: CellKey = {
+        project: r.project,
+        time_ms: Number(r.hour),
+        scope,
+        model: dim(r.model),
+        provider: dim(r.provider),
+        name: dim(r.name),
+      };
       const k = cellKey(key);
       let c = this.cells.get(k);
-      if (!c) this.cells.set(k, (c = { ...key, runs: 0, errors: 0, streamed: 0, input_tokens: 0, output_tokens: 0, cost: 0, cost_runs: 0, latency: {}, ttft: {} }));
+      if (!c)
+        this.cells.set(
+          k,
+          (c = {
+            ...key,
+            runs: 0,
+            errors: 0,
+            streamed: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost: 0,
+            cost_runs: 0,
+            latency: {},
+            ttft: {},
+          }),
+        );
       c.runs += sign * n;
       c.errors += sign * num(r.errors);
       c.input_tokens += sign * num(r.input_tokens);
@@ -160,7 +182,18 @@ export class RollupDeltas {
   /** The cells that change something, in key order (so concurrent writers take row locks in one order). */
   changes(): Cell[] {
     return [...this.cells.entries()]
-      .filter(([, c]) => c.runs || c.errors || c.streamed || c.input_tokens || c.output_tokens || c.cost || c.cost_runs || Object.keys(c.latency).length || Object.keys(c.ttft).length)
+      .filter(
+        ([, c]) =>
+          c.runs ||
+          c.errors ||
+          c.streamed ||
+          c.input_tokens ||
+          c.output_tokens ||
+          c.cost ||
+          c.cost_runs ||
+          Object.keys(c.latency).length ||
+          Object.keys(c.ttft).length,
+      )
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([, c]) => c);
   }
@@ -193,7 +226,17 @@ export function seriesOf(q: MonitorQuery, cells: Iterable<Cell>): MonitorSeries 
   const zeros = () => new Array<number>(n).fill(0);
   const hists = () => Array.from({ length: n }, (): Hist => ({}));
   const t = { runs: zeros(), errors: zeros(), lat: hists() };
-  const l = { runs: zeros(), errors: zeros(), streamed: zeros(), lat: hists(), ttft: hists(), in: zeros(), out: zeros(), cost: zeros(), costRuns: zeros() };
+  const l = {
+    runs: zeros(),
+    errors: zeros(),
+    streamed: zeros(),
+    lat: hists(),
+    ttft: hists(),
+    in: zeros(),
+    out: zeros(),
+    cost: zeros(),
+    costRuns: zeros(),
+  };
   for (const c of cells) {
     const k = bucketOf(q, n, c.time_ms);
     if (k < 0) continue;
@@ -244,7 +287,10 @@ const MAX_GROUPS = 50;
 export function breakdownOf(q: MonitorQuery, cells: Iterable<Cell>, by: Breakdown): BreakdownRow[] {
   const n = bucketCount(q);
   const scope: Scope = by === "name" ? "root" : "llm";
-  const groups = new Map<string, { runs: number; errors: number; in: number; out: number; cost: number; costRuns: number; lat: Hist; spark: number[] }>();
+  const groups = new Map<
+    string,
+    { runs: number; errors: number; in: number; out: number; cost: number; costRuns: number; lat: Hist; spark: number[] }
+  >();
   for (const c of cells) {
     if (c.scope !== scope) continue;
     const v = c[by];

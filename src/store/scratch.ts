@@ -23,7 +23,12 @@ export class ScratchTable<Row extends unknown[]> {
   private readonly put: Database.Statement<Row>;
   private pending: Row[] = [];
 
-  constructor(prefix: string, schema: string, insertSql: string, private readonly batch: number) {
+  constructor(
+    prefix: string,
+    schema: string,
+    insertSql: string,
+    private readonly batch: number,
+  ) {
     this.dir = mkdtempSync(join(tmpdir(), prefix));
     this.db = new Database(join(this.dir, "scratch.db"));
     this.db.pragma("journal_mode = OFF");

@@ -74,7 +74,12 @@ export function checkIngestBatch(batch: IngestBatch | CheckedBatch): { post: rea
     });
   }
   for (const a of batch.attachments ?? []) {
-    if (!isUuid(a.runId)) issues.push({ loc: ["attachment", a.runId, a.name], msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`, type: "uuid" });
+    if (!isUuid(a.runId))
+      issues.push({
+        loc: ["attachment", a.runId, a.name],
+        msg: `attachment for run id ${JSON.stringify(a.runId)}, which is not a UUID`,
+        type: "uuid",
+      });
   }
   if (issues.length) throw new ValidationError(issues);
   return { post, patch };
@@ -133,7 +138,13 @@ const Tag = z.string();
  * checked element by element, pausing every so often; the rest in one parse.
  * Same schemas, so the same issues as checkPost / checkPatch.
  */
-async function checkSliced<T extends Run | RunPatch>(schema: z.ZodType<T>, value: unknown, prefix: Loc, out: IssueSink, pause: Pause): Promise<T | undefined> {
+async function checkSliced<T extends Run | RunPatch>(
+  schema: z.ZodType<T>,
+  value: unknown,
+  prefix: Loc,
+  out: IssueSink,
+  pause: Pause,
+): Promise<T | undefined> {
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
     const r = schema.safeParse(value);
     if (!r.success) out.push(...zodIssues(r.error.issues, prefix));
@@ -170,7 +181,12 @@ function keptText(value: Obj, raw: RawText | undefined): RawText | undefined {
     const text = raw[f];
     if (text === undefined) continue;
     // Event times given as epoch milliseconds become ISO strings: such events are re-serialized.
-    if (f === "events" && Array.isArray(value.events) && value.events.some((e) => typeof e === "object" && e !== null && typeof (e as Obj).time !== "string")) continue;
+    if (
+      f === "events" &&
+      Array.isArray(value.events) &&
+      value.events.some((e) => typeof e === "object" && e !== null && typeof (e as Obj).time !== "string")
+    )
+      continue;
     kept[f] = text;
     any = true;
   }
@@ -202,7 +218,14 @@ export class BatchCheck {
   }
 
   /** `quick`: the record as run-fast-check.ts gave it back, when it could; the schema decides otherwise. */
-  private async add<T extends Run | RunPatch>(schema: z.ZodType<T>, quick: T | undefined, value: unknown, prefix: Loc, raw: RawText | undefined, into: T[]): Promise<boolean> {
+  private async add<T extends Run | RunPatch>(
+    schema: z.ZodType<T>,
+    quick: T | undefined,
+    value: unknown,
+    prefix: Loc,
+    raw: RawText | undefined,
+    into: T[],
+  ): Promise<boolean> {
     const kept = raw && typeof value === "object" && value !== null ? keptText(value as Obj, raw) : undefined;
     let ok: T | undefined = quick;
     if (ok) {
@@ -230,7 +253,10 @@ export class BatchCheck {
 }
 
 /** Feedback records checked with the one schema (run/feedback.ts), every problem listed; throws a ValidationError listing them; problems located as the caller's request names them. */
-export function checkFeedback(records: readonly unknown[], locate: (index: number) => Issue["loc"] = (i) => ["feedback", i]): FeedbackRecord[] {
+export function checkFeedback(
+  records: readonly unknown[],
+  locate: (index: number) => Issue["loc"] = (i) => ["feedback", i],
+): FeedbackRecord[] {
   const issues: Issue[] = [];
   const ok: FeedbackRecord[] = [];
   records.forEach((r, i) => {
@@ -241,4 +267,3 @@ export function checkFeedback(records: readonly unknown[], locate: (index: numbe
   if (issues.length) throw new ValidationError(issues);
   return ok;
 }
-

@@ -36,7 +36,20 @@
  *   character) is counted from SAMPLES slices spread over it, extrapolated by
  *   length: a 10 MB word costs what a 4 KB one does.
  */
-import { cacheCount, dropEncoder, encoder, encodingForModel, lookUpCount, memoFor, SEEN_BEFORE, TEXT_CACHE_MAX, TEXT_CACHE_MIN, whenEncodersFreed, type Encoder, type Encoding } from "./encoders.js";
+import {
+  cacheCount,
+  dropEncoder,
+  encoder,
+  encodingForModel,
+  lookUpCount,
+  memoFor,
+  SEEN_BEFORE,
+  TEXT_CACHE_MAX,
+  TEXT_CACHE_MIN,
+  whenEncodersFreed,
+  type Encoder,
+  type Encoding,
+} from "./encoders.js";
 import { PieceMemo } from "./memo.js";
 import { pretokenizer } from "./pretokenize.js";
 import { scan } from "./scan.js";
@@ -57,7 +70,13 @@ const SPARSE = 4;
 const SETTLED = 0.1;
 
 function isCjk(c: number): boolean {
-  return (c >= 0x3040 && c <= 0x30ff) || (c >= 0x3400 && c <= 0x4dbf) || (c >= 0x4e00 && c <= 0x9fff) || (c >= 0xac00 && c <= 0xd7af) || (c >= 0xf900 && c <= 0xfaff);
+  return (
+    (c >= 0x3040 && c <= 0x30ff) ||
+    (c >= 0x3400 && c <= 0x4dbf) ||
+    (c >= 0x4e00 && c <= 0x9fff) ||
+    (c >= 0xac00 && c <= 0xd7af) ||
+    (c >= 0xf900 && c <= 0xfaff)
+  );
 }
 
 /** The documented approximation for non-OpenAI models. */
@@ -299,7 +318,7 @@ class SegmentCounter {
       return b < end && isLowSurrogate(text.charCodeAt(b)) ? b + 1 : b;
     };
     if (len <= SAMPLES * RUN) {
-      for (let a = start; a < end; ) {
+      for (let a = start; a < end;) {
         const b = sliceEnd(a);
         this.add(text.slice(a, b));
         a = b;

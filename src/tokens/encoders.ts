@@ -75,7 +75,10 @@ export function encoder(enc: Encoding): Encoder | undefined {
     e = loader(enc);
   } catch (err) {
     wasmBroken = true;
-    process.emitWarning(`tracepipe: tiktoken could not load (${(err as Error)?.message}); token counts are approximated`, "TracepipeWarning");
+    process.emitWarning(
+      `tracepipe: tiktoken could not load (${(err as Error)?.message}); token counts are approximated`,
+      "TracepipeWarning",
+    );
     return undefined;
   }
   encoders.set(enc, e);

@@ -70,7 +70,10 @@ export function estimateUsage(input: EstimateInput): UsageMetadata {
 }
 
 /** SPEC §2.6: the model for estimation is metadata.trace_model_name, else inputs.model, else inputs.model_name. */
-export function resolveModel(run: { extra?: { metadata?: Record<string, unknown> }; inputs?: Record<string, unknown> }): string | undefined {
+export function resolveModel(run: {
+  extra?: { metadata?: Record<string, unknown> };
+  inputs?: Record<string, unknown>;
+}): string | undefined {
   const candidates = [run.extra?.metadata?.trace_model_name, run.inputs?.model, run.inputs?.model_name];
   for (const c of candidates) if (typeof c === "string" && c) return c;
   return undefined;

@@ -129,7 +129,14 @@ export function countBySegments(text: string, enc: Encoding, count: (segment: st
   return k < 0 ? -1 : total + k;
 }
 
-function segment(text: string, start: number, end: number, table: SegmentTable, count: (segment: string) => number, remember = true): number {
+function segment(
+  text: string,
+  start: number,
+  end: number,
+  table: SegmentTable,
+  count: (segment: string) => number,
+  remember = true,
+): number {
   const s = start === 0 && end === text.length ? text : text.slice(start, end);
   const known = table.get(s);
   if (known !== undefined) return known;

@@ -36,7 +36,10 @@ interface HandlerOutput {
 type Handler = (args: HandlerArgs) => Promise<HandlerOutput>;
 type Middleware = (next: Handler, context: { commandName?: unknown }) => Handler;
 interface MiddlewareStackLike {
-  add(middleware: Middleware, options: { step: "initialize"; name: string; priority?: "high" | "normal" | "low"; override?: boolean; tags?: string[] }): void;
+  add(
+    middleware: Middleware,
+    options: { step: "initialize"; name: string; priority?: "high" | "normal" | "low"; override?: boolean; tags?: string[] },
+  ): void;
 }
 
 const TRACED_COMMANDS: Record<string, boolean> = { ConverseCommand: false, ConverseStreamCommand: true };
@@ -83,10 +86,17 @@ function tracingMiddleware(opts: WrapOptions): Middleware {
 export function wrapBedrock<T extends object>(client: T, opts: WrapOptions = {}): T {
   if (!tracingEnabled()) return client;
   const stack = (client as { middlewareStack?: Partial<MiddlewareStackLike> }).middlewareStack;
-  if (!stack || typeof stack.add !== "function") throw new TypeError("wrapBedrock expects a BedrockRuntimeClient (client.middlewareStack.add)");
+  if (!stack || typeof stack.add !== "function")
+    throw new TypeError("wrapBedrock expects a BedrockRuntimeClient (client.middlewareStack.add)");
   if ((client as Record<symbol, unknown>)[WRAPPED]) return client; // wrapping twice would trace every call twice
   // `high` priority: outermost in the initialize step, so the input is the caller's, as sent.
-  (stack as MiddlewareStackLike).add(tracingMiddleware(opts), { step: "initialize", name: MIDDLEWARE_NAME, priority: "high", override: true, tags: ["TRACEPIPE"] });
+  (stack as MiddlewareStackLike).add(tracingMiddleware(opts), {
+    step: "initialize",
+    name: MIDDLEWARE_NAME,
+    priority: "high",
+    override: true,
+    tags: ["TRACEPIPE"],
+  });
   Object.defineProperty(client, WRAPPED, { value: true });
   return client;
 }

@@ -32,7 +32,11 @@ export function embeddingOutputs(value: unknown): { outputs: Obj; model?: string
   if (dim !== undefined) outputs.dimensions = dim;
   const u = v.usage as Obj | undefined;
   if (u && typeof u.prompt_tokens === "number") {
-    const usage: UsageMetadata = { input_tokens: u.prompt_tokens, output_tokens: 0, total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : u.prompt_tokens };
+    const usage: UsageMetadata = {
+      input_tokens: u.prompt_tokens,
+      output_tokens: 0,
+      total_tokens: typeof u.total_tokens === "number" ? u.total_tokens : u.prompt_tokens,
+    };
     // Embedding models are in the price table too (input only).
     addCost(usage, typeof v.model === "string" ? v.model : undefined);
     outputs.usage_metadata = usage;
@@ -53,7 +57,11 @@ export function patchEmbeddings(resource: { create: CreateFn } & Record<symbol, 
     const params: Obj = {};
     for (const k in body) if (!INPUT_KEYS.includes(k) && body[k] !== undefined) params[k] = body[k];
     if (Object.keys(params).length) metadata.invocation_params = params;
-    const { run, finish } = startRun(opts.client ?? getDefaultClient(), { name: opts.name ?? "OpenAIEmbeddings", run_type: "embedding", inputs, metadata, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    const { run, finish } = startRun(
+      opts.client ?? getDefaultClient(),
+      { name: opts.name ?? "OpenAIEmbeddings", run_type: "embedding", inputs, metadata, tags: opts.tags, project: opts.project },
+      opts.processOutputs,
+    );
     let promise: unknown;
     try {
       promise = original.call(this ?? resource, body, options);

@@ -69,7 +69,8 @@ function patch(models: Models, method: string, observe: typeof observeReply, opt
 export function wrapGemini<T extends object>(client: T, opts: WrapOptions = {}): T {
   if (!tracingEnabled()) return client; // TRACEPIPE_TRACING=false: the client as it is, nothing added
   const models = (client as { models?: Models }).models;
-  if (!models || typeof models.generateContent !== "function") throw new TypeError("wrapGemini expects a GoogleGenAI client (client.models.generateContent)");
+  if (!models || typeof models.generateContent !== "function")
+    throw new TypeError("wrapGemini expects a GoogleGenAI client (client.models.generateContent)");
   if (models[WRAPPED]) return client; // wrapping twice would trace every call twice
   patch(models, "generateContent", observeReply, opts);
   patch(models, "generateContentStream", observeStream, opts);

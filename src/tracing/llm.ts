@@ -62,7 +62,12 @@ function isAbort(err: unknown): boolean {
  * run still ends (the body is the caller's to read: it is not touched).
  * Anything else is returned untouched. Shared by llm calls and embedding calls.
  */
-export function watchApiPromise<T>(promise: T, onValue: (value: unknown) => void, onError: (err: unknown) => void, onRaw: (response: unknown) => void = () => {}): T {
+export function watchApiPromise<T>(
+  promise: T,
+  onValue: (value: unknown) => void,
+  onError: (err: unknown) => void,
+  onRaw: (response: unknown) => void = () => {},
+): T {
   const p = promise as unknown as ApiPromiseLike;
   if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
   const original = p.parseResponse;
@@ -143,7 +148,11 @@ export class LlmCall {
       if (typeof body.model === "string") metadata.trace_model_name = body.model;
     }
     if (opts.processInputs) inputs = opts.processInputs(inputs);
-    const { run, finish } = startRun(writer, { name: opts.name ?? defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project }, opts.processOutputs);
+    const { run, finish } = startRun(
+      writer,
+      { name: opts.name ?? defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project },
+      opts.processOutputs,
+    );
     this.run = run;
     this.finishRun = finish;
   }

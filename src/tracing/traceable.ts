@@ -54,11 +54,21 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
 }
 
 function isIterator(v: unknown): v is Iterator<unknown> & Iterable<unknown> {
-  return typeof v === "object" && v !== null && typeof (v as { next?: unknown }).next === "function" && typeof (v as Record<symbol, unknown>)[Symbol.iterator] === "function";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as { next?: unknown }).next === "function" &&
+    typeof (v as Record<symbol, unknown>)[Symbol.iterator] === "function"
+  );
 }
 
 function isAsyncIterator(v: unknown): v is AsyncIterator<unknown> & AsyncIterable<unknown> {
-  return typeof v === "object" && v !== null && typeof (v as { next?: unknown }).next === "function" && typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === "function";
+  return (
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as { next?: unknown }).next === "function" &&
+    typeof (v as Record<symbol, unknown>)[Symbol.asyncIterator] === "function"
+  );
 }
 
 let writerWarned = false;
@@ -73,18 +83,38 @@ function guarded(write: () => void): void {
   } catch (err) {
     if (writerWarned) return;
     writerWarned = true;
-    process.emitWarning(`tracepipe: a run could not be handed to its writer (${errorText(err)}); the traced call went on untraced`, "TracepipeWarning");
+    process.emitWarning(
+      `tracepipe: a run could not be handed to its writer (${errorText(err)}); the traced call went on untraced`,
+      "TracepipeWarning",
+    );
   }
 }
 
 /** Start a run under the current one (or as a root), post it, and hand back how to finish it. */
 export function startRun(
   writer: RunWriter,
-  init: { name: string; run_type: string; inputs: Record<string, unknown>; metadata?: Record<string, unknown>; tags?: string[]; project?: string },
+  init: {
+    name: string;
+    run_type: string;
+    inputs: Record<string, unknown>;
+    metadata?: Record<string, unknown>;
+    tags?: string[];
+    project?: string;
+  },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
-): { run: RunTree; finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: (metadata: Record<string, unknown>) => void): void } {
+): {
+  run: RunTree;
+  finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: (metadata: Record<string, unknown>) => void): void;
+} {
   const parent = runContext.getStore();
-  const spec = { name: init.name, run_type: init.run_type, inputs: init.inputs, metadata: init.metadata, tags: init.tags, session_name: init.project };
+  const spec = {
+    name: init.name,
+    run_type: init.run_type,
+    inputs: init.inputs,
+    metadata: init.metadata,
+    tags: init.tags,
+    session_name: init.project,
+  };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
   guarded(() => writer.createRun(run.toRun()));
   return {
@@ -102,7 +132,13 @@ export function startRun(
       run.end(out, error === undefined ? undefined : errorText(error));
       // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
       const metadata = { ...run.metadata };
-      guarded(() => writer.updateRun(run.id, { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } }, prepare ? { prepare: () => prepare(metadata) } : undefined));
+      guarded(() =>
+        writer.updateRun(
+          run.id,
+          { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } },
+          prepare ? { prepare: () => prepare(metadata) } : undefined,
+        ),
+      );
     },
   };
 }
@@ -122,7 +158,18 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
         inputs = { error: `processInputs failed: ${errorText(e)}` };
       }
     }
-    const { run, finish } = startRun(writer, { name, run_type: runType, inputs, metadata: opts.metadata ? { ...opts.metadata } : {}, tags: opts.tags, project: opts.project ?? opts.project_name }, opts.processOutputs);
+    const { run, finish } = startRun(
+      writer,
+      {
+        name,
+        run_type: runType,
+        inputs,
+        metadata: opts.metadata ? { ...opts.metadata } : {},
+        tags: opts.tags,
+        project: opts.project ?? opts.project_name,
+      },
+      opts.processOutputs,
+    );
     let result: unknown;
     try {
       result = runContext.run(run, () => fn.apply(this, args));
@@ -152,7 +199,11 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
 }
 
 /** Generators: each step runs inside the run's context; yielded values become the outputs. */
-function traceIterator(it: Iterator<unknown>, run: RunTree, finish: (o?: Record<string, unknown>, e?: unknown) => void): Generator<unknown> {
+function traceIterator(
+  it: Iterator<unknown>,
+  run: RunTree,
+  finish: (o?: Record<string, unknown>, e?: unknown) => void,
+): Generator<unknown> {
   const yielded: unknown[] = [];
   const gen = (function* () {
     let input: unknown;
@@ -179,7 +230,11 @@ function traceIterator(it: Iterator<unknown>, run: RunTree, finish: (o?: Record<
   return gen;
 }
 
-function traceAsyncIterator(it: AsyncIterator<unknown>, run: RunTree, finish: (o?: Record<string, unknown>, e?: unknown) => void): AsyncGenerator<unknown> {
+function traceAsyncIterator(
+  it: AsyncIterator<unknown>,
+  run: RunTree,
+  finish: (o?: Record<string, unknown>, e?: unknown) => void,
+): AsyncGenerator<unknown> {
   const yielded: unknown[] = [];
   return (async function* () {
     let input: unknown;

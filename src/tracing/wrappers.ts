@@ -31,8 +31,14 @@ export interface OpenAIWrapOptions extends WrapOptions {
   includeUsage?: boolean;
 }
 
-
-function patchCreate(resource: { create: CreateFn } & Record<symbol, unknown>, adapter: Adapter, provider: string, defaultName: string, opts: WrapOptions, rewrite?: (body: Record<string, unknown>) => Record<string, unknown>): void {
+function patchCreate(
+  resource: { create: CreateFn } & Record<symbol, unknown>,
+  adapter: Adapter,
+  provider: string,
+  defaultName: string,
+  opts: WrapOptions,
+  rewrite?: (body: Record<string, unknown>) => Record<string, unknown>,
+): void {
   if (resource[WRAPPED]) return; // wrapping twice would trace every call twice
   const original = resource.create;
   const traced: CreateFn = function (this: unknown, body, options) {
@@ -55,27 +61,42 @@ function patchCreate(resource: { create: CreateFn } & Record<symbol, unknown>, a
 export function wrapOpenAI<T extends object>(client: T, opts: OpenAIWrapOptions = {}): T {
   if (!tracingEnabled()) return client; // TRACEPIPE_TRACING=false: the client as it is, nothing added
   const completions = (client as { chat?: { completions?: { create: CreateFn } & Record<symbol, unknown> } }).chat?.completions;
-  if (!completions || typeof completions.create !== "function") throw new TypeError("wrapOpenAI expects an OpenAI client (client.chat.completions.create)");
+  if (!completions || typeof completions.create !== "function")
+    throw new TypeError("wrapOpenAI expects an OpenAI client (client.chat.completions.create)");
   const rewrite = opts.includeUsage
     ? (body: Record<string, unknown>) =>
-        body.stream === true && !(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage ? { ...body, stream_options: { ...(body.stream_options as object), include_usage: true } } : body
+        body.stream === true && !(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage
+          ? { ...body, stream_options: { ...(body.stream_options as object), include_usage: true } }
+          : body
     : undefined;
   patchCreate(completions, openaiChat, "openai", "ChatOpenAI", opts, rewrite);
   // Older SDKs lack these resources; each is traced when present.
-  const { responses, embeddings, completions: legacy } = client as { responses?: { create?: CreateFn } & Record<symbol, unknown>; embeddings?: { create?: CreateFn } & Record<symbol, unknown>; completions?: { create?: CreateFn } & Record<symbol, unknown> };
+  const {
+    responses,
+    embeddings,
+    completions: legacy,
+  } = client as {
+    responses?: { create?: CreateFn } & Record<symbol, unknown>;
+    embeddings?: { create?: CreateFn } & Record<symbol, unknown>;
+    completions?: { create?: CreateFn } & Record<symbol, unknown>;
+  };
   // Responses streams always end with `response.completed` carrying usage: nothing to rewrite.
-  if (responses && typeof responses.create === "function") patchCreate(responses as { create: CreateFn } & Record<symbol, unknown>, openaiResponses, "openai", "ChatOpenAI", opts);
+  if (responses && typeof responses.create === "function")
+    patchCreate(responses as { create: CreateFn } & Record<symbol, unknown>, openaiResponses, "openai", "ChatOpenAI", opts);
   // Legacy completions stream usage like chat (only when asked), so the same rewrite applies.
   // The run is named after LangChain's legacy LLM class, `OpenAI`, as `ChatOpenAI` names chat runs.
-  if (legacy && typeof legacy.create === "function") patchCreate(legacy as { create: CreateFn } & Record<symbol, unknown>, openaiCompletions, "openai", "OpenAI", opts, rewrite);
-  if (embeddings && typeof embeddings.create === "function") patchEmbeddings(embeddings as { create: CreateFn } & Record<symbol, unknown>, opts);
+  if (legacy && typeof legacy.create === "function")
+    patchCreate(legacy as { create: CreateFn } & Record<symbol, unknown>, openaiCompletions, "openai", "OpenAI", opts, rewrite);
+  if (embeddings && typeof embeddings.create === "function")
+    patchEmbeddings(embeddings as { create: CreateFn } & Record<symbol, unknown>, opts);
   return client;
 }
 
 export function wrapAnthropic<T extends object>(client: T, opts: WrapOptions = {}): T {
   if (!tracingEnabled()) return client;
   const messages = (client as { messages?: { create: CreateFn } & Record<symbol, unknown> }).messages;
-  if (!messages || typeof messages.create !== "function") throw new TypeError("wrapAnthropic expects an Anthropic client (client.messages.create)");
+  if (!messages || typeof messages.create !== "function")
+    throw new TypeError("wrapAnthropic expects an Anthropic client (client.messages.create)");
   patchCreate(messages, anthropicMessages, "anthropic", "ChatAnthropic", opts);
   return client;
 }

@@ -22,7 +22,8 @@ for (const [net, bits] of [
   ["203.0.113.0", 24],
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
-] as const) blocked4.addSubnet(net, bits, "ipv4");
+] as const)
+  blocked4.addSubnet(net, bits, "ipv4");
 
 /**
  * Inside global unicast (2000::/3, the only IPv6 range a public webhook can
@@ -39,7 +40,8 @@ for (const [net, bits] of [
   ["2001::", 23],
   ["2001:db8::", 32],
   ["3fff::", 20],
-] as const) blocked6.addSubnet(net, bits, "ipv6");
+] as const)
+  blocked6.addSubnet(net, bits, "ipv6");
 const global6 = new BlockList();
 global6.addSubnet("2000::", 3, "ipv6");
 

@@ -60,7 +60,11 @@ function checkValues(raw: unknown, env: Record<string, string | undefined>, head
     if (typeof value !== "string") continue;
     headers[name] = value.replace(REF, (_m, ref: string) => {
       if (!ref.startsWith(prefix)) {
-        issues.push({ loc: ["webhooks", "headers", name], msg: `references env.${ref}, but only variables starting with ${prefix} may be used${custom ? " (webhooks.env_prefix)" : ""}`, type: "env_prefix" });
+        issues.push({
+          loc: ["webhooks", "headers", name],
+          msg: `references env.${ref}, but only variables starting with ${prefix} may be used${custom ? " (webhooks.env_prefix)" : ""}`,
+          type: "env_prefix",
+        });
         return "";
       }
       const v = env[ref];
@@ -70,12 +74,21 @@ function checkValues(raw: unknown, env: Record<string, string | undefined>, head
       }
       return v;
     });
-    if (/\$\{\{/.test(value.replace(REF, ""))) issues.push({ loc: ["webhooks", "headers", name], msg: "a ${{ ... }} reference that is not of the form ${{ env.NAME }}", type: "value_error" });
+    if (/\$\{\{/.test(value.replace(REF, "")))
+      issues.push({
+        loc: ["webhooks", "headers", name],
+        msg: "a ${{ ... }} reference that is not of the form ${{ env.NAME }}",
+        type: "value_error",
+      });
   }
   const domains = isObj(wh.url) && Array.isArray(wh.url.allowed_domains) ? (wh.url.allowed_domains as unknown[]) : [];
   for (const [i, d] of domains.entries()) {
     if (typeof d === "string" && d.length > 0 && !/^(\*\.)?([a-z0-9]([-a-z0-9]*[a-z0-9])?)(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/i.test(d)) {
-      issues.push({ loc: ["webhooks", "url", "allowed_domains", i], msg: `${JSON.stringify(d)} is not a hostname or a *.domain wildcard`, type: "value_error" });
+      issues.push({
+        loc: ["webhooks", "url", "allowed_domains", i],
+        msg: `${JSON.stringify(d)} is not a hostname or a *.domain wildcard`,
+        type: "value_error",
+      });
     }
   }
   issues.push(...networkIssues(isObj(wh.url) && Array.isArray(wh.url.allowed_networks) ? (wh.url.allowed_networks as unknown[]) : []));
@@ -83,7 +96,10 @@ function checkValues(raw: unknown, env: Record<string, string | undefined>, head
 }
 
 /** Every problem in a parsed graph.json's webhook configuration (shape, env references, domains, all at once), or the resolved configuration. */
-export function checkWebhookConfig(raw: unknown, env: Record<string, string | undefined> = process.env): { config?: WebhookConfig; issues: Issue[] } {
+export function checkWebhookConfig(
+  raw: unknown,
+  env: Record<string, string | undefined> = process.env,
+): { config?: WebhookConfig; issues: Issue[] } {
   const r = GraphConfig.safeParse(raw);
   const headers: Record<string, string> = {};
   const issues: Issue[] = r.success ? [] : zodIssues(r.error.issues);

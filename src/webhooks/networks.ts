@@ -40,7 +40,8 @@ export function networkIssues(list: unknown[]): Issue[] {
   for (const [i, v] of list.entries()) {
     if (typeof v !== "string") continue; // the shape check reports it
     const n = parseNetwork(v);
-    if (typeof n === "string") issues.push({ loc: ["webhooks", "url", "allowed_networks", i], msg: `${JSON.stringify(v)} ${n}`, type: "value_error" });
+    if (typeof n === "string")
+      issues.push({ loc: ["webhooks", "url", "allowed_networks", i], msg: `${JSON.stringify(v)} ${n}`, type: "value_error" });
   }
   return issues;
 }

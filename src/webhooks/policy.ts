@@ -67,7 +67,11 @@ function parse(raw: string, baseUrl: string | undefined): { url: URL; relative: 
   } catch {
     // not absolute: maybe relative, judged below by where it actually points
   }
-  if (!baseUrl) throw new WebhookUrlError(`${JSON.stringify(raw.slice(0, 200))} is not an absolute URL, and a relative one needs the server's own address, which is not known here`, "relative_url");
+  if (!baseUrl)
+    throw new WebhookUrlError(
+      `${JSON.stringify(raw.slice(0, 200))} is not an absolute URL, and a relative one needs the server's own address, which is not known here`,
+      "relative_url",
+    );
   try {
     return { url: new URL(raw, baseUrl), relative: true };
   } catch {
@@ -80,23 +84,35 @@ export async function vetWebhookUrl(raw: string, policy: UrlPolicy, o: PolicyOpt
     throw new WebhookUrlError(`the URL is ${raw.length} characters, over max_url_length ${policy.max_url_length}`, "url_too_long");
   }
   const { url, relative } = parse(raw, o.baseUrl);
-  if (url.username || url.password) throw new WebhookUrlError("credentials in the URL are not allowed; use webhooks.headers", "url_credentials");
+  if (url.username || url.password)
+    throw new WebhookUrlError("credentials in the URL are not allowed; use webhooks.headers", "url_credentials");
   if (relative) {
     // A relative URL is a call back into this server, and nothing else: `/\host/`, `//host/` and
     // their TAB/LF variants resolve to another origin and are refused, not "relative".
     const self = new URL(o.baseUrl!);
-    if (url.origin !== self.origin) throw new WebhookUrlError(`${JSON.stringify(raw.slice(0, 200))} is not an absolute URL and resolves to ${url.origin}, not to this server (${self.origin})`, "relative_url");
-    if (policy.disable_loopback) throw new WebhookUrlError("relative webhook URLs (calls back into this server) are disabled by disable_loopback", "loopback_disabled");
+    if (url.origin !== self.origin)
+      throw new WebhookUrlError(
+        `${JSON.stringify(raw.slice(0, 200))} is not an absolute URL and resolves to ${url.origin}, not to this server (${self.origin})`,
+        "relative_url",
+      );
+    if (policy.disable_loopback)
+      throw new WebhookUrlError(
+        "relative webhook URLs (calls back into this server) are disabled by disable_loopback",
+        "loopback_disabled",
+      );
     const address = url.hostname.replace(/^\[|\]$/g, "");
     return { url, address, family: isIP(address) === 6 ? 6 : 4 };
   }
-  if (url.protocol !== "https:" && url.protocol !== "http:") throw new WebhookUrlError(`scheme ${url.protocol} is not allowed; use https (or http)`, "url_scheme");
-  if (policy.require_https && url.protocol !== "https:") throw new WebhookUrlError("http:// URLs are rejected: require_https is set", "require_https");
+  if (url.protocol !== "https:" && url.protocol !== "http:")
+    throw new WebhookUrlError(`scheme ${url.protocol} is not allowed; use https (or http)`, "url_scheme");
+  if (policy.require_https && url.protocol !== "https:")
+    throw new WebhookUrlError("http:// URLs are rejected: require_https is set", "require_https");
   const port = url.port ? Number(url.port) : url.protocol === "https:" ? 443 : 80;
   const ports = policy.allowed_ports ?? [url.protocol === "https:" ? 443 : 80];
   if (!ports.includes(port)) throw new WebhookUrlError(`port ${port} is not allowed (allowed: ${ports.join(", ")})`, "port_not_allowed");
   const host = url.hostname.replace(/^\[|\]$/g, "");
-  if (policy.allowed_domains && !domainAllowed(host, policy.allowed_domains)) throw new WebhookUrlError(`host ${host} is not in allowed_domains`, "domain_not_allowed");
+  if (policy.allowed_domains && !domainAllowed(host, policy.allowed_domains))
+    throw new WebhookUrlError(`host ${host} is not in allowed_domains`, "domain_not_allowed");
 
   let candidates: { address: string; family: number }[];
   if (isIP(host)) candidates = [{ address: host, family: isIP(host) }];
@@ -111,7 +127,11 @@ export async function vetWebhookUrl(raw: string, policy: UrlPolicy, o: PolicyOpt
   // Every address must be public or in a named allowed_networks range: a name with one refused address among good ones is refused too.
   const nets = policy.allowed_networks ?? [];
   const bad = candidates.find((c) => !isPublicAddress(c.address) && !inAllowedNetworks(c.address, nets));
-  if (bad) throw new WebhookUrlError(`${host} resolves to ${bad.address}, a private, loopback, link-local or reserved address${nets.length ? " outside allowed_networks" : " (webhooks.url.allowed_networks opens named ranges)"}`, "ssrf_blocked");
+  if (bad)
+    throw new WebhookUrlError(
+      `${host} resolves to ${bad.address}, a private, loopback, link-local or reserved address${nets.length ? " outside allowed_networks" : " (webhooks.url.allowed_networks opens named ranges)"}`,
+      "ssrf_blocked",
+    );
   const pick = candidates[0]!;
   return { url, address: pick.address, family: pick.family === 6 ? 6 : 4 };
 }

@@ -42,7 +42,12 @@ function time(v: unknown, loc: string, issues: Issue[]): number | undefined {
   if (v === undefined || v === null) return undefined;
   // The Run schema's rule (RFC 3339 with calendar validation, or epoch ms): Date.parse alone takes "hello 5".
   const problem = typeof v === "string" ? dateTimeProblem(v) : undefined;
-  const ms = problem === undefined && typeof v === "string" ? Date.parse(/([zZ]|[+-]\d{2}:?\d{2})$/.test(v) ? v : `${v}Z`) : typeof v === "number" && v >= 0 ? v : NaN;
+  const ms =
+    problem === undefined && typeof v === "string"
+      ? Date.parse(/([zZ]|[+-]\d{2}:?\d{2})$/.test(v) ? v : `${v}Z`)
+      : typeof v === "number" && v >= 0
+        ? v
+        : NaN;
   if (!Number.isFinite(ms)) {
     issues.push({ loc: ["body", loc], msg: problem ?? "expected an RFC 3339 date-time or epoch milliseconds", type: "datetime_parsing" });
     return undefined;
@@ -55,7 +60,8 @@ export function agentRunToTraceRun(body: unknown, project: string | undefined): 
   const issues: Issue[] = [];
   const runId = body.run_id;
   if (typeof runId !== "string" || !runId) issues.push({ loc: ["body", "run_id"], msg: "expected a non-empty string", type: "missing" });
-  if (body.kwargs !== undefined && !isObj(body.kwargs)) issues.push({ loc: ["body", "kwargs"], msg: "expected an object", type: "object_type" });
+  if (body.kwargs !== undefined && !isObj(body.kwargs))
+    issues.push({ loc: ["body", "kwargs"], msg: "expected an object", type: "object_type" });
   const created = time(body.created_at, "created_at", issues);
   const updated = time(body.updated_at, "updated_at", issues);
   if (issues.length) throw new ValidationError(issues);

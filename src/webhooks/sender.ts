@@ -39,24 +39,38 @@ export interface AttemptResult {
   retryAfterMs?: number;
 }
 
-function post(target: VettedUrl, headers: Record<string, string>, body: string, timeoutMs: number): Promise<{ status: number; retryAfter?: string }> {
+function post(
+  target: VettedUrl,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+): Promise<{ status: number; retryAfter?: string }> {
   const { url, address, family } = target;
   // Connect to the address the policy checked, whatever DNS says now.
   const lookup: LookupFunction = (_host, opts, cb) => {
-    if ((opts as { all?: boolean }).all) (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
+    if ((opts as { all?: boolean }).all)
+      (cb as unknown as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address, family }]);
     else cb(null, address, family);
   };
   const send = url.protocol === "https:" ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: "POST", headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) }, lookup }, (res) => {
-      res.resume();
-      res.on("end", () => {
-        clearTimeout(deadline);
-        const ra = res.headers["retry-after"];
-        resolve({ status: res.statusCode ?? 0, retryAfter: typeof ra === "string" ? ra : undefined });
-      });
-      res.on("error", reject);
-    });
+    const req = send(
+      url,
+      {
+        method: "POST",
+        headers: { ...headers, "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        lookup,
+      },
+      (res) => {
+        res.resume();
+        res.on("end", () => {
+          clearTimeout(deadline);
+          const ra = res.headers["retry-after"];
+          resolve({ status: res.statusCode ?? 0, retryAfter: typeof ra === "string" ? ra : undefined });
+        });
+        res.on("error", reject);
+      },
+    );
     // A deadline on the whole exchange, not on socket idleness: a receiver that trickles its answer still ends the attempt.
     const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
     req.on("error", (err) => {
@@ -84,11 +98,21 @@ export class WebhookSender {
       target = await vetWebhookUrl(url, this.config.policy, this.opts);
     } catch (err) {
       // Refused by the policy: the same URL would be refused again.
-      return { at: at.toISOString(), duration_ms: took(), error: err instanceof WebhookUrlError ? `refused (${err.type}): ${err.message}` : String(err), verdict: "refused" };
+      return {
+        at: at.toISOString(),
+        duration_ms: took(),
+        error: err instanceof WebhookUrlError ? `refused (${err.type}): ${err.message}` : String(err),
+        verdict: "refused",
+      };
     }
     const headers = { ...this.config.headers, [RUN_ID_HEADER]: runId, [ATTEMPT_HEADER]: String(attempt) };
     try {
-      const { status, retryAfter } = await post(target, headers, JSON.stringify(payload), this.opts.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS);
+      const { status, retryAfter } = await post(
+        target,
+        headers,
+        JSON.stringify(payload),
+        this.opts.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
+      );
       const base = { at: at.toISOString(), duration_ms: took(), status_code: status };
       if (status >= 200 && status < 300) return { ...base, verdict: "delivered" };
       if (status >= 300 && status < 400) return { ...base, error: "redirects are not followed", verdict: "final" };

@@ -1,9 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { anthropicMessages, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator } from "../../adapters/anthropic-messages/index.js";
+import {
+  anthropicMessages,
+  normalizeRequest,
+  normalizeResponse,
+  normalizeStream,
+  createStreamAccumulator,
+} from "../../adapters/anthropic-messages/index.js";
 import { NormalizeError } from "../../src/errors.js";
 import { expectValidNative } from "../helpers/native.js";
 
-const req = (messages: unknown[], extra: Record<string, unknown> = {}) => ({ model: "claude-sonnet-4-5", max_tokens: 1024, messages, ...extra });
+const req = (messages: unknown[], extra: Record<string, unknown> = {}) => ({
+  model: "claude-sonnet-4-5",
+  max_tokens: 1024,
+  messages,
+  ...extra,
+});
 const userBlocks = (...content: unknown[]) => req([{ role: "user", content }]);
 
 describe("anthropic-messages request -> native", () => {
@@ -11,25 +22,92 @@ describe("anthropic-messages request -> native", () => {
     ["system as a string", req([], { system: "be brief" }), [{ role: "system", content: [{ type: "text", text: "be brief" }] }]],
     [
       "system as blocks keeps cache_control",
-      req([], { system: [{ type: "text", text: "a" }, { type: "text", text: "b", cache_control: { type: "ephemeral" } }] }),
-      [{ role: "system", content: [{ type: "text", text: "a" }, { type: "text", text: "b", extras: { cache_control: { type: "ephemeral" } } }] }],
+      req([], {
+        system: [
+          { type: "text", text: "a" },
+          { type: "text", text: "b", cache_control: { type: "ephemeral" } },
+        ],
+      }),
+      [
+        {
+          role: "system",
+          content: [
+            { type: "text", text: "a" },
+            { type: "text", text: "b", extras: { cache_control: { type: "ephemeral" } } },
+          ],
+        },
+      ],
     ],
     ["user string content", req([{ role: "user", content: "hi" }]), [{ role: "user", content: [{ type: "text", text: "hi" }] }]],
     [
       "text with citations becomes annotations",
-      req([{ role: "assistant", content: [{ type: "text", text: "Grass is green.", citations: [{ type: "char_location", cited_text: "green", document_index: 0, start_char_index: 0, end_char_index: 5 }] }] }]),
-      [{ role: "assistant", content: [{ type: "text", text: "Grass is green.", annotations: [{ type: "char_location", cited_text: "green", document_index: 0, start_char_index: 0, end_char_index: 5 }] }] }],
+      req([
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "text",
+              text: "Grass is green.",
+              citations: [{ type: "char_location", cited_text: "green", document_index: 0, start_char_index: 0, end_char_index: 5 }],
+            },
+          ],
+        },
+      ]),
+      [
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "text",
+              text: "Grass is green.",
+              annotations: [{ type: "char_location", cited_text: "green", document_index: 0, start_char_index: 0, end_char_index: 5 }],
+            },
+          ],
+        },
+      ],
     ],
-    ["image base64", userBlocks({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } }), [{ role: "user", content: [{ type: "image", base64: "/9j/", mime_type: "image/jpeg" }] }]],
-    ["image url", userBlocks({ type: "image", source: { type: "url", url: "https://x.test/i.png" } }), [{ role: "user", content: [{ type: "image", url: "https://x.test/i.png" }] }]],
-    ["image file", userBlocks({ type: "image", source: { type: "file", file_id: "file_011" } }), [{ role: "user", content: [{ type: "image", id: "file_011" }] }]],
+    [
+      "image base64",
+      userBlocks({ type: "image", source: { type: "base64", media_type: "image/jpeg", data: "/9j/" } }),
+      [{ role: "user", content: [{ type: "image", base64: "/9j/", mime_type: "image/jpeg" }] }],
+    ],
+    [
+      "image url",
+      userBlocks({ type: "image", source: { type: "url", url: "https://x.test/i.png" } }),
+      [{ role: "user", content: [{ type: "image", url: "https://x.test/i.png" }] }],
+    ],
+    [
+      "image file",
+      userBlocks({ type: "image", source: { type: "file", file_id: "file_011" } }),
+      [{ role: "user", content: [{ type: "image", id: "file_011" }] }],
+    ],
     [
       "document base64 pdf with title and citations config",
-      userBlocks({ type: "document", source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" }, title: "Spec", citations: { enabled: true } }),
-      [{ role: "user", content: [{ type: "file", base64: "JVBERi0=", mime_type: "application/pdf", extras: { title: "Spec", citations: { enabled: true } } }] }],
+      userBlocks({
+        type: "document",
+        source: { type: "base64", media_type: "application/pdf", data: "JVBERi0=" },
+        title: "Spec",
+        citations: { enabled: true },
+      }),
+      [
+        {
+          role: "user",
+          content: [
+            { type: "file", base64: "JVBERi0=", mime_type: "application/pdf", extras: { title: "Spec", citations: { enabled: true } } },
+          ],
+        },
+      ],
     ],
-    ["document url", userBlocks({ type: "document", source: { type: "url", url: "https://x.test/d.pdf" } }), [{ role: "user", content: [{ type: "file", url: "https://x.test/d.pdf" }] }]],
-    ["document file", userBlocks({ type: "document", source: { type: "file", file_id: "file_9" } }), [{ role: "user", content: [{ type: "file", id: "file_9" }] }]],
+    [
+      "document url",
+      userBlocks({ type: "document", source: { type: "url", url: "https://x.test/d.pdf" } }),
+      [{ role: "user", content: [{ type: "file", url: "https://x.test/d.pdf" }] }],
+    ],
+    [
+      "document file",
+      userBlocks({ type: "document", source: { type: "file", file_id: "file_9" } }),
+      [{ role: "user", content: [{ type: "file", id: "file_9" }] }],
+    ],
     [
       "document text source becomes base64 text with source_type",
       userBlocks({ type: "document", source: { type: "text", media_type: "text/plain", data: "hello" } }),
@@ -49,40 +127,138 @@ describe("anthropic-messages request -> native", () => {
     [
       "tool_result with blocks and is_error, followed by user text, keeps order",
       req([
-        { role: "assistant", content: [{ type: "tool_use", id: "a", name: "f", input: {} }, { type: "tool_use", id: "b", name: "g", input: {} }] },
-        { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: "boom" }], is_error: true }, { type: "tool_result", tool_use_id: "b" }, { type: "text", text: "continue" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool_use", id: "a", name: "f", input: {} },
+            { type: "tool_use", id: "b", name: "g", input: {} },
+          ],
+        },
+        {
+          role: "user",
+          content: [
+            { type: "tool_result", tool_use_id: "a", content: [{ type: "text", text: "boom" }], is_error: true },
+            { type: "tool_result", tool_use_id: "b" },
+            { type: "text", text: "continue" },
+          ],
+        },
       ]),
       [
-        { role: "assistant", content: [{ type: "tool_call", id: "a", name: "f", args: {} }, { type: "tool_call", id: "b", name: "g", args: {} }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "tool_call", id: "a", name: "f", args: {} },
+            { type: "tool_call", id: "b", name: "g", args: {} },
+          ],
+        },
         { role: "tool", tool_call_id: "a", content: [{ type: "text", text: "boom" }], extras: { is_error: true } },
         { role: "tool", tool_call_id: "b", content: [] },
         { role: "user", content: [{ type: "text", text: "continue" }] },
       ],
     ],
-    ["thinking keeps its signature", req([{ role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "sig" }] }]), [{ role: "assistant", content: [{ type: "reasoning", text: "hmm", extras: { signature: "sig" } }] }]],
-    ["redacted_thinking is empty reasoning flagged redacted", req([{ role: "assistant", content: [{ type: "redacted_thinking", data: "enc" }] }]), [{ role: "assistant", content: [{ type: "reasoning", text: "", extras: { redacted: true, data: "enc" } }] }]],
+    [
+      "thinking keeps its signature",
+      req([{ role: "assistant", content: [{ type: "thinking", thinking: "hmm", signature: "sig" }] }]),
+      [{ role: "assistant", content: [{ type: "reasoning", text: "hmm", extras: { signature: "sig" } }] }],
+    ],
+    [
+      "redacted_thinking is empty reasoning flagged redacted",
+      req([{ role: "assistant", content: [{ type: "redacted_thinking", data: "enc" }] }]),
+      [{ role: "assistant", content: [{ type: "reasoning", text: "", extras: { redacted: true, data: "enc" } }] }],
+    ],
     [
       "server_tool_use and a web_search_tool_result",
-      req([{ role: "assistant", content: [{ type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } }, { type: "web_search_tool_result", tool_use_id: "srvtoolu_1", content: [{ type: "web_search_result", url: "https://a.test", title: "A", encrypted_content: "e" }] }] }]),
+      req([
+        {
+          role: "assistant",
+          content: [
+            { type: "server_tool_use", id: "srvtoolu_1", name: "web_search", input: { query: "q" } },
+            {
+              type: "web_search_tool_result",
+              tool_use_id: "srvtoolu_1",
+              content: [{ type: "web_search_result", url: "https://a.test", title: "A", encrypted_content: "e" }],
+            },
+          ],
+        },
+      ]),
       [
         {
           role: "assistant",
           content: [
             { type: "server_tool_call", id: "srvtoolu_1", name: "web_search", args: { query: "q" } },
-            { type: "server_tool_result", tool_call_id: "srvtoolu_1", status: "success", output: [{ type: "web_search_result", url: "https://a.test", title: "A", encrypted_content: "e" }], extras: { vendor_type: "web_search_tool_result" } },
+            {
+              type: "server_tool_result",
+              tool_call_id: "srvtoolu_1",
+              status: "success",
+              output: [{ type: "web_search_result", url: "https://a.test", title: "A", encrypted_content: "e" }],
+              extras: { vendor_type: "web_search_tool_result" },
+            },
           ],
         },
       ],
     ],
     [
       "a server tool error object gives status error",
-      req([{ role: "assistant", content: [{ type: "code_execution_tool_result", tool_use_id: "s", content: { type: "code_execution_tool_result_error", error_code: "unavailable" } }] }]),
-      [{ role: "assistant", content: [{ type: "server_tool_result", tool_call_id: "s", status: "error", output: { type: "code_execution_tool_result_error", error_code: "unavailable" }, extras: { vendor_type: "code_execution_tool_result" } }] }],
+      req([
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "code_execution_tool_result",
+              tool_use_id: "s",
+              content: { type: "code_execution_tool_result_error", error_code: "unavailable" },
+            },
+          ],
+        },
+      ]),
+      [
+        {
+          role: "assistant",
+          content: [
+            {
+              type: "server_tool_result",
+              tool_call_id: "s",
+              status: "error",
+              output: { type: "code_execution_tool_result_error", error_code: "unavailable" },
+              extras: { vendor_type: "code_execution_tool_result" },
+            },
+          ],
+        },
+      ],
     ],
     [
       "search_result is citable text with its source kept",
-      userBlocks({ type: "search_result", source: "https://kb.test/1", title: "KB", content: [{ type: "text", text: "one" }, { type: "text", text: "two" }], citations: { enabled: true } }),
-      [{ role: "user", content: [{ type: "text", text: "one\n\ntwo", extras: { vendor_type: "search_result", source: "https://kb.test/1", title: "KB", content: [{ type: "text", text: "one" }, { type: "text", text: "two" }], citations: { enabled: true } } }] }],
+      userBlocks({
+        type: "search_result",
+        source: "https://kb.test/1",
+        title: "KB",
+        content: [
+          { type: "text", text: "one" },
+          { type: "text", text: "two" },
+        ],
+        citations: { enabled: true },
+      }),
+      [
+        {
+          role: "user",
+          content: [
+            {
+              type: "text",
+              text: "one\n\ntwo",
+              extras: {
+                vendor_type: "search_result",
+                source: "https://kb.test/1",
+                title: "KB",
+                content: [
+                  { type: "text", text: "one" },
+                  { type: "text", text: "two" },
+                ],
+                citations: { enabled: true },
+              },
+            },
+          ],
+        },
+      ],
     ],
   ];
   it.each(cases)("%s", (_name, input, expected) => {
@@ -92,8 +268,15 @@ describe("anthropic-messages request -> native", () => {
   });
 
   it("puts every body key but messages, system and model into invocation params", () => {
-    const out = normalizeRequest(req([], { system: "s", temperature: 0.5, stop_sequences: ["x"], tools: [{ name: "f", input_schema: {} }] }));
-    expect(out.invocation_params).toEqual({ max_tokens: 1024, temperature: 0.5, stop_sequences: ["x"], tools: [{ name: "f", input_schema: {} }] });
+    const out = normalizeRequest(
+      req([], { system: "s", temperature: 0.5, stop_sequences: ["x"], tools: [{ name: "f", input_schema: {} }] }),
+    );
+    expect(out.invocation_params).toEqual({
+      max_tokens: 1024,
+      temperature: 0.5,
+      stop_sequences: ["x"],
+      tools: [{ name: "f", input_schema: {} }],
+    });
     expect(out).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5" });
   });
 
@@ -116,12 +299,23 @@ describe("anthropic-messages response -> native", () => {
     model: "claude-sonnet-4-5-20250929",
     content: [
       { type: "thinking", thinking: "plan", signature: "s1" },
-      { type: "text", text: "Answer", citations: [{ type: "page_location", cited_text: "x", document_index: 0, start_page_number: 1, end_page_number: 2 }] },
+      {
+        type: "text",
+        text: "Answer",
+        citations: [{ type: "page_location", cited_text: "x", document_index: 0, start_page_number: 1, end_page_number: 2 }],
+      },
       { type: "tool_use", id: "toolu_2", name: "f", input: { a: [1] } },
     ],
     stop_reason: "tool_use",
     stop_sequence: null,
-    usage: { input_tokens: 50, output_tokens: 30, cache_creation_input_tokens: 20, cache_read_input_tokens: 1000, cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 }, service_tier: "standard" },
+    usage: {
+      input_tokens: 50,
+      output_tokens: 30,
+      cache_creation_input_tokens: 20,
+      cache_read_input_tokens: 1000,
+      cache_creation: { ephemeral_5m_input_tokens: 20, ephemeral_1h_input_tokens: 0 },
+      service_tier: "standard",
+    },
   };
 
   it("adds cache read and creation tokens into input_tokens with details", () => {
@@ -147,7 +341,18 @@ describe("anthropic-messages response -> native", () => {
 });
 
 describe("anthropic-messages stream -> native", () => {
-  const start = { type: "message_start", message: { id: "msg_s", type: "message", role: "assistant", model: "claude-haiku-4-5", content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 } } };
+  const start = {
+    type: "message_start",
+    message: {
+      id: "msg_s",
+      type: "message",
+      role: "assistant",
+      model: "claude-haiku-4-5",
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: 10, output_tokens: 1, cache_read_input_tokens: 4, cache_creation_input_tokens: 0 },
+    },
+  };
 
   it("replaces usage with the cumulative message_delta values instead of adding", () => {
     const out = normalizeStream([
@@ -159,7 +364,12 @@ describe("anthropic-messages stream -> native", () => {
       { type: "message_delta", delta: {}, usage: { output_tokens: 22, input_tokens: 10, cache_read_input_tokens: 4 } },
       { type: "message_stop" },
     ]);
-    expect(out.messages[0]!.usage_metadata).toEqual({ input_tokens: 14, output_tokens: 22, total_tokens: 36, input_token_details: { cache_read: 4, cache_creation: 0 } });
+    expect(out.messages[0]!.usage_metadata).toEqual({
+      input_tokens: 14,
+      output_tokens: 22,
+      total_tokens: 36,
+      input_token_details: { cache_read: 4, cache_creation: 0 },
+    });
     expect(out.stop_reason).toBe("end_turn");
   });
 
@@ -220,7 +430,9 @@ describe("anthropic-messages stream -> native", () => {
 describe("anthropic-messages detect and normalize", () => {
   it("recognises Anthropic requests, responses and streams", () => {
     expect(anthropicMessages.detect(req([{ role: "user", content: "x" }], { system: "s" }))).toBe("request");
-    expect(anthropicMessages.detect({ model: "claude-opus-4-1", max_tokens: 1, messages: [{ role: "user", content: "x" }] })).toBe("request");
+    expect(anthropicMessages.detect({ model: "claude-opus-4-1", max_tokens: 1, messages: [{ role: "user", content: "x" }] })).toBe(
+      "request",
+    );
     expect(anthropicMessages.detect({ type: "message", role: "assistant", content: [] })).toBe("response");
     expect(anthropicMessages.detect([{ type: "message_start", message: {} }, { type: "message_stop" }])).toBe("stream");
   });
@@ -228,11 +440,16 @@ describe("anthropic-messages detect and normalize", () => {
   it("does not claim OpenAI payloads", () => {
     expect(anthropicMessages.detect({ model: "gpt-4o", messages: [{ role: "system", content: "x" }] })).toBeNull();
     expect(anthropicMessages.detect({ choices: [{ message: { role: "assistant", content: "x" } }] })).toBeNull();
-    expect(anthropicMessages.detect({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "u" } }] }] })).toBeNull();
+    expect(
+      anthropicMessages.detect({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "u" } }] }] }),
+    ).toBeNull();
   });
 
   it("normalizes a request/stream pair with the response model", () => {
-    const out = anthropicMessages.normalize({ request: req([{ role: "user", content: "hi" }]), response: [{ type: "message_start", message: { model: "claude-sonnet-4-5-20250929", usage: { input_tokens: 1, output_tokens: 1 } } }] });
+    const out = anthropicMessages.normalize({
+      request: req([{ role: "user", content: "hi" }]),
+      response: [{ type: "message_start", message: { model: "claude-sonnet-4-5-20250929", usage: { input_tokens: 1, output_tokens: 1 } } }],
+    });
     expect(out.metadata).toEqual({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929" });
     expect(out.inputs!.messages).toHaveLength(1);
   });

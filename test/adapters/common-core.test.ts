@@ -7,7 +7,8 @@ import { choicesResult, foldStream, onFirstMessage } from "../../adapters/common
 import { detector } from "../../adapters/common/detect.js";
 import { NormalizeError } from "../../src/errors.js";
 
-const text = (extras?: Record<string, unknown>): ContentBlock => (extras ? { type: "text", text: "t", extras } : { type: "text", text: "t" });
+const text = (extras?: Record<string, unknown>): ContentBlock =>
+  extras ? { type: "text", text: "t", extras } : { type: "text", text: "t" };
 
 describe("withExtras: how new extras meet a block's own", () => {
   it("replace sets what it is given, even an empty object; replace-nonempty ignores an empty one", () => {
@@ -36,7 +37,9 @@ describe("withExtras: how new extras meet a block's own", () => {
 
 describe("usage pieces", () => {
   it("renames detail counts (own keys only) and names a bad one by its place", () => {
-    expect(countDetails({ cached_tokens: 3, constructor: 1, other: 2 }, ["usage"], "prompt_tokens_details", { cached_tokens: "cache_read" })).toEqual({ cache_read: 3, constructor: 1, other: 2 });
+    expect(
+      countDetails({ cached_tokens: 3, constructor: 1, other: 2 }, ["usage"], "prompt_tokens_details", { cached_tokens: "cache_read" }),
+    ).toEqual({ cache_read: 3, constructor: 1, other: 2 });
     expect(countDetails(null, ["usage"], "x", {})).toBeUndefined();
     expect(() => countDetails({ cached_tokens: -1 }, ["usage"], "prompt_tokens_details", {})).toThrow(NormalizeError);
     let caught: unknown;
@@ -67,7 +70,10 @@ describe("stream tails", () => {
   });
 
   it("onFirstMessage adds only the defined facts, after the message's own extras", () => {
-    const r = onFirstMessage({ messages: [{ role: "assistant", content: [], extras: { a: 1 } }] }, { stream_error: undefined, unmapped_events: [{ type: "x" }] });
+    const r = onFirstMessage(
+      { messages: [{ role: "assistant", content: [], extras: { a: 1 } }] },
+      { stream_error: undefined, unmapped_events: [{ type: "x" }] },
+    );
     expect(r.messages[0]!.extras).toEqual({ a: 1, unmapped_events: [{ type: "x" }] });
     const untouched = onFirstMessage({ messages: [{ role: "assistant", content: [] }] }, { stream_error: undefined });
     expect(untouched.messages[0]).toEqual({ role: "assistant", content: [] });
@@ -104,7 +110,14 @@ describe("detect skeleton", () => {
     expect(detect({ request: null, response: null })).toBeNull();
     expect(detect({ request: { other: 1 }, response: { answer: 1 } })).toBeNull();
     expect(detect("x")).toBeNull();
-    const throwing = detector({ isRequest: () => { throw new Error("boom"); }, isResponse: () => false, isStream: () => false, pairFirst: "response" });
+    const throwing = detector({
+      isRequest: () => {
+        throw new Error("boom");
+      },
+      isResponse: () => false,
+      isStream: () => false,
+      pairFirst: "response",
+    });
     expect(throwing({ a: 1 })).toBeNull();
   });
 

@@ -1,13 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { Completion, CompletionCreateParamsNonStreaming } from "openai/resources/completions";
-import { openaiCompletions, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator } from "../../adapters/openai-completions/index.js";
+import {
+  openaiCompletions,
+  normalizeRequest,
+  normalizeResponse,
+  normalizeStream,
+  createStreamAccumulator,
+} from "../../adapters/openai-completions/index.js";
 import { getAdapter } from "../../adapters/index.js";
 import { normalize, detectFormat } from "../../src/normalize.js";
 import { NormalizeError } from "../../src/errors.js";
 import { expectValidNative } from "../helpers/native.js";
 
 const MODEL = "gpt-3.5-turbo-instruct";
-const req = (prompt: CompletionCreateParamsNonStreaming["prompt"], extra: Partial<CompletionCreateParamsNonStreaming> = {}) => ({ model: MODEL, prompt, ...extra }) satisfies CompletionCreateParamsNonStreaming;
+const req = (prompt: CompletionCreateParamsNonStreaming["prompt"], extra: Partial<CompletionCreateParamsNonStreaming> = {}) =>
+  ({ model: MODEL, prompt, ...extra }) satisfies CompletionCreateParamsNonStreaming;
 const completion = (choices: Partial<Completion["choices"][number]>[], extra: Partial<Completion> = {}): Completion =>
   ({
     id: "cmpl-1",
@@ -29,11 +36,22 @@ function issueOf(fn: () => unknown) {
   }
   throw new Error("expected a NormalizeError, nothing was thrown");
 }
-const chunk = (choices: Record<string, unknown>[], extra: Record<string, unknown> = {}) => ({ id: "cmpl-s", object: "text_completion", created: 1763800001, model: MODEL, choices, ...extra });
+const chunk = (choices: Record<string, unknown>[], extra: Record<string, unknown> = {}) => ({
+  id: "cmpl-s",
+  object: "text_completion",
+  created: 1763800001,
+  model: MODEL,
+  choices,
+  ...extra,
+});
 
 describe("openai-completions request -> native", () => {
   const cases: [string, unknown, unknown][] = [
-    ["a string prompt is one user message", req("Say this is a test"), [{ role: "user", content: [{ type: "text", text: "Say this is a test" }] }]],
+    [
+      "a string prompt is one user message",
+      req("Say this is a test"),
+      [{ role: "user", content: [{ type: "text", text: "Say this is a test" }] }],
+    ],
     [
       "a batch is one user message per prompt, each with its prompt_index",
       req(["one", "two"]),
@@ -42,7 +60,11 @@ describe("openai-completions request -> native", () => {
         { role: "user", content: [{ type: "text", text: "two" }], extras: { prompt_index: 1 } },
       ],
     ],
-    ["token ids are kept in extras (no text to show)", req([1212, 318, 257]), [{ role: "user", content: [], extras: { prompt_token_ids: [1212, 318, 257] } }]],
+    [
+      "token ids are kept in extras (no text to show)",
+      req([1212, 318, 257]),
+      [{ role: "user", content: [], extras: { prompt_token_ids: [1212, 318, 257] } }],
+    ],
     [
       "a batch of token-id prompts",
       req([[1, 2], [3]]),
@@ -51,13 +73,39 @@ describe("openai-completions request -> native", () => {
         { role: "user", content: [], extras: { prompt_index: 1, prompt_token_ids: [3] } },
       ],
     ],
-    ["suffix is a marked text block after the prompt", req("def f(", { suffix: "\n    return x" }), [{ role: "user", content: [{ type: "text", text: "def f(" }, { type: "text", text: "\n    return x", extras: { suffix: true } }] }]],
+    [
+      "suffix is a marked text block after the prompt",
+      req("def f(", { suffix: "\n    return x" }),
+      [
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "def f(" },
+            { type: "text", text: "\n    return x", extras: { suffix: true } },
+          ],
+        },
+      ],
+    ],
     [
       "suffix goes with every prompt of a batch",
       req(["a", "b"], { suffix: "Z" }),
       [
-        { role: "user", content: [{ type: "text", text: "a" }, { type: "text", text: "Z", extras: { suffix: true } }], extras: { prompt_index: 0 } },
-        { role: "user", content: [{ type: "text", text: "b" }, { type: "text", text: "Z", extras: { suffix: true } }], extras: { prompt_index: 1 } },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "a" },
+            { type: "text", text: "Z", extras: { suffix: true } },
+          ],
+          extras: { prompt_index: 0 },
+        },
+        {
+          role: "user",
+          content: [
+            { type: "text", text: "b" },
+            { type: "text", text: "Z", extras: { suffix: true } },
+          ],
+          extras: { prompt_index: 1 },
+        },
       ],
     ],
     ["no prompt: no input messages", { model: MODEL, max_tokens: 5 }, []],
@@ -71,8 +119,35 @@ describe("openai-completions request -> native", () => {
   });
 
   it("keeps every other parameter as an invocation param; prompt, suffix and model are not params", () => {
-    const out = normalizeRequest(req("x", { suffix: "y", max_tokens: 16, temperature: 0, echo: true, logprobs: 2, best_of: 3, n: 2, stop: ["\n"], stream: false, user: "u1", logit_bias: { "50256": -100 }, seed: 7 }));
-    expect(out.invocation_params).toEqual({ max_tokens: 16, temperature: 0, echo: true, logprobs: 2, best_of: 3, n: 2, stop: ["\n"], stream: false, user: "u1", logit_bias: { "50256": -100 }, seed: 7 });
+    const out = normalizeRequest(
+      req("x", {
+        suffix: "y",
+        max_tokens: 16,
+        temperature: 0,
+        echo: true,
+        logprobs: 2,
+        best_of: 3,
+        n: 2,
+        stop: ["\n"],
+        stream: false,
+        user: "u1",
+        logit_bias: { "50256": -100 },
+        seed: 7,
+      }),
+    );
+    expect(out.invocation_params).toEqual({
+      max_tokens: 16,
+      temperature: 0,
+      echo: true,
+      logprobs: 2,
+      best_of: 3,
+      n: 2,
+      stop: ["\n"],
+      stream: false,
+      user: "u1",
+      logit_bias: { "50256": -100 },
+      seed: 7,
+    });
     expect(out.trace_model_name).toBe(MODEL);
   });
 
@@ -97,11 +172,22 @@ describe("openai-completions response -> native", () => {
       {
         role: "assistant",
         content: [{ type: "text", text: "\n\nThis is indeed a test" }],
-        extras: { id: "cmpl-1", object: "text_completion", created: 1763800000, system_fingerprint: "fp_44709d6fcb", finish_reason: "length" },
+        extras: {
+          id: "cmpl-1",
+          object: "text_completion",
+          created: 1763800000,
+          system_fingerprint: "fp_44709d6fcb",
+          finish_reason: "length",
+        },
         usage_metadata: { input_tokens: 5, output_tokens: 7, total_tokens: 12 },
       },
     ]);
-    expect(out).toMatchObject({ trace_provider: "openai", trace_model_name: MODEL, stop_reason: "length", usage_metadata: { input_tokens: 5 } });
+    expect(out).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: MODEL,
+      stop_reason: "length",
+      usage_metadata: { input_tokens: 5 },
+    });
     expectValidNative(out.messages);
   });
 
@@ -122,24 +208,43 @@ describe("openai-completions response -> native", () => {
   });
 
   it("echo: the prompt and the completion are two text blocks that join to the text as sent", () => {
-    const out = normalizeResponse(completion([{ text: "Once upon a time, there was" }]), { request: req("Once upon a time", { echo: true }) });
+    const out = normalizeResponse(completion([{ text: "Once upon a time, there was" }]), {
+      request: req("Once upon a time", { echo: true }),
+    });
     expect(out.messages[0]!.content).toEqual([
       { type: "text", text: "Once upon a time", extras: { echo: true } },
       { type: "text", text: ", there was" },
     ]);
     // Without the request (or without echo) the text stays whole.
-    expect(normalizeResponse(completion([{ text: "Once upon a time, there was" }])).messages[0]!.content).toEqual([{ type: "text", text: "Once upon a time, there was" }]);
+    expect(normalizeResponse(completion([{ text: "Once upon a time, there was" }])).messages[0]!.content).toEqual([
+      { type: "text", text: "Once upon a time, there was" },
+    ]);
     // Echo of a token-id prompt cannot be split by text: whole.
-    expect(normalizeResponse(completion([{ text: "Hi there" }]), { request: req([1, 2], { echo: true }) }).messages[0]!.content).toEqual([{ type: "text", text: "Hi there" }]);
+    expect(normalizeResponse(completion([{ text: "Hi there" }]), { request: req([1, 2], { echo: true }) }).messages[0]!.content).toEqual([
+      { type: "text", text: "Hi there" },
+    ]);
   });
 
   it("usage details map as for chat (cached -> cache_read)", () => {
-    const out = normalizeResponse(completion([{ text: "x" }], { usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12, prompt_tokens_details: { cached_tokens: 4 } } as Completion["usage"] }));
+    const out = normalizeResponse(
+      completion([{ text: "x" }], {
+        usage: {
+          prompt_tokens: 10,
+          completion_tokens: 2,
+          total_tokens: 12,
+          prompt_tokens_details: { cached_tokens: 4 },
+        } as Completion["usage"],
+      }),
+    );
     expect(out.usage_metadata).toEqual({ input_tokens: 10, output_tokens: 2, total_tokens: 12, input_token_details: { cache_read: 4 } });
   });
 
   it("unknown choice fields are kept in the message's extras", () => {
-    const out = normalizeResponse({ object: "text_completion", model: MODEL, choices: [{ text: "x", index: 0, finish_reason: "stop", stop_reason: 50256 }] });
+    const out = normalizeResponse({
+      object: "text_completion",
+      model: MODEL,
+      choices: [{ text: "x", index: 0, finish_reason: "stop", stop_reason: 50256 }],
+    });
     expect(out.messages[0]!.extras).toEqual({ object: "text_completion", finish_reason: "stop", stop_reason: 50256 });
   });
 
@@ -163,12 +268,20 @@ describe("openai-completions response -> native", () => {
 
 describe("openai-completions stream -> native", () => {
   const pieces = ["Hello", " there", "!"];
-  const chunks = [...pieces.map((t, i) => chunk([{ text: t, index: 0, logprobs: null, finish_reason: i === 2 ? "stop" : null }])), chunk([], { usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } })];
+  const chunks = [
+    ...pieces.map((t, i) => chunk([{ text: t, index: 0, logprobs: null, finish_reason: i === 2 ? "stop" : null }])),
+    chunk([], { usage: { prompt_tokens: 3, completion_tokens: 3, total_tokens: 6 } }),
+  ];
 
   it("folds text pieces into the same result as a response, usage from the final chunk", () => {
     const out = normalizeStream(chunks);
     expect(out.messages).toEqual([
-      { role: "assistant", content: [{ type: "text", text: "Hello there!" }], extras: { id: "cmpl-s", object: "text_completion", created: 1763800001, finish_reason: "stop" }, usage_metadata: { input_tokens: 3, output_tokens: 3, total_tokens: 6 } },
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Hello there!" }],
+        extras: { id: "cmpl-s", object: "text_completion", created: 1763800001, finish_reason: "stop" },
+        usage_metadata: { input_tokens: 3, output_tokens: 3, total_tokens: 6 },
+      },
     ]);
     expect(out).toMatchObject({ trace_model_name: MODEL, stop_reason: "stop" });
   });
@@ -181,25 +294,51 @@ describe("openai-completions stream -> native", () => {
 
   it("interleaved choices of n > 1 and a batch fold by index; logprobs arrays concatenate", () => {
     const s = [
-      chunk([{ text: "a", index: 0, logprobs: { tokens: ["a"], token_logprobs: [-1], top_logprobs: null, text_offset: [0] } }, { text: "b", index: 1 }]),
-      chunk([{ text: "A", index: 0, logprobs: { tokens: ["A"], token_logprobs: [-2], top_logprobs: null, text_offset: [1] }, finish_reason: "stop" }, { text: "B", index: 1, finish_reason: "length" }]),
+      chunk([
+        { text: "a", index: 0, logprobs: { tokens: ["a"], token_logprobs: [-1], top_logprobs: null, text_offset: [0] } },
+        { text: "b", index: 1 },
+      ]),
+      chunk([
+        {
+          text: "A",
+          index: 0,
+          logprobs: { tokens: ["A"], token_logprobs: [-2], top_logprobs: null, text_offset: [1] },
+          finish_reason: "stop",
+        },
+        { text: "B", index: 1, finish_reason: "length" },
+      ]),
     ];
     const out = normalizeStream(s, { request: req(["p", "q"]) });
     expect(out.messages.map((m) => m.content)).toEqual([[{ type: "text", text: "aA" }], [{ type: "text", text: "bB" }]]);
-    expect(out.messages[0]!.extras).toMatchObject({ choice_index: 0, prompt_index: 0, finish_reason: "stop", logprobs: { tokens: ["a", "A"], token_logprobs: [-1, -2], text_offset: [0, 1] } });
+    expect(out.messages[0]!.extras).toMatchObject({
+      choice_index: 0,
+      prompt_index: 0,
+      finish_reason: "stop",
+      logprobs: { tokens: ["a", "A"], token_logprobs: [-1, -2], text_offset: [0, 1] },
+    });
     expect(out.messages[1]!.extras).toMatchObject({ choice_index: 1, prompt_index: 1, finish_reason: "length" });
     // The chunks themselves are not changed by folding.
     expect((s[0]!.choices[0] as { logprobs: { tokens: string[] } }).logprobs.tokens).toEqual(["a"]);
   });
 
   it("an echoed prompt is split off the streamed text as for a response", () => {
-    const out = normalizeStream([chunk([{ text: "Say", index: 0 }]), chunk([{ text: " hi. Hi!", index: 0 }])], { request: req("Say hi.", { echo: true }) });
-    expect(out.messages[0]!.content).toEqual([{ type: "text", text: "Say hi.", extras: { echo: true } }, { type: "text", text: " Hi!" }]);
+    const out = normalizeStream([chunk([{ text: "Say", index: 0 }]), chunk([{ text: " hi. Hi!", index: 0 }])], {
+      request: req("Say hi.", { echo: true }),
+    });
+    expect(out.messages[0]!.content).toEqual([
+      { type: "text", text: "Say hi.", extras: { echo: true } },
+      { type: "text", text: " Hi!" },
+    ]);
   });
 
   it("a bad chunk is named by its position", () => {
     expect(issueOf(() => normalizeStream([chunk([{ text: "a", index: 0 }]), 7])).loc).toEqual([1]);
-    expect(issueOf(() => normalizeStream([chunk([{ text: "a", index: 0 }]), chunk([{ text: 3, index: 0 }])])).loc).toEqual([1, "choices", 0, "text"]);
+    expect(issueOf(() => normalizeStream([chunk([{ text: "a", index: 0 }]), chunk([{ text: 3, index: 0 }])])).loc).toEqual([
+      1,
+      "choices",
+      0,
+      "text",
+    ]);
   });
 });
 
@@ -230,7 +369,14 @@ describe("openai-completions detection", () => {
     ["a Bedrock Llama body", { prompt: "hi", max_gen_len: 5, temperature: 0.5 }],
     ["a chat request", { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] }],
     ["a Responses request", { model: "gpt-4.1", input: "hi" }],
-    ["a chat completion", { object: "chat.completion", model: "gpt-4o", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }] }],
+    [
+      "a chat completion",
+      {
+        object: "chat.completion",
+        model: "gpt-4o",
+        choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }],
+      },
+    ],
     ["a chat stream", [{ object: "chat.completion.chunk", model: "gpt-4o", choices: [{ index: 0, delta: { content: "hi" } }] }]],
   ];
   it.each(unclaimed)("does not claim %s", (_n, payload) => {
@@ -245,8 +391,14 @@ describe("openai-completions detection", () => {
   it("normalize() of a pair uses the request for echo and batches", () => {
     const out = normalize({ request: req(["a", "b"], { echo: true }), response: completion([{ text: "a!" }, { text: "b?" }]) });
     expect(out.outputs?.messages.map((m) => m.content)).toEqual([
-      [{ type: "text", text: "a", extras: { echo: true } }, { type: "text", text: "!" }],
-      [{ type: "text", text: "b", extras: { echo: true } }, { type: "text", text: "?" }],
+      [
+        { type: "text", text: "a", extras: { echo: true } },
+        { type: "text", text: "!" },
+      ],
+      [
+        { type: "text", text: "b", extras: { echo: true } },
+        { type: "text", text: "?" },
+      ],
     ]);
     expect(out.outputs?.messages.map((m) => m.extras?.prompt_index)).toEqual([0, 1]);
   });

@@ -17,7 +17,11 @@ afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
 });
 
-const request = { model: "gpt-4.1", instructions: "Answer briefly.", input: [{ role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] }] };
+const request = {
+  model: "gpt-4.1",
+  instructions: "Answer briefly.",
+  input: [{ role: "user", content: [{ type: "input_text", text: "Weather in Paris?" }] }],
+};
 
 describe("openai-responses in the pipelines", () => {
   it("backfill turns generic Responses log lines (JSON and stream) into llm runs with usage", async () => {
@@ -42,7 +46,12 @@ describe("openai-responses in the pipelines", () => {
     expect(r1).toMatchObject({ run_type: "llm", name: "ChatOpenAI" });
     expect(r1.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4.1-2025-04-14" });
     expect(r1.inputs.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user"]);
-    expect(r1.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 328, output_tokens: 52, input_token_details: { cache_read: 256 }, output_token_details: { reasoning: 32 } });
+    expect(r1.outputs.messages[0].usage_metadata).toMatchObject({
+      input_tokens: 328,
+      output_tokens: 52,
+      input_token_details: { cache_read: 256 },
+      output_token_details: { reasoning: 32 },
+    });
     const r2 = byKey.get("line:2");
     expect(r2.outputs.messages[0].content[0]).toMatchObject({ type: "text", text: "Hi there!" });
     expect(r2.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 37, output_tokens: 11 });
@@ -53,6 +62,10 @@ describe("openai-responses in the pipelines", () => {
     expect(d.detected_format).toBe("openai-responses");
     expect(d.normalize_error).toBeNull();
     expect(d.normalized_inputs!.messages).toHaveLength(2);
-    expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toEqual(["reasoning", "tool_call", "text"]);
+    expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toEqual([
+      "reasoning",
+      "tool_call",
+      "text",
+    ]);
   });
 });

@@ -53,14 +53,20 @@ function missing(ours: unknown, theirs: unknown, path: string): string | undefin
 }
 
 /** Each prefix folded by `adapter` holds what the SDK's state after its last event holds, read by the same adapter. */
-function holdsEveryPrefix(adapter: Adapter, events: readonly unknown[], snapshots: readonly unknown[], asResponse: (s: unknown) => unknown = (s) => s): void {
+function holdsEveryPrefix(
+  adapter: Adapter,
+  events: readonly unknown[],
+  snapshots: readonly unknown[],
+  asResponse: (s: unknown) => unknown = (s) => s,
+): void {
   expect(snapshots).toHaveLength(events.length);
   const acc = adapter.createStreamAccumulator();
   for (let k = 0; k < events.length; k++) {
     acc.push(events[k]);
     const ours = acc.result();
     const theirs = adapter.normalizeResponse(asResponse(snapshots[k]));
-    const gap = missing(ours.messages, theirs.messages, "messages") ?? missing(ours.usage_metadata, theirs.usage_metadata, "usage_metadata");
+    const gap =
+      missing(ours.messages, theirs.messages, "messages") ?? missing(ours.usage_metadata, theirs.usage_metadata, "usage_metadata");
     if (gap) throw new Error(`after event ${k} (${JSON.stringify(events[k])}): ${gap}`);
     expect(adapter.normalizeStream(events.slice(0, k + 1))).toEqual(ours);
   }
@@ -167,7 +173,8 @@ describe("Bedrock ConverseStream: everything the events so far carried is in the
           // A tool's input so far: parsed into args when it is whole JSON ("" is no input), else kept verbatim.
           const inputs = new Map<number, string>();
           for (const ev of events.slice(0, k + 1)) {
-            const d = (ev as { contentBlockDelta?: { contentBlockIndex: number; delta: { toolUse?: { input: string } } } }).contentBlockDelta;
+            const d = (ev as { contentBlockDelta?: { contentBlockIndex: number; delta: { toolUse?: { input: string } } } })
+              .contentBlockDelta;
             if (d?.delta.toolUse) inputs.set(d.contentBlockIndex, (inputs.get(d.contentBlockIndex) ?? "") + d.delta.toolUse.input);
           }
           const calls = r.messages[0]!.content.filter((b) => b.type === "tool_call");
@@ -178,7 +185,9 @@ describe("Bedrock ConverseStream: everything the events so far carried is in the
             } catch {
               parsed = undefined;
             }
-            expect(calls.some((c) => (parsed === undefined ? c.extras?.raw_args === text : JSON.stringify(c.args) === JSON.stringify(parsed)))).toBe(true);
+            expect(
+              calls.some((c) => (parsed === undefined ? c.extras?.raw_args === text : JSON.stringify(c.args) === JSON.stringify(parsed))),
+            ).toBe(true);
           }
         });
       }),

@@ -38,7 +38,10 @@ describe("content JSON cannot write is a NormalizeError at the value", () => {
       expect(locOf(() => bedrockConverse.normalizeRequest(req))).toEqual(["messages", 0, "content", 0, "toolResult", "content", 0, "json"]);
     });
     it(`Gemini functionResponse.response holding ${what}`, () => {
-      const req = { model: "gemini-2.5-flash", contents: [{ role: "user", parts: [{ functionResponse: { name: "f", response: value } }] }] };
+      const req = {
+        model: "gemini-2.5-flash",
+        contents: [{ role: "user", parts: [{ functionResponse: { name: "f", response: value } }] }],
+      };
       expect(locOf(() => gemini.normalizeRequest(req))).toEqual(["contents", 0, "parts", 0, "functionResponse", "response"]);
     });
   }

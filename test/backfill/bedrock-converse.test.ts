@@ -44,7 +44,13 @@ describe("backfill: generic logs with Converse calls", () => {
     const file = join(dir, "app.log.jsonl");
     const lines = [
       { request, response: fixture("bedrock-converse.json"), start_time: "2026-03-01T12:00:00.000Z", end_time: "2026-03-01T12:00:00.612Z" },
-      { request, response: fixture("bedrock-converse-stream.json"), start_time: "2026-03-01T12:01:00.000Z", end_time: "2026-03-01T12:01:00.400Z", time_to_first_token_ms: 120 },
+      {
+        request,
+        response: fixture("bedrock-converse-stream.json"),
+        start_time: "2026-03-01T12:01:00.000Z",
+        end_time: "2026-03-01T12:01:00.400Z",
+        time_to_first_token_ms: 120,
+      },
     ];
     writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     const dbPath = join(dir, "traces.db");
@@ -59,9 +65,15 @@ describe("backfill: generic logs with Converse calls", () => {
     const byKey = new Map(runs.map((r) => [r.extra.metadata.backfill.key as string, r]));
     const whole = byKey.get("line:1");
     expect(whole).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse", end_time: "2026-03-01T12:00:00.612000Z" });
-    expect(whole.extra.metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL, invocation_params: { inferenceConfig: { maxTokens: 200 } } });
+    expect(whole.extra.metadata).toMatchObject({
+      trace_provider: "bedrock",
+      trace_model_name: MODEL,
+      invocation_params: { inferenceConfig: { maxTokens: 200 } },
+    });
     expect(whole.inputs.messages[1].content[1]).toEqual({ type: "image", base64: "iVBORw0KGgo=", mime_type: "image/png" });
-    expect(whole.outputs.messages[0].usage_metadata).toEqual(priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }));
+    expect(whole.outputs.messages[0].usage_metadata).toEqual(
+      priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }),
+    );
     const streamed = byKey.get("line:2");
     expect(streamed).toMatchObject({ name: "ChatBedrockConverse", first_token_time: "2026-03-01T12:01:00.120000Z" });
     expect(streamed.outputs.messages[0].content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C." }]);
@@ -82,11 +94,18 @@ describe("the collector's derivation", () => {
 
 describe("tracepipe normalize with Converse records", () => {
   it("detects them, and honours --format bedrock-converse", async () => {
-    const input = [JSON.stringify({ request, response: fixture("bedrock-converse-tool-use.json") }), JSON.stringify(fixture("bedrock-converse-tool-stream.json"))].join("\n");
+    const input = [
+      JSON.stringify({ request, response: fixture("bedrock-converse-tool-use.json") }),
+      JSON.stringify(fixture("bedrock-converse-tool-stream.json")),
+    ].join("\n");
     for (const args of [["normalize"], ["normalize", "--format", "bedrock-converse"]]) {
       const r = await runCli(args, { input });
       expect(r.code, r.stderr).toBe(0);
-      const [pair, stream] = jsonLines(r.stdout) as { format: string; metadata: Record<string, string>; outputs: { messages: { content: { type: string }[] }[] } }[];
+      const [pair, stream] = jsonLines(r.stdout) as {
+        format: string;
+        metadata: Record<string, string>;
+        outputs: { messages: { content: { type: string }[] }[] };
+      }[];
       expect(pair!.format).toBe("bedrock-converse");
       expect(pair!.metadata).toEqual({ trace_provider: "bedrock", trace_model_name: MODEL });
       expect(pair!.outputs.messages[0]!.content.map((b) => b.type)).toEqual(["reasoning", "text", "tool_call"]);

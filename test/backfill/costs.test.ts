@@ -19,7 +19,14 @@ const summaryOf = (stdout: string) => (jsonLines(stdout).at(-1) as { summary: Su
 /** A logged OpenAI call to a model no price table knows. */
 const mystery = JSON.stringify({
   request: { model: "mystery-1", messages: [{ role: "user", content: "hi" }] },
-  response: { id: "chatcmpl-m", object: "chat.completion", created: 1767268800, model: "mystery-1", choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }], usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } },
+  response: {
+    id: "chatcmpl-m",
+    object: "chat.completion",
+    created: 1767268800,
+    model: "mystery-1",
+    choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 },
+  },
   start_time: "2026-01-01T13:00:00Z",
 });
 
@@ -31,7 +38,9 @@ describe("backfill costs", () => {
     const summary = summaryOf(r.stdout);
     const store = await openStore(join(cwd, ".tracepipe", "traces.db"));
     try {
-      const usages = (await store.queryRuns({ limit: 10 })).runs.map((run) => (run.outputs as { messages: { usage_metadata: Record<string, number> }[] }).messages[0]!.usage_metadata);
+      const usages = (await store.queryRuns({ limit: 10 })).runs.map(
+        (run) => (run.outputs as { messages: { usage_metadata: Record<string, number> }[] }).messages[0]!.usage_metadata,
+      );
       // gpt-4o-mini: 20 in at $0.15 + 1 out at $0.60; claude-sonnet-4-5: 15 in at $3 + 2 out at $15 (per million).
       expect(usages.map((u) => u.total_cost).sort()).toEqual(expect.arrayContaining([0.0000036, 0.000075]));
       // The gpt-4o record reported no usage: estimated, and priced all the same.
@@ -55,7 +64,10 @@ describe("backfill costs", () => {
     expect(summaryOf(without.stdout)).toMatchObject({ sent: 1, total_cost: 0, unpriced_runs: 1 });
 
     const prices = join(dir, "prices.json");
-    writeFileSync(prices, JSON.stringify({ prices: [{ model: "mystery-1", input: 1, output: 4, source: "internal rate card", date: "2026-11-01" }] }));
+    writeFileSync(
+      prices,
+      JSON.stringify({ prices: [{ model: "mystery-1", input: 1, output: 4, source: "internal rate card", date: "2026-11-01" }] }),
+    );
     const priced = await runCli(["backfill", log, "--dry-run", "--prices", prices], { env });
     expect(priced.code, priced.stderr).toBe(0);
     // 1000 in at $1 + 500 out at $4 per million.
@@ -71,10 +83,21 @@ describe("backfill costs", () => {
     const log = join(dir, "log.jsonl");
     writeFileSync(log, mystery + "\n");
     const prices = join(dir, "prices.json");
-    writeFileSync(prices, JSON.stringify([{ model: "mystery-1", input: 1, output: 4 }, { model: "other", input: 1, output: -4 }]));
+    writeFileSync(
+      prices,
+      JSON.stringify([
+        { model: "mystery-1", input: 1, output: 4 },
+        { model: "other", input: 1, output: -4 },
+      ]),
+    );
     const r = await runCli(["backfill", log, "--dry-run", "--prices", prices]);
     expect(r.code).toBe(2);
-    const errors = jsonLines(r.stderr.split("\n").filter((l) => l.startsWith("{")).join("\n")).map((l) => (l as { error?: { loc: unknown[] } }).error?.loc);
+    const errors = jsonLines(
+      r.stderr
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .join("\n"),
+    ).map((l) => (l as { error?: { loc: unknown[] } }).error?.loc);
     expect(errors).toContainEqual(["prices", 1, "output"]);
     expect(r.stdout).not.toContain("summary");
   });

@@ -17,7 +17,11 @@ afterEach(async () => {
   col = undefined;
 });
 
-const deadLetters = (path: string) => readFileSync(path, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { line: number; errors: { type: string; msg: string }[] });
+const deadLetters = (path: string) =>
+  readFileSync(path, "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { line: number; errors: { type: string; msg: string }[] });
 
 function nested(depth: number): string {
   return '{"a":'.repeat(depth) + "1" + "}".repeat(depth);
@@ -64,8 +68,24 @@ describe("backfill under bad input and faults", () => {
     writeFileSync(p, Array.from({ length: 300 }, (_, i) => genericLine(i)).join("\n") + "\n");
     const cp = join(dir, "cp.json");
     const spoolDir = join(dir, "spool");
-    const down = new Client({ endpoint: "http://127.0.0.1:1", apiKey: "k", spoolDir, deadLetterPath: join(dir, "client-dead.jsonl"), maxAttempts: 2, backoff: { baseMs: 1, maxMs: 5 }, exitHooks: false, warn: () => {} });
-    const r = await backfill({ files: [p], client: down, project: "outage", deadLetterPath: join(dir, "dead.jsonl"), checkpointPath: cp, checkpointEveryMs: 1 });
+    const down = new Client({
+      endpoint: "http://127.0.0.1:1",
+      apiKey: "k",
+      spoolDir,
+      deadLetterPath: join(dir, "client-dead.jsonl"),
+      maxAttempts: 2,
+      backoff: { baseMs: 1, maxMs: 5 },
+      exitHooks: false,
+      warn: () => {},
+    });
+    const r = await backfill({
+      files: [p],
+      client: down,
+      project: "outage",
+      deadLetterPath: join(dir, "dead.jsonl"),
+      checkpointPath: cp,
+      checkpointEveryMs: 1,
+    });
     await down.shutdown();
     expect(r.delivered).toBe(0);
     expect(r.unacknowledged).toBe(300);
@@ -74,7 +94,13 @@ describe("backfill under bad input and faults", () => {
 
     col = await startServeProcess(["--no-rate-limit"]);
     const up = new Client({ endpoint: col.url, apiKey: "k", spoolDir, exitHooks: false, warn: () => {} });
-    const again = await backfill({ files: [p], client: up, project: "outage", deadLetterPath: join(dir, "dead.jsonl"), checkpointPath: cp });
+    const again = await backfill({
+      files: [p],
+      client: up,
+      project: "outage",
+      deadLetterPath: join(dir, "dead.jsonl"),
+      checkpointPath: cp,
+    });
     await up.shutdown();
     expect(again).toMatchObject({ unacknowledged: 0, records: 300 });
     expect(await storedLines(col.dbPath, "outage")).toMatchObject({ n: 300, d: 300 });
@@ -88,14 +114,48 @@ describe("backfill under bad input and faults", () => {
     writeFileSync(p, Array.from({ length: 50 }, (_, i) => genericLine(i)).join("\n") + "\n");
     for (const key of [[], ["--api-key", "wrong-key"]]) {
       const dead = join(dir, "dead.jsonl");
-      const r = await runCli(["backfill", p, "--endpoint", col.url, ...key, "--project", "auth", "--dead-letter", dead, "--progress", "none", "--spool-dir", join(dir, "spool"), "--db", join(dir, "client", "t.db")], { env: { TRACEPIPE_API_KEY: "" } });
+      const r = await runCli(
+        [
+          "backfill",
+          p,
+          "--endpoint",
+          col.url,
+          ...key,
+          "--project",
+          "auth",
+          "--dead-letter",
+          dead,
+          "--progress",
+          "none",
+          "--spool-dir",
+          join(dir, "spool"),
+          "--db",
+          join(dir, "client", "t.db"),
+        ],
+        { env: { TRACEPIPE_API_KEY: "" } },
+      );
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toMatch(/HTTP 401.*--api-key or TRACEPIPE_API_KEY/);
       expect(deadLetterLines(dead)).toEqual([]);
       expect(existsSync(join(dir, "client", "dead-letters", "runs.jsonl"))).toBe(false);
     }
     expect(col.count("auth").n).toBe(0);
-    const ok = await runCli(["backfill", p, "--endpoint", col.url, "--api-key", "right-key", "--project", "auth", "--dead-letter", join(dir, "dead.jsonl"), "--progress", "none", "--spool-dir", join(dir, "spool")]);
+    const ok = await runCli([
+      "backfill",
+      p,
+      "--endpoint",
+      col.url,
+      "--api-key",
+      "right-key",
+      "--project",
+      "auth",
+      "--dead-letter",
+      join(dir, "dead.jsonl"),
+      "--progress",
+      "none",
+      "--spool-dir",
+      join(dir, "spool"),
+    ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(col.count("auth").n).toBe(50);
   });

@@ -22,10 +22,26 @@ describe("Gemini in the pipelines", () => {
   it("detects a Gemini request/response pair and a streamed one, with provider, model, usage and TTFT", async () => {
     const dir = tempDir("tp-bf-gemini-");
     const file = join(dir, "gemini.log.jsonl");
-    const rest = { model: "models/gemini-2.5-flash", systemInstruction: { parts: [{ text: "Be brief." }] }, contents: [{ role: "user", parts: [{ text: "Weather in Paris?" }] }], generationConfig: { temperature: 0.2 } };
+    const rest = {
+      model: "models/gemini-2.5-flash",
+      systemInstruction: { parts: [{ text: "Be brief." }] },
+      contents: [{ role: "user", parts: [{ text: "Weather in Paris?" }] }],
+      generationConfig: { temperature: 0.2 },
+    };
     const lines = [
-      { request: rest, response: fixture("gemini-response.json"), start_time: "2026-03-01T12:00:00.000Z", end_time: "2026-03-01T12:00:01.000Z" },
-      { request: { model: "gemini-2.5-flash", contents: "Say hello in French" }, response: fixture("gemini-stream.json"), start_time: "2026-03-01T12:01:00.000Z", end_time: "2026-03-01T12:01:02.000Z", time_to_first_token_ms: 300 },
+      {
+        request: rest,
+        response: fixture("gemini-response.json"),
+        start_time: "2026-03-01T12:00:00.000Z",
+        end_time: "2026-03-01T12:00:01.000Z",
+      },
+      {
+        request: { model: "gemini-2.5-flash", contents: "Say hello in French" },
+        response: fixture("gemini-stream.json"),
+        start_time: "2026-03-01T12:01:00.000Z",
+        end_time: "2026-03-01T12:01:02.000Z",
+        time_to_first_token_ms: 300,
+      },
     ];
     writeFileSync(file, lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
     const dbPath = join(dir, "traces.db");
@@ -41,7 +57,11 @@ describe("Gemini in the pipelines", () => {
 
     const r1 = byKey.get("line:1");
     expect(r1).toMatchObject({ run_type: "llm", name: "ChatGoogleGenerativeAI", start_time: "2026-03-01T12:00:00.000000Z" });
-    expect(r1.extra.metadata).toMatchObject({ trace_provider: "google", trace_model_name: "gemini-2.5-flash", invocation_params: { generationConfig: { temperature: 0.2 } } });
+    expect(r1.extra.metadata).toMatchObject({
+      trace_provider: "google",
+      trace_model_name: "gemini-2.5-flash",
+      invocation_params: { generationConfig: { temperature: 0.2 } },
+    });
     expect(r1.inputs.messages.map((m: { role: string }) => m.role)).toEqual(["system", "user"]);
     expect(r1.outputs.messages[0].usage_metadata).toMatchObject({ input_tokens: 24, output_tokens: 21, total_tokens: 45 });
 
@@ -52,10 +72,16 @@ describe("Gemini in the pipelines", () => {
   });
 
   it("the collector derives native messages from a run logged with Gemini SDK parameters and response", () => {
-    const d = deriveLlm({ model: "gemini-2.5-flash", contents: "Weather in Paris?", config: { systemInstruction: "Be brief." } }, fixture("gemini-response.json"));
+    const d = deriveLlm(
+      { model: "gemini-2.5-flash", contents: "Weather in Paris?", config: { systemInstruction: "Be brief." } },
+      fixture("gemini-response.json"),
+    );
     expect(d.detected_format).toBe("gemini");
     expect(d.normalize_error).toBeNull();
     expect(d.normalized_inputs!.messages.map((m) => (m as { role: string }).role)).toEqual(["system", "user"]);
-    expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toEqual(["reasoning", "text"]);
+    expect((d.normalized_outputs!.messages[0] as { content: { type: string }[] }).content.map((b) => b.type)).toEqual([
+      "reasoning",
+      "text",
+    ]);
   });
 });

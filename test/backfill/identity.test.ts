@@ -12,7 +12,8 @@ afterEach(async () => {
   while (cleanup.length) await cleanup.pop()!();
 });
 
-const lines = (from: number, to: number, salt = "") => Array.from({ length: to - from }, (_, i) => genericLine(from + i, salt) + "\n").join("");
+const lines = (from: number, to: number, salt = "") =>
+  Array.from({ length: to - from }, (_, i) => genericLine(from + i, salt) + "\n").join("");
 
 /** Backfill into one embedded store per test; returns the result (its `delivered` counts this run only). */
 function setup() {

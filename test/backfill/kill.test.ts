@@ -32,7 +32,28 @@ describe("backfill under SIGKILL", () => {
     const dead = join(dir, "dead.jsonl");
     const project = "kills";
     // Slow enough (about 2000 runs/s) that every kill lands mid-file.
-    const args = ["backfill", log, "--endpoint", col.url, "--api-key", "k", "--project", project, "--checkpoint", join(dir, "cp.json"), "--dead-letter", dead, "--progress", "none", "--spool-dir", join(dir, "spool"), "--batch-size", "10", "--rate-limit", "20/100ms"];
+    const args = [
+      "backfill",
+      log,
+      "--endpoint",
+      col.url,
+      "--api-key",
+      "k",
+      "--project",
+      project,
+      "--checkpoint",
+      join(dir, "cp.json"),
+      "--dead-letter",
+      dead,
+      "--progress",
+      "none",
+      "--spool-dir",
+      join(dir, "spool"),
+      "--batch-size",
+      "10",
+      "--rate-limit",
+      "20/100ms",
+    ];
     const stored = async () => col!.count(project).n;
 
     for (let k = 0; k < 5; k++) {
@@ -49,7 +70,13 @@ describe("backfill under SIGKILL", () => {
 
     const r = await runCli([...args, "--checkpoint-every", "50"], { timeoutMs: 120_000 });
     expect(r.code, r.stderr.slice(-2000)).toBe(1); // some lines were bad
-    expect((jsonLines(r.stdout).at(-1) as { summary: Record<string, unknown> }).summary).toMatchObject({ resumed: true, lines: N, records: N, sent: good, dead_lettered: bad.length });
+    expect((jsonLines(r.stdout).at(-1) as { summary: Record<string, unknown> }).summary).toMatchObject({
+      resumed: true,
+      lines: N,
+      records: N,
+      sent: good,
+      dead_lettered: bad.length,
+    });
     const runs = await storedLines(col.dbPath, project);
     expect(runs.n).toBe(good);
     expect(runs.d).toBe(good);

@@ -17,18 +17,26 @@ describe("line reader", () => {
   it("gives each line its number and byte offsets, handles CRLF, UTF-8 and a last line without a newline", async () => {
     const dir = tempDir("tp-lines-");
     const p = join(dir, "a.jsonl");
-    writeFileSync(p, 'first\r\n\nzweite “ü”\nlast');
+    writeFileSync(p, "first\r\n\nzweite “ü”\nlast");
     const lines = await all(p);
-    expect(lines.map((l) => [l.line, l.text])).toEqual([[1, "first"], [2, ""], [3, "zweite “ü”"], [4, "last"]]);
+    expect(lines.map((l) => [l.line, l.text])).toEqual([
+      [1, "first"],
+      [2, ""],
+      [3, "zweite “ü”"],
+      [4, "last"],
+    ]);
     expect(lines[0]).toMatchObject({ offset: 0, end: 7 });
     expect(lines[2]!.end - lines[2]!.offset).toBe(Buffer.byteLength("zweite “ü”\n"));
-    expect(lines[3]!.end).toBe(Buffer.byteLength('first\r\n\nzweite “ü”\nlast'));
+    expect(lines[3]!.end).toBe(Buffer.byteLength("first\r\n\nzweite “ü”\nlast"));
   });
 
   it("resumes at a recorded offset with the right line numbers, plain and gzip", async () => {
     const dir = tempDir("tp-lines-");
     const text = Array.from({ length: 5000 }, (_, i) => `{"i":${i},"pad":"${"x".repeat(i % 300)}"}`).join("\n") + "\n";
-    for (const [name, data] of [["p.jsonl", Buffer.from(text)], ["p.jsonl.gz", gzipSync(text)]] as const) {
+    for (const [name, data] of [
+      ["p.jsonl", Buffer.from(text)],
+      ["p.jsonl.gz", gzipSync(text)],
+    ] as const) {
       const p = join(dir, name);
       writeFileSync(p, data);
       const full = await all(p);
@@ -44,7 +52,10 @@ describe("line reader", () => {
   it("skips a line over the maximum size without holding it, numbers the lines after it, and still hashes every byte", async () => {
     const dir = tempDir("tp-lines-");
     const text = `short\n${"y".repeat(3 << 20)}\nafter\n${"z".repeat(5000)}`;
-    for (const [name, data] of [["l.txt", Buffer.from(text)], ["l.txt.gz", gzipSync(text)]] as const) {
+    for (const [name, data] of [
+      ["l.txt", Buffer.from(text)],
+      ["l.txt.gz", gzipSync(text)],
+    ] as const) {
       const p = join(dir, name);
       writeFileSync(p, data);
       const hash = createHash("sha256");

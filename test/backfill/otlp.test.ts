@@ -44,7 +44,8 @@ async function makeSpans(): Promise<ReadableSpan[]> {
   return mem.getFinishedSpans();
 }
 
-const line = (spans: ReadableSpan[]) => Buffer.from(JSON.stringify(JSON.parse(Buffer.from(JsonTraceSerializer.serializeRequest(spans)!).toString("utf8")))).toString("utf8");
+const line = (spans: ReadableSpan[]) =>
+  Buffer.from(JSON.stringify(JSON.parse(Buffer.from(JsonTraceSerializer.serializeRequest(spans)!).toString("utf8")))).toString("utf8");
 
 describe("backfill of OTLP JSON exports", () => {
   it("assembles traces across lines (children before their root), re-attaches past dropped spans, dead-letters a bad line, and a rerun duplicates nothing", async () => {
@@ -60,7 +61,12 @@ describe("backfill of OTLP JSON exports", () => {
     const dead = join(dir, "dead.jsonl");
     const first = await backfill({ files: [file], client, project: "otlp-bf", deadLetterPath: dead });
     expect(first).toMatchObject({ lines: 4, records: 4, dead_lettered: 1, sent: 3, delivered: 3 });
-    expect(readFileSync(dead, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { line: number; reason: string })).toEqual([expect.objectContaining({ line: 2, reason: expect.stringContaining("malformed JSON") })]);
+    expect(
+      readFileSync(dead, "utf8")
+        .trim()
+        .split("\n")
+        .map((l) => JSON.parse(l) as { line: number; reason: string }),
+    ).toEqual([expect.objectContaining({ line: 2, reason: expect.stringContaining("malformed JSON") })]);
     const again = await backfill({ files: [file], client, project: "otlp-bf", deadLetterPath: join(dir, "dead2.jsonl") });
     expect(again.sent).toBe(3);
     await client.flush();
@@ -85,7 +91,13 @@ describe("backfill of OTLP JSON exports", () => {
     const dir = tempDir("tp-bf-otlp-cp-");
     const file = join(dir, "traces.jsonl");
     writeFileSync(file, [line([chat1!, http!]), line([agent!])].join("\n") + "\n");
-    const client = new Client({ dbPath: join(dir, "t.db"), project: "otlp-cp", spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {} });
+    const client = new Client({
+      dbPath: join(dir, "t.db"),
+      project: "otlp-cp",
+      spoolDir: join(dir, "spool"),
+      exitHooks: false,
+      warn: () => {},
+    });
     cleanup.push(async () => void (await client.shutdown()));
     const opts = { client, project: "otlp-cp", deadLetterPath: join(dir, "dead.jsonl"), checkpointPath: join(dir, "cp.json") };
     expect((await backfill({ files: [file], ...opts })).delivered).toBe(2);
@@ -106,8 +118,20 @@ describe("backfill of OTLP JSON exports", () => {
     const db = join(dir, "t.db");
     const sent: number[] = [];
     for (const index of [0, 1]) {
-      const client = new Client({ dbPath: db, project: "otlp-shard", spoolDir: join(dir, `spool${index}`), exitHooks: false, warn: () => {} });
-      const r = await backfill({ files: [file], client, project: "otlp-shard", shard: { index, count: 2 }, deadLetterPath: join(dir, `d${index}.jsonl`) });
+      const client = new Client({
+        dbPath: db,
+        project: "otlp-shard",
+        spoolDir: join(dir, `spool${index}`),
+        exitHooks: false,
+        warn: () => {},
+      });
+      const r = await backfill({
+        files: [file],
+        client,
+        project: "otlp-shard",
+        shard: { index, count: 2 },
+        deadLetterPath: join(dir, `d${index}.jsonl`),
+      });
       await client.shutdown();
       sent.push(r.sent);
     }

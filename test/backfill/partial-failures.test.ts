@@ -34,7 +34,11 @@ afterEach(async () => {
  * requests through until `revokeAfter` runs are stored, then answers every
  * request 401 as a collector does for a key it no longer accepts.
  */
-async function revokingFront(target: ServeProcess, project: string, revokeAfter: number): Promise<{ url: string; revoked: () => boolean; restore: () => void }> {
+async function revokingFront(
+  target: ServeProcess,
+  project: string,
+  revokeAfter: number,
+): Promise<{ url: string; revoked: () => boolean; restore: () => void }> {
   let revoked = false;
   let after = revokeAfter;
   front = createServer((req, res) => {
@@ -48,7 +52,11 @@ async function revokingFront(target: ServeProcess, project: string, revokeAfter:
       }
       const headers: Record<string, string> = {};
       for (const h of ["content-type", "content-encoding", "x-api-key"]) if (req.headers[h]) headers[h] = String(req.headers[h]);
-      void fetch(target.url + req.url, { method: req.method, headers, body: req.method === "GET" ? undefined : Buffer.concat(chunks) }).then(async (r) => {
+      void fetch(target.url + req.url, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" ? undefined : Buffer.concat(chunks),
+      }).then(async (r) => {
         const body = Buffer.from(await r.arrayBuffer());
         if (target.count(project).n >= after) revoked = true;
         res.writeHead(r.status, { "content-type": r.headers.get("content-type") ?? "application/json" });
@@ -57,10 +65,14 @@ async function revokingFront(target: ServeProcess, project: string, revokeAfter:
     });
   });
   await new Promise<void>((r) => front!.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(front.address() as AddressInfo).port}`, revoked: () => revoked, restore: () => {
+  return {
+    url: `http://127.0.0.1:${(front.address() as AddressInfo).port}`,
+    revoked: () => revoked,
+    restore: () => {
       revoked = false;
       after = Infinity;
-    } };
+    },
+  };
 }
 
 describe("a key revoked in the middle of a backfill", () => {
@@ -73,7 +85,30 @@ describe("a key revoked in the middle of a backfill", () => {
     const via = await revokingFront(col, "revoked", 300);
     const cp = join(dir, "cp.json");
     const dead = join(dir, "dead.jsonl");
-    const args = (url: string) => ["backfill", p, "--endpoint", url, "--api-key", "k", "--project", "revoked", "--checkpoint", cp, "--checkpoint-every", "1", "--batch-size", "20", "--dead-letter", dead, "--progress", "none", "--spool-dir", join(dir, "spool"), "--db", join(dir, "client", "t.db")];
+    const args = (url: string) => [
+      "backfill",
+      p,
+      "--endpoint",
+      url,
+      "--api-key",
+      "k",
+      "--project",
+      "revoked",
+      "--checkpoint",
+      cp,
+      "--checkpoint-every",
+      "1",
+      "--batch-size",
+      "20",
+      "--dead-letter",
+      dead,
+      "--progress",
+      "none",
+      "--spool-dir",
+      join(dir, "spool"),
+      "--db",
+      join(dir, "client", "t.db"),
+    ];
 
     const r = await runCli(args(via.url), { timeoutMs: 60_000 });
     expect(via.revoked()).toBe(true);
@@ -117,9 +152,29 @@ describe("a .gz file corrupted part-way", () => {
     writeFileSync(last, lines(5000, 40));
     const dbPath = join(dir, "store", "t.db");
     const dead = join(dir, "dead.jsonl");
-    const r = await runCli(["backfill", first, broken, last, "--db", dbPath, "--project", "gz", "--dead-letter", dead, "--progress", "none", "--checkpoint", join(dir, "cp.json")], { env: { TRACEPIPE_ENDPOINT: "" }, timeoutMs: 60_000 });
+    const r = await runCli(
+      [
+        "backfill",
+        first,
+        broken,
+        last,
+        "--db",
+        dbPath,
+        "--project",
+        "gz",
+        "--dead-letter",
+        dead,
+        "--progress",
+        "none",
+        "--checkpoint",
+        join(dir, "cp.json"),
+      ],
+      { env: { TRACEPIPE_ENDPOINT: "" }, timeoutMs: 60_000 },
+    );
     expect(r.code, r.stderr).toBe(1);
-    const issue = (JSON.parse(r.stderr.split("\n").find((l) => l.startsWith('{"error"'))!) as { error: { loc: unknown[]; msg: string; type: string } }).error;
+    const issue = (
+      JSON.parse(r.stderr.split("\n").find((l) => l.startsWith('{"error"'))!) as { error: { loc: unknown[]; msg: string; type: string } }
+    ).error;
     expect(issue).toMatchObject({ loc: ["files", 1], type: "file_unreadable" });
     expect(issue.msg).toContain(broken);
     const reached = Number(/after line (\d+)/.exec(issue.msg)![1]);
@@ -129,7 +184,13 @@ describe("a .gz file corrupted part-way", () => {
     const { default: Database } = await import("better-sqlite3");
     const db = new Database(dbPath, { readonly: true });
     const byFile = (name: string) =>
-      (db.prepare("SELECT json_extract(extra, '$.metadata.backfill.line') AS line FROM runs WHERE session_name = 'gz' AND json_extract(extra, '$.metadata.backfill.file') LIKE ? ORDER BY 1").all(`%${name}`) as { line: number }[]).map((x) => x.line);
+      (
+        db
+          .prepare(
+            "SELECT json_extract(extra, '$.metadata.backfill.line') AS line FROM runs WHERE session_name = 'gz' AND json_extract(extra, '$.metadata.backfill.file') LIKE ? ORDER BY 1",
+          )
+          .all(`%${name}`) as { line: number }[]
+      ).map((x) => x.line);
     const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
     try {
       expect(byFile("a.jsonl.gz")).toEqual(range(50));

@@ -11,6 +11,7 @@ describe("log times", () => {
   });
 
   it("refuses what is not a real date-time instead of rolling it over", () => {
-    for (const bad of ["2025-02-30T00:00:00Z", "hello 5", "2025-13-01T00:00:00Z", "2025-01-01T25:00:00Z", ""]) expect(toEpochMs(bad), bad).toBeUndefined();
+    for (const bad of ["2025-02-30T00:00:00Z", "hello 5", "2025-13-01T00:00:00Z", "2025-01-01T25:00:00Z", ""])
+      expect(toEpochMs(bad), bad).toBeUndefined();
   });
 });

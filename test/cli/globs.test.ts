@@ -45,7 +45,9 @@ describe("the CLI expands glob patterns itself", () => {
   it("backfill takes 'logs/*.jsonl.gz' as the user typed it, quoted", async () => {
     const dir = mkdtempSync(join(tmpdir(), "tp-glob-"));
     mkdirSync(join(dir, "logs"));
-    const example = readFileSync(new URL("../../examples/backfill/generic.jsonl", import.meta.url), "utf8").trim().split("\n");
+    const example = readFileSync(new URL("../../examples/backfill/generic.jsonl", import.meta.url), "utf8")
+      .trim()
+      .split("\n");
     writeFileSync(join(dir, "logs", "day1.jsonl.gz"), gzipSync(example.slice(0, 2).join("\n") + "\n"));
     writeFileSync(join(dir, "logs", "day2.jsonl.gz"), gzipSync(example.slice(2).join("\n") + "\n"));
     const r = await runCli(["backfill", "--dry-run", "--progress", "none", "logs/*.jsonl.gz"], { cwd: dir });
@@ -59,7 +61,11 @@ describe("the CLI expands glob patterns itself", () => {
 
   it("a pattern that matches nothing is a usage error naming the pattern, for each command", async () => {
     const dir = logsDir();
-    for (const args of [["normalize", "logs/*.json.gz"], ["validate", "logs/*.json.gz"], ["backfill", "--dry-run", "logs/*.json.gz"]]) {
+    for (const args of [
+      ["normalize", "logs/*.json.gz"],
+      ["validate", "logs/*.json.gz"],
+      ["backfill", "--dry-run", "logs/*.json.gz"],
+    ]) {
       const r = await runCli(args, { cwd: dir });
       expect(r.code, args[0]).toBe(2);
       expect(r.stderr, args[0]).toContain("logs/*.json.gz");

@@ -15,7 +15,10 @@ describe("help text", () => {
     results.forEach((r, i) => {
       const name = invocations[i]!.join(" ") || "tracepipe";
       expect(r.code, name).toBe(0);
-      expect(r.stdout.split("\n").filter((l) => l.length > 60), name).toEqual([]);
+      expect(
+        r.stdout.split("\n").filter((l) => l.length > 60),
+        name,
+      ).toEqual([]);
     });
     // And the width follows COLUMNS: at 200 the normalize description is not cut at 80.
     const wide = await runCli(["normalize", "--help"], { env: { COLUMNS: "200" } });

@@ -17,7 +17,9 @@ describe("tracepipe normalize", () => {
   });
 
   it("reports a bad line with its number on stderr, runs the rest and exits 1", async () => {
-    const input = ['{"model":"gpt-4o","messages":[{"role":"user","content":"a"}]}', "{not json", '{"hello":1}', '["assistant","ok"]'].join("\n");
+    const input = ['{"model":"gpt-4o","messages":[{"role":"user","content":"a"}]}', "{not json", '{"hello":1}', '["assistant","ok"]'].join(
+      "\n",
+    );
     const r = await runCli(["normalize", "-"], { input });
     expect(r.code).toBe(1);
     expect(jsonLines(r.stdout)).toHaveLength(2);
@@ -46,11 +48,17 @@ describe("tracepipe normalize", () => {
     const r = await runCli(["normalize", "--max-line-bytes", "1000"], { input });
     expect(r.code).toBe(1);
     expect(jsonLines(r.stdout)).toHaveLength(2);
-    expect(jsonLines(r.stderr)).toEqual([{ line: 2, error: expect.objectContaining({ type: "line_too_long", msg: expect.stringContaining("1000 bytes") }) }]);
+    expect(jsonLines(r.stderr)).toEqual([
+      { line: 2, error: expect.objectContaining({ type: "line_too_long", msg: expect.stringContaining("1000 bytes") }) },
+    ]);
   });
 
   it("reads one pretty-printed JSON document as one record", async () => {
-    const doc = JSON.stringify({ type: "message", role: "assistant", model: "claude-haiku-4-5", content: [{ type: "text", text: "hi" }] }, null, 2);
+    const doc = JSON.stringify(
+      { type: "message", role: "assistant", model: "claude-haiku-4-5", content: [{ type: "text", text: "hi" }] },
+      null,
+      2,
+    );
     const r = await runCli(["normalize"], { input: doc });
     expect(r.code).toBe(0);
     expect(jsonLines(r.stdout)).toHaveLength(1);
@@ -78,7 +86,9 @@ describe("tracepipe normalize", () => {
     ].join("\n");
     const r = await runCli(["normalize", "--format", "openai-chat", "-"], { input });
     expect(r.code).toBe(1);
-    expect(jsonLines(r.stderr)).toEqual([{ line: 1, error: { loc: ["messages"], msg: "expected an array, got string", type: "list_type" } }]);
+    expect(jsonLines(r.stderr)).toEqual([
+      { line: 1, error: { loc: ["messages"], msg: "expected an array, got string", type: "list_type" } },
+    ]);
     const out = jsonLines(r.stdout) as { outputs: { messages: { content: { type: string }[] }[] } }[];
     expect(out.map((o) => o.outputs.messages[0]!.content.map((b) => b.type))).toEqual([["tool_call"], ["text"]]);
   });
@@ -115,7 +125,9 @@ describe("tracepipe validate", () => {
       { line: 2, valid: false, errors: 1 },
       { line: 3, valid: true, errors: 0 },
     ]);
-    expect(jsonLines(r.stderr)).toEqual([{ line: 2, loc: ["messages", 0, "tool_call_id"], msg: expect.any(String), type: "unknown_tool_call_id" }]);
+    expect(jsonLines(r.stderr)).toEqual([
+      { line: 2, loc: ["messages", 0, "tool_call_id"], msg: expect.any(String), type: "unknown_tool_call_id" },
+    ]);
 
     const strict = await runCli(["validate", "--strict", file]);
     expect(jsonLines(strict.stderr).map((e) => (e as { line: number }).line)).toEqual([2, 3]);

@@ -27,7 +27,10 @@ afterEach(async () => {
 
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Promise<string> {
   const db = join(mkdtempSync(join(tmpdir(), "tp-budget-")), "runs.db");
-  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", db, "--no-rate-limit", ...args], { env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", db, "--no-rate-limit", ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   children.push(child);
   return new Promise((resolve, reject) => {
     let seen = "";
@@ -51,10 +54,14 @@ function heldPost(url: string, body: string): { finish: () => void; status: Prom
   const half = bytes.length >> 1;
   let finish = () => undefined as void;
   const status = new Promise<number>((resolve, reject) => {
-    const req = request(`${url}/runs`, { method: "POST", headers: { "content-type": "application/json", "content-length": bytes.length } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
+    const req = request(
+      `${url}/runs`,
+      { method: "POST", headers: { "content-type": "application/json", "content-length": bytes.length } },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      },
+    );
     req.on("error", reject);
     req.write(bytes.subarray(0, half));
     finish = () => req.end(bytes.subarray(half));
@@ -87,7 +94,9 @@ describe("serve's large-body budget", () => {
       expect.unreachable();
     } catch (err) {
       expect(err).toBeInstanceOf(ConfigError);
-      expect((err as ConfigError).issues).toEqual([expect.objectContaining({ loc: ["TRACEPIPE_LARGE_BODY_BUDGET_BYTES"], type: "int_parsing" })]);
+      expect((err as ConfigError).issues).toEqual([
+        expect.objectContaining({ loc: ["TRACEPIPE_LARGE_BODY_BUDGET_BYTES"], type: "int_parsing" }),
+      ]);
     }
   });
 
@@ -99,7 +108,8 @@ describe("serve's large-body budget", () => {
 
   for (const how of ["flag", "variable"] as const) {
     it(`with a budget below one body (${how}), a second large body waits for the first`, async () => {
-      const url = how === "flag" ? await serve(["--large-body-budget-bytes", "1"]) : await serve([], { TRACEPIPE_LARGE_BODY_BUDGET_BYTES: "1" });
+      const url =
+        how === "flag" ? await serve(["--large-body-budget-bytes", "1"]) : await serve([], { TRACEPIPE_LARGE_BODY_BUDGET_BYTES: "1" });
       const first = heldPost(url, bigRun(3 * 1024 * 1024));
       await new Promise((r) => setTimeout(r, 300)); // the first holds its slot (it is alone, so it runs)
       const second = post(url, bigRun(2 * 1024 * 1024));

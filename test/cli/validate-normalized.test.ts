@@ -27,7 +27,12 @@ const user = (text: string) => ({ role: "user", content: [{ type: "text", text }
 const call = (id: string) => ({ role: "assistant", content: [{ type: "tool_call", id, name: "get_weather", args: { city: "Paris" } }] });
 const result = (id: string) => ({ role: "tool", tool_call_id: id, content: [{ type: "text", text: "18C" }] });
 const line = (inputs: unknown[] | undefined, outputs: unknown[] | undefined) =>
-  JSON.stringify({ format: "native", ...(inputs ? { inputs: { messages: inputs } } : {}), ...(outputs ? { outputs: { messages: outputs } } : {}), metadata: {} });
+  JSON.stringify({
+    format: "native",
+    ...(inputs ? { inputs: { messages: inputs } } : {}),
+    ...(outputs ? { outputs: { messages: outputs } } : {}),
+    metadata: {},
+  });
 
 describe("tracepipe validate reads tracepipe normalize's output", () => {
   it("accepts `normalize example | validate` through a real pipe, every record valid, exit 0", async () => {
@@ -68,7 +73,11 @@ describe("tracepipe validate reads tracepipe normalize's output", () => {
   });
 
   it("still reads plain {messages} records and bare arrays, and refuses a record that is neither", async () => {
-    const input = [JSON.stringify({ messages: [user("a")] }), JSON.stringify([user("b")]), JSON.stringify({ format: "native", metadata: {} })].join("\n");
+    const input = [
+      JSON.stringify({ messages: [user("a")] }),
+      JSON.stringify([user("b")]),
+      JSON.stringify({ format: "native", metadata: {} }),
+    ].join("\n");
     const r = await runCli(["validate"], { input });
     expect(r.code).toBe(1);
     expect(jsonLines(r.stdout).map((o) => (o as { valid: boolean }).valid)).toEqual([true, true, false]);

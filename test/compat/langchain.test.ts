@@ -50,8 +50,18 @@ afterAll(async () => {
   await col.close();
 });
 
-const openaiModel = (opts: Record<string, unknown> = {}) => new ChatOpenAI({ model: "gpt-4o", apiKey: "sk-test", configuration: { baseURL: `${vendor.url}/v1` }, maxRetries: 0, temperature: 0.2, maxTokens: 50, ...opts });
-const anthropicModel = () => new ChatAnthropic({ model: "claude-opus-4-6", apiKey: "sk-test", anthropicApiUrl: vendor.url, maxRetries: 0, maxTokens: 100 });
+const openaiModel = (opts: Record<string, unknown> = {}) =>
+  new ChatOpenAI({
+    model: "gpt-4o",
+    apiKey: "sk-test",
+    configuration: { baseURL: `${vendor.url}/v1` },
+    maxRetries: 0,
+    temperature: 0.2,
+    maxTokens: 50,
+    ...opts,
+  });
+const anthropicModel = () =>
+  new ChatAnthropic({ model: "claude-opus-4-6", apiKey: "sk-test", anthropicApiUrl: vendor.url, maxRetries: 0, maxTokens: 100 });
 
 /** Every run LangChain sent for a project, once its batches are delivered. */
 async function stored(project: string): Promise<StoredRun[]> {
@@ -78,7 +88,11 @@ async function wrapped(kind: "openai" | "anthropic", body: Record<string, unknow
   }
   const runs = writer.list();
   expect(runs).toHaveLength(1);
-  return runs[0] as unknown as { inputs: { messages: Message[] }; outputs: { messages: Message[] }; extra: { metadata: Record<string, unknown> } };
+  return runs[0] as unknown as {
+    inputs: { messages: Message[] };
+    outputs: { messages: Message[] };
+    extra: { metadata: Record<string, unknown> };
+  };
 }
 
 /** Roles, blocks and tool linkage, without the extras each source keeps of its own. */
@@ -95,7 +109,16 @@ function shape(messages: readonly Message[]) {
 
 function tokens(m: Message | undefined) {
   const u = m?.usage_metadata;
-  return u && { input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: u.total_tokens, cache_read: u.input_token_details?.cache_read ?? 0, cache_creation: u.input_token_details?.cache_creation ?? 0, total_cost: u.total_cost };
+  return (
+    u && {
+      input_tokens: u.input_tokens,
+      output_tokens: u.output_tokens,
+      total_tokens: u.total_tokens,
+      cache_read: u.input_token_details?.cache_read ?? 0,
+      cache_creation: u.input_token_details?.cache_creation ?? 0,
+      total_cost: u.total_cost,
+    }
+  );
 }
 
 function nativeOf(run: StoredRun): { inputs: Message[]; outputs: Message[] } {
@@ -113,7 +136,15 @@ describe("LangChain's tracer into tracepipe serve", () => {
     process.env.LANGSMITH_PROJECT = "lc-image";
     vendor.push({ json: fixture("openai-completion.json") });
     const before = vendor.requests.length;
-    await openaiModel().invoke([new SystemMessage("Be brief."), new HumanMessage({ content: [{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } }] })]);
+    await openaiModel().invoke([
+      new SystemMessage("Be brief."),
+      new HumanMessage({
+        content: [
+          { type: "text", text: "What is this?" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+        ],
+      }),
+    ]);
     const body = vendor.requests[before]!.body;
     const [run] = llmRuns(await stored("lc-image"));
     const lc = nativeOf(run!);
@@ -124,13 +155,23 @@ describe("LangChain's tracer into tracepipe serve", () => {
     expect(tokens(lc.outputs[0])).toEqual(tokens(ref.outputs.messages[0]));
     expect(lc.outputs[0]!.usage_metadata!.total_cost).toBeGreaterThan(0);
     const meta = run!.extra!.metadata as Record<string, unknown>;
-    expect(meta).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.2, max_tokens: 50 } });
+    expect(meta).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o-2024-08-06",
+      invocation_params: { temperature: 0.2, max_tokens: 50 },
+    });
     expect(meta.ls_provider).toBe("openai");
   });
 
   it("links a tool round through ChatAnthropic as wrapAnthropic does: tool_use -> tool_call, ToolMessage -> tool with its tool_call_id", async () => {
     process.env.LANGSMITH_PROJECT = "lc-tools";
-    const model = anthropicModel().bindTools([{ name: "get_weather", description: "Weather for a city", input_schema: { type: "object", properties: { city: { type: "string" }, unit: { type: "string" } }, required: ["city"] } }]);
+    const model = anthropicModel().bindTools([
+      {
+        name: "get_weather",
+        description: "Weather for a city",
+        input_schema: { type: "object", properties: { city: { type: "string" }, unit: { type: "string" } }, required: ["city"] },
+      },
+    ]);
     vendor.push({ json: fixture("anthropic-tool-use.json") }, { json: fixture("anthropic-tool-result-reply.json") });
     const before = vendor.requests.length;
     const history = [new SystemMessage("Answer in French."), new HumanMessage("Weather in Paris?")];
@@ -154,7 +195,11 @@ describe("LangChain's tracer into tracepipe serve", () => {
     expect(two.inputs[3]!.extras?.orphan).toBeUndefined();
     expect(shape(two.outputs)).toEqual(shape(ref2.outputs.messages));
     expect(tokens(two.outputs[0])).toEqual(tokens(ref2.outputs.messages[0]));
-    expect(call2!.extra!.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-opus-4-6", invocation_params: { max_tokens: 100 } });
+    expect(call2!.extra!.metadata).toMatchObject({
+      trace_provider: "anthropic",
+      trace_model_name: "claude-opus-4-6",
+      invocation_params: { max_tokens: 100 },
+    });
   });
 
   it("reads a stream with usage like the finished message, keeps every new_token event, and times the first token by the first", async () => {
@@ -182,7 +227,12 @@ describe("LangChain's tracer into tracepipe serve", () => {
   it("stores a chain with its model inside, and the trace list and `runs list` show the model's tokens and cost", async () => {
     process.env.LANGSMITH_PROJECT = "lc-chain";
     vendor.push({ json: fixture("openai-completion.json") });
-    const chain = ChatPromptTemplate.fromMessages([["system", "Be brief."], ["human", "Weather in {city}?"]]).pipe(openaiModel()).pipe(new StringOutputParser());
+    const chain = ChatPromptTemplate.fromMessages([
+      ["system", "Be brief."],
+      ["human", "Weather in {city}?"],
+    ])
+      .pipe(openaiModel())
+      .pipe(new StringOutputParser());
     expect(await chain.invoke({ city: "Paris" })).toBe("Paris is 18°C and rainy.");
     const runs = await stored("lc-chain");
     const root = runs.find((r) => !r.parent_run_id)!;
@@ -196,17 +246,30 @@ describe("LangChain's tracer into tracepipe serve", () => {
     const usage = nativeOf(llm!).outputs[0]!.usage_metadata!;
     const { traces } = await col.collector.store.listTraces({ project: "lc-chain" });
     expect(traces).toHaveLength(1);
-    expect(traces[0]).toMatchObject({ trace_id: root.id, models: ["gpt-4o-2024-08-06"], providers: ["openai"], input_tokens: 25, output_tokens: 9, total_tokens: 34 });
+    expect(traces[0]).toMatchObject({
+      trace_id: root.id,
+      models: ["gpt-4o-2024-08-06"],
+      providers: ["openai"],
+      input_tokens: 25,
+      output_tokens: 9,
+      total_tokens: 34,
+    });
     expect(traces[0]!.total_cost).toBeCloseTo(usage.total_cost!, 12);
 
     const cli = await runCli(["runs", "list", "--endpoint", col.url, "--project", "lc-chain", "--json"]);
     expect(cli.code, cli.stderr).toBe(0);
-    expect(jsonLines(cli.stdout)).toEqual([expect.objectContaining({ trace_id: root.id, total_tokens: 34, models: ["gpt-4o-2024-08-06"] })]);
+    expect(jsonLines(cli.stdout)).toEqual([
+      expect.objectContaining({ trace_id: root.id, total_tokens: 34, models: ["gpt-4o-2024-08-06"] }),
+    ]);
   });
 
   it("follows a LangGraph agent step: the tool call, the tool run and the tool result linked in the next model call", async () => {
     process.env.LANGSMITH_PROJECT = "lc-graph";
-    const getWeather = tool(async ({ city }: { city: string }) => `18°C and rain in ${city}`, { name: "get_weather", description: "Weather for a city", schema: z.object({ city: z.string() }) });
+    const getWeather = tool(async ({ city }: { city: string }) => `18°C and rain in ${city}`, {
+      name: "get_weather",
+      description: "Weather for a city",
+      schema: z.object({ city: z.string() }),
+    });
     vendor.push({ json: fixture("openai-tool-call.json") }, { json: fixture("openai-completion.json") });
     const agent = createReactAgent({ llm: openaiModel(), tools: [getWeather] });
     const state = await agent.invoke({ messages: [new HumanMessage("Weather in Paris?")] });
@@ -216,7 +279,9 @@ describe("LangChain's tracer into tracepipe serve", () => {
     expect(runs.every((r) => r.trace_id === root.id)).toBe(true);
     expect(runs.some((r) => r.run_type === "tool" && r.name === "get_weather")).toBe(true);
     const [first, second] = llmRuns(runs);
-    expect(nativeOf(first!).outputs[0]!.content).toEqual([{ type: "tool_call", id: "call_w1", name: "get_weather", args: { city: "Paris" } }]);
+    expect(nativeOf(first!).outputs[0]!.content).toEqual([
+      { type: "tool_call", id: "call_w1", name: "get_weather", args: { city: "Paris" } },
+    ]);
     const next = nativeOf(second!).inputs;
     expect(next.map((m) => m.role)).toEqual(["user", "assistant", "tool"]);
     expect(next[2]).toMatchObject({ tool_call_id: "call_w1", content: [{ type: "text", text: "18°C and rain in Paris" }] });

@@ -29,7 +29,12 @@ describe("the langsmith SDK against tracepipe serve", () => {
       }),
       { name: "ChatOpenAI", run_type: "llm", client, project_name: "ls-dropin", tracingEnabled: true },
     );
-    const chain = lsTraceable(async (q: string) => llm({ model: "gpt-4o", messages: [{ role: "user", content: q }] }), { name: "answer", client, project_name: "ls-dropin", tracingEnabled: true });
+    const chain = lsTraceable(async (q: string) => llm({ model: "gpt-4o", messages: [{ role: "user", content: q }] }), {
+      name: "answer",
+      client,
+      project_name: "ls-dropin",
+      tracingEnabled: true,
+    });
     await chain("hello");
     await client.awaitPendingTraceBatches();
 
@@ -51,15 +56,30 @@ describe("feedback from the langsmith SDK against tracepipe serve", () => {
 
   it("stores createFeedback sent as a feedback part of a multipart batch and as POST /feedback", async () => {
     const client = new LangSmithClient({ apiUrl: col.url, apiKey: "local-key", autoBatchTracing: true });
-    const answer = lsTraceable(async (q: string) => `echo ${q}`, { name: "graded", client, project_name: "ls-feedback", tracingEnabled: true });
+    const answer = lsTraceable(async (q: string) => `echo ${q}`, {
+      name: "graded",
+      client,
+      project_name: "ls-feedback",
+      tracingEnabled: true,
+    });
     await answer("hi");
     await client.awaitPendingTraceBatches();
     const [run] = (await col.collector.store.queryRuns({ project: "ls-feedback" })).runs;
     expect(run?.name).toBe("graded");
     // With a trace id the SDK batches the feedback into /runs/multipart (feedback.{id}); without one it posts /feedback.
-    const batched = await client.createFeedback(run!.id, "correctness", { score: 1, comment: markup, traceId: run!.trace_id!, sessionId: "p-1" });
+    const batched = await client.createFeedback(run!.id, "correctness", {
+      score: 1,
+      comment: markup,
+      traceId: run!.trace_id!,
+      sessionId: "p-1",
+    });
     await client.awaitPendingTraceBatches();
-    const direct = await client.createFeedback(run!.id, "label", { value: { verdict: "ok" }, score: true, feedbackSourceType: "model", sourceInfo: { judge: "g" } });
+    const direct = await client.createFeedback(run!.id, "label", {
+      value: { verdict: "ok" },
+      score: true,
+      feedbackSourceType: "model",
+      sourceInfo: { judge: "g" },
+    });
     const stored = await col.collector.store.feedbackOf([run!.id]);
     expect(stored.map((f) => [f.id, f.key, f.score, f.value, f.comment, f.source])).toEqual([
       [batched.id, "correctness", 1, null, markup, "api"],
@@ -71,7 +91,11 @@ describe("feedback from the langsmith SDK against tracepipe serve", () => {
   });
 
   it("answers 422 naming each field of a feedback record without a run or a key", async () => {
-    const res = await fetch(`${col.url}/feedback`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ run_id: "not-a-uuid", key: "" }) });
+    const res = await fetch(`${col.url}/feedback`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ run_id: "not-a-uuid", key: "" }),
+    });
     expect(res.status).toBe(422);
     const { detail } = (await res.json()) as { detail: { loc: (string | number)[] }[] };
     expect(detail.map((d) => d.loc.join("."))).toEqual(["run_id", "key"]);
@@ -80,7 +104,12 @@ describe("feedback from the langsmith SDK against tracepipe serve", () => {
 
 describe("LangSmith environment variables as fallbacks", () => {
   it("reads LANGSMITH_* when TRACEPIPE_* is unset or blank, and TRACEPIPE_* wins when set", () => {
-    const env = { LANGSMITH_ENDPOINT: "http://127.0.0.1:1/ls", LANGSMITH_API_KEY: "ls-key", LANGSMITH_PROJECT: "ls-proj", TRACEPIPE_PROJECT: " " };
+    const env = {
+      LANGSMITH_ENDPOINT: "http://127.0.0.1:1/ls",
+      LANGSMITH_API_KEY: "ls-key",
+      LANGSMITH_PROJECT: "ls-proj",
+      TRACEPIPE_PROJECT: " ",
+    };
     const o = resolveOptions({}, env);
     expect([o.endpoint, o.apiKey, o.project]).toEqual(["http://127.0.0.1:1/ls", "ls-key", "ls-proj"]);
     const own = resolveOptions({}, { ...env, TRACEPIPE_ENDPOINT: "http://127.0.0.1:2", TRACEPIPE_PROJECT: "mine" });

@@ -14,11 +14,21 @@ afterAll(async () => {
 });
 
 let n = 0;
-const docker = (extra: Record<string, unknown> = {}) => ({ name: `docker-${++n}`, source: "external_docker" as const, source_revision_config: { image_uri: "registry.example.com/agent:1" }, ...extra });
+const docker = (extra: Record<string, unknown> = {}) => ({
+  name: `docker-${++n}`,
+  source: "external_docker" as const,
+  source_revision_config: { image_uri: "registry.example.com/agent:1" },
+  ...extra,
+});
 const github = (extra: Record<string, unknown> = {}) => ({
   name: `gh-${++n}`,
   source: "github" as const,
-  source_config: { integration_id: "0192b3c4-d5e6-7f00-8000-000000000001", repo_url: "https://github.com/acme/agent", deployment_type: "dev" as const, build_on_push: true },
+  source_config: {
+    integration_id: "0192b3c4-d5e6-7f00-8000-000000000001",
+    repo_url: "https://github.com/acme/agent",
+    deployment_type: "dev" as const,
+    build_on_push: true,
+  },
   source_revision_config: { repo_ref: "main", graph_config_path: "graph.json" },
   ...extra,
 });
@@ -47,7 +57,9 @@ async function shape(p: Promise<unknown>) {
 
 describe("deployments: create, read, revisions", () => {
   it("creates a deployment with its tracing project and first revision, fills resource defaults, and the revision reaches DEPLOYED", async () => {
-    const d = await api.create(docker({ source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 1.04, memory_mb: 512, redis_cpu: 0.5 } } }));
+    const d = await api.create(
+      docker({ source_config: { resource_spec: { min_scale: 1, max_scale: 3, cpu: 1.04, memory_mb: 512, redis_cpu: 0.5 } } }),
+    );
     expect(d).toMatchObject({ source: "external_docker", status: "READY", active_revision_id: null });
     expect(d.latest_revision_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(await col.collector.store.projectExists(d.name)).toBe(true);
@@ -68,22 +80,35 @@ describe("deployments: create, read, revisions", () => {
       redis_cpu_limit: 1,
     });
     const seen: string[] = [];
-    const rev = await api.waitForRevision(d.id, d.latest_revision_id!, { intervalMs: 20, timeoutMs: 5000, onPoll: (r) => seen.push(r.status) });
-    expect(rev).toMatchObject({ id: d.latest_revision_id, status: "DEPLOYED", source_revision_config: { image_uri: "registry.example.com/agent:1" } });
+    const rev = await api.waitForRevision(d.id, d.latest_revision_id!, {
+      intervalMs: 20,
+      timeoutMs: 5000,
+      onPoll: (r) => seen.push(r.status),
+    });
+    expect(rev).toMatchObject({
+      id: d.latest_revision_id,
+      status: "DEPLOYED",
+      source_revision_config: { image_uri: "registry.example.com/agent:1" },
+    });
     expect(seen[0]).not.toBe("DEPLOYED");
     expect((await api.get(d.id)).active_revision_id).toBe(d.latest_revision_id);
   });
 
   it("times out waiting with the last status named", async () => {
     const d = await api.create(docker());
-    await expect(api.waitForRevision(d.id, d.latest_revision_id!, { intervalMs: 10, timeoutMs: 30 })).rejects.toThrow(/not DEPLOYED within 30 ms \(last status (QUEUED|BUILDING)\)/);
+    await expect(api.waitForRevision(d.id, d.latest_revision_id!, { intervalMs: 10, timeoutMs: 30 })).rejects.toThrow(
+      /not DEPLOYED within 30 ms \(last status (QUEUED|BUILDING)\)/,
+    );
   });
 
   it("answers 404 naming the id, and 422 for an id that is not a UUID", async () => {
     const e = await failure(api.get("0192b3c4-d5e6-7f00-8000-0000000000ff"));
     expect(e).toMatchObject({ status: 404, detail: "deployment 0192b3c4-d5e6-7f00-8000-0000000000ff not found" });
     const d = await api.create(docker());
-    expect(await failure(api.getRevision(d.id, "0192b3c4-d5e6-7f00-8000-0000000000ee"))).toMatchObject({ status: 404, detail: `revision 0192b3c4-d5e6-7f00-8000-0000000000ee of deployment ${d.id} not found` });
+    expect(await failure(api.getRevision(d.id, "0192b3c4-d5e6-7f00-8000-0000000000ee"))).toMatchObject({
+      status: 404,
+      detail: `revision 0192b3c4-d5e6-7f00-8000-0000000000ee of deployment ${d.id} not found`,
+    });
     expect(await shape(api.get("not-a-uuid"))).toEqual([{ loc: ["path", "deployment_id"], msg: "must be a UUID", type: "uuid_parsing" }]);
   });
 
@@ -97,7 +122,11 @@ describe("PATCH: which members create a revision (SPEC §3)", () => {
   it("creates one for image_uri, secrets or resource_spec, which replaces the old spec whole; not for other fields or nulls", async () => {
     const d = await api.create(docker({ source_config: { resource_spec: { cpu: 1, labels: { team: "a" } } } }));
     const r0 = d.latest_revision_id;
-    const same = await api.patch(d.id, { source_config: { custom_url: "https://agent.example.com" }, source_revision_config: { image_uri: null }, secrets: null });
+    const same = await api.patch(d.id, {
+      source_config: { custom_url: "https://agent.example.com" },
+      source_revision_config: { image_uri: null },
+      secrets: null,
+    });
     expect(same.latest_revision_id).toBe(r0);
     expect(same.source_config.custom_url).toBe("https://agent.example.com");
     const img = await api.patch(d.id, { source_revision_config: { image_uri: "registry.example.com/agent:2" } });
@@ -107,7 +136,12 @@ describe("PATCH: which members create a revision (SPEC §3)", () => {
     expect(sec.secrets).toEqual([{ name: "OPENAI_API_KEY", value: "sk-x" }]);
     const spec = await api.patch(d.id, { source_config: { resource_spec: { memory_mb: 256 } } });
     expect(spec.latest_revision_id).not.toBe(sec.latest_revision_id);
-    expect(spec.source_config.resource_spec).toEqual({ memory_mb: 256, memory_limit_mb: 512, queue_memory_mb: 256, queue_memory_limit_mb: 512 }); // cpu and labels gone
+    expect(spec.source_config.resource_spec).toEqual({
+      memory_mb: 256,
+      memory_limit_mb: 512,
+      queue_memory_mb: 256,
+      queue_memory_limit_mb: 512,
+    }); // cpu and labels gone
     expect((await api.getRevision(d.id, spec.latest_revision_id!)).secrets).toEqual(["OPENAI_API_KEY"]); // names only
   });
 
@@ -122,44 +156,100 @@ describe("PATCH: which members create a revision (SPEC §3)", () => {
 describe("PATCH rules (400 with a detail string)", () => {
   it("holds fields to their source", async () => {
     const d = await api.create(docker());
-    expect(await rule(api.patch(d.id, { source_revision_config: { repo_ref: "main" } }))).toBe("source_revision_config.repo_ref applies to github deployments, not external_docker");
-    expect(await rule(api.patch(d.id, { source_config: { build_command: "npm run build" } }))).toBe("source_config.build_command applies to github deployments, not external_docker");
+    expect(await rule(api.patch(d.id, { source_revision_config: { repo_ref: "main" } }))).toBe(
+      "source_revision_config.repo_ref applies to github deployments, not external_docker",
+    );
+    expect(await rule(api.patch(d.id, { source_config: { build_command: "npm run build" } }))).toBe(
+      "source_config.build_command applies to github deployments, not external_docker",
+    );
     const g = await api.create(github());
-    expect(await rule(api.patch(g.id, { source_config: { custom_url: "https://x.example.com" } }))).toBe("source_config.custom_url is set automatically for github deployments; it can be set only for external_docker");
-    expect(await rule(api.patch(g.id, { source_config: { resource_spec: { cpu: 1 } } }))).toBe("source_config.resource_spec applies to external_docker deployments, not github");
-    expect(await rule(api.patch(g.id, { source_revision_config: { image_uri: "x" } }))).toBe("source_revision_config.image_uri applies to external_docker deployments, not github");
+    expect(await rule(api.patch(g.id, { source_config: { custom_url: "https://x.example.com" } }))).toBe(
+      "source_config.custom_url is set automatically for github deployments; it can be set only for external_docker",
+    );
+    expect(await rule(api.patch(g.id, { source_config: { resource_spec: { cpu: 1 } } }))).toBe(
+      "source_config.resource_spec applies to external_docker deployments, not github",
+    );
+    expect(await rule(api.patch(g.id, { source_revision_config: { image_uri: "x" } }))).toBe(
+      "source_revision_config.image_uri applies to external_docker deployments, not github",
+    );
   });
 
   it("refuses to change what PATCH cannot change, and accepts the same value again", async () => {
     const g = await api.create(github());
     expect(await rule(api.patch(g.id, { name: "other" } as never))).toBe("name cannot be changed after creation");
     expect(await rule(api.patch(g.id, { source: "external_docker" } as never))).toBe("source cannot be changed after creation");
-    expect(await rule(api.patch(g.id, { source_config: { integration_id: "0192b3c4-d5e6-7f00-8000-000000000009" } }))).toBe("source_config.integration_id cannot be changed by PATCH");
-    expect(await rule(api.patch(g.id, { source_config: { repo_url: "https://github.com/acme/other" } }))).toBe("source_config.repo_url cannot be changed by PATCH");
-    expect(await rule(api.patch(g.id, { source_config: { deployment_type: "prod" } }))).toBe("source_config.deployment_type cannot be changed by PATCH");
+    expect(await rule(api.patch(g.id, { source_config: { integration_id: "0192b3c4-d5e6-7f00-8000-000000000009" } }))).toBe(
+      "source_config.integration_id cannot be changed by PATCH",
+    );
+    expect(await rule(api.patch(g.id, { source_config: { repo_url: "https://github.com/acme/other" } }))).toBe(
+      "source_config.repo_url cannot be changed by PATCH",
+    );
+    expect(await rule(api.patch(g.id, { source_config: { deployment_type: "prod" } }))).toBe(
+      "source_config.deployment_type cannot be changed by PATCH",
+    );
     expect((await api.patch(g.id, { source_config: { repo_url: "https://github.com/acme/agent" } })).id).toBe(g.id);
-    const d = await api.create(docker({ source_config: { listener_id: "0192b3c4-d5e6-7f00-8000-00000000000a", listener_config: { k8s_namespace: "agents" } } }));
-    expect(await rule(api.patch(d.id, { source_config: { listener_id: "0192b3c4-d5e6-7f00-8000-00000000000b" } }))).toBe("source_config.listener_id cannot be changed by PATCH");
-    expect(await rule(api.patch(d.id, { source_config: { listener_config: { k8s_namespace: "other" } } }))).toBe("source_config.listener_config.k8s_namespace cannot be changed by PATCH");
+    const d = await api.create(
+      docker({ source_config: { listener_id: "0192b3c4-d5e6-7f00-8000-00000000000a", listener_config: { k8s_namespace: "agents" } } }),
+    );
+    expect(await rule(api.patch(d.id, { source_config: { listener_id: "0192b3c4-d5e6-7f00-8000-00000000000b" } }))).toBe(
+      "source_config.listener_id cannot be changed by PATCH",
+    );
+    expect(await rule(api.patch(d.id, { source_config: { listener_config: { k8s_namespace: "other" } } }))).toBe(
+      "source_config.listener_config.k8s_namespace cannot be changed by PATCH",
+    );
   });
 
   it("refuses build_on_push with a tag, whichever of the two the PATCH sets", async () => {
     const g = await api.create(github());
-    expect(await rule(api.patch(g.id, { source_revision_config: { repo_ref: "refs/tags/v1.2.0" } }))).toBe("source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1.2.0)");
-    const tagged = await api.patch(g.id, { source_config: { build_on_push: false }, source_revision_config: { repo_ref: "refs/tags/v1.2.0" } });
+    expect(await rule(api.patch(g.id, { source_revision_config: { repo_ref: "refs/tags/v1.2.0" } }))).toBe(
+      "source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1.2.0)",
+    );
+    const tagged = await api.patch(g.id, {
+      source_config: { build_on_push: false },
+      source_revision_config: { repo_ref: "refs/tags/v1.2.0" },
+    });
     expect(tagged.source_revision_config.repo_ref).toBe("refs/tags/v1.2.0");
-    expect(await rule(api.patch(g.id, { source_config: { build_on_push: true } }))).toBe("source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1.2.0)");
-    expect(await rule(api.create(github({ source_revision_config: { repo_ref: "refs/tags/v1" } })))).toBe("source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1)");
+    expect(await rule(api.patch(g.id, { source_config: { build_on_push: true } }))).toBe(
+      "source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1.2.0)",
+    );
+    expect(await rule(api.create(github({ source_revision_config: { repo_ref: "refs/tags/v1" } })))).toBe(
+      "source_config.build_on_push must not be true when source_revision_config.repo_ref is a tag (refs/tags/v1)",
+    );
   });
 
   it("requires volume mounts to name a volume, unique volume names, and no valueFrom beside a value", async () => {
     const d = await api.create(docker());
     const spec = (s: Record<string, unknown>) => api.patch(d.id, { source_config: { resource_spec: s } });
-    expect(await rule(spec({ volumes: [{ name: "data", emptyDir: {} }], volume_mounts: [{ name: "cache", mountPath: "/cache" }] }))).toBe('source_config.resource_spec.volume_mounts[0].name "cache" matches no volume in source_config.resource_spec.volumes');
-    expect(await rule(spec({ volumes: [{ name: "data" }, { name: "data" }] }))).toBe('source_config.resource_spec.volumes[1].name "data" is not unique in the pod');
-    expect(await rule(spec({ volumes: [{ name: "data" }], sidecars: [{ name: "proxy", image: "envoy", volumeMounts: [{ name: "certs", mountPath: "/c" }] }] }))).toBe('source_config.resource_spec.sidecars[0].volumeMounts[0].name "certs" matches no volume in source_config.resource_spec.volumes');
-    expect(await rule(spec({ init_containers: [{ name: "init", image: "busybox", env: [{ name: "TOKEN", value: "x", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }] }))).toBe("source_config.resource_spec.init_containers[0].env[0] (TOKEN): valueFrom cannot be used with a non-empty value");
-    const ok = await spec({ volumes: [{ name: "data", emptyDir: {} }], volume_mounts: [{ name: "data", mountPath: "/data" }], init_containers: [{ name: "init", image: "busybox", env: [{ name: "TOKEN", value: "", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] }] });
+    expect(await rule(spec({ volumes: [{ name: "data", emptyDir: {} }], volume_mounts: [{ name: "cache", mountPath: "/cache" }] }))).toBe(
+      'source_config.resource_spec.volume_mounts[0].name "cache" matches no volume in source_config.resource_spec.volumes',
+    );
+    expect(await rule(spec({ volumes: [{ name: "data" }, { name: "data" }] }))).toBe(
+      'source_config.resource_spec.volumes[1].name "data" is not unique in the pod',
+    );
+    expect(
+      await rule(
+        spec({
+          volumes: [{ name: "data" }],
+          sidecars: [{ name: "proxy", image: "envoy", volumeMounts: [{ name: "certs", mountPath: "/c" }] }],
+        }),
+      ),
+    ).toBe('source_config.resource_spec.sidecars[0].volumeMounts[0].name "certs" matches no volume in source_config.resource_spec.volumes');
+    expect(
+      await rule(
+        spec({
+          init_containers: [
+            { name: "init", image: "busybox", env: [{ name: "TOKEN", value: "x", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] },
+          ],
+        }),
+      ),
+    ).toBe("source_config.resource_spec.init_containers[0].env[0] (TOKEN): valueFrom cannot be used with a non-empty value");
+    const ok = await spec({
+      volumes: [{ name: "data", emptyDir: {} }],
+      volume_mounts: [{ name: "data", mountPath: "/data" }],
+      init_containers: [
+        { name: "init", image: "busybox", env: [{ name: "TOKEN", value: "", valueFrom: { secretKeyRef: { name: "s", key: "k" } } }] },
+      ],
+    });
     expect(ok.source_config.resource_spec).toMatchObject({ volume_mounts: [{ name: "data", mountPath: "/data" }] });
   });
 });
@@ -171,21 +261,42 @@ describe("PATCH shapes (422 with SPEC §7's list)", () => {
     const at = (...loc: (string | number)[]) => ["body", "source_config", "resource_spec", ...loc];
     expect(await rs({ cpu: 8.5 })).toEqual([expect.objectContaining({ loc: at("cpu"), type: "too_big" })]);
     expect(await rs({ queue_cpu_limit: 0.04 })).toEqual([expect.objectContaining({ loc: at("queue_cpu_limit"), type: "too_small" })]); // rounds to 0.0
-    expect((await api.patch(d.id, { source_config: { resource_spec: { cpu: 8.04 } } })).source_config.resource_spec).toMatchObject({ cpu: 8, cpu_limit: 16 }); // rounds to 8.0
+    expect((await api.patch(d.id, { source_config: { resource_spec: { cpu: 8.04 } } })).source_config.resource_spec).toMatchObject({
+      cpu: 8,
+      cpu_limit: 16,
+    }); // rounds to 8.0
     expect(await rs({ memory_mb: 1.5 })).toEqual([expect.objectContaining({ loc: at("memory_mb"), type: "invalid_type" })]);
-    expect(await rs({ volumes: [{ name: "Data_Vol" }] })).toEqual([expect.objectContaining({ loc: at("volumes", 0, "name"), type: "invalid_format" })]);
-    expect(await rs({ sidecars: [{ name: "s", image: "i", env: [{ name: "1BAD" }] }] })).toEqual([expect.objectContaining({ loc: at("sidecars", 0, "env", 0, "name"), type: "invalid_format" })]);
-    expect(await rs({ sidecars: [{ name: "s", image: "i", restartPolicy: "Never" }] })).toEqual([expect.objectContaining({ loc: at("sidecars", 0, "restartPolicy"), type: "invalid_value" })]);
-    expect(await rs({ image_pull_secrets: [{}] })).toEqual([expect.objectContaining({ loc: at("image_pull_secrets", 0, "name"), type: "invalid_type" })]);
+    expect(await rs({ volumes: [{ name: "Data_Vol" }] })).toEqual([
+      expect.objectContaining({ loc: at("volumes", 0, "name"), type: "invalid_format" }),
+    ]);
+    expect(await rs({ sidecars: [{ name: "s", image: "i", env: [{ name: "1BAD" }] }] })).toEqual([
+      expect.objectContaining({ loc: at("sidecars", 0, "env", 0, "name"), type: "invalid_format" }),
+    ]);
+    expect(await rs({ sidecars: [{ name: "s", image: "i", restartPolicy: "Never" }] })).toEqual([
+      expect.objectContaining({ loc: at("sidecars", 0, "restartPolicy"), type: "invalid_value" }),
+    ]);
+    expect(await rs({ image_pull_secrets: [{}] })).toEqual([
+      expect.objectContaining({ loc: at("image_pull_secrets", 0, "name"), type: "invalid_type" }),
+    ]);
     expect(await rs({ gpu: 1 })).toEqual([expect.objectContaining({ loc: at(), type: "unrecognized_keys" })]);
-    expect(await shape(api.patch(d.id, { source_config: { listener_id: "nope" } }))).toEqual([expect.objectContaining({ loc: ["body", "source_config", "listener_id"], type: "invalid_format" })]);
-    expect(await shape(api.patch(d.id, { secrets: [{ name: "A" }] } as never))).toEqual([expect.objectContaining({ loc: ["body", "secrets", 0, "value"], type: "invalid_type" })]);
-    expect(await shape(api.patch(d.id, { source_revision_config: { repo_commit_sha: "abc" } } as never))).toEqual([expect.objectContaining({ loc: ["body", "source_revision_config"], type: "unrecognized_keys" })]);
+    expect(await shape(api.patch(d.id, { source_config: { listener_id: "nope" } }))).toEqual([
+      expect.objectContaining({ loc: ["body", "source_config", "listener_id"], type: "invalid_format" }),
+    ]);
+    expect(await shape(api.patch(d.id, { secrets: [{ name: "A" }] } as never))).toEqual([
+      expect.objectContaining({ loc: ["body", "secrets", 0, "value"], type: "invalid_type" }),
+    ]);
+    expect(await shape(api.patch(d.id, { source_revision_config: { repo_commit_sha: "abc" } } as never))).toEqual([
+      expect.objectContaining({ loc: ["body", "source_revision_config"], type: "unrecognized_keys" }),
+    ]);
   });
 
   it("rejects a malformed body and a body that is not an object", async () => {
     const d = await api.create(docker());
-    const res = await fetch(`${col.url}/v2/deployments/${d.id}`, { method: "PATCH", headers: { "x-api-key": "cp-key", "content-type": "application/json" }, body: "{nope" });
+    const res = await fetch(`${col.url}/v2/deployments/${d.id}`, {
+      method: "PATCH",
+      headers: { "x-api-key": "cp-key", "content-type": "application/json" },
+      body: "{nope",
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/JSON/);
     expect(await shape(api.patch(d.id, [] as never))).toEqual([expect.objectContaining({ loc: ["body"], type: "invalid_type" })]);

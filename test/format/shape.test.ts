@@ -144,7 +144,9 @@ describe("surelyMessages (validate's fast path)", () => {
     (m[1] as { content: unknown[] }).content.push({ type: "text" }, { type: "bogus" });
     (m[0] as Record<string, unknown>).foo = 1;
     const issues = validate(m);
-    expect(issues.map((i) => JSON.stringify(i.loc))).toEqual(expect.arrayContaining(['[1,"content",5,"text"]', '[1,"content",6,"type"]', '[0,"foo"]']));
+    expect(issues.map((i) => JSON.stringify(i.loc))).toEqual(
+      expect.arrayContaining(['[1,"content",5,"text"]', '[1,"content",6,"type"]', '[0,"foo"]']),
+    );
     expect(validate(valid())).toEqual([]);
   });
 });
@@ -160,7 +162,10 @@ describe("surelyValid (validate's one-walk answer for messages with nothing to r
     ["a media block with no source", (m) => void delete (m[1]!.content as Record<string, unknown>[])[3]!.id],
     ["base64 without mime_type", (m) => void delete (m[1]!.content as Record<string, unknown>[])[1]!.mime_type],
     ["a call id that is not a string", (m) => void ((m[3]!.content as Record<string, unknown>[])[0]!.id = 1)],
-    ["a tool_call_id on a later assistant message, naming an earlier call", (m) => void m.push({ role: "assistant", tool_call_id: "c1", content: [] })],
+    [
+      "a tool_call_id on a later assistant message, naming an earlier call",
+      (m) => void m.push({ role: "assistant", tool_call_id: "c1", content: [] }),
+    ],
     ["an orphan's tool_call_id that is not a string", (m) => void Object.assign(m[4]!, { tool_call_id: 5, extras: { orphan: true } })],
   ];
 
@@ -193,7 +198,8 @@ describe("surelyValid (validate's one-walk answer for messages with nothing to r
         mutations++;
         const issues = everyIssue(m, false);
         if (issues.length) withIssues++;
-        if (surelyValid(m) && issues.length) throw new Error(`surelyValid said yes with issues at ${JSON.stringify(path)} = ODD[${i}]: ${JSON.stringify(issues)}`);
+        if (surelyValid(m) && issues.length)
+          throw new Error(`surelyValid said yes with issues at ${JSON.stringify(path)} = ODD[${i}]: ${JSON.stringify(issues)}`);
         expect(validate(m)).toEqual(issues);
       }
     }

@@ -7,15 +7,25 @@ const call = { role: "assistant", content: [{ type: "tool_call", id: "c1", name:
 
 describe("validate", () => {
   it("accepts a well-formed conversation", () => {
-    expect(validate([{ role: "system", content: [{ type: "text", text: "s" }] }, call, { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "r" }] }])).toEqual([]);
+    expect(
+      validate([
+        { role: "system", content: [{ type: "text", text: "s" }] },
+        call,
+        { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "r" }] },
+      ]),
+    ).toEqual([]);
   });
 
   it("rejects tool_call_id on a role other than tool", () => {
-    expect(validate([call, { role: "user", tool_call_id: "c1", content: [] }])).toEqual([{ loc: [1, "tool_call_id"], msg: expect.stringContaining('only valid on role "tool"'), type: "tool_call_id_role" }]);
+    expect(validate([call, { role: "user", tool_call_id: "c1", content: [] }])).toEqual([
+      { loc: [1, "tool_call_id"], msg: expect.stringContaining('only valid on role "tool"'), type: "tool_call_id_role" },
+    ]);
   });
 
   it("rejects a tool_call_id that names no earlier tool call", () => {
-    expect(validate([{ role: "tool", tool_call_id: "c1", content: [] }, call])).toEqual([{ loc: [0, "tool_call_id"], msg: expect.stringContaining('"c1"'), type: "unknown_tool_call_id" }]);
+    expect(validate([{ role: "tool", tool_call_id: "c1", content: [] }, call])).toEqual([
+      { loc: [0, "tool_call_id"], msg: expect.stringContaining('"c1"'), type: "unknown_tool_call_id" },
+    ]);
   });
 
   it("rejects a server_tool_result status outside success|error", () => {
@@ -36,13 +46,26 @@ describe("validate", () => {
   it("requires base64 on media blocks only in strict mode", () => {
     const msgs = [{ role: "user", content: [{ type: "image", url: "https://x.test/a.png" }] }];
     expect(validate(msgs)).toEqual([]);
-    expect(validate(msgs, { strict: true })).toEqual([{ loc: [0, "content", 0, "base64"], msg: expect.stringContaining("SPEC"), type: "missing" }]);
+    expect(validate(msgs, { strict: true })).toEqual([
+      { loc: [0, "content", 0, "base64"], msg: expect.stringContaining("SPEC"), type: "missing" },
+    ]);
   });
 
   it("forbids extras only in strict mode, on messages, blocks and usage", () => {
-    const msgs = [{ role: "assistant", extras: { a: 1 }, content: [{ type: "text", text: "t", extras: { b: 2 } }], usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, extras: {} } }];
+    const msgs = [
+      {
+        role: "assistant",
+        extras: { a: 1 },
+        content: [{ type: "text", text: "t", extras: { b: 2 } }],
+        usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, extras: {} },
+      },
+    ];
     expect(validate(msgs)).toEqual([]);
-    expect(validate(msgs, { strict: true }).map((i) => i.loc)).toEqual([[0, "extras"], [0, "usage_metadata", "extras"], [0, "content", 0, "extras"]]);
+    expect(validate(msgs, { strict: true }).map((i) => i.loc)).toEqual([
+      [0, "extras"],
+      [0, "usage_metadata", "extras"],
+      [0, "content", 0, "extras"],
+    ]);
   });
 
   it("reports every problem at once, each with its location", () => {
@@ -69,7 +92,8 @@ describe("JSON Schema export", () => {
 
   it("describes every role and block type", () => {
     const text = JSON.stringify(nativeMessagesJsonSchema());
-    for (const t of ["text", "reasoning", "image", "file", "audio", "video", "tool_call", "server_tool_call", "server_tool_result"]) expect(text).toContain(`"const":"${t}"`);
+    for (const t of ["text", "reasoning", "image", "file", "audio", "video", "tool_call", "server_tool_call", "server_tool_result"])
+      expect(text).toContain(`"const":"${t}"`);
     for (const r of ["system", "reasoning", "user", "assistant", "tool"]) expect(text).toContain(`"${r}"`);
   });
 });

@@ -43,9 +43,16 @@ export interface CliResult {
 }
 
 /** Run the real CLI in a child process (see CLI: compiled when dist/ is fresh, else through tsx, so no build is needed). */
-export function runCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, ...args], { cwd: opts.cwd, env: { ...process.env, ...opts.env }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CLI, ...args], {
+      cwd: opts.cwd,
+      env: { ...process.env, ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
@@ -61,5 +68,8 @@ export function runCli(args: string[], opts: { input?: string; env?: NodeJS.Proc
 }
 
 export function jsonLines(text: string): unknown[] {
-  return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
+  return text
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l));
 }

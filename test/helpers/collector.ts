@@ -66,7 +66,9 @@ export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"
   const { spawn } = await import("node:child_process");
   // better-sqlite3 is imported at the top of this file; the serve process holds its own connection.
   const dbPath = join(mkdtempSync(join(tmpdir(), "tp-serve-")), "traces.db");
-  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", dbPath, ...extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", dbPath, ...extraArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`tracepipe serve did not start: ${out}`)), 20_000);
@@ -88,7 +90,10 @@ export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"
     dbPath,
     count(project) {
       db ??= new Database(dbPath, { readonly: true });
-      return db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+      return db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as {
+        n: number;
+        d: number;
+      };
     },
     close: () =>
       new Promise((r) => {

@@ -13,11 +13,25 @@ export function genericLine(i: number, salt = ""): string {
       object: "chat.completion",
       created: Math.floor(start / 1000),
       model: "gpt-4o-mini-2024-07-18",
-      choices: [{ index: 0, message: { role: "assistant", content: `The answer is ${i + 1}.`, refusal: null }, finish_reason: "stop", logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: `The answer is ${i + 1}.`, refusal: null },
+          finish_reason: "stop",
+          logprobs: null,
+        },
+      ],
     };
     if (i % 4 === 0) response.usage = { prompt_tokens: 21, completion_tokens: 6, total_tokens: 27 };
     return JSON.stringify({
-      request: { model: "gpt-4o-mini", temperature: 0, messages: [{ role: "system", content: "Be terse." }, { role: "user", content: `What is ${i} + 1?` }] },
+      request: {
+        model: "gpt-4o-mini",
+        temperature: 0,
+        messages: [
+          { role: "system", content: "Be terse." },
+          { role: "user", content: `What is ${i} + 1?` },
+        ],
+      },
       response,
       start_time: new Date(start).toISOString(),
       end_time: new Date(start + 400).toISOString(),
@@ -26,8 +40,22 @@ export function genericLine(i: number, salt = ""): string {
     });
   }
   return JSON.stringify({
-    request: { model: "claude-sonnet-4-5", max_tokens: 128, system: "Be terse.", messages: [{ role: "user", content: `What is ${i} + 1?` }] },
-    response: { id: `msg_${i}`, type: "message", role: "assistant", model: "claude-sonnet-4-5-20250929", content: [{ type: "text", text: `${i + 1}` }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 14, output_tokens: 2 } },
+    request: {
+      model: "claude-sonnet-4-5",
+      max_tokens: 128,
+      system: "Be terse.",
+      messages: [{ role: "user", content: `What is ${i} + 1?` }],
+    },
+    response: {
+      id: `msg_${i}`,
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5-20250929",
+      content: [{ type: "text", text: `${i + 1}` }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 14, output_tokens: 2 },
+    },
     start_time: start,
     tags: salt ? ["backfill-test", salt] : ["backfill-test"],
   });
@@ -70,8 +98,15 @@ export async function storedLines(dbPath: string, project: string): Promise<{ n:
   const { default: Database } = await import("better-sqlite3");
   const db = new Database(dbPath, { readonly: true, fileMustExist: true });
   try {
-    const { n, d } = db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
-    const lines = (db.prepare("SELECT json_extract(extra, '$.metadata.backfill.line') AS line FROM runs WHERE session_name = ? ORDER BY 1").all(project) as { line: number }[]).map((r) => r.line);
+    const { n, d } = db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as {
+      n: number;
+      d: number;
+    };
+    const lines = (
+      db
+        .prepare("SELECT json_extract(extra, '$.metadata.backfill.line') AS line FROM runs WHERE session_name = ? ORDER BY 1")
+        .all(project) as { line: number }[]
+    ).map((r) => r.line);
     return { n, d, lines };
   } finally {
     db.close();
@@ -81,5 +116,8 @@ export async function storedLines(dbPath: string, project: string): Promise<{ n:
 /** The line numbers in a backfill dead-letter file, in file order (empty when there is none). */
 export function deadLetterLines(path: string): number[] {
   if (!existsSync(path)) return [];
-  return readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => (JSON.parse(l) as { line: number }).line);
+  return readFileSync(path, "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => (JSON.parse(l) as { line: number }).line);
 }

@@ -10,7 +10,10 @@ export interface Served {
 }
 
 /** Serves `middleware` in order, ending in `last` (default: 200 `{ok: true}`). */
-export async function serveChain(middleware: Middleware[], last: Terminal = async () => ({ status: 200, body: { ok: true } })): Promise<Served> {
+export async function serveChain(
+  middleware: Middleware[],
+  last: Terminal = async () => ({ status: 200, body: { ok: true } }),
+): Promise<Served> {
   const handle = compose(middleware, last);
   const server = createServer((req, res) => {
     handle(exchangeOf(req, res)).then(

@@ -24,7 +24,9 @@ export const POSTGRES_HINT = "`apt-get install postgresql` (Debian's PostgreSQL 
 export function skipWithoutPostgres(env: NodeJS.ProcessEnv = process.env): boolean {
   if (existsSync(join(PG_BIN, "initdb")) && existsSync(join(PG_BIN, "pg_ctl"))) return false;
   if (onCi(env)) return false; // run, and fail in set-up with the hint
-  process.stderr.write(`\n  NOTICE: PostgreSQL (${PG_BIN}/initdb) is not installed, so the tests that need it are SKIPPED (${POSTGRES_HINT}; with CI=true they fail instead).\n\n`);
+  process.stderr.write(
+    `\n  NOTICE: PostgreSQL (${PG_BIN}/initdb) is not installed, so the tests that need it are SKIPPED (${POSTGRES_HINT}; with CI=true they fail instead).\n\n`,
+  );
   return true;
 }
 
@@ -67,7 +69,9 @@ function pgRunAsync(program: string, args: string[], cwd: string): Promise<{ ok:
   const cmd = asRoot ? "runuser" : join(PG_BIN, program);
   const argv = asRoot ? ["-u", "postgres", "--", join(PG_BIN, program), ...args] : args;
   return new Promise((resolve) => {
-    execFile(cmd, argv, { cwd, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => resolve({ ok: !err, out: `${stdout}${stderr}${err ? String(err) : ""}` }));
+    execFile(cmd, argv, { cwd, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ ok: !err, out: `${stdout}${stderr}${err ? String(err) : ""}` }),
+    );
   });
 }
 
@@ -109,7 +113,8 @@ export async function startPostgres(): Promise<RunningPostgres> {
   chownToPostgres(sockets);
 
   let port = 0;
-  const opts = () => `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
+  const opts = () =>
+    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
   const start = (): void => {
     const r = pgRun("pg_ctl", ["-D", data, "-o", opts(), "-l", join(root, "server.log"), "-w", "-t", "60", "start"], root);
     if (!r.ok) throw new Error(`pg_ctl start failed: ${r.out.slice(-1000)}\n${readLog()}`);

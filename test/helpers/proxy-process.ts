@@ -15,7 +15,9 @@ export interface ProxyProcess {
 }
 
 export async function startProxyProcess(target: string): Promise<ProxyProcess> {
-  const child = spawn(process.execPath, ["--import", TSX, new URL("./proxy-child.ts", import.meta.url).pathname, target], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, ["--import", TSX, new URL("./proxy-child.ts", import.meta.url).pathname, target], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const lines = createInterface({ input: child.stdout! });
   const waiting: ((line: string) => void)[] = [];
   lines.on("line", (line) => waiting.shift()?.(line));

@@ -40,7 +40,11 @@ export async function startProxy(target: string, script: (n: number, req: Incomi
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (typeof v === "string" && !HOP_BY_HOP.has(k)) headers[k] = v;
     try {
-      const upstream = await fetch(target + req.url, { method: req.method, headers, body: req.method === "GET" || req.method === "HEAD" ? undefined : body });
+      const upstream = await fetch(target + req.url, {
+        method: req.method,
+        headers,
+        body: req.method === "GET" || req.method === "HEAD" ? undefined : body,
+      });
       const out = Buffer.from(await upstream.arrayBuffer());
       if (ingest) statuses.push(upstream.status);
       const h: Record<string, string> = {};

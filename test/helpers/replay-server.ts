@@ -106,7 +106,11 @@ export async function startReplayServer(opts: { http2?: boolean } = {}): Promise
       return;
     }
     if (next.sse && next.eventstream) {
-      res.writeHead(next.status ?? 200, { "content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": `req_${requests.length}`, ...next.headers });
+      res.writeHead(next.status ?? 200, {
+        "content-type": "application/vnd.amazon.eventstream",
+        "x-amzn-requestid": `req_${requests.length}`,
+        ...next.headers,
+      });
       let i = 0;
       for (const ev of next.sse) {
         if (next.breakAfter !== undefined && i === next.breakAfter) {

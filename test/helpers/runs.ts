@@ -33,5 +33,10 @@ export function runRecord(overrides: Record<string, unknown> = {}): Record<strin
 
 /** A valid run of roughly `bytes` size, in `project`, with a random id (runRecord sized). */
 export function makeRun(project = "test", bytes = 500): Record<string, unknown> & { id: string } {
-  return runRecord({ id: randomUUID(), name: "work", session_name: project, inputs: { text: "x".repeat(Math.max(0, bytes - 300)) } }) as Record<string, unknown> & { id: string };
+  return runRecord({
+    id: randomUUID(),
+    name: "work",
+    session_name: project,
+    inputs: { text: "x".repeat(Math.max(0, bytes - 300)) },
+  }) as Record<string, unknown> & { id: string };
 }

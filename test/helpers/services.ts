@@ -25,6 +25,8 @@ export function installed(command: string): boolean {
 export function skipWithout(command: string, installHint: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (installed(command)) return false;
   if (onCi(env)) return false; // run, and fail in set-up with the same hint
-  process.stderr.write(`\n  NOTICE: ${command} is not installed, so the tests that need it are SKIPPED (${installHint}; with CI=true they fail instead).\n\n`);
+  process.stderr.write(
+    `\n  NOTICE: ${command} is not installed, so the tests that need it are SKIPPED (${installHint}; with CI=true they fail instead).\n\n`,
+  );
   return true;
 }

@@ -7,7 +7,9 @@ const CHILD = fileURLToPath(new URL("./fixtures/updates-child.ts", import.meta.u
 
 /** Async, so a collector in this process keeps answering while the child runs. A negative `exitAfterMs` exits at once. */
 export async function runChild(endpoint: string, spoolDir: string, count: number, project: string, exitAfterMs: number): Promise<void> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), project, String(exitAfterMs)], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), project, String(exitAfterMs)], {
+    stdio: ["ignore", "ignore", "pipe"],
+  });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));

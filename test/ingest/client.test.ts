@@ -27,7 +27,16 @@ async function collector(opts: Parameters<typeof startCollector>[0] = {}): Promi
 
 function client(endpoint: string | undefined, extra: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-client-");
-  const c = new Client({ endpoint, apiKey: "test-key", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), dbPath: join(dir, "traces.db"), backoff: { baseMs: 20, maxMs: 500 }, warn: () => {}, ...extra });
+  const c = new Client({
+    endpoint,
+    apiKey: "test-key",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    dbPath: join(dir, "traces.db"),
+    backoff: { baseMs: 20, maxMs: 500 },
+    warn: () => {},
+    ...extra,
+  });
   cleanup.push(async () => void (await c.shutdown()));
   return c;
 }
@@ -37,11 +46,24 @@ describe("multipart encoding", () => {
     const run = makeRun();
     // Large fields of more than INLINE_MAX characters get parts of their own; small ones ride in the run's.
     const big = { text: "x".repeat(INLINE_MAX) };
-    const ops = [postOp({ ...run, inputs: big, outputs: big, events: [{ name: "e", time: "2026-11-22T10:16:00Z", kwargs: big }] }, { img: ["image/png", new Uint8Array([1, 2, 3])] }), patchOp(makeRun().id, { end_time: "2026-11-22T10:16:00Z" })];
+    const ops = [
+      postOp(
+        { ...run, inputs: big, outputs: big, events: [{ name: "e", time: "2026-11-22T10:16:00Z", kwargs: big }] },
+        { img: ["image/png", new Uint8Array([1, 2, 3])] },
+      ),
+      patchOp(makeRun().id, { end_time: "2026-11-22T10:16:00Z" }),
+    ];
     const { body, contentType } = encodeMultipart(ops);
     const text = body.toString("latin1");
     const parts = text.split(/--tracepipe-[0-9a-f]+(?:--)?\r\n/).filter((p) => p.includes("Content-Disposition"));
-    expect(parts.map((p) => /name="([^"]+)"/.exec(p)![1])).toEqual([`post.${run.id}`, `post.${run.id}.inputs`, `post.${run.id}.outputs`, `post.${run.id}.events`, `attachment.${run.id}.img`, `patch.${ops[1]!.id}`]);
+    expect(parts.map((p) => /name="([^"]+)"/.exec(p)![1])).toEqual([
+      `post.${run.id}`,
+      `post.${run.id}.inputs`,
+      `post.${run.id}.outputs`,
+      `post.${run.id}.events`,
+      `attachment.${run.id}.img`,
+      `patch.${ops[1]!.id}`,
+    ]);
     for (const p of parts) {
       const [head, data] = p.split("\r\n\r\n") as [string, string];
       expect(head).toMatch(/Content-Type: \S+/);
@@ -62,7 +84,13 @@ describe("multipart encoding", () => {
 
 describe("Client delivery", () => {
   it("releases the token encoders on shutdown", async () => {
-    const c = new Client({ endpoint: undefined, dbPath: ":memory:", spoolDir: join(tempDir("tp-enc-"), "spool"), exitHooks: false, warn: () => {} });
+    const c = new Client({
+      endpoint: undefined,
+      dbPath: ":memory:",
+      spoolDir: join(tempDir("tp-enc-"), "spool"),
+      exitHooks: false,
+      warn: () => {},
+    });
     countTextTokens("hello there", "gpt-4o");
     expect(loadedEncodings()).toContain("o200k_base");
     await c.shutdown();
@@ -129,7 +157,9 @@ describe("Client delivery", () => {
     for (const r of runs) c.updateRun(r.id, { end_time: "2026-11-22T10:16:00.000000Z" });
     await c.flush();
     expect(await col.collector.store.countRuns("r500")).toBe(2000);
-    const ended = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL").get() as { n: number };
+    const ended = sql(col.collector.store)
+      .prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'r500' AND end_time IS NOT NULL")
+      .get() as { n: number };
     expect(ended.n).toBe(2000);
   });
 
@@ -173,7 +203,10 @@ describe("Client delivery", () => {
 
   it("gzips batches when asked, and by default not on loopback, where it would only cost CPU", async () => {
     const col = await collector();
-    for (const [gzip, expected] of [[true, "gzip"], ["auto", undefined]] as const) {
+    for (const [gzip, expected] of [
+      [true, "gzip"],
+      ["auto", undefined],
+    ] as const) {
       const encodings: (string | undefined)[] = [];
       const proxy = await startProxy(col.url, (_n, req) => {
         if (req.url?.endsWith("/runs/multipart")) encodings.push(req.headers["content-encoding"]);
@@ -195,12 +228,21 @@ describe("Client delivery", () => {
 
   it("warns that without an API key the per-IP catch-all (100 / 60 s) limits multipart ingest", () => {
     const warnings: string[] = [];
-    const keyless = new Client({ endpoint: "http://127.0.0.1:9", spoolDir: join(tempDir("tp-keyless-"), "spool"), exitHooks: false, warn: (m) => warnings.push(m) });
+    const keyless = new Client({
+      endpoint: "http://127.0.0.1:9",
+      spoolDir: join(tempDir("tp-keyless-"), "spool"),
+      exitHooks: false,
+      warn: (m) => warnings.push(m),
+    });
     cleanup.push(async () => void (await keyless.shutdown()));
     expect(warnings.join("\n")).toMatch(/no API key.*100 requests per 60 s per IP/);
     warnings.length = 0;
     const keyed = client("http://127.0.0.1:9", { warn: (m: string) => warnings.push(m) });
-    const limited = client("http://127.0.0.1:9", { apiKey: undefined, rateLimit: { limit: 50, windowMs: 1000 }, warn: (m: string) => warnings.push(m) });
+    const limited = client("http://127.0.0.1:9", {
+      apiKey: undefined,
+      rateLimit: { limit: 50, windowMs: 1000 },
+      warn: (m: string) => warnings.push(m),
+    });
     expect(keyed).toBeDefined();
     expect(limited).toBeDefined();
     expect(warnings).toEqual([]);
@@ -224,9 +266,16 @@ describe("Client delivery", () => {
     for (const g of good.slice(1)) c.createRun(g);
     await c.flush();
     expect(await col.collector.store.countRuns("dl")).toBe(9);
-    const lines = readFileSync(c.options.deadLetterPath, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+    const lines = readFileSync(c.options.deadLetterPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatchObject({ status: 422, runs: [{ id: bad.id }], detail: [expect.objectContaining({ loc: [`post.${bad.id}`, "start_time"] })] });
+    expect(lines[0]).toMatchObject({
+      status: 422,
+      runs: [{ id: bad.id }],
+      detail: [expect.objectContaining({ loc: [`post.${bad.id}`, "start_time"] })],
+    });
   });
 
   it("spills to the spool past maxQueueBytes and still delivers everything", async () => {
@@ -242,7 +291,15 @@ describe("Client delivery", () => {
   it("spools batches when the endpoint stays down, and a later client delivers them", async () => {
     const dir = tempDir("tp-spool-");
     const spoolDir = join(dir, "spool");
-    const c1 = new Client({ endpoint: "http://127.0.0.1:9", apiKey: "k", spoolDir, deadLetterPath: join(dir, "dl.jsonl"), maxAttempts: 2, backoff: { baseMs: 5, maxMs: 10 }, warn: () => {} });
+    const c1 = new Client({
+      endpoint: "http://127.0.0.1:9",
+      apiKey: "k",
+      spoolDir,
+      deadLetterPath: join(dir, "dl.jsonl"),
+      maxAttempts: 2,
+      backoff: { baseMs: 5, maxMs: 10 },
+      warn: () => {},
+    });
     for (let i = 0; i < 30; i++) c1.createRun(makeRun("later"));
     await c1.flush();
     // The spool's due-time timer may retry (and spool again) before shutdown: what counts is what is left.

@@ -13,7 +13,14 @@ describe("flush() of the default client", () => {
 
   it("honours timeoutMs with the endpoint down, and says what was not delivered", async () => {
     const dir = tempDir("tp-default-flush-");
-    const client = new Client({ endpoint: "http://127.0.0.1:9", apiKey: "k", spoolDir: join(dir, "spool"), exitHooks: false, warn: () => {}, backoff: { baseMs: 1000, maxMs: 1000 } });
+    const client = new Client({
+      endpoint: "http://127.0.0.1:9",
+      apiKey: "k",
+      spoolDir: join(dir, "spool"),
+      exitHooks: false,
+      warn: () => {},
+      backoff: { baseMs: 1000, maxMs: 1000 },
+    });
     setDefaultClient(client);
     for (let i = 0; i < 5; i++) client.createRun(makeRun("down"));
     const r = await flush({ timeoutMs: 300 });

@@ -19,7 +19,15 @@ const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string, extra: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-encoded-");
-  const c = new Client({ endpoint, apiKey: "test-key", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), backoff: { baseMs: 5, maxMs: 50 }, warn: () => {}, ...extra });
+  const c = new Client({
+    endpoint,
+    apiKey: "test-key",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    backoff: { baseMs: 5, maxMs: 50 },
+    warn: () => {},
+    ...extra,
+  });
   cleanup.push(async () => void (await c.shutdown()));
   return c;
 }
@@ -35,7 +43,9 @@ function completeRun(project: string, extra: Record<string, unknown> = {}): Reco
 }
 
 /** Bodies of POST /runs/multipart, and a GET /info that advertises `sizeLimit`. */
-async function captureServer(sizeLimit?: number): Promise<{ url: string; bodies: { body: Buffer; contentType: string }[]; close(): Promise<void> }> {
+async function captureServer(
+  sizeLimit?: number,
+): Promise<{ url: string; bodies: { body: Buffer; contentType: string }[]; close(): Promise<void> }> {
   const bodies: { body: Buffer; contentType: string }[] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -57,7 +67,8 @@ async function captureServer(sizeLimit?: number): Promise<{ url: string; bodies:
 
 const boundaryOf = (contentType: string) => contentType.split("boundary=")[1]!;
 /** A body with its boundary replaced, so two encodings of the same ops compare equal. */
-const normalized = (b: { body: Buffer; contentType: string }) => b.body.toString("latin1").replaceAll(boundaryOf(b.contentType), "BOUNDARY");
+const normalized = (b: { body: Buffer; contentType: string }) =>
+  b.body.toString("latin1").replaceAll(boundaryOf(b.contentType), "BOUNDARY");
 
 describe("encodedOp: a complete run held as its multipart text", () => {
   it("encodes complete creates only, and gives back the same run when asked for it", () => {
@@ -73,7 +84,12 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     const open = makeRun("unit"); // no end time: an update is expected to merge into it
     expect(encodedOp(postOp(open), encodeRunBytes).encoded).toBeUndefined();
     expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }), encodeRunBytes).encoded).toBeUndefined();
-    expect(encodedOp(patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }, undefined, () => {}), encodeRunBytes).encoded).toBeUndefined();
+    expect(
+      encodedOp(
+        patchOp(run.id, { end_time: "2026-11-22T10:16:00Z" }, undefined, () => {}),
+        encodeRunBytes,
+      ).encoded,
+    ).toBeUndefined();
     // An encoder that throws leaves the op as it was.
     const plain = postOp(run);
     expect(
@@ -88,13 +104,18 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     const run = completeRun("unit", { inputs: big, events: [{ name: "new_token", time: "2026-11-22T10:15:00.500000Z" }] });
     const attachments = { "img.png": ["image/png", new Uint8Array([137, 80, 78, 71])] as [string, Uint8Array] };
     const fromObject = encodeMultipart([postOp(run, attachments), postOp(completeRun("unit"))]);
-    const fromText = encodeMultipart([encodedOp(postOp(run, attachments), encodeRunBytes), encodedOp(postOp(completeRun("unit")), encodeRunBytes)]);
+    const fromText = encodeMultipart([
+      encodedOp(postOp(run, attachments), encodeRunBytes),
+      encodedOp(postOp(completeRun("unit")), encodeRunBytes),
+    ]);
     // Different runs in the second op: compare the first op's parts, and the structure of the rest.
     const a = normalized(fromObject).split("--BOUNDARY");
     const b = normalized(fromText).split("--BOUNDARY");
     expect(b.length).toBe(a.length);
     expect(b.slice(0, 5)).toEqual(a.slice(0, 5));
-    expect(a.map((p) => /name="([^"]+)"/.exec(p)?.[1]?.replace(/[0-9a-f-]{36}/g, "ID"))).toEqual(b.map((p) => /name="([^"]+)"/.exec(p)?.[1]?.replace(/[0-9a-f-]{36}/g, "ID")));
+    expect(a.map((p) => /name="([^"]+)"/.exec(p)?.[1]?.replace(/[0-9a-f-]{36}/g, "ID"))).toEqual(
+      b.map((p) => /name="([^"]+)"/.exec(p)?.[1]?.replace(/[0-9a-f-]{36}/g, "ID")),
+    );
   });
 
   it("writes the same bytes from slabs as from objects across many runs: slab boundaries, runs in slabs of their own, non-ASCII", () => {
@@ -148,7 +169,13 @@ describe("encodedOp: a complete run held as its multipart text", () => {
     const op = encodedOp(postOp(run), encodeRunBytes);
     mergeOps(op, patchOp(run.id, { outputs: { v: 2 }, end_time: "2026-11-22T10:17:00.000000Z" }));
     expect(op.kind).toBe("post");
-    expect(op.run).toMatchObject({ id: run.id, name: "work", outputs: { v: 2 }, end_time: "2026-11-22T10:17:00.000000Z", inputs: run.inputs });
+    expect(op.run).toMatchObject({
+      id: run.id,
+      name: "work",
+      outputs: { v: 2 },
+      end_time: "2026-11-22T10:17:00.000000Z",
+      inputs: run.inputs,
+    });
   });
 });
 
@@ -174,7 +201,15 @@ describe("Client with complete runs", () => {
   it("spools encoded runs while the endpoint is down, and a later client delivers them whole", async () => {
     const dir = tempDir("tp-encoded-spool-");
     const spoolDir = join(dir, "spool");
-    const c1 = new Client({ endpoint: "http://127.0.0.1:9", apiKey: "k", spoolDir, deadLetterPath: join(dir, "dl.jsonl"), maxAttempts: 2, backoff: { baseMs: 5, maxMs: 10 }, warn: () => {} });
+    const c1 = new Client({
+      endpoint: "http://127.0.0.1:9",
+      apiKey: "k",
+      spoolDir,
+      deadLetterPath: join(dir, "dl.jsonl"),
+      maxAttempts: 2,
+      backoff: { baseMs: 5, maxMs: 10 },
+      warn: () => {},
+    });
     const runs = Array.from({ length: 40 }, () => completeRun("encoded-later"));
     for (const r of runs) c1.createRun(r);
     await c1.flush();
@@ -196,7 +231,10 @@ describe("Client with complete runs", () => {
     for (let i = 0; i < 5; i++) c.createRun(completeRun("encoded-dl"));
     await c.flush();
     expect(await col.collector.store.countRuns("encoded-dl")).toBe(5);
-    const lines = readFileSync(c.options.deadLetterPath, "utf8").trim().split("\n").map((l) => JSON.parse(l) as { runs: { id: string; run: Record<string, unknown> }[] });
+    const lines = readFileSync(c.options.deadLetterPath, "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { runs: { id: string; run: Record<string, unknown> }[] });
     expect(lines).toHaveLength(1);
     expect(lines[0]!.runs).toEqual([{ kind: "post", id: bad.id, run: JSON.parse(JSON.stringify(bad)) }]);
   });

@@ -13,8 +13,18 @@ afterEach(async () => {
 });
 
 /** Async, so the collector in this process keeps answering while the child runs. */
-async function runChild(endpoint: string, spoolDir: string, count: number, mode: "exit" | "natural" | "complete", exitTimeoutMs?: number): Promise<void> {
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode, ...(exitTimeoutMs !== undefined ? [String(exitTimeoutMs)] : [])], { stdio: ["ignore", "ignore", "pipe"] });
+async function runChild(
+  endpoint: string,
+  spoolDir: string,
+  count: number,
+  mode: "exit" | "natural" | "complete",
+  exitTimeoutMs?: number,
+): Promise<void> {
+  const child = spawn(
+    process.execPath,
+    ["--import", "tsx", CHILD, endpoint, spoolDir, String(count), mode, ...(exitTimeoutMs !== undefined ? [String(exitTimeoutMs)] : [])],
+    { stdio: ["ignore", "ignore", "pipe"] },
+  );
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
   // A child that never leaves is killed, and its null exit code fails the test.
@@ -26,7 +36,9 @@ async function runChild(endpoint: string, spoolDir: string, count: number, mode:
 
 /** Runs whose deferred `prepare` step ran before they left the child. */
 async function preparedCount(c: Running, project: string): Promise<number> {
-  return (await c.collector.store.queryRuns({ project, limit: 1000 })).runs.filter((r) => (r.outputs as { prepared?: boolean } | undefined)?.prepared === true).length;
+  return (await c.collector.store.queryRuns({ project, limit: 1000 })).runs.filter(
+    (r) => (r.outputs as { prepared?: boolean } | undefined)?.prepared === true,
+  ).length;
 }
 
 describe("process exit", () => {
@@ -47,7 +59,9 @@ describe("process exit", () => {
     await next.flush();
     await next.shutdown();
     expect(await col.collector.store.countRuns("exit-exit")).toBe(700);
-    const dup = sql(col.collector.store).prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'").get() as { d: number; n: number };
+    const dup = sql(col.collector.store)
+      .prepare("SELECT COUNT(DISTINCT id) AS d, COUNT(*) AS n FROM runs WHERE session_name = 'exit-exit'")
+      .get() as { d: number; n: number };
     expect(dup.d).toBe(dup.n);
     expect(await preparedCount(col, "exit-exit")).toBe(700);
   });

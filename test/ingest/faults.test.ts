@@ -35,7 +35,16 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
 
     // 2. The collector goes down. The next process replays the spool into the outage and gives up for now.
     await col.close();
-    const c = new Client({ endpoint: proxy.url, apiKey: "k", spoolDir, deadLetterPath: join(dir, "dead.jsonl"), exitHooks: false, maxAttempts: 3, backoff: { baseMs: 10, maxMs: 300 }, warn: () => {} });
+    const c = new Client({
+      endpoint: proxy.url,
+      apiKey: "k",
+      spoolDir,
+      deadLetterPath: join(dir, "dead.jsonl"),
+      exitHooks: false,
+      maxAttempts: 3,
+      backoff: { baseMs: 10, maxMs: 300 },
+      warn: () => {},
+    });
     cleanup.push(async () => void (await c.shutdown({ timeoutMs: 5000 })));
     const during = await c.flush();
     expect(during.ok).toBe(false);
@@ -55,12 +64,16 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
         await sleep(120); // let retries and spool timers interleave with the updates
       }
     };
-    await Promise.all([producer(0, 4), producer(1, 3), (async () => {
-      for (let k = 0; k < 60; k++) {
-        update(ids[(k * 7) % ids.length]!, 100 + k);
-        await sleep(7);
-      }
-    })()]);
+    await Promise.all([
+      producer(0, 4),
+      producer(1, 3),
+      (async () => {
+        for (let k = 0; k < 60; k++) {
+          update(ids[(k * 7) % ids.length]!, 100 + k);
+          await sleep(7);
+        }
+      })(),
+    ]);
 
     // 4. The collector comes back on the same port and file; spooled runs go out when due, without help.
     col = await createCollector({ db, rateLimits: false });
@@ -72,7 +85,12 @@ describe("fault injection: outage, 503s, an exit mid-flight and concurrent updat
     }
     expect(res).toMatchObject({ ok: true, spooled: 0, dropped: 0, deadLettered: 0 });
 
-    const rows = sql(col.store).prepare("SELECT id, inputs, outputs, end_time FROM runs WHERE session_name = 'faults'").all() as { id: string; inputs: string; outputs: string; end_time: string | null }[];
+    const rows = sql(col.store).prepare("SELECT id, inputs, outputs, end_time FROM runs WHERE session_name = 'faults'").all() as {
+      id: string;
+      inputs: string;
+      outputs: string;
+      end_time: string | null;
+    }[];
     expect(rows).toHaveLength(300);
     expect(new Set(rows.map((r) => r.id)).size).toBe(300);
     const wrong = rows.filter((r) => JSON.parse(r.outputs).v !== last.get(r.id));

@@ -17,7 +17,16 @@ const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string | undefined, opts: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-feedback-");
-  const c = new Client({ endpoint, apiKey: "k", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), exitHooks: false, backoff: { baseMs: 10, maxMs: 100 }, warn: () => {}, ...opts });
+  const c = new Client({
+    endpoint,
+    apiKey: "k",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    exitHooks: false,
+    backoff: { baseMs: 10, maxMs: 100 },
+    warn: () => {},
+    ...opts,
+  });
   cleanup.push(async () => void (await c.shutdown({ timeoutMs: 2000 })));
   return c;
 }

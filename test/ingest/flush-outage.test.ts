@@ -36,7 +36,17 @@ describe("flush while the endpoint is down", () => {
   it("tries each batch its attempts, keeps every run in the spool, and ends, without trying them again under the flush", async () => {
     const down = await unavailable();
     const dir = tempDir("tp-flush-down-");
-    const c = new Client({ endpoint: down.url, apiKey: "k", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), batchSize: 100, maxAttempts: 2, backoff: { baseMs: 1, maxMs: 5 }, exitHooks: false, warn: () => {} });
+    const c = new Client({
+      endpoint: down.url,
+      apiKey: "k",
+      spoolDir: join(dir, "spool"),
+      deadLetterPath: join(dir, "dead.jsonl"),
+      batchSize: 100,
+      maxAttempts: 2,
+      backoff: { baseMs: 1, maxMs: 5 },
+      exitHooks: false,
+      warn: () => {},
+    });
     const runs = Array.from({ length: 300 }, () => makeRun("flush-down", 200));
     for (const r of runs) c.createRun(r);
     const flushed = await c.flush();

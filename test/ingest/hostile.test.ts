@@ -13,7 +13,16 @@ const { cleanup, collector } = cleanupAfterEach();
 
 function client(endpoint: string | undefined): Client {
   const dir = tempDir("tp-hostile-");
-  const c = new Client({ endpoint, apiKey: "k", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), dbPath: join(dir, "traces.db"), exitHooks: false, backoff: { baseMs: 10, maxMs: 200 }, warn: () => {} });
+  const c = new Client({
+    endpoint,
+    apiKey: "k",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    dbPath: join(dir, "traces.db"),
+    exitHooks: false,
+    backoff: { baseMs: 10, maxMs: 200 },
+    warn: () => {},
+  });
   cleanup.push(async () => void (await c.shutdown()));
   return c;
 }
@@ -126,7 +135,11 @@ describe("hostile attachments", () => {
     cleanup.push(() => col.close());
     const c = client(col.url);
     const run = makeRun("attach");
-    const bad = { ok: ["text/plain", new TextEncoder().encode("hi")], str: ["text/plain", "not bytes"], obj: { x: 1 } } as unknown as Record<string, [string, Uint8Array]>;
+    const bad = {
+      ok: ["text/plain", new TextEncoder().encode("hi")],
+      str: ["text/plain", "not bytes"],
+      obj: { x: 1 },
+    } as unknown as Record<string, [string, Uint8Array]>;
     expect(() => c.createRun(run, { attachments: bad })).not.toThrow();
     expect((await c.flush()).ok).toBe(true);
     const names = (await col.collector.store.listAttachments(run.id)).map((a) => a.name);

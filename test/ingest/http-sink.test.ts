@@ -37,7 +37,16 @@ async function redirector(target: string, status: number): Promise<{ url: string
 
 function client(endpoint: string): Client {
   const dir = tempDir("tp-sink-");
-  const c = new Client({ endpoint, apiKey: "test-key", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), backoff: { baseMs: 20, maxMs: 200 }, maxAttempts: 2, warn: () => {}, exitHooks: false });
+  const c = new Client({
+    endpoint,
+    apiKey: "test-key",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    backoff: { baseMs: 20, maxMs: 200 },
+    maxAttempts: 2,
+    warn: () => {},
+    exitHooks: false,
+  });
   cleanup.push(async () => void (await c.shutdown({ timeoutMs: 2000 })));
   return c;
 }
@@ -74,7 +83,14 @@ describe("HttpSink over node:http", () => {
     await new Promise<void>((r) => hanging.listen(0, "127.0.0.1", r));
     cleanup.push(() => new Promise<void>((r) => (hanging.closeAllConnections(), hanging.close(() => r()))));
     const endpoint = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
-    const sink = new HttpSink({ endpoint, apiKey: "k", limiter: new MemoryRateLimiter(), defaults: { batchSize: 10, batchBytes: 1e6 }, warn: () => {}, timeoutMs: 300 });
+    const sink = new HttpSink({
+      endpoint,
+      apiKey: "k",
+      limiter: new MemoryRateLimiter(),
+      defaults: { batchSize: 10, batchBytes: 1e6 },
+      warn: () => {},
+      timeoutMs: 300,
+    });
     cleanup.push(() => sink.close());
     const t0 = performance.now();
     const err = await sink.send([postOp(makeRun("hang", 100))]).catch((e: unknown) => e);
@@ -84,7 +100,15 @@ describe("HttpSink over node:http", () => {
     expect(performance.now() - t0).toBeLessThan(5000);
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 50);
-    const aborted = await new HttpSink({ endpoint, apiKey: "k", limiter: new MemoryRateLimiter(), defaults: { batchSize: 10, batchBytes: 1e6 }, warn: () => {} }).send([postOp(makeRun("hang", 100))], ac.signal).catch((e: unknown) => e);
+    const aborted = await new HttpSink({
+      endpoint,
+      apiKey: "k",
+      limiter: new MemoryRateLimiter(),
+      defaults: { batchSize: 10, batchBytes: 1e6 },
+      warn: () => {},
+    })
+      .send([postOp(makeRun("hang", 100))], ac.signal)
+      .catch((e: unknown) => e);
     expect(aborted).toBeInstanceOf(SinkError);
     expect((aborted as SinkError).kind).toBe("retry");
   });

@@ -33,13 +33,33 @@ describe("an update merged into its queued create", () => {
 
   it("delivers the same run as copying the merged run whole", () => {
     const run = makeRun("merge", 500);
-    const cyclic: Record<string, unknown> = { when: new Date(Date.UTC(2026, 10, 22)), big: 12345678901234567890n, map: new Map([["k", 1]]) };
+    const cyclic: Record<string, unknown> = {
+      when: new Date(Date.UTC(2026, 10, 22)),
+      big: 12345678901234567890n,
+      map: new Map([["k", 1]]),
+    };
     cyclic.self = cyclic;
-    const fields = { end_time: "2026-11-22T10:16:00.000000Z", outputs: { value: cyclic, text: "é ✓" }, error: undefined, events: [{ name: "new_token", time: "2026-11-22T10:15:30.000000Z" }], extra: { metadata: { k: ["v"] } } };
+    const fields = {
+      end_time: "2026-11-22T10:16:00.000000Z",
+      outputs: { value: cyclic, text: "é ✓" },
+      error: undefined,
+      events: [{ name: "new_token", time: "2026-11-22T10:15:30.000000Z" }],
+      extra: { metadata: { k: ["v"] } },
+    };
     const post = postOp(run);
-    mergeOps(post, patchOp(run.id, fields, undefined, () => {}));
+    mergeOps(
+      post,
+      patchOp(run.id, fields, undefined, () => {}),
+    );
     finalize(post);
-    const whole = makeSafe(Object.assign({}, run, { end_time: fields.end_time, outputs: fields.outputs, events: fields.events, extra: fields.extra }, { id: run.id })).value;
+    const whole = makeSafe(
+      Object.assign(
+        {},
+        run,
+        { end_time: fields.end_time, outputs: fields.outputs, events: fields.events, extra: fields.extra },
+        { id: run.id },
+      ),
+    ).value;
     expect(post.run).toEqual(whole);
     expect(Object.keys(post.run)).toEqual(Object.keys(whole as object));
   });
@@ -49,10 +69,17 @@ describe("an update merged into its queued create", () => {
     ["held encoded", true],
   ])("copies the update's fields within what the create's copy left of the byte budget (create %s)", (_how, encoded) => {
     const limits = { maxBytes: 4000 };
-    const run = Object.assign(makeRun("merge", 0), { inputs: { text: "i".repeat(3000) } }, encoded ? { end_time: "2026-11-22T10:15:30.000000Z" } : {});
+    const run = Object.assign(
+      makeRun("merge", 0),
+      { inputs: { text: "i".repeat(3000) } },
+      encoded ? { end_time: "2026-11-22T10:15:30.000000Z" } : {},
+    );
     const post = encoded ? encodedOp(postOp(run, undefined, limits), encodeRunBytes) : postOp(run, undefined, limits);
     if (encoded) expect(post.encoded).toBeDefined();
-    mergeOps(post, patchOp(run.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { text: "o".repeat(3000) } }, undefined, () => {}, limits));
+    mergeOps(
+      post,
+      patchOp(run.id, { end_time: "2026-11-22T10:16:00.000000Z", outputs: { text: "o".repeat(3000) } }, undefined, () => {}, limits),
+    );
     finalize(post, limits);
     const text = (post.run.outputs as { text: string }).text;
     expect(text).toMatch(/…\[truncated \d+ chars\]$/);

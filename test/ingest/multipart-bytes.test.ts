@@ -44,7 +44,9 @@ describe("multipart bytes", () => {
   });
 
   it("writes a non-ASCII attachment name in UTF-8 even when every JSON part is ASCII", async () => {
-    const { body, contentType } = encodeMultipart([postOp({ id: id(3), name: "r", inputs: {} }, { "bild-ü.png": ["image/png", new Uint8Array([1, 2])] })]);
+    const { body, contentType } = encodeMultipart([
+      postOp({ id: id(3), name: "r", inputs: {} }, { "bild-ü.png": ["image/png", new Uint8Array([1, 2])] }),
+    ]);
     const files: { name: string; filename: string }[] = [];
     await new Promise<void>((resolve, reject) => {
       const bb = busboy({ headers: { "content-type": contentType }, defParamCharset: "utf8" });

@@ -39,9 +39,27 @@ describe("small large fields inside the run's part", () => {
   const messages = { messages: [{ role: "user", content: [{ type: "text", text: "What is 2+2?" }] }] };
   const runs = [
     // An LLM run as the span processor makes it: everything small, so one part.
-    runRecord({ run_type: "llm", inputs: messages, outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "4" }], usage_metadata: { input_tokens: 9, output_tokens: 1, total_tokens: 10 } }] }, events: [], extra: { metadata: { ls_provider: "openai", n: 0.0000159 } }, error: "boom" }),
+    runRecord({
+      run_type: "llm",
+      inputs: messages,
+      outputs: {
+        messages: [
+          {
+            role: "assistant",
+            content: [{ type: "text", text: "4" }],
+            usage_metadata: { input_tokens: 9, output_tokens: 1, total_tokens: 10 },
+          },
+        ],
+      },
+      events: [],
+      extra: { metadata: { ls_provider: "openai", n: 0.0000159 } },
+      error: "boom",
+    }),
     // Fields the checked value would serialize in another key order stay in parts of their own.
-    runRecord({ extra: { runtime: { sdk: "x" }, metadata: { a: 1 } }, events: [{ time: "2026-11-22T10:15:01.000000Z", name: "new_token" }] }),
+    runRecord({
+      extra: { runtime: { sdk: "x" }, metadata: { a: 1 } },
+      events: [{ time: "2026-11-22T10:15:01.000000Z", name: "new_token" }],
+    }),
     // Big fields keep their own parts (the collector stores their text as received).
     runRecord({ inputs: { text: "y".repeat(INLINE_MAX) }, outputs: { text: "z".repeat(INLINE_MAX) } }),
   ];
@@ -56,7 +74,12 @@ describe("small large fields inside the run's part", () => {
   it("stores the same rows as one part per field does", async () => {
     const inline = await collector();
     const perField = await collector();
-    const patch = { id: runs[0]!.id as string, end_time: "2026-11-22T10:15:02.000000Z", outputs: { messages: [] }, extra: { metadata: { done: true } } };
+    const patch = {
+      id: runs[0]!.id as string,
+      end_time: "2026-11-22T10:15:02.000000Z",
+      outputs: { messages: [] },
+      extra: { metadata: { done: true } },
+    };
     const { body, contentType } = encodeMultipart([...runs.map((r) => postOp(r)), patchOp(patch.id, patch)]);
     const a = await fetch(`${inline.url}/runs/multipart`, { method: "POST", headers: { "content-type": contentType }, body });
     expect(a.status).toBe(202);
@@ -70,10 +93,17 @@ describe("small large fields inside the run's part", () => {
 
 describe("parts over FILE_PART_CHARS go as files", () => {
   it("names a filename on a part over the threshold only, and the collector stores the same run either way", async () => {
-    const big = runRecord({ inputs: { text: "é€".repeat(FILE_PART_CHARS / 2) + "!" }, outputs: { text: "small but own part ".repeat(100) } });
+    const big = runRecord({
+      inputs: { text: "é€".repeat(FILE_PART_CHARS / 2) + "!" },
+      outputs: { text: "small but own part ".repeat(100) },
+    });
     const { body, contentType } = encodeMultipart([postOp(big)]);
     const headers = [...body.toString("utf8").matchAll(/Content-Disposition: ([^\r]+)/g)].map((m) => m[1]);
-    expect(headers).toEqual([`form-data; name="post.${big.id}"`, `form-data; name="post.${big.id}.inputs"; filename="inputs.json"`, `form-data; name="post.${big.id}.outputs"`]);
+    expect(headers).toEqual([
+      `form-data; name="post.${big.id}"`,
+      `form-data; name="post.${big.id}.inputs"; filename="inputs.json"`,
+      `form-data; name="post.${big.id}.outputs"`,
+    ]);
     const c = await collector();
     const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", headers: { "content-type": contentType }, body });
     expect(res.status).toBe(202);

@@ -9,8 +9,21 @@ import { runChild } from "./child.js";
 
 const { cleanup, collector } = cleanupAfterEach();
 
-function client(endpoint: string, spoolDir = join(tempDir("tp-order-"), "spool"), extra: ConstructorParameters<typeof Client>[0] = {}): Client {
-  const c = new Client({ endpoint, apiKey: "k", spoolDir, deadLetterPath: join(spoolDir, "..", "dead.jsonl"), exitHooks: false, backoff: { baseMs: 20, maxMs: 200 }, warn: () => {}, ...extra });
+function client(
+  endpoint: string,
+  spoolDir = join(tempDir("tp-order-"), "spool"),
+  extra: ConstructorParameters<typeof Client>[0] = {},
+): Client {
+  const c = new Client({
+    endpoint,
+    apiKey: "k",
+    spoolDir,
+    deadLetterPath: join(spoolDir, "..", "dead.jsonl"),
+    exitHooks: false,
+    backoff: { baseMs: 20, maxMs: 200 },
+    warn: () => {},
+    ...extra,
+  });
   cleanup.push(async () => void (await c.shutdown({ timeoutMs: 5000 })));
   return c;
 }
@@ -74,7 +87,10 @@ describe("updates of one run apply in the order they were made", () => {
     await runChild(col.url, spool, 200, "order-exit", -1);
     const c = client(col.url, spool);
     expect((await c.flush()).ok).toBe(true);
-    const rows = sql(col.collector.store).prepare("SELECT id, outputs FROM runs WHERE session_name = 'order-exit'").all() as { id: string; outputs: string }[];
+    const rows = sql(col.collector.store).prepare("SELECT id, outputs FROM runs WHERE session_name = 'order-exit'").all() as {
+      id: string;
+      outputs: string;
+    }[];
     expect(rows).toHaveLength(200);
     expect(rows.filter((r) => JSON.parse(r.outputs).v === 2)).toHaveLength(200);
   });
@@ -97,7 +113,9 @@ describe("updates of spilled runs", () => {
     await flushed;
     expect((await c.flush()).ok).toBe(true);
     expect(c.stats.spooled).toBe(2500 + 2500 + 1200);
-    const rows = sql(col.collector.store).prepare("SELECT id, json_extract(outputs, '$.v') AS v FROM runs WHERE session_name = 'spilled-order'").all() as { id: string; v: string }[];
+    const rows = sql(col.collector.store)
+      .prepare("SELECT id, json_extract(outputs, '$.v') AS v FROM runs WHERE session_name = 'spilled-order'")
+      .all() as { id: string; v: string }[];
     expect(rows).toHaveLength(2500);
     const want = new Map(runs.map((r, i) => [r.id, i < 1200 ? "new" : "old"]));
     expect(rows.filter((r) => r.v !== want.get(r.id))).toEqual([]);

@@ -9,7 +9,12 @@ describe("Sampler", () => {
     for (let t = 0; t < 4000; t++) {
       const trace = randomUUID();
       const child = randomUUID();
-      const decisions = [s.keep({ id: trace, trace_id: trace }), s.keep({ id: child, trace_id: trace, parent_run_id: trace }), s.keep({ id: child }), s.keep({ id: trace, end_time: "2026-01-01T00:00:00Z" })];
+      const decisions = [
+        s.keep({ id: trace, trace_id: trace }),
+        s.keep({ id: child, trace_id: trace, parent_run_id: trace }),
+        s.keep({ id: child }),
+        s.keep({ id: trace, end_time: "2026-01-01T00:00:00Z" }),
+      ];
       expect(new Set(decisions).size).toBe(1); // a trace is kept or dropped whole, patches included
       if (decisions[0]) kept++;
       expect(new Sampler(0.25).keep({ id: trace, trace_id: trace })).toBe(decisions[0]); // another process decides alike

@@ -19,7 +19,16 @@ async function faultyProxy(col: Running, down: () => boolean, status = 503) {
 
 function client(endpoint: string, opts: ConstructorParameters<typeof Client>[0] = {}): Client {
   const dir = tempDir("tp-spool-");
-  const c = new Client({ endpoint, apiKey: "k", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), exitHooks: false, backoff: { baseMs: 10, maxMs: 100 }, warn: () => {}, ...opts });
+  const c = new Client({
+    endpoint,
+    apiKey: "k",
+    spoolDir: join(dir, "spool"),
+    deadLetterPath: join(dir, "dead.jsonl"),
+    exitHooks: false,
+    backoff: { baseMs: 10, maxMs: 100 },
+    warn: () => {},
+    ...opts,
+  });
   cleanup.push(async () => void (await c.shutdown({ timeoutMs: 2000 })));
   return c;
 }
@@ -29,7 +38,9 @@ async function until(cond: () => boolean, tries = 200): Promise<void> {
 }
 
 function distinct(col: Running, project: string): { n: number; d: number } {
-  return sql(col.collector.store).prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as { n: number; d: number };
+  return sql(col.collector.store)
+    .prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?")
+    .get(project) as { n: number; d: number };
 }
 
 describe("spooled runs not yet due", () => {
@@ -88,7 +99,16 @@ describe("unwritable spool and dead-letter paths", () => {
     process.env.TMPDIR = join(base, "tmp"); // the fallback is unusable too
     let c: Client;
     try {
-      c = new Client({ endpoint: proxy.url, apiKey: "k", spoolDir: join(base, "spool"), deadLetterPath: join(base, "dead.jsonl"), exitHooks: false, maxAttempts: 2, backoff: { baseMs: 10, maxMs: 100 }, warn: (m) => warnings.push(m) });
+      c = new Client({
+        endpoint: proxy.url,
+        apiKey: "k",
+        spoolDir: join(base, "spool"),
+        deadLetterPath: join(base, "dead.jsonl"),
+        exitHooks: false,
+        maxAttempts: 2,
+        backoff: { baseMs: 10, maxMs: 100 },
+        warn: (m) => warnings.push(m),
+      });
     } finally {
       if (saved === undefined) delete process.env.TMPDIR;
       else process.env.TMPDIR = saved;
@@ -158,7 +178,9 @@ describe("a process killed with runs spilled to the spool", () => {
     const c = client(col.url, { spoolDir });
     expect((await c.flush()).ok).toBe(true);
     expect(distinct(col, "killed")).toEqual({ n: 400, d: 400 });
-    const v = sql(col.collector.store).prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'killed' AND json_extract(outputs, '$.v') IS NOT NULL").get() as { n: number };
+    const v = sql(col.collector.store)
+      .prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = 'killed' AND json_extract(outputs, '$.v') IS NOT NULL")
+      .get() as { n: number };
     expect(v.n).toBe(200);
   });
 });
@@ -170,7 +192,10 @@ describe("segments written by an earlier version", () => {
     const spoolDir = join(tempDir("tp-old-"), "spool");
     mkdirSync(spoolDir, { recursive: true });
     const runs = Array.from({ length: 25 }, () => makeRun("old-names"));
-    writeFileSync(join(spoolDir, `segment-${Date.now() - 1000}-99999999-0badcafe.jsonl`), runs.map((r) => JSON.stringify({ kind: "post", id: r.id, run: r }) + "\n").join(""));
+    writeFileSync(
+      join(spoolDir, `segment-${Date.now() - 1000}-99999999-0badcafe.jsonl`),
+      runs.map((r) => JSON.stringify({ kind: "post", id: r.id, run: r }) + "\n").join(""),
+    );
     const { Spool } = await import("../../src/ingest/spool.js");
     expect(new Spool(spoolDir).pendingOps()).toBe(25);
     const c = client(col.url, { spoolDir });

@@ -30,14 +30,24 @@ const env = otelEnvironment("ak");
 const MODEL = "claude-opus-4-6";
 const SYSTEM = "You are a weather assistant.";
 const tools: Anthropic.Tool[] = [
-  { name: "get_weather", description: "Current weather by city", input_schema: { type: "object", properties: { city: { type: "string" }, unit: { type: "string" } }, required: ["city"] } },
+  {
+    name: "get_weather",
+    description: "Current weather by city",
+    input_schema: { type: "object", properties: { city: { type: "string" }, unit: { type: "string" } }, required: ["city"] },
+  },
 ];
 
 /** Whether an instrumentation's wrapper (shimmer marks it) is still on Messages.create. */
 const wrapped = () => Boolean((Anthropic.Messages.prototype.create as { __wrapped?: boolean }).__wrapped);
 
 function pipeline(project: string) {
-  const client = new Client({ endpoint: env.col.url, apiKey: "ak", project, spoolDir: join(tempDir("tp-otel-a-"), "spool"), warn: () => {} });
+  const client = new Client({
+    endpoint: env.col.url,
+    apiKey: "ak",
+    project,
+    spoolDir: join(tempDir("tp-otel-a-"), "spool"),
+    warn: () => {},
+  });
   const recorded = new InMemorySpanExporter();
   const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(recorded)] });
   return { client, provider, recorded };
@@ -61,7 +71,13 @@ async function toolRoundTrip(): Promise<{ answer: Anthropic.Message }> {
     messages: [
       ask,
       { role: "assistant", content: first.content },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: [{ type: "text", text: "18°C, rain" }] }, { type: "text", text: "Answer in French." }] },
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: call.id, content: [{ type: "text", text: "18°C, rain" }] },
+          { type: "text", text: "Answer in French." },
+        ],
+      },
     ],
   });
   return { answer };
@@ -135,13 +151,33 @@ async function instrumented<T>(which: Instrumentation, provider: NodeTracerProvi
 async function streamedToolUse(): Promise<string[]> {
   env.vendor.push({ sse: fixture("anthropic-tool-use-stream.json"), anthropic: true, delayMs: 2 });
   const anthropic = new Anthropic({ apiKey: "sk-ant-x", baseURL: env.vendor.url, maxRetries: 0 });
-  const stream = await anthropic.messages.create({ model: MODEL, max_tokens: 1024, system: SYSTEM, tools, messages: [{ role: "user", content: "What's the weather in Paris?" }], stream: true });
+  const stream = await anthropic.messages.create({
+    model: MODEL,
+    max_tokens: 1024,
+    system: SYSTEM,
+    tools,
+    messages: [{ role: "user", content: "What's the weather in Paris?" }],
+    stream: true,
+  });
   const types: string[] = [];
   for await (const e of stream) types.push(e.type);
   return types;
 }
 
-const STREAM_EVENTS = ["message_start", "content_block_start", "content_block_delta", "content_block_delta", "content_block_stop", "content_block_start", "content_block_delta", "content_block_delta", "content_block_delta", "content_block_stop", "message_delta", "message_stop"];
+const STREAM_EVENTS = [
+  "message_start",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_delta",
+  "content_block_stop",
+  "content_block_start",
+  "content_block_delta",
+  "content_block_delta",
+  "content_block_delta",
+  "content_block_stop",
+  "message_delta",
+  "message_stop",
+];
 
 describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk", () => {
   it("a tool_use part is only its tool_call, and the tool_result of a user turn is a tool message with its tool_call_id", async () => {
@@ -178,7 +214,12 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
     }
     expect(messages(first.inputs)).toEqual([SYSTEM_MSG, ASK]);
     // Only the tool_call: no text block holding {"type":"tool_use"}.
-    expect(messages(first.outputs)).toEqual([{ ...TOOL_USE_TURN, usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } } }]);
+    expect(messages(first.outputs)).toEqual([
+      {
+        ...TOOL_USE_TURN,
+        usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } },
+      },
+    ]);
     expect(messages(second.inputs)).toEqual([
       SYSTEM_MSG,
       ASK,
@@ -186,7 +227,13 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
       { role: "tool", tool_call_id: "toolu_01A", content: [{ type: "text", text: "18°C, rain" }], extras: { vendor_role: "user" } },
       { role: "user", content: [{ type: "text", text: "Answer in French." }] },
     ]);
-    expect(messages(second.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Il fait 18°C et il pleut à Paris." }], usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380 } } }]);
+    expect(messages(second.outputs)).toEqual([
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Il fait 18°C et il pleut à Paris." }],
+        usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380 } },
+      },
+    ]);
   });
   it("a streamed tool_use is one tool_call with the input_json_delta pieces joined, and usage counts the cache", async () => {
     const { client, provider, recorded } = pipeline("oi-anthropic-stream");
@@ -203,7 +250,12 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
     expect(runs).toHaveLength(1);
     expect(meta(runs[0]!)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL });
     expect(messages(runs[0]!.inputs)).toEqual([SYSTEM_MSG, ASK]);
-    expect(messages(runs[0]!.outputs)).toEqual([{ ...TOOL_USE_TURN, usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } } }]);
+    expect(messages(runs[0]!.outputs)).toEqual([
+      {
+        ...TOOL_USE_TURN,
+        usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } },
+      },
+    ]);
     expectValid(runs[0]!);
   });
 });
@@ -239,7 +291,12 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
       "gen_ai.usage.total_tokens": 470,
       "gen_ai.usage.cache_creation.input_tokens": 380,
     });
-    expect(JSON.parse(spans[0]!.attributes["gen_ai.output.messages"] as string)[0].parts[1]).toEqual({ type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: { city: "Paris", unit: "celsius" } });
+    expect(JSON.parse(spans[0]!.attributes["gen_ai.output.messages"] as string)[0].parts[1]).toEqual({
+      type: "tool_call",
+      id: "toolu_01A",
+      name: "get_weather",
+      arguments: { city: "Paris", unit: "celsius" },
+    });
     expect(JSON.parse(spans[1]!.attributes["gen_ai.input.messages"] as string)[2]).toEqual({
       role: "user",
       parts: [
@@ -250,12 +307,26 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
 
     const [first, second] = await llmRuns("ollm-anthropic");
     for (const r of [first, second]) {
-      expect(meta(r)).toMatchObject({ trace_provider: "anthropic", trace_model_name: MODEL, invocation_params: { max_tokens: 1024 }, otel: { convention: "otel-genai", scope: "@traceloop/instrumentation-anthropic" } });
+      expect(meta(r)).toMatchObject({
+        trace_provider: "anthropic",
+        trace_model_name: MODEL,
+        invocation_params: { max_tokens: 1024 },
+        otel: { convention: "otel-genai", scope: "@traceloop/instrumentation-anthropic" },
+      });
       expectValid(r);
     }
     expect(messages(first.inputs)).toEqual([SYSTEM_MSG, ASK]);
     expect(messages(first.outputs)).toEqual([
-      { ...TOOL_USE_TURN, extras: { finish_reason: "tool_call" }, usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_read: 0, cache_creation: 380 } } },
+      {
+        ...TOOL_USE_TURN,
+        extras: { finish_reason: "tool_call" },
+        usage_metadata: {
+          input_tokens: 792,
+          output_tokens: 58,
+          total_tokens: 850,
+          input_token_details: { cache_read: 0, cache_creation: 380 },
+        },
+      },
     ]);
     expect(messages(second.inputs)).toEqual([
       SYSTEM_MSG,
@@ -269,7 +340,12 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
         role: "assistant",
         content: [{ type: "text", text: "Il fait 18°C et il pleut à Paris." }],
         extras: { finish_reason: "stop" },
-        usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380, cache_creation: 0 } },
+        usage_metadata: {
+          input_tokens: 877,
+          output_tokens: 17,
+          total_tokens: 894,
+          input_token_details: { cache_read: 380, cache_creation: 0 },
+        },
       },
     ]);
   });
@@ -282,7 +358,14 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
     // joins text deltas only: input_json_delta and message_delta's stop_reason are not recorded.
     const [span] = recorded.getFinishedSpans();
     expect(JSON.parse(span!.attributes["gen_ai.output.messages"] as string)).toEqual([
-      { role: "assistant", finish_reason: "", parts: [{ type: "text", content: "I'll look up the weather in Paris." }, { type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: {} }] },
+      {
+        role: "assistant",
+        finish_reason: "",
+        parts: [
+          { type: "text", content: "I'll look up the weather in Paris." },
+          { type: "tool_call", id: "toolu_01A", name: "get_weather", arguments: {} },
+        ],
+      },
     ]);
     const { runs } = await env.col.collector.store.queryRuns({ project: "ollm-anthropic-stream" });
     expect(runs).toHaveLength(1);
@@ -291,9 +374,17 @@ describe("@traceloop/instrumentation-anthropic (OpenLLMetry 0.27) on @anthropic-
     expect(messages(runs[0]!.outputs)).toEqual([
       {
         role: "assistant",
-        content: [{ type: "text", text: "I'll look up the weather in Paris." }, { ...CALL, args: {} }],
+        content: [
+          { type: "text", text: "I'll look up the weather in Paris." },
+          { ...CALL, args: {} },
+        ],
         extras: { finish_reason: "" },
-        usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_read: 0, cache_creation: 380 } },
+        usage_metadata: {
+          input_tokens: 792,
+          output_tokens: 58,
+          total_tokens: 850,
+          input_token_details: { cache_read: 0, cache_creation: 380 },
+        },
       },
     ]);
     expectValid(runs[0]!);

@@ -13,7 +13,11 @@ import { context } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { NodeTracerProvider, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-node";
 import { AwsInstrumentation } from "@opentelemetry/instrumentation-aws-sdk";
-import type { BedrockRuntimeClient as Bedrock, ConverseCommand as Converse, ConverseStreamCommand as ConverseStream } from "@aws-sdk/client-bedrock-runtime";
+import type {
+  BedrockRuntimeClient as Bedrock,
+  ConverseCommand as Converse,
+  ConverseStreamCommand as ConverseStream,
+} from "@aws-sdk/client-bedrock-runtime";
 import { createOtlpTraceExporter, TraceSpanProcessor } from "../../src/otel/index.js";
 import { Client } from "../../src/ingest/index.js";
 import { fixture, startReplayServer, type ReplayServer } from "../helpers/replay-server.js";
@@ -21,7 +25,11 @@ import { startCollector, type Running } from "../helpers/collector.js";
 import { meta as metadataOf } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
 
-type BedrockModule = { BedrockRuntimeClient: typeof Bedrock; ConverseCommand: typeof Converse; ConverseStreamCommand: typeof ConverseStream };
+type BedrockModule = {
+  BedrockRuntimeClient: typeof Bedrock;
+  ConverseCommand: typeof Converse;
+  ConverseStreamCommand: typeof ConverseStream;
+};
 const MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0";
 
 // The instrumentation patches the AWS SDK as Node loads it: created first, then the client required.
@@ -51,13 +59,29 @@ type StoredRuns = Awaited<ReturnType<Running["collector"]["store"]["queryRuns"]>
 
 /** A Converse and a ConverseStream call traced once, recorded by the span processor and by the OTLP/HTTP exporter. */
 async function bothWays(project: string): Promise<{ fromProcessor: StoredRuns; fromOtlp: StoredRuns; answers: string[] }> {
-  const client = new Client({ endpoint: viaProcessor.url, apiKey: "k", project, spoolDir: join(tempDir("tp-aws-otel-"), "spool"), warn: () => {} });
+  const client = new Client({
+    endpoint: viaProcessor.url,
+    apiKey: "k",
+    project,
+    spoolDir: join(tempDir("tp-aws-otel-"), "spool"),
+    warn: () => {},
+  });
   const exporter = createOtlpTraceExporter({ endpoint: viaOtlp.url, apiKey: "k", project, env: {} });
   const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
   inst.setTracerProvider(provider);
   vendor.push({ json: fixture("bedrock-converse.json") }, { sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 2 });
-  const bedrock = new BedrockRuntimeClient({ region: "us-east-1", endpoint: vendor.url, credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: "secret" }, maxAttempts: 1 });
-  const ask = { modelId: MODEL, system: [{ text: "Answer in French." }], messages: [{ role: "user" as const, content: [{ text: "Weather in Paris?" }] }], inferenceConfig: { maxTokens: 200, temperature: 0.2 } };
+  const bedrock = new BedrockRuntimeClient({
+    region: "us-east-1",
+    endpoint: vendor.url,
+    credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: "secret" },
+    maxAttempts: 1,
+  });
+  const ask = {
+    modelId: MODEL,
+    system: [{ text: "Answer in French." }],
+    messages: [{ role: "user" as const, content: [{ text: "Weather in Paris?" }] }],
+    inferenceConfig: { maxTokens: 200, temperature: 0.2 },
+  };
   const answers: string[] = [];
   const out = await bedrock.send(new ConverseCommand(ask));
   answers.push(out.output!.message!.content![0]!.text!);
@@ -68,10 +92,15 @@ async function bothWays(project: string): Promise<{ fromProcessor: StoredRuns; f
   await provider.forceFlush();
   await provider.shutdown();
   await client.shutdown();
-  return { fromProcessor: (await viaProcessor.collector.store.queryRuns({ project })).runs, fromOtlp: (await viaOtlp.collector.store.queryRuns({ project })).runs, answers };
+  return {
+    fromProcessor: (await viaProcessor.collector.store.queryRuns({ project })).runs,
+    fromOtlp: (await viaOtlp.collector.store.queryRuns({ project })).runs,
+    answers,
+  };
 }
 
-const byStart = (runs: StoredRuns) => runs.map((r) => ({ ...r, parent_run_id: r.parent_run_id ?? null })).sort((a, b) => a.start_time.localeCompare(b.start_time));
+const byStart = (runs: StoredRuns) =>
+  runs.map((r) => ({ ...r, parent_run_id: r.parent_run_id ?? null })).sort((a, b) => a.start_time.localeCompare(b.start_time));
 
 describe("@opentelemetry/instrumentation-aws-sdk: Bedrock Converse", () => {
   it("Converse and ConverseStream become llm runs with provider, model and usage, the same through the span processor and OTLP/HTTP", async () => {
@@ -83,8 +112,12 @@ describe("@opentelemetry/instrumentation-aws-sdk: Bedrock Converse", () => {
     const [converse, stream] = byStart(fromProcessor);
     for (const run of [converse!, stream!]) {
       expect(run.run_type).toBe("llm");
-      expect(metadataOf(run)).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL, otel: { convention: "otel-genai", kind: "client" } });
-      expect((metadataOf(run).invocation_params as Record<string, unknown>)).toMatchObject({ max_tokens: 200, temperature: 0.2 });
+      expect(metadataOf(run)).toMatchObject({
+        trace_provider: "bedrock",
+        trace_model_name: MODEL,
+        otel: { convention: "otel-genai", kind: "client" },
+      });
+      expect(metadataOf(run).invocation_params as Record<string, unknown>).toMatchObject({ max_tokens: 200, temperature: 0.2 });
       // The instrumentation records no messages: the run says so rather than showing an empty prompt.
       expect(metadataOf(run).content_captured).toBe(false);
     }
@@ -96,7 +129,14 @@ describe("@opentelemetry/instrumentation-aws-sdk: Bedrock Converse", () => {
     // Where users look (the trace list and tree): the tokens, and a cost from Bedrock's price for the model.
     for (const store of [viaProcessor.collector.store, viaOtlp.collector.store]) {
       const [row] = await store.traceRuns(converse!.trace_id);
-      expect(row).toMatchObject({ model: MODEL, provider: "bedrock", input_tokens: 21, output_tokens: 14, total_tokens: 35, estimated: false });
+      expect(row).toMatchObject({
+        model: MODEL,
+        provider: "bedrock",
+        input_tokens: 21,
+        output_tokens: 14,
+        total_tokens: 35,
+        estimated: false,
+      });
       expect(row!.total_cost).toBeGreaterThan(0);
     }
   });

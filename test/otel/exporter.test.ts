@@ -20,9 +20,17 @@ afterAll(async () => {
 
 describe("createOtlpTraceExporter: where it sends", () => {
   it("follows the endpoint option, then the signal-specific, generic and tracepipe variables", () => {
-    expect(resolveOtlpTarget({ endpoint: "http://h:1/", env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://x/y" } }).url).toBe("http://h:1/otel/v1/traces");
-    expect(resolveOtlpTarget({ env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/custom/path", OTEL_EXPORTER_OTLP_ENDPOINT: "http://g" } }).url).toBe("http://collector:4318/custom/path");
-    expect(resolveOtlpTarget({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/", TRACEPIPE_ENDPOINT: "http://t" } }).url).toBe("http://collector:4318/v1/traces");
+    expect(resolveOtlpTarget({ endpoint: "http://h:1/", env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://x/y" } }).url).toBe(
+      "http://h:1/otel/v1/traces",
+    );
+    expect(
+      resolveOtlpTarget({
+        env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://collector:4318/custom/path", OTEL_EXPORTER_OTLP_ENDPOINT: "http://g" },
+      }).url,
+    ).toBe("http://collector:4318/custom/path");
+    expect(resolveOtlpTarget({ env: { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/", TRACEPIPE_ENDPOINT: "http://t" } }).url).toBe(
+      "http://collector:4318/v1/traces",
+    );
     expect(resolveOtlpTarget({ env: { TRACEPIPE_ENDPOINT: "http://127.0.0.1:8484" } }).url).toBe("http://127.0.0.1:8484/otel/v1/traces");
     expect(() => resolveOtlpTarget({ env: {} })).toThrow(ConfigError);
     expect(() => resolveOtlpTarget({ endpoint: "ftp://x", env: {} })).toThrow(/http/);
@@ -54,7 +62,11 @@ describe("createOtlpTraceExporter: sending", () => {
     s.end();
     await provider.forceFlush();
     await provider.shutdown();
-    const rows = sql(col.collector.store).prepare("SELECT name, attributes, resource FROM otel_spans WHERE name = 'chat gpt-4o'").all() as { name: string; attributes: string; resource: string }[];
+    const rows = sql(col.collector.store).prepare("SELECT name, attributes, resource FROM otel_spans WHERE name = 'chat gpt-4o'").all() as {
+      name: string;
+      attributes: string;
+      resource: string;
+    }[];
     expect(rows).toHaveLength(1);
     expect(JSON.parse(rows[0]!.attributes)).toMatchObject({ "gen_ai.request.model": "gpt-4o" });
     expect(JSON.parse(rows[0]!.resource)).toMatchObject({ "tracepipe.project": "otlp-proj" });
@@ -90,18 +102,30 @@ type StoredRuns = Awaited<ReturnType<Running["collector"]["store"]["queryRuns"]>
  * (into a collector of its own) and by the OTLP exporter (into `col`, which
  * converts them). `trace` may flush the provider part of the way through.
  */
-async function bothWays(project: string, trace: (tracer: Tracer, flush: () => Promise<void>) => Promise<void>): Promise<{ fromOtlp: StoredRuns; fromProcessor: StoredRuns }> {
+async function bothWays(
+  project: string,
+  trace: (tracer: Tracer, flush: () => Promise<void>) => Promise<void>,
+): Promise<{ fromOtlp: StoredRuns; fromProcessor: StoredRuns }> {
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   const viaProcessor = await startCollector({ apiKey: "otlp-key" });
   try {
-    const client = new Client({ endpoint: viaProcessor.url, apiKey: "otlp-key", project, spoolDir: join(tempDir("tp-otlp-runs-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: viaProcessor.url,
+      apiKey: "otlp-key",
+      project,
+      spoolDir: join(tempDir("tp-otlp-runs-"), "spool"),
+      warn: () => {},
+    });
     const exporter = createOtlpTraceExporter({ endpoint: col.url, apiKey: "otlp-key", project, env: {} });
     const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client }), new SimpleSpanProcessor(exporter)] });
     await trace(provider.getTracer("app"), () => provider.forceFlush());
     await provider.forceFlush();
     await provider.shutdown();
     await client.shutdown();
-    return { fromOtlp: (await col.collector.store.queryRuns({ project })).runs, fromProcessor: (await viaProcessor.collector.store.queryRuns({ project })).runs };
+    return {
+      fromOtlp: (await col.collector.store.queryRuns({ project })).runs,
+      fromProcessor: (await viaProcessor.collector.store.queryRuns({ project })).runs,
+    };
   } finally {
     context.disable();
     await viaProcessor.close();
@@ -109,7 +133,8 @@ async function bothWays(project: string, trace: (tracer: Tracer, flush: () => Pr
 }
 
 /** Every field of the runs, in tree order: the two ways must make the same runs. */
-const placed = (runs: StoredRuns) => runs.map((r) => ({ ...r, parent_run_id: r.parent_run_id ?? null })).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
+const placed = (runs: StoredRuns) =>
+  runs.map((r) => ({ ...r, parent_run_id: r.parent_run_id ?? null })).sort((a, b) => a.dotted_order.localeCompare(b.dotted_order));
 
 const chatAttributes = (extra: Record<string, string | number> = {}) => ({
   "gen_ai.operation.name": "chat",
@@ -140,25 +165,44 @@ describe("the collector turns OTLP spans into runs", () => {
     expect(placed(fromOtlp)).toEqual(placed(fromProcessor));
     const chat = fromOtlp.find((r) => r.name === "chat gpt-4o")!;
     expect(chat.parent_run_id).toBe(fromOtlp.find((r) => r.name === "agent")!.id);
-    expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
+    expect((chat.outputs as { messages: { usage_metadata: unknown }[] }).messages[0]!.usage_metadata).toEqual({
+      input_tokens: 3,
+      output_tokens: 1,
+      total_tokens: 4,
+      input_cost: 0.0000075,
+      output_cost: 0.00001,
+      total_cost: 0.0000175,
+    });
   });
 
   it("makes runs of a service called by another: a span whose parent is remote is a root, as the processor takes it", async () => {
     const { fromOtlp, fromProcessor } = await bothWays("callee", async (tracer, flush) => {
       // The caller's span, as a `traceparent` header brings it: in another process, exporting elsewhere.
-      const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7", traceFlags: TraceFlags.SAMPLED, isRemote: true });
-      await tracer.startActiveSpan("POST /answer", { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } }, caller, async (server) => {
-        await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
-          tracer.startSpan("chat gpt-4o", { attributes: chatAttributes() }).end();
-          agent.end();
-        });
-        await flush();
-        // The local root (the server span) has not ended: no runs yet.
-        expect(await col.collector.store.countRuns("callee")).toBe(0);
-        server.end();
+      const caller = trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: "4bf92f3577b34da6a3ce929d0e0e4736",
+        spanId: "00f067aa0ba902b7",
+        traceFlags: TraceFlags.SAMPLED,
+        isRemote: true,
       });
+      await tracer.startActiveSpan(
+        "POST /answer",
+        { kind: SpanKind.SERVER, attributes: { "http.request.method": "POST" } },
+        caller,
+        async (server) => {
+          await tracer.startActiveSpan("agent", { attributes: { "gen_ai.operation.name": "invoke_agent" } }, async (agent) => {
+            tracer.startSpan("chat gpt-4o", { attributes: chatAttributes() }).end();
+            agent.end();
+          });
+          await flush();
+          // The local root (the server span) has not ended: no runs yet.
+          expect(await col.collector.store.countRuns("callee")).toBe(0);
+          server.end();
+        },
+      );
     });
-    const stored = sql(col.collector.store).prepare("SELECT name, parent_span_id, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name").all("4bf92f3577b34da6a3ce929d0e0e4736");
+    const stored = sql(col.collector.store)
+      .prepare("SELECT name, parent_span_id, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name")
+      .all("4bf92f3577b34da6a3ce929d0e0e4736");
     expect(stored).toEqual([
       { name: "POST /answer", parent_span_id: "00f067aa0ba902b7", parent_remote: 1 },
       { name: "agent", parent_span_id: expect.any(String), parent_remote: 0 },

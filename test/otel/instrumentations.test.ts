@@ -21,7 +21,13 @@ import { tempDir } from "../helpers/runs.js";
 const env = otelEnvironment("k");
 
 function pipeline(project: string) {
-  const client = new Client({ endpoint: env.col.url, apiKey: "k", project, spoolDir: join(tempDir("tp-otel-i-"), "spool"), warn: () => {} });
+  const client = new Client({
+    endpoint: env.col.url,
+    apiKey: "k",
+    project,
+    spoolDir: join(tempDir("tp-otel-i-"), "spool"),
+    warn: () => {},
+  });
   const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })] });
   return { client, provider };
 }
@@ -34,19 +40,31 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
     inst.manuallyInstrument(OpenAI);
     env.vendor.push({ json: fixture("openai-completion.json") });
     const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
-    await provider.getTracer("app").startActiveSpan("answer", { attributes: { "openinference.span.kind": "CHAIN", "input.value": "q" } }, async (root) => {
-      await openai.chat.completions.create({
-        model: "gpt-4o",
-        temperature: 0.5,
-        messages: [
-          { role: "system", content: "sys" },
-          { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } }] },
-          { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }] },
-          { role: "tool", tool_call_id: "c1", content: "res" },
-        ],
+    await provider
+      .getTracer("app")
+      .startActiveSpan("answer", { attributes: { "openinference.span.kind": "CHAIN", "input.value": "q" } }, async (root) => {
+        await openai.chat.completions.create({
+          model: "gpt-4o",
+          temperature: 0.5,
+          messages: [
+            { role: "system", content: "sys" },
+            {
+              role: "user",
+              content: [
+                { type: "text", text: "what is this?" },
+                { type: "image_url", image_url: { url: "data:image/png;base64,iVBOR" } },
+              ],
+            },
+            {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: '{"a":1}' } }],
+            },
+            { role: "tool", tool_call_id: "c1", content: "res" },
+          ],
+        });
+        root.end();
       });
-      root.end();
-    });
     await provider.forceFlush();
     inst.disable();
     await client.shutdown();
@@ -56,14 +74,38 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
     expect(runs).toHaveLength(2);
     expect(root).toMatchObject({ run_type: "chain", inputs: { input: "q" } });
     expect(llm.parent_run_id).toBe(root.id);
-    expect(meta(llm)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.5 }, otel: { convention: "openinference" } });
+    expect(meta(llm)).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o-2024-08-06",
+      invocation_params: { temperature: 0.5 },
+      otel: { convention: "openinference" },
+    });
     expect(messages(llm.inputs)).toEqual([
       { role: "system", content: [{ type: "text", text: "sys" }] },
-      { role: "user", content: [{ type: "text", text: "what is this?" }, { type: "image", base64: "iVBOR", mime_type: "image/png" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "what is this?" },
+          { type: "image", base64: "iVBOR", mime_type: "image/png" },
+        ],
+      },
       { role: "assistant", content: [{ type: "tool_call", id: "c1", name: "f", args: { a: 1 } }] },
       { role: "tool", tool_call_id: "c1", content: [{ type: "text", text: "res" }] },
     ]);
-    expect(messages(llm.outputs)).toEqual([{ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34, input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 } }]);
+    expect(messages(llm.outputs)).toEqual([
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+        usage_metadata: {
+          input_tokens: 25,
+          output_tokens: 9,
+          total_tokens: 34,
+          input_cost: 0.0000625,
+          output_cost: 0.00009,
+          total_cost: 0.0001525,
+        },
+      },
+    ]);
   });
 });
 
@@ -71,13 +113,21 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
   it("generateText with tools and streamText become chain runs over llm runs, with usage and time to first token", async () => {
     const { client, provider } = pipeline("ai-sdk");
     const tracer = provider.getTracer("ai");
-    env.vendor.push({ json: fixture("openai-completion.json") }, { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")], delayMs: 5 });
+    env.vendor.push(
+      { json: fixture("openai-completion.json") },
+      { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")], delayMs: 5 },
+    );
     const openai = createOpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1` });
     const g = await generateText({
       model: openai.chat("gpt-4o"),
       system: "Be terse.",
       messages: [{ role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }],
-      tools: { weather: tool({ description: "weather by city", inputSchema: jsonSchema({ type: "object", properties: { city: { type: "string" } } }) }) },
+      tools: {
+        weather: tool({
+          description: "weather by city",
+          inputSchema: jsonSchema({ type: "object", properties: { city: { type: "string" } } }),
+        }),
+      },
       experimental_telemetry: { isEnabled: true, tracer },
     });
     expect(g.text).toBe("Paris is 18°C and rainy.");
@@ -90,20 +140,38 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
 
     const { runs } = await env.col.collector.store.queryRuns({ project: "ai-sdk" });
     const by = (name: string) => runs.find((r) => r.name === name)!;
-    expect(runs.map((r) => r.name).sort()).toEqual(["ai.generateText", "ai.generateText.doGenerate", "ai.streamText", "ai.streamText.doStream"]);
+    expect(runs.map((r) => r.name).sort()).toEqual([
+      "ai.generateText",
+      "ai.generateText.doGenerate",
+      "ai.streamText",
+      "ai.streamText.doStream",
+    ]);
     const gen = by("ai.generateText.doGenerate");
     const stream = by("ai.streamText.doStream");
     expect(by("ai.generateText").run_type).toBe("chain");
     expect(gen).toMatchObject({ run_type: "llm", parent_run_id: by("ai.generateText").id });
     expect(stream).toMatchObject({ run_type: "llm", parent_run_id: by("ai.streamText").id });
     expect(meta(gen)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", otel: { convention: "vercel-ai" } });
-    expect((meta(gen).invocation_params as { tools: unknown[] }).tools).toEqual([{ type: "function", name: "weather", description: "weather by city", inputSchema: { type: "object", properties: { city: { type: "string" } } } }]);
+    expect((meta(gen).invocation_params as { tools: unknown[] }).tools).toEqual([
+      {
+        type: "function",
+        name: "weather",
+        description: "weather by city",
+        inputSchema: { type: "object", properties: { city: { type: "string" } } },
+      },
+    ]);
     expect(messages(gen.inputs)).toEqual([
       { role: "system", content: [{ type: "text", text: "Be terse." }] },
       { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
     ]);
-    expect(messages(gen.outputs)[0]).toMatchObject({ content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } });
-    expect(messages(stream.outputs)[0]).toMatchObject({ content: [{ type: "text", text: "Hello! How can I help?" }], usage_metadata: { input_tokens: 12, output_tokens: 7 } });
+    expect(messages(gen.outputs)[0]).toMatchObject({
+      content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+      usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 },
+    });
+    expect(messages(stream.outputs)[0]).toMatchObject({
+      content: [{ type: "text", text: "Hello! How can I help?" }],
+      usage_metadata: { input_tokens: 12, output_tokens: 7 },
+    });
     // ai.response.msToFirstChunk became the new_token event, between start and end.
     expect(stream.first_token_time).toBeTruthy();
     expect(stream.first_token_time! > stream.start_time && stream.first_token_time! <= stream.end_time!).toBe(true);

@@ -48,7 +48,10 @@ const sides = (runs: { run_type: string; start_time: string; inputs?: unknown; o
   runs
     .filter((r) => r.run_type === "llm")
     .sort((a, b) => a.start_time.localeCompare(b.start_time))
-    .map((r) => ({ inputs: comparable((r.inputs as { messages?: unknown })?.messages), outputs: comparable((r.outputs as { messages?: unknown } | undefined)?.messages) }));
+    .map((r) => ({
+      inputs: comparable((r.inputs as { messages?: unknown })?.messages),
+      outputs: comparable((r.outputs as { messages?: unknown } | undefined)?.messages),
+    }));
 
 /** What wrapOpenAI records of the call: the reference. */
 async function wrapped(call: Call): Promise<Sides> {
@@ -65,7 +68,13 @@ async function wrapped(call: Call): Promise<Sides> {
 
 /** The call traced by the instrumentation into our span and log-record processors. */
 async function viaProcessors(call: Call, project: string) {
-  const client = new Client({ endpoint: env.col.url, apiKey: "k", project, spoolDir: join(tempDir("tp-official-"), "spool"), warn: () => {} });
+  const client = new Client({
+    endpoint: env.col.url,
+    apiKey: "k",
+    project,
+    spoolDir: join(tempDir("tp-official-"), "spool"),
+    warn: () => {},
+  });
   const logs = new TraceLogRecordProcessor();
   const tracerProvider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client, logs })] });
   const loggerProvider = new LoggerProvider({ processors: [logs] });
@@ -87,7 +96,10 @@ type Exporter<T> = { export(items: T[], done: (r: { code: number; error?: Error 
 function exporters(transport: "http" | "grpc", project: string) {
   if (transport === "http") {
     const headers = { "x-api-key": "k", "x-tracepipe-project": project };
-    return { traces: new OTLPTraceExporter({ url: `${env.col.url}/v1/traces`, headers }), logs: new OTLPLogExporter({ url: `${env.col.url}/v1/logs`, headers }) };
+    return {
+      traces: new OTLPTraceExporter({ url: `${env.col.url}/v1/traces`, headers }),
+      logs: new OTLPLogExporter({ url: `${env.col.url}/v1/logs`, headers }),
+    };
   }
   const metadata = new Metadata();
   metadata.set("x-api-key", "k");
@@ -110,7 +122,8 @@ async function viaOtlp(call: Call, transport: "http" | "grpc", project: string, 
   await loggerProvider.forceFlush();
   expect(records.getFinishedLogRecords().length).toBeGreaterThan(0);
   const out = exporters(transport, project);
-  const send = <T>(exporter: Exporter<T>, items: T[]) => new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(items, resolve));
+  const send = <T>(exporter: Exporter<T>, items: T[]) =>
+    new Promise<{ code: number; error?: Error }>((resolve) => exporter.export(items, resolve));
   const sent = logsFirst
     ? [await send(out.logs, records.getFinishedLogRecords()), await send(out.traces, spans.getFinishedSpans())]
     : [await send(out.traces, spans.getFinishedSpans()), await send(out.logs, records.getFinishedLogRecords())];
@@ -136,7 +149,8 @@ describe("@opentelemetry/instrumentation-openai (content in log records)", () =>
         const reference = await wrapped(call);
         const runs = await viaOtlp(call, transport, `${transport}-${i}`, logsFirst);
         expect(sides(runs)).toEqual(reference);
-        for (const r of runs) expect(meta(r)).toMatchObject({ trace_provider: "openai", otel: { convention: "otel-genai", kind: "client" } });
+        for (const r of runs)
+          expect(meta(r)).toMatchObject({ trace_provider: "openai", otel: { convention: "otel-genai", kind: "client" } });
       });
     }
   });

@@ -15,8 +15,17 @@ import { setEncoderLoader } from "../../src/tokens/index.js";
 const env = otelEnvironment("otel-key");
 
 /** A tracer provider with our processor, and the real OpenLLMetry instrumentation on the real openai client. */
-function setup(project: string, filter?: ConstructorParameters<typeof TraceSpanProcessor>[0] extends infer O ? (O extends { filter?: infer F } ? F : never) : never) {
-  const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+function setup(
+  project: string,
+  filter?: ConstructorParameters<typeof TraceSpanProcessor>[0] extends infer O ? (O extends { filter?: infer F } ? F : never) : never,
+) {
+  const client = new Client({
+    endpoint: env.col.url,
+    apiKey: "otel-key",
+    project,
+    spoolDir: join(tempDir("tp-otel-"), "spool"),
+    warn: () => {},
+  });
   const processor = new TraceSpanProcessor({ client, filter });
   const provider = new NodeTracerProvider({ spanProcessors: [processor] });
   const instrumentation = new OpenAIInstrumentation({ traceContent: true });
@@ -33,22 +42,56 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     const toolCompletion = {
       ...fixture("openai-completion.json"),
       id: "chatcmpl-tool",
-      choices: [{ index: 0, message: { role: "assistant", content: null, refusal: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] }, finish_reason: "tool_calls", logprobs: null }],
+      choices: [
+        {
+          index: 0,
+          message: {
+            role: "assistant",
+            content: null,
+            refusal: null,
+            tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+          },
+          finish_reason: "tool_calls",
+          logprobs: null,
+        },
+      ],
     };
     env.vendor.push({ json: toolCompletion }, { sse: fixture("openai-stream.json"), delayMs: 2 });
-    const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+    const tools = [
+      {
+        type: "function" as const,
+        function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+      },
+    ];
 
-    await tracer.startActiveSpan("weather agent", { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather" } }, async (agent) => {
-      // An HTTP-framework span between the agent and the model calls: dropped by the default filter.
-      await tracer.startActiveSpan("GET /internal/route", { attributes: { "http.request.method": "GET" } }, async (http) => {
-        await openai.chat.completions.create({ model: "gpt-4o", messages: [{ role: "system", content: "Be terse." }, { role: "user", content: "Weather in Paris?" }], tools, temperature: 0 });
-        let text = "";
-        for await (const c of await openai.chat.completions.create({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Say hello" }] })) text += c.choices[0]?.delta.content ?? "";
-        expect(text).toBe("Hello! How can I help?");
-        http.end();
-      });
-      agent.end();
-    });
+    await tracer.startActiveSpan(
+      "weather agent",
+      { attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "weather" } },
+      async (agent) => {
+        // An HTTP-framework span between the agent and the model calls: dropped by the default filter.
+        await tracer.startActiveSpan("GET /internal/route", { attributes: { "http.request.method": "GET" } }, async (http) => {
+          await openai.chat.completions.create({
+            model: "gpt-4o",
+            messages: [
+              { role: "system", content: "Be terse." },
+              { role: "user", content: "Weather in Paris?" },
+            ],
+            tools,
+            temperature: 0,
+          });
+          let text = "";
+          for await (const c of await openai.chat.completions.create({
+            model: "gpt-4o-mini",
+            stream: true,
+            messages: [{ role: "user", content: "Say hello" }],
+          }))
+            text += c.choices[0]?.delta.content ?? "";
+          expect(text).toBe("Hello! How can I help?");
+          http.end();
+        });
+        agent.end();
+      },
+    );
     await provider.forceFlush();
     await provider.shutdown();
     instrumentation.disable();
@@ -69,7 +112,11 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
       expect(r.dotted_order.split(".")).toHaveLength(2);
       expect(r.detected_format).toBe("native");
     }
-    expect(meta(tool)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", otel: { convention: "otel-genai", scope: expect.stringContaining("openai") } });
+    expect(meta(tool)).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o-2024-08-06",
+      otel: { convention: "otel-genai", scope: expect.stringContaining("openai") },
+    });
     expect((meta(tool).invocation_params as Record<string, unknown>).tools).toEqual(tools);
     expect(messages(tool.inputs)).toEqual([
       { role: "system", content: [{ type: "text", text: "Be terse." }] },
@@ -78,7 +125,14 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     const out = messages(tool.outputs)[0]!;
     expect(out.content).toEqual([{ type: "tool_call", id: "call_1", name: "get_weather", args: { city: "Paris" } }]);
     // gpt-4o-2024-08-06 priced as gpt-4o.
-    expect(out.usage_metadata).toEqual({ input_tokens: 25, output_tokens: 9, total_tokens: 34, input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 });
+    expect(out.usage_metadata).toEqual({
+      input_tokens: 25,
+      output_tokens: 9,
+      total_tokens: 34,
+      input_cost: 0.0000625,
+      output_cost: 0.00009,
+      total_cost: 0.0001525,
+    });
     // The stream's spans carry no usage: estimated with tiktoken, and marked so.
     expect(messages(stream.outputs)[0]!.content).toEqual([{ type: "text", text: "Hello! How can I help?" }]);
     expect(messages(stream.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
@@ -116,36 +170,71 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     const byName = Object.fromEntries(runs.map((r) => [r.name, r]));
     expect(Object.keys(byName).sort()).toEqual(["chat claude", "db query", "root job"]);
     expect(byName["root job"]!.run_type).toBe("chain");
-    expect(byName["db query"]).toMatchObject({ run_type: "chain", error: "TypeError: connection reset", parent_run_id: byName["root job"]!.id, inputs: { otel_attributes: { "db.system": "postgresql" } } });
+    expect(byName["db query"]).toMatchObject({
+      run_type: "chain",
+      error: "TypeError: connection reset",
+      parent_run_id: byName["root job"]!.id,
+      inputs: { otel_attributes: { "db.system": "postgresql" } },
+    });
     const llm = byName["chat claude"]!;
     expect(llm.parent_run_id).toBe(byName["root job"]!.id);
     const start = Date.parse(llm.start_time);
     expect(Date.parse(llm.first_token_time!)).toBe(start + 120);
-    expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({ input_tokens: 8, output_tokens: 2, total_tokens: 10, input_cost: 0.000024, output_cost: 0.00003, total_cost: 0.000054 });
+    expect(messages(llm.outputs)[0]!.usage_metadata).toEqual({
+      input_tokens: 8,
+      output_tokens: 2,
+      total_tokens: 10,
+      input_cost: 0.000024,
+      output_cost: 0.00003,
+      total_cost: 0.000054,
+    });
   });
 
   it("still records a recognised span whose attributes are malformed, keeping what parsed and the raw value with the reason, and never throws into the app", async () => {
     const { client, provider, tracer } = setup("otel-bad");
-    const s = tracer.startSpan("chat broken", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.provider.name": "openai", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": "[{oops", "gen_ai.usage.input_tokens": 5, "gen_ai.usage.output_tokens": 2 } });
+    const s = tracer.startSpan("chat broken", {
+      attributes: {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.provider.name": "openai",
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.input.messages": "[{oops",
+        "gen_ai.usage.input_tokens": 5,
+        "gen_ai.usage.output_tokens": 2,
+      },
+    });
     expect(() => s.end()).not.toThrow();
     await provider.forceFlush();
     await client.shutdown();
     const { runs } = await env.col.collector.store.queryRuns({ project: "otel-bad" });
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ run_type: "llm", inputs: { messages: [] } });
-    expect(meta(runs[0]!)).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o", usage_metadata: { input_tokens: 5, output_tokens: 2, total_tokens: 7 }, otel: { unread_attributes: { "gen_ai.input.messages": "[{oops" } } });
+    expect(meta(runs[0]!)).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o",
+      usage_metadata: { input_tokens: 5, output_tokens: 2, total_tokens: 7 },
+      otel: { unread_attributes: { "gen_ai.input.messages": "[{oops" } },
+    });
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
   });
 
   it("marks a run whose span lost attributes to the SDK's attribute limit, and the limit can be raised", async () => {
     const project = "otel-limit";
-    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: env.col.url,
+      apiKey: "otel-key",
+      project,
+      spoolDir: join(tempDir("tp-otel-"), "spool"),
+      warn: () => {},
+    });
     const attrs: Record<string, string> = { "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o" };
     for (let i = 0; i < 80; i++) {
       attrs[`gen_ai.prompt.${i}.role`] = "user";
       attrs[`gen_ai.prompt.${i}.content`] = `turn ${i}`;
     }
-    for (const [name, limits] of [["default limit", undefined], ["raised limit", { attributeCountLimit: 1024 }]] as const) {
+    for (const [name, limits] of [
+      ["default limit", undefined],
+      ["raised limit", { attributeCountLimit: 1024 }],
+    ] as const) {
       const provider = new NodeTracerProvider({ spanProcessors: [new TraceSpanProcessor({ client })], spanLimits: limits });
       provider.getTracer("t").startSpan(name, { attributes: attrs }).end();
       await provider.forceFlush();
@@ -162,11 +251,22 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
 
   it("only queues spans at their end, converts them after the current turn, and delivers each exactly once", async () => {
     const project = "otel-deferred";
-    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: env.col.url,
+      apiKey: "otel-key",
+      project,
+      spoolDir: join(tempDir("tp-otel-"), "spool"),
+      warn: () => {},
+    });
     const processor = new TraceSpanProcessor({ client });
     const provider = new NodeTracerProvider({ spanProcessors: [processor] });
     const tracer = provider.getTracer("t");
-    const attrs = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]), "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello there" }] }]) };
+    const attrs = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "gpt-4o",
+      "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hi" }] }]),
+      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "hello there" }] }]),
+    };
     for (let i = 0; i < 20; i++) tracer.startSpan(`chat ${i}`, { attributes: attrs }).end();
     // Nothing read yet: the program's turn is not over.
     expect(processor.stats).toEqual({ queued: 20, recorded: 0, dropped: 0 });
@@ -177,7 +277,8 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(runs.map((r) => r.name).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `chat ${i}`).sort());
     // The estimate (no usage on these spans) was made at conversion, not lost by deferring it.
-    for (const r of runs) expect(messages(r.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
+    for (const r of runs)
+      expect(messages(r.outputs)[0]!.usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
     await provider.shutdown();
     await client.shutdown();
   });
@@ -189,10 +290,21 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
       loaded.push(enc);
       return get_encoding(enc as TiktokenEncoding);
     });
-    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: env.col.url,
+      apiKey: "otel-key",
+      project,
+      spoolDir: join(tempDir("tp-otel-"), "spool"),
+      warn: () => {},
+    });
     const processor = new TraceSpanProcessor({ client });
     const provider = new NodeTracerProvider({ spanProcessors: [processor] });
-    const attrs = { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o", "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "count me" }] }]), "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "counted" }] }]) };
+    const attrs = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.request.model": "gpt-4o",
+      "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: "count me" }] }]),
+      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "counted" }] }]),
+    };
     provider.getTracer("t").startSpan("chat gpt-4o", { attributes: attrs }).end();
     expect(loaded).toEqual([]);
     await processor.forceFlush();
@@ -204,7 +316,13 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
 
   it("shutdown delivers spans still queued, with their parentage", async () => {
     const project = "otel-shutdown-queued";
-    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: env.col.url,
+      apiKey: "otel-key",
+      project,
+      spoolDir: join(tempDir("tp-otel-"), "spool"),
+      warn: () => {},
+    });
     const processor = new TraceSpanProcessor({ client, filter: "all" });
     const provider = new NodeTracerProvider({ spanProcessors: [processor] });
     const tracer = provider.getTracer("t");
@@ -223,7 +341,13 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
 
   it("drops spans past maxQueueSize, counts them, hangs later descendants under the nearest recorded ancestor, and delivers the rest", async () => {
     const project = "otel-queue-full";
-    const client = new Client({ endpoint: env.col.url, apiKey: "otel-key", project, spoolDir: join(tempDir("tp-otel-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: env.col.url,
+      apiKey: "otel-key",
+      project,
+      spoolDir: join(tempDir("tp-otel-"), "spool"),
+      warn: () => {},
+    });
     const processor = new TraceSpanProcessor({ client, filter: "all", maxQueueSize: 2 });
     const provider = new NodeTracerProvider({ spanProcessors: [processor] });
     const tracer = provider.getTracer("t");

@@ -30,7 +30,9 @@ function appFolder(): string {
   const pkg = join(app, "node_modules", "tracepipe");
   cpSync(join(ROOT, "package.json"), join(pkg, "package.json"));
   cpSync(join(ROOT, "dist"), join(pkg, "dist"), { recursive: true, filter: (src) => !/\.(js|map)$/.test(src) });
-  const deps = Object.keys((JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies);
+  const deps = Object.keys(
+    (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies,
+  );
   for (const dep of [...deps, "@types/node", "undici-types"]) {
     const target = join(pkg, "node_modules", dep);
     if (!existsSync(join(ROOT, "node_modules", dep))) continue;
@@ -46,7 +48,18 @@ function appFolder(): string {
   cpSync(join(FIXTURE, "register-types.mjs"), join(app, "app.mjs"));
   writeFileSync(join(app, "package.json"), JSON.stringify({ type: "module" }));
   // skipLibCheck off: a declaration of tracepipe's that names an SDK 2 module would not resolve here.
-  const compilerOptions = { module: "NodeNext", moduleResolution: "NodeNext", target: "ES2022", lib: ["ES2023"], types: ["node"], strict: true, allowJs: true, checkJs: true, noEmit: true, skipLibCheck: false };
+  const compilerOptions = {
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    target: "ES2022",
+    lib: ["ES2023"],
+    types: ["node"],
+    strict: true,
+    allowJs: true,
+    checkJs: true,
+    noEmit: true,
+    skipLibCheck: false,
+  };
   writeFileSync(join(app, "tsconfig.json"), JSON.stringify({ compilerOptions, files: ["app.mjs"] }));
   return app;
 }
@@ -59,7 +72,10 @@ describe.skipIf(!installed)("the OTel JS SDK 3 line: types", () => {
   it("code registering TraceSpanProcessor and TraceLogRecordProcessor on SDK 3 providers type-checks with only SDK 3 installed", () => {
     const app = appFolder();
     expect(existsSync(join(app, "node_modules", "@opentelemetry", "sdk-trace-node"))).toBe(false);
-    const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], { cwd: app, encoding: "utf8" });
+    const tsc = spawnSync(process.execPath, [join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], {
+      cwd: app,
+      encoding: "utf8",
+    });
     expect(tsc.stdout + tsc.stderr).toBe("");
     expect(tsc.status).toBe(0);
   }, 180_000);

@@ -43,7 +43,15 @@ describe.skipIf(!installed)("the OTel JS SDK 3 line", () => {
     const r = await new Promise<{ status: number | null; out: string }>((resolve) => {
       const child = spawn(process.execPath, [join(DIR, "chat.mjs")], {
         cwd: DIR,
-        env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: `${vendor.url}/v1`, TRACEPIPE_ENDPOINT: col.url, TRACEPIPE_API_KEY: "", LANGSMITH_ENDPOINT: "", PROJECT: "sdk3" },
+        env: {
+          ...process.env,
+          OPENAI_API_KEY: "sk-test",
+          OPENAI_BASE_URL: `${vendor.url}/v1`,
+          TRACEPIPE_ENDPOINT: col.url,
+          TRACEPIPE_API_KEY: "",
+          LANGSMITH_ENDPOINT: "",
+          PROJECT: "sdk3",
+        },
       });
       let out = "";
       child.stdout.setEncoding("utf8").on("data", (d) => (out += d));
@@ -58,8 +66,15 @@ describe.skipIf(!installed)("the OTel JS SDK 3 line", () => {
     expect(r.out).toContain('{"held":0,"joined":3}');
     const runs = (await col.collector.store.queryRuns({ project: "sdk3" })).runs;
     expect(runs).toHaveLength(1);
-    expect(runs[0]!.inputs).toEqual({ messages: [{ role: "system", content: [{ type: "text", text: "Be terse." }] }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] });
-    expect((runs[0]!.outputs as { messages: { content: unknown }[] }).messages[0]!.content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+    expect(runs[0]!.inputs).toEqual({
+      messages: [
+        { role: "system", content: [{ type: "text", text: "Be terse." }] },
+        { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
+      ],
+    });
+    expect((runs[0]!.outputs as { messages: { content: unknown }[] }).messages[0]!.content).toEqual([
+      { type: "text", text: "Paris is 18°C and rainy." },
+    ]);
     expect(meta(runs[0]!)).toMatchObject({ trace_provider: "openai", otel: { kind: "client", convention: "otel-genai" } });
   });
 });

@@ -35,11 +35,27 @@ await flush();
     );
     // The app's own dependencies resolve from the checkout's node_modules, as they would from the app's.
     const out = join(tempDir("tp-bundle-"), "app.bundle.mjs");
-    await build({ entryPoints: [join(src, "app.mjs")], bundle: true, platform: "node", format: "esm", target: "node20", outfile: out, nodePaths: [join(src, "node_modules/tracepipe/node_modules")], logLevel: "silent" });
+    await build({
+      entryPoints: [join(src, "app.mjs")],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      outfile: out,
+      nodePaths: [join(src, "node_modules/tracepipe/node_modules")],
+      logLevel: "silent",
+    });
     expect(existsSync(join(out, "..", "node_modules"))).toBe(false);
 
     vendor.push({ json: fixture("openai-completion.json") });
-    const env = { ...process.env, VENDOR_URL: vendor.url, TRACEPIPE_ENDPOINT: col.url, TRACEPIPE_API_KEY: "bundle-key", TRACEPIPE_PROJECT: "bundled", TRACEPIPE_DB: "" };
+    const env = {
+      ...process.env,
+      VENDOR_URL: vendor.url,
+      TRACEPIPE_ENDPOINT: col.url,
+      TRACEPIPE_API_KEY: "bundle-key",
+      TRACEPIPE_PROJECT: "bundled",
+      TRACEPIPE_DB: "",
+    };
     const r = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
       const child = spawn(process.execPath, [out], { cwd: join(out, ".."), env });
       let stdout = "";
@@ -52,7 +68,11 @@ await flush();
     expect(r.code, r.err).toBe(0);
     expect(r.out.trim()).toBe("Paris is 18°C and rainy.");
 
-    const res = await fetch(`${col.url}/runs/query`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": "bundle-key" }, body: JSON.stringify({ project: "bundled" }) });
+    const res = await fetch(`${col.url}/runs/query`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "bundle-key" },
+      body: JSON.stringify({ project: "bundled" }),
+    });
     const { runs } = (await res.json()) as { runs: { name: string; run_type: string; parent_run_id?: string | null; id: string }[] };
     expect(runs.map((x) => x.run_type).sort()).toEqual(["chain", "llm"]);
     const parent = runs.find((x) => x.run_type === "chain")!;

@@ -7,7 +7,8 @@ import { COMMANDS, commandOf } from "../../src/cli/index.js";
 import { ensureBuilt, probeLoads, ROOT } from "./dist.js";
 
 const BIN = join(ROOT, "bin/tracepipe.js");
-const tracepipe = (...args: string[]) => spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, TRACEPIPE_ENDPOINT: "" } });
+const tracepipe = (...args: string[]) =>
+  spawnSync(process.execPath, [BIN, ...args], { encoding: "utf8", env: { ...process.env, TRACEPIPE_ENDPOINT: "" } });
 
 beforeAll(() => ensureBuilt(), 180_000);
 
@@ -36,7 +37,14 @@ describe("the CLI loads a command's modules only when that command runs", () => 
     for (const name of Object.keys(COMMANDS)) expect(help.stdout).toContain(COMMANDS[name]!.summary.split(" ").slice(0, 3).join(" "));
     for (const cmd of ["normalize", "validate"]) {
       const { packages } = probeLoads(ROOT, BIN, [cmd, "--help"]);
-      expect(packages.filter((p) => ["better-sqlite3", "pg", "busboy", "protobufjs", "ioredis", "cli-progress", "tiktoken"].includes(p) || p.startsWith("@opentelemetry/")), cmd).toEqual([]);
+      expect(
+        packages.filter(
+          (p) =>
+            ["better-sqlite3", "pg", "busboy", "protobufjs", "ioredis", "cli-progress", "tiktoken"].includes(p) ||
+            p.startsWith("@opentelemetry/"),
+        ),
+        cmd,
+      ).toEqual([]);
     }
   });
 

@@ -26,7 +26,9 @@ function newestMtime(path: string): number {
 function fresh(): boolean {
   try {
     const built = statSync(STAMP).mtimeMs;
-    return [join(ROOT, "src"), join(ROOT, "adapters"), join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json")].every((p) => newestMtime(p) <= built);
+    return [join(ROOT, "src"), join(ROOT, "adapters"), join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json")].every(
+      (p) => newestMtime(p) <= built,
+    );
   } catch {
     return false;
   }
@@ -34,7 +36,7 @@ function fresh(): boolean {
 
 /** Build dist/ unless it is newer than every source; one builder at a time across test workers. */
 export function ensureBuilt(): void {
-  for (const started = Date.now(); !fresh(); ) {
+  for (const started = Date.now(); !fresh();) {
     try {
       mkdirSync(LOCK);
     } catch {
@@ -86,7 +88,11 @@ export interface Loaded {
  */
 export function probeLoads(cwd: string, specifier: string, args: string[] = []): Loaded & { stdout: string } {
   const out = join(tempDir("tp-probe-"), "loads.txt");
-  const r = spawnSync(process.execPath, [join(ROOT, "test/package/probe-loads.mjs"), out, specifier, ...args], { cwd, encoding: "utf8", env: { ...process.env, TRACEPIPE_ENDPOINT: "" } });
+  const r = spawnSync(process.execPath, [join(ROOT, "test/package/probe-loads.mjs"), out, specifier, ...args], {
+    cwd,
+    encoding: "utf8",
+    env: { ...process.env, TRACEPIPE_ENDPOINT: "" },
+  });
   if (r.status !== 0) throw new Error(`probe of ${specifier} failed (${r.status}):\n${r.stderr}`);
   const { exports, files } = JSON.parse(readFileSync(`${out}.json`, "utf8")) as Loaded;
   return { exports, files, packages: packagesOf(files), stdout: r.stdout };

@@ -20,9 +20,36 @@ describe("the main entry", () => {
     expect(files.some((f) => f.endsWith("/dist/vendor/zod.js"))).toBe(true);
     // The run and feedback schemas are the collector's: the main entry neither loads nor builds them.
     expect(files.filter((f) => /\/dist\/src\/run\/(schema|feedback)\.js$/.test(f))).toEqual([]);
-    for (const name of ["traceable", "getCurrentRun", "wrapOpenAI", "wrapAnthropic", "wrapGemini", "wrapBedrock", "flush", "Client", "getDefaultClient", "setDefaultClient", "normalize", "detectFormat", "validate", "ValidationError", "TracepipeError"]) expect(exports).toContain(name);
+    for (const name of [
+      "traceable",
+      "getCurrentRun",
+      "wrapOpenAI",
+      "wrapAnthropic",
+      "wrapGemini",
+      "wrapBedrock",
+      "flush",
+      "Client",
+      "getDefaultClient",
+      "setDefaultClient",
+      "normalize",
+      "detectFormat",
+      "validate",
+      "ValidationError",
+      "TracepipeError",
+    ])
+      expect(exports).toContain(name);
     // The rest lives under subpaths.
-    for (const name of ["createCollector", "openStore", "backfill", "Deployments", "TraceSpanProcessor", "RedisRateLimiter", "freeEncoders", "vetWebhookUrl"]) expect(exports).not.toContain(name);
+    for (const name of [
+      "createCollector",
+      "openStore",
+      "backfill",
+      "Deployments",
+      "TraceSpanProcessor",
+      "RedisRateLimiter",
+      "freeEncoders",
+      "vetWebhookUrl",
+    ])
+      expect(exports).not.toContain(name);
   });
 
   it("ships zod with its English messages only (zod's other locales are half its text, and never used)", () => {
@@ -67,7 +94,14 @@ console.log(JSON.stringify({ answer, before, untilFirstSend, after, stats, runs:
       child.on("close", (code) => resolve({ code, out, err }));
     });
     expect(r.code, r.err).toBe(0);
-    const got = JSON.parse(r.out) as { answer: number; before: boolean; untilFirstSend: boolean; after: boolean; stats: { delivered: number; spooled: number; deadLettered: number }; runs: [string, unknown][] };
+    const got = JSON.parse(r.out) as {
+      answer: number;
+      before: boolean;
+      untilFirstSend: boolean;
+      after: boolean;
+      stats: { delivered: number; spooled: number; deadLettered: number };
+      runs: [string, unknown][];
+    };
     expect(got.answer).toBe(42);
     expect([got.before, got.untilFirstSend, got.after]).toEqual([false, false, true]);
     expect(got.stats).toMatchObject({ spooled: 0, deadLettered: 0 });
@@ -98,7 +132,10 @@ describe("subpaths", () => {
     for (const [specifier, names] of Object.entries(expected)) {
       const { exports, packages } = probe(specifier);
       expect(exports, specifier).toEqual(expect.arrayContaining(names));
-      expect(packages.filter((p) => p.startsWith("@opentelemetry/")), specifier).toEqual([]);
+      expect(
+        packages.filter((p) => p.startsWith("@opentelemetry/")),
+        specifier,
+      ).toEqual([]);
     }
     // The store's entry loads no database driver until a store is opened (openStore imports the one its target names).
     expect(probe("tracepipe/store").packages.filter((p) => ["better-sqlite3", "pg"].includes(p))).toEqual([]);
@@ -126,8 +163,27 @@ void backfill(42);
     writeFileSync(join(dir, "node10.ts"), source);
     writeFileSync(join(dir, "nodenext.mts"), source);
     const common = { strict: true, noEmit: true, skipLibCheck: true, types: ["node"], typeRoots: [join(ROOT, "node_modules/@types")] };
-    writeFileSync(join(dir, "tsconfig.node10.json"), JSON.stringify({ compilerOptions: { ...common, module: "commonjs", moduleResolution: "node10", target: "es2022", esModuleInterop: true, ignoreDeprecations: "5.0" }, files: ["node10.ts"] }));
-    writeFileSync(join(dir, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "nodenext", moduleResolution: "nodenext", target: "es2022" }, files: ["nodenext.mts"] }));
+    writeFileSync(
+      join(dir, "tsconfig.node10.json"),
+      JSON.stringify({
+        compilerOptions: {
+          ...common,
+          module: "commonjs",
+          moduleResolution: "node10",
+          target: "es2022",
+          esModuleInterop: true,
+          ignoreDeprecations: "5.0",
+        },
+        files: ["node10.ts"],
+      }),
+    );
+    writeFileSync(
+      join(dir, "tsconfig.nodenext.json"),
+      JSON.stringify({
+        compilerOptions: { ...common, module: "nodenext", moduleResolution: "nodenext", target: "es2022" },
+        files: ["nodenext.mts"],
+      }),
+    );
     const tsc = (config: string) =>
       new Promise<{ code: number | null; out: string }>((resolve) => {
         const child = spawn(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", config], { cwd: dir });

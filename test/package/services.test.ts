@@ -8,7 +8,9 @@ describe("tests that need a system service", () => {
     const notices: string[] = [];
     vi.spyOn(process.stderr, "write").mockImplementation((s) => (notices.push(String(s)), true));
     expect(skipWithout("tracepipe-no-such-service", "install it", {})).toBe(true);
-    expect(notices.join("")).toMatch(/NOTICE: tracepipe-no-such-service is not installed.*SKIPPED \(install it; with CI=true they fail instead\)/);
+    expect(notices.join("")).toMatch(
+      /NOTICE: tracepipe-no-such-service is not installed.*SKIPPED \(install it; with CI=true they fail instead\)/,
+    );
   });
 
   it("run (and so fail in set-up) when it is missing under CI, and run when it is installed", () => {
@@ -19,6 +21,15 @@ describe("tests that need a system service", () => {
   });
 
   it("read CI as set unless it is empty, 0 or false", () => {
-    expect([undefined, "", "0", "false", "FALSE", "true", "1", "yes"].map((CI) => onCi({ CI }))).toEqual([false, false, false, false, false, true, true, true]);
+    expect([undefined, "", "0", "false", "FALSE", "true", "1", "yes"].map((CI) => onCi({ CI }))).toEqual([
+      false,
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+    ]);
   });
 });

@@ -76,7 +76,18 @@ describe("declaration files for a strict consumer", () => {
     const specifiers = Object.keys(manifest(ROOT).exports)
       .filter((k) => !k.endsWith(".json"))
       .map((k) => (k === "." ? "tracepipe" : `tracepipe/${k.slice(2)}`));
-    expect(specifiers).toEqual(expect.arrayContaining(["tracepipe", "tracepipe/otel", "tracepipe/server", "tracepipe/backfill", "tracepipe/control", "tracepipe/ratelimit", "tracepipe/webhooks", "tracepipe/adapters/openai-chat"]));
+    expect(specifiers).toEqual(
+      expect.arrayContaining([
+        "tracepipe",
+        "tracepipe/otel",
+        "tracepipe/server",
+        "tracepipe/backfill",
+        "tracepipe/control",
+        "tracepipe/ratelimit",
+        "tracepipe/webhooks",
+        "tracepipe/adapters/openai-chat",
+      ]),
+    );
     const source =
       specifiers.map((s, i) => `import * as m${i} from "${s}";`).join("\n") +
       `\nexport const all = [${specifiers.map((_, i) => `m${i}`).join(", ")}];\n` +
@@ -85,8 +96,17 @@ describe("declaration files for a strict consumer", () => {
     writeFileSync(join(dir, "node10.ts"), source);
     writeFileSync(join(dir, "nodenext.mts"), source);
     const common = { strict: true, noEmit: true, skipLibCheck: false, preserveSymlinks: true, types: ["node"], target: "es2022" };
-    writeFileSync(join(dir, "tsconfig.node10.json"), JSON.stringify({ compilerOptions: { ...common, module: "commonjs", moduleResolution: "node10", esModuleInterop: true, ignoreDeprecations: "5.0" }, files: ["node10.ts"] }));
-    writeFileSync(join(dir, "tsconfig.nodenext.json"), JSON.stringify({ compilerOptions: { ...common, module: "nodenext", moduleResolution: "nodenext" }, files: ["nodenext.mts"] }));
+    writeFileSync(
+      join(dir, "tsconfig.node10.json"),
+      JSON.stringify({
+        compilerOptions: { ...common, module: "commonjs", moduleResolution: "node10", esModuleInterop: true, ignoreDeprecations: "5.0" },
+        files: ["node10.ts"],
+      }),
+    );
+    writeFileSync(
+      join(dir, "tsconfig.nodenext.json"),
+      JSON.stringify({ compilerOptions: { ...common, module: "nodenext", moduleResolution: "nodenext" }, files: ["nodenext.mts"] }),
+    );
     const [node10, nodenext] = await Promise.all([tsc(dir, "tsconfig.node10.json"), tsc(dir, "tsconfig.nodenext.json")]);
     expect(node10.out).toBe("");
     expect(node10.code).toBe(0);

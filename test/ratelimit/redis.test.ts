@@ -71,17 +71,55 @@ describe.skipIf(skipWithoutRedis())("with a real redis-server", () => {
         const dir = tempDir("tp-bf-redis-");
         const log = join(dir, "shared.jsonl");
         const bad = await writeGenericLog(log, 400, 0.01, 11);
-        const common = ["--endpoint", proxy.url, "--api-key", "shared-key", "--project", "sharded", "--rate-limiter", redis.url, "--rate-limit", "10/1s", "--batch-size", "5", "--progress", "none"];
+        const common = [
+          "--endpoint",
+          proxy.url,
+          "--api-key",
+          "shared-key",
+          "--project",
+          "sharded",
+          "--rate-limiter",
+          redis.url,
+          "--rate-limit",
+          "10/1s",
+          "--batch-size",
+          "5",
+          "--progress",
+          "none",
+        ];
         const [r0, r1] = await Promise.all(
-          [0, 1].map((i) => runCli(["backfill", log, "--shard", `${i}/2`, "--dead-letter", join(dir, `dead-${i}.jsonl`), "--spool-dir", join(dir, `spool-${i}`), ...common], { timeoutMs: 90_000 })),
+          [0, 1].map((i) =>
+            runCli(
+              [
+                "backfill",
+                log,
+                "--shard",
+                `${i}/2`,
+                "--dead-letter",
+                join(dir, `dead-${i}.jsonl`),
+                "--spool-dir",
+                join(dir, `spool-${i}`),
+                ...common,
+              ],
+              { timeoutMs: 90_000 },
+            ),
+          ),
         );
         for (const r of [r0!, r1!]) expect(r.code, r.stderr.slice(-1500)).toBe(bad.length ? 1 : 0);
-        const s = [r0!, r1!].map((r) => (jsonLines(r.stdout).at(-1) as { summary: { records: number; delivered: number; skipped_other_shards: number } }).summary);
+        const s = [r0!, r1!].map(
+          (r) => (jsonLines(r.stdout).at(-1) as { summary: { records: number; delivered: number; skipped_other_shards: number } }).summary,
+        );
         expect(s[0]!.records + s[1]!.records).toBe(400);
         expect(s[0]!.skipped_other_shards).toBe(s[1]!.records);
         expect(s[0]!.delivered + s[1]!.delivered).toBe(400 - bad.length);
         expect(col.count("sharded")).toEqual({ n: 400 - bad.length, d: 400 - bad.length });
-        const deadLines = [0, 1].flatMap((i) => readFileSync(join(dir, `dead-${i}.jsonl`), "utf8").trim().split("\n").filter(Boolean).map((l) => (JSON.parse(l) as { line: number }).line));
+        const deadLines = [0, 1].flatMap((i) =>
+          readFileSync(join(dir, `dead-${i}.jsonl`), "utf8")
+            .trim()
+            .split("\n")
+            .filter(Boolean)
+            .map((l) => (JSON.parse(l) as { line: number }).line),
+        );
         expect(deadLines.sort((x, y) => x - y)).toEqual(bad);
         // Measured where the server counts: arrivals at the proxy. Two processes with their own
         // in-memory limiters would reach 20 here; the shared window holds both to 10.

@@ -33,10 +33,24 @@ describe("checkSafe", () => {
   });
 
   it.each([
-    ["a cycle", () => { const o: Record<string, unknown> = { a: 1 }; o.self = o; return o; }],
+    [
+      "a cycle",
+      () => {
+        const o: Record<string, unknown> = { a: 1 };
+        o.self = o;
+        return o;
+      },
+    ],
     ["a Date", () => ({ at: new Date(0) })],
     ["a Map", () => ({ m: new Map([[1, 2]]) })],
-    ["a class instance", () => ({ c: new (class Point { x = 1; })() })],
+    [
+      "a class instance",
+      () => ({
+        c: new (class Point {
+          x = 1;
+        })(),
+      }),
+    ],
     ["a toJSON", () => ({ t: { toJSON: () => "x" } })],
     ["a bigint", () => ({ n: 1n })],
     ["a function", () => ({ f: () => 1 })],
@@ -46,7 +60,16 @@ describe("checkSafe", () => {
     ["undefined in an array", () => ({ a: [1, undefined] })],
     ["a __proto__ key", () => JSON.parse('{"__proto__": {"x": 1}}') as unknown],
     ["a Buffer", () => ({ b: Buffer.from("x") })],
-    ["a getter that throws", () => Object.defineProperty({}, "boom", { enumerable: true, get: () => { throw new Error("no"); } })],
+    [
+      "a getter that throws",
+      () =>
+        Object.defineProperty({}, "boom", {
+          enumerable: true,
+          get: () => {
+            throw new Error("no");
+          },
+        }),
+    ],
   ])("leaves %s to makeSafe", (_what, make) => {
     expect(checkSafe(make())).toBeUndefined();
   });
@@ -86,14 +109,27 @@ describe("checkSafe", () => {
     fc.assert(
       fc.property(
         fc.jsonValue({ maxDepth: 6 }),
-        fc.record({ maxDepth: fc.integer({ min: 1, max: 8 }), maxStringLength: fc.integer({ min: 0, max: 40 }), maxBytes: fc.integer({ min: 1, max: 2000 }) }, { requiredKeys: [] }),
+        fc.record(
+          {
+            maxDepth: fc.integer({ min: 1, max: 8 }),
+            maxStringLength: fc.integer({ min: 0, max: 40 }),
+            maxBytes: fc.integer({ min: 1, max: 2000 }),
+          },
+          { requiredKeys: [] },
+        ),
         (v, limits) => {
           // -0 is written as 0 by JSON and makeSafe alike; the comparison is of the JSON.
           const bytes = agrees(v, limits);
           if (bytes === undefined) left++;
           else kept++;
           // Within every limit, a value made only of JSON is kept as it is.
-          if (typeof v === "object" && v !== null && limits.maxDepth === undefined && limits.maxBytes === undefined && limits.maxStringLength === undefined) {
+          if (
+            typeof v === "object" &&
+            v !== null &&
+            limits.maxDepth === undefined &&
+            limits.maxBytes === undefined &&
+            limits.maxStringLength === undefined
+          ) {
             expect(bytes).toBeDefined();
           }
         },

@@ -40,14 +40,21 @@ describe("serialize", () => {
     const circ: Record<string, unknown> = { a: 1 };
     circ.self = circ;
     const err = new TypeError("bad", { cause: new Error("root") });
-    const hostile = { get boom() { throw new Error("getter"); } };
+    const hostile = {
+      get boom() {
+        throw new Error("getter");
+      },
+    };
     const out = serialize({
       circ,
       big: 12345678901234567890n,
       err,
       date: new Date("2026-01-02T03:04:05.678Z"),
       bad: new Date("nope"),
-      map: new Map<unknown, unknown>([["k", 1], [{ o: 1 }, "obj"]]),
+      map: new Map<unknown, unknown>([
+        ["k", 1],
+        [{ o: 1 }, "obj"],
+      ]),
       set: new Set([1, "two"]),
       buf: Buffer.from("hi"),
       f32: new Float32Array([1.5]),
@@ -61,10 +68,21 @@ describe("serialize", () => {
     }) as Record<string, any>;
     expect(out.circ).toEqual({ a: 1, self: "[Circular]" });
     expect(out.big).toBe("12345678901234567890");
-    expect(out.err).toMatchObject({ name: "TypeError", message: "bad", stack: expect.any(String), cause: { name: "Error", message: "root" } });
+    expect(out.err).toMatchObject({
+      name: "TypeError",
+      message: "bad",
+      stack: expect.any(String),
+      cause: { name: "Error", message: "root" },
+    });
     expect(out.date).toBe("2026-01-02T03:04:05.678Z");
     expect(out.bad).toBeNull();
-    expect(out.map).toEqual({ __type: "Map", entries: [["k", 1], [{ o: 1 }, "obj"]] });
+    expect(out.map).toEqual({
+      __type: "Map",
+      entries: [
+        ["k", 1],
+        [{ o: 1 }, "obj"],
+      ],
+    });
     expect(out.set).toEqual({ __type: "Set", values: [1, "two"] });
     expect(out.buf).toEqual({ __type: "Buffer", base64: "aGk=" });
     expect(out.f32).toEqual({ __type: "Float32Array", length: 1, base64: expect.any(String) });

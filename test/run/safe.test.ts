@@ -51,7 +51,10 @@ describe("makeSafe", () => {
   it("caps the whole value and counts the keys and items it cut", () => {
     const wide: Record<string, string> = {};
     for (let i = 0; i < 1000; i++) wide[`k${i}`] = "z".repeat(100);
-    const o = makeSafe({ wide, list: Array.from({ length: 1000 }, () => "w".repeat(100)) }, { maxBytes: 20_000 }).value as { wide: Record<string, unknown>; list?: unknown[] };
+    const o = makeSafe({ wide, list: Array.from({ length: 1000 }, () => "w".repeat(100)) }, { maxBytes: 20_000 }).value as {
+      wide: Record<string, unknown>;
+      list?: unknown[];
+    };
     expect(o.wide[TRUNCATED_KEYS]).toBeGreaterThan(800);
     expect(JSON.stringify(o).length).toBeLessThan(25_000);
   });
@@ -64,15 +67,36 @@ describe("makeSafe", () => {
   });
 
   it("survives hostile objects: throwing getters, toJSON and proxies", () => {
-    const proxy = new Proxy({}, { ownKeys: () => { throw new Error("no keys"); } });
-    const out = makeSafe({ proxy, j: { toJSON() { throw new Error("nope"); } }, self: { toJSON() { return this; }, x: 1 } }).value as Record<string, unknown>;
+    const proxy = new Proxy(
+      {},
+      {
+        ownKeys: () => {
+          throw new Error("no keys");
+        },
+      },
+    );
+    const out = makeSafe({
+      proxy,
+      j: {
+        toJSON() {
+          throw new Error("nope");
+        },
+      },
+      self: {
+        toJSON() {
+          return this;
+        },
+        x: 1,
+      },
+    }).value as Record<string, unknown>;
     expect(out.proxy).toBe("[Thrown: no keys]");
     expect(out.j).toBe("[Thrown: nope]");
     expect(out.self).toMatchObject({ x: 1 });
   });
 
   it("gives Map, Set, Date, Error and binary values their documented forms", () => {
-    const out = makeSafe({ m: new Map([["k", 1n]]), s: new Set([1]), d: new Date(0), e: new RangeError("r"), u8: new Uint8Array([255]) }).value as Record<string, unknown>;
+    const out = makeSafe({ m: new Map([["k", 1n]]), s: new Set([1]), d: new Date(0), e: new RangeError("r"), u8: new Uint8Array([255]) })
+      .value as Record<string, unknown>;
     expect(out.m).toEqual({ __type: "Map", entries: [["k", "1"]] });
     expect(out.s).toEqual({ __type: "Set", values: [1] });
     expect(out.d).toBe("1970-01-01T00:00:00.000Z");

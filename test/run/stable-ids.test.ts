@@ -24,7 +24,8 @@ describe("stableUuid", () => {
     expect(stableUuid(["tracepipe-local-tenant"])).toBe(reference(["tracepipe-local-tenant"]));
     expect(stableUuid(["x"], -1)).toBe(reference(["x"], -1));
     // The ends of the 48-bit time field, and times past it (then version 8).
-    for (const t of [0, 0.9, 1, 255, 2 ** 32, 2 ** 48 - 1, 2 ** 48 - 0.5, 2 ** 48, NaN, Infinity]) expect(stableUuid(["edge", String(t)], t)).toBe(reference(["edge", String(t)], t));
+    for (const t of [0, 0.9, 1, 255, 2 ** 32, 2 ** 48 - 1, 2 ** 48 - 0.5, 2 ** 48, NaN, Infinity])
+      expect(stableUuid(["edge", String(t)], t)).toBe(reference(["edge", String(t)], t));
   });
 });
 
@@ -41,7 +42,10 @@ function dottedReference(us: number, id: string): string {
 
 describe("isoMicros and dottedSegment", () => {
   it("format every microsecond as before, across second, day and year boundaries and back and forth", () => {
-    const times = [0, 999_999, 1_000_000, 1_763_805_299_999_999, 1_763_805_300_000_000, 1_767_225_599_999_999, 1_767_225_600_000_000, 951_782_400_000_001];
+    const times = [
+      0, 999_999, 1_000_000, 1_763_805_299_999_999, 1_763_805_300_000_000, 1_767_225_599_999_999, 1_767_225_600_000_000,
+      951_782_400_000_001,
+    ];
     for (let i = 0; i < 2000; i++) times.push(1_700_000_000_000_000 + Math.floor(Math.random() * 5_000_000) * (i % 3 === 0 ? 997 : 1));
     for (const us of times) {
       expect(isoMicros(us)).toBe(isoReference(us));

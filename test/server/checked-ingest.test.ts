@@ -146,7 +146,10 @@ describe("large stored columns left in the row", () => {
       run_type: "llm",
       inputs: { messages: [{ role: "user", content: big }] },
       outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] },
-      events: [{ name: "start", time: "2026-11-22T10:15:00.2Z", kwargs: { pad: big } }, { name: "new_token", time: "2026-11-22T10:15:00.3Z" }],
+      events: [
+        { name: "start", time: "2026-11-22T10:15:00.2Z", kwargs: { pad: big } },
+        { name: "new_token", time: "2026-11-22T10:15:00.3Z" },
+      ],
       extra: { metadata: { pad: big } },
       end_time: "2026-11-22T10:15:01Z",
     });
@@ -176,7 +179,11 @@ describe("large stored columns left in the row", () => {
   it("completes a run whose patch arrived first with large outputs", async () => {
     const id = runRecord().id as string;
     const post = runRecord({ id, run_type: "llm", inputs: { messages: [{ role: "user", content: "hi" }] } });
-    const patch = { id, outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] }, end_time: "2026-11-22T10:15:01Z" };
+    const patch = {
+      id,
+      outputs: { choices: [{ index: 0, message: { role: "assistant", content: big }, finish_reason: "stop" }] },
+      end_time: "2026-11-22T10:15:01Z",
+    };
     const once = new SqliteStore(":memory:");
     const split = new SqliteStore(":memory:");
     try {

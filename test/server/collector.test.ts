@@ -15,13 +15,23 @@ afterAll(async () => {
 });
 
 const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(c.url + path, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: typeof body === "string" ? body : JSON.stringify(body) });
+  fetch(c.url + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
 const j = async (r: Response): Promise<any> => r.json();
 const getRun = async (id: string) => (await fetch(`${c.url}/runs/${id}`)).json() as Promise<Record<string, any>>;
 
 describe("ingest round trip", () => {
   it("returns from GET /runs/:id what the client sent in a multipart post", async () => {
-    const run = runRecord({ outputs: { answer: 42 }, events: [{ name: "start", time: "2026-11-22T10:15:00.200000Z" }], extra: { metadata: { a: 1 } }, tags: ["x"], end_time: "2026-11-22T10:15:01.000001Z" });
+    const run = runRecord({
+      outputs: { answer: 42 },
+      events: [{ name: "start", time: "2026-11-22T10:15:00.200000Z" }],
+      extra: { metadata: { a: 1 } },
+      tags: ["x"],
+      end_time: "2026-11-22T10:15:01.000001Z",
+    });
     const res = await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [run] }) });
     expect(res.status).toBe(202);
     const got = await getRun(run.id as string);
@@ -31,16 +41,33 @@ describe("ingest round trip", () => {
   it("merges post and patch into one run in either order, in one batch or two", async () => {
     const cases = [
       async (p: any, q: any) => fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [p], patch: [q] }) }),
-      async (p: any, q: any) => (await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [p] }) }), fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ patch: [q] }) })),
-      async (p: any, q: any) => (await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ patch: [q] }) }), fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [p] }) })),
+      async (p: any, q: any) => (
+        await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [p] }) }),
+        fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ patch: [q] }) })
+      ),
+      async (p: any, q: any) => (
+        await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ patch: [q] }) }),
+        fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [p] }) })
+      ),
       async (p: any, q: any) => (await post("/runs/batch", { patch: [q] }), post("/runs/batch", { post: [p] })),
     ];
     for (const send of cases) {
       const p = runRecord();
-      const q = { id: p.id, trace_id: p.trace_id, dotted_order: p.dotted_order, end_time: "2026-11-22T10:16:00.000000Z", outputs: { done: true } };
+      const q = {
+        id: p.id,
+        trace_id: p.trace_id,
+        dotted_order: p.dotted_order,
+        end_time: "2026-11-22T10:16:00.000000Z",
+        outputs: { done: true },
+      };
       expect((await send(p, q)).status).toBe(202);
       const got = await getRun(p.id as string);
-      expect(got).toMatchObject({ name: "test-run", inputs: { question: "why?" }, outputs: { done: true }, end_time: "2026-11-22T10:16:00.000000Z" });
+      expect(got).toMatchObject({
+        name: "test-run",
+        inputs: { question: "why?" },
+        outputs: { done: true },
+        end_time: "2026-11-22T10:16:00.000000Z",
+      });
     }
     expect(await c.collector.store.countRuns()).toBeGreaterThanOrEqual(4);
   });
@@ -49,7 +76,11 @@ describe("ingest round trip", () => {
     const p = runRecord();
     const before = await c.collector.store.countRuns();
     await post("/runs", p);
-    await fetch(`${c.url}/runs/${p.id}`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ end_time: "2026-11-22T10:20:00Z", outputs: { v: 2 } }) });
+    await fetch(`${c.url}/runs/${p.id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ end_time: "2026-11-22T10:20:00Z", outputs: { v: 2 } }),
+    });
     await post("/runs", { ...p, outputs: { v: 1 } });
     expect(await c.collector.store.countRuns()).toBe(before + 1);
     expect((await getRun(p.id as string)).outputs).toEqual({ v: 2 });
@@ -59,13 +90,21 @@ describe("ingest round trip", () => {
     const run = runRecord();
     const req = new Request("http://x", { method: "POST", body: multipart({ post: [run] }) });
     const raw = Buffer.from(await req.arrayBuffer());
-    const res = await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": req.headers.get("content-type")!, "content-encoding": "gzip" }, body: gzipSync(raw) });
+    const res = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      headers: { "content-type": req.headers.get("content-type")!, "content-encoding": "gzip" },
+      body: gzipSync(raw),
+    });
     expect(res.status).toBe(202);
     expect((await getRun(run.id as string)).name).toBe("test-run");
   });
 
   it("answers a zstd body with 415 naming the SDK setting that turns it off", async () => {
-    const res = await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": "multipart/form-data; boundary=x", "content-encoding": "zstd" }, body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]) });
+    const res = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      headers: { "content-type": "multipart/form-data; boundary=x", "content-encoding": "zstd" },
+      body: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]),
+    });
     expect(res.status).toBe(415);
     expect(JSON.stringify(await res.json())).toContain("LANGSMITH_DISABLE_RUN_COMPRESSION=true");
   });
@@ -77,7 +116,9 @@ describe("ingest round trip", () => {
     expect((await fetch(c.url + "/runs/multipart", { method: "POST", body: fd })).status).toBe(202);
     const got = await getRun(run.id as string);
     expect(got.start_time).toBe("2026-11-22T10:15:00.000007Z");
-    expect(got.attachments).toEqual([{ name: "picture", content_type: "image/png", size: 3, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    expect(got.attachments).toEqual([
+      { name: "picture", content_type: "image/png", size: 3, sha256: expect.stringMatching(/^[0-9a-f]{64}$/) },
+    ]);
   });
 
   it("keeps an attachment's bytes when its part has no filename, as the Python langsmith SDK sends them", async () => {
@@ -85,19 +126,33 @@ describe("ingest round trip", () => {
     // Content-Type and a Content-Length, and no filename; the JSON parts likewise.
     const run = runRecord();
     const id = run.id as string;
-    const bytes = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.from(Array.from({ length: 256 }, (_, i) => i)), Buffer.from("é\u00ff\r\n--not-a-boundary\r\n", "latin1")]);
+    const bytes = Buffer.concat([
+      Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+      Buffer.from(Array.from({ length: 256 }, (_, i) => i)),
+      Buffer.from("é\u00ff\r\n--not-a-boundary\r\n", "latin1"),
+    ]);
     const text = Buffer.from("plain text: naïve café ☕", "utf8");
     const json = Buffer.from(JSON.stringify({ ...run, inputs: { question: "¿qué tal? 😀" } }), "utf8");
     const boundary = "8d6e1c0a5b2f4c3e9a7d";
     const part = (name: string, type: string, data: Buffer) =>
-      Buffer.concat([Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: ${type}\r\nContent-Length: ${data.length}\r\n\r\n`), data, Buffer.from("\r\n")]);
+      Buffer.concat([
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: ${type}\r\nContent-Length: ${data.length}\r\n\r\n`,
+        ),
+        data,
+        Buffer.from("\r\n"),
+      ]);
     const body = Buffer.concat([
       part(`post.${id}`, "application/json", json),
       part(`attachment.${id}.image`, "image/png", bytes),
       part(`attachment.${id}.note`, "text/plain; charset=utf-8", text),
       Buffer.from(`--${boundary}--\r\n`),
     ]);
-    const res = await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+    const res = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
     expect(res.status).toBe(202);
     const got = await getRun(id);
     expect((got.inputs as { question: string }).question).toBe("¿qué tal? 😀");
@@ -112,8 +167,19 @@ describe("ingest round trip", () => {
     for (const question of ["café au lait", "naïve ☕ 😀", "plain"]) {
       const r = runRecord();
       const rid = r.id as string;
-      const declared = Buffer.concat([part(`post.${rid}`, "application/json; charset=utf-8", Buffer.from(JSON.stringify({ ...r, inputs: { question } }), "utf8")), Buffer.from(`--${boundary}--\r\n`)]);
-      expect((await fetch(c.url + "/runs/multipart", { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body: declared })).status).toBe(202);
+      const declared = Buffer.concat([
+        part(`post.${rid}`, "application/json; charset=utf-8", Buffer.from(JSON.stringify({ ...r, inputs: { question } }), "utf8")),
+        Buffer.from(`--${boundary}--\r\n`),
+      ]);
+      expect(
+        (
+          await fetch(c.url + "/runs/multipart", {
+            method: "POST",
+            headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+            body: declared,
+          })
+        ).status,
+      ).toBe(202);
       expect(((await getRun(rid)).inputs as { question: string }).question).toBe(question);
     }
   });
@@ -121,7 +187,17 @@ describe("ingest round trip", () => {
   it("takes start_time/end_time as epoch milliseconds, as the langsmith SDKs send them", async () => {
     const start = Date.UTC(2026, 10, 22, 10, 15, 0, 250);
     const run = runRecord({ start_time: start, events: [{ name: "new_token", time: start + 5.5 }] });
-    expect((await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [run], patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: start + 1000 }] }) })).status).toBe(202);
+    expect(
+      (
+        await fetch(c.url + "/runs/multipart", {
+          method: "POST",
+          body: multipart({
+            post: [run],
+            patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: start + 1000 }],
+          }),
+        })
+      ).status,
+    ).toBe(202);
     const got = await getRun(run.id as string);
     expect(got.start_time).toBe("2026-11-22T10:15:00.250000Z");
     expect(got.end_time).toBe("2026-11-22T10:15:01.250000Z");
@@ -137,7 +213,12 @@ describe("normalization on ingest", () => {
     const run = runRecord({
       run_type: "llm",
       inputs: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] },
-      outputs: { object: "chat.completion", model: "gpt-4o-2024-08-06", choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } },
+      outputs: {
+        object: "chat.completion",
+        model: "gpt-4o-2024-08-06",
+        choices: [{ index: 0, message: { role: "assistant", content: "hello" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      },
       events: [{ name: "new_token", time: "2026-11-22T10:15:00.500000Z" }],
     });
     await post("/runs", run);
@@ -145,7 +226,14 @@ describe("normalization on ingest", () => {
     expect(got.detected_format).toBe("openai-chat");
     expect(got.normalized_inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
     // Priced on the way in (gpt-4o: $2.50 in, $10 out per million), like tracepipe's own runs.
-    expect(got.normalized_outputs.messages[0].usage_metadata).toEqual({ input_tokens: 3, output_tokens: 1, total_tokens: 4, input_cost: 0.0000075, output_cost: 0.00001, total_cost: 0.0000175 });
+    expect(got.normalized_outputs.messages[0].usage_metadata).toEqual({
+      input_tokens: 3,
+      output_tokens: 1,
+      total_tokens: 4,
+      input_cost: 0.0000075,
+      output_cost: 0.00001,
+      total_cost: 0.0000175,
+    });
     expect(got.inputs).toEqual(run.inputs);
     expect(got.first_token_time).toBe("2026-11-22T10:15:00.500000Z");
   });
@@ -189,7 +277,12 @@ describe("bad input", () => {
     const res = await post("/runs/batch", { post: [runRecord(), bad] });
     expect(res.status).toBe(422);
     const { detail } = await j(res);
-    expect(detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ["post", 1, "start_time"] }), expect.objectContaining({ loc: ["post", 1, "name"] })]));
+    expect(detail).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ loc: ["post", 1, "start_time"] }),
+        expect.objectContaining({ loc: ["post", 1, "name"] }),
+      ]),
+    );
     for (const d of detail) expect(Object.keys(d).sort()).toEqual(["loc", "msg", "type"]);
   });
 
@@ -202,7 +295,11 @@ describe("bad input", () => {
   it("answers an oversize body with 413", async () => {
     const small = await startCollector({ maxBodyBytes: 1024 });
     try {
-      const res = await fetch(small.url + "/runs/batch", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ post: [runRecord({ inputs: { big: "x".repeat(5000) } })] }) });
+      const res = await fetch(small.url + "/runs/batch", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ post: [runRecord({ inputs: { big: "x".repeat(5000) } })] }),
+      });
       expect(res.status).toBe(413);
       expect((await j(res)).detail).toMatch(/exceeds the limit of 1024 bytes/);
     } finally {
@@ -217,7 +314,9 @@ describe("bad input", () => {
     const { port } = new URL(c.url);
     await new Promise<void>((resolve) => {
       const sock = connect(Number(port), "127.0.0.1", () => {
-        sock.write(`POST /runs/multipart HTTP/1.1\r\nHost: x\r\nContent-Type: ${req.headers.get("content-type")}\r\nContent-Length: ${body.length}\r\n\r\n`);
+        sock.write(
+          `POST /runs/multipart HTTP/1.1\r\nHost: x\r\nContent-Type: ${req.headers.get("content-type")}\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
         sock.write(body.subarray(0, Math.floor(body.length * 0.7)));
         setTimeout(() => {
           sock.destroy();
@@ -255,7 +354,11 @@ describe("auth and rate limits", () => {
       const statuses: number[] = [];
       let last: Response | undefined;
       for (let i = 0; i < 5; i++) {
-        last = await fetch(l.url + "/runs/multipart", { method: "POST", headers: { "x-api-key": "k" }, body: multipart({ post: [runRecord()] }) });
+        last = await fetch(l.url + "/runs/multipart", {
+          method: "POST",
+          headers: { "x-api-key": "k" },
+          body: multipart({ post: [runRecord()] }),
+        });
         statuses.push(last.status);
       }
       expect(statuses).toEqual([202, 202, 202, 429, 429]);
@@ -264,14 +367,25 @@ describe("auth and rate limits", () => {
       expect(last!.headers.get("x-ratelimit-remaining")).toBe("0");
       expect(Number(last!.headers.get("x-ratelimit-reset"))).toBeGreaterThan(0);
       // Another key has its own budget.
-      expect((await fetch(l.url + "/runs/multipart", { method: "POST", headers: { "x-api-key": "other" }, body: multipart({ post: [runRecord()] }) })).status).toBe(202);
+      expect(
+        (
+          await fetch(l.url + "/runs/multipart", {
+            method: "POST",
+            headers: { "x-api-key": "other" },
+            body: multipart({ post: [runRecord()] }),
+          })
+        ).status,
+      ).toBe(202);
     } finally {
       await l.close();
     }
   });
 
   it("enforces the EU column where it differs", async () => {
-    for (const [region, allowed] of [["us", 1], ["eu", 20]] as const) {
+    for (const [region, allowed] of [
+      ["us", 1],
+      ["eu", 20],
+    ] as const) {
       const l = await startCollector({ rateLimits: true, region });
       try {
         const statuses = [];
@@ -288,7 +402,9 @@ describe("auth and rate limits", () => {
 describe("query and projects", () => {
   it("pages a project's runs with a cursor in start-time order", async () => {
     const project = `p-${testId()}`;
-    const runs = Array.from({ length: 25 }, (_, i) => runRecord({ session_name: project, start_time: `2026-11-22T11:00:${String(i).padStart(2, "0")}.000000Z` }));
+    const runs = Array.from({ length: 25 }, (_, i) =>
+      runRecord({ session_name: project, start_time: `2026-11-22T11:00:${String(i).padStart(2, "0")}.000000Z` }),
+    );
     await post("/runs/batch", { post: runs });
     const seen: string[] = [];
     let cursor: string | null = null;
@@ -299,13 +415,20 @@ describe("query and projects", () => {
       cursor = page.cursor;
     } while (cursor);
     expect(seen).toEqual(runs.map((r) => r.id));
-    const ranged = (await (await post("/runs/query", { project, start_time_gte: "2026-11-22T11:00:10Z", start_time_lt: "2026-11-22T11:00:12Z" })).json()) as { runs: unknown[] };
+    const ranged = (await (
+      await post("/runs/query", { project, start_time_gte: "2026-11-22T11:00:10Z", start_time_lt: "2026-11-22T11:00:12Z" })
+    ).json()) as { runs: unknown[] };
     expect(ranged.runs).toHaveLength(2);
   });
 
   it("filters by trace id and run type", async () => {
     const root = runRecord();
-    const child = runRecord({ trace_id: root.id, parent_run_id: root.id, run_type: "llm", dotted_order: `${root.dotted_order}.20261122T101500200000Z${testId()}` });
+    const child = runRecord({
+      trace_id: root.id,
+      parent_run_id: root.id,
+      run_type: "llm",
+      dotted_order: `${root.dotted_order}.20261122T101500200000Z${testId()}`,
+    });
     await post("/runs/batch", { post: [root, child] });
     const byTrace = (await (await post("/runs/query", { trace_id: root.id })).json()) as { runs: { id: string }[] };
     expect(byTrace.runs.map((r) => r.id).sort()).toEqual([root.id, child.id].sort());
@@ -323,7 +446,11 @@ describe("query and projects", () => {
 
   it("advertises its batch config in GET /info", async () => {
     const info = await (await fetch(c.url + "/info")).json();
-    expect(info).toMatchObject({ version: expect.any(String), batch_ingest_config: { size_limit: 1000, supports_gzip: true }, instance_flags: { zstd_compression_enabled: false } });
+    expect(info).toMatchObject({
+      version: expect.any(String),
+      batch_ingest_config: { size_limit: 1000, supports_gzip: true },
+      instance_flags: { zstd_compression_enabled: false },
+    });
   });
 });
 

@@ -15,16 +15,27 @@ const KEY = "side-by-side-key";
 const QUERY_ROW = RATE_LIMITS.find((r) => r.id === "runs-query-key")!;
 
 /** `n` run queries with the key, alternating between the collectors, all at once; the statuses and how long the burst took. */
-async function burst(children: readonly ServeChild[], n: number): Promise<{ statuses: number[]; retryAfter: (string | null)[]; ms: number }> {
+async function burst(
+  children: readonly ServeChild[],
+  n: number,
+): Promise<{ statuses: number[]; retryAfter: (string | null)[]; ms: number }> {
   const t0 = performance.now();
   const answers = await Promise.all(
     Array.from({ length: n }, async (_, i) => {
-      const res = await fetch(`${children[i % children.length]!.url}/runs/query`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body: JSON.stringify({ limit: 1 }) });
+      const res = await fetch(`${children[i % children.length]!.url}/runs/query`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": KEY },
+        body: JSON.stringify({ limit: 1 }),
+      });
       await res.arrayBuffer();
       return { status: res.status, retryAfter: res.headers.get("retry-after") };
     }),
   );
-  return { statuses: answers.map((a) => a.status), retryAfter: answers.filter((a) => a.status === 429).map((a) => a.retryAfter), ms: performance.now() - t0 };
+  return {
+    statuses: answers.map((a) => a.status),
+    retryAfter: answers.filter((a) => a.status === 429).map((a) => a.retryAfter),
+    ms: performance.now() - t0,
+  };
 }
 
 const count = (xs: number[], v: number) => xs.filter((x) => x === v).length;
@@ -46,7 +57,8 @@ describe.skipIf(skipWithoutPostgres() || skipWithoutRedis())("rate limits across
   }, 60_000);
 
   it("says in GET /info whether the limits are shared or counted by each collector alone", async () => {
-    const info = async (c: ServeChild) => ((await (await fetch(`${c.url}/info`, { headers: { "x-api-key": KEY } })).json()) as { rate_limits: unknown }).rate_limits;
+    const info = async (c: ServeChild) =>
+      ((await (await fetch(`${c.url}/info`, { headers: { "x-api-key": KEY } })).json()) as { rate_limits: unknown }).rate_limits;
     expect(await info(shared[0]!)).toEqual({ enabled: true, scope: "shared", region: "us" });
     expect(await info(alone[0]!)).toEqual({ enabled: true, scope: "process", region: "us" });
   });
@@ -74,7 +86,11 @@ describe.skipIf(skipWithoutPostgres() || skipWithoutRedis())("rate limits across
 
   it("answers 503 with Retry-After while Redis is away, not an uncounted pass", async () => {
     await redis.close();
-    const res = await fetch(`${shared[1]!.url}/runs`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": KEY }, body: "{}" });
+    const res = await fetch(`${shared[1]!.url}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": KEY },
+      body: "{}",
+    });
     expect(res.status).toBe(503);
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/rate limiter is unavailable/);

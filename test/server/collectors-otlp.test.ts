@@ -27,8 +27,18 @@ function span(trace: number, name: string, parent: string | undefined, offsetUs:
         { key: "gen_ai.operation.name", value: { stringValue: "chat" } },
         { key: "gen_ai.provider.name", value: { stringValue: "openai" } },
         { key: "gen_ai.request.model", value: { stringValue: "gpt-4o" } },
-        { key: "gen_ai.input.messages", value: { stringValue: JSON.stringify([{ role: "user", parts: [{ type: "text", content: `${name} of trace ${trace}` }] }]) } },
-        { key: "gen_ai.output.messages", value: { stringValue: JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: `answer ${trace}` }], finish_reason: "stop" }]) } },
+        {
+          key: "gen_ai.input.messages",
+          value: { stringValue: JSON.stringify([{ role: "user", parts: [{ type: "text", content: `${name} of trace ${trace}` }] }]) },
+        },
+        {
+          key: "gen_ai.output.messages",
+          value: {
+            stringValue: JSON.stringify([
+              { role: "assistant", parts: [{ type: "text", content: `answer ${trace}` }], finish_reason: "stop" },
+            ]),
+          },
+        },
         { key: "gen_ai.usage.input_tokens", value: { intValue: 7 } },
         { key: "gen_ai.usage.output_tokens", value: { intValue: 3 } },
       ]
@@ -54,7 +64,15 @@ function traceSpans(t: number): { root: Span; rest: Span[] } {
   return { root, rest: [a, b, c] };
 }
 
-const body = (spans: Span[]) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: { stringValue: "side-by-side" } }] }, scopeSpans: [{ scope: { name: "test" }, spans }] }] });
+const body = (spans: Span[]) =>
+  JSON.stringify({
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: "service.name", value: { stringValue: "side-by-side" } }] },
+        scopeSpans: [{ scope: { name: "test" }, spans }],
+      },
+    ],
+  });
 
 /** The requests: spans of every trace mixed and cut into small requests; late roots after the rest, with a pause; some roots never. */
 function requests(random: () => number): { early: string[]; late: string[]; expectedRuns: number } {
@@ -71,7 +89,7 @@ function requests(random: () => number): { early: string[]; late: string[]; expe
   }
   const cut = (spans: Span[]) => {
     const out: string[] = [];
-    for (let i = 0; i < spans.length; ) {
+    for (let i = 0; i < spans.length;) {
       const n = 1 + Math.floor(random() * 4);
       out.push(body(spans.slice(i, i + n)));
       i += n;
@@ -86,7 +104,14 @@ async function sendAll(children: readonly ServeChild[], bodies: readonly string[
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       for (let i = next++; i < bodies.length; i = next++) {
-        const r = await sendAnywhere(children, "POST", "/otel/v1/traces", bodies[i], { "content-type": "application/json", "x-tracepipe-project": PROJECT }, { random });
+        const r = await sendAnywhere(
+          children,
+          "POST",
+          "/otel/v1/traces",
+          bodies[i],
+          { "content-type": "application/json", "x-tracepipe-project": PROJECT },
+          { random },
+        );
         expect(r.status, r.body).toBe(200);
       }
     }),

@@ -18,7 +18,8 @@ const RUN_BYTES = 900 * 1024; // under the large-body threshold: only the in-fli
 const MAX_IN_FLIGHT = 4;
 const SERIAL = 24;
 
-const memoryMiB = (pid: number, field: "VmRSS" | "VmHWM") => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
+const memoryMiB = (pid: number, field: "VmRSS" | "VmHWM") =>
+  Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collector past its bound on requests in flight", () => {
   let cluster: RunningPostgres;
@@ -27,7 +28,17 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
   beforeAll(async () => {
     cluster = await startPostgres();
     url = await cluster.database();
-    children = await startServeChildren(1, ["--store", url, "--no-rate-limit", "--max-in-flight", String(MAX_IN_FLIGHT), "--store-connections", "2", "--store-max-waiting", "4"]);
+    children = await startServeChildren(1, [
+      "--store",
+      url,
+      "--no-rate-limit",
+      "--max-in-flight",
+      String(MAX_IN_FLIGHT),
+      "--store-connections",
+      "2",
+      "--store-max-waiting",
+      "4",
+    ]);
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
@@ -42,14 +53,22 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
     // The same runs one at a time first: the memory the work itself takes (heap, buffers, garbage between collections).
     const serialIds = Array.from({ length: SERIAL }, () => randomUUID());
     for (const id of serialIds) {
-      const res = await fetch(`${c.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })) });
+      const res = await fetch(`${c.url}/runs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })),
+      });
       expect(res.status).toBeLessThan(300);
     }
     const serialPeak = memoryMiB(pid, "VmHWM");
     // First, all at once with no retry: the bound refuses most, with Retry-After.
     const first = await Promise.all(
       ids.map(async (id) => {
-        const res = await fetch(`${c.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })) });
+        const res = await fetch(`${c.url}/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })),
+        });
         await res.arrayBuffer();
         return { id, status: res.status, retryAfter: res.headers.get("retry-after") };
       }),
@@ -63,13 +82,22 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
     expect(first.every((r) => r.status === 503 || r.status === 202 || r.status === 200)).toBe(true);
     // Then the refused ones again, the way a client honours Retry-After.
     for (const r of refused) {
-      const again = await sendAnywhere(children, "POST", "/runs", JSON.stringify(runRecord({ id: r.id, session_name: "overload", inputs: { filler } })));
+      const again = await sendAnywhere(
+        children,
+        "POST",
+        "/runs",
+        JSON.stringify(runRecord({ id: r.id, session_name: "overload", inputs: { filler } })),
+      );
       expect(again.status, again.body).toBeLessThan(300);
     }
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
-      const stored = (await db.query<{ id: string; n: number }>("SELECT id, length(inputs) AS n FROM runs WHERE id = ANY($1::text[])", [[...ids, ...serialIds]])).rows;
+      const stored = (
+        await db.query<{ id: string; n: number }>("SELECT id, length(inputs) AS n FROM runs WHERE id = ANY($1::text[])", [
+          [...ids, ...serialIds],
+        ])
+      ).rows;
       expect(stored).toHaveLength(REQUESTS + SERIAL);
       expect(stored.every((r) => Number(r.n) > RUN_BYTES)).toBe(true);
     } finally {

@@ -36,15 +36,35 @@ describe.skipIf(skipWithoutPostgres())("three collectors on one PostgreSQL", () 
     let killed: Promise<void> | undefined;
     const json = (v: unknown) => JSON.stringify(v);
     const one = async (id: string, i: number) => {
-      const post = runRecord({ id, trace_id: id, dotted_order: `20261122T101500123456Z${id}`, name: `run-${i}`, session_name: project, inputs: { i } });
+      const post = runRecord({
+        id,
+        trace_id: id,
+        dotted_order: `20261122T101500123456Z${id}`,
+        name: `run-${i}`,
+        session_name: project,
+        inputs: { i },
+      });
       const first = { end_time: "2026-11-22T10:15:01.000000Z", outputs: { answer: "first", i } };
       // The post and the first patch at once, each to any collector: either may arrive first.
       const sent = await Promise.all(
-        shuffled([() => sendAnywhere(children, "POST", "/runs", json(post), undefined, { random }), () => sendAnywhere(children, "PATCH", `/runs/${id}`, json(first), undefined, { random })], random).map((f) => f()),
+        shuffled(
+          [
+            () => sendAnywhere(children, "POST", "/runs", json(post), undefined, { random }),
+            () => sendAnywhere(children, "PATCH", `/runs/${id}`, json(first), undefined, { random }),
+          ],
+          random,
+        ).map((f) => f()),
       );
       for (const s of sent) expect(s.status, s.body).toBeLessThan(300);
       // Once both are in, a newer update, to any collector: it must win.
-      const newest = await sendAnywhere(children, "PATCH", `/runs/${id}`, json({ end_time: "2026-11-22T10:15:02.000000Z", outputs: { answer: "newest", i } }), undefined, { random });
+      const newest = await sendAnywhere(
+        children,
+        "PATCH",
+        `/runs/${id}`,
+        json({ end_time: "2026-11-22T10:15:02.000000Z", outputs: { answer: "newest", i } }),
+        undefined,
+        { random },
+      );
       expect(newest.status, newest.body).toBeLessThan(300);
       if (++done === RUNS / 3) killed = children[0]!.kill("SIGKILL").then(() => children[0]!.restart());
     };
@@ -61,7 +81,12 @@ describe.skipIf(skipWithoutPostgres())("three collectors on one PostgreSQL", () 
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
-      const rows = (await db.query<{ id: string; name: string; session_name: string; end_time: string; inputs: string; outputs: string }>("SELECT id, name, session_name, end_time, inputs, outputs FROM runs WHERE id = ANY($1::text[])", [ids])).rows;
+      const rows = (
+        await db.query<{ id: string; name: string; session_name: string; end_time: string; inputs: string; outputs: string }>(
+          "SELECT id, name, session_name, end_time, inputs, outputs FROM runs WHERE id = ANY($1::text[])",
+          [ids],
+        )
+      ).rows;
       // Once: one row per id, and nothing else in the project.
       expect(rows).toHaveLength(RUNS);
       expect(new Set(rows.map((r) => r.id)).size).toBe(RUNS);
@@ -71,7 +96,13 @@ describe.skipIf(skipWithoutPostgres())("three collectors on one PostgreSQL", () 
       ids.forEach((id, i) => {
         const r = byId.get(id)!;
         // Complete: the post's fields and the newest patch's.
-        expect({ name: r.name, session_name: r.session_name, inputs: parse(r.inputs), end_time: r.end_time, outputs: parse(r.outputs) }).toEqual({
+        expect({
+          name: r.name,
+          session_name: r.session_name,
+          inputs: parse(r.inputs),
+          end_time: r.end_time,
+          outputs: parse(r.outputs),
+        }).toEqual({
           name: `run-${i}`,
           session_name: project,
           inputs: { i },

@@ -32,8 +32,17 @@ async function collector(opts: Parameters<typeof startCollector>[0]): Promise<Ru
 }
 
 const postJson = (base: string, path: string, body: string | unknown) =>
-  fetch(base + path, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
-const detailOf = async (r: Response) => ((await r.json()) as { detail: { loc: (string | number)[]; msg: string; type: string }[]; issue_count?: number; issue_count_complete?: boolean });
+  fetch(base + path, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+const detailOf = async (r: Response) =>
+  (await r.json()) as {
+    detail: { loc: (string | number)[]; msg: string; type: string }[];
+    issue_count?: number;
+    issue_count_complete?: boolean;
+  };
 const stored = (r: Running, project: string) => r.collector.store.countRuns(project);
 /** A row count read from the collector's database directly (its SQLite file, or PostgreSQL in the postgres test project). */
 async function rows(r: Running, table: "attachments" | "otel_spans"): Promise<number> {
@@ -59,7 +68,8 @@ const attachmentRows = (r: Running) => rows(r, "attachments");
 /** `{"a":{"a":...1...}}` nested `n` deep, as text (JSON.stringify itself cannot build it). */
 const deepObject = (n: number) => '{"a":'.repeat(n) + "1" + "}".repeat(n);
 /** A run's JSON with `inputs` replaced by raw JSON text. */
-const runWithRawInputs = (run: Record<string, unknown>, raw: string) => JSON.stringify({ ...run, inputs: "__RAW__" }).replace('"__RAW__"', raw);
+const runWithRawInputs = (run: Record<string, unknown>, raw: string) =>
+  JSON.stringify({ ...run, inputs: "__RAW__" }).replace('"__RAW__"', raw);
 
 describe("deep nesting (item 9)", () => {
   it("answers JSON nested 10,000 deep with 422 and a loc on /runs, /runs/batch and /runs/multipart, storing nothing", async () => {
@@ -73,7 +83,11 @@ describe("deep nesting (item 9)", () => {
     expect(d1.detail[0]).toMatchObject({ type: "json_depth", loc: ["inputs", "a", "a", "a", "a", "a", "a", "a"] });
 
     const good = runRecord({ session_name: project });
-    const batch = await postJson(c.url, "/runs/batch", `{"post":[${JSON.stringify(good)},${runWithRawInputs(runRecord({ session_name: project }), deepObject(10_000))}]}`);
+    const batch = await postJson(
+      c.url,
+      "/runs/batch",
+      `{"post":[${JSON.stringify(good)},${runWithRawInputs(runRecord({ session_name: project }), deepObject(10_000))}]}`,
+    );
     expect(batch.status).toBe(422);
     expect((await detailOf(batch)).detail[0]!.loc.slice(0, 3)).toEqual(["post", 1, "inputs"]);
 
@@ -101,7 +115,11 @@ describe("deep nesting (item 9)", () => {
     const res = await postJson(c.url, "/runs", runWithRawInputs(run, deepObject(DEFAULT_LIMITS.maxJsonDepth - 1)));
     expect(res.status).toBe(202);
     expect(await stored(c, project)).toBe(1);
-    const over = await postJson(c.url, "/runs", runWithRawInputs(runRecord({ session_name: project }), deepObject(DEFAULT_LIMITS.maxJsonDepth)));
+    const over = await postJson(
+      c.url,
+      "/runs",
+      runWithRawInputs(runRecord({ session_name: project }), deepObject(DEFAULT_LIMITS.maxJsonDepth)),
+    );
     expect(over.status).toBe(422);
     expect(await stored(c, project)).toBe(1);
   });
@@ -125,10 +143,15 @@ describe("timestamps (item 10)", () => {
       const { detail } = await detailOf(res);
       expect(detail).toEqual([expect.objectContaining({ loc, msg: expect.stringMatching(msg) })]);
     }
-    const batch = await postJson(c.url, "/runs/batch", { post: [runRecord({ session_name: project }), runRecord({ session_name: project, start_time: "2024-02-30T00:00:00Z" })] });
+    const batch = await postJson(c.url, "/runs/batch", {
+      post: [runRecord({ session_name: project }), runRecord({ session_name: project, start_time: "2024-02-30T00:00:00Z" })],
+    });
     expect(batch.status).toBe(422);
     expect((await detailOf(batch)).detail.map((d) => d.loc)).toEqual([["post", 1, "start_time"]]);
-    const mp = await fetch(c.url + "/runs/multipart", { method: "POST", body: multipart({ post: [runRecord({ session_name: project, start_time: "hello 5" })] }) });
+    const mp = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      body: multipart({ post: [runRecord({ session_name: project, start_time: "hello 5" })] }),
+    });
     expect(mp.status).toBe(422);
     expect(await stored(c, project)).toBe(0);
 
@@ -141,7 +164,12 @@ describe("timestamps (item 10)", () => {
     expect((await postJson(c.url, "/runs/batch", { post: good })).status).toBe(202);
     expect(await stored(c, project)).toBe(4);
     const times = await Promise.all(good.map(async (r) => (await c.collector.store.getRun(r.id as string))!.start_time));
-    expect(times).toEqual(["2024-02-29T23:59:59.999999Z", "2026-11-22T08:15:00.000000Z", "2026-11-22T11:45:00.500000Z", "2026-11-22T10:15:00.000000Z"]);
+    expect(times).toEqual([
+      "2024-02-29T23:59:59.999999Z",
+      "2026-11-22T08:15:00.000000Z",
+      "2026-11-22T11:45:00.500000Z",
+      "2026-11-22T10:15:00.000000Z",
+    ]);
   });
 });
 
@@ -154,7 +182,9 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     fd.append("attachment.not-a-uuid.picture", new Blob([Buffer.from([1, 2, 3])], { type: "image/png" }), "picture.png");
     const res = await fetch(c.url + "/runs/multipart", { method: "POST", body: fd });
     expect(res.status).toBe(422);
-    expect((await detailOf(res)).detail).toEqual([{ loc: ["attachment.not-a-uuid.picture"], msg: 'run id "not-a-uuid" is not a UUID', type: "uuid_parsing" }]);
+    expect((await detailOf(res)).detail).toEqual([
+      { loc: ["attachment.not-a-uuid.picture"], msg: 'run id "not-a-uuid" is not a UUID', type: "uuid_parsing" },
+    ]);
     expect(await stored(c, project)).toBe(0);
     expect(await attachmentRows(c)).toBe(before);
   });
@@ -165,7 +195,15 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     for (const body of [
       { resourceSpans: "x" },
       { resourceSpans: [{ scopeSpans: "x" }] },
-      { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "5b8efff798038103d269b633813fc60c", spanId: "eee19b7ec3c1b174", name: "s", attributes: "x" }] }] }] },
+      {
+        resourceSpans: [
+          {
+            scopeSpans: [
+              { spans: [{ traceId: "5b8efff798038103d269b633813fc60c", spanId: "eee19b7ec3c1b174", name: "s", attributes: "x" }] },
+            ],
+          },
+        ],
+      },
       [],
     ]) {
       const res = await postJson(c.url, "/otel/v1/traces", body);
@@ -219,12 +257,21 @@ describe("bounded work and answers (items 12 and 13)", () => {
 
   it("enforces /info's advertised batch size and byte size with 413, so the client splits", async () => {
     const small = await collector({ batchSizeLimit: 5, batchSizeBytesLimit: 4096 });
-    const info = (await (await fetch(small.url + "/info")).json()) as { batch_ingest_config: { size_limit: number; size_limit_bytes: number } };
+    const info = (await (await fetch(small.url + "/info")).json()) as {
+      batch_ingest_config: { size_limit: number; size_limit_bytes: number };
+    };
     expect(info.batch_ingest_config).toMatchObject({ size_limit: 5, size_limit_bytes: 4096 });
     const project = "limits";
     const six = Array.from({ length: 6 }, () => runRecord({ session_name: project }));
     expect((await postJson(small.url, "/runs/batch", { post: six })).status).toBe(413);
-    expect((await postJson(small.url, "/runs/batch", { post: six.slice(0, 3), patch: six.slice(3).map((r) => ({ id: r.id, end_time: "2026-11-22T10:16:00Z" })) })).status).toBe(413);
+    expect(
+      (
+        await postJson(small.url, "/runs/batch", {
+          post: six.slice(0, 3),
+          patch: six.slice(3).map((r) => ({ id: r.id, end_time: "2026-11-22T10:16:00Z" })),
+        })
+      ).status,
+    ).toBe(413);
     const mp = await fetch(small.url + "/runs/multipart", { method: "POST", body: multipart({ post: six }) });
     expect(mp.status).toBe(413);
     expect(((await mp.json()) as { detail: string }).detail).toMatch(/more than 5 runs/);
@@ -243,7 +290,11 @@ describe("bounded work and answers (items 12 and 13)", () => {
     const run = runRecord({ session_name: "bomb", inputs: { text: "z".repeat(2 * 1024 * 1024) } });
     const packed = gzipSync(JSON.stringify(run));
     expect(packed.length).toBeLessThan(64 * 1024);
-    const res = await fetch(small.url + "/runs", { method: "POST", headers: { "content-type": "application/json", "content-encoding": "gzip" }, body: packed });
+    const res = await fetch(small.url + "/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-encoding": "gzip" },
+      body: packed,
+    });
     expect(res.status).toBe(413);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/decompressed body exceeds the limit of 65536 bytes/);
     expect(await stored(small, "bomb")).toBe(0);
@@ -266,7 +317,11 @@ describe("bounded work and answers (items 12 and 13)", () => {
     const a = runRecord({ session_name: project, inputs: { text: "a".repeat(20_000) } });
     const aBody = JSON.stringify(a);
     // Request A: declared large, only half sent, so it holds the one slot.
-    const sock = await rawRequest(s.url, `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(aBody)}\r\n\r\n` + aBody.slice(0, 10_000));
+    const sock = await rawRequest(
+      s.url,
+      `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(aBody)}\r\n\r\n` +
+        aBody.slice(0, 10_000),
+    );
     await until(() => s.collector.bodies().large === 1);
     // Request B: large too; it waits for the slot.
     const b = runRecord({ session_name: project, inputs: { text: "b".repeat(20_000) } });
@@ -295,7 +350,11 @@ describe("large-body byte budget (item 13)", () => {
     const a = runRecord({ session_name: project, inputs: { text: "a".repeat(20_000) } });
     const aBody = JSON.stringify(a);
     // Request A: declared ~20 kB, half sent: it holds a slot and is charged its declared length.
-    const sock = await rawRequest(s.url, `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(aBody)}\r\n\r\n` + aBody.slice(0, 10_000));
+    const sock = await rawRequest(
+      s.url,
+      `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(aBody)}\r\n\r\n` +
+        aBody.slice(0, 10_000),
+    );
     await until(() => s.collector.bodies().large === 1);
     expect(s.collector.bodies().bytes).toBe(Buffer.byteLength(aBody));
     // Request B: another ~20 kB would make ~40 kB, over the 30 kB budget: it waits with three slots free.
@@ -344,7 +403,10 @@ describe("slow clients (item 14)", () => {
     const body = JSON.stringify(run);
     const idle = await rawRequest(s.url, "");
     const headers = await rawRequest(s.url, "POST /runs HTTP/1.1\r\nHost: x\r\nContent-Ty");
-    const stalled = await rawRequest(s.url, `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`);
+    const stalled = await rawRequest(
+      s.url,
+      `POST /runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 20)}`,
+    );
     const keepAlive = await rawRequest(s.url, "GET /info HTTP/1.1\r\nHost: x\r\n\r\n");
     const results = await Promise.all([idle, headers, stalled, keepAlive].map(closed));
     expect(results[3]).toMatch(/^HTTP\/1.1 200/); // answered, then closed when idle

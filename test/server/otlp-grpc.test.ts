@@ -73,10 +73,15 @@ describe("OTLP/gRPC receiver", () => {
     const { err } = await exportTraces(spans(), { "x-api-key": "k" });
     expect(err?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(err?.details).toMatch(/rate limit exceeded: 2 requests per 60 s .*otel-traces/);
-    const status = RpcStatus.toObject(RpcStatus.decode(err!.metadata.get("grpc-status-details-bin")[0] as Buffer), { longs: Number }) as { code: number; details: { typeUrl: string; value: Uint8Array }[] };
+    const status = RpcStatus.toObject(RpcStatus.decode(err!.metadata.get("grpc-status-details-bin")[0] as Buffer), { longs: Number }) as {
+      code: number;
+      details: { typeUrl: string; value: Uint8Array }[];
+    };
     expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(status.details[0]!.typeUrl).toBe("type.googleapis.com/google.rpc.RetryInfo");
-    const retry = RetryInfo.toObject(RetryInfo.decode(status.details[0]!.value), { longs: Number }) as { retryDelay: { seconds?: number; nanos?: number } };
+    const retry = RetryInfo.toObject(RetryInfo.decode(status.details[0]!.value), { longs: Number }) as {
+      retryDelay: { seconds?: number; nanos?: number };
+    };
     const ms = (retry.retryDelay.seconds ?? 0) * 1000 + (retry.retryDelay.nanos ?? 0) / 1e6;
     expect(ms).toBeGreaterThan(50_000);
     expect(ms).toBeLessThanOrEqual(60_000);
@@ -95,7 +100,16 @@ describe("OTLP/gRPC receiver: bad requests", () => {
     await s.close();
   });
   const call = (body: Uint8Array) =>
-    new Promise<grpc.ServiceError | null>((resolve) => cl.makeUnaryRequest("/opentelemetry.proto.collector.logs.v1.LogsService/Export", (b: Uint8Array) => Buffer.from(b), (b: Buffer) => b, body, new grpc.Metadata(), (err) => resolve(err)));
+    new Promise<grpc.ServiceError | null>((resolve) =>
+      cl.makeUnaryRequest(
+        "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
+        (b: Uint8Array) => Buffer.from(b),
+        (b: Buffer) => b,
+        body,
+        new grpc.Metadata(),
+        (err) => resolve(err),
+      ),
+    );
 
   it("answers a malformed message with INVALID_ARGUMENT and one over the size limit with RESOURCE_EXHAUSTED", async () => {
     const bad = await call(Buffer.from([0x0a, 0xff, 0xff]));
@@ -109,7 +123,9 @@ describe("OTLP/gRPC receiver: bad requests", () => {
 describe("tracepipe serve --otlp-grpc-port", () => {
   it("receives OTLP over gRPC beside HTTP when the flag is given", async () => {
     const db = join(mkdtempSync(join(tmpdir(), "tp-grpc-serve-")), "traces.db");
-    const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", db, "--no-rate-limit", "--otlp-grpc-port", "0"], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CLI, "serve", "--port", "0", "--db", db, "--no-rate-limit", "--otlp-grpc-port", "0"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     try {
       let out = "";
       // The readiness line of the gRPC receiver, not a fixed wait.
@@ -125,7 +141,14 @@ describe("tracepipe serve --otlp-grpc-port", () => {
       });
       const cl = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
       const err = await new Promise<grpc.ServiceError | null>((resolve) =>
-        cl.makeUnaryRequest("/opentelemetry.proto.collector.trace.v1.TraceService/Export", (b: Uint8Array) => Buffer.from(b), (b: Buffer) => b, spans(), new grpc.Metadata(), (e) => resolve(e)),
+        cl.makeUnaryRequest(
+          "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+          (b: Uint8Array) => Buffer.from(b),
+          (b: Buffer) => b,
+          spans(),
+          new grpc.Metadata(),
+          (e) => resolve(e),
+        ),
       );
       cl.close();
       expect(err).toBeNull();

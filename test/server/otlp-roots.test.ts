@@ -39,7 +39,10 @@ function span(name: string, o: { traceId?: string; parent?: string; flags?: numb
         { key: "gen_ai.operation.name", value: { stringValue: "chat" } },
         { key: "gen_ai.provider.name", value: { stringValue: "openai" } },
         { key: "gen_ai.request.model", value: { stringValue: "gpt-4o" } },
-        { key: "gen_ai.input.messages", value: { stringValue: JSON.stringify([{ role: "user", parts: [{ type: "text", content: `question ${name}` }] }]) } },
+        {
+          key: "gen_ai.input.messages",
+          value: { stringValue: JSON.stringify([{ role: "user", parts: [{ type: "text", content: `question ${name}` }] }]) },
+        },
         { key: "gen_ai.usage.input_tokens", value: { intValue: 3 } },
       ]
     : [{ key: "gen_ai.operation.name", value: { stringValue: "invoke_agent" } }];
@@ -57,17 +60,37 @@ function span(name: string, o: { traceId?: string; parent?: string; flags?: numb
 }
 async function post(c: Running, spans: object[], project = "roots") {
   const body = JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: "test" }, spans }] }] });
-  const res = await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json", "x-tracepipe-project": project }, body });
+  const res = await fetch(c.url + "/otel/v1/traces", {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-tracepipe-project": project },
+    body,
+  });
   expect(res.status).toBe(200);
 }
 /** A span row as the store keeps it (toPlain's shape), for filling a store directly. */
 const CHAT_ATTRS = JSON.stringify({ "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" });
 function storedSpan(o: { trace_id: string; span_id: string; parent_span_id: string | null; name: string; attributes?: string }) {
-  return { parent_remote: null, kind: 1, start_time: "2026-11-01T10:00:00.000000Z", end_time: "2026-11-01T10:00:01.000000Z", resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: '{"code":0}', ...o };
+  return {
+    parent_remote: null,
+    kind: 1,
+    start_time: "2026-11-01T10:00:00.000000Z",
+    end_time: "2026-11-01T10:00:01.000000Z",
+    resource: "{}",
+    scope: "{}",
+    attributes: "{}",
+    events: "[]",
+    links: "[]",
+    status: '{"code":0}',
+    ...o,
+  };
 }
 /** The runs of a project (of every project with `null`: spans posted without one). */
-const runs = async (c: Running, project: string | null = "roots") => (await c.collector.store.queryRuns(project === null ? {} : { project })).runs;
-const waiting = (c: Running) => (sql(c.collector.store).prepare("SELECT trace_id FROM otel_rootless ORDER BY trace_id").all() as { trace_id: string }[]).map((r) => r.trace_id);
+const runs = async (c: Running, project: string | null = "roots") =>
+  (await c.collector.store.queryRuns(project === null ? {} : { project })).runs;
+const waiting = (c: Running) =>
+  (sql(c.collector.store).prepare("SELECT trace_id FROM otel_rootless ORDER BY trace_id").all() as { trace_id: string }[]).map(
+    (r) => r.trace_id,
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("OTLP span flags: the parent's remoteness", () => {
@@ -87,13 +110,30 @@ describe("OTLP span flags: the parent's remoteness", () => {
     const memory = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(memory)] });
     const tracer = provider.getTracer("proto");
-    const caller = trace.setSpanContext(ROOT_CONTEXT, { traceId: "0af7651916cd43dd8448eb211c80319c", spanId: "b7ad6b7169203331", traceFlags: TraceFlags.SAMPLED, isRemote: true });
+    const caller = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: "0af7651916cd43dd8448eb211c80319c",
+      spanId: "b7ad6b7169203331",
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+    });
     const server = tracer.startSpan("POST /chat", {}, caller);
-    tracer.startSpan("chat gpt-4o", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" } }, trace.setSpan(caller, server)).end();
+    tracer
+      .startSpan(
+        "chat gpt-4o",
+        { attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o" } },
+        trace.setSpan(caller, server),
+      )
+      .end();
     server.end();
-    const res = await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans())! });
+    const res = await fetch(c.url + "/otel/v1/traces", {
+      method: "POST",
+      headers: { "content-type": "application/x-protobuf" },
+      body: ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans())!,
+    });
     expect(res.status).toBe(200);
-    const rows = sql(c.collector.store).prepare("SELECT name, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name").all("0af7651916cd43dd8448eb211c80319c");
+    const rows = sql(c.collector.store)
+      .prepare("SELECT name, parent_remote FROM otel_spans WHERE trace_id = ? ORDER BY name")
+      .all("0af7651916cd43dd8448eb211c80319c");
     expect(rows).toEqual([
       { name: "POST /chat", parent_remote: 1 },
       { name: "chat gpt-4o", parent_remote: 0 },
@@ -196,7 +236,13 @@ describe("a trace without a root span", () => {
     const n = 600;
     const rows = Array.from({ length: n }, (_, i) => {
       const hex = (i + 1).toString(16).padStart(16, "0");
-      return storedSpan({ trace_id: hex.padStart(32, "9"), span_id: hex, parent_span_id: "00000000000000ad", name: `backlog ${i}`, attributes: CHAT_ATTRS });
+      return storedSpan({
+        trace_id: hex.padStart(32, "9"),
+        span_id: hex,
+        parent_span_id: "00000000000000ad",
+        name: `backlog ${i}`,
+        attributes: CHAT_ATTRS,
+      });
     });
     await c.collector.store.storeSpans(rows);
     await sleep(5);
@@ -241,7 +287,13 @@ describe("a trace without a root span", () => {
     const path = join(tempDir("tp-rootless-upgrade-"), "traces.db");
     const old = new SqliteStore(path);
     await old.storeSpans([
-      storedSpan({ trace_id: "6".repeat(32), span_id: "0000000000000001", parent_span_id: "00000000000000aa", name: "orphan", attributes: CHAT_ATTRS }),
+      storedSpan({
+        trace_id: "6".repeat(32),
+        span_id: "0000000000000001",
+        parent_span_id: "00000000000000aa",
+        name: "orphan",
+        attributes: CHAT_ATTRS,
+      }),
       storedSpan({ trace_id: "7".repeat(32), span_id: "0000000000000002", parent_span_id: null, name: "rooted" }),
     ]);
     old.close();
@@ -255,7 +307,9 @@ describe("a trace without a root span", () => {
 
     const c = await collector({ db: path, rootlessAfterMs: 1 });
     expect(waiting(c)).toEqual(["6".repeat(32)]);
-    const versions = (sql(c.collector.store).prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version);
+    const versions = (
+      sql(c.collector.store).prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]
+    ).map((r) => r.version);
     expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
     await c.collector.sweepRootless();
     expect((await runs(c, null)).map((r) => r.name)).toEqual(["orphan"]);
@@ -264,7 +318,11 @@ describe("a trace without a root span", () => {
   it("tracepipe serve --rootless-after sets the quiet time", async () => {
     const serve = await startServeProcess(["--no-rate-limit", "--rootless-after", "200"]);
     try {
-      await post({ url: serve.url } as Running, [span("via serve", { traceId: "8".repeat(32), parent: "00000000000000ac", chat: true })], "serve-roots");
+      await post(
+        { url: serve.url } as Running,
+        [span("via serve", { traceId: "8".repeat(32), parent: "00000000000000ac", chat: true })],
+        "serve-roots",
+      );
       expect(serve.count("serve-roots").n).toBe(0);
       const deadline = Date.now() + 10_000;
       while (serve.count("serve-roots").n === 0 && Date.now() < deadline) await sleep(50);

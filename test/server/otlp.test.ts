@@ -19,7 +19,18 @@ function makeSpans() {
   const tracer = provider.getTracer("tracepipe-test", "1.2.3");
   tracer.startActiveSpan("parent", (parent) => {
     // No global context manager here: pass the parent explicitly.
-    const child = tracer.startSpan("chat gpt-4o", { attributes: { "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 12, "gen_ai.request.stop_sequences": ["a", "b"], "gen_ai.is_stream": true } }, trace.setSpan(context.active(), parent));
+    const child = tracer.startSpan(
+      "chat gpt-4o",
+      {
+        attributes: {
+          "gen_ai.operation.name": "chat",
+          "gen_ai.usage.input_tokens": 12,
+          "gen_ai.request.stop_sequences": ["a", "b"],
+          "gen_ai.is_stream": true,
+        },
+      },
+      trace.setSpan(context.active(), parent),
+    );
     child.addEvent("gen_ai.content.prompt", { "gen_ai.prompt": '[{"role":"user","content":"hi"}]' });
     child.end();
     parent.end();
@@ -27,9 +38,18 @@ function makeSpans() {
   return memory.getFinishedSpans();
 }
 
-type SpanRow = { span_id: string; parent_span_id: string | null; name: string; attributes: string; events: string; scope: string; start_time: string };
+type SpanRow = {
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  attributes: string;
+  events: string;
+  scope: string;
+  start_time: string;
+};
 /** The trace's staged spans by name, through the store contract (so the test runs on either store). */
-const rows = async (traceId: string) => ((await c.collector.store.spansOfTrace(traceId)) as SpanRow[]).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+const rows = async (traceId: string) =>
+  ((await c.collector.store.spansOfTrace(traceId)) as SpanRow[]).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 
 describe("POST /otel/v1/traces", () => {
   it("accepts OTLP protobuf from the OTel serializer with attributes intact", async () => {
@@ -40,9 +60,17 @@ describe("POST /otel/v1/traces", () => {
     const stored = await rows(spans[0]!.spanContext().traceId);
     expect(stored.map((s) => s.name)).toEqual(["chat gpt-4o", "parent"]);
     const child = stored[0]!;
-    expect(JSON.parse(child.attributes)).toEqual({ "gen_ai.operation.name": "chat", "gen_ai.usage.input_tokens": 12, "gen_ai.request.stop_sequences": ["a", "b"], "gen_ai.is_stream": true });
+    expect(JSON.parse(child.attributes)).toEqual({
+      "gen_ai.operation.name": "chat",
+      "gen_ai.usage.input_tokens": 12,
+      "gen_ai.request.stop_sequences": ["a", "b"],
+      "gen_ai.is_stream": true,
+    });
     expect(child.parent_span_id).toBe(stored[1]!.span_id);
-    expect(JSON.parse(child.events)[0]).toMatchObject({ name: "gen_ai.content.prompt", attributes: { "gen_ai.prompt": '[{"role":"user","content":"hi"}]' } });
+    expect(JSON.parse(child.events)[0]).toMatchObject({
+      name: "gen_ai.content.prompt",
+      attributes: { "gen_ai.prompt": '[{"role":"user","content":"hi"}]' },
+    });
     expect(JSON.parse(child.scope)).toMatchObject({ name: "tracepipe-test", version: "1.2.3" });
     expect(child.start_time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
@@ -57,8 +85,20 @@ describe("POST /otel/v1/traces", () => {
   });
 
   it("rejects a malformed body with 400 and an unknown content type with 415", async () => {
-    expect((await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body: "{" })).status).toBe(400);
-    expect((await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: Buffer.from([0x0a, 0xff, 0xff]) })).status).toBe(400);
-    expect((await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "text/plain" }, body: "x" })).status).toBe(415);
+    expect(
+      (await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body: "{" })).status,
+    ).toBe(400);
+    expect(
+      (
+        await fetch(c.url + "/otel/v1/traces", {
+          method: "POST",
+          headers: { "content-type": "application/x-protobuf" },
+          body: Buffer.from([0x0a, 0xff, 0xff]),
+        })
+      ).status,
+    ).toBe(400);
+    expect((await fetch(c.url + "/otel/v1/traces", { method: "POST", headers: { "content-type": "text/plain" }, body: "x" })).status).toBe(
+      415,
+    );
   });
 });

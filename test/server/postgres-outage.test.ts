@@ -36,14 +36,33 @@ describe.skipIf(skip)("collector over PostgreSQL: database outage", () => {
   it("answers 503 with Retry-After while PostgreSQL is down, and loses or doubles no run the Client sent", async () => {
     const dir = tempDir("tp-pg-outage-");
     const warnings: string[] = [];
-    const client = new Client({ endpoint: url, project: "outage", spoolDir: join(dir, "spool"), deadLetterPath: join(dir, "dead.jsonl"), batchSize: 10, flushIntervalMs: 20, backoff: { baseMs: 50, maxMs: 1000 }, maxAttempts: 1000, exitHooks: false, warn: (m) => warnings.push(m) });
+    const client = new Client({
+      endpoint: url,
+      project: "outage",
+      spoolDir: join(dir, "spool"),
+      deadLetterPath: join(dir, "dead.jsonl"),
+      batchSize: 10,
+      flushIntervalMs: 20,
+      backoff: { baseMs: 50, maxMs: 1000 },
+      maxAttempts: 1000,
+      exitHooks: false,
+      warn: (m) => warnings.push(m),
+    });
     const ids: string[] = [];
     const send = (n: number) => {
       for (let i = 0; i < n; i++) {
         const id = randomUUID();
         ids.push(id);
         const start = new Date().toISOString();
-        client.createRun({ id, trace_id: id, dotted_order: `${start.replace(/[-:.]/g, "").replace("Z", "000Z")}${id}`, name: `run ${ids.length}`, run_type: "chain", start_time: start, inputs: { n: ids.length } });
+        client.createRun({
+          id,
+          trace_id: id,
+          dotted_order: `${start.replace(/[-:.]/g, "").replace("Z", "000Z")}${id}`,
+          name: `run ${ids.length}`,
+          run_type: "chain",
+          start_time: start,
+          inputs: { n: ids.length },
+        });
         client.updateRun(id, { end_time: new Date().toISOString(), outputs: { done: true } });
       }
     };
@@ -54,7 +73,18 @@ describe.skipIf(skip)("collector over PostgreSQL: database outage", () => {
     await pg.stop();
     // Sent while the database is away: the collector refuses them for now, the Client holds them.
     send(50);
-    const down = await fetch(`${url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ id: randomUUID(), trace_id: randomUUID(), dotted_order: "x", name: "probe", run_type: "chain", start_time: new Date().toISOString() }) });
+    const down = await fetch(`${url}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        id: randomUUID(),
+        trace_id: randomUUID(),
+        dotted_order: "x",
+        name: "probe",
+        run_type: "chain",
+        start_time: new Date().toISOString(),
+      }),
+    });
     expect(down.status).toBe(503);
     expect(Number(down.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     expect(((await down.json()) as { detail: string }).detail).toMatch(/unavailable/);

@@ -22,7 +22,11 @@ describe.skipIf(skipWithoutPostgres())("serve children on one PostgreSQL", () =>
     expect(new Set(children.map((c) => c.port)).size).toBe(2);
     const run = runRecord({ name: "shared", session_name: "harness" });
     const id = run.id as string;
-    const post = await fetch(`${a.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(run) });
+    const post = await fetch(`${a.url}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(run),
+    });
     expect(post.status).toBeLessThan(300);
     await a.kill("SIGKILL");
     expect(a.alive()).toBe(false);

@@ -23,13 +23,23 @@ const outputs = {
 /** OpenAI chat inputs of about `bytes` bytes of JSON, in ~1 KB messages. */
 function chatInputs(bytes: number): { model: string; messages: { role: string; content: string }[] } {
   const content = "x".repeat(1000);
-  return { model: "gpt-4o", messages: Array.from({ length: Math.ceil(bytes / 1040) }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })) };
+  return {
+    model: "gpt-4o",
+    messages: Array.from({ length: Math.ceil(bytes / 1040) }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content })),
+  };
 }
 
-function storedColumns(path: string, id: string): { inputs: number; normalized_inputs: string | null; normalized_outputs: string | null; detected_format: string | null } {
+function storedColumns(
+  path: string,
+  id: string,
+): { inputs: number; normalized_inputs: string | null; normalized_outputs: string | null; detected_format: string | null } {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare("SELECT coalesce(octet_length(inputs), json_extract(pieces, '$.inputs')) AS inputs, normalized_inputs, normalized_outputs, detected_format FROM runs WHERE id = ?").get(id) as never;
+    return db
+      .prepare(
+        "SELECT coalesce(octet_length(inputs), json_extract(pieces, '$.inputs')) AS inputs, normalized_inputs, normalized_outputs, detected_format FROM runs WHERE id = ?",
+      )
+      .get(id) as never;
   } finally {
     db.close();
   }
@@ -71,7 +81,9 @@ describe("native copy of a large side: derived when read, not stored", () => {
   it("a patch to a large run (end time, then new outputs) leaves it derivable on read", async () => {
     const run = runRecord({ run_type: "llm", session_name: "patched", inputs: chatInputs(DERIVE_ON_READ_BYTES * 2) });
     await store.ingest({ post: [run] });
-    await store.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z" }] });
+    await store.ingest({
+      patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z" }],
+    });
     await store.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, outputs }] });
     const expected = deriveLlm(run.inputs, outputs);
     const row = storedColumns(path, run.id as string);
@@ -106,7 +118,10 @@ describe("through the collector", () => {
       form.append(`post.${run.id as string}.inputs`, new Blob([JSON.stringify(inputs)], { type: "application/json" }));
       const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", body: form });
       expect(res.status).toBe(202);
-      const got = (await (await fetch(`${c.url}/runs/${run.id as string}`)).json()) as { normalized_inputs: unknown; detected_format: string };
+      const got = (await (await fetch(`${c.url}/runs/${run.id as string}`)).json()) as {
+        normalized_inputs: unknown;
+        detected_format: string;
+      };
       expect(got.detected_format).toBe("openai-chat");
       expect(got.normalized_inputs).toEqual(deriveLlm(inputs, outputs).normalized_inputs);
       expect(storedColumns(c.dbPath, run.id as string).normalized_inputs).toBeNull();

@@ -18,11 +18,22 @@ import { collectGarbage, GC_PART_CHARS } from "../../src/server/gc.js";
 import { multipart, runRecord, startCollector } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
 
-function rawColumns(path: string, id: string): { inputs: string | null; outputs: string | null; pieces: string | null; counts: Record<string, number> } {
+function rawColumns(
+  path: string,
+  id: string,
+): { inputs: string | null; outputs: string | null; pieces: string | null; counts: Record<string, number> } {
   const db = new Database(path, { readonly: true });
   try {
-    const row = db.prepare("SELECT inputs, outputs, pieces FROM runs WHERE id = ?").get(id) as { inputs: string | null; outputs: string | null; pieces: string | null };
-    const counts = Object.fromEntries((db.prepare("SELECT col, count(*) AS n FROM run_pieces WHERE run_id = ? GROUP BY col").all(id) as { col: string; n: number }[]).map((r) => [r.col, r.n]));
+    const row = db.prepare("SELECT inputs, outputs, pieces FROM runs WHERE id = ?").get(id) as {
+      inputs: string | null;
+      outputs: string | null;
+      pieces: string | null;
+    };
+    const counts = Object.fromEntries(
+      (db.prepare("SELECT col, count(*) AS n FROM run_pieces WHERE run_id = ? GROUP BY col").all(id) as { col: string; n: number }[]).map(
+        (r) => [r.col, r.n],
+      ),
+    );
     return { ...row, counts };
   } finally {
     db.close();
@@ -72,7 +83,9 @@ describe("large JSON columns in pieces", () => {
     const before = rawColumns(path, run.id as string);
     expect(Object.keys(before.counts).sort()).toEqual(["inputs", "outputs"]);
 
-    await store.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z" }] });
+    await store.ingest({
+      patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z" }],
+    });
     expect(rawColumns(path, run.id as string).counts).toEqual(before.counts);
 
     await store.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, outputs: { answer: "done" } }] });
@@ -124,15 +137,30 @@ describe("large JSON columns in pieces", () => {
     }
     const run = runRecord({ session_name: "old" });
     const inputs = { big: "w".repeat(PIECE_COLUMN_BYTES * 2) };
-    db.prepare("INSERT INTO runs (id, trace_id, dotted_order, name, run_type, session_name, start_time, has_post, inputs, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)").run(
-      run.id, run.trace_id, run.dotted_order, run.name, run.run_type, "old", "2026-11-22T10:15:00.123456Z", JSON.stringify(inputs), "2026-11-01T00:00:00Z", "2026-11-01T00:00:00Z",
+    db.prepare(
+      "INSERT INTO runs (id, trace_id, dotted_order, name, run_type, session_name, start_time, has_post, inputs, received_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+    ).run(
+      run.id,
+      run.trace_id,
+      run.dotted_order,
+      run.name,
+      run.run_type,
+      "old",
+      "2026-11-22T10:15:00.123456Z",
+      JSON.stringify(inputs),
+      "2026-11-01T00:00:00Z",
+      "2026-11-01T00:00:00Z",
     );
     db.close();
 
     const upgraded = new SqliteStore(oldPath);
     try {
       expect((await upgraded.getRun(run.id as string))!.inputs).toEqual(inputs);
-      await upgraded.ingest({ patch: [{ id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z", outputs: { ok: true } }] });
+      await upgraded.ingest({
+        patch: [
+          { id: run.id, trace_id: run.trace_id, dotted_order: run.dotted_order, end_time: "2026-11-22T10:15:02Z", outputs: { ok: true } },
+        ],
+      });
       const got = (await upgraded.getRun(run.id as string))!;
       expect(got.inputs).toEqual(inputs);
       expect(got.outputs).toEqual({ ok: true });
@@ -166,9 +194,15 @@ describe("large JSON columns in pieces", () => {
       const inputs = { text: "é".repeat(GC_PART_CHARS / 2) + "v".repeat(GC_PART_CHARS / 2 + 7) };
       const boundary = "----tp-field-part";
       const { inputs: _inputs, ...head } = run;
-      const part = (name: string, json: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
-      const body = part(`post.${run.id}`, JSON.stringify(head)) + part(`post.${run.id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
-      const res = await fetch(`${c.url}/runs/multipart`, { method: "POST", headers: { "content-type": `multipart/form-data; boundary=${boundary}` }, body });
+      const part = (name: string, json: string) =>
+        `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: application/json\r\n\r\n${json}\r\n`;
+      const body =
+        part(`post.${run.id}`, JSON.stringify(head)) + part(`post.${run.id}.inputs`, JSON.stringify(inputs)) + `--${boundary}--\r\n`;
+      const res = await fetch(`${c.url}/runs/multipart`, {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+        body,
+      });
       expect(res.status).toBe(202);
       expect((await c.collector.store.getRun(run.id as string))!.inputs).toEqual(inputs);
     } finally {

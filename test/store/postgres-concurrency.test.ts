@@ -16,7 +16,7 @@ const skip = skipWithoutPostgres();
 /** A seeded shuffle, so a failure can be replayed. */
 function shuffle<T>(items: T[], seed: number): T[] {
   let s = seed >>> 0;
-  const rand = () => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  const rand = () => (s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32;
   for (let i = items.length - 1; i > 0; i--) {
     const j = Math.floor(rand() * (i + 1));
     [items[i], items[j]] = [items[j]!, items[i]!];
@@ -58,13 +58,30 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
         ops.push({ kind: "post", record: post });
         ops.push({ kind: "post", record: { ...post } }); // a retried post: the same run again
         ops.push({ kind: "patch", record: { id, end_time: `2026-11-27T10:15:01.${String(i).padStart(6, "0")}Z` } });
-        ops.push({ kind: "patch", record: { id, outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: `answer ${i}` }], usage_metadata: { input_tokens: i, output_tokens: 1, total_tokens: i + 1 } }] } } });
-        ops.push({ kind: "patch", record: { id, tags: [`t${i}`], events: [{ name: "new_token", time: `2026-11-27T10:15:00.5${String(i).padStart(5, "0")}Z` }] } });
+        ops.push({
+          kind: "patch",
+          record: {
+            id,
+            outputs: {
+              messages: [
+                {
+                  role: "assistant",
+                  content: [{ type: "text", text: `answer ${i}` }],
+                  usage_metadata: { input_tokens: i, output_tokens: 1, total_tokens: i + 1 },
+                },
+              ],
+            },
+          },
+        });
+        ops.push({
+          kind: "patch",
+          record: { id, tags: [`t${i}`], events: [{ name: "new_token", time: `2026-11-27T10:15:00.5${String(i).padStart(5, "0")}Z` }] },
+        });
       }
       shuffle(ops, 20261127);
       // Batches of 1 to 7 records, sent from 16 workers over the four stores at once.
       const batches: Op[][] = [];
-      for (let i = 0; i < ops.length; ) {
+      for (let i = 0; i < ops.length;) {
         const n = 1 + (i % 7);
         batches.push(ops.slice(i, i + n));
         i += n;
@@ -77,7 +94,10 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
           for (;;) {
             const b = batches[next++];
             if (!b) return;
-            const r = await stores[w % stores.length]!.ingest({ post: b.filter((o) => o.kind === "post").map((o) => o.record), patch: b.filter((o) => o.kind === "patch").map((o) => o.record) });
+            const r = await stores[w % stores.length]!.ingest({
+              post: b.filter((o) => o.kind === "post").map((o) => o.record),
+              patch: b.filter((o) => o.kind === "patch").map((o) => o.record),
+            });
             created += r.created;
             updated += r.updated;
           }
@@ -109,9 +129,21 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
       expect(page.traces).toHaveLength(RUNS);
       expect(page.traces.reduce((n, t) => n + (t.input_tokens ?? 0), 0)).toBe((RUNS * (RUNS - 1)) / 2);
       // The monitoring rollups, kept by every writer as increments, count each run once with its final values.
-      const q = { project: "concurrency", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+      const q = {
+        project: "concurrency",
+        from_ms: Date.parse("2026-11-27T10:00:00Z"),
+        to_ms: Date.parse("2026-11-27T11:00:00Z"),
+        step_ms: 3_600_000,
+      };
       const m = await stores[2]!.monitorSeries(q);
-      expect([m.traces.runs, m.llm.runs, m.llm.streamed, m.llm.input_tokens, m.llm.output_tokens, m.traces.errors]).toEqual([[RUNS], [RUNS], [RUNS], [(RUNS * (RUNS - 1)) / 2], [RUNS], [0]]);
+      expect([m.traces.runs, m.llm.runs, m.llm.streamed, m.llm.input_tokens, m.llm.output_tokens, m.traces.errors]).toEqual([
+        [RUNS],
+        [RUNS],
+        [RUNS],
+        [(RUNS * (RUNS - 1)) / 2],
+        [RUNS],
+        [0],
+      ]);
       expect(Math.abs(m.llm.latency_p50[0]! - 1000)).toBeLessThanOrEqual(HIST_ALPHA * 1000);
       const [gpt] = await stores[3]!.monitorBreakdown(q, "model");
       expect([gpt!.value, gpt!.runs, gpt!.input_tokens]).toEqual(["gpt-4o", RUNS, (RUNS * (RUNS - 1)) / 2]);
@@ -132,11 +164,35 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
     try {
       const id = randomUUID();
       await Promise.all([
-        a.ingest({ post: [{ id, trace_id: id, dotted_order: `20261127T101500000000Z${id}`, name: "r", run_type: "chain", start_time: "2026-11-27T10:15:00Z", outputs: { v: "post" } }] }),
+        a.ingest({
+          post: [
+            {
+              id,
+              trace_id: id,
+              dotted_order: `20261127T101500000000Z${id}`,
+              name: "r",
+              run_type: "chain",
+              start_time: "2026-11-27T10:15:00Z",
+              outputs: { v: "post" },
+            },
+          ],
+        }),
         b.ingest({ patch: [{ id, outputs: { v: "first patch" } }] }),
       ]);
       await b.ingest({ patch: [{ id, outputs: { v: "second patch" }, error: "late" }] });
-      await a.ingest({ post: [{ id, trace_id: id, dotted_order: `20261127T101500000000Z${id}`, name: "again", run_type: "chain", start_time: "2026-11-27T10:15:00Z", outputs: { v: "post again" } }] });
+      await a.ingest({
+        post: [
+          {
+            id,
+            trace_id: id,
+            dotted_order: `20261127T101500000000Z${id}`,
+            name: "again",
+            run_type: "chain",
+            start_time: "2026-11-27T10:15:00Z",
+            outputs: { v: "post again" },
+          },
+        ],
+      });
       expect(await a.getRun(id)).toMatchObject({ name: "r", outputs: { v: "second patch" }, error: "late" });
       expect(await a.countRuns()).toBe(1);
     } finally {

@@ -72,7 +72,13 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
       const r = root(randomUUID(), start);
       const childId = randomUUID();
       // A child that started later, in the same trace: its dotted_order begins with the root's start.
-      const child = { ...r, id: childId, parent_run_id: r.id, dotted_order: `${r.dotted_order}.${"20991231T000000000000Z"}${childId}`, start_time: "2099-12-31T00:00:00Z" };
+      const child = {
+        ...r,
+        id: childId,
+        parent_run_id: r.id,
+        dotted_order: `${r.dotted_order}.${"20991231T000000000000Z"}${childId}`,
+        start_time: "2099-12-31T00:00:00Z",
+      };
       const orphan = randomUUID();
       await store.ingest({ post: [r, child], patch: [{ id: orphan, end_time: start }] });
       const rows = await sql<{ id: string; part: string }>(url, "SELECT id, tableoid::regclass::text AS part FROM runs");
@@ -82,7 +88,9 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
       expect(part(orphan)).toBe("runs_default");
       // The orphan's post arrives: its row moves to its trace's week.
       await store.ingest({ post: [{ ...root(orphan, start) }] });
-      expect((await sql<{ part: string }>(url, "SELECT tableoid::regclass::text AS part FROM runs WHERE id = $1", [orphan]))[0]!.part).toBe(part(r.id));
+      expect((await sql<{ part: string }>(url, "SELECT tableoid::regclass::text AS part FROM runs WHERE id = $1", [orphan]))[0]!.part).toBe(
+        part(r.id),
+      );
       expect(await store.countRuns()).toBe(3);
     } finally {
       await store.close();
@@ -96,8 +104,14 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
       const r = { ...root(), inputs: { text: "lorem ipsum ".repeat(300_000) } };
       await store.ingest({ post: [r] });
       const chunks = async () => {
-        const [t] = await sql<{ toast: string }>(url, "SELECT c.reltoastrelid::regclass::text AS toast FROM pg_class c WHERE c.oid = (SELECT tableoid FROM runs WHERE id = $1)", [r.id]);
-        return (await sql<{ chunk_id: number }>(url, `SELECT DISTINCT chunk_id::text::bigint AS chunk_id FROM ${t!.toast} ORDER BY 1`)).map((x) => x.chunk_id);
+        const [t] = await sql<{ toast: string }>(
+          url,
+          "SELECT c.reltoastrelid::regclass::text AS toast FROM pg_class c WHERE c.oid = (SELECT tableoid FROM runs WHERE id = $1)",
+          [r.id],
+        );
+        return (await sql<{ chunk_id: number }>(url, `SELECT DISTINCT chunk_id::text::bigint AS chunk_id FROM ${t!.toast} ORDER BY 1`)).map(
+          (x) => x.chunk_id,
+        );
       };
       const before = await chunks();
       expect(before.length).toBeGreaterThanOrEqual(1);
@@ -115,7 +129,12 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
     const url = await server.database();
     const store = await PostgresStore.open(url);
     try {
-      const r = { ...root(), name: "a\u0000b", inputs: { text: "nul \u0000 and \ud800 alone" }, extra: { metadata: { trace_model_name: "m\u0000" } } };
+      const r = {
+        ...root(),
+        name: "a\u0000b",
+        inputs: { text: "nul \u0000 and \ud800 alone" },
+        extra: { metadata: { trace_model_name: "m\u0000" } },
+      };
       await store.ingest({ post: [r], patch: [{ id: r.id, error: "bad \udc00 \u0000" }] });
       const got = await store.getRun(r.id);
       expect(got).toMatchObject({ name: "a\u0000b", error: "bad \udc00 \u0000", inputs: r.inputs, extra: r.extra });

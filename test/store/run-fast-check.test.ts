@@ -26,11 +26,40 @@ const base = () => ({
   session_name: "p",
 });
 
-const FIELDS = ["id", "trace_id", "parent_run_id", "dotted_order", "name", "run_type", "start_time", "end_time", "inputs", "outputs", "error", "events", "tags", "extra", "session_name", "other"];
+const FIELDS = [
+  "id",
+  "trace_id",
+  "parent_run_id",
+  "dotted_order",
+  "name",
+  "run_type",
+  "start_time",
+  "end_time",
+  "inputs",
+  "outputs",
+  "error",
+  "events",
+  "tags",
+  "extra",
+  "session_name",
+  "other",
+];
 /** Values a field may be set to: right and wrong types, edge strings, epoch milliseconds, objects with a `__proto__` key, nested wrong shapes. */
 const fieldValue = fc.oneof(
   fc.jsonValue(),
-  fc.constantFrom(null, "", "0192b3c4-0000-7000-8000-000000000002", "0192b3c4-0000-0000-8000-000000000002", "00000000-0000-0000-0000-000000000000", "2026-02-30T00:00:00Z", "2026-11-22 10:00:00+0100", "2026-11-22T24:00:00Z", 1732233600000, -1, Number.NaN),
+  fc.constantFrom(
+    null,
+    "",
+    "0192b3c4-0000-7000-8000-000000000002",
+    "0192b3c4-0000-0000-8000-000000000002",
+    "00000000-0000-0000-0000-000000000000",
+    "2026-02-30T00:00:00Z",
+    "2026-11-22 10:00:00+0100",
+    "2026-11-22T24:00:00Z",
+    1732233600000,
+    -1,
+    Number.NaN,
+  ),
   fc.constant(JSON.parse('{"__proto__": {"x": 1}, "a": 1}') as unknown),
   fc.constant(new Date(0)),
   fc.constant({ metadata: null }),
@@ -79,6 +108,8 @@ describe("the quick way through the run schemas", () => {
     expect(quickRun({ ...base(), start_time: "2026-02-30T00:00:00Z" })).toBeUndefined();
     expect(quickRun({ ...base(), inputs: JSON.parse('{"__proto__": 1}') as unknown })).toBeUndefined();
     expect(quickPatch({ end_time: "2026-11-22T00:00:02Z" })).toBeUndefined();
-    expect(quickRun({ ...base(), events: Array.from({ length: 1000 }, () => ({ name: "e", time: "2026-11-22T00:00:00Z" })) })).toBeUndefined();
+    expect(
+      quickRun({ ...base(), events: Array.from({ length: 1000 }, () => ({ name: "e", time: "2026-11-22T00:00:00Z" })) }),
+    ).toBeUndefined();
   });
 });

@@ -54,9 +54,19 @@ describe("one ingest operation for the collector and the embedded sink", () => {
     const dir = tempDir("tp-refusals-");
     const { runs, bad, good } = badRuns("refusals");
 
-    const http = new Client({ endpoint: col.url, deadLetterPath: join(dir, "http-dead.jsonl"), spoolDir: join(dir, "http-spool"), batchSize: 100 });
+    const http = new Client({
+      endpoint: col.url,
+      deadLetterPath: join(dir, "http-dead.jsonl"),
+      spoolDir: join(dir, "http-spool"),
+      batchSize: 100,
+    });
     const dbPath = join(dir, "embedded.db");
-    const embedded = new Client({ dbPath, deadLetterPath: join(dir, "embedded-dead.jsonl"), spoolDir: join(dir, "embedded-spool"), batchSize: 100 });
+    const embedded = new Client({
+      dbPath,
+      deadLetterPath: join(dir, "embedded-dead.jsonl"),
+      spoolDir: join(dir, "embedded-spool"),
+      batchSize: 100,
+    });
     for (const c of [http, embedded]) {
       for (const r of runs) c.createRun(structuredClone(r));
       await c.shutdown();
@@ -92,7 +102,11 @@ describe("one ingest operation for the collector and the embedded sink", () => {
   it("stores native messages once: a native llm run has no derived copy", async () => {
     const store = await openStore(":memory:");
     try {
-      const run = { ...makeRun("once"), run_type: "llm", inputs: { messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] } };
+      const run = {
+        ...makeRun("once"),
+        run_type: "llm",
+        inputs: { messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] },
+      };
       await store.ingest({ post: [run] });
       const got = (await store.getRun(run.id))!;
       expect(got.detected_format).toBe("native");
@@ -101,7 +115,9 @@ describe("one ingest operation for the collector and the embedded sink", () => {
       // A vendor payload gets its native messages beside the raw body.
       const vendor = { ...makeRun("once"), run_type: "llm", inputs: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] } };
       await store.ingest({ post: [vendor] });
-      expect((await store.getRun(vendor.id))!.normalized_inputs).toEqual({ messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }] });
+      expect((await store.getRun(vendor.id))!.normalized_inputs).toEqual({
+        messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+      });
     } finally {
       store.close();
     }

@@ -35,7 +35,23 @@ const ALLOWED: Record<string, string[]> = {
   webhooks: [...BASE, "run", "ingest", "ratelimit"],
   control: [...BASE, "run", "ratelimit", "store"],
   server: [...BASE, "adapters", "normalize", "run", "store", "otel", "otlp", "ratelimit", "control", "webhooks", "ingest"],
-  index: [...BASE, "adapters", "normalize", "run", "tokens", "tracing", "ingest", "ratelimit", "otel", "otlp", "backfill", "control", "webhooks", "server", "store"],
+  index: [
+    ...BASE,
+    "adapters",
+    "normalize",
+    "run",
+    "tokens",
+    "tracing",
+    "ingest",
+    "ratelimit",
+    "otel",
+    "otlp",
+    "backfill",
+    "control",
+    "webhooks",
+    "server",
+    "store",
+  ],
 };
 
 function files(dir: string): string[] {
@@ -56,7 +72,8 @@ function areaOf(file: string): string {
 }
 
 /** What reading OTLP's wire forms looks like: protobufjs, or member access on the envelopes and AnyValue. */
-const OTLP_DECODING = /from "protobufjs"|\.(resourceSpans|scopeSpans|resourceLogs|scopeLogs|logRecords|kvlistValue|arrayValue|stringValue)\b/;
+const OTLP_DECODING =
+  /from "protobufjs"|\.(resourceSpans|scopeSpans|resourceLogs|scopeLogs|logRecords|kvlistValue|arrayValue|stringValue)\b/;
 
 const IMPORT = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)"(\.[^"]+)"/g;
 /** Imports of a package (not a relative path), static, type-only or dynamic. */
@@ -142,7 +159,11 @@ describe("layers", () => {
 
   it("knows a driver import when it sees one", () => {
     const found = (text: string) => [...text.matchAll(PACKAGE_IMPORT)].map((m) => m[1]).filter((p) => DATABASE_DRIVERS.has(p!));
-    expect(found('import Database from "better-sqlite3";\nimport type { Pool } from "pg";\nconst pg = await import("pg");\nimport { z } from "zod";')).toEqual(["better-sqlite3", "pg", "pg"]);
+    expect(
+      found(
+        'import Database from "better-sqlite3";\nimport type { Pool } from "pg";\nconst pg = await import("pg");\nimport { z } from "zod";',
+      ),
+    ).toEqual(["better-sqlite3", "pg", "pg"]);
   });
 
   it("knows a violation when it sees one", () => {
@@ -170,6 +191,14 @@ describe("layers", () => {
     ]);
     expect(circles(graph)).toEqual([["a", "b", "c", "a"]]);
     expect(circles(new Map([["x", ["x"]]]))).toEqual([["x", "x"]]);
-    expect(circles(new Map([["a", ["b"]], ["b", ["c"]], ["c", []]]))).toEqual([]);
+    expect(
+      circles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", []],
+        ]),
+      ),
+    ).toEqual([]);
   });
 });

@@ -12,7 +12,10 @@ type Enc = { encode_ordinary(t: string): Uint32Array; free(): void };
 const { get_encoding } = require("tiktoken") as { get_encoding(e: string): Enc };
 afterEach(() => setEncoderLoader(get_encoding as never));
 
-const WORDS = "the model said that a request for tokens was sent to the server with its options and result values, then it never returned; why".split(" ");
+const WORDS =
+  "the model said that a request for tokens was sent to the server with its options and result values, then it never returned; why".split(
+    " ",
+  );
 function prose(n: number, seed = 1): string {
   let s = seed;
   const out: string[] = [];
@@ -26,7 +29,11 @@ function prose(n: number, seed = 1): string {
   return out.join("");
 }
 const code = (n: number) => prose(n).replace(/ (\w+) /g, "($1) => { $1.push(1); }\n  ");
-const csv = (n: number) => Array.from({ length: Math.ceil(n / 40) }, (_, i) => `${i},user_${i % 97},${(i * 3.14159).toFixed(3)},2025-01-${String((i % 28) + 1).padStart(2, "0")},ok`).join("\n");
+const csv = (n: number) =>
+  Array.from(
+    { length: Math.ceil(n / 40) },
+    (_, i) => `${i},user_${i % 97},${(i * 3.14159).toFixed(3)},2025-01-${String((i % 28) + 1).padStart(2, "0")},ok`,
+  ).join("\n");
 
 describe("token counts", () => {
   it("uses tiktoken's own pre-tokenizer patterns", () => {
@@ -37,10 +44,19 @@ describe("token counts", () => {
   });
 
   it("equals tiktoken exactly on prose, code and CSV of any size, through the memo and around it", () => {
-    for (const [model, enc] of [["gpt-4o", "o200k_base"], ["gpt-4", "cl100k_base"]] as const) {
+    for (const [model, enc] of [
+      ["gpt-4o", "o200k_base"],
+      ["gpt-4", "cl100k_base"],
+    ] as const) {
       freeEncoders();
       const e = get_encoding(enc);
-      for (const t of [prose(150_000), code(100_000), csv(100_000), "Don't! We'LL see: x=1234567; naïve café 東京は晴れです。\r\n\t  end  ", prose(3000, 7)]) {
+      for (const t of [
+        prose(150_000),
+        code(100_000),
+        csv(100_000),
+        "Don't! We'LL see: x=1234567; naïve café 東京は晴れです。\r\n\t  end  ",
+        prose(3000, 7),
+      ]) {
         // Twice: the first pass fills the memo, the second counts mostly from it.
         expect(countTextTokens(t, model)).toBe(e.encode_ordinary(t).length);
         expect(countTextTokens(t, model)).toBe(e.encode_ordinary(t).length);
@@ -63,7 +79,15 @@ describe("token counts", () => {
   });
 
   it("grows in proportion to the text on every shape", () => {
-    const shapes = [prose(50_000), csv(50_000), randomBytes(40_000).toString("base64"), randomBytes(40_000).toString("base64").replace(/.{76}/g, "$&\n"), randomBytes(50_000).toString("latin1"), "a".repeat(50_000), "東京は晴れです。".repeat(6000)];
+    const shapes = [
+      prose(50_000),
+      csv(50_000),
+      randomBytes(40_000).toString("base64"),
+      randomBytes(40_000).toString("base64").replace(/.{76}/g, "$&\n"),
+      randomBytes(50_000).toString("latin1"),
+      "a".repeat(50_000),
+      "東京は晴れです。".repeat(6000),
+    ];
     for (const t of shapes) {
       for (const model of ["gpt-4o", "claude-sonnet-4-5"]) {
         const one = countTextTokens(t, model);
@@ -81,7 +105,11 @@ describe("token counts", () => {
       return { encode_ordinary: (t: string) => (seen.push(t), real.encode_ordinary(t)), free: () => real.free() };
     });
     const roles = ["system", "user", "assistant", "tool", "reasoning"] as const;
-    const u = estimateUsage({ model: "gpt-4o", inputs: roles.map((role) => ({ role, content: [{ type: "text", text: "42" }] })), outputs: [] });
+    const u = estimateUsage({
+      model: "gpt-4o",
+      inputs: roles.map((role) => ({ role, content: [{ type: "text", text: "42" }] })),
+      outputs: [],
+    });
     expect(u.input_tokens).toBe(roles.length * (3 + 1 + 1) + 3);
     expect(seen.filter((t) => (roles as readonly string[]).includes(t))).toEqual([]);
   });

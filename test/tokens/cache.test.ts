@@ -3,7 +3,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/tokens/index.js";
 import { cachedCount, TEXT_CACHE_MIN } from "../../src/tokens/encoders.js";
 
-const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
+const { get_encoding } = createRequire(import.meta.url)("tiktoken") as {
+  get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void };
+};
 
 let o200k: { encode_ordinary(t: string): Uint32Array } | undefined;
 /** tiktoken's own count (one encoder for the file: loading one takes ~200 ms). */
@@ -26,7 +28,8 @@ function countingLoader(): { calls: number } {
 }
 
 /** Text with pieces longer than the piece memo keeps (" qqq…"), so every count of it reaches the encoder. */
-const longWords = (seed: string, chars: number) => Array.from({ length: Math.ceil(chars / (seed.length + 48)) }, (_, i) => `${seed}${i} ${"q".repeat(40)}`).join(" ");
+const longWords = (seed: string, chars: number) =>
+  Array.from({ length: Math.ceil(chars / (seed.length + 48)) }, (_, i) => `${seed}${i} ${"q".repeat(40)}`).join(" ");
 
 afterEach(() => {
   setEncoderLoader((enc) => get_encoding(enc));
@@ -57,7 +60,10 @@ describe("whole-text count cache", () => {
   });
 
   it("keeps none of many texts each met once, and every one met twice", () => {
-    const texts = Array.from({ length: 3000 }, (_, i) => `Summarise the attached report in three bullet points, keeping figures exact. (request ${i})`);
+    const texts = Array.from(
+      { length: 3000 },
+      (_, i) => `Summarise the attached report in three bullet points, keeping figures exact. (request ${i})`,
+    );
     for (const t of texts) countTextTokens(t, "gpt-4o");
     expect(texts.filter((t) => cachedCount("o200k_base", t) !== undefined).length).toBe(0);
     // Texts that differ only in their middle (same length, head and tail) are told apart by the sampled middle or,

@@ -44,7 +44,14 @@ describe("token estimation on hostile input", () => {
   });
 
   it("counts lone surrogates and split pairs without throwing", () => {
-    const texts = ["\ud800", "a\udc00b", "\ud83d".repeat(5000), "\udc00".repeat(300_000), "😀".repeat(200_000), `${"é😀".repeat(1000)}\ud800 tail`];
+    const texts = [
+      "\ud800",
+      "a\udc00b",
+      "\ud83d".repeat(5000),
+      "\udc00".repeat(300_000),
+      "😀".repeat(200_000),
+      `${"é😀".repeat(1000)}\ud800 tail`,
+    ];
     for (const t of texts) {
       for (const model of ["gpt-4o", "gpt-3.5-turbo", undefined]) {
         // A token covers at least one byte of the text's UTF-8 (a lone surrogate is the three of U+FFFD).
@@ -79,20 +86,40 @@ describe("token estimation on hostile input", () => {
       const u = estimateUsage({
         model: "gpt-4o",
         inputs: [user("call it")],
-        outputs: [{ role: "assistant", content: [{ type: "tool_call", name: "f", args }, { type: "server_tool_result", tool_call_id: "t", status: "success", output: args }] }],
+        outputs: [
+          {
+            role: "assistant",
+            content: [
+              { type: "tool_call", name: "f", args },
+              { type: "server_tool_result", tool_call_id: "t", status: "success", output: args },
+            ],
+          },
+        ],
       });
       expect(u.output_tokens).toBeGreaterThan(0);
     }
     // The deep value is counted in full: two tokens or more per level of `{"k":`.
-    const deepOut = estimateUsage({ model: "gpt-4o", inputs: [], outputs: [{ role: "assistant", content: [{ type: "tool_call", name: "f", args: deep }] }] });
+    const deepOut = estimateUsage({
+      model: "gpt-4o",
+      inputs: [],
+      outputs: [{ role: "assistant", content: [{ type: "tool_call", name: "f", args: deep }] }],
+    });
     expect(deepOut.output_tokens).toBeGreaterThan(20_000);
   });
 
   it("survives malformed messages from a broken producer", () => {
-    const bad = [null, { role: "user" }, { role: 7, content: "plain string content" }, { role: "user", content: [null, 5, { type: "image", extras: { width: Symbol("w") } }] }] as unknown as Message[];
+    const bad = [
+      null,
+      { role: "user" },
+      { role: 7, content: "plain string content" },
+      { role: "user", content: [null, 5, { type: "image", extras: { width: Symbol("w") } }] },
+    ] as unknown as Message[];
     const u = estimateUsage({ model: "gpt-4o", inputs: bad, outputs: bad });
     expect(u.input_tokens).toBeGreaterThan(0);
-    expect(estimateUsage({ model: 42 as unknown as string, inputs: undefined as unknown as Message[], outputs: [] })).toMatchObject({ input_tokens: 0, output_tokens: 0 });
+    expect(estimateUsage({ model: 42 as unknown as string, inputs: undefined as unknown as Message[], outputs: [] })).toMatchObject({
+      input_tokens: 0,
+      output_tokens: 0,
+    });
   });
 
   it("falls back to the approximation when the encoder throws mid-text, without throwing", () => {

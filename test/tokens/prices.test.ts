@@ -9,7 +9,20 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigError, ValidationError } from "../../src/errors.js";
 import { validate } from "../../src/format/validate.js";
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { addCost, costFor, costOf, indexPrices, loadPrices, matchPrice, PRICE_TABLE, priceFor, registerPrices, resetPrices, roundUsd, type ModelPrice } from "../../src/tokens/prices/index.js";
+import {
+  addCost,
+  costFor,
+  costOf,
+  indexPrices,
+  loadPrices,
+  matchPrice,
+  PRICE_TABLE,
+  priceFor,
+  registerPrices,
+  resetPrices,
+  roundUsd,
+  type ModelPrice,
+} from "../../src/tokens/prices/index.js";
 import { tempDir } from "../helpers/runs.js";
 
 afterEach(() => {
@@ -37,9 +50,46 @@ describe("price table", () => {
   });
 
   it("covers the current OpenAI, Anthropic and Gemini families", () => {
-    for (const m of ["gpt-4o", "gpt-4o-mini", "gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "o1", "o3", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini", "gpt-5-nano", "text-embedding-3-small", "text-embedding-3-large"]) expect(matched(m), m).toBe(m);
-    for (const m of ["claude-3-haiku", "claude-3-5-sonnet", "claude-3-5-haiku", "claude-3-7-sonnet", "claude-sonnet-4", "claude-opus-4", "claude-opus-4-1", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-5"]) expect(matched(m), m).toBe(m);
-    for (const m of ["gemini-1.5-pro", "gemini-1.5-flash", "gemini-2.0-flash", "gemini-2.0-flash-lite", "gemini-2.5-pro", "gemini-2.5-flash", "gemini-2.5-flash-lite"]) expect(matched(m), m).toBe(m);
+    for (const m of [
+      "gpt-4o",
+      "gpt-4o-mini",
+      "gpt-4.1",
+      "gpt-4.1-mini",
+      "gpt-4.1-nano",
+      "o1",
+      "o3",
+      "o3-mini",
+      "o4-mini",
+      "gpt-5",
+      "gpt-5-mini",
+      "gpt-5-nano",
+      "text-embedding-3-small",
+      "text-embedding-3-large",
+    ])
+      expect(matched(m), m).toBe(m);
+    for (const m of [
+      "claude-3-haiku",
+      "claude-3-5-sonnet",
+      "claude-3-5-haiku",
+      "claude-3-7-sonnet",
+      "claude-sonnet-4",
+      "claude-opus-4",
+      "claude-opus-4-1",
+      "claude-sonnet-4-5",
+      "claude-haiku-4-5",
+      "claude-opus-4-5",
+    ])
+      expect(matched(m), m).toBe(m);
+    for (const m of [
+      "gemini-1.5-pro",
+      "gemini-1.5-flash",
+      "gemini-2.0-flash",
+      "gemini-2.0-flash-lite",
+      "gemini-2.5-pro",
+      "gemini-2.5-flash",
+      "gemini-2.5-flash-lite",
+    ])
+      expect(matched(m), m).toBe(m);
   });
 });
 
@@ -110,7 +160,12 @@ describe("matching a model name", () => {
 });
 
 const row = (over: Partial<ModelPrice> = {}): ModelPrice => ({ provider: "test", model: "m", input: 2, output: 8, ...over });
-const usage = (over: Partial<UsageMetadata> = {}): UsageMetadata => ({ input_tokens: 1000, output_tokens: 500, total_tokens: 1500, ...over });
+const usage = (over: Partial<UsageMetadata> = {}): UsageMetadata => ({
+  input_tokens: 1000,
+  output_tokens: 500,
+  total_tokens: 1500,
+  ...over,
+});
 
 describe("computing a cost", () => {
   it("prices input and output per million tokens", () => {
@@ -126,7 +181,13 @@ describe("computing a cost", () => {
   it("prices Anthropic cache writes: 5-minute at cache_write, 1-hour at cache_write_1h", () => {
     const p = row({ input: 3, cached_input: 0.3, cache_write: 3.75, cache_write_1h: 6, output: 15 });
     // 10 uncached + 100 read + 1000 written (400 of them for an hour).
-    const u = usage({ input_tokens: 1110, output_tokens: 0, total_tokens: 1110, input_token_details: { cache_read: 100, cache_creation: 1000 }, extras: { cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 } } });
+    const u = usage({
+      input_tokens: 1110,
+      output_tokens: 0,
+      total_tokens: 1110,
+      input_token_details: { cache_read: 100, cache_creation: 1000 },
+      extras: { cache_creation: { ephemeral_5m_input_tokens: 600, ephemeral_1h_input_tokens: 400 } },
+    });
     const c = costOf(u, p)!;
     const write = (600 * 3.75 + 400 * 6) / 1e6;
     expect(c.input_cost_details).toEqual({ cache_read: 0.00003, cache_creation: roundUsd(write) });
@@ -137,17 +198,26 @@ describe("computing a cost", () => {
   it("gives reasoning its own price only when the row has one, and always reports its share", () => {
     const u = usage({ output_tokens: 500, output_token_details: { reasoning: 300 } });
     expect(costOf(u, row())).toMatchObject({ output_cost: 0.004, output_cost_details: { reasoning: 0.0024 } });
-    expect(costOf(u, row({ reasoning: 20 }))).toMatchObject({ output_cost: roundUsd((200 * 8 + 300 * 20) / 1e6), output_cost_details: { reasoning: 0.006 } });
+    expect(costOf(u, row({ reasoning: 20 }))).toMatchObject({
+      output_cost: roundUsd((200 * 8 + 300 * 20) / 1e6),
+      output_cost_details: { reasoning: 0.006 },
+    });
   });
 
   it("prices a long prompt whole at the long-context rates", () => {
     const p = priceFor("gemini-2.5-pro")!;
     expect(costOf(usage({ input_tokens: 200_000, output_tokens: 0, total_tokens: 200_000 }), p)!.input_cost).toBe(0.25);
-    expect(costOf(usage({ input_tokens: 200_001, output_tokens: 1000, total_tokens: 201_001 }), p)).toMatchObject({ input_cost: roundUsd(200_001 * 2.5e-6), output_cost: 0.015 });
+    expect(costOf(usage({ input_tokens: 200_001, output_tokens: 1000, total_tokens: 201_001 }), p)).toMatchObject({
+      input_cost: roundUsd(200_001 * 2.5e-6),
+      output_cost: 0.015,
+    });
   });
 
   it("prices Gemini audio input at the audio rate", () => {
-    const c = costOf(usage({ input_tokens: 1000, output_tokens: 0, total_tokens: 1000, input_token_details: { audio: 400 } }), priceFor("gemini-2.5-flash")!)!;
+    const c = costOf(
+      usage({ input_tokens: 1000, output_tokens: 0, total_tokens: 1000, input_token_details: { audio: 400 } }),
+      priceFor("gemini-2.5-flash")!,
+    )!;
     expect(c.input_cost_details).toEqual({ audio: 0.0004 });
     expect(c.input_cost).toBe(roundUsd(600 * 0.3e-6 + 400 * 1e-6));
   });
@@ -155,7 +225,12 @@ describe("computing a cost", () => {
   it("gives no cost when part of the usage has no price", () => {
     expect(costOf(usage({ input_token_details: { cache_read: 10 } }), row())).toBeUndefined();
     expect(costOf(usage({ input_token_details: { cache_creation: 10 } }), row({ cached_input: 1 }))).toBeUndefined();
-    expect(costOf(usage({ input_token_details: { cache_creation: 10 }, extras: { cache_creation: { ephemeral_1h_input_tokens: 10 } } }), row({ cache_write: 1 }))).toBeUndefined();
+    expect(
+      costOf(
+        usage({ input_token_details: { cache_creation: 10 }, extras: { cache_creation: { ephemeral_1h_input_tokens: 10 } } }),
+        row({ cache_write: 1 }),
+      ),
+    ).toBeUndefined();
     expect(costOf(usage({ output_token_details: { audio: 10 } }), row())).toBeUndefined();
   });
 
@@ -168,13 +243,23 @@ describe("computing a cost", () => {
   });
 
   it("prices a real call: gpt-4o with cached input, claude-sonnet-4 with cache writes", () => {
-    expect(costFor(usage({ input_tokens: 2000, output_tokens: 100, total_tokens: 2100, input_token_details: { cache_read: 1024 } }), "gpt-4o-2024-08-06")).toEqual({
+    expect(
+      costFor(
+        usage({ input_tokens: 2000, output_tokens: 100, total_tokens: 2100, input_token_details: { cache_read: 1024 } }),
+        "gpt-4o-2024-08-06",
+      ),
+    ).toEqual({
       input_cost: roundUsd(976 * 2.5e-6 + 1024 * 1.25e-6),
       output_cost: 0.001,
       total_cost: roundUsd(976 * 2.5e-6 + 1024 * 1.25e-6 + 0.001),
       input_cost_details: { cache_read: 0.00128 },
     });
-    expect(costFor(usage({ input_tokens: 1100, output_tokens: 10, total_tokens: 1110, input_token_details: { cache_creation: 1000 } }), "claude-sonnet-4-20250514")).toMatchObject({
+    expect(
+      costFor(
+        usage({ input_tokens: 1100, output_tokens: 10, total_tokens: 1110, input_token_details: { cache_creation: 1000 } }),
+        "claude-sonnet-4-20250514",
+      ),
+    ).toMatchObject({
       input_cost: roundUsd(100 * 3e-6 + 1000 * 3.75e-6),
       input_cost_details: { cache_creation: 0.00375 },
     });
@@ -183,7 +268,15 @@ describe("computing a cost", () => {
   it("adds the cost into usage in place, keeps the estimated mark, and passes strict validation", () => {
     const u = usage({ estimated: true });
     addCost(u, "gpt-4.1");
-    expect(u).toEqual({ input_tokens: 1000, output_tokens: 500, total_tokens: 1500, estimated: true, input_cost: 0.002, output_cost: 0.004, total_cost: 0.006 });
+    expect(u).toEqual({
+      input_tokens: 1000,
+      output_tokens: 500,
+      total_tokens: 1500,
+      estimated: true,
+      input_cost: 0.002,
+      output_cost: 0.004,
+      total_cost: 0.006,
+    });
     const withDetails = usage({ input_token_details: { cache_read: 100 }, output_token_details: { reasoning: 50 } });
     addCost(withDetails, "o3");
     expect(withDetails.input_cost_details).toBeDefined();
@@ -225,7 +318,8 @@ describe("your own prices", () => {
   });
 
   it("rejects a bad row with a ValidationError naming the row and field", () => {
-    const bad = () => registerPrices([{ model: "a", input: 1, output: 1 }, { model: "b", input: -1, output: 1 }, { model: "c", input: 1 } as never]);
+    const bad = () =>
+      registerPrices([{ model: "a", input: 1, output: 1 }, { model: "b", input: -1, output: 1 }, { model: "c", input: 1 } as never]);
     expect(bad).toThrow(ValidationError);
     try {
       bad();
@@ -243,7 +337,22 @@ describe("your own prices", () => {
   it("loads a price file ({prices: [...]} or a bare array) over the table", () => {
     const dir = tempDir("tp-prices-");
     const file = join(dir, "prices.json");
-    writeFileSync(file, JSON.stringify({ prices: [{ model: "claude-sonnet-4", input: 1, output: 1, cached_input: 0.1, cache_write: 1.5, source: "our contract", date: "2026-11-01" }] }));
+    writeFileSync(
+      file,
+      JSON.stringify({
+        prices: [
+          {
+            model: "claude-sonnet-4",
+            input: 1,
+            output: 1,
+            cached_input: 0.1,
+            cache_write: 1.5,
+            source: "our contract",
+            date: "2026-11-01",
+          },
+        ],
+      }),
+    );
     expect(loadPrices(file)).toBe(1);
     expect(priceFor("claude-sonnet-4-20250514")).toMatchObject({ input: 1, source: "our contract" });
     // Code wins over the file.
@@ -270,8 +379,12 @@ describe("your own prices", () => {
       throw new Error("no error");
     };
     const rows = [0, 1, 2].map((i) => ({ model: `m${i}`, input: 1, output: 1 }));
-    expect(issuesOf(JSON.stringify({ prices: [...rows, { model: "m3", input: 1, output: "2" }] }))).toEqual([{ loc: ["prices", 3, "output"], type: "invalid_type" }]);
-    expect(issuesOf(JSON.stringify([{ model: "m", input: 1, output: 1, outptu: 2 }]))).toEqual([{ loc: ["prices", 0], type: "unrecognized_keys" }]);
+    expect(issuesOf(JSON.stringify({ prices: [...rows, { model: "m3", input: 1, output: "2" }] }))).toEqual([
+      { loc: ["prices", 3, "output"], type: "invalid_type" },
+    ]);
+    expect(issuesOf(JSON.stringify([{ model: "m", input: 1, output: 1, outptu: 2 }]))).toEqual([
+      { loc: ["prices", 0], type: "unrecognized_keys" },
+    ]);
     expect(issuesOf(JSON.stringify({ prices: [], models: [] }))).toEqual([{ loc: ["models"], type: "unrecognized_key" }]);
     expect(issuesOf("{not json")).toEqual([{ loc: ["prices"], type: "json_invalid" }]);
     expect(issuesOf(undefined)).toEqual([{ loc: ["prices"], type: "file_error" }]);
@@ -309,7 +422,8 @@ describe("roundUsd", () => {
     for (const p of prices) for (let t = 0; t < 3000; t++) xs.push(t * p * 1e-6, (t * p + 0.5 * p) * 1e-6);
     let seed = 7;
     const rnd = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-    for (let i = 0; i < 50_000; i++) xs.push(rnd() * 10 ** (Math.floor(rnd() * 24) - 14), -rnd() * 1e3, Math.round(rnd() * 1e12) / 1e12 + 5e-13);
+    for (let i = 0; i < 50_000; i++)
+      xs.push(rnd() * 10 ** (Math.floor(rnd() * 24) - 14), -rnd() * 1e3, Math.round(rnd() * 1e12) / 1e12 + 5e-13);
     for (let k = -15; k < 10; k++) xs.push(10 ** k, 10 ** k * (1 - 1e-16), 10 ** k * (1 + 2e-16), 5 * 10 ** k);
     const wrong = xs.filter((x) => !Object.is(roundUsd(x) + 0, expected(x) + 0));
     expect(wrong).toEqual([]);

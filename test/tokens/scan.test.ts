@@ -7,7 +7,9 @@ import { RUN, split } from "../../src/tokens/split.js";
 // A seeded generator (mulberry32), so a failure can be replayed.
 import { rng } from "../../benchmarks/corpus.js";
 
-const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
+const { get_encoding } = createRequire(import.meta.url)("tiktoken") as {
+  get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void };
+};
 
 /** The scanner's pieces as strings. */
 function scanned(text: string, enc: "o200k_base" | "cl100k_base"): string[] {
@@ -20,7 +22,50 @@ function scanned(text: string, enc: "o200k_base" | "cl100k_base"): string[] {
 
 // Weighted toward what the patterns treat specially: both letter cases, contractions, digits,
 // every kind of ASCII whitespace, slashes and other punctuation, control characters.
-const ATOMS = ["a", "b", "Z", "Q", "the", "The", "THE", "eXample", "'s", "'S", "'re", "'LL", "'ve", "'d", "'m", "'t", "'x", "'", "1", "42", "12345", " ", "  ", "\t", "\n", "\r\n", "\r", "\v", "\f", "/", "//", ".", ",", "(#", "-", "_", "\x00", "\x7f", "{", '"', "\\", "\n/\n"];
+const ATOMS = [
+  "a",
+  "b",
+  "Z",
+  "Q",
+  "the",
+  "The",
+  "THE",
+  "eXample",
+  "'s",
+  "'S",
+  "'re",
+  "'LL",
+  "'ve",
+  "'d",
+  "'m",
+  "'t",
+  "'x",
+  "'",
+  "1",
+  "42",
+  "12345",
+  " ",
+  "  ",
+  "\t",
+  "\n",
+  "\r\n",
+  "\r",
+  "\v",
+  "\f",
+  "/",
+  "//",
+  ".",
+  ",",
+  "(#",
+  "-",
+  "_",
+  "\x00",
+  "\x7f",
+  "{",
+  '"',
+  "\\",
+  "\n/\n",
+];
 
 describe("ASCII scanner", () => {
   it.each(["o200k_base", "cl100k_base"] as const)("cuts generated ASCII text into the pieces of %s's pattern", (enc) => {
@@ -39,11 +84,12 @@ describe("ASCII scanner", () => {
       "Summarise the attached quarterly report in three bullet points, keeping the figures exact. (#17)",
       "- Revenue grew 12% to 4.1M.\n- Costs fell 3% on lower hosting.\n- Headcount stayed at 41. ",
       "function f(x) {\n  return x.map((y) => y * 2); // double\n}\n\n\n",
-      "id,name,amount\n1,Widget,12.50\r\n2,\"Gadget, large\",1000000\r\n",
+      'id,name,amount\n1,Widget,12.50\r\n2,"Gadget, large",1000000\r\n',
       "I'm sure they'll say it's fine, but we've WE'VE don't DON'T",
       "path/to/file.ts:12:3 https://example.com/a/b?c=d&e=f   \t  end",
     ];
-    for (const enc of ["o200k_base", "cl100k_base"] as const) for (const s of samples) expect(scanned(s, enc)).toEqual(s.match(pretokenizer(enc)));
+    for (const enc of ["o200k_base", "cl100k_base"] as const)
+      for (const s of samples) expect(scanned(s, enc)).toEqual(s.match(pretokenizer(enc)));
   });
 
   /** The longest run of whitespace or of non-whitespace, character by character (split.ts's notion of a run). */
@@ -72,7 +118,15 @@ describe("ASCII scanner", () => {
   it("takes only ASCII text, as one chunk when it has no run longer than split.ts's RUN", () => {
     const scans = (text: string) => scan(text, "o200k_base", new Int32Array(text.length), RUN) >= 0;
     expect(scans("café au lait")).toBe(false);
-    const texts = ["plain text, with punctuation.\n", `a ${"x".repeat(RUN)} b`, `a ${"x".repeat(RUN + 1)} b`, `a${" ".repeat(RUN + 1)}b`, `.${"\n".repeat(RUN / 2)}${" ".repeat(RUN / 2 + 1)}x`, `.${"\n/".repeat(RUN)}`, "x".repeat(RUN + 1)];
+    const texts = [
+      "plain text, with punctuation.\n",
+      `a ${"x".repeat(RUN)} b`,
+      `a ${"x".repeat(RUN + 1)} b`,
+      `a${" ".repeat(RUN + 1)}b`,
+      `.${"\n".repeat(RUN / 2)}${" ".repeat(RUN / 2 + 1)}x`,
+      `.${"\n/".repeat(RUN)}`,
+      "x".repeat(RUN + 1),
+    ];
     // What split() does with it: one chunk, the whole text, and no run handed over on its own.
     const oneChunk = (text: string) => {
       const seen: string[] = [];
@@ -86,7 +140,12 @@ describe("ASCII scanner", () => {
   it("counts what tiktoken counts on scanned text, up to a run of exactly RUN characters", () => {
     const enc = get_encoding("o200k_base");
     try {
-      for (const text of [`start ${"ab".repeat(RUN / 2)} end`, `${"x".repeat(RUN)}`, `a${" ".repeat(RUN)}b`, "I'm sure they'll say it's fine.\n\n  - item/one\r\n"]) {
+      for (const text of [
+        `start ${"ab".repeat(RUN / 2)} end`,
+        `${"x".repeat(RUN)}`,
+        `a${" ".repeat(RUN)}b`,
+        "I'm sure they'll say it's fine.\n\n  - item/one\r\n",
+      ]) {
         expect(scan(text, "o200k_base", new Int32Array(text.length), RUN)).toBeGreaterThan(0);
         expect(countTextTokens(text, "gpt-4o")).toBe(enc.encode_ordinary(text).length);
       }

@@ -4,7 +4,9 @@ import { countTextTokens, freeEncoders, setEncoderLoader } from "../../src/token
 import { fingerprint, TextCountCache, SegmentTable, slotOf } from "../../src/tokens/memo.js";
 import { countBySegments } from "../../src/tokens/segments.js";
 
-const { get_encoding } = createRequire(import.meta.url)("tiktoken") as { get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void } };
+const { get_encoding } = createRequire(import.meta.url)("tiktoken") as {
+  get_encoding(e: string): { encode_ordinary(t: string): Uint32Array; free(): void };
+};
 const o200k = get_encoding("o200k_base");
 const cl100k = get_encoding("cl100k_base");
 
@@ -41,7 +43,40 @@ function rng(seed: number): () => number {
 }
 
 /** Words and separators chosen to meet every alternative of both patterns at a cut: contractions, digits, punctuation runs, slashes, newlines, runs of spaces. */
-const WORDS = ["the", "The", "QUARTERLY", "report", "it's", "we'll", "they'RE", "don't", "I'm", "x", "'s", "'", "12", "4096", "3.14", "(#17)", "--", "/", "//", "a/b", "e.g.", "URL", "camelCase", "snake_case", "{}", "[]", "\"q\"", "#", "@me", "100%", "$5", "é"];
+const WORDS = [
+  "the",
+  "The",
+  "QUARTERLY",
+  "report",
+  "it's",
+  "we'll",
+  "they'RE",
+  "don't",
+  "I'm",
+  "x",
+  "'s",
+  "'",
+  "12",
+  "4096",
+  "3.14",
+  "(#17)",
+  "--",
+  "/",
+  "//",
+  "a/b",
+  "e.g.",
+  "URL",
+  "camelCase",
+  "snake_case",
+  "{}",
+  "[]",
+  '"q"',
+  "#",
+  "@me",
+  "100%",
+  "$5",
+  "é",
+];
 const SEPS = [" ", " ", " ", " ", "  ", "   ", "\n", "\n\n", " \n", "\t", ", ", ". ", "; ", " - ", "\r\n", "", "/"];
 
 function text(r: () => number, words: number, ascii = true): string {
@@ -56,7 +91,10 @@ function text(r: () => number, words: number, ascii = true): string {
 
 describe("counting by segments", () => {
   it("counts what tiktoken counts, on generated ASCII text, cold and from the table, for both encodings", () => {
-    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) {
+    for (const [model, enc] of [
+      ["gpt-4o", o200k],
+      ["gpt-4", cl100k],
+    ] as const) {
       for (let seed = 1; seed <= 300; seed++) {
         const r = rng(seed);
         const t = text(r, 1 + Math.floor(r() * 120));
@@ -88,7 +126,9 @@ describe("counting by segments", () => {
     const counted: string[] = [];
     const count = (s: string) => (counted.push(s), 1);
     // Cut only where the character before the space is ASCII: never after "é" or a no-break space.
-    expect(countBySegments(`${"plain words ".repeat(4)}then é at the end, more words after\u00a0 that and others`, "o200k_base", count)).toBeGreaterThan(1);
+    expect(
+      countBySegments(`${"plain words ".repeat(4)}then é at the end, more words after\u00a0 that and others`, "o200k_base", count),
+    ).toBeGreaterThan(1);
     for (let i = 1; i < counted.length; i++) expect(counted[i - 1]!.charCodeAt(counted[i - 1]!.length - 1)).toBeLessThan(128);
     expect(counted.join("")).toBe(`${"plain words ".repeat(4)}then é at the end, more words after\u00a0 that and others`);
     expect(countBySegments("a few words and then a failing segment", "o200k_base", () => -1)).toBe(-1);
@@ -97,14 +137,33 @@ describe("counting by segments", () => {
   });
 
   it("counts what tiktoken counts on generated text past ASCII (accents, symbols, CJK, emoji, no-break and ideographic spaces), for both encodings", () => {
-    const extra = ["é", "naïve", "°C", "“quoted”", "—", "東京", "では", "😀", "👍🏽", "\u00a0", "\u3000", "\u2009", "Ωmega", "straße", "x\u0301"];
+    const extra = [
+      "é",
+      "naïve",
+      "°C",
+      "“quoted”",
+      "—",
+      "東京",
+      "では",
+      "😀",
+      "👍🏽",
+      "\u00a0",
+      "\u3000",
+      "\u2009",
+      "Ωmega",
+      "straße",
+      "x\u0301",
+    ];
     const seen = recordingLoader();
-    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) {
+    for (const [model, enc] of [
+      ["gpt-4o", o200k],
+      ["gpt-4", cl100k],
+    ] as const) {
       for (let seed = 1; seed <= 200; seed++) {
         const r = rng(seed * 7919);
         let t = "";
         const words = 1 + Math.floor(r() * 100);
-        for (let i = 0; i < words; i++) t += (r() < 0.2 ? extra[Math.floor(r() * extra.length)]! : text(r, 1));
+        for (let i = 0; i < words; i++) t += r() < 0.2 ? extra[Math.floor(r() * extra.length)]! : text(r, 1);
         const expected = enc.encode_ordinary(t).length || 1;
         expect(countTextTokens(t, model), `${model} seed ${seed} cold`).toBe(expected);
         expect(countTextTokens(t, model), `${model} seed ${seed} warm`).toBe(expected);
@@ -115,7 +174,11 @@ describe("counting by segments", () => {
     // A segment far longer than the usual (no ASCII word to cut before), between English sentences.
     // (Its runs stay under RUN: a longer one is counted from slices, within about a percent, by design.)
     const long = `${text(rng(3), 30)} ${"東京 では、 ".repeat(120)}${"«δ» ".repeat(40)} ${text(rng(4), 30)}`;
-    for (const [model, enc] of [["gpt-4o", o200k], ["gpt-4", cl100k]] as const) expect(countTextTokens(long, model), model).toBe(enc.encode_ordinary(long).length);
+    for (const [model, enc] of [
+      ["gpt-4o", o200k],
+      ["gpt-4", cl100k],
+    ] as const)
+      expect(countTextTokens(long, model), model).toBe(enc.encode_ordinary(long).length);
     // A repeated passage past ASCII is counted from the table the second time: only the new tail is encoded.
     const shared = Array.from({ length: 30 }, (_, i) => `Saturday ${i} in Lisbon warms to 21 °C with “light” rain`).join(" ");
     countTextTokens(`${shared} first?`, "gpt-4o");
@@ -143,7 +206,24 @@ describe("counting by segments", () => {
     let cutTexts = 0;
     for (let k = 0; k < 60; k++) {
       const r = rng(600 + k);
-      const vocabulary = ["the", "weather", "Lisbon", "pack", "museum", "opens", "at", "walk", "before", "lunch", "jacket", "shoes", "rain", "a", "light", "Saturday"];
+      const vocabulary = [
+        "the",
+        "weather",
+        "Lisbon",
+        "pack",
+        "museum",
+        "opens",
+        "at",
+        "walk",
+        "before",
+        "lunch",
+        "jacket",
+        "shoes",
+        "rain",
+        "a",
+        "light",
+        "Saturday",
+      ];
       const words = Array.from({ length: 8 + k }, () => vocabulary[Math.floor(r() * vocabulary.length)]!).join(" ");
       const question = (n: number) => `${words}, ${words}? (request ${n})`;
       countBySegments(question(1), "o200k_base", count);
@@ -232,8 +312,9 @@ describe("where countBySegments cuts", () => {
     }
   });
 
-  it("counts only the number when the words before it were met before (\"… (request 8123)\")", () => {
-    const ask = (n: number) => `I land in Lisbon on Saturday morning with six free hours. What should I pack for the weather? (request ${n})`;
+  it('counts only the number when the words before it were met before ("… (request 8123)")', () => {
+    const ask = (n: number) =>
+      `I land in Lisbon on Saturday morning with six free hours. What should I pack for the weather? (request ${n})`;
     const counted: string[] = [];
     countBySegments(ask(1), "o200k_base", (s) => s.length);
     countBySegments(ask(2), "o200k_base", (s) => (counted.push(s), s.length));

@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createRequire } from "node:module";
-import { approximateTokens, countTextTokens, encodingForModel, estimateUsage, freeEncoders, pieces, resolveModel, setEncoderLoader } from "../../src/tokens/index.js";
+import {
+  approximateTokens,
+  countTextTokens,
+  encodingForModel,
+  estimateUsage,
+  freeEncoders,
+  pieces,
+  resolveModel,
+  setEncoderLoader,
+} from "../../src/tokens/index.js";
 
 const require = createRequire(import.meta.url);
 const { get_encoding } = require("tiktoken") as { get_encoding(e: string): { encode(t: string): Uint32Array; free(): void } };
@@ -22,7 +31,10 @@ describe("token estimation", () => {
 
   it("counts exactly what tiktoken counts for OpenAI models", () => {
     const text = "The quick brown fox jumps over the lazy dog. 東京は晴れです。";
-    for (const [model, enc] of [["gpt-4o", "o200k_base"], ["gpt-4", "cl100k_base"]] as const) {
+    for (const [model, enc] of [
+      ["gpt-4o", "o200k_base"],
+      ["gpt-4", "cl100k_base"],
+    ] as const) {
       const e = get_encoding(enc);
       expect(countTextTokens(text, model)).toBe(e.encode(text).length);
       e.free();
@@ -54,7 +66,9 @@ describe("token estimation", () => {
   });
 
   it("accounts for images by detail and size", () => {
-    const img = (extras: Record<string, unknown>) => estimateUsage({ model: "gpt-4o", inputs: [{ role: "user", content: [{ type: "image", url: "u", extras }] }], outputs: [] }).input_tokens;
+    const img = (extras: Record<string, unknown>) =>
+      estimateUsage({ model: "gpt-4o", inputs: [{ role: "user", content: [{ type: "image", url: "u", extras }] }], outputs: [] })
+        .input_tokens;
     const base = img({ detail: "low" }) - 85;
     expect(img({ width: 1024, height: 1024 }) - base).toBe(85 + 170 * 4);
     expect(img({}) - base).toBe(765);

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import { BedrockRuntimeClient, ConverseCommand, ConverseStreamCommand, CountTokensCommand, type ConverseCommandInput, type Message as BedrockMessage } from "@aws-sdk/client-bedrock-runtime";
+import {
+  BedrockRuntimeClient,
+  ConverseCommand,
+  ConverseStreamCommand,
+  CountTokensCommand,
+  type ConverseCommandInput,
+  type Message as BedrockMessage,
+} from "@aws-sdk/client-bedrock-runtime";
 import { wrapBedrock } from "../../src/index.js";
 import { traceable } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
@@ -27,7 +34,13 @@ const PNG = new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 // The client's default handler speaks HTTP/2 to an http:// endpoint.
 const vendor = useWrapperReplay({ http2: true });
 
-const bedrock = (maxAttempts = 1) => new BedrockRuntimeClient({ region: "us-east-1", endpoint: vendor.server.url, credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: SECRET }, maxAttempts });
+const bedrock = (maxAttempts = 1) =>
+  new BedrockRuntimeClient({
+    region: "us-east-1",
+    endpoint: vendor.server.url,
+    credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: SECRET },
+    maxAttempts,
+  });
 
 const ask: ConverseCommandInput = {
   modelId: MODEL,
@@ -66,15 +79,27 @@ describe("wrapBedrock: Converse", () => {
 
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse" });
-    expect(run.extra.metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL, invocation_params: { inferenceConfig: { maxTokens: 200, temperature: 0.2 } } });
+    expect(run.extra.metadata).toMatchObject({
+      trace_provider: "bedrock",
+      trace_model_name: MODEL,
+      invocation_params: { inferenceConfig: { maxTokens: 200, temperature: 0.2 } },
+    });
     expect(run.inputs.messages).toEqual([
       { role: "system", content: [{ type: "text", text: "Answer in French.", extras: { cache_point: { type: "default" } } }] },
-      { role: "user", content: [{ type: "text", text: "Weather in Paris?" }, { type: "image", base64: Buffer.from(PNG).toString("base64"), mime_type: "image/png" }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "Weather in Paris?" },
+          { type: "image", base64: Buffer.from(PNG).toString("base64"), mime_type: "image/png" },
+        ],
+      },
     ]);
     const reply = run.outputs.messages[0];
     expect(reply.content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C à Paris." }]);
     // inputTokens (21) leaves out the cache: read 1024 and written 176 are added in.
-    expect(reply.usage_metadata).toEqual(priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }));
+    expect(reply.usage_metadata).toEqual(
+      priced({ input_tokens: 1221, output_tokens: 14, total_tokens: 1235, input_token_details: { cache_read: 1024, cache_creation: 176 } }),
+    );
     expect(reply.extras).toMatchObject({ stopReason: "end_turn", metrics: { latencyMs: 612 } });
     expect(run.end_time >= run.start_time).toBe(true);
     expect(validate(run.inputs.messages)).toEqual([]);
@@ -87,34 +112,61 @@ describe("wrapBedrock: Converse", () => {
     const first = fixture("bedrock-converse-tool-use.json");
     vendor.server.push({ json: first }, { json: fixture("bedrock-converse.json") });
     const client = wrapBedrock(bedrock(), { client: vendor.writer });
-    const toolConfig = { tools: [{ toolSpec: { name: "get_weather", description: "Current weather", inputSchema: { json: { type: "object", properties: { city: { type: "string" } } } } } }] };
+    const toolConfig = {
+      tools: [
+        {
+          toolSpec: {
+            name: "get_weather",
+            description: "Current weather",
+            inputSchema: { json: { type: "object", properties: { city: { type: "string" } } } },
+          },
+        },
+      ],
+    };
     const turn1 = await client.send(new ConverseCommand({ ...ask, toolConfig }));
     const assistant = turn1.output!.message!;
     const toolUse = assistant.content!.find((b) => b.toolUse)!.toolUse!;
     const messages: BedrockMessage[] = [
       ...ask.messages!,
       assistant,
-      { role: "user", content: [{ toolResult: { toolUseId: toolUse.toolUseId!, content: [{ json: { celsius: 18, sky: "rain" } }], status: "success" } }] },
+      {
+        role: "user",
+        content: [{ toolResult: { toolUseId: toolUse.toolUseId!, content: [{ json: { celsius: 18, sky: "rain" } }], status: "success" } }],
+      },
     ];
     await client.send(new ConverseCommand({ ...ask, toolConfig, messages }));
 
     const [r1, r2] = vendor.writer.list() as Record<string, any>[];
     expect(r1!.outputs.messages[0].content).toEqual([
-      { type: "reasoning", text: "The user wants the weather; I should call get_weather for Paris.", extras: { signature: "EqQBCkgIBxABGAIiQLk0c2lnbmF0dXJl" } },
+      {
+        type: "reasoning",
+        text: "The user wants the weather; I should call get_weather for Paris.",
+        extras: { signature: "EqQBCkgIBxABGAIiQLk0c2lnbmF0dXJl" },
+      },
       { type: "text", text: "Let me check the weather." },
       { type: "tool_call", id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", name: "get_weather", args: { city: "Paris", unit: "celsius" } },
     ]);
     expect(r1!.extra.metadata.invocation_params.toolConfig).toEqual(toolConfig);
     const inputs = r2!.inputs.messages;
     expect(inputs.map((m: { role: string }) => m.role)).toEqual(["system", "user", "assistant", "tool"]);
-    expect(inputs[3]).toEqual({ role: "tool", tool_call_id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", content: [{ type: "text", text: '{"celsius":18,"sky":"rain"}', extras: { vendor_type: "json" } }] });
+    expect(inputs[3]).toEqual({
+      role: "tool",
+      tool_call_id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q",
+      content: [{ type: "text", text: '{"celsius":18,"sky":"rain"}', extras: { vendor_type: "json" } }],
+    });
     expect(validate(inputs)).toEqual([]);
   });
 
   it("records and rethrows a 400 ValidationException unchanged", async () => {
-    vendor.server.push({ status: 400, json: { message: "The provided model identifier is invalid." }, headers: { "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" } });
+    vendor.server.push({
+      status: 400,
+      json: { message: "The provided model identifier is invalid." },
+      headers: { "x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/" },
+    });
     const client = wrapBedrock(bedrock(), { client: vendor.writer });
-    const err = (await client.send(new ConverseCommand({ ...ask, modelId: "no-such-model" })).catch((e: unknown) => e)) as Error & { $metadata: { httpStatusCode: number } };
+    const err = (await client.send(new ConverseCommand({ ...ask, modelId: "no-such-model" })).catch((e: unknown) => e)) as Error & {
+      $metadata: { httpStatusCode: number };
+    };
     expect(err.name).toBe("ValidationException");
     expect(err.$metadata.httpStatusCode).toBe(400);
     const run = onlyRun();
@@ -124,7 +176,10 @@ describe("wrapBedrock: Converse", () => {
   });
 
   it("makes one run for a call the SDK retried", async () => {
-    vendor.server.push({ status: 503, json: { message: "Service unavailable" }, headers: { "x-amzn-errortype": "ServiceUnavailableException" } }, { json: fixture("bedrock-converse.json") });
+    vendor.server.push(
+      { status: 503, json: { message: "Service unavailable" }, headers: { "x-amzn-errortype": "ServiceUnavailableException" } },
+      { json: fixture("bedrock-converse.json") },
+    );
     const client = wrapBedrock(bedrock(2), { client: vendor.writer });
     const out = await client.send(new ConverseCommand(ask));
     expect(out.$metadata.attempts).toBe(2);
@@ -146,7 +201,9 @@ describe("wrapBedrock: Converse", () => {
   it("traces a call sent with a callback (send's other call shape) once", async () => {
     vendor.server.push({ json: fixture("bedrock-converse.json") });
     const client = wrapBedrock(bedrock(), { client: vendor.writer });
-    const out = await new Promise<{ stopReason?: string }>((resolve, reject) => client.send(new ConverseCommand(ask), (err: unknown, data?: { stopReason?: string }) => (err ? reject(err) : resolve(data!))));
+    const out = await new Promise<{ stopReason?: string }>((resolve, reject) =>
+      client.send(new ConverseCommand(ask), (err: unknown, data?: { stopReason?: string }) => (err ? reject(err) : resolve(data!))),
+    );
     expect(out.stopReason).toBe("end_turn");
     expect(onlyRun().outputs.messages[0].usage_metadata.input_tokens).toBe(1221);
   });
@@ -154,7 +211,10 @@ describe("wrapBedrock: Converse", () => {
   it("nests under traceable", async () => {
     vendor.server.push({ json: fixture("bedrock-converse.json") });
     const client = wrapBedrock(bedrock(), { client: vendor.writer });
-    const pipeline = traceable(async () => (await client.send(new ConverseCommand(ask))).output?.message?.content?.[0]?.text, { name: "pipeline", client: vendor.writer });
+    const pipeline = traceable(async () => (await client.send(new ConverseCommand(ask))).output?.message?.content?.[0]?.text, {
+      name: "pipeline",
+      client: vendor.writer,
+    });
     expect(await pipeline()).toMatch(/^Bonjour/);
     const root = vendor.writer.list().find((r) => r.name === "pipeline")!;
     const llm = vendor.writer.list().find((r) => r.run_type === "llm")!;
@@ -182,7 +242,9 @@ describe("wrapBedrock: ConverseStream", () => {
     expect(run.error).toBeUndefined();
     const reply = run.outputs.messages[0];
     expect(reply.content).toEqual([{ type: "text", text: "Bonjour ! Il fait 18 °C." }]);
-    expect(reply.usage_metadata).toEqual(priced({ input_tokens: 1043, output_tokens: 11, total_tokens: 1054, input_token_details: { cache_read: 1024 } }));
+    expect(reply.usage_metadata).toEqual(
+      priced({ input_tokens: 1043, output_tokens: 11, total_tokens: 1054, input_token_details: { cache_read: 1024 } }),
+    );
     expect(reply.extras).toMatchObject({ stopReason: "end_turn", metrics: { latencyMs: 388 } });
     expect(run.extra.metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL });
   });
@@ -226,7 +288,10 @@ describe("wrapBedrock: ConverseStream", () => {
 
   it("records an exception event mid-stream and rethrows it to the caller", async () => {
     const events = fixture("bedrock-converse-stream.json").slice(0, 3);
-    vendor.server.push({ sse: [...events, { throttlingException: { message: "Too many tokens, please wait before trying again." } }], eventstream: true });
+    vendor.server.push({
+      sse: [...events, { throttlingException: { message: "Too many tokens, please wait before trying again." } }],
+      eventstream: true,
+    });
     const client = wrapBedrock(bedrock(), { client: vendor.writer });
     const out = await client.send(new ConverseStreamCommand(ask));
     const err = (await readAll(out.stream).catch((e: unknown) => e)) as Error;
@@ -239,8 +304,20 @@ describe("wrapBedrock: ConverseStream", () => {
 
 describe("tracing never throws into the host", () => {
   it("keeps calls and streams working when the run writer throws", async () => {
-    const broken = { createRun: () => { throw new Error("writer down"); }, updateRun: () => { throw new Error("writer down"); } };
-    const noisy = { createRun: () => {}, updateRun: () => { throw new Error("writer down"); } };
+    const broken = {
+      createRun: () => {
+        throw new Error("writer down");
+      },
+      updateRun: () => {
+        throw new Error("writer down");
+      },
+    };
+    const noisy = {
+      createRun: () => {},
+      updateRun: () => {
+        throw new Error("writer down");
+      },
+    };
     for (const w of [broken, noisy]) {
       vendor.server.push({ json: fixture("bedrock-converse.json") }, { sse: fixture("bedrock-converse-stream.json"), eventstream: true });
       const client = wrapBedrock(bedrock(), { client: w });
@@ -252,10 +329,19 @@ describe("tracing never throws into the host", () => {
 
   it("passes the call through when processInputs throws, and redacts with both hooks", async () => {
     vendor.server.push({ json: fixture("bedrock-converse.json") }, { json: fixture("bedrock-converse.json") });
-    const failing = wrapBedrock(bedrock(), { client: vendor.writer, processInputs: () => { throw new Error("redactor bug"); } });
+    const failing = wrapBedrock(bedrock(), {
+      client: vendor.writer,
+      processInputs: () => {
+        throw new Error("redactor bug");
+      },
+    });
     expect((await failing.send(new ConverseCommand(ask))).stopReason).toBe("end_turn");
     expect(vendor.writer.list()).toHaveLength(0);
-    const redacting = wrapBedrock(bedrock(), { client: vendor.writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    const redacting = wrapBedrock(bedrock(), {
+      client: vendor.writer,
+      processInputs: () => ({ redacted: true }),
+      processOutputs: () => ({ redacted: true }),
+    });
     await redacting.send(new ConverseCommand(ask));
     expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
   });
@@ -290,7 +376,13 @@ describe("capture -> ingest client -> collector", () => {
   });
 
   it("stores a traced ConverseStream call with its time to first token and reported usage", async () => {
-    const client = new Client({ endpoint: col.url, apiKey: "tp-key", project: "bedrock", spoolDir: join(tempDir("tp-bedrock-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: "tp-key",
+      project: "bedrock",
+      spoolDir: join(tempDir("tp-bedrock-"), "spool"),
+      warn: () => {},
+    });
     vendor.server.push({ sse: fixture("bedrock-converse-stream.json"), eventstream: true, delayMs: 3 });
     const wrapped = wrapBedrock(bedrock(), { client });
     let text = "";
@@ -303,7 +395,10 @@ describe("capture -> ingest client -> collector", () => {
     expect(llm).toMatchObject({ run_type: "llm", name: "ChatBedrockConverse" });
     expect(llm.first_token_time).toBe(llm.events!.find((e) => e.name === "new_token")!.time);
     expect(llm.first_token_time! > llm.start_time && llm.first_token_time! < llm.end_time!).toBe(true);
-    expect((llm.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ trace_provider: "bedrock", trace_model_name: MODEL });
+    expect((llm.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({
+      trace_provider: "bedrock",
+      trace_model_name: MODEL,
+    });
     const reply = (llm.outputs as { messages: { usage_metadata?: Record<string, unknown> }[] }).messages[0]!;
     expect(reply.usage_metadata).toMatchObject({ input_tokens: 1043, output_tokens: 11, input_token_details: { cache_read: 1024 } });
   });

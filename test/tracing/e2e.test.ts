@@ -26,7 +26,12 @@ describe("capture -> ingest client -> collector", () => {
     const chat = traceable(
       async (question: string) => {
         let text = "";
-        for await (const c of await openai.chat.completions.create({ model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: question }] })) text += c.choices[0]?.delta.content ?? "";
+        for await (const c of await openai.chat.completions.create({
+          model: "gpt-4o-mini",
+          stream: true,
+          messages: [{ role: "user", content: question }],
+        }))
+          text += c.choices[0]?.delta.content ?? "";
         return text;
       },
       { name: "chat", client },
@@ -42,7 +47,10 @@ describe("capture -> ingest client -> collector", () => {
     expect(llm.detected_format).toBe("native");
     expect(llm.first_token_time).toBe(llm.events!.find((e) => e.name === "new_token")!.time);
     expect(llm.first_token_time! > llm.start_time && llm.first_token_time! < llm.end_time!).toBe(true);
-    expect((llm.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-mini-2024-07-18" });
+    expect((llm.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o-mini-2024-07-18",
+    });
     expect(root.outputs).toEqual({ output: "Hello! How can I help?" });
     // The stream reported no usage: the estimate, made off the caller's path, still arrived.
     const usage = (llm.outputs as { messages: { usage_metadata?: Record<string, unknown> }[] }).messages[0]!.usage_metadata;

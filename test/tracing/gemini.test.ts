@@ -82,14 +82,24 @@ describe("wrapGemini: models.generateContent", () => {
       { role: "system", content: [{ type: "text", text: "Be brief." }] },
       { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
     ]);
-    expect(run.extra!.metadata).toMatchObject({ trace_provider: "google", trace_model_name: "gemini-2.5-flash", invocation_params: { temperature: 0.2 } });
+    expect(run.extra!.metadata).toMatchObject({
+      trace_provider: "google",
+      trace_model_name: "gemini-2.5-flash",
+      invocation_params: { temperature: 0.2 },
+    });
     const out = run.outputs!.messages[0];
     expect(out.content).toEqual([
       { type: "reasoning", text: "The user wants a short answer about the weather." },
       { type: "text", text: "Paris is 18°C and rainy.", extras: { signature: "CiQBVKhc7vZ3mGq2wJ0sYk1" } },
     ]);
     expect(out.extras).toMatchObject({ finishReason: "STOP", responseId: "mSxBafa3LtWhz7IP0ebH0QQ", safetyRatings: expect.any(Array) });
-    expect(out.usage_metadata).toMatchObject({ input_tokens: 24, output_tokens: 21, total_tokens: 45, input_token_details: { cache_read: 16 }, output_token_details: { reasoning: 12 } });
+    expect(out.usage_metadata).toMatchObject({
+      input_tokens: 24,
+      output_tokens: 21,
+      total_tokens: 45,
+      input_token_details: { cache_read: 16 },
+      output_token_details: { reasoning: 12 },
+    });
     // gemini-2.5-flash's row: 0.30 / 0.03 (cache read) / 2.50 USD per million tokens.
     expect(out.usage_metadata.input_cost).toBeCloseTo(8 * 0.3e-6 + 16 * 0.03e-6, 15);
     expect(out.usage_metadata.output_cost).toBeCloseTo(21 * 2.5e-6, 15);
@@ -106,25 +116,53 @@ describe("wrapGemini: models.generateContent", () => {
     const p = project();
     vendor.server.push({ json: fixture("gemini-function-call.json") }, { json: fixture("gemini-function-reply.json") });
     const ai = wrapGemini(genai(), { client, project: p });
-    const tools = [{ functionDeclarations: [{ name: "get_weather", description: "Current weather", parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } } }] }];
+    const tools = [
+      {
+        functionDeclarations: [
+          {
+            name: "get_weather",
+            description: "Current weather",
+            parametersJsonSchema: { type: "object", properties: { city: { type: "string" } } },
+          },
+        ],
+      },
+    ];
     const history: Content[] = [{ role: "user", parts: [{ text: "Weather in Paris?" }] }];
     const first = await ai.models.generateContent({ model: "gemini-2.5-flash", contents: history, config: { tools } });
     const fc = first.functionCalls![0]!;
     expect(fc).toMatchObject({ name: "get_weather", args: { city: "Paris", unit: "celsius" } });
-    history.push(first.candidates![0]!.content!, { role: "user", parts: [{ functionResponse: { name: fc.name, response: { output: { celsius: 18, sky: "rain" } } } }] });
+    history.push(first.candidates![0]!.content!, {
+      role: "user",
+      parts: [{ functionResponse: { name: fc.name, response: { output: { celsius: 18, sky: "rain" } } } }],
+    });
     const second = await ai.models.generateContent({ model: "gemini-2.5-flash", contents: history, config: { tools } });
     expect(second.text).toBe("It is 18°C in Paris, with light rain.");
 
     const runs = (await stored(p)).sort((a, b) => String(a.start_time).localeCompare(String(b.start_time)));
     expect(runs).toHaveLength(2);
     const call = runs[0]!.outputs!.messages[0].content[0];
-    expect(call).toMatchObject({ type: "tool_call", name: "get_weather", args: { city: "Paris", unit: "celsius" }, extras: { signature: "CiIBVKhc7jq2k1yD8lXr0aQ", id_synthesized: true } });
-    expect(runs[0]!.outputs!.messages[0].usage_metadata).toMatchObject({ input_tokens: 61, output_tokens: 68, total_tokens: 129, output_token_details: { reasoning: 50 } });
+    expect(call).toMatchObject({
+      type: "tool_call",
+      name: "get_weather",
+      args: { city: "Paris", unit: "celsius" },
+      extras: { signature: "CiIBVKhc7jq2k1yD8lXr0aQ", id_synthesized: true },
+    });
+    expect(runs[0]!.outputs!.messages[0].usage_metadata).toMatchObject({
+      input_tokens: 61,
+      output_tokens: 68,
+      total_tokens: 129,
+      output_token_details: { reasoning: 50 },
+    });
     const inputs = runs[1]!.inputs.messages;
     expect(inputs.map((m: { role: string }) => m.role)).toEqual(["user", "assistant", "tool"]);
     const id = inputs[1].content[0].id;
     expect(typeof id).toBe("string");
-    expect(inputs[2]).toEqual({ role: "tool", tool_call_id: id, content: [{ type: "text", text: '{"output":{"celsius":18,"sky":"rain"}}' }], extras: { name: "get_weather" } });
+    expect(inputs[2]).toEqual({
+      role: "tool",
+      tool_call_id: id,
+      content: [{ type: "text", text: '{"output":{"celsius":18,"sky":"rain"}}' }],
+      extras: { name: "get_weather" },
+    });
     expect(runs[1]!.extra!.metadata.invocation_params.tools).toEqual(tools);
     expect(validate([...inputs, ...runs[1]!.outputs!.messages], { strict: false })).toEqual([]);
   });
@@ -132,8 +170,12 @@ describe("wrapGemini: models.generateContent", () => {
   it("records and rethrows a vendor error unchanged", async () => {
     const p = project();
     vendor.server.push({ status: 400, json: fixture("gemini-error.json") }, { status: 400, json: fixture("gemini-error.json") });
-    const plainErr = await genai().models.generateContent(ask).catch((e: unknown) => e);
-    const err = await wrapGemini(genai(), { client, project: p }).models.generateContent(ask).catch((e: unknown) => e);
+    const plainErr = await genai()
+      .models.generateContent(ask)
+      .catch((e: unknown) => e);
+    const err = await wrapGemini(genai(), { client, project: p })
+      .models.generateContent(ask)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).status).toBe(400);
     expect((err as Error).message).toBe((plainErr as Error).message);
@@ -157,7 +199,11 @@ describe("wrapGemini: models.generateContent", () => {
     const p = project();
     vendor.server.push({ json: fixture("gemini-response.json") });
     const ai = wrapGemini(genai(), { client, project: p });
-    const answer = traceable(async (q: string) => (await ai.models.generateContent({ model: "gemini-2.5-flash", contents: q })).text, { name: "answer", client, project: p });
+    const answer = traceable(async (q: string) => (await ai.models.generateContent({ model: "gemini-2.5-flash", contents: q })).text, {
+      name: "answer",
+      client,
+      project: p,
+    });
     expect(await answer("Weather?")).toBe("Paris is 18°C and rainy.");
     const runs = await stored(p);
     const root = runs.find((r) => r.name === "answer")!;
@@ -193,7 +239,12 @@ describe("wrapGemini: models.generateContentStream", () => {
     expect(run.extra!.metadata).toMatchObject({ trace_provider: "google", trace_model_name: "gemini-2.5-flash" });
     const out = run.outputs!.messages[0];
     expect(out.content).toEqual([{ type: "text", text: "Bonjour ! Comment allez-vous ?" }]);
-    expect(out.usage_metadata).toMatchObject({ input_tokens: 8, output_tokens: 25, total_tokens: 33, output_token_details: { reasoning: 18 } });
+    expect(out.usage_metadata).toMatchObject({
+      input_tokens: 8,
+      output_tokens: 25,
+      total_tokens: 33,
+      output_token_details: { reasoning: 18 },
+    });
     expect(out.usage_metadata.estimated).toBeUndefined();
     expect(out.usage_metadata.total_cost).toBeCloseTo(8 * 0.3e-6 + 25 * 2.5e-6, 15);
     expect(JSON.stringify(run)).not.toContain(SECRET);
@@ -279,7 +330,11 @@ describe("wrapGemini: wrapping", () => {
   });
 
   it("never throws into the caller when recording fails: the calls still return what the SDK returned", async () => {
-    vendor.server.push({ json: fixture("gemini-response.json") }, { json: fixture("gemini-response.json") }, { sse: fixture("gemini-stream.json"), bare: true });
+    vendor.server.push(
+      { json: fixture("gemini-response.json") },
+      { json: fixture("gemini-response.json") },
+      { sse: fixture("gemini-stream.json"), bare: true },
+    );
     const broken: RunWriter = {
       createRun: () => {
         throw new Error("writer down");

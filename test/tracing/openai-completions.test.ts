@@ -30,11 +30,19 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
     const run = onlyRun();
     expect(run).toMatchObject({ run_type: "llm", name: "OpenAI" });
     expect(run.inputs.messages).toEqual([{ role: "user", content: [{ type: "text", text: "The capital of France is" }] }]);
-    expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-3.5-turbo-instruct:20230824-v2", invocation_params: { max_tokens: 16, temperature: 0 } });
+    expect(run.extra.metadata).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-3.5-turbo-instruct:20230824-v2",
+      invocation_params: { max_tokens: 16, temperature: 0 },
+    });
     expect(run.extra.metadata.invocation_params.prompt).toBeUndefined();
     const out = run.outputs.messages;
     expect(out).toHaveLength(1);
-    expect(out[0]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "\n\nParis is the capital of France." }], extras: { finish_reason: "stop", id: "cmpl-r1" } });
+    expect(out[0]).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "\n\nParis is the capital of France." }],
+      extras: { finish_reason: "stop", id: "cmpl-r1" },
+    });
     expect(out[0].usage_metadata).toEqual({ input_tokens: 7, output_tokens: 8, total_tokens: 15 });
     expect(run.error ?? undefined).toBeUndefined();
     expect(validate(run.inputs.messages)).toEqual([]);
@@ -64,9 +72,20 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
   });
 
   it("with includeUsage asks for stream usage and records the reported counts", async () => {
-    const usage = { id: "cmpl-s1", object: "text_completion", created: 1763800000, model: "gpt-3.5-turbo-instruct:20230824-v2", choices: [], usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 } };
+    const usage = {
+      id: "cmpl-s1",
+      object: "text_completion",
+      created: 1763800000,
+      model: "gpt-3.5-turbo-instruct:20230824-v2",
+      choices: [],
+      usage: { prompt_tokens: 5, completion_tokens: 6, total_tokens: 11 },
+    };
     vendor.server.push({ sse: [...fixture("openai-text-completion-stream.json"), usage] });
-    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer, includeUsage: true }).completions.create({ ...ask, stream: true })) void _;
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer, includeUsage: true }).completions.create({
+      ...ask,
+      stream: true,
+    }))
+      void _;
     expect(vendor.server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 5, output_tokens: 6, total_tokens: 11 });
   });
@@ -79,22 +98,44 @@ describe("wrapOpenAI: completions.create (legacy text completions)", () => {
     expect(res.choices).toHaveLength(4);
     const run = onlyRun();
     expect(run.inputs.messages.map((m: { extras: { prompt_index: number } }) => m.extras.prompt_index)).toEqual([0, 1]);
-    expect(run.outputs.messages.map((m: { extras: { prompt_index: number; choice_index: number } }) => [m.extras.prompt_index, m.extras.choice_index])).toEqual([[0, 0], [0, 1], [1, 2], [1, 3]]);
+    expect(
+      run.outputs.messages.map((m: { extras: { prompt_index: number; choice_index: number } }) => [
+        m.extras.prompt_index,
+        m.extras.choice_index,
+      ]),
+    ).toEqual([
+      [0, 0],
+      [0, 1],
+      [1, 2],
+      [1, 3],
+    ]);
     expect(run.extra.metadata.invocation_params).toMatchObject({ n: 2, max_tokens: 2 });
   });
 
   it("records an abandoned stream as cancelled with the text so far", async () => {
     vendor.server.push({ sse: fixture("openai-text-completion-stream.json"), delayMs: 2 });
     let n = 0;
-    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).completions.create({ ...ask, stream: true })) if (++n === 3) break;
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).completions.create({ ...ask, stream: true }))
+      if (++n === 3) break;
     const run = onlyRun();
     expect(run.error).toBe("cancelled");
     expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "\n\nParis is" }]);
   });
 
   it("records and rethrows a vendor 4xx unchanged", async () => {
-    vendor.server.push({ status: 404, json: { error: { message: "The model `gpt-4o` is not supported on the completions endpoint", type: "invalid_request_error", code: "model_not_found" } } });
-    const err = await wrapOpenAI(openai(), { client: vendor.writer }).completions.create({ ...ask, model: "gpt-4o" }).catch((e: unknown) => e);
+    vendor.server.push({
+      status: 404,
+      json: {
+        error: {
+          message: "The model `gpt-4o` is not supported on the completions endpoint",
+          type: "invalid_request_error",
+          code: "model_not_found",
+        },
+      },
+    });
+    const err = await wrapOpenAI(openai(), { client: vendor.writer })
+      .completions.create({ ...ask, model: "gpt-4o" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.NotFoundError);
     expect(onlyRun().error).toContain("not supported on the completions endpoint");
   });
@@ -122,12 +163,27 @@ describe("wrapOpenAI: chat.completions.parse with a structured-output response_f
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     const run = onlyRun();
     expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: '{"city":"Paris","celsius":18}' }]);
-    expect(run.extra.metadata.invocation_params.response_format).toMatchObject({ type: "json_schema", json_schema: { name: "weather", strict: true } });
+    expect(run.extra.metadata.invocation_params.response_format).toMatchObject({
+      type: "json_schema",
+      json_schema: { name: "weather", strict: true },
+    });
   });
 
   it("plain json_schema: traced once with the parsed output's text", async () => {
     vendor.server.push({ json: weather });
-    const response_format = { type: "json_schema" as const, json_schema: { name: "weather", strict: true, schema: { type: "object", properties: { city: { type: "string" }, celsius: { type: "number" } }, required: ["city", "celsius"], additionalProperties: false } } };
+    const response_format = {
+      type: "json_schema" as const,
+      json_schema: {
+        name: "weather",
+        strict: true,
+        schema: {
+          type: "object",
+          properties: { city: { type: "string" }, celsius: { type: "number" } },
+          required: ["city", "celsius"],
+          additionalProperties: false,
+        },
+      },
+    };
     const parsed = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.parse({ ...ask, response_format });
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     const run = onlyRun();

@@ -8,7 +8,13 @@ import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 const vendor = useWrapperReplay();
 
 const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
-const ask = { model: "gpt-4.1", instructions: "Answer briefly.", input: "Weather in Paris?", temperature: 0.2, previous_response_id: "resp_previous_1" };
+const ask = {
+  model: "gpt-4.1",
+  instructions: "Answer briefly.",
+  input: "Weather in Paris?",
+  temperature: 0.2,
+  previous_response_id: "resp_previous_1",
+};
 
 function onlyRun() {
   const runs = vendor.writer.list();
@@ -30,10 +36,19 @@ describe("wrapOpenAI: responses.create", () => {
       { role: "system", content: [{ type: "text", text: "Answer briefly." }], extras: { previous_response_id: "resp_previous_1" } },
       { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
     ]);
-    expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4.1-2025-04-14", invocation_params: { temperature: 0.2, previous_response_id: "resp_previous_1" } });
+    expect(run.extra.metadata).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4.1-2025-04-14",
+      invocation_params: { temperature: 0.2, previous_response_id: "resp_previous_1" },
+    });
     const out = run.outputs.messages[0];
     expect(out.content.map((b: { type: string }) => b.type)).toEqual(["reasoning", "tool_call", "text"]);
-    expect(out.content[1]).toMatchObject({ type: "tool_call", id: "call_12345xyz", name: "get_weather", args: { location: "Paris, France" } });
+    expect(out.content[1]).toMatchObject({
+      type: "tool_call",
+      id: "call_12345xyz",
+      name: "get_weather",
+      args: { location: "Paris, France" },
+    });
     // Priced as gpt-4.1 ($2 / $0.50 cached / $8 per million): 72 uncached + 256 cached in, 52 out of which 32 reasoning.
     expect(out.usage_metadata).toEqual({
       input_tokens: 328,
@@ -69,7 +84,10 @@ describe("wrapOpenAI: responses.create", () => {
     expect(tok.time > run.start_time && tok.time < run.end_time).toBe(true);
     expect(run.error ?? undefined).toBeUndefined();
     const out = run.outputs.messages[0];
-    expect(out.content).toMatchObject([{ type: "text", text: "Hi there!" }, { type: "tool_call", id: "call_stream_1", name: "get_weather", args: { location: "Paris" } }]);
+    expect(out.content).toMatchObject([
+      { type: "text", text: "Hi there!" },
+      { type: "tool_call", id: "call_stream_1", name: "get_weather", args: { location: "Paris" } },
+    ]);
     expect(out.usage_metadata).toEqual({
       input_tokens: 37,
       output_tokens: 11,
@@ -86,7 +104,8 @@ describe("wrapOpenAI: responses.create", () => {
   it("records an abandoned stream as cancelled with the text so far", async () => {
     vendor.server.push({ sse: fixture("openai-response-stream.json"), named: true, delayMs: 2 });
     let n = 0;
-    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true })) if (++n === 5) break;
+    for await (const _ of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true }))
+      if (++n === 5) break;
     const run = onlyRun();
     expect(run.error).toBe("cancelled");
     expect(run.outputs.messages[0].content[0]).toMatchObject({ type: "text", text: "Hi" });
@@ -96,7 +115,8 @@ describe("wrapOpenAI: responses.create", () => {
     vendor.server.push({ sse: fixture("openai-response-stream.json"), named: true, breakAfter: 6 });
     const seen: unknown[] = [];
     const err = await (async () => {
-      for await (const ev of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true })) seen.push(ev);
+      for await (const ev of await wrapOpenAI(openai(), { client: vendor.writer }).responses.create({ ...ask, stream: true }))
+        seen.push(ev);
     })().catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Error);
     expect(seen).toHaveLength(6);
@@ -127,7 +147,9 @@ describe("wrapOpenAI: responses.create", () => {
 
   it("records and rethrows a vendor 4xx unchanged", async () => {
     vendor.server.push({ status: 400, json: { error: { message: "bad input", type: "invalid_request_error", code: null } } });
-    const err = await wrapOpenAI(openai(), { client: vendor.writer }).responses.create(ask).catch((e: unknown) => e);
+    const err = await wrapOpenAI(openai(), { client: vendor.writer })
+      .responses.create(ask)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.BadRequestError);
     expect(onlyRun().error).toContain("bad input");
   });
@@ -143,16 +165,26 @@ describe("wrapOpenAI: embeddings.create", () => {
     expect(traced.data[0]!.embedding).toHaveLength(4);
     expect(vendor.server.requests.at(-1)!.path).toBe("/v1/embeddings");
     const run = onlyRun();
-    expect(run).toMatchObject({ run_type: "embedding", name: "OpenAIEmbeddings", inputs: { input: ["hello", "world"], model: "text-embedding-3-small", dimensions: 4 } });
+    expect(run).toMatchObject({
+      run_type: "embedding",
+      name: "OpenAIEmbeddings",
+      inputs: { input: ["hello", "world"], model: "text-embedding-3-small", dimensions: 4 },
+    });
     // text-embedding-3-small: $0.02 per million input tokens.
-    expect(run.outputs).toEqual({ embeddings: 2, dimensions: 4, usage_metadata: { input_tokens: 8, output_tokens: 0, total_tokens: 8, input_cost: 1.6e-7, output_cost: 0, total_cost: 1.6e-7 } });
+    expect(run.outputs).toEqual({
+      embeddings: 2,
+      dimensions: 4,
+      usage_metadata: { input_tokens: 8, output_tokens: 0, total_tokens: 8, input_cost: 1.6e-7, output_cost: 0, total_cost: 1.6e-7 },
+    });
     expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "text-embedding-3-small" });
     expect(JSON.stringify(run)).not.toContain(fixture("openai-embeddings-base64.json").data[0].embedding);
   });
 
   it("ends the run of a call whose caller reads the raw response", async () => {
     vendor.server.push({ json: fixture("openai-embeddings-base64.json") });
-    const raw = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).asResponse();
+    const raw = await wrapOpenAI(openai(), { client: vendor.writer })
+      .embeddings.create({ model: "text-embedding-3-small", input: "x" })
+      .asResponse();
     expect(raw.status).toBe(200);
     expect(raw.bodyUsed).toBe(false);
     const run = onlyRun();
@@ -161,9 +193,18 @@ describe("wrapOpenAI: embeddings.create", () => {
   });
 
   it("counts dimensions of float vectors when the caller chose encoding_format float", async () => {
-    const json = { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2, 0.3] }], model: "text-embedding-3-large", usage: { prompt_tokens: 2, total_tokens: 2 } };
+    const json = {
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2, 0.3] }],
+      model: "text-embedding-3-large",
+      usage: { prompt_tokens: 2, total_tokens: 2 },
+    };
     vendor.server.push({ json });
-    const res = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-large", input: "hi", encoding_format: "float" });
+    const res = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({
+      model: "text-embedding-3-large",
+      input: "hi",
+      encoding_format: "float",
+    });
     expect(res).toEqual(json);
     expect(onlyRun().outputs).toMatchObject({ embeddings: 1, dimensions: 3 });
     expect(onlyRun().inputs).toEqual({ input: "hi", model: "text-embedding-3-large", encoding_format: "float" });
@@ -171,7 +212,9 @@ describe("wrapOpenAI: embeddings.create", () => {
 
   it("records and rethrows an error", async () => {
     vendor.server.push({ status: 429, json: { error: { message: "slow down", type: "rate_limit_error" } } });
-    const err = await wrapOpenAI(openai(), { client: vendor.writer }).embeddings.create({ model: "text-embedding-3-small", input: "x" }).catch((e: unknown) => e);
+    const err = await wrapOpenAI(openai(), { client: vendor.writer })
+      .embeddings.create({ model: "text-embedding-3-small", input: "x" })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OpenAI.RateLimitError);
     expect(onlyRun().error).toContain("slow down");
   });

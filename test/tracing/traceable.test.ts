@@ -8,7 +8,14 @@ describe("traceable", () => {
     const add = traceable((a: number, b: number) => a + b, { name: "add", client: w, tags: ["math"], metadata: { v: 1 } });
     expect(add(2, 3)).toBe(5);
     const [run] = w.list();
-    expect(run).toMatchObject({ name: "add", run_type: "chain", inputs: { args: [2, 3] }, outputs: { output: 5 }, tags: ["math"], extra: { metadata: { v: 1 } } });
+    expect(run).toMatchObject({
+      name: "add",
+      run_type: "chain",
+      inputs: { args: [2, 3] },
+      outputs: { output: 5 },
+      tags: ["math"],
+      extra: { metadata: { v: 1 } },
+    });
     expect(run!.end_time).toBeDefined();
   });
 
@@ -20,11 +27,17 @@ describe("traceable", () => {
 
   it("gives parallel children the right parent", async () => {
     const w = new MemoryWriter();
-    const child = traceable(async (i: number) => {
-      await new Promise((r) => setTimeout(r, 5 - i));
-      return getCurrentRun()!.parent_run_id;
-    }, { name: "child", client: w });
-    const parent = traceable(async (tag: string) => Promise.all([child(1), child(2), child(3)]).then((ps) => ({ tag, ps })), { name: "parent", client: w });
+    const child = traceable(
+      async (i: number) => {
+        await new Promise((r) => setTimeout(r, 5 - i));
+        return getCurrentRun()!.parent_run_id;
+      },
+      { name: "child", client: w },
+    );
+    const parent = traceable(async (tag: string) => Promise.all([child(1), child(2), child(3)]).then((ps) => ({ tag, ps })), {
+      name: "parent",
+      client: w,
+    });
     const [a, b] = await Promise.all([parent("a"), parent("b")]);
     const parents = w.list().filter((r) => r.name === "parent");
     const byTag = Object.fromEntries(parents.map((p) => [(p.inputs as { input: string }).input, p.id]));
@@ -40,28 +53,40 @@ describe("traceable", () => {
   it("records an error and rethrows the same error object", async () => {
     const w = new MemoryWriter();
     const boom = new RangeError("nope");
-    const f = traceable(async () => {
-      throw boom;
-    }, { client: w });
+    const f = traceable(
+      async () => {
+        throw boom;
+      },
+      { client: w },
+    );
     await expect(f()).rejects.toBe(boom);
-    const g = traceable(() => {
-      throw boom;
-    }, { client: w });
+    const g = traceable(
+      () => {
+        throw boom;
+      },
+      { client: w },
+    );
     expect(() => g()).toThrow(boom);
     expect(w.list().map((r) => r.error)).toEqual(["RangeError: nope", "RangeError: nope"]);
   });
 
   it("traces generators and async generators, collecting what they yield", async () => {
     const w = new MemoryWriter();
-    const gen = traceable(function* (n: number) {
-      for (let i = 0; i < n; i++) yield i;
-      return "done";
-    }, { name: "gen", client: w });
+    const gen = traceable(
+      function* (n: number) {
+        for (let i = 0; i < n; i++) yield i;
+        return "done";
+      },
+      { name: "gen", client: w },
+    );
     expect([...gen(3)]).toEqual([0, 1, 2]);
-    const agen = traceable(async function* () {
-      yield "a";
-      yield getCurrentRun()?.name;
-    }, { name: "agen", client: w });
+    const agen = traceable(
+      async function* () {
+        yield "a";
+        yield getCurrentRun()?.name;
+      },
+      { name: "agen", client: w },
+    );
     const out: unknown[] = [];
     for await (const x of agen()) out.push(x);
     expect(out).toEqual(["a", "agen"]);
@@ -70,11 +95,14 @@ describe("traceable", () => {
 
   it("marks a generator abandoned by break as cancelled", () => {
     const w = new MemoryWriter();
-    const gen = traceable(function* () {
-      yield 1;
-      yield 2;
-      yield 3;
-    }, { client: w });
+    const gen = traceable(
+      function* () {
+        yield 1;
+        yield 2;
+        yield 3;
+      },
+      { client: w },
+    );
     for (const x of gen()) if (x === 2) break;
     expect(w.list()[0]).toMatchObject({ error: "cancelled", outputs: { output: [1, 2] } });
   });
@@ -82,17 +110,26 @@ describe("traceable", () => {
   it("orders siblings started in the same millisecond by dotted_order", () => {
     const w = new MemoryWriter();
     const leaf = traceable(() => 1, { name: "leaf", client: w });
-    traceable(() => {
-      for (let i = 0; i < 50; i++) leaf();
-    }, { name: "root", client: w })();
-    const leaves = w.calls.filter((c) => c.kind === "create" && c.run.name === "leaf").map((c) => (c as { run: { dotted_order: string } }).run.dotted_order);
+    traceable(
+      () => {
+        for (let i = 0; i < 50; i++) leaf();
+      },
+      { name: "root", client: w },
+    )();
+    const leaves = w.calls
+      .filter((c) => c.kind === "create" && c.run.name === "leaf")
+      .map((c) => (c as { run: { dotted_order: string } }).run.dotted_order);
     expect([...leaves].sort()).toEqual(leaves);
     expect(new Set(leaves).size).toBe(50);
   });
 
   it("applies processInputs and processOutputs", () => {
     const w = new MemoryWriter();
-    traceable((x: { password: string }) => ({ token: x.password }), { client: w, processInputs: (i) => ({ ...i, password: "***" }), processOutputs: () => ({ token: "***" }) })({ password: "hunter2" });
+    traceable((x: { password: string }) => ({ token: x.password }), {
+      client: w,
+      processInputs: (i) => ({ ...i, password: "***" }),
+      processOutputs: () => ({ token: "***" }),
+    })({ password: "hunter2" });
     expect(JSON.stringify(w.calls)).not.toContain("hunter2");
   });
 });

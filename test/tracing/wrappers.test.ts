@@ -15,7 +15,15 @@ const vendor = useWrapperReplay();
 
 const openai = () => new OpenAI({ apiKey: SECRET, baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
 const anthropic = () => new Anthropic({ apiKey: SECRET, baseURL: vendor.server.url, maxRetries: 0 });
-const ask = { model: "gpt-4o", temperature: 0.2, max_tokens: 50, messages: [{ role: "system" as const, content: "Be brief." }, { role: "user" as const, content: "Weather in Paris?" }] };
+const ask = {
+  model: "gpt-4o",
+  temperature: 0.2,
+  max_tokens: 50,
+  messages: [
+    { role: "system" as const, content: "Be brief." },
+    { role: "user" as const, content: "Weather in Paris?" },
+  ],
+};
 
 function onlyRun() {
   const runs = vendor.writer.list();
@@ -30,9 +38,21 @@ describe("wrapOpenAI", () => {
     const traced = await wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create(ask);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     const run = onlyRun();
-    expect(run).toMatchObject({ run_type: "llm", name: "ChatOpenAI", inputs: { messages: [{ role: "system" }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] } });
-    expect(run.extra.metadata).toMatchObject({ trace_provider: "openai", trace_model_name: "gpt-4o-2024-08-06", invocation_params: { temperature: 0.2, max_tokens: 50 } });
-    expect(run.outputs.messages[0]).toMatchObject({ role: "assistant", content: [{ type: "text", text: "Paris is 18°C and rainy." }], usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 } });
+    expect(run).toMatchObject({
+      run_type: "llm",
+      name: "ChatOpenAI",
+      inputs: { messages: [{ role: "system" }, { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] }] },
+    });
+    expect(run.extra.metadata).toMatchObject({
+      trace_provider: "openai",
+      trace_model_name: "gpt-4o-2024-08-06",
+      invocation_params: { temperature: 0.2, max_tokens: 50 },
+    });
+    expect(run.outputs.messages[0]).toMatchObject({
+      role: "assistant",
+      content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+      usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 },
+    });
     // gpt-4o-2024-08-06 is priced as gpt-4o: 25 in at $2.50, 9 out at $10 per million.
     expect(run.outputs.messages[0].usage_metadata).toMatchObject({ input_cost: 0.0000625, output_cost: 0.00009, total_cost: 0.0001525 });
     expect(run.end_time >= run.start_time).toBe(true);
@@ -67,7 +87,9 @@ describe("wrapOpenAI", () => {
     expect(run.outputs.messages[0].usage_metadata).toMatchObject({ estimated: true, output_tokens: expect.any(Number) });
     // The estimate is made at delivery, and priced there: the cost carries the same estimated mark.
     const u = run.outputs.messages[0].usage_metadata;
-    expect(u.total_cost).toBe(costFor({ input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: u.total_tokens }, "gpt-4o-mini")!.total_cost);
+    expect(u.total_cost).toBe(
+      costFor({ input_tokens: u.input_tokens, output_tokens: u.output_tokens, total_tokens: u.total_tokens }, "gpt-4o-mini")!.total_cost,
+    );
     expect(u.total_cost).toBeGreaterThan(0);
     expect(vendor.server.requests.at(-1)!.body.stream_options).toBeUndefined();
   });
@@ -78,7 +100,14 @@ describe("wrapOpenAI", () => {
     for await (const _ of await wrapped.chat.completions.create({ ...ask, stream: true })) void _;
     expect(vendor.server.requests.at(-1)!.body.stream_options).toEqual({ include_usage: true });
     // gpt-4o-mini-2024-07-18 priced as gpt-4o-mini ($0.15 / $0.60 per million).
-    expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({ input_tokens: 12, output_tokens: 7, total_tokens: 19, input_cost: 0.0000018, output_cost: 0.0000042, total_cost: 0.000006 });
+    expect(onlyRun().outputs.messages[0].usage_metadata).toEqual({
+      input_tokens: 12,
+      output_tokens: 7,
+      total_tokens: 19,
+      input_cost: 0.0000018,
+      output_cost: 0.0000042,
+      total_cost: 0.000006,
+    });
   });
 
   it("traces chat.completions.parse once", async () => {
@@ -86,7 +115,10 @@ describe("wrapOpenAI", () => {
     completion.choices[0].message.content = '{"city":"Paris","celsius":18}';
     vendor.server.push({ json: completion });
     const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
-    const parsed = await wrapped.chat.completions.parse({ ...ask, response_format: zodResponseFormat(z.object({ city: z.string(), celsius: z.number() }), "weather") });
+    const parsed = await wrapped.chat.completions.parse({
+      ...ask,
+      response_format: zodResponseFormat(z.object({ city: z.string(), celsius: z.number() }), "weather"),
+    });
     expect(parsed.choices[0]!.message.parsed).toEqual({ city: "Paris", celsius: 18 });
     expect(onlyRun().outputs.messages[0].content[0].text).toBe('{"city":"Paris","celsius":18}');
   });
@@ -171,7 +203,11 @@ describe("wrapOpenAI", () => {
   it("nests under traceable and keeps secrets out of every run", async () => {
     vendor.server.push({ json: fixture("openai-completion.json") });
     const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
-    const pipeline = traceable(async (q: string) => (await wrapped.chat.completions.create({ ...ask, messages: [{ role: "user", content: q }] })).choices[0]!.message.content, { name: "pipeline", client: vendor.writer });
+    const pipeline = traceable(
+      async (q: string) =>
+        (await wrapped.chat.completions.create({ ...ask, messages: [{ role: "user", content: q }] })).choices[0]!.message.content,
+      { name: "pipeline", client: vendor.writer },
+    );
     await pipeline("Weather?");
     const runs = vendor.writer.list();
     const root = runs.find((r) => r.name === "pipeline")!;
@@ -202,7 +238,8 @@ describe("wrapOpenAI", () => {
       const client = wrapOpenAI(openai(), { client: throwing("update") });
       expect(await client.chat.completions.create(ask)).toEqual(plain);
       let text = "";
-      for await (const chunk of await client.chat.completions.create({ ...ask, stream: true })) text += chunk.choices[0]?.delta?.content ?? "";
+      for await (const chunk of await client.chat.completions.create({ ...ask, stream: true }))
+        text += chunk.choices[0]?.delta?.content ?? "";
       expect(text.length).toBeGreaterThan(0);
       await new Promise((r) => setTimeout(r, 20));
     } finally {
@@ -213,14 +250,23 @@ describe("wrapOpenAI", () => {
 
   it("redacts with processInputs and processOutputs", async () => {
     vendor.server.push({ json: fixture("openai-completion.json") });
-    const wrapped = wrapOpenAI(openai(), { client: vendor.writer, processInputs: () => ({ redacted: true }), processOutputs: () => ({ redacted: true }) });
+    const wrapped = wrapOpenAI(openai(), {
+      client: vendor.writer,
+      processInputs: () => ({ redacted: true }),
+      processOutputs: () => ({ redacted: true }),
+    });
     await wrapped.chat.completions.create(ask);
     expect(onlyRun()).toMatchObject({ inputs: { redacted: true }, outputs: { redacted: true } });
   });
 });
 
 describe("wrapAnthropic", () => {
-  const req = { model: "claude-sonnet-4-5", max_tokens: 100, system: "Be brief.", messages: [{ role: "user" as const, content: "Say hi in French" }] };
+  const req = {
+    model: "claude-sonnet-4-5",
+    max_tokens: 100,
+    system: "Be brief.",
+    messages: [{ role: "user" as const, content: "Say hi in French" }],
+  };
 
   it("records messages.create with cache tokens folded into input_tokens", async () => {
     vendor.server.push({ json: fixture("anthropic-message.json") }, { json: fixture("anthropic-message.json") });
@@ -228,7 +274,11 @@ describe("wrapAnthropic", () => {
     const traced = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create(req);
     expect(JSON.stringify(traced)).toBe(JSON.stringify(plain));
     const run = onlyRun();
-    expect(run.extra.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-sonnet-4-5-20250929", invocation_params: { max_tokens: 100 } });
+    expect(run.extra.metadata).toMatchObject({
+      trace_provider: "anthropic",
+      trace_model_name: "claude-sonnet-4-5-20250929",
+      invocation_params: { max_tokens: 100 },
+    });
     expect(run.inputs.messages[0]).toEqual({ role: "system", content: [{ type: "text", text: "Be brief." }] });
     // claude-sonnet-4-5: 14 uncached at $3, 100 cache hits at $0.30, 5 out at $15 per million.
     expect(run.outputs.messages[0].usage_metadata).toEqual({
@@ -244,7 +294,10 @@ describe("wrapAnthropic", () => {
   });
 
   it("records a streamed create with new_token and the cumulative usage", async () => {
-    vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true, delayMs: 2 }, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    vendor.server.push(
+      { sse: fixture("anthropic-stream.json"), anthropic: true, delayMs: 2 },
+      { sse: fixture("anthropic-stream.json"), anthropic: true },
+    );
     const read = async (c: Anthropic) => {
       const events: unknown[] = [];
       for await (const ev of await c.messages.create({ ...req, stream: true })) events.push(ev);
@@ -262,13 +315,19 @@ describe("wrapAnthropic", () => {
     vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
     const wrapped = wrapAnthropic(anthropic(), { client: vendor.writer });
     const final = await wrapped.messages.stream(req).finalMessage();
-    expect(final.content).toEqual([{ type: "text", text: "Hi there", citations: null }].map((b) => (final.content[0] && "citations" in final.content[0] ? b : { type: b.type, text: b.text })));
+    expect(final.content).toEqual(
+      [{ type: "text", text: "Hi there", citations: null }].map((b) =>
+        final.content[0] && "citations" in final.content[0] ? b : { type: b.type, text: b.text },
+      ),
+    );
     expect(onlyRun().outputs.messages[0].content[0].text).toBe("Hi there");
   });
 
   it("ends the run of a call whose caller reads the raw response", async () => {
     vendor.server.push({ json: fixture("anthropic-message.json") });
-    const raw = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "Weather in Paris?" }] }).asResponse();
+    const raw = await wrapAnthropic(anthropic(), { client: vendor.writer })
+      .messages.create({ model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user", content: "Weather in Paris?" }] })
+      .asResponse();
     expect(raw.status).toBe(200);
     expect(raw.bodyUsed).toBe(false);
     const run = onlyRun();

@@ -14,13 +14,29 @@ function single(i: number, over: Record<string, unknown> = {}): Record<string, u
   const id = randomUUID();
   const start = new Date(Date.parse("2026-11-20T00:00:00Z") + i * 1000).toISOString().replace("Z", "000Z");
   const end = new Date(Date.parse("2026-11-20T00:00:00Z") + i * 1000 + i * 10).toISOString().replace("Z", "000Z");
-  return { id, trace_id: id, dotted_order: `${start.replace(/[-:.]/g, "")}${id}`, name: `t-${i}`, run_type: "chain", start_time: start, end_time: end, inputs: { i }, outputs: { i }, session_name: i % 2 ? "odd" : "even", ...over };
+  return {
+    id,
+    trace_id: id,
+    dotted_order: `${start.replace(/[-:.]/g, "")}${id}`,
+    name: `t-${i}`,
+    run_type: "chain",
+    start_time: start,
+    end_time: end,
+    inputs: { i },
+    outputs: { i },
+    session_name: i % 2 ? "odd" : "even",
+    ...over,
+  };
 }
 
 beforeAll(async () => {
   col = await startCollector({ apiKey: KEY });
-  const runs = Array.from({ length: 25 }, (_, i) => single(i + 1, i === 6 ? { error: "boom in seven", name: "t-7" } : i === 9 ? { inputs: { q: "Needle in the haystack" } } : {}));
-  await col.collector.store.ingest({ post: [...runs, ...bulkTrace(12, { name: "deep", project: "odd", startMs: Date.parse("2026-11-21T00:00:00Z") }), XSS.run] });
+  const runs = Array.from({ length: 25 }, (_, i) =>
+    single(i + 1, i === 6 ? { error: "boom in seven", name: "t-7" } : i === 9 ? { inputs: { q: "Needle in the haystack" } } : {}),
+  );
+  await col.collector.store.ingest({
+    post: [...runs, ...bulkTrace(12, { name: "deep", project: "odd", startMs: Date.parse("2026-11-21T00:00:00Z") }), XSS.run],
+  });
 });
 afterAll(async () => {
   await col.close();

@@ -8,7 +8,9 @@ import { existsSync, mkdirSync } from "node:fs";
 import { chromium, type Browser } from "playwright-core";
 
 // CHROMIUM_PATH, when set, is the only place looked at.
-const CANDIDATES = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"];
+const CANDIDATES = process.env.CHROMIUM_PATH
+  ? [process.env.CHROMIUM_PATH]
+  : ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium"];
 
 export const chromiumPath: string | undefined = CANDIDATES.find((p) => existsSync(p));
 

@@ -31,7 +31,13 @@ describe.skipIf(!chromiumPath)("a run without captured content, in the viewer", 
   beforeAll(async () => {
     col = await startCollector();
     browser = await launch();
-    const res = await fetch(`${col.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ resourceSpans: [{ scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-openai" }, spans: [span] }] }] }) });
+    const res = await fetch(`${col.url}/v1/traces`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        resourceSpans: [{ scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-openai" }, spans: [span] }] }],
+      }),
+    });
     expect(res.status).toBe(200);
   }, 60_000);
   afterAll(async () => {

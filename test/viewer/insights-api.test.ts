@@ -24,7 +24,13 @@ const range = `project=${PROJECT}&range=custom&from=${new Date(WEEK_START).toISO
 beforeAll(async () => {
   col = await startCollector({ apiKey: KEY });
   week = generateWeek();
-  const client = new Client({ endpoint: col.url, apiKey: KEY, project: PROJECT, spoolDir: join(tempDir("tp-insights-"), "spool"), warn: () => {} });
+  const client = new Client({
+    endpoint: col.url,
+    apiKey: KEY,
+    project: PROJECT,
+    spoolDir: join(tempDir("tp-insights-"), "spool"),
+    warn: () => {},
+  });
   for (const r of week.runs) client.createRun(r as never);
   const [a, b] = week.llmRuns;
   client.createFeedback(a!.id, "correctness", { score: 1, comment: MARKUP, traceId: a!.trace });
@@ -72,7 +78,11 @@ describe("monitoring series", () => {
       expect(r.spark).toHaveLength(7);
       expect(r.spark.reduce((a, b) => a + b, 0)).toBe(t.runs);
     }
-    const byName = (await get(`/api/viewer/monitor/breakdown?${range}&by=name`)).body.rows as { value: string; runs: number; input_tokens: unknown }[];
+    const byName = (await get(`/api/viewer/monitor/breakdown?${range}&by=name`)).body.rows as {
+      value: string;
+      runs: number;
+      input_tokens: unknown;
+    }[];
     expect(byName.find((r) => r.value === "chat-turn")?.runs).toBe(15);
     expect(byName[0]!.input_tokens).toBeNull();
   });
@@ -90,7 +100,13 @@ describe("monitoring series", () => {
 describe("threads", () => {
   it("groups turns by session_id, thread_id or conversation_id, most recent first", async () => {
     const { body } = await get(`/api/viewer/threads?project=${PROJECT}`);
-    const threads = body.threads as { thread_id: string; turns: number; first_message: string; last_message: string; total_tokens: number }[];
+    const threads = body.threads as {
+      thread_id: string;
+      turns: number;
+      first_message: string;
+      last_message: string;
+      total_tokens: number;
+    }[];
     expect(threads.map((t) => t.thread_id)).toEqual([...THREADS].reverse().map((t) => t.id));
     for (const t of threads) {
       expect(t.turns).toBe(5);
@@ -112,7 +128,10 @@ describe("threads", () => {
 
 describe("metadata and tag filters", () => {
   it("narrow the trace list to traces with a run carrying the key and value, and the tag", async () => {
-    const ids = async (q: string) => ((await get(`/api/viewer/traces?project=${PROJECT}&limit=500&${q}`)).body.traces as { trace_id: string }[]).map((t) => t.trace_id).sort();
+    const ids = async (q: string) =>
+      ((await get(`/api/viewer/traces?project=${PROJECT}&limit=500&${q}`)).body.traces as { trace_id: string }[])
+        .map((t) => t.trace_id)
+        .sort();
     expect(await ids("metadata=experiment%3De7")).toEqual([...week.experiment].sort());
     expect(await ids("tag=beta")).toEqual([...week.beta].sort());
     expect(await ids(`metadata=${encodeURIComponent(`${MARKUP_KEY}=${MARKUP}`)}`)).toEqual([week.markupTrace]);
@@ -122,7 +141,11 @@ describe("metadata and tag filters", () => {
   });
 
   it("narrow POST /runs/query the same way, by run", async () => {
-    const res = await fetch(`${col.url}/runs/query`, { method: "POST", headers: { "x-api-key": KEY, "content-type": "application/json" }, body: JSON.stringify({ project: PROJECT, metadata: { experiment: "e7" }, limit: 1000 }) });
+    const res = await fetch(`${col.url}/runs/query`, {
+      method: "POST",
+      headers: { "x-api-key": KEY, "content-type": "application/json" },
+      body: JSON.stringify({ project: PROJECT, metadata: { experiment: "e7" }, limit: 1000 }),
+    });
     const { runs } = (await res.json()) as { runs: { id: string }[] };
     expect(runs.map((r) => r.id).sort()).toEqual([...week.experiment].sort());
   });
@@ -131,12 +154,17 @@ describe("metadata and tag filters", () => {
 describe("feedback from our Client", () => {
   it("is stored beside its run, shown on the run, summed on its trace and filterable", async () => {
     const [a, b] = week.llmRuns;
-    const run = (await get(`/api/viewer/runs/${a!.id}`)).body as { feedback: { key: string; score: number; value: unknown; comment: string | null; source: string }[] };
+    const run = (await get(`/api/viewer/runs/${a!.id}`)).body as {
+      feedback: { key: string; score: number; value: unknown; comment: string | null; source: string }[];
+    };
     expect(run.feedback.map((f) => [f.key, f.score, f.value, f.comment, f.source])).toEqual([
       ["correctness", 1, null, MARKUP, "api"],
       ["helpfulness", 0.5, "mostly", null, "api"],
     ]);
-    const list = (await get(`/api/viewer/traces?project=${PROJECT}&feedback_key=correctness&limit=500`)).body.traces as { trace_id: string; feedback: { key: string; count: number; avg_score: number }[] }[];
+    const list = (await get(`/api/viewer/traces?project=${PROJECT}&feedback_key=correctness&limit=500`)).body.traces as {
+      trace_id: string;
+      feedback: { key: string; count: number; avg_score: number }[];
+    }[];
     expect(list.map((t) => t.trace_id).sort()).toEqual([a!.trace, b!.trace].sort());
     expect(list.find((t) => t.trace_id === b!.trace)!.feedback).toEqual([{ key: "correctness", count: 1, avg_score: 0 }]);
   });

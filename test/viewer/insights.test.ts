@@ -39,7 +39,11 @@ async function chartNumbers(page: Page, chart: string, series: string): Promise<
     (rows, s) =>
       rows.map((r) => {
         const cell = (r as unknown as El).querySelector(`td[data-series="${s}"]`)!;
-        return { t: Number((r as unknown as El).dataset.t), label: (r as unknown as El).firstElementChild!.textContent, v: cell.dataset.v === "" ? null : Number(cell.dataset.v) };
+        return {
+          t: Number((r as unknown as El).dataset.t),
+          label: (r as unknown as El).firstElementChild!.textContent,
+          v: cell.dataset.v === "" ? null : Number(cell.dataset.v),
+        };
       }),
     series,
   );
@@ -55,7 +59,13 @@ describe.skipIf(!chromiumPath)("monitoring, threads, filters and feedback in chr
   beforeAll(async () => {
     col = await startCollector({ apiKey: KEY });
     week = generateWeek();
-    const client = new Client({ endpoint: col.url, apiKey: KEY, project: PROJECT, spoolDir: join(tempDir("tp-insights-ui-"), "spool"), warn: () => {} });
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: KEY,
+      project: PROJECT,
+      spoolDir: join(tempDir("tp-insights-ui-"), "spool"),
+      warn: () => {},
+    });
     for (const r of week.runs) client.createRun(r as never);
     const [a, b] = week.llmRuns;
     client.createFeedback(a!.id, "correctness", { score: 1, comment: MARKUP });
@@ -176,7 +186,9 @@ describe.skipIf(!chromiumPath)("monitoring, threads, filters and feedback in chr
     // A shared URL gives the same list; markup in a filter is a value, not markup.
     await open(page, `#/?project=${PROJECT}&metadata=${encodeURIComponent(`${MARKUP_KEY}=${MARKUP}`)}`);
     await page.locator("tr.trace-row").first().waitFor();
-    expect(await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as unknown as El).dataset.traceId))).toEqual([week.markupTrace]);
+    expect(await page.locator("tr.trace-row").evaluateAll((rs) => rs.map((r) => (r as unknown as El).dataset.traceId))).toEqual([
+      week.markupTrace,
+    ]);
     expect(await page.locator("input.metadata-filter").first().inputValue()).toBe(`${MARKUP_KEY}=${MARKUP}`);
     await page.locator("tr.trace-row td.name a").first().click();
     await page.locator("#run-detail pre.json").first().waitFor();
@@ -189,7 +201,10 @@ describe.skipIf(!chromiumPath)("monitoring, threads, filters and feedback in chr
     await open(page, `#/?project=${PROJECT}&feedback_key=correctness`);
     await page.locator("tr.trace-row").first().waitFor();
     expect(await page.locator("tr.trace-row").count()).toBe(2);
-    expect(await page.locator(`tr.trace-row[data-trace-id="${a!.trace}"] td.feedback .fb-chip`).allInnerTexts()).toEqual(["correctness 1", "tone"]);
+    expect(await page.locator(`tr.trace-row[data-trace-id="${a!.trace}"] td.feedback .fb-chip`).allInnerTexts()).toEqual([
+      "correctness 1",
+      "tone",
+    ]);
     await open(page, `#/trace/${a!.trace}/${a!.id}`);
     const fb = page.locator("table.feedback tr.feedback-row");
     await fb.first().waitFor();

@@ -18,12 +18,16 @@ const record = (traceId: string, spanId: string, eventName: string, body: unknow
   spanId,
   eventName,
   severityNumber: 9,
-  body: typeof body === "string" ? { stringValue: body } : { kvlistValue: { values: Object.entries(body as Record<string, string>).map(([key, v]) => ({ key, value: { stringValue: v } })) } },
+  body:
+    typeof body === "string"
+      ? { stringValue: body }
+      : { kvlistValue: { values: Object.entries(body as Record<string, string>).map(([key, v]) => ({ key, value: { stringValue: v } })) } },
   attributes: [{ key: "gen_ai.system", value: { stringValue: "openai" } }],
 });
 
 let col: Running;
-const post = (path: string, body: unknown) => fetch(`${col.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const post = (path: string, body: unknown) =>
+  fetch(`${col.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 const getTrace = (id: string) => fetch(`${col.url}/api/viewer/traces/${id}`);
 
 beforeAll(async () => {
@@ -45,8 +49,18 @@ beforeAll(async () => {
     ],
   });
   expect(logs.status).toBe(200);
-  const span = { traceId: HTTP, spanId: "20f067aa0ba902b7", name: "GET /weather", kind: 2, startTimeUnixNano: "1764000000000000000", endTimeUnixNano: "1764000001000000000", attributes: [{ key: "http.request.method", value: { stringValue: "GET" } }] };
-  const spans = await post("/v1/traces", { resourceSpans: [{ scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-http" }, spans: [span] }] }] });
+  const span = {
+    traceId: HTTP,
+    spanId: "20f067aa0ba902b7",
+    name: "GET /weather",
+    kind: 2,
+    startTimeUnixNano: "1764000000000000000",
+    endTimeUnixNano: "1764000001000000000",
+    attributes: [{ key: "http.request.method", value: { stringValue: "GET" } }],
+  };
+  const spans = await post("/v1/traces", {
+    resourceSpans: [{ scopeSpans: [{ scope: { name: "@opentelemetry/instrumentation-http" }, spans: [span] }] }],
+  });
   expect(spans.status).toBe(200);
 }, 60_000);
 afterAll(async () => {
@@ -61,8 +75,24 @@ describe("log records of a trace with no runs", () => {
     expect(body.trace_id).toBe(LONE);
     expect(body.runs).toEqual([]);
     expect(body.logs).toEqual([
-      { time: "2025-11-24T16:00:00.100000Z", span_id: "10f067aa0ba902b7", event_name: "gen_ai.user.message", severity: 9, body: { content: "Weather in Paris?" }, attributes: { "gen_ai.system": "openai" }, scope: { name: "@opentelemetry/instrumentation-openai", version: "" } },
-      { time: "2025-11-24T16:00:00.200000Z", span_id: "10f067aa0ba902b7", event_name: "gen_ai.choice", severity: 9, body: { finish_reason: "stop" }, attributes: { "gen_ai.system": "openai" }, scope: { name: "@opentelemetry/instrumentation-openai", version: "" } },
+      {
+        time: "2025-11-24T16:00:00.100000Z",
+        span_id: "10f067aa0ba902b7",
+        event_name: "gen_ai.user.message",
+        severity: 9,
+        body: { content: "Weather in Paris?" },
+        attributes: { "gen_ai.system": "openai" },
+        scope: { name: "@opentelemetry/instrumentation-openai", version: "" },
+      },
+      {
+        time: "2025-11-24T16:00:00.200000Z",
+        span_id: "10f067aa0ba902b7",
+        event_name: "gen_ai.choice",
+        severity: 9,
+        body: { finish_reason: "stop" },
+        attributes: { "gen_ai.system": "openai" },
+        scope: { name: "@opentelemetry/instrumentation-openai", version: "" },
+      },
     ]);
   });
 

@@ -11,7 +11,10 @@ const deep = bulkTrace(7, { name: "deep-7", project: "cli" });
 
 function runs(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, "runs", ...args], { env: { ...process.env, TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [...CLI, "runs", ...args], {
+      env: { ...process.env, TRACEPIPE_ENDPOINT: "", TRACEPIPE_DB: "", ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stdout = "";
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
@@ -64,7 +67,10 @@ describe("tracepipe runs", () => {
   });
 
   it("filters by --metadata key=value and --tag, from the file and from a collector alike", async () => {
-    for (const source of [["--db", col.dbPath], ["--endpoint", col.url, "--api-key", KEY]]) {
+    for (const source of [
+      ["--db", col.dbPath],
+      ["--endpoint", col.url, "--api-key", KEY],
+    ]) {
       const r = await runs(["list", "--json", "--metadata", "trace_model_name=gpt-4o", "--metadata", "trace_provider=openai", ...source]);
       expect((jsonLines(r.stdout) as { trace_id: string }[]).map((t) => t.trace_id)).toEqual([XSS.run.id]);
       const tagged = await runs(["list", "--tag", "nowhere", ...source]);
@@ -88,7 +94,11 @@ describe("tracepipe runs", () => {
   });
 
   it("tails: prints a trace that arrives while it follows, once", async () => {
-    const child = spawn(process.execPath, [...CLI, "runs", "tail", "--json", "--interval", "100", "--endpoint", col.url, "--api-key", KEY], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(
+      process.execPath,
+      [...CLI, "runs", "tail", "--json", "--interval", "100", "--endpoint", col.url, "--api-key", KEY],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
     let out = "";
     let err = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (out += d));

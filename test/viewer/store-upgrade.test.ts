@@ -36,7 +36,9 @@ describe("store upgrade to the viewer's schema", () => {
       expect(traces).toHaveLength(1);
       expect(traces[0]).toMatchObject({ trace_id: XSS.run.id, total_tokens: 18, models: ["gpt-4o"], latency_ms: 1000 });
       const check = new Database(path, { readonly: true });
-      const versions = (check.prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map((r) => r.version);
+      const versions = (check.prepare("SELECT version FROM schema_migrations ORDER BY version").all() as { version: number }[]).map(
+        (r) => r.version,
+      );
       expect(versions).toEqual(MIGRATIONS.map((m) => m.version));
       check.close();
     } finally {
@@ -49,7 +51,11 @@ describe("store upgrade to the viewer's schema", () => {
     const old = new SqliteStore(path);
     const start = Date.parse(XSS.run.start_time as string);
     const hour = Math.floor(start / 3_600_000) * 3_600_000;
-    const root = { ...XSS.run, session_name: "upgrade", extra: { metadata: { ...(XSS.run.extra as { metadata?: object } | undefined)?.metadata, session_id: "conv-1" } } };
+    const root = {
+      ...XSS.run,
+      session_name: "upgrade",
+      extra: { metadata: { ...(XSS.run.extra as { metadata?: object } | undefined)?.metadata, session_id: "conv-1" } },
+    };
     await old.ingest({ post: [root] });
     const q = { project: "upgrade", from_ms: hour, to_ms: hour + 3_600_000, step_ms: 3_600_000 };
     const expected = await old.monitorSeries(q);
@@ -74,7 +80,18 @@ describe("store upgrade to the viewer's schema", () => {
   it("adds the cost index to a schema-3 file, and its traces sort and filter by cost", async () => {
     const path = join(tempDir("tp-upgrade-"), "traces.db");
     const old = new SqliteStore(path);
-    const priced = { ...XSS.run, outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: "a" }], usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, total_cost: 0.5 } }] } };
+    const priced = {
+      ...XSS.run,
+      outputs: {
+        messages: [
+          {
+            role: "assistant",
+            content: [{ type: "text", text: "a" }],
+            usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2, total_cost: 0.5 },
+          },
+        ],
+      },
+    };
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);

@@ -24,7 +24,18 @@ export function bulkTrace(n: number, opts: { name?: string; project?: string; st
   const root = randomUUID();
   const rootStart = micro(base, 0);
   const runs: Record<string, unknown>[] = [
-    { id: root, trace_id: root, dotted_order: `${stamp(rootStart)}${root}`, name: opts.name ?? "bulk-500", run_type: "chain", start_time: rootStart, end_time: micro(base, 2_500_000), inputs: { n }, outputs: { ok: true }, session_name: opts.project ?? "viewer" },
+    {
+      id: root,
+      trace_id: root,
+      dotted_order: `${stamp(rootStart)}${root}`,
+      name: opts.name ?? "bulk-500",
+      run_type: "chain",
+      start_time: rootStart,
+      end_time: micro(base, 2_500_000),
+      inputs: { n },
+      outputs: { ok: true },
+      session_name: opts.project ?? "viewer",
+    },
   ];
   let parent = { id: root, dotted: `${stamp(rootStart)}${root}` };
   for (let i = 1; i < n; i++) {
@@ -32,7 +43,19 @@ export function bulkTrace(n: number, opts: { name?: string; project?: string; st
     const start = micro(base, i * 4000);
     const p = i % 3 === 1 ? { id: root, dotted: `${stamp(rootStart)}${root}` } : parent;
     const dotted = `${p.dotted}.${stamp(start)}${id}`;
-    runs.push({ id, trace_id: root, parent_run_id: p.id, dotted_order: dotted, name: `step-${i}`, run_type: i % 2 ? "tool" : "chain", start_time: start, end_time: micro(base, i * 4000 + 3000), inputs: { i }, outputs: { i }, session_name: opts.project ?? "viewer" });
+    runs.push({
+      id,
+      trace_id: root,
+      parent_run_id: p.id,
+      dotted_order: dotted,
+      name: `step-${i}`,
+      run_type: i % 2 ? "tool" : "chain",
+      start_time: start,
+      end_time: micro(base, i * 4000 + 3000),
+      inputs: { i },
+      outputs: { i },
+      session_name: opts.project ?? "viewer",
+    });
     parent = { id, dotted };
   }
   return runs;
@@ -56,7 +79,15 @@ export const XSS = {
     end_time: "2026-11-22T09:00:01.000000Z",
     session_name: "viewer",
     inputs: { messages: [{ role: "user", content: [{ type: "text", text: XSS_TEXT }] }] },
-    outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: XSS_TEXT }], usage_metadata: { input_tokens: 9, output_tokens: 9, total_tokens: 18 } }] },
+    outputs: {
+      messages: [
+        {
+          role: "assistant",
+          content: [{ type: "text", text: XSS_TEXT }],
+          usage_metadata: { input_tokens: 9, output_tokens: 9, total_tokens: 18 },
+        },
+      ],
+    },
     extra: { metadata: { trace_provider: "openai", trace_model_name: "gpt-4o" } },
   },
 };

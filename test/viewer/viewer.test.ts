@@ -39,7 +39,11 @@ async function weatherAgent(): Promise<void> {
   vendor.push({
     delayMs: 15,
     sse: [
-      chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id: "call_weather_1", type: "function", function: { name: "get_weather", arguments: "" } }] }),
+      chunk({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ index: 0, id: "call_weather_1", type: "function", function: { name: "get_weather", arguments: "" } }],
+      }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
       chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
       chunk({}, "tool_calls"),
@@ -52,7 +56,14 @@ async function weatherAgent(): Promise<void> {
       object: "chat.completion",
       created: 1763800002,
       model: "gpt-4o-2024-08-06",
-      choices: [{ index: 0, message: { role: "assistant", content: "It is 18°C and sunny in Paris.", refusal: null }, logprobs: null, finish_reason: "stop" }],
+      choices: [
+        {
+          index: 0,
+          message: { role: "assistant", content: "It is 18°C and sunny in Paris.", refusal: null },
+          logprobs: null,
+          finish_reason: "stop",
+        },
+      ],
       usage: { prompt_tokens: 70, completion_tokens: 9, total_tokens: 79 },
     },
   });
@@ -61,11 +72,26 @@ async function weatherAgent(): Promise<void> {
   const agent = traceable(
     async (question: string) => {
       const history: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: question }];
-      const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
-      const stream = await openai.chat.completions.create({ model: "gpt-4o", stream: true, stream_options: { include_usage: true }, messages: history, tools });
+      const tools = [
+        {
+          type: "function" as const,
+          function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } },
+        },
+      ];
+      const stream = await openai.chat.completions.create({
+        model: "gpt-4o",
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: history,
+        tools,
+      });
       for await (const _ of stream) void _;
       const result = await getWeather("Paris");
-      history.push({ role: "assistant", content: null, tool_calls: [{ id: "call_weather_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] });
+      history.push({
+        role: "assistant",
+        content: null,
+        tool_calls: [{ id: "call_weather_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }],
+      });
       history.push({ role: "tool", tool_call_id: "call_weather_1", content: result });
       const done = await openai.chat.completions.create({ model: "gpt-4o", messages: history, tools });
       return done.choices[0]!.message.content;
@@ -97,7 +123,15 @@ async function visionCall(): Promise<void> {
     model: "claude-sonnet-4-5",
     max_tokens: 1024,
     thinking: { type: "enabled", budget_tokens: 512 },
-    messages: [{ role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: PNG_1PX } }, { type: "text", text: "What colour is this?" }] }],
+    messages: [
+      {
+        role: "user",
+        content: [
+          { type: "image", source: { type: "base64", media_type: "image/png", data: PNG_1PX } },
+          { type: "text", text: "What colour is this?" },
+        ],
+      },
+    ],
   });
 }
 

@@ -25,7 +25,10 @@ describe.skipIf(!chromiumPath)("webhook deliveries in the viewer", () => {
     });
     await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
     const port = (receiver.address() as AddressInfo).port;
-    col = await startCollector({ webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [port], allowed_networks: ["127.0.0.0/8"] } }, webhookDelivery: { backoff: { baseMs: 20, maxMs: 40 } } });
+    col = await startCollector({
+      webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [port], allowed_networks: ["127.0.0.0/8"] } },
+      webhookDelivery: { backoff: { baseMs: 20, maxMs: 40 } },
+    });
     browser = await launch();
   });
 
@@ -37,7 +40,11 @@ describe.skipIf(!chromiumPath)("webhook deliveries in the viewer", () => {
 
   it("shows the delivery's status, URL and every attempt on the run's page", async () => {
     const port = (receiver.address() as AddressInfo).port;
-    const run = runRecord({ name: "hooked", end_time: "2026-11-22T10:15:01.000000Z", extra: { metadata: { webhook: `http://127.0.0.1:${port}/done` } } });
+    const run = runRecord({
+      name: "hooked",
+      end_time: "2026-11-22T10:15:01.000000Z",
+      extra: { metadata: { webhook: `http://127.0.0.1:${port}/done` } },
+    });
     await col.collector.store.ingest({ post: [run] });
     col.collector.webhooks!.wake();
     await col.collector.webhooks!.idle();

@@ -60,7 +60,12 @@ export interface Week {
 }
 
 /** One trace: a chain root and its llm call. */
-function trace(startMs: number, i: number, o: { latencyMs: number; error?: boolean; metadata?: Obj; tags?: string[]; name?: string; question?: string; answer?: string }, totals: Week["totals"]): { runs: Obj[]; root: string; llm: string } {
+function trace(
+  startMs: number,
+  i: number,
+  o: { latencyMs: number; error?: boolean; metadata?: Obj; tags?: string[]; name?: string; question?: string; answer?: string },
+  totals: Week["totals"],
+): { runs: Obj[]; root: string; llm: string } {
   const m = MODELS[i % 2]!;
   const root = randomUUID();
   const llm = randomUUID();
@@ -105,7 +110,14 @@ function trace(startMs: number, i: number, o: { latencyMs: number; error?: boole
         {
           role: "assistant",
           content: [{ type: "text", text: answer }],
-          usage_metadata: { input_tokens: m.input, output_tokens: m.output, total_tokens: m.input + m.output, input_cost: m.cost / 2, output_cost: m.cost / 2, total_cost: m.cost },
+          usage_metadata: {
+            input_tokens: m.input,
+            output_tokens: m.output,
+            total_tokens: m.input + m.output,
+            input_cost: m.cost / 2,
+            output_cost: m.cost / 2,
+            total_cost: m.cost,
+          },
         },
       ],
     },
@@ -137,7 +149,12 @@ export function generateWeek(): Week {
     }
     if (hour === BURST_HOUR) {
       for (let k = 0; k < 6; k++) {
-        const t = trace(WEEK_START + hour * HOUR + (k * 9 + 2) * 60_000, i++, { latencyMs: latency(hour), error: true, metadata: { tier: "free" } }, w.totals);
+        const t = trace(
+          WEEK_START + hour * HOUR + (k * 9 + 2) * 60_000,
+          i++,
+          { latencyMs: latency(hour), error: true, metadata: { tier: "free" } },
+          w.totals,
+        );
         w.runs.push(...t.runs);
       }
     }
@@ -146,7 +163,12 @@ export function generateWeek(): Week {
   for (let turn = 0; turn < 5; turn++) {
     THREADS.forEach((th, k) => {
       const question = `Turn ${turn + 1} of ${th.id}: what next?`;
-      const t = trace(WEEK_START + (150 + turn) * HOUR + (k * 3 + 1) * 60_000, i++, { latencyMs: latency(150), metadata: { [th.key]: th.id }, name: "chat-turn", question, answer: `Reply ${turn + 1} to ${th.id}` }, w.totals);
+      const t = trace(
+        WEEK_START + (150 + turn) * HOUR + (k * 3 + 1) * 60_000,
+        i++,
+        { latencyMs: latency(150), metadata: { [th.key]: th.id }, name: "chat-turn", question, answer: `Reply ${turn + 1} to ${th.id}` },
+        w.totals,
+      );
       w.runs.push(...t.runs);
       const entry = (w.threads[th.id] ??= { traces: [], questions: [] });
       entry.traces.push(t.root);

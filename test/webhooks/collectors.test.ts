@@ -40,7 +40,11 @@ async function receiver(): Promise<{ server: Server; port: number; hits: Hit[] }
   const hits: Hit[] = [];
   const server = createServer(async (req, res) => {
     for await (const _ of req) void _;
-    const hit = { runId: String(req.headers["x-tracepipe-run-id"]), attempt: String(req.headers["x-tracepipe-attempt"]), path: req.url ?? "" };
+    const hit = {
+      runId: String(req.headers["x-tracepipe-run-id"]),
+      attempt: String(req.headers["x-tracepipe-attempt"]),
+      path: req.url ?? "",
+    };
     hits.push(hit);
     const n = Number(/\/hook\/(\d+)/.exec(hit.path)?.[1]);
     // Answers take a moment, so deliveries are under way when a collector is killed.
@@ -72,7 +76,19 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
     rx = await receiver();
     const graph = join(tempDir("tp-hooks-side-"), "graph.json");
     writeFileSync(graph, JSON.stringify({ webhooks: { url: { allowed_ports: [rx.port], allowed_networks: ["127.0.0.0/8"] } } }));
-    children = await startServeChildren(3, ["--store", url, "--no-rate-limit", "--graph-config", graph, "--webhook-timeout", String(TIMEOUT_MS), "--webhook-attempts", String(ATTEMPTS), "--webhook-backoff", "200"]);
+    children = await startServeChildren(3, [
+      "--store",
+      url,
+      "--no-rate-limit",
+      "--graph-config",
+      graph,
+      "--webhook-timeout",
+      String(TIMEOUT_MS),
+      "--webhook-attempts",
+      String(ATTEMPTS),
+      "--webhook-backoff",
+      "200",
+    ]);
     store = await openStore(url);
   }, 120_000);
   afterAll(async () => {
@@ -83,17 +99,33 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
   });
 
   it("delivers every completed root run at least once, and once apart from the retries it provokes and the attempts a killed collector left unrecorded", async () => {
-    const runs = Array.from({ length: TRACES }, (_, i) => runRecord({ session_name: "side-by-side", extra: { metadata: { webhook: `http://127.0.0.1:${rx.port}/hook/${i}` } } }));
+    const runs = Array.from({ length: TRACES }, (_, i) =>
+      runRecord({ session_name: "side-by-side", extra: { metadata: { webhook: `http://127.0.0.1:${rx.port}/hook/${i}` } } }),
+    );
     const ids = runs.map((r) => r.id as string);
     const send = async (c: ServeChild, body: unknown) => {
-      const res = await fetch(`${c.url}/runs/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+      const res = await fetch(`${c.url}/runs/batch`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
       expect(res.status, await res.text()).toBeLessThan(300);
     };
     // Each trace's post goes to one collector and its completing patch to the next.
     for (let k = 0; k < 3; k++) await send(children[k]!, { post: runs.filter((_, i) => i % 3 === k) });
     await Promise.all(
       [0, 1, 2].map((k) =>
-        send(children[(k + 1) % 3]!, { patch: runs.filter((_, i) => i % 3 === k).map((r) => ({ id: r.id, trace_id: r.id, dotted_order: r.dotted_order, end_time: "2026-11-22T10:15:02.000000Z", outputs: { ok: true } })) }),
+        send(children[(k + 1) % 3]!, {
+          patch: runs
+            .filter((_, i) => i % 3 === k)
+            .map((r) => ({
+              id: r.id,
+              trace_id: r.id,
+              dotted_order: r.dotted_order,
+              end_time: "2026-11-22T10:15:02.000000Z",
+              outputs: { ok: true },
+            })),
+        }),
       ),
     );
 

@@ -70,10 +70,17 @@ const v6Forms = (port: number) => [
 describe("webhook URL policy judges the parsed URL", () => {
   it("refuses 'relative' URLs that resolve to another origin, and keeps real relative URLs on the collector itself", async () => {
     const base = "http://127.0.0.1:8484";
-    for (const url of fakeRelative(9911)) expect(await refusal(vetWebhookUrl(url, {}, { baseUrl: base })), JSON.stringify(url)).toBe("relative_url");
+    for (const url of fakeRelative(9911))
+      expect(await refusal(vetWebhookUrl(url, {}, { baseUrl: base })), JSON.stringify(url)).toBe("relative_url");
     // Even with loopback opened by allowed_networks, a fake relative URL is not a call back into this server.
-    for (const url of fakeRelative(9911)) expect(await refusal(vetWebhookUrl(url, { allowed_ports: [9911, 80], allowed_networks: ["127.0.0.0/8"] }, { baseUrl: base })), JSON.stringify(url)).toBe("relative_url");
-    expect((await vetWebhookUrl("/webhooks/runs?token=t", {}, { baseUrl: base })).url.href).toBe("http://127.0.0.1:8484/webhooks/runs?token=t");
+    for (const url of fakeRelative(9911))
+      expect(
+        await refusal(vetWebhookUrl(url, { allowed_ports: [9911, 80], allowed_networks: ["127.0.0.0/8"] }, { baseUrl: base })),
+        JSON.stringify(url),
+      ).toBe("relative_url");
+    expect((await vetWebhookUrl("/webhooks/runs?token=t", {}, { baseUrl: base })).url.href).toBe(
+      "http://127.0.0.1:8484/webhooks/runs?token=t",
+    );
     expect((await vetWebhookUrl("/a/\\b", {}, { baseUrl: base })).url.origin).toBe(base);
     expect(await refusal(vetWebhookUrl("//user:pw@127.0.0.1:8484/x", {}, { baseUrl: base }))).toBe("url_credentials");
     expect(await refusal(vetWebhookUrl("/x", {}))).toBe("relative_url"); // no known origin to be relative to
@@ -85,17 +92,30 @@ describe("webhook URL policy judges the parsed URL", () => {
     expect(embeddedIpv4("64:ff9b::a9fe:a9fe")).toBe("169.254.169.254");
     expect(embeddedIpv4("::ffff:10.1.2.3")).toBe("10.1.2.3");
     // Their public counterparts stay usable: NAT64 and 6to4 of a public IPv4 address, plain global IPv6.
-    for (const a of ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "::ffff:93.184.216.34", "2606:4700:4700::1111"]) expect(isPublicAddress(a), a).toBe(true);
-    for (const a of ["::7f00:1", "::ffff:0:7f00:1", "64:ff9b:1::5db8:d822", "100::1", "fec0::1", "3fff::1", "2001:db8::1", "::1"]) expect(isPublicAddress(a), a).toBe(false);
+    for (const a of ["64:ff9b::5db8:d822", "2002:5db8:d822::1", "::ffff:93.184.216.34", "2606:4700:4700::1111"])
+      expect(isPublicAddress(a), a).toBe(true);
+    for (const a of ["::7f00:1", "::ffff:0:7f00:1", "64:ff9b:1::5db8:d822", "100::1", "fec0::1", "3fff::1", "2001:db8::1", "::1"])
+      expect(isPublicAddress(a), a).toBe(false);
   });
 
   it("delivers nothing to a loopback listener from any bypass form, end to end through the collector", async () => {
     const target = await listener();
     const col = await startCollector({ webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [target.port] } } });
     cleanup.push(() => col.close());
-    const urls = [...fakeRelative(target.port), ...v6Forms(target.port), `http://127.0.0.1:${target.port}/x`, `http://2130706433:${target.port}/x`];
-    const runs = urls.map((webhook) => runRecord({ session_name: "ssrf", end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook } } }));
-    const res = await fetch(`${col.url}/runs/batch`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ post: runs }) });
+    const urls = [
+      ...fakeRelative(target.port),
+      ...v6Forms(target.port),
+      `http://127.0.0.1:${target.port}/x`,
+      `http://2130706433:${target.port}/x`,
+    ];
+    const runs = urls.map((webhook) =>
+      runRecord({ session_name: "ssrf", end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook } } }),
+    );
+    const res = await fetch(`${col.url}/runs/batch`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ post: runs }),
+    });
     expect(res.status).toBe(202);
     await col.collector.webhooks!.idle();
     expect(col.collector.webhooks!.stats).toMatchObject({ refused: urls.length, delivered: 0, attempts: 0 });

@@ -24,12 +24,18 @@ interface Receiver {
   hits: { path: string; headers: IncomingMessage["headers"]; body: Record<string, unknown> }[];
 }
 /** A loopback webhook receiver; `script(n)` gives the status of the n-th request (1-based). */
-async function receiver(script: (n: number) => number | { status: number; headers?: Record<string, string>; delayMs?: number } = () => 200): Promise<Receiver> {
+async function receiver(
+  script: (n: number) => number | { status: number; headers?: Record<string, string>; delayMs?: number } = () => 200,
+): Promise<Receiver> {
   const hits: Receiver["hits"] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    hits.push({ path: req.url ?? "", headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown> });
+    hits.push({
+      path: req.url ?? "",
+      headers: req.headers,
+      body: JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}") as Record<string, unknown>,
+    });
     const v = script(hits.length);
     const { status, headers, delayMs } = typeof v === "number" ? { status: v, headers: {}, delayMs: 0 } : v;
     if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
@@ -44,20 +50,40 @@ async function receiver(script: (n: number) => number | { status: number; header
 describe("graph.json webhook configuration", () => {
   it("resolves ${{ env.NAME }} only for the allowed prefix, names missing variables, and honours env_prefix and disable_webhooks", () => {
     const env = { SVC_WEBHOOK_SECRET: "s3", OTHER_SECRET: "x", ACME_TOKEN: "t" };
-    expect(loadWebhookConfig({ webhooks: { headers: { authorization: "Bearer ${{ env.SVC_WEBHOOK_SECRET }}" } } }, env).headers).toEqual({ authorization: "Bearer s3" });
-    const { issues } = checkWebhookConfig({ webhooks: { headers: { a: "${{ env.OTHER_SECRET }}", b: "${{ env.SVC_WEBHOOK_MISSING }}", c: "${{ secrets.X }}" } } }, env);
+    expect(loadWebhookConfig({ webhooks: { headers: { authorization: "Bearer ${{ env.SVC_WEBHOOK_SECRET }}" } } }, env).headers).toEqual({
+      authorization: "Bearer s3",
+    });
+    const { issues } = checkWebhookConfig(
+      { webhooks: { headers: { a: "${{ env.OTHER_SECRET }}", b: "${{ env.SVC_WEBHOOK_MISSING }}", c: "${{ secrets.X }}" } } },
+      env,
+    );
     expect(issues).toEqual([
-      { loc: ["webhooks", "headers", "a"], msg: "references env.OTHER_SECRET, but only variables starting with SVC_WEBHOOK_ may be used", type: "env_prefix" },
+      {
+        loc: ["webhooks", "headers", "a"],
+        msg: "references env.OTHER_SECRET, but only variables starting with SVC_WEBHOOK_ may be used",
+        type: "env_prefix",
+      },
       { loc: ["webhooks", "headers", "b"], msg: "references env.SVC_WEBHOOK_MISSING, which is not set", type: "env_missing" },
       { loc: ["webhooks", "headers", "c"], msg: "a ${{ ... }} reference that is not of the form ${{ env.NAME }}", type: "value_error" },
     ]);
     expect(() => loadWebhookConfig({ webhooks: { headers: { b: "${{ env.SVC_WEBHOOK_MISSING }}" } } }, env)).toThrow(ConfigError);
-    expect(loadWebhookConfig({ webhooks: { env_prefix: "ACME_", headers: { t: "${{ env.ACME_TOKEN }}" } } }, env).headers).toEqual({ t: "t" });
-    expect(checkWebhookConfig({ webhooks: { env_prefix: "ACME_", headers: { t: "${{ env.SVC_WEBHOOK_SECRET }}" } } }, env).issues[0]!.msg).toContain("starting with ACME_ may be used (webhooks.env_prefix)");
+    expect(loadWebhookConfig({ webhooks: { env_prefix: "ACME_", headers: { t: "${{ env.ACME_TOKEN }}" } } }, env).headers).toEqual({
+      t: "t",
+    });
+    expect(
+      checkWebhookConfig({ webhooks: { env_prefix: "ACME_", headers: { t: "${{ env.SVC_WEBHOOK_SECRET }}" } } }, env).issues[0]!.msg,
+    ).toContain("starting with ACME_ may be used (webhooks.env_prefix)");
     expect(loadWebhookConfig({ http: { disable_webhooks: true } }, env).enabled).toBe(false);
-    const types = checkWebhookConfig({ webhooks: { url: { allowed_ports: ["443"], allowed_domains: ["bad domain"], require_https: "yes" } } }, env).issues;
+    const types = checkWebhookConfig(
+      { webhooks: { url: { allowed_ports: ["443"], allowed_domains: ["bad domain"], require_https: "yes" } } },
+      env,
+    ).issues;
     // Shape and domain-pattern problems come in one list, not one layer at a time.
-    expect(types.map((i) => i.loc.join(".")).sort()).toEqual(["webhooks.url.allowed_domains.0", "webhooks.url.allowed_ports.0", "webhooks.url.require_https"]);
+    expect(types.map((i) => i.loc.join(".")).sort()).toEqual([
+      "webhooks.url.allowed_domains.0",
+      "webhooks.url.allowed_ports.0",
+      "webhooks.url.require_https",
+    ]);
     expect(checkWebhookConfig({ webhooks: { url: { allowed_domains: ["*.example.com", "bad domain"] } } }, env).issues).toEqual([
       { loc: ["webhooks", "url", "allowed_domains", 1], msg: '"bad domain" is not a hostname or a *.domain wildcard', type: "value_error" },
     ]);
@@ -65,7 +91,15 @@ describe("graph.json webhook configuration", () => {
 });
 
 describe("webhook URL policy", () => {
-  const publicDns = async (host: string) => (host.endsWith(".internal.example.com") ? [{ address: "10.1.2.3", family: 4 }] : host === "mixed.example.com" ? [{ address: "93.184.216.34", family: 4 }, { address: "127.0.0.1", family: 4 }] : [{ address: "93.184.216.34", family: 4 }]);
+  const publicDns = async (host: string) =>
+    host.endsWith(".internal.example.com")
+      ? [{ address: "10.1.2.3", family: 4 }]
+      : host === "mixed.example.com"
+        ? [
+            { address: "93.184.216.34", family: 4 },
+            { address: "127.0.0.1", family: 4 },
+          ]
+        : [{ address: "93.184.216.34", family: 4 }];
   const vet = (url: string, policy = {}, o = {}) => vetWebhookUrl(url, policy, { lookup: publicDns, ...o });
   const refused = async (p: Promise<unknown>) => {
     try {
@@ -112,13 +146,19 @@ describe("webhook URL policy", () => {
     expect(await refused(vet("https://hooks.example.com/" + "a".repeat(100), { max_url_length: 64 }))).toBe("url_too_long");
     expect(await refused(vet("https://user:pw@hooks.example.com/x"))).toBe("url_credentials");
     expect(await refused(vet("ftp://hooks.example.com/x"))).toBe("url_scheme");
-    expect(await refused(vet("/internal/hook", { disable_loopback: true }, { baseUrl: "http://127.0.0.1:8484" }))).toBe("loopback_disabled");
+    expect(await refused(vet("/internal/hook", { disable_loopback: true }, { baseUrl: "http://127.0.0.1:8484" }))).toBe(
+      "loopback_disabled",
+    );
     expect((await vet("/internal/hook", {}, { baseUrl: "http://127.0.0.1:8484" })).url.href).toBe("http://127.0.0.1:8484/internal/hook");
   });
 
   it("does not follow a redirect, so a redirect to the metadata address goes nowhere", async () => {
     const r = await receiver(() => ({ status: 302, headers: { location: "http://169.254.169.254/latest/meta-data/" } }));
-    const sender = new WebhookSender({ enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } });
+    const sender = new WebhookSender({
+      enabled: true,
+      headers: {},
+      policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] },
+    });
     const result = await sender.attempt(`${r.url}/hook`, "run-1", { run_id: "run-1" });
     expect(r.hits).toHaveLength(1);
     expect(result).toMatchObject({ status_code: 302, error: "redirects are not followed", verdict: "final" });
@@ -135,10 +175,17 @@ describe("webhooks.url.allowed_networks", () => {
   };
   const lookup = async (host: string) => (dns[host] ?? []).map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
   const vet = (url: string, allowed_networks: string[]) => vetWebhookUrl(url, { allowed_networks }, { lookup });
-  const outcome = (p: Promise<unknown>) => p.then(() => "allowed", (err: unknown) => (err instanceof WebhookUrlError ? err.type : String(err)));
+  const outcome = (p: Promise<unknown>) =>
+    p.then(
+      () => "allowed",
+      (err: unknown) => (err instanceof WebhookUrlError ? err.type : String(err)),
+    );
 
   it("reports every entry that is not a CIDR range, with its location", () => {
-    const { issues } = checkWebhookConfig({ webhooks: { url: { allowed_networks: ["10.0.0.0/8", "10.0.0.0", "300.1.1.1/8", "fd00::/129", 5, "fd00::/8", "10.0.0.0/33"] } } }, {});
+    const { issues } = checkWebhookConfig(
+      { webhooks: { url: { allowed_networks: ["10.0.0.0/8", "10.0.0.0", "300.1.1.1/8", "fd00::/129", 5, "fd00::/8", "10.0.0.0/33"] } } },
+      {},
+    );
     expect(issues.map((i) => [i.loc.join("."), i.type])).toEqual([
       ["webhooks.url.allowed_networks.4", "invalid_type"],
       ["webhooks.url.allowed_networks.1", "value_error"],
@@ -148,7 +195,10 @@ describe("webhooks.url.allowed_networks", () => {
     ]);
     expect(issues[1]!.msg).toBe('"10.0.0.0" is not a CIDR range (address/prefix, e.g. 10.0.0.0/8 or fd00::/8)');
     expect(issues[3]!.msg).toBe('"fd00::/129" the prefix /129 is longer than an IPv6 address (/128 at most)');
-    expect(loadWebhookConfig({ webhooks: { url: { allowed_networks: ["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"] } } }, {}).policy.allowed_networks).toEqual(["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"]);
+    expect(
+      loadWebhookConfig({ webhooks: { url: { allowed_networks: ["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"] } } }, {}).policy
+        .allowed_networks,
+    ).toEqual(["10.0.0.0/8", "fd00::/8", "127.0.0.1/32"]);
   });
 
   it("opens the private addresses inside a named range, IPv4 and IPv6, and only those", async () => {
@@ -177,7 +227,14 @@ describe("webhooks.url.allowed_networks", () => {
 
   it("opens loopback, link-local and 0.0.0.0 only when a range inside them is named, never through a wider one", async () => {
     for (const wide of [["0.0.0.0/0"], ["::/0"], ["0.0.0.0/0", "::/0"], ["10.0.0.0/8"]]) {
-      for (const url of ["http://127.0.0.1/x", "http://[::1]/x", "http://[::ffff:127.0.0.1]/x", "http://169.254.169.254/x", "http://0.0.0.0/x", "http://[fe80::1]/x"]) {
+      for (const url of [
+        "http://127.0.0.1/x",
+        "http://[::1]/x",
+        "http://[::ffff:127.0.0.1]/x",
+        "http://169.254.169.254/x",
+        "http://0.0.0.0/x",
+        "http://[fe80::1]/x",
+      ]) {
         expect(await outcome(vet(url, wide)), `${url} ${wide.join(",")}`).toBe("ssrf_blocked");
       }
     }
@@ -199,18 +256,39 @@ describe("the collector sends run-completion webhooks", () => {
   it("POSTs the completed root run with kwargs, the configured headers and its run id once, retrying a failed delivery, without blocking ingest; GET /runs/:id/webhooks shows each attempt", async () => {
     const r = await receiver((n) => (n === 1 ? { status: 503, delayMs: 800 } : 200)); // a slow, failing receiver first
     const config = loadWebhookConfig(
-      { webhooks: { headers: { "x-hook-auth": "${{ env.SVC_WEBHOOK_SECRET }}" }, url: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } } },
+      {
+        webhooks: {
+          headers: { "x-hook-auth": "${{ env.SVC_WEBHOOK_SECRET }}" },
+          url: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] },
+        },
+      },
       { SVC_WEBHOOK_SECRET: "s3cr3t" },
     );
     const col = await startCollector({ apiKey: "k", webhooks: config, webhookDelivery: { backoff: { baseMs: 20, maxMs: 50 } } });
     cleanup.push(() => col.close());
-    const client = new Client({ endpoint: col.url, apiKey: "k", project: "hooks", spoolDir: join(tempDir("tp-hook-"), "spool"), warn: () => {} });
-    const root = runRecord({ session_name: "hooks", inputs: { question: "why?" }, extra: { metadata: { webhook: `${r.url}/done?token=abc`, thread_id: "t-1" }, config: { recursion_limit: 5 } } });
-    const child = runRecord({ session_name: "hooks", parent_run_id: root.id, trace_id: root.id, extra: { metadata: { webhook: `${r.url}/child` } } });
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: "k",
+      project: "hooks",
+      spoolDir: join(tempDir("tp-hook-"), "spool"),
+      warn: () => {},
+    });
+    const root = runRecord({
+      session_name: "hooks",
+      inputs: { question: "why?" },
+      extra: { metadata: { webhook: `${r.url}/done?token=abc`, thread_id: "t-1" }, config: { recursion_limit: 5 } },
+    });
+    const child = runRecord({
+      session_name: "hooks",
+      parent_run_id: root.id,
+      trace_id: root.id,
+      extra: { metadata: { webhook: `${r.url}/child` } },
+    });
     const plain = runRecord({ session_name: "hooks" });
     for (const run of [root, child, plain]) client.createRun(run as never);
     await client.flush();
-    for (const run of [root, child, plain]) client.updateRun(run.id as string, { end_time: "2026-11-22T10:16:00Z", outputs: { answer: 42 } });
+    for (const run of [root, child, plain])
+      client.updateRun(run.id as string, { end_time: "2026-11-22T10:16:00Z", outputs: { answer: 42 } });
     client.updateRun(root.id as string, { end_time: "2026-11-22T10:16:01Z" }); // completed again: still one webhook
     await client.flush();
     // Ingest was acknowledged while the (slow, failing) first delivery was still under way.
@@ -224,7 +302,13 @@ describe("the collector sends run-completion webhooks", () => {
       [root.id, "1"],
       [root.id, "2"],
     ]);
-    expect(hit.body).toMatchObject({ run_id: root.id, thread_id: "t-1", status: "success", output: { answer: 42 }, kwargs: { input: { question: "why?" }, config: { recursion_limit: 5 }, metadata: { thread_id: "t-1" } } });
+    expect(hit.body).toMatchObject({
+      run_id: root.id,
+      thread_id: "t-1",
+      status: "success",
+      output: { answer: 42 },
+      kwargs: { input: { question: "why?" }, config: { recursion_limit: 5 }, metadata: { thread_id: "t-1" } },
+    });
     expect(col.collector.webhooks!.stats).toMatchObject({ delivered: 1, failed: 0, attempts: 2 });
     const res = await fetch(`${col.url}/runs/${root.id as string}/webhooks`, { headers: { "x-api-key": "k" } });
     expect(res.status).toBe(200);
@@ -233,16 +317,27 @@ describe("the collector sends run-completion webhooks", () => {
     expect(body.deliveries[0]).toMatchObject({ status: "delivered", url: `${r.url}/done?token=abc` });
     expect(body.deliveries[0]!.attempts.map((a) => a.status_code)).toEqual([503, 200]);
     expect(body.deliveries[0]!.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(700);
-    expect(((await (await fetch(`${col.url}/runs/${child.id as string}/webhooks`, { headers: { "x-api-key": "k" } })).json()) as DeliveryBody).deliveries).toEqual([]);
-    expect((await fetch(`${col.url}/runs/0192b3c4-0000-7000-8000-000000000000/webhooks`, { headers: { "x-api-key": "k" } })).status).toBe(404);
+    expect(
+      ((await (await fetch(`${col.url}/runs/${child.id as string}/webhooks`, { headers: { "x-api-key": "k" } })).json()) as DeliveryBody)
+        .deliveries,
+    ).toEqual([]);
+    expect((await fetch(`${col.url}/runs/0192b3c4-0000-7000-8000-000000000000/webhooks`, { headers: { "x-api-key": "k" } })).status).toBe(
+      404,
+    );
   });
 
   it("refuses a webhook URL the policy forbids before connecting to it, and records why", async () => {
     const r = await receiver();
-    const col = await startCollector({ webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)] } } });
+    const col = await startCollector({
+      webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)] } },
+    });
     cleanup.push(() => col.close());
     const run = runRecord({ end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook: `${r.url}/hook` } } });
-    const res = await fetch(`${col.url}/runs`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(run) });
+    const res = await fetch(`${col.url}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(run),
+    });
     expect(res.status).toBeLessThan(300);
     await col.collector.webhooks!.idle();
     expect(col.collector.webhooks!.stats).toMatchObject({ refused: 1, failed: 1, delivered: 0, attempts: 0 });
@@ -277,7 +372,10 @@ describe("the collector sends run-completion webhooks", () => {
     const run = runRecord({ end_time: "2026-11-22T10:16:00Z", extra: { metadata: { webhook: `${r.url}/hook` } } });
     await before.ingest({ post: [run] });
     await before.close();
-    const col = await startCollector({ db: dbPath, webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } } });
+    const col = await startCollector({
+      db: dbPath,
+      webhooks: { enabled: true, headers: {}, policy: { allowed_ports: [Number(new URL(r.url).port)], allowed_networks: ["127.0.0.0/8"] } },
+    });
     cleanup.push(() => col.close());
     await col.collector.webhooks!.idle();
     expect(r.hits.map((h) => h.headers["x-tracepipe-run-id"])).toEqual([run.id]);
@@ -302,9 +400,18 @@ describe("the collector receives agent-server webhooks", () => {
       created_at: "2026-11-22T10:00:00.000Z",
       updated_at: "2026-11-22T10:00:02.500Z",
       values: { messages: [{ type: "ai", content: "done" }] },
-      kwargs: { input: { messages: [{ role: "user", content: "go" }] }, config: { configurable: { user: "u1" } }, metadata: { env: "prod" } },
+      kwargs: {
+        input: { messages: [{ role: "user", content: "go" }] },
+        config: { configurable: { user: "u1" } },
+        metadata: { env: "prod" },
+      },
     };
-    const post = (q: string) => fetch(`${col.url}/webhooks/runs${q}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const post = (q: string) =>
+      fetch(`${col.url}/webhooks/runs${q}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
     expect((await post("?token=wrong")).status).toBe(401);
     expect((await post("")).status).toBe(401);
     expect((await post("?token=tok-12")).status).toBe(401);
@@ -312,9 +419,26 @@ describe("the collector receives agent-server webhooks", () => {
     const ok = await post("?token=tok-123");
     expect(ok.status).toBe(200);
     const run = (await col.collector.store.getRun(body.run_id))!;
-    expect(run).toMatchObject({ run_type: "chain", session_name: "agent-server", name: "agent agent", inputs: body.kwargs.input, outputs: body.values, start_time: "2026-11-22T10:00:00.000000Z", end_time: "2026-11-22T10:00:02.500000Z" });
-    expect((run.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({ env: "prod", thread_id: "thread-9", assistant_id: "agent", status: "success" });
-    const bad = await fetch(`${col.url}/webhooks/runs?token=tok-123`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ created_at: "yesterday" }) });
+    expect(run).toMatchObject({
+      run_type: "chain",
+      session_name: "agent-server",
+      name: "agent agent",
+      inputs: body.kwargs.input,
+      outputs: body.values,
+      start_time: "2026-11-22T10:00:00.000000Z",
+      end_time: "2026-11-22T10:00:02.500000Z",
+    });
+    expect((run.extra as { metadata: Record<string, unknown> }).metadata).toMatchObject({
+      env: "prod",
+      thread_id: "thread-9",
+      assistant_id: "agent",
+      status: "success",
+    });
+    const bad = await fetch(`${col.url}/webhooks/runs?token=tok-123`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ created_at: "yesterday" }),
+    });
     expect(bad.status).toBe(422);
     expect(((await bad.json()) as { detail: { loc: unknown[] }[] }).detail.map((d) => d.loc)).toEqual([
       ["body", "run_id"],
@@ -329,12 +453,24 @@ describe("tracepipe check-config and serve --graph-config", () => {
   it("reports every problem with its location, exits 1 for problems, 0 when clean, 2 for an unreadable file; serve refuses to start naming a missing variable", async () => {
     const dir = tempDir("tp-check-");
     const bad = join(dir, "bad.json");
-    writeFileSync(bad, JSON.stringify({ graphs: { agent: "./agent.py:graph" }, webhooks: { headers: { a: "${{ env.SVC_WEBHOOK_NOPE }}", b: "${{ env.HOME }}" }, url: { require_https: "yes" } } }));
+    writeFileSync(
+      bad,
+      JSON.stringify({
+        graphs: { agent: "./agent.py:graph" },
+        webhooks: { headers: { a: "${{ env.SVC_WEBHOOK_NOPE }}", b: "${{ env.HOME }}" }, url: { require_https: "yes" } },
+      }),
+    );
     const r = await runCli(["check-config", bad], { env: { SVC_WEBHOOK_NOPE: "" } });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('"loc":["webhooks","url","require_https"]');
     const good = join(dir, "good.json");
-    writeFileSync(good, JSON.stringify({ graphs: { agent: "./agent.py:graph" }, webhooks: { headers: { a: "${{ env.SVC_WEBHOOK_TOKEN }}" }, url: { allowed_domains: ["*.example.com"], require_https: true } } }));
+    writeFileSync(
+      good,
+      JSON.stringify({
+        graphs: { agent: "./agent.py:graph" },
+        webhooks: { headers: { a: "${{ env.SVC_WEBHOOK_TOKEN }}" }, url: { allowed_domains: ["*.example.com"], require_https: true } },
+      }),
+    );
     const ok = await runCli(["check-config", good], { env: { SVC_WEBHOOK_TOKEN: "x" } });
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain("ok (webhooks enabled, 1 header(s))");

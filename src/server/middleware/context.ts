@@ -18,7 +18,10 @@ export function dispatch(router: Router, o: DispatchOptions): Terminal {
   return async (x) => {
     const found = router.match(x.method, x.url.pathname);
     if (!found) throw new HttpError(404, `no endpoint ${x.method} ${x.url.pathname}`);
-    if ("allowed" in found) throw new HttpError(405, `${x.method} is not allowed on ${x.url.pathname}; allowed: ${found.allowed.join(", ")}`, { allow: found.allowed.join(", ") });
+    if ("allowed" in found)
+      throw new HttpError(405, `${x.method} is not allowed on ${x.url.pathname}; allowed: ${found.allowed.join(", ")}`, {
+        allow: found.allowed.join(", "),
+      });
     return found.handler(requestContext(x, found.params, o));
   };
 }
@@ -44,4 +47,3 @@ export function requestContext(x: Exchange, params: Record<string, string>, o: D
   };
   return ctx;
 }
-

@@ -31,15 +31,24 @@ export function errors(o: ErrorOptions): Middleware {
       // answer closes the connection (a refusal that must not read what it refuses).
       if (!x.req.complete && !(err instanceof HttpError && err.headers?.connection === "close")) x.req.resume();
       if (err instanceof HttpError) {
-        const capped = err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, o.maxListedIssues) : { detail: err.detail };
-        return { status: err.status, body: { detail: capped.detail, ...err.extra, ...capped.extra }, headers: { ...x.replyHeaders, ...err.headers } };
+        const capped =
+          err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, o.maxListedIssues) : { detail: err.detail };
+        return {
+          status: err.status,
+          body: { detail: capped.detail, ...err.extra, ...capped.extra },
+          headers: { ...x.replyHeaders, ...err.headers },
+        };
       }
       if (err instanceof StoreUnavailableError) {
         // Nothing was stored, and the same request may come again once the database is back.
         return { status: 503, body: { detail: err.message }, headers: { ...x.replyHeaders, "retry-after": String(STORE_RETRY_AFTER_S) } };
       }
       if (isStackOverflow(err)) {
-        return { status: 422, body: { detail: [{ loc: [], msg: "the request is nested too deeply to process", type: "json_depth" }] }, headers: x.replyHeaders };
+        return {
+          status: 422,
+          body: { detail: [{ loc: [], msg: "the request is nested too deeply to process", type: "json_depth" }] },
+          headers: x.replyHeaders,
+        };
       }
       log(`tracepipe serve: ${x.method} ${x.url.pathname} failed:`, err);
       return { status: 500, body: { detail: "internal error; see the collector's log" } };

@@ -32,10 +32,14 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
     if (o.max <= 0 || o.exempt?.(x.method, x.url.pathname)) return next();
     if (gauge.inFlight >= o.max) {
       gauge.refused++;
-      throw new HttpError(503, `the collector is busy: ${gauge.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`, {
-        "retry-after": String(BUSY_RETRY_AFTER_S),
-        connection: "close",
-      });
+      throw new HttpError(
+        503,
+        `the collector is busy: ${gauge.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`,
+        {
+          "retry-after": String(BUSY_RETRY_AFTER_S),
+          connection: "close",
+        },
+      );
     }
     gauge.inFlight++;
     // Until the answer is sent (or the connection drops): the parsed body lives that long.

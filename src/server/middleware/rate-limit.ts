@@ -36,7 +36,9 @@ export function rateLimit(o: RateLimitOptions): Middleware {
     try {
       r = await o.limiter.tryAcquire(m.key, 1, limit, windowMs);
     } catch (err) {
-      throw new HttpError(503, `the shared rate limiter is unavailable: ${(err as Error)?.message ?? String(err)}`, { "retry-after": String(LIMITER_RETRY_AFTER_S) });
+      throw new HttpError(503, `the shared rate limiter is unavailable: ${(err as Error)?.message ?? String(err)}`, {
+        "retry-after": String(LIMITER_RETRY_AFTER_S),
+      });
     }
     const headers = {
       "x-ratelimit-limit": String(limit),
@@ -44,10 +46,14 @@ export function rateLimit(o: RateLimitOptions): Middleware {
       "x-ratelimit-reset": String(Math.ceil(r.resetMs / 1000)),
     };
     if (!r.ok) {
-      throw new HttpError(429, `rate limit exceeded: ${limit} requests per ${windowMs / 1000} s for ${m.rule.category} (${m.rule.id}); retry after ${Math.ceil(r.retryAfterMs)} ms`, {
-        ...headers,
-        "retry-after": String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))),
-      });
+      throw new HttpError(
+        429,
+        `rate limit exceeded: ${limit} requests per ${windowMs / 1000} s for ${m.rule.category} (${m.rule.id}); retry after ${Math.ceil(r.retryAfterMs)} ms`,
+        {
+          ...headers,
+          "retry-after": String(Math.max(1, Math.ceil(r.retryAfterMs / 1000))),
+        },
+      );
     }
     Object.assign(x.replyHeaders, headers);
     return next();

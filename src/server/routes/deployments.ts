@@ -24,7 +24,11 @@ async function answer(fn: () => Promise<unknown>, wrapped = false): Promise<Repl
     const out = await fn();
     if (!wrapped) return { status: 200, body: out };
     const { value, warnings } = out as { value: unknown; warnings: string[] };
-    return { status: 200, body: value, headers: warnings.length ? { warning: warnings.map((w) => `299 tracepipe ${JSON.stringify(w)}`).join(", ") } : undefined };
+    return {
+      status: 200,
+      body: value,
+      headers: warnings.length ? { warning: warnings.map((w) => `299 tracepipe ${JSON.stringify(w)}`).join(", ") } : undefined,
+    };
   } catch (err) {
     if (err instanceof ValidationError) throw new HttpError(422, err.issues);
     if (err instanceof RuleError || err instanceof NotFoundError) throw new HttpError(err.status, err.message);
@@ -34,9 +38,29 @@ async function answer(fn: () => Promise<unknown>, wrapped = false): Promise<Repl
 
 export function deploymentRoutes(cp: ControlPlane): Route[] {
   return [
-    { method: "POST", path: "/v2/deployments", handler: async (ctx) => { const body = await ctx.json(); return answer(() => cp.create(body), true); } },
+    {
+      method: "POST",
+      path: "/v2/deployments",
+      handler: async (ctx) => {
+        const body = await ctx.json();
+        return answer(() => cp.create(body), true);
+      },
+    },
     { method: "GET", path: "/v2/deployments/:id", handler: (ctx) => answer(() => cp.get(uuidParam(ctx.params.id, "deployment_id"))) },
-    { method: "PATCH", path: "/v2/deployments/:id", handler: async (ctx) => { const id = uuidParam(ctx.params.id, "deployment_id"); const body = await ctx.json(); return answer(() => cp.patch(id, body), true); } },
-    { method: "GET", path: "/v2/deployments/:id/revisions/:revision_id", handler: (ctx) => answer(() => cp.getRevision(uuidParam(ctx.params.id, "deployment_id"), uuidParam(ctx.params.revision_id, "revision_id"))) },
+    {
+      method: "PATCH",
+      path: "/v2/deployments/:id",
+      handler: async (ctx) => {
+        const id = uuidParam(ctx.params.id, "deployment_id");
+        const body = await ctx.json();
+        return answer(() => cp.patch(id, body), true);
+      },
+    },
+    {
+      method: "GET",
+      path: "/v2/deployments/:id/revisions/:revision_id",
+      handler: (ctx) =>
+        answer(() => cp.getRevision(uuidParam(ctx.params.id, "deployment_id"), uuidParam(ctx.params.revision_id, "revision_id"))),
+    },
   ];
 }

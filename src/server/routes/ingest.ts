@@ -50,7 +50,10 @@ async function storeHealth(health: () => Promise<StoreHealth>): Promise<StoreHea
     timer = setTimeout(() => resolve({ ok: false, error: `the store did not answer within ${HEALTH_WAIT_MS} ms` }), HEALTH_WAIT_MS);
   });
   try {
-    return await Promise.race([health().catch((err: unknown): StoreHealth => ({ ok: false, error: (err as Error)?.message ?? String(err) })), late]);
+    return await Promise.race([
+      health().catch((err: unknown): StoreHealth => ({ ok: false, error: (err as Error)?.message ?? String(err) })),
+      late,
+    ]);
   } finally {
     clearTimeout(timer);
   }
@@ -58,9 +61,16 @@ async function storeHealth(health: () => Promise<StoreHealth>): Promise<StoreHea
 
 /** What /info advertises, enforced: the run count always, the byte size when there is more than one run to split. */
 function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void {
-  if (runs > limits.batchSizeLimit) throw new HttpError(413, `${runs} runs in one request, over the limit of ${limits.batchSizeLimit} (GET /info batch_ingest_config.size_limit); split the batch`);
+  if (runs > limits.batchSizeLimit)
+    throw new HttpError(
+      413,
+      `${runs} runs in one request, over the limit of ${limits.batchSizeLimit} (GET /info batch_ingest_config.size_limit); split the batch`,
+    );
   if (runs > 1 && bytes > limits.batchSizeBytesLimit) {
-    throw new HttpError(413, `a batch of ${runs} runs in ${bytes} bytes, over the limit of ${limits.batchSizeBytesLimit} bytes (GET /info batch_ingest_config.size_limit_bytes); split the batch`);
+    throw new HttpError(
+      413,
+      `a batch of ${runs} runs in ${bytes} bytes, over the limit of ${limits.batchSizeBytesLimit} bytes (GET /info batch_ingest_config.size_limit_bytes); split the batch`,
+    );
   }
 }
 
@@ -135,7 +145,12 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       handler: async (ctx: RequestContext) => {
         const issues = newIssues(limits);
         const body = ctx.stream();
-        const parsed = await parseMultipart(body, ctx.headers, { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit }, issues);
+        const parsed = await parseMultipart(
+          body,
+          ctx.headers,
+          { maxPartBytes: limits.maxBodyBytes, maxParts: limits.maxMultipartParts, maxRuns: limits.batchSizeLimit },
+          issues,
+        );
         checkBatch(limits, parsed.post.size + parsed.patch.size, body.bytes);
         const slicer = new Slicer();
         // Depth first: zod and the store recurse, so nothing too deep may reach them.
@@ -184,7 +199,8 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       path: "/feedback",
       handler: async (ctx) => {
         const body = await ctx.json();
-        if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object (a feedback record)");
+        if (typeof body !== "object" || body === null || Array.isArray(body))
+          throw new HttpError(400, "expected a JSON object (a feedback record)");
         const deep = await tooDeep(body, limits.maxJsonDepth, new Slicer());
         if (deep) throw new HttpError(422, [depthIssue(deep, limits.maxJsonDepth)]);
         // The SDKs send an id; a sender that does not gets one, as LangSmith gives it.
@@ -200,7 +216,8 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
       handler: async (ctx) => {
         const raw = await ctx.body();
         const body = await ctx.parse(raw);
-        if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
+        if (typeof body !== "object" || body === null || Array.isArray(body))
+          throw new HttpError(400, 'expected a JSON object {"post": [...], "patch": [...]}');
         const b = body as { post?: unknown; patch?: unknown };
         const issues = newIssues(limits);
         const check = batchCheck(issues, new Slicer());
@@ -208,7 +225,11 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
           ["post", b.post],
           ["patch", b.patch],
         ] as const;
-        checkBatch(limits, lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0), raw.length);
+        checkBatch(
+          limits,
+          lists.reduce((n, [, l]) => n + (Array.isArray(l) ? l.length : 0), 0),
+          raw.length,
+        );
         for (const [key, list] of lists) {
           if (list === undefined || list === null) continue;
           if (!Array.isArray(list)) {
@@ -243,7 +264,8 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const body = await ctx.json();
         if (typeof body !== "object" || body === null || Array.isArray(body)) throw new HttpError(400, "expected a JSON object");
         const b = body as Record<string, unknown>;
-        if (b.id !== undefined && b.id !== ctx.params.id) throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
+        if (b.id !== undefined && b.id !== ctx.params.id)
+          throw new HttpError(400, `body id ${JSON.stringify(b.id)} does not match the path id ${JSON.stringify(ctx.params.id)}`);
         const issues = newIssues(limits);
         const check = batchCheck(issues, new Slicer());
         if (!(await check.patch({ ...b, id: ctx.params.id }, []))) return issues.fail();

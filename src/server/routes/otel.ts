@@ -23,10 +23,14 @@ export function otelRoutes(store: OtlpReceiveStore, maxJsonDepth = Infinity): Ro
     handler: async (ctx) => {
       const header = ctx.headers[PROJECT_HEADER];
       try {
-        const body = await receiveOtlp(store, signal, await ctx.body(), String(ctx.headers["content-type"] ?? ""), { project: typeof header === "string" && header ? header : undefined, guard });
+        const body = await receiveOtlp(store, signal, await ctx.body(), String(ctx.headers["content-type"] ?? ""), {
+          project: typeof header === "string" && header ? header : undefined,
+          guard,
+        });
         return { status: 200, body };
       } catch (err) {
-        if (err instanceof ValidationError) throw new HttpError(err.issues[0]?.type === "unsupported_media_type" ? 415 : 400, err.issues[0]?.msg ?? err.message);
+        if (err instanceof ValidationError)
+          throw new HttpError(err.issues[0]?.type === "unsupported_media_type" ? 415 : 400, err.issues[0]?.msg ?? err.message);
         throw err;
       }
     },

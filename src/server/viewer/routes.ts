@@ -107,7 +107,10 @@ function metadataParams(q: URLSearchParams): Record<string, string> | undefined 
   const out: Record<string, string> = {};
   all.forEach((v, i) => {
     const eq = v.indexOf("=");
-    if (eq <= 0) throw new HttpError(422, [{ loc: ["query", "metadata", i], msg: `expected key=value, got ${JSON.stringify(v.slice(0, 80))}`, type: "value_error" }]);
+    if (eq <= 0)
+      throw new HttpError(422, [
+        { loc: ["query", "metadata", i], msg: `expected key=value, got ${JSON.stringify(v.slice(0, 80))}`, type: "value_error" },
+      ]);
     out[v.slice(0, eq).trim()] = v.slice(eq + 1).trim();
   });
   return out;
@@ -135,7 +138,8 @@ function monitorQuery(q: URLSearchParams, now = Date.now()): MonitorQuery & { by
   let from: number;
   let to: number;
   if ((p.range ?? "day") === "custom" || p.from || p.to) {
-    if (!p.from || !p.to) throw new HttpError(422, [{ loc: ["query", p.from ? "to" : "from"], msg: "a custom range needs both from and to", type: "missing" }]);
+    if (!p.from || !p.to)
+      throw new HttpError(422, [{ loc: ["query", p.from ? "to" : "from"], msg: "a custom range needs both from and to", type: "missing" }]);
     from = Date.parse(p.from);
     to = Date.parse(p.to);
     if (to <= from) throw new HttpError(422, [{ loc: ["query", "to"], msg: "to must be after from", type: "value_error" }]);
@@ -144,10 +148,20 @@ function monitorQuery(q: URLSearchParams, now = Date.now()): MonitorQuery & { by
     from = now - RANGE_MS[p.range as keyof typeof RANGE_MS];
   }
   const span = to - from;
-  const step = !p.bucket || p.bucket === "auto" ? (span / BUCKET_MS.minute <= 200 ? BUCKET_MS.minute : span / BUCKET_MS.hour <= 200 ? BUCKET_MS.hour : BUCKET_MS.day) : BUCKET_MS[p.bucket];
+  const step =
+    !p.bucket || p.bucket === "auto"
+      ? span / BUCKET_MS.minute <= 200
+        ? BUCKET_MS.minute
+        : span / BUCKET_MS.hour <= 200
+          ? BUCKET_MS.hour
+          : BUCKET_MS.day
+      : BUCKET_MS[p.bucket];
   // Buckets start on whole minutes / hours / days (UTC), so they read as times on the axis.
   from = Math.floor(from / step) * step;
-  if (Math.ceil((to - from) / step) > MAX_BUCKETS) throw new HttpError(422, [{ loc: ["query", "bucket"], msg: `more than ${MAX_BUCKETS} buckets; choose a larger bucket or a shorter range`, type: "value_error" }]);
+  if (Math.ceil((to - from) / step) > MAX_BUCKETS)
+    throw new HttpError(422, [
+      { loc: ["query", "bucket"], msg: `more than ${MAX_BUCKETS} buckets; choose a larger bucket or a shorter range`, type: "value_error" },
+    ]);
   return { project: p.project, from_ms: from, to_ms: to, step_ms: step, by: p.by };
 }
 
@@ -176,10 +190,28 @@ function logView(l: StoredLog) {
       return text;
     }
   };
-  return { time: l.time, span_id: l.span_id || null, event_name: l.event_name || null, severity: l.severity, body: value(l.body), attributes: value(l.attributes), scope: value(l.scope) };
+  return {
+    time: l.time,
+    span_id: l.span_id || null,
+    event_name: l.event_name || null,
+    severity: l.severity,
+    body: value(l.body),
+    attributes: value(l.attributes),
+    scope: value(l.scope),
+  };
 }
 
-export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & AttachmentStore & FeedbackStore & ThreadStore & MonitorStore & LogStore & WebhookOutboxStore): Route[] {
+export function viewerRoutes(
+  store: RunStore &
+    TraceStore &
+    ProjectStore &
+    AttachmentStore &
+    FeedbackStore &
+    ThreadStore &
+    MonitorStore &
+    LogStore &
+    WebhookOutboxStore,
+): Route[] {
   return [
     { method: "GET", path: "/", handler: () => page(asset("index.html").data, "text/html; charset=utf-8") },
     {
@@ -203,7 +235,14 @@ export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & Attac
         const metadata = metadataParams(ctx.query);
         const tags = ctx.query.getAll("tag").filter((t) => t !== "");
         try {
-          return json(await store.listTraces({ ...rest, metadata, tags: tags.length ? tags : undefined, errors_only: errors_only === "true" || errors_only === "1" }));
+          return json(
+            await store.listTraces({
+              ...rest,
+              metadata,
+              tags: tags.length ? tags : undefined,
+              errors_only: errors_only === "true" || errors_only === "1",
+            }),
+          );
         } catch (err) {
           if (err instanceof CursorError) throw new HttpError(422, [{ loc: ["query", "cursor"], msg: err.message, type: "value_error" }]);
           throw err;
@@ -230,7 +269,12 @@ export function viewerRoutes(store: RunStore & TraceStore & ProjectStore & Attac
       handler: async (ctx) => {
         const run = await store.getRun(ctx.params.id!);
         if (!run) throw new HttpError(404, `run ${ctx.params.id} not found`);
-        return json({ ...run, attachments: await store.listAttachments(run.id), feedback: await store.feedbackOf([run.id]), webhooks: await store.webhookDeliveries(run.id) });
+        return json({
+          ...run,
+          attachments: await store.listAttachments(run.id),
+          feedback: await store.feedbackOf([run.id]),
+          webhooks: await store.webhookDeliveries(run.id),
+        });
       },
     },
     {

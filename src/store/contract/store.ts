@@ -16,7 +16,20 @@ import type { ThreadStore } from "./threads.js";
 import type { MonitorStore } from "./monitor.js";
 import type { WebhookOutboxStore } from "./webhooks.js";
 
-export interface Store extends RunStore, TraceStore, SpanStore, LogStore, ProjectStore, AttachmentStore, DeploymentStore, FeedbackStore, ThreadStore, MonitorStore, RetentionStore, WebhookOutboxStore {
+export interface Store
+  extends
+    RunStore,
+    TraceStore,
+    SpanStore,
+    LogStore,
+    ProjectStore,
+    AttachmentStore,
+    DeploymentStore,
+    FeedbackStore,
+    ThreadStore,
+    MonitorStore,
+    RetentionStore,
+    WebhookOutboxStore {
   /** Where the store is, for messages (a file path; a URL without its password). */
   readonly target: string;
   /** Whether the database answers now (GET /info reports it): `error` says why not. */

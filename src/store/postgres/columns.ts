@@ -45,7 +45,18 @@ export const ROW_COLUMNS = [
 
 /** Each column's type, for casting parameters (`$1::text[]`). */
 export const TYPES: Record<string, string> = Object.fromEntries(
-  ROW_COLUMNS.map((c) => [c, c === "has_post" ? "boolean" : c === "trace_start" ? "timestamptz" : c === "usage" ? "jsonb" : c === "total_cost" || c === "latency_ms" ? "float8" : "text"]),
+  ROW_COLUMNS.map((c) => [
+    c,
+    c === "has_post"
+      ? "boolean"
+      : c === "trace_start"
+        ? "timestamptz"
+        : c === "usage"
+          ? "jsonb"
+          : c === "total_cost" || c === "latency_ms"
+            ? "float8"
+            : "text",
+  ]),
 );
 
 /** `v` as a text column holds it; calls `keepExact` when that is not `v` itself. */

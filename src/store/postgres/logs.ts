@@ -40,7 +40,10 @@ export class LogStaging {
     };
     return this.pool.transaction(async (c) => {
       // As for spans (spans.ts): serialized with the conversions and stagings of the same traces.
-      await lockTraces(c, unique.map((l) => l.trace_id).filter((t) => t !== ""));
+      await lockTraces(
+        c,
+        unique.map((l) => l.trace_id).filter((t) => t !== ""),
+      );
       await c.query(
         `INSERT INTO otel_logs (${LOG_COLUMNS.join(", ")}) SELECT * FROM unnest(${LOG_COLUMNS.map((col, i) => `$${i + 1}::${LOG_TYPES[col] ?? "text"}[]`).join(", ")})
          ON CONFLICT (trace_id, span_id, record_key) DO UPDATE SET ${LOG_COLUMNS.filter(

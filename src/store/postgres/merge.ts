@@ -79,7 +79,16 @@ function load(row: Obj | undefined, id: string): Loaded {
     }
   }
   if (row.other) state.__other = JSON.parse(row.other as string);
-  return { state, texts, prev: { has_post: row.has_post as boolean, received_at: row.received_at as string, trace_start: row.trace_start as string | null, exact } };
+  return {
+    state,
+    texts,
+    prev: {
+      has_post: row.has_post as boolean,
+      received_at: row.received_at as string,
+      trace_start: row.trace_start as string | null,
+      exact,
+    },
+  };
 }
 
 export interface MergeOptions {
@@ -96,7 +105,12 @@ export interface MergeOutcome {
 }
 
 /** Merge the batch's posts and patches inside the caller's transaction. */
-export async function mergeRuns(client: pg.ClientBase, posts: readonly Obj[], patches: readonly Obj[], opts: MergeOptions): Promise<MergeOutcome> {
+export async function mergeRuns(
+  client: pg.ClientBase,
+  posts: readonly Obj[],
+  patches: readonly Obj[],
+  opts: MergeOptions,
+): Promise<MergeOutcome> {
   const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
   const slot = (id: string) => {
     let s = byId.get(id);
@@ -160,7 +174,16 @@ async function valueOf(client: pg.ClientBase, v: unknown): Promise<unknown> {
 }
 
 /** The columns to write for one run's merged state: every column for a new row, only those that changed for a stored one. */
-async function toColumns(client: pg.ClientBase, state: Obj, texts: Texts, prev: Loaded["prev"], posted: boolean, now: string, messagesChanged: boolean, opts: MergeOptions): Promise<Obj> {
+async function toColumns(
+  client: pg.ClientBase,
+  state: Obj,
+  texts: Texts,
+  prev: Loaded["prev"],
+  posted: boolean,
+  now: string,
+  messagesChanged: boolean,
+  opts: MergeOptions,
+): Promise<Obj> {
   const params: Obj = { id: state.id, has_post: (prev?.has_post ?? false) || posted, updated_at: now };
   if (!prev) params.received_at = now;
   const exact: Obj = {};
@@ -203,7 +226,8 @@ async function toColumns(client: pg.ClientBase, state: Obj, texts: Texts, prev: 
       params.detected_format = d.detected_format;
       // A large side's native copy is derived when read (see toStored), as the SQLite store does.
       params.normalized_inputs = d.normalized_inputs && bytes.inputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
-      params.normalized_outputs = d.normalized_outputs && bytes.outputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
+      params.normalized_outputs =
+        d.normalized_outputs && bytes.outputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
       params.normalize_error = d.normalize_error;
       normalizedOutputs = params.normalized_outputs === null ? null : d.normalized_outputs;
     } else {
@@ -235,7 +259,10 @@ async function insertRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
   const big = (r: Obj) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS);
   const batch = rows.filter((r) => !big(r));
   for (const r of rows.filter(big)) {
-    await client.query(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c, i) => `$${i + 1}::${TYPES[c]}`).join(", ")})`, cols.map((c) => r[c] ?? null));
+    await client.query(
+      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c, i) => `$${i + 1}::${TYPES[c]}`).join(", ")})`,
+      cols.map((c) => r[c] ?? null),
+    );
   }
   if (batch.length === 0) return;
   await client.query(
@@ -254,7 +281,10 @@ async function updateRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
   const big = rows.some((r) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS));
   if (big || rows.length === 1) {
     for (const r of rows) {
-      await client.query(`UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [r.id, ...cols.map((c) => r[c] ?? null)]);
+      await client.query(`UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [
+        r.id,
+        ...cols.map((c) => r[c] ?? null),
+      ]);
     }
     return;
   }

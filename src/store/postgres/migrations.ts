@@ -306,7 +306,9 @@ export class SchemaTooNewError extends TracepipeError {
 export async function migratePostgres(client: pg.ClientBase): Promise<number> {
   await client.query("SELECT pg_advisory_lock($1::bigint)", [SCHEMA_LOCK]);
   try {
-    await client.query("CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)");
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at text NOT NULL)",
+    );
     const done = new Set((await client.query<{ version: number }>("SELECT version FROM schema_migrations")).rows.map((r) => r.version));
     const known = Math.max(...PG_MIGRATIONS.map((m) => m.version));
     const newest = Math.max(0, ...done);
@@ -322,7 +324,11 @@ export async function migratePostgres(client: pg.ClientBase): Promise<number> {
       try {
         await client.query(m.sql);
         await m.after?.(client);
-        await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [m.version, m.name, new Date().toISOString()]);
+        await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
+          m.version,
+          m.name,
+          new Date().toISOString(),
+        ]);
         await client.query("COMMIT");
       } catch (err) {
         await client.query("ROLLBACK");

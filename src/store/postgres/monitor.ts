@@ -20,7 +20,13 @@ async function cells(pool: PgPool, q: MonitorQuery): Promise<Cell[]> {
   const { rollupTo, rawFrom } = plan(q);
   const out: Cell[] = [];
   if (rollupTo > q.from_ms) {
-    const rows = (await pool.query("SELECT * FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint", [q.project, q.from_ms, rollupTo])).rows as Record<string, unknown>[];
+    const rows = (
+      await pool.query("SELECT * FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint", [
+        q.project,
+        q.from_ms,
+        rollupTo,
+      ])
+    ).rows as Record<string, unknown>[];
     for (const r of rows) out.push(cellOfRow(r));
   }
   if (q.to_ms > rawFrom) out.push(...cellsOfRuns(await rawContributions(pool, q.project, iso(rawFrom), iso(q.to_ms))));

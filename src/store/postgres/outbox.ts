@@ -22,7 +22,8 @@ const utc = (expr: string) => `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T
  * however often a run completes again or two collectors complete it at once.
  */
 export async function enqueueWebhooks(client: pg.ClientBase, runIds: readonly string[]): Promise<void> {
-  const rows = (await client.query<{ id: string; extra: string | null }>("SELECT id, extra FROM runs WHERE id = ANY($1::text[])", [runIds])).rows;
+  const rows = (await client.query<{ id: string; extra: string | null }>("SELECT id, extra FROM runs WHERE id = ANY($1::text[])", [runIds]))
+    .rows;
   const due: [string, string][] = [];
   for (const r of rows) {
     const url = r.extra ? webhookUrlOf({ extra: JSON.parse(r.extra) as unknown }) : undefined;
@@ -50,7 +51,12 @@ export async function claimWebhooks(pool: PgPool, limit: number, leaseMs: number
   return r.rows;
 }
 
-export async function recordWebhookAttempt(pool: PgPool, c: ClaimedWebhook, attempt: WebhookAttempt, outcome: WebhookOutcome): Promise<boolean> {
+export async function recordWebhookAttempt(
+  pool: PgPool,
+  c: ClaimedWebhook,
+  attempt: WebhookAttempt,
+  outcome: WebhookOutcome,
+): Promise<boolean> {
   const retryInMs = outcome.status === "pending" ? outcome.retryInMs : null;
   // Each SET expression reads the row as it was: `claim = $2` asks whether the claim is still this one.
   const moves = `status = 'pending' AND (claim = $2::text OR $4::text = 'delivered')`;
@@ -79,6 +85,8 @@ export async function webhookDeliveries(pool: PgPool, runId: string): Promise<We
 }
 
 export async function pendingWebhooks(pool: PgPool): Promise<{ count: number; next_due_at: string | null }> {
-  const r = await pool.query<{ count: number; next_due_at: string | null }>(`SELECT count(*)::int AS count, ${utc("min(next_attempt_at)")} AS next_due_at FROM webhook_outbox WHERE status = 'pending'`);
+  const r = await pool.query<{ count: number; next_due_at: string | null }>(
+    `SELECT count(*)::int AS count, ${utc("min(next_attempt_at)")} AS next_due_at FROM webhook_outbox WHERE status = 'pending'`,
+  );
   return r.rows[0]!;
 }

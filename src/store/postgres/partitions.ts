@@ -19,7 +19,7 @@ const LOCK_WAIT = "500ms";
 export function weekStart(t: Date): Date {
   const day = Math.floor(t.getTime() / DAY_MS);
   // 1970-01-01 was a Thursday: day 4 (1970-01-05) was a Monday.
-  return new Date((day - ((day - 4) % 7 + 7) % 7) * DAY_MS);
+  return new Date((day - ((((day - 4) % 7) + 7) % 7)) * DAY_MS);
 }
 
 export function partitionName(start: Date): string {
@@ -40,7 +40,13 @@ export async function ensurePartitions(client: pg.ClientBase, now: Date, ahead =
   if (!got.rows[0]?.ok) return [];
   const made: string[] = [];
   try {
-    const existing = new Set((await client.query<{ name: string }>("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass")).rows.map((r) => r.name));
+    const existing = new Set(
+      (
+        await client.query<{ name: string }>(
+          "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass",
+        )
+      ).rows.map((r) => r.name),
+    );
     const first = weekStart(now).getTime() - PARTITION_DAYS * DAY_MS;
     for (let w = 0; w <= ahead + 1; w++) {
       const from = new Date(first + w * PARTITION_DAYS * DAY_MS);

@@ -38,7 +38,9 @@ function isUnavailable(err: unknown): boolean {
   if (code === "57014") return true; // query_canceled (statement_timeout)
   if (["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH"].includes(code)) return true;
   const msg = e?.message ?? "";
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(msg);
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed/i.test(
+    msg,
+  );
 }
 
 const RETRY_CODES = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
@@ -98,12 +100,16 @@ export class PgPool {
     if (err instanceof StoreUnavailableError) return err;
     if (!isUnavailable(err)) return err;
     this.failed(err);
-    return new StoreUnavailableError(`the PostgreSQL store at ${this.target} is unavailable: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    return new StoreUnavailableError(`the PostgreSQL store at ${this.target} is unavailable: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
   }
 
   private async connect(): Promise<pg.PoolClient> {
     if (this.pool.waitingCount >= this.maxWaiting) {
-      throw new StoreUnavailableError(`the PostgreSQL store at ${this.target} is busy: ${this.pool.waitingCount} requests already wait for a connection`);
+      throw new StoreUnavailableError(
+        `the PostgreSQL store at ${this.target} is busy: ${this.pool.waitingCount} requests already wait for a connection`,
+      );
     }
     try {
       const client = await this.pool.connect();

@@ -40,7 +40,11 @@ const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions = {}): Promise<PruneResult> {
   const out: PruneResult = { runs: 0, attachments: 0, partitionsDropped: [] };
   const cut = cutoff.toISOString().replace(/Z$/, "000Z"); // the stored times' form, microseconds included
-  const parts = (await pool.query<{ name: string }>("SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass")).rows.map((r) => r.name);
+  const parts = (
+    await pool.query<{ name: string }>(
+      "SELECT c.relname AS name FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'runs'::regclass",
+    )
+  ).rows.map((r) => r.name);
   for (const name of parts.sort()) {
     const range = partitionRange(name);
     if (!range || range.to.getTime() > cutoff.getTime()) continue;
@@ -50,14 +54,24 @@ export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions
   // Row by row: the roots that started before the cut-off, oldest first, a slice at a time.
   for (;;) {
     if (opts.signal?.aborted) return out;
-    const roots = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < $1 ORDER BY start_time NULLS FIRST, id LIMIT $2", [cut, SLICE_TRACES])).rows.map((r) => r.id);
+    const roots = (
+      await pool.query<{ id: string }>(
+        "SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < $1 ORDER BY start_time NULLS FIRST, id LIMIT $2",
+        [cut, SLICE_TRACES],
+      )
+    ).rows.map((r) => r.id);
     if (roots.length === 0) break;
     await removeRuns(pool, "trace_id = ANY($1::text[]) OR id = ANY($1::text[])", roots, out);
     await yieldTurn();
   }
   for (;;) {
     if (opts.signal?.aborted) return out;
-    const ids = (await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz ORDER BY trace_start, id LIMIT $2", [cutoff.toISOString(), SLICE_TRACES])).rows.map((r) => r.id);
+    const ids = (
+      await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz ORDER BY trace_start, id LIMIT $2", [
+        cutoff.toISOString(),
+        SLICE_TRACES,
+      ])
+    ).rows.map((r) => r.id);
     if (ids.length === 0) break;
     await removeRuns(pool, "id = ANY($1::text[])", ids, out);
     await yieldTurn();
@@ -65,7 +79,12 @@ export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions
   // Staged OTLP spans of traces that started before the cut-off (a trace's root span starts first).
   for (;;) {
     if (opts.signal?.aborted) return out;
-    const traces = (await pool.query<{ trace_id: string }>("SELECT DISTINCT trace_id FROM (SELECT trace_id FROM otel_spans WHERE start_time < $1 LIMIT $2) s", [cut, SLICE_TRACES])).rows.map((r) => r.trace_id);
+    const traces = (
+      await pool.query<{ trace_id: string }>(
+        "SELECT DISTINCT trace_id FROM (SELECT trace_id FROM otel_spans WHERE start_time < $1 LIMIT $2) s",
+        [cut, SLICE_TRACES],
+      )
+    ).rows.map((r) => r.trace_id);
     if (traces.length === 0) break;
     await pool.transaction(async (c) => {
       await c.query("DELETE FROM otel_spans WHERE trace_id = ANY($1::text[])", [traces]);
@@ -82,7 +101,9 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
   let after = "";
   for (;;) {
     if (signal?.aborted) return false;
-    const ids = (await pool.query<{ id: string }>(`SELECT id FROM ${name} WHERE id > $1 ORDER BY id LIMIT $2`, [after, SLICE_RUNS])).rows.map((r) => r.id);
+    const ids = (
+      await pool.query<{ id: string }>(`SELECT id FROM ${name} WHERE id > $1 ORDER BY id LIMIT $2`, [after, SLICE_RUNS])
+    ).rows.map((r) => r.id);
     if (ids.length === 0) break;
     after = ids[ids.length - 1]!;
     await pool.transaction(async (c) => {
@@ -118,7 +139,12 @@ async function dropPartition(pool: PgPool, name: string, out: PruneResult, signa
 /** Delete the runs `where` picks (with $1 = `ids`), their attachments, feedback and keys, in one transaction. */
 async function removeRuns(pool: PgPool, where: string, ids: string[], out: PruneResult): Promise<void> {
   await pool.transaction(async (c) => {
-    const deleted = (await c.query<ContributionRow & ThreadContribution & { id: string }>(`DELETE FROM runs WHERE ${where} RETURNING id, ${CONTRIBUTION}, ${THREAD_PART}`, [ids])).rows;
+    const deleted = (
+      await c.query<ContributionRow & ThreadContribution & { id: string }>(
+        `DELETE FROM runs WHERE ${where} RETURNING id, ${CONTRIBUTION}, ${THREAD_PART}`,
+        [ids],
+      )
+    ).rows;
     // The removed runs leave the monitoring rollups and their threads in the same transaction.
     const d = new RollupDeltas();
     const turns = new ThreadDeltas();

@@ -35,12 +35,18 @@ const COUNTS = "(parent_run_id IS NULL OR run_type = 'llm') AND start_time IS NO
 
 /** The contributions of these runs, one row each (with its id). */
 export async function contributionsOf(client: pg.ClientBase, ids: readonly string[]): Promise<Map<string, ContributionRow>> {
-  const rows = (await client.query(`SELECT id, ${contributionColumns(HOUR)} FROM runs WHERE id = ANY($1::text[]) AND ${COUNTS}`, [ids])).rows as (ContributionRow & { id: string })[];
+  const rows = (await client.query(`SELECT id, ${contributionColumns(HOUR)} FROM runs WHERE id = ANY($1::text[]) AND ${COUNTS}`, [ids]))
+    .rows as (ContributionRow & { id: string })[];
   return new Map(rows.map((r) => [r.id, r]));
 }
 
 /** Contributions of the runs of `table` that `where` picks (with `args`), grouped (n = how many runs each row stands for). */
-export async function groupedContributions(client: pg.ClientBase, table: string, where: string, args: unknown[]): Promise<ContributionRow[]> {
+export async function groupedContributions(
+  client: pg.ClientBase,
+  table: string,
+  where: string,
+  args: unknown[],
+): Promise<ContributionRow[]> {
   return (
     await client.query(
       `SELECT project, hour, root, llm, name, model, provider, lat_b, ttft_b, sum(errors) AS errors, sum(input_tokens) AS input_tokens,
@@ -53,7 +59,12 @@ export async function groupedContributions(client: pg.ClientBase, table: string,
 }
 
 /** The contributions of one project's runs that started in [gte, lt) (canonical times), each at its own start time. */
-export async function rawContributions(client: { query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }> }, project: string, gte: string, lt: string): Promise<ContributionRow[]> {
+export async function rawContributions(
+  client: { query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }> },
+  project: string,
+  gte: string,
+  lt: string,
+): Promise<ContributionRow[]> {
   const cols = contributionColumns("extract(epoch FROM start_time::timestamptz) * 1000");
   return (
     await client.query(

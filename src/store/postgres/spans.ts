@@ -8,7 +8,23 @@ import type pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
 import type { PgPool } from "./pool.js";
 
-const SPAN_COLUMNS = ["trace_id", "span_id", "parent_span_id", "parent_remote", "name", "kind", "start_time", "end_time", "resource", "scope", "attributes", "events", "links", "status", "received_at"] as const;
+const SPAN_COLUMNS = [
+  "trace_id",
+  "span_id",
+  "parent_span_id",
+  "parent_remote",
+  "name",
+  "kind",
+  "start_time",
+  "end_time",
+  "resource",
+  "scope",
+  "attributes",
+  "events",
+  "links",
+  "status",
+  "received_at",
+] as const;
 const SPAN_TYPES: Record<string, string> = { parent_remote: "smallint", kind: "integer" };
 
 /** A root of the trace: its root span (no parent), or a span whose parent the exporter flagged as remote. */
@@ -24,7 +40,10 @@ const TRACE_LOCK = 0x74726163; // "trac"
 /** Take the traces' locks to the end of the transaction, in hash order so two stagings never wait on each other in a circle. */
 export async function lockTraces(c: pg.PoolClient, traceIds: readonly string[]): Promise<void> {
   if (traceIds.length === 0) return;
-  await c.query(`SELECT count(pg_advisory_xact_lock(${TRACE_LOCK}, h)) FROM (SELECT DISTINCT hashtext(t) AS h FROM unnest($1::text[]) t ORDER BY h) s`, [traceIds]);
+  await c.query(
+    `SELECT count(pg_advisory_xact_lock(${TRACE_LOCK}, h)) FROM (SELECT DISTINCT hashtext(t) AS h FROM unnest($1::text[]) t ORDER BY h) s`,
+    [traceIds],
+  );
 }
 
 /** Errors of the database itself (away, a lost race), which the sweep's transaction must not swallow. */
@@ -44,16 +63,31 @@ export class SpanStaging {
     const unique = [...new Map(spans.map((s) => [`${s.trace_id}/${s.span_id}`, s])).values()];
     return this.pool.transaction(async (c) => {
       // Another collector staging or converting one of these traces: the root check below must see its spans.
-      await lockTraces(c, unique.map((s) => s.trace_id));
+      await lockTraces(
+        c,
+        unique.map((s) => s.trace_id),
+      );
       await c.query(
         `INSERT INTO otel_spans (${SPAN_COLUMNS.join(", ")}) SELECT * FROM unnest(${SPAN_COLUMNS.map((col, i) => `$${i + 1}::${SPAN_TYPES[col] ?? "text"}[]`).join(", ")})
          ON CONFLICT (trace_id, span_id) DO UPDATE SET ${SPAN_COLUMNS.filter((col) => col !== "trace_id" && col !== "span_id")
            .map((col) => `${col} = excluded.${col}`)
            .join(", ")}`,
-        SPAN_COLUMNS.map((col) => unique.map((s) => (col === "received_at" ? now : col === "parent_remote" ? (s.parent_remote ?? null) : (s as unknown as Record<string, unknown>)[col]))),
+        SPAN_COLUMNS.map((col) =>
+          unique.map((s) =>
+            col === "received_at"
+              ? now
+              : col === "parent_remote"
+                ? (s.parent_remote ?? null)
+                : (s as unknown as Record<string, unknown>)[col],
+          ),
+        ),
       );
       const traces = [...new Set(unique.map((s) => s.trace_id))].sort();
-      const rooted = (await c.query<{ trace_id: string }>(`SELECT DISTINCT trace_id FROM otel_spans WHERE trace_id = ANY($1::text[]) AND ${ROOT_SPAN}`, [traces])).rows.map((r) => r.trace_id);
+      const rooted = (
+        await c.query<{ trace_id: string }>(`SELECT DISTINCT trace_id FROM otel_spans WHERE trace_id = ANY($1::text[]) AND ${ROOT_SPAN}`, [
+          traces,
+        ])
+      ).rows.map((r) => r.trace_id);
       const rootedSet = new Set(rooted);
       const waiting = traces.filter((t) => !rootedSet.has(t));
       if (rooted.length) await c.query("DELETE FROM otel_rootless WHERE trace_id = ANY($1::text[])", [rooted]);
@@ -69,7 +103,12 @@ export class SpanStaging {
   }
 
   async spansOfTrace(traceId: string): Promise<StoredSpan[]> {
-    return (await this.pool.query<StoredSpan>(`SELECT ${SPAN_COLUMNS.join(", ")} FROM otel_spans WHERE trace_id = $1 ORDER BY start_time, span_id`, [traceId])).rows;
+    return (
+      await this.pool.query<StoredSpan>(
+        `SELECT ${SPAN_COLUMNS.join(", ")} FROM otel_spans WHERE trace_id = $1 ORDER BY start_time, span_id`,
+        [traceId],
+      )
+    ).rows;
   }
 
   async hasRootSpan(traceId: string): Promise<boolean> {
@@ -77,7 +116,10 @@ export class SpanStaging {
   }
 
   async quietRootlessTraces(quietSince: string, limit: number): Promise<string[]> {
-    const r = await this.pool.query<{ trace_id: string }>("SELECT trace_id FROM otel_rootless WHERE last_received_at <= $1 ORDER BY last_received_at, trace_id LIMIT $2", [quietSince, limit]);
+    const r = await this.pool.query<{ trace_id: string }>(
+      "SELECT trace_id FROM otel_rootless WHERE last_received_at <= $1 ORDER BY last_received_at, trace_id LIMIT $2",
+      [quietSince, limit],
+    );
     return r.rows.map((x) => x.trace_id);
   }
 

@@ -71,10 +71,15 @@ export class PostgresStore implements Store {
     this.spans = new SpanStaging(pool);
     this.logs = new LogStaging(pool);
     this.upkeep = setInterval(() => {
-      pool.withClient((c) => ensurePartitions(c, new Date())).catch((err: unknown) => {
-        // The database away: the next upkeep (or start-up) makes them; meanwhile new runs go to the default partition.
-        process.emitWarning(`tracepipe store: making the coming weeks' partitions failed: ${(err as Error)?.message ?? String(err)}`, "TracepipeWarning");
-      });
+      pool
+        .withClient((c) => ensurePartitions(c, new Date()))
+        .catch((err: unknown) => {
+          // The database away: the next upkeep (or start-up) makes them; meanwhile new runs go to the default partition.
+          process.emitWarning(
+            `tracepipe store: making the coming weeks' partitions failed: ${(err as Error)?.message ?? String(err)}`,
+            "TracepipeWarning",
+          );
+        });
     }, PARTITION_UPKEEP_MS);
     this.upkeep.unref();
   }
@@ -101,7 +106,10 @@ export class PostgresStore implements Store {
     return this.pool.transaction(async (client): Promise<IngestResult> => {
       const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], { normalizeOnIngest: this.normalizeOnIngest });
       if (m.projects.size) {
-        await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [[...m.projects].sort(), new Date().toISOString()]);
+        await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [
+          [...m.projects].sort(),
+          new Date().toISOString(),
+        ]);
       }
       for (const a of attachments) await putAttachment(client, a);
       if (this.writesWebhookOutbox && m.completedRoots.length) await enqueueWebhooks(client, m.completedRoots);
@@ -180,11 +188,17 @@ export class PostgresStore implements Store {
     const more = rows.length > limit;
     const page = more ? rows.slice(0, limit) : rows;
     const last = page[page.length - 1];
-    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null };
+    return {
+      runs: page.map((r) => this.toStored(r)),
+      cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null,
+    };
   }
 
   async countRuns(project?: string): Promise<number> {
-    const r = project === undefined ? await this.pool.query("SELECT count(*)::int AS n FROM runs") : await this.pool.query("SELECT count(*)::int AS n FROM runs WHERE session_name = $1", [project]);
+    const r =
+      project === undefined
+        ? await this.pool.query("SELECT count(*)::int AS n FROM runs")
+        : await this.pool.query("SELECT count(*)::int AS n FROM runs WHERE session_name = $1", [project]);
     return r.rows[0]!.n as number;
   }
 
@@ -245,7 +259,10 @@ export class PostgresStore implements Store {
   }
 
   async ensureProject(name: string): Promise<void> {
-    await this.pool.query("INSERT INTO projects (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING", [name, new Date().toISOString()]);
+    await this.pool.query("INSERT INTO projects (name, created_at) VALUES ($1, $2) ON CONFLICT DO NOTHING", [
+      name,
+      new Date().toISOString(),
+    ]);
   }
 
   async projectExists(name: string): Promise<boolean> {
@@ -270,16 +287,28 @@ export class PostgresStore implements Store {
   }
 
   async listAttachments(runId: string): Promise<AttachmentInfo[]> {
-    return (await this.pool.query<AttachmentInfo>("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = $1 ORDER BY name", [runId])).rows;
+    return (
+      await this.pool.query<AttachmentInfo>("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = $1 ORDER BY name", [
+        runId,
+      ])
+    ).rows;
   }
 
   async getAttachment(runId: string, name: string): Promise<StoredAttachment | undefined> {
-    return (await this.pool.query<StoredAttachment>("SELECT name, content_type, size, sha256, data FROM attachments WHERE run_id = $1 AND name = $2", [runId, name])).rows[0];
+    return (
+      await this.pool.query<StoredAttachment>(
+        "SELECT name, content_type, size, sha256, data FROM attachments WHERE run_id = $1 AND name = $2",
+        [runId, name],
+      )
+    ).rows[0];
   }
 
   async createDeployment(d: DeploymentRecord, rev: RevisionRecord): Promise<boolean> {
     return this.pool.transaction(async (c) => {
-      const r = await c.query("INSERT INTO deployments (id, name, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING", [d.id, d.name, JSON.stringify(d.body), d.created_at, d.updated_at]);
+      const r = await c.query(
+        "INSERT INTO deployments (id, name, body, created_at, updated_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (name) DO NOTHING",
+        [d.id, d.name, JSON.stringify(d.body), d.created_at, d.updated_at],
+      );
       if (r.rowCount === 0) return false;
       await insertRevision(c, rev);
       return true;
@@ -287,7 +316,12 @@ export class PostgresStore implements Store {
   }
 
   async getDeployment(id: string): Promise<DeploymentRecord | undefined> {
-    const row = (await this.pool.query<DeploymentRecord & { body: string }>("SELECT id, name, body, created_at, updated_at FROM deployments WHERE id = $1", [id])).rows[0];
+    const row = (
+      await this.pool.query<DeploymentRecord & { body: string }>(
+        "SELECT id, name, body, created_at, updated_at FROM deployments WHERE id = $1",
+        [id],
+      )
+    ).rows[0];
     return row ? { ...row, body: JSON.parse(row.body) as Obj } : undefined;
   }
 
@@ -301,7 +335,11 @@ export class PostgresStore implements Store {
   }
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
-    const rows = (await this.pool.query("SELECT id, deployment_id, body, created_at FROM revisions WHERE deployment_id = $1 ORDER BY created_at, id", [deploymentId])).rows;
+    const rows = (
+      await this.pool.query("SELECT id, deployment_id, body, created_at FROM revisions WHERE deployment_id = $1 ORDER BY created_at, id", [
+        deploymentId,
+      ])
+    ).rows;
     return rows.map((r) => ({ ...r, body: JSON.parse(r.body) }) as RevisionRecord);
   }
 
@@ -346,7 +384,12 @@ async function putAttachment(client: { query: PgPool["query"] }, a: AttachmentIn
 }
 
 async function insertRevision(client: { query: PgPool["query"] }, rev: RevisionRecord): Promise<void> {
-  await client.query("INSERT INTO revisions (id, deployment_id, body, created_at) VALUES ($1, $2, $3, $4)", [rev.id, rev.deployment_id, JSON.stringify(rev.body), rev.created_at]);
+  await client.query("INSERT INTO revisions (id, deployment_id, body, created_at) VALUES ($1, $2, $3, $4)", [
+    rev.id,
+    rev.deployment_id,
+    JSON.stringify(rev.body),
+    rev.created_at,
+  ]);
 }
 
 function encodeRunCursor(startTime: string, id: string): string {

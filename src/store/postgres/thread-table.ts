@@ -19,7 +19,12 @@ export const THREAD_PART = `CASE WHEN parent_run_id IS NULL THEN ${KEY} END AS t
 
 /** These runs' parts in their threads. */
 export async function threadContributions(client: pg.ClientBase, ids: readonly string[]): Promise<ThreadContribution[]> {
-  return (await client.query(`SELECT session_name AS project, ${KEY} AS thread_id, latency_ms FROM runs WHERE id = ANY($1::text[]) AND ${ROOTS}`, [ids])).rows as ThreadContribution[];
+  return (
+    await client.query(
+      `SELECT session_name AS project, ${KEY} AS thread_id, latency_ms FROM runs WHERE id = ANY($1::text[]) AND ${ROOTS}`,
+      [ids],
+    )
+  ).rows as ThreadContribution[];
 }
 
 /** The thread parts of every root of `table`, grouped by thread. */
@@ -49,12 +54,19 @@ export async function applyThreads(client: pg.ClientBase, deltas: ThreadDeltas):
      FROM unnest($1::text[], $2::text[], $3::bigint[], $4::float8[], $5::bigint[]) WITH ORDINALITY AS v(project, thread_id, turns, latency_ms, latency_turns, ord)
      ORDER BY ord
      ON CONFLICT (project, thread_id) DO UPDATE SET turns = t.turns + excluded.turns, latency_ms = t.latency_ms + excluded.latency_ms, latency_turns = t.latency_turns + excluded.latency_turns`,
-    [ts.map((d) => d.project), ts.map((d) => d.thread_id), ts.map((d) => d.turns), ts.map((d) => d.latency_ms), ts.map((d) => d.latency_turns)],
+    [
+      ts.map((d) => d.project),
+      ts.map((d) => d.thread_id),
+      ts.map((d) => d.turns),
+      ts.map((d) => d.latency_ms),
+      ts.map((d) => d.latency_turns),
+    ],
   );
   const named = ts.filter((d) => d.project !== "");
   const unnamed = ts.filter((d) => d.project === "");
   if (named.length) await client.query(BOUNDS("r.session_name = t.project"), [named.map((d) => d.project), named.map((d) => d.thread_id)]);
-  if (unnamed.length) await client.query(BOUNDS("r.session_name IS NULL"), [unnamed.map((d) => d.project), unnamed.map((d) => d.thread_id)]);
+  if (unnamed.length)
+    await client.query(BOUNDS("r.session_name IS NULL"), [unnamed.map((d) => d.project), unnamed.map((d) => d.thread_id)]);
   await client.query(
     "DELETE FROM threads t USING unnest($1::text[], $2::text[]) AS v(project, thread_id) WHERE t.project = v.project AND t.thread_id = v.thread_id AND t.turns <= 0",
     [ts.map((d) => d.project), ts.map((d) => d.thread_id)],

@@ -34,7 +34,8 @@ function decode(cursor: string, kind: string): [number | string | null, string] 
 }
 
 /** A number inside the usage document, when it is one. */
-const usageNumber = (key: string, alias = "") => `CASE WHEN jsonb_typeof(${alias}usage->'${key}') = 'number' THEN (${alias}usage->>'${key}')::float8 END`;
+const usageNumber = (key: string, alias = "") =>
+  `CASE WHEN jsonb_typeof(${alias}usage->'${key}') = 'number' THEN (${alias}usage->>'${key}')::float8 END`;
 
 const ESTIMATED = "coalesce(usage->'estimated' = 'true'::jsonb, false)";
 
@@ -61,10 +62,14 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
   if (f.errors_only) where.push("EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)");
   if (f.q) {
     const q = arg(f.q);
-    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (strpos(lower(c.inputs), lower(${q})) > 0 OR strpos(lower(c.outputs), lower(${q})) > 0 OR strpos(lower(c.error), lower(${q})) > 0))`);
+    where.push(
+      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (strpos(lower(c.inputs), lower(${q})) > 0 OR strpos(lower(c.outputs), lower(${q})) > 0 OR strpos(lower(c.error), lower(${q})) > 0))`,
+    );
   }
-  for (const cond of metadataConditions("c", (v) => arg(v), f.metadata, f.tags)) where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
-  if (f.feedback_key) where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${arg(f.feedback_key)})`);
+  for (const cond of metadataConditions("c", (v) => arg(v), f.metadata, f.tags))
+    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
+  if (f.feedback_key)
+    where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${arg(f.feedback_key)})`);
   const traceCost = "(SELECT sum(c.total_cost) FROM runs c WHERE c.trace_id = r.id AND c.total_cost IS NOT NULL)";
   if (f.min_cost !== undefined) where.push(`${traceCost} >= ${arg(f.min_cost, "float8")}`);
   if (f.max_cost !== undefined) where.push(`${traceCost} <= ${arg(f.max_cost, "float8")}`);
@@ -73,7 +78,12 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
   const dir = desc ? "DESC NULLS LAST" : "ASC NULLS FIRST";
   const sort = f.sort ?? "start_time";
   // Latency and cost sort traces without one last either way (coalesce to -1 / 1e18).
-  const key = sort === "latency" ? `coalesce(r.latency_ms, ${desc ? -1 : 1e18})` : sort === "cost" ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})` : "r.start_time";
+  const key =
+    sort === "latency"
+      ? `coalesce(r.latency_ms, ${desc ? -1 : 1e18})`
+      : sort === "cost"
+        ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})`
+        : "r.start_time";
   if (f.cursor) {
     const [v, id] = decode(f.cursor, sort);
     const cv = arg(v, sort === "start_time" ? "text" : "float8");
@@ -132,7 +142,20 @@ interface AggRow {
   first_token_time: string | null;
 }
 
-const EMPTY: AggRow = { trace_id: "", run_count: 0, error_count: 0, first_error: null, models: null, providers: null, input_tokens: null, output_tokens: null, total_tokens: null, total_cost: null, estimated: false, first_token_time: null };
+const EMPTY: AggRow = {
+  trace_id: "",
+  run_count: 0,
+  error_count: 0,
+  first_error: null,
+  models: null,
+  providers: null,
+  input_tokens: null,
+  output_tokens: null,
+  total_tokens: null,
+  total_cost: null,
+  estimated: false,
+  first_token_time: null,
+};
 
 /** Per-trace totals for a page of traces, in one grouped query. */
 async function aggregates(pool: PgPool, ids: string[]): Promise<Map<string, AggRow>> {

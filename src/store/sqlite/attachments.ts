@@ -6,7 +6,9 @@ export class SqliteAttachments {
   private readonly putStmt: Database.Statement;
 
   constructor(private readonly db: Database.Database) {
-    this.putStmt = db.prepare("INSERT OR REPLACE INTO attachments (run_id, name, content_type, size, sha256, data) VALUES (?, ?, ?, ?, ?, ?)");
+    this.putStmt = db.prepare(
+      "INSERT OR REPLACE INTO attachments (run_id, name, content_type, size, sha256, data) VALUES (?, ?, ?, ?, ?, ?)",
+    );
   }
 
   /** Inside ingest's transaction: attachments ride with runs in multipart ingest; a second one of a name replaces the first. */
@@ -15,10 +17,14 @@ export class SqliteAttachments {
   }
 
   list(runId: string): AttachmentInfo[] {
-    return this.db.prepare("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = ? ORDER BY name").all(runId) as AttachmentInfo[];
+    return this.db
+      .prepare("SELECT name, content_type, size, sha256 FROM attachments WHERE run_id = ? ORDER BY name")
+      .all(runId) as AttachmentInfo[];
   }
 
   get(runId: string, name: string): StoredAttachment | undefined {
-    return this.db.prepare("SELECT name, content_type, size, sha256, data FROM attachments WHERE run_id = ? AND name = ?").get(runId, name) as StoredAttachment | undefined;
+    return this.db
+      .prepare("SELECT name, content_type, size, sha256, data FROM attachments WHERE run_id = ? AND name = ?")
+      .get(runId, name) as StoredAttachment | undefined;
   }
 }

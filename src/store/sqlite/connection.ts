@@ -38,6 +38,7 @@ export function closeDatabase(db: Database.Database): void {
 /** A locked or busy database (another connection holds it past busy_timeout) as the contract's StoreUnavailableError; any other error as it is. */
 export function unavailableWhenBusy(err: unknown): unknown {
   const code = (err as { code?: unknown })?.code;
-  if (typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"))) return new StoreUnavailableError((err as Error).message, { cause: err });
+  if (typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")))
+    return new StoreUnavailableError((err as Error).message, { cause: err });
   return err;
 }

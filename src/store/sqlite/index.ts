@@ -65,7 +65,14 @@ export class SqliteStore implements Store {
     this.attachments = new SqliteAttachments(this.db);
     this.outbox = new SqliteOutbox(this.db);
     this.writesWebhookOutbox = opts.webhookOutbox ?? false;
-    this.writer = new SqliteIngest(this.db, pieces, this.attachments, this.projects, opts.normalizeOnIngest ?? true, this.writesWebhookOutbox ? this.outbox : undefined);
+    this.writer = new SqliteIngest(
+      this.db,
+      pieces,
+      this.attachments,
+      this.projects,
+      opts.normalizeOnIngest ?? true,
+      this.writesWebhookOutbox ? this.outbox : undefined,
+    );
     this.runs = new SqliteRuns(this.db, pieces);
     this.spans = new SqliteSpans(this.db);
     this.logs = new SqliteLogs(this.db, this.spans);

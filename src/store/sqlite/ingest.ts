@@ -97,7 +97,21 @@ export class SqliteIngest {
     /** Where a completed root run's webhook delivery is written, when webhooks are configured. */
     private readonly outbox?: SqliteOutbox,
   ) {
-    const cols = ["id", ...SCALAR, ...JSONCOL, "has_post", "other", "detected_format", "normalized_inputs", "normalized_outputs", "normalize_error", "first_token_time", "pieces", "received_at", "updated_at"];
+    const cols = [
+      "id",
+      ...SCALAR,
+      ...JSONCOL,
+      "has_post",
+      "other",
+      "detected_format",
+      "normalized_inputs",
+      "normalized_outputs",
+      "normalize_error",
+      "first_token_time",
+      "pieces",
+      "received_at",
+      "updated_at",
+    ];
     // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
     this.upsertStmt = db.prepare(
       `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
@@ -130,7 +144,8 @@ export class SqliteIngest {
   private update(cols: string[]): Database.Statement {
     const key = cols.join(",");
     let stmt = this.updateStmts.get(key);
-    if (!stmt) this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
+    if (!stmt)
+      this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
     return stmt;
   }
 
@@ -160,7 +175,15 @@ export class SqliteIngest {
     return { state, row, texts, pieces };
   }
 
-  private save(state: Obj, prev: Row | undefined, hasPost: boolean, now: string, messagesChanged: boolean, texts: Texts, pieces: PieceMap | undefined): void {
+  private save(
+    state: Obj,
+    prev: Row | undefined,
+    hasPost: boolean,
+    now: string,
+    messagesChanged: boolean,
+    texts: Texts,
+    pieces: PieceMap | undefined,
+  ): void {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
@@ -215,8 +238,10 @@ export class SqliteIngest {
       const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(params[c])));
       params.detected_format = d.detected_format;
       // A large side's native copy is left to the reader (runs.ts): stringifying and binding it costs twice its size again.
-      params.normalized_inputs = d.normalized_inputs && bytes("inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
-      params.normalized_outputs = d.normalized_outputs && bytes("outputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
+      params.normalized_inputs =
+        d.normalized_inputs && bytes("inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_outputs =
+        d.normalized_outputs && bytes("outputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
       params.normalize_error = d.normalize_error;
     } else {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;

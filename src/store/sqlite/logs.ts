@@ -18,7 +18,9 @@ export class SqliteLogs {
       "INSERT OR REPLACE INTO otel_logs (trace_id, span_id, record_key, seq, time, event_name, severity, body, attributes, resource, scope, received_at) VALUES (@trace_id, @span_id, @record_key, @seq, @time, @event_name, @severity, @body, @attributes, @resource, @scope, @received_at)",
     );
     const hasSpans = this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? LIMIT 1");
-    const waiting = this.db.prepare("INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at");
+    const waiting = this.db.prepare(
+      "INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at",
+    );
     const now = new Date().toISOString();
     const rooted: string[] = [];
     this.db.transaction(() => {

@@ -308,7 +308,10 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
     `,
     after: (db) => {
       const { n } = db.prepare("SELECT count(*) AS n FROM runs").get() as { n: number };
-      if (n >= LARGE_FILE_RUNS) process.stderr.write(`tracepipe: building the monitoring rollups and threads of ${n} stored runs (once, on upgrade; this may take a minute)\n`);
+      if (n >= LARGE_FILE_RUNS)
+        process.stderr.write(
+          `tracepipe: building the monitoring rollups and threads of ${n} stored runs (once, on upgrade; this may take a minute)\n`,
+        );
       rebuildRollups(db);
       rebuildThreads(db);
     },
@@ -344,7 +347,11 @@ export function migrate(db: SqliteHandle): number {
     db.transaction(() => {
       db.exec(m.sql);
       m.after?.(db);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(m.version, m.name, new Date().toISOString());
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
     })();
     applied++;
   }

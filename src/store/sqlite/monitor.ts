@@ -19,7 +19,9 @@ function cells(db: SqliteHandle, q: MonitorQuery): Cell[] {
   const { rollupTo, rawFrom } = plan(q);
   const out: Cell[] = [];
   if (rollupTo > q.from_ms) {
-    const rows = db.prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?").all(q.project, q.from_ms, rollupTo) as Record<string, unknown>[];
+    const rows = db
+      .prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?")
+      .all(q.project, q.from_ms, rollupTo) as Record<string, unknown>[];
     for (const r of rows) out.push(cellOfRow(r));
   }
   if (q.to_ms > rawFrom) out.push(...cellsOfRuns(rawContributions(db, q.project, iso(rawFrom), iso(q.to_ms))));

@@ -29,7 +29,9 @@ export class SqliteOutbox {
   enqueue(runId: string, extra: unknown, now: string): void {
     const url = webhookUrlOf({ extra });
     if (!url) return;
-    this.db.prepare("INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING").run(runId, url, now, now);
+    this.db
+      .prepare("INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at) VALUES (?, ?, ?, ?) ON CONFLICT (run_id) DO NOTHING")
+      .run(runId, url, now, now);
   }
 
   claim(limit: number, leaseMs: number): ClaimedWebhook[] {
@@ -62,16 +64,24 @@ export class SqliteOutbox {
            claim = CASE WHEN claim = @claim THEN NULL ELSE claim END
          WHERE run_id = @run_id`,
       )
-      .run({ run_id: c.run_id, claim: c.claim, attempt: JSON.stringify(attempt), status: outcome.status, next, finished }) as { changes: number };
+      .run({ run_id: c.run_id, claim: c.claim, attempt: JSON.stringify(attempt), status: outcome.status, next, finished }) as {
+      changes: number;
+    };
     return r.changes > 0;
   }
 
   deliveries(runId: string): WebhookDelivery[] {
-    const rows = this.db.prepare("SELECT run_id, url, status, history, created_at, next_attempt_at, claimed_until, finished_at FROM webhook_outbox WHERE run_id = ?").all(runId) as OutboxRow[];
+    const rows = this.db
+      .prepare(
+        "SELECT run_id, url, status, history, created_at, next_attempt_at, claimed_until, finished_at FROM webhook_outbox WHERE run_id = ?",
+      )
+      .all(runId) as OutboxRow[];
     return rows.map(({ history, ...r }) => ({ ...r, attempts: JSON.parse(history) as WebhookAttempt[] }));
   }
 
   pending(): { count: number; next_due_at: string | null } {
-    return this.db.prepare("SELECT count(*) AS count, min(next_attempt_at) AS next_due_at FROM webhook_outbox WHERE status = 'pending'").get() as { count: number; next_due_at: string | null };
+    return this.db
+      .prepare("SELECT count(*) AS count, min(next_attempt_at) AS next_due_at FROM webhook_outbox WHERE status = 'pending'")
+      .get() as { count: number; next_due_at: string | null };
   }
 }

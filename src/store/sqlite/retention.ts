@@ -32,13 +32,17 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
   const out: PruneResult = { runs: 0, attachments: 0, partitionsDropped: [] };
   const cut = cutForms(cutoff);
   const roots = db.prepare("SELECT id FROM runs WHERE parent_run_id IS NULL AND start_time < ? ORDER BY start_time, id LIMIT ?");
-  const leftOver = db.prepare("SELECT id FROM runs WHERE start_time < ? AND (dotted_order IS NULL OR substr(dotted_order, 1, 22) < ?) ORDER BY start_time, id LIMIT ?");
+  const leftOver = db.prepare(
+    "SELECT id FROM runs WHERE start_time < ? AND (dotted_order IS NULL OR substr(dotted_order, 1, 22) < ?) ORDER BY start_time, id LIMIT ?",
+  );
   const rollups = new SqliteRollupWriter(db);
   const threads = new SqliteThreadWriter(db);
   const removeRuns = (ids: string[], wholeTraces: boolean) =>
     db.transaction(() => {
       const list = JSON.stringify(ids);
-      const runIds = wholeTraces ? "SELECT id FROM runs WHERE trace_id IN (SELECT value FROM json_each(@list)) OR id IN (SELECT value FROM json_each(@list))" : "SELECT value FROM json_each(@list)";
+      const runIds = wholeTraces
+        ? "SELECT id FROM runs WHERE trace_id IN (SELECT value FROM json_each(@list)) OR id IN (SELECT value FROM json_each(@list))"
+        : "SELECT value FROM json_each(@list)";
       // The removed runs leave the monitoring rollups in the same transaction.
       const gone = new RollupDeltas();
       for (const r of groupedContributions(db, `id IN (${runIds})`, { list })) gone.add(r, -1);

@@ -62,7 +62,9 @@ export class SqliteRollupWriter {
   private readonly put: SqliteStatement;
 
   constructor(db: SqliteHandle) {
-    this.get = db.prepare(`SELECT runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist FROM monitor_rollups WHERE ${KEY}`);
+    this.get = db.prepare(
+      `SELECT runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist FROM monitor_rollups WHERE ${KEY}`,
+    );
     this.put = db.prepare(
       `INSERT OR REPLACE INTO monitor_rollups (project, hour, scope, model, provider, name, runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist)
        VALUES (@project, @time_ms, @scope, @model, @provider, @name, @runs, @errors, @streamed, @input_tokens, @output_tokens, @cost, @cost_runs, @latency_hist, @ttft_hist)`,

@@ -97,7 +97,11 @@ export class SqliteRuns {
   }
 
   count(project?: string): number {
-    const r = (project === undefined ? this.db.prepare("SELECT COUNT(*) AS n FROM runs").get() : this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = ?").get(project)) as { n: number };
+    const r = (
+      project === undefined
+        ? this.db.prepare("SELECT COUNT(*) AS n FROM runs").get()
+        : this.db.prepare("SELECT COUNT(*) AS n FROM runs WHERE session_name = ?").get(project)
+    ) as { n: number };
     return r.n;
   }
 }

@@ -13,7 +13,9 @@ export class SqliteSpans {
       "INSERT OR REPLACE INTO otel_spans (trace_id, span_id, parent_span_id, parent_remote, name, kind, start_time, end_time, resource, scope, attributes, events, links, status, received_at) VALUES (@trace_id, @span_id, @parent_span_id, @parent_remote, @name, @kind, @start_time, @end_time, @resource, @scope, @attributes, @events, @links, @status, @received_at)",
     );
     const now = new Date().toISOString();
-    const waiting = this.db.prepare("INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at");
+    const waiting = this.db.prepare(
+      "INSERT INTO otel_rootless (trace_id, last_received_at) VALUES (?, ?) ON CONFLICT(trace_id) DO UPDATE SET last_received_at = excluded.last_received_at",
+    );
     const unwait = this.db.prepare("DELETE FROM otel_rootless WHERE trace_id = ?");
     const rooted: string[] = [];
     this.db.transaction(() => {
@@ -34,17 +36,27 @@ export class SqliteSpans {
   }
 
   hasRoot(traceId: string): boolean {
-    return this.db.prepare("SELECT 1 FROM otel_spans WHERE trace_id = ? AND (parent_span_id IS NULL OR parent_span_id = '' OR parent_remote = 1) LIMIT 1").get(traceId) !== undefined;
+    return (
+      this.db
+        .prepare(
+          "SELECT 1 FROM otel_spans WHERE trace_id = ? AND (parent_span_id IS NULL OR parent_span_id = '' OR parent_remote = 1) LIMIT 1",
+        )
+        .get(traceId) !== undefined
+    );
   }
 
   quietRootless(quietSince: string, limit: number): string[] {
-    const rows = this.db.prepare("SELECT trace_id FROM otel_rootless WHERE last_received_at <= ? ORDER BY last_received_at LIMIT ?").all(quietSince, limit) as { trace_id: string }[];
+    const rows = this.db
+      .prepare("SELECT trace_id FROM otel_rootless WHERE last_received_at <= ? ORDER BY last_received_at LIMIT ?")
+      .all(quietSince, limit) as { trace_id: string }[];
     return rows.map((r) => r.trace_id);
   }
 
   /** Whether the trace waits for a root with no span of it stored after quietSince. */
   waitsQuietly(traceId: string, quietSince: string): boolean {
-    return this.db.prepare("SELECT 1 FROM otel_rootless WHERE trace_id = ? AND last_received_at <= ?").get(traceId, quietSince) !== undefined;
+    return (
+      this.db.prepare("SELECT 1 FROM otel_rootless WHERE trace_id = ? AND last_received_at <= ?").get(traceId, quietSince) !== undefined
+    );
   }
 
   forgetRootless(traceId: string, quietSince: string): void {

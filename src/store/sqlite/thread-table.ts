@@ -13,7 +13,9 @@ const ROOTS = `parent_run_id IS NULL AND ${THREAD_ID} IS NOT NULL`;
 
 /** One run's part in its thread, by id (none unless it is a root with a thread id). */
 export function threadContributionStatement(db: SqliteHandle): SqliteStatement {
-  return db.prepare(`SELECT session_name AS project, CAST(${THREAD_ID} AS TEXT) AS thread_id, ${LAT} AS latency_ms FROM runs WHERE id = ? AND ${ROOTS}`);
+  return db.prepare(
+    `SELECT session_name AS project, CAST(${THREAD_ID} AS TEXT) AS thread_id, ${LAT} AS latency_ms FROM runs WHERE id = ? AND ${ROOTS}`,
+  );
 }
 
 /** The thread parts of the runs `where` picks, grouped by thread. */
@@ -47,7 +49,9 @@ export class SqliteThreadWriter {
       );
     this.bounds = bounds("session_name = @p");
     this.boundsNoProject = bounds("session_name IS NULL");
-    this.setBounds = db.prepare("UPDATE threads SET first_time = @first_time, last_time = @last_time WHERE project = @project AND thread_id = @thread_id");
+    this.setBounds = db.prepare(
+      "UPDATE threads SET first_time = @first_time, last_time = @last_time WHERE project = @project AND thread_id = @thread_id",
+    );
     this.drop = db.prepare("DELETE FROM threads WHERE project = ? AND thread_id = ? AND turns <= 0");
   }
 
@@ -55,7 +59,10 @@ export class SqliteThreadWriter {
     for (const d of deltas.touched()) {
       this.add.run(d);
       const args = { p: d.project, t: d.thread_id, n: numericForm(d.thread_id) };
-      const b = (d.project === "" ? this.boundsNoProject : this.bounds).get(args) as { first_time: string | null; last_time: string | null };
+      const b = (d.project === "" ? this.boundsNoProject : this.bounds).get(args) as {
+        first_time: string | null;
+        last_time: string | null;
+      };
       this.setBounds.run({ ...b, project: d.project, thread_id: d.thread_id });
       this.drop.run(d.project, d.thread_id);
     }

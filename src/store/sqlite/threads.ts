@@ -14,7 +14,8 @@ import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads
 import type { StoredRun } from "../contract/runs.js";
 import { assistantText, userText } from "../preview.js";
 
-export const THREAD_ID = "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
+export const THREAD_ID =
+  "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
 
 export interface ThreadGroupRow {
   project: string | null;
@@ -127,7 +128,10 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
   const { rows, more } = threadGroups(db, q);
   const threads = rows.map((g): ThreadSummary => {
     const roots = threadRoots(db, g.thread_id, g.project ?? undefined);
-    const u = tracesUsage(db, roots.map((r) => r.id));
+    const u = tracesUsage(
+      db,
+      roots.map((r) => r.id),
+    );
     const first = roots[0] ? read(roots[0].id) : undefined;
     const last = roots.length ? read(roots[roots.length - 1]!.id) : undefined;
     return {

@@ -130,7 +130,8 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
     args[name] = v;
     return `@${name}`;
   };
-  for (const cond of metadataConditions("c", bind, f.metadata, f.tags)) where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
+  for (const cond of metadataConditions("c", bind, f.metadata, f.tags))
+    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
   if (f.feedback_key) {
     where.push("r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = @feedback_key)");
     args.feedback_key = f.feedback_key;
@@ -153,7 +154,11 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
   // Cost sorts traces without a cost last either way too. Sorting by cost reads every root
   // (a trace's total is not known before its runs are summed), from indexes only.
   const key =
-    sort === "latency" ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})` : sort === "cost" ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})` : "r.start_time";
+    sort === "latency"
+      ? `coalesce(r.v_latency_ms, ${desc ? -1 : 1e18})`
+      : sort === "cost"
+        ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})`
+        : "r.start_time";
   if (f.cursor) {
     const [v, id] = decode(f.cursor, sort);
     where.push(`(${key} ${cmp} @cv OR (${key} = @cv AND r.id ${cmp} @cid))`);

@@ -77,7 +77,14 @@ function ratesFor(price: ModelPrice, inputTokens: number): Rates {
   const long: LongContextPrice | undefined = price.long_context;
   if (!long || inputTokens <= long.above_input_tokens) return price;
   // Reasoning is not priced apart in any long-context tier known; the tier's output rate covers it.
-  return { input: long.input, output: long.output, cached_input: long.cached_input, cache_write: long.cache_write, cache_write_1h: long.cache_write_1h, input_audio: long.input_audio };
+  return {
+    input: long.input,
+    output: long.output,
+    cached_input: long.cached_input,
+    cache_write: long.cache_write,
+    cache_write_1h: long.cache_write_1h,
+    input_audio: long.input_audio,
+  };
 }
 
 /** The cost fields for this usage at this price, or undefined when part of the usage has no price. */
@@ -111,7 +118,11 @@ export function costOf(usage: UsageMetadata, price: ModelPrice): CostFields | un
   const reasoningCost = reasoning * reasoningRate * PER_TOKEN;
   const outputCost = (output - reasoning) * r.output * PER_TOKEN + reasoningCost;
 
-  const out: CostFields = { input_cost: roundUsd(inputCost), output_cost: roundUsd(outputCost), total_cost: roundUsd(inputCost + outputCost) };
+  const out: CostFields = {
+    input_cost: roundUsd(inputCost),
+    output_cost: roundUsd(outputCost),
+    total_cost: roundUsd(inputCost + outputCost),
+  };
   const inCost: NonNullable<CostFields["input_cost_details"]> = {};
   if (cacheRead) inCost.cache_read = roundUsd(readCost);
   if (cacheWrite) inCost.cache_creation = roundUsd(writeCost);

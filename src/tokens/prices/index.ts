@@ -79,12 +79,21 @@ export function readPricesFile(path: string): ModelPrice[] {
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new ConfigError([{ loc: ["prices"], msg: `the price file ${path} is not JSON: ${(err as Error).message}`, type: "json_invalid" }]);
+    throw new ConfigError([
+      { loc: ["prices"], msg: `the price file ${path} is not JSON: ${(err as Error).message}`, type: "json_invalid" },
+    ]);
   }
   let rows: unknown = json;
   if (json !== null && typeof json === "object" && !Array.isArray(json)) {
     const extra = Object.keys(json).filter((k) => k !== "prices");
-    if (extra.length) throw new ConfigError(extra.map((k): Issue => ({ loc: [k], msg: `unknown field ${JSON.stringify(k)}; a price file is an array of prices or {"prices": [...]}`, type: "unrecognized_key" })));
+    if (extra.length)
+      throw new ConfigError(
+        extra.map((k): Issue => ({
+          loc: [k],
+          msg: `unknown field ${JSON.stringify(k)}; a price file is an array of prices or {"prices": [...]}`,
+          type: "unrecognized_key",
+        })),
+      );
     rows = (json as { prices?: unknown }).prices;
     if (rows === undefined) throw new ConfigError([{ loc: ["prices"], msg: "a price file needs a prices array", type: "missing" }]);
   }
@@ -178,7 +187,14 @@ export function costFor(usage: UsageMetadata, model: string | undefined): CostFi
  */
 export function addCost(usage: UsageMetadata | undefined, model: string | undefined): void {
   try {
-    if (!usage || typeof usage !== "object" || usage.total_cost !== undefined || usage.input_cost !== undefined || usage.output_cost !== undefined) return;
+    if (
+      !usage ||
+      typeof usage !== "object" ||
+      usage.total_cost !== undefined ||
+      usage.input_cost !== undefined ||
+      usage.output_cost !== undefined
+    )
+      return;
     const cost = costFor(usage, model);
     if (cost) Object.assign(usage, cost);
   } catch {

@@ -66,17 +66,70 @@ const KNOWN = "2025-11-24";
 /** Anthropic rows compared with a copy of the vendor page on this date. */
 const CHECKED = "2026-11-23";
 
-function openai(model: string, input: number, cached_input: number | undefined, output: number, extra: Partial<ModelPrice> = {}): ModelPrice {
-  return { provider: "openai", model, input, ...(cached_input !== undefined ? { cached_input } : {}), output, source: OPENAI, date: KNOWN, ...extra };
+function openai(
+  model: string,
+  input: number,
+  cached_input: number | undefined,
+  output: number,
+  extra: Partial<ModelPrice> = {},
+): ModelPrice {
+  return {
+    provider: "openai",
+    model,
+    input,
+    ...(cached_input !== undefined ? { cached_input } : {}),
+    output,
+    source: OPENAI,
+    date: KNOWN,
+    ...extra,
+  };
 }
 
 /** Anthropic's multipliers are the page's: 5-minute writes 1.25x input, 1-hour writes 2x, hits 0.1x; written out, not computed, to match the page. */
-function anthropic(model: string, aliases: string[], input: number, cache_write: number, cache_write_1h: number, cached_input: number, output: number, extra: Partial<ModelPrice> = {}): ModelPrice {
-  return { provider: "anthropic", model, aliases, input, cached_input, cache_write, cache_write_1h, output, source: ANTHROPIC, date: CHECKED, ...extra };
+function anthropic(
+  model: string,
+  aliases: string[],
+  input: number,
+  cache_write: number,
+  cache_write_1h: number,
+  cached_input: number,
+  output: number,
+  extra: Partial<ModelPrice> = {},
+): ModelPrice {
+  return {
+    provider: "anthropic",
+    model,
+    aliases,
+    input,
+    cached_input,
+    cache_write,
+    cache_write_1h,
+    output,
+    source: ANTHROPIC,
+    date: CHECKED,
+    ...extra,
+  };
 }
 
-function google(model: string, input: number, input_audio: number, cached_input: number | undefined, output: number, extra: Partial<ModelPrice> = {}): ModelPrice {
-  return { provider: "google", model, input, input_audio, ...(cached_input !== undefined ? { cached_input } : {}), output, source: GOOGLE, date: KNOWN, ...extra };
+function google(
+  model: string,
+  input: number,
+  input_audio: number,
+  cached_input: number | undefined,
+  output: number,
+  extra: Partial<ModelPrice> = {},
+): ModelPrice {
+  return {
+    provider: "google",
+    model,
+    input,
+    input_audio,
+    ...(cached_input !== undefined ? { cached_input } : {}),
+    output,
+    source: GOOGLE,
+    date: KNOWN,
+    ...extra,
+  };
 }
 
 /**
@@ -84,7 +137,14 @@ function google(model: string, input: number, input_audio: number, cached_input:
  * these rates. Input and output were on the compared page; the cache rates (the usual 1.25x,
  * 2x and 0.1x of the long input rate) are from knowledge of the page, not compared.
  */
-const SONNET_LONG: LongContextPrice = { above_input_tokens: 200_000, input: 6, output: 22.5, cached_input: 0.6, cache_write: 7.5, cache_write_1h: 12 };
+const SONNET_LONG: LongContextPrice = {
+  above_input_tokens: 200_000,
+  input: 6,
+  output: 22.5,
+  cached_input: 0.6,
+  cache_write: 7.5,
+  cache_write_1h: 12,
+};
 
 export const PRICE_TABLE: readonly ModelPrice[] = [
   // OpenAI: GPT-5 family
@@ -130,7 +190,9 @@ export const PRICE_TABLE: readonly ModelPrice[] = [
 
   // Google Gemini (Gemini Developer API, paid tier): input (text/image/video), audio input, cache read, output.
   // Thinking tokens are output tokens, at the output price.
-  google("gemini-2.5-pro", 1.25, 1.25, 0.125, 10, { long_context: { above_input_tokens: 200_000, input: 2.5, input_audio: 2.5, cached_input: 0.25, output: 15 } }),
+  google("gemini-2.5-pro", 1.25, 1.25, 0.125, 10, {
+    long_context: { above_input_tokens: 200_000, input: 2.5, input_audio: 2.5, cached_input: 0.25, output: 15 },
+  }),
   google("gemini-2.5-flash", 0.3, 1, 0.03, 2.5),
   google("gemini-2.5-flash-lite", 0.1, 0.3, 0.01, 0.4),
   google("gemini-2.0-flash", 0.1, 0.7, 0.025, 0.4),

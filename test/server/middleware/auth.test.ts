@@ -22,7 +22,10 @@ describe("API-key auth", () => {
   });
 
   it("lets exempt requests and every request without a configured key through", async () => {
-    served = await serveChain([errors({ maxListedIssues: 100 }), apiKeyAuth({ apiKey: "k1", exempt: (method, path) => method === "GET" && path === "/" })]);
+    served = await serveChain([
+      errors({ maxListedIssues: 100 }),
+      apiKeyAuth({ apiKey: "k1", exempt: (method, path) => method === "GET" && path === "/" }),
+    ]);
     expect((await fetch(`${served.url}/`)).status).toBe(200);
     expect((await fetch(`${served.url}/`, { method: "POST" })).status).toBe(401);
     await served.close();

@@ -51,14 +51,17 @@ describe("body admission over HTTP", () => {
     let releaseFirst: () => void = () => undefined;
     const firstHeld = new Promise<void>((resolve) => (releaseFirst = resolve));
     const order: string[] = [];
-    const served = await serveChain([bodyAdmission({ slots, maxBodyBytes: 1 << 20, largeBodyBytes: 1000, idleSocketMs: 5000 })], async (x) => {
-      const name = x.url.pathname.slice(1);
-      const chunks: Buffer[] = [];
-      for await (const c of x.openBody!()) chunks.push(c as Buffer);
-      order.push(`${name} read`);
-      if (name === "first") await firstHeld;
-      return { status: 200, body: { bytes: Buffer.concat(chunks).length } };
-    });
+    const served = await serveChain(
+      [bodyAdmission({ slots, maxBodyBytes: 1 << 20, largeBodyBytes: 1000, idleSocketMs: 5000 })],
+      async (x) => {
+        const name = x.url.pathname.slice(1);
+        const chunks: Buffer[] = [];
+        for await (const c of x.openBody!()) chunks.push(c as Buffer);
+        order.push(`${name} read`);
+        if (name === "first") await firstHeld;
+        return { status: 200, body: { bytes: Buffer.concat(chunks).length } };
+      },
+    );
     try {
       const first = fetch(`${served.url}/first`, { method: "POST", body: "a".repeat(5000) });
       while (slots.inUse === 0) await new Promise((r) => setTimeout(r, 5));

@@ -4,12 +4,14 @@ import { compose, type Exchange, type Middleware } from "../../../src/server/mid
 describe("compose", () => {
   it("runs the middleware in order around the last step, each able to change the answer", async () => {
     const seen: string[] = [];
-    const tag = (name: string): Middleware => async (_x, next) => {
-      seen.push(`${name} in`);
-      const reply = await next();
-      seen.push(`${name} out`);
-      return { ...reply, headers: { ...reply.headers, [name]: "1" } };
-    };
+    const tag =
+      (name: string): Middleware =>
+      async (_x, next) => {
+        seen.push(`${name} in`);
+        const reply = await next();
+        seen.push(`${name} out`);
+        return { ...reply, headers: { ...reply.headers, [name]: "1" } };
+      };
     const run = compose([tag("a"), tag("b")], async () => {
       seen.push("last");
       return { status: 204 };

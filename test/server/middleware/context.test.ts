@@ -13,11 +13,18 @@ afterEach(async () => {
 });
 
 const router = new Router().add([
-  { method: "POST", path: "/echo/:name", handler: async (ctx) => ({ status: 200, body: { name: ctx.params.name, q: ctx.query.get("q"), value: await ctx.json() } }) },
+  {
+    method: "POST",
+    path: "/echo/:name",
+    handler: async (ctx) => ({ status: 200, body: { name: ctx.params.name, q: ctx.query.get("q"), value: await ctx.json() } }),
+  },
 ]);
 const chain = (maxJsonDepth = 16) =>
   serveChain(
-    [errors({ maxListedIssues: 100 }), bodyAdmission({ slots: new LargeBodySlots(1), maxBodyBytes: 1024, largeBodyBytes: 512, idleSocketMs: 5000 })],
+    [
+      errors({ maxListedIssues: 100 }),
+      bodyAdmission({ slots: new LargeBodySlots(1), maxBodyBytes: 1024, largeBodyBytes: 512, idleSocketMs: 5000 }),
+    ],
     dispatch(router, { maxJsonDepth }),
   );
 

@@ -17,7 +17,11 @@ const withHeader: Middleware = (x, next) => {
 
 describe("error answers", () => {
   it("puts the request's reply headers on a successful answer, under the handler's own", async () => {
-    served = await serveChain([errors({ maxListedIssues: 100 }), withHeader], async () => ({ status: 200, body: {}, headers: { "x-kept": "handler" } }));
+    served = await serveChain([errors({ maxListedIssues: 100 }), withHeader], async () => ({
+      status: 200,
+      body: {},
+      headers: { "x-kept": "handler" },
+    }));
     expect((await fetch(served.url)).headers.get("x-kept")).toBe("handler");
   });
 

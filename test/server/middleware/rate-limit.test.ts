@@ -15,7 +15,10 @@ describe("rate limit", () => {
   it("puts X-RateLimit headers on answers, an error's included, and answers 429 with Retry-After past the limit", async () => {
     let fail = false;
     served = await serveChain(
-      [errors({ maxListedIssues: 100 }), rateLimit({ limiter: new MemoryRateLimiter(), region: "us", overrides: { "runs-post": { limit: 2, windowMs: 60_000 } } })],
+      [
+        errors({ maxListedIssues: 100 }),
+        rateLimit({ limiter: new MemoryRateLimiter(), region: "us", overrides: { "runs-post": { limit: 2, windowMs: 60_000 } } }),
+      ],
       async () => {
         if (fail) throw new HttpError(400, "bad");
         return { status: 202, body: {} };
@@ -37,7 +40,10 @@ describe("rate limit", () => {
   });
 
   it("leaves skipped paths alone", async () => {
-    served = await serveChain([errors({ maxListedIssues: 100 }), rateLimit({ limiter: new MemoryRateLimiter(), region: "us", skip: (p) => p === "/" })]);
+    served = await serveChain([
+      errors({ maxListedIssues: 100 }),
+      rateLimit({ limiter: new MemoryRateLimiter(), region: "us", skip: (p) => p === "/" }),
+    ]);
     const page = await fetch(`${served.url}/`);
     expect(page.status).toBe(200);
     expect(page.headers.get("x-ratelimit-limit")).toBeNull();

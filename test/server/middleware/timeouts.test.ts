@@ -8,7 +8,12 @@ import { DEFAULT_TIMEOUTS } from "../../../src/server/limits.js";
 describe("connection timeouts", () => {
   it("maps the collector's timeouts onto node:http, the request deadline never shorter than the headers'", () => {
     const o = serverTimeouts({ ...DEFAULT_TIMEOUTS, headersMs: 8000, requestMs: 4000 });
-    expect(o).toMatchObject({ headersTimeout: 8000, requestTimeout: 8000, keepAliveTimeout: DEFAULT_TIMEOUTS.keepAliveMs, connectionsCheckingInterval: 1000 });
+    expect(o).toMatchObject({
+      headersTimeout: 8000,
+      requestTimeout: 8000,
+      keepAliveTimeout: DEFAULT_TIMEOUTS.keepAliveMs,
+      connectionsCheckingInterval: 1000,
+    });
     expect(serverTimeouts({ ...DEFAULT_TIMEOUTS, headersMs: 100 }).connectionsCheckingInterval).toBe(25);
   });
 

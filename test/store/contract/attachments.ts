@@ -17,14 +17,25 @@ export function attachmentsContract(open: OpenStore): void {
       const every = Buffer.from(Array.from({ length: 512 }, (_, i) => i % 256));
       const large = randomBytes(3 * 1024 * 1024);
       const files = [attachment(run.id, "z-every-byte.bin", every, "application/octet-stream"), attachment(run.id, "a-large.bin", large)];
-      expect(await store().ingest({ post: [run], attachments: files })).toEqual({ created: 1, updated: 0, attachments: 2, completedRoots: [] });
+      expect(await store().ingest({ post: [run], attachments: files })).toEqual({
+        created: 1,
+        updated: 0,
+        attachments: 2,
+        completedRoots: [],
+      });
       expect(await store().listAttachments(run.id)).toEqual([
         { name: "a-large.bin", content_type: null, size: large.length, sha256: files[1]!.sha256 },
         { name: "z-every-byte.bin", content_type: "application/octet-stream", size: 512, sha256: files[0]!.sha256 },
       ]);
       const got = await store().getAttachment(run.id, "z-every-byte.bin");
       expect(got && Buffer.compare(got.data, every)).toBe(0);
-      expect(got && { ...got, data: undefined }).toEqual({ name: "z-every-byte.bin", content_type: "application/octet-stream", size: 512, sha256: files[0]!.sha256, data: undefined });
+      expect(got && { ...got, data: undefined }).toEqual({
+        name: "z-every-byte.bin",
+        content_type: "application/octet-stream",
+        size: 512,
+        sha256: files[0]!.sha256,
+        data: undefined,
+      });
       expect(Buffer.compare((await store().getAttachment(run.id, "a-large.bin"))!.data, large)).toBe(0);
     });
 

@@ -5,7 +5,13 @@ import { eachStore, newId, type OpenStore } from "./fixtures.js";
 
 function deployment(name: string, at = "2026-11-22T10:00:00.000Z"): DeploymentRecord {
   const id = newId();
-  return { id, name, body: { id, name, source: "github", source_config: { build_on_push: true, nested: { list: [1, "two", null] } } }, created_at: at, updated_at: at };
+  return {
+    id,
+    name,
+    body: { id, name, source: "github", source_config: { build_on_push: true, nested: { list: [1, "two", null] } } },
+    created_at: at,
+    updated_at: at,
+  };
 }
 
 function revision(d: DeploymentRecord, at: string, id = newId()): RevisionRecord {

@@ -43,7 +43,17 @@ export type Rec = Record<string, unknown> & { id: string };
 export function rootRun(o: Record<string, unknown> = {}): Rec {
   const id = (o.id as string | undefined) ?? newId();
   const start = (o.start_time as string | undefined) ?? "2026-11-22T10:15:00.123456Z";
-  return { id, trace_id: id, dotted_order: `${stamp(start)}${id}`, name: "root", run_type: "chain", start_time: start, inputs: { question: "why?" }, session_name: "default", ...o };
+  return {
+    id,
+    trace_id: id,
+    dotted_order: `${stamp(start)}${id}`,
+    name: "root",
+    run_type: "chain",
+    start_time: start,
+    inputs: { question: "why?" },
+    session_name: "default",
+    ...o,
+  };
 }
 
 /** A child run's post under `parent` (a post made by rootRun or childRun). */
@@ -69,6 +79,12 @@ export function textMessages(...turns: [role: string, text: string][]): { messag
 }
 
 /** What the store adds to a run it derived nothing for (not an llm run, or native content). */
-export const NOTHING_DERIVED = { detected_format: null, normalized_inputs: null, normalized_outputs: null, normalize_error: null, first_token_time: null };
+export const NOTHING_DERIVED = {
+  detected_format: null,
+  normalized_inputs: null,
+  normalized_outputs: null,
+  normalize_error: null,
+  first_token_time: null,
+};
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

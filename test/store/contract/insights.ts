@@ -12,14 +12,44 @@ const DAY_START = Date.parse("2026-11-20T00:00:00.000Z");
 const at = (ms: number) => new Date(ms).toISOString().replace("Z", "000Z");
 
 /** A root with one llm child: `latency` ms, `model`, tokens and a cost, `error` on the root. */
-function turn(startMs: number, o: { latency: number; model: string; input: number; output: number; cost: number; error?: boolean; metadata?: Record<string, unknown>; q?: string; a?: string; ttft?: number }): Rec[] {
-  const root = rootRun({ start_time: at(startMs), end_time: at(startMs + o.latency + 10), session_name: "mon", inputs: { question: o.q ?? "q" }, outputs: { answer: o.a ?? "a" }, extra: { metadata: { ...o.metadata } }, ...(o.error ? { error: "boom" } : {}) });
+function turn(
+  startMs: number,
+  o: {
+    latency: number;
+    model: string;
+    input: number;
+    output: number;
+    cost: number;
+    error?: boolean;
+    metadata?: Record<string, unknown>;
+    q?: string;
+    a?: string;
+    ttft?: number;
+  },
+): Rec[] {
+  const root = rootRun({
+    start_time: at(startMs),
+    end_time: at(startMs + o.latency + 10),
+    session_name: "mon",
+    inputs: { question: o.q ?? "q" },
+    outputs: { answer: o.a ?? "a" },
+    extra: { metadata: { ...o.metadata } },
+    ...(o.error ? { error: "boom" } : {}),
+  });
   const llm = childRun(root, {
     run_type: "llm",
     start_time: at(startMs + 5),
     end_time: at(startMs + 5 + o.latency),
     inputs: textMessages(["user", o.q ?? "q"]),
-    outputs: { messages: [{ role: "assistant", content: [{ type: "text", text: o.a ?? "a" }], usage_metadata: { input_tokens: o.input, output_tokens: o.output, total_tokens: o.input + o.output, total_cost: o.cost } }] },
+    outputs: {
+      messages: [
+        {
+          role: "assistant",
+          content: [{ type: "text", text: o.a ?? "a" }],
+          usage_metadata: { input_tokens: o.input, output_tokens: o.output, total_tokens: o.input + o.output, total_cost: o.cost },
+        },
+      ],
+    },
     events: o.ttft === undefined ? [] : [{ name: "new_token", time: at(startMs + 5 + o.ttft) }],
     extra: { metadata: { trace_model_name: o.model, trace_provider: o.model.startsWith("claude") ? "anthropic" : "openai" } },
   });
@@ -67,14 +97,23 @@ export function insightsContract(open: OpenStore): void {
       const doomed = rootRun({ session_name: "doomed" });
       const kept = rootRun({ session_name: "kept" });
       await store().ingest({ post: [doomed, kept] });
-      await store().storeFeedback([{ id: newId(), run_id: doomed.id, key: "k", score: 1 }, { id: newId(), run_id: kept.id, key: "k", score: 1 }]);
+      await store().storeFeedback([
+        { id: newId(), run_id: doomed.id, key: "k", score: 1 },
+        { id: newId(), run_id: kept.id, key: "k", score: 1 },
+      ]);
       await store().deleteProject("doomed");
       expect((await store().feedbackOf([doomed.id, kept.id])).map((f) => f.run_id)).toEqual([kept.id]);
     });
 
     it("refuses records without a run id or key, naming each field, and stores none of them", async () => {
       const err = await store()
-        .storeFeedback([{ id: newId(), run_id: newId(), key: "ok" }, { id: newId(), key: "" }], (i) => [`feedback.${i}`])
+        .storeFeedback(
+          [
+            { id: newId(), run_id: newId(), key: "ok" },
+            { id: newId(), key: "" },
+          ],
+          (i) => [`feedback.${i}`],
+        )
         .catch((e: unknown) => e);
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).issues.map((i) => i.loc.join("."))).toEqual(["feedback.1.run_id", "feedback.1.key"]);
@@ -106,8 +145,29 @@ export function insightsContract(open: OpenStore): void {
     it("group root runs by session_id, thread_id or conversation_id per project, turns in order", async () => {
       const runs: Rec[] = [];
       for (let i = 0; i < 3; i++) {
-        runs.push(...turn(DAY_START + i * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: "s1" }, q: `q${i}`, a: `a${i}` }));
-        runs.push(...turn(DAY_START + i * HOUR + 60_000, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { conversation_id: "<b>c</b>" }, q: `c${i}` }));
+        runs.push(
+          ...turn(DAY_START + i * HOUR, {
+            latency: 100,
+            model: "gpt-4o",
+            input: 10,
+            output: 5,
+            cost: 0.25,
+            metadata: { session_id: "s1" },
+            q: `q${i}`,
+            a: `a${i}`,
+          }),
+        );
+        runs.push(
+          ...turn(DAY_START + i * HOUR + 60_000, {
+            latency: 100,
+            model: "gpt-4o",
+            input: 10,
+            output: 5,
+            cost: 0.25,
+            metadata: { conversation_id: "<b>c</b>" },
+            q: `c${i}`,
+          }),
+        );
       }
       await store().ingest({ post: runs });
       const { threads } = await store().listThreads({ project: "mon" });
@@ -116,15 +176,52 @@ export function insightsContract(open: OpenStore): void {
         ["s1", 3, "q0", "a2", 45, 0.75],
       ]);
       const turns = await store().threadTurns("s1", "mon");
-      expect(turns.map((t) => [t.user, t.assistant])).toEqual([["q0", "a0"], ["q1", "a1"], ["q2", "a2"]]);
+      expect(turns.map((t) => [t.user, t.assistant])).toEqual([
+        ["q0", "a0"],
+        ["q1", "a1"],
+        ["q2", "a2"],
+      ]);
       expect(await store().threadTurns("s1", "other")).toEqual([]);
     });
 
     it("read a numeric session id as text: the list's turns, totals and messages and threadTurns agree, a text id of the same digits is the same thread", async () => {
       const runs: Rec[] = [];
-      for (let i = 0; i < 2; i++) runs.push(...turn(DAY_START + i * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: 42 }, q: `q${i}`, a: `a${i}` }));
-      runs.push(...turn(DAY_START + 2 * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: "42" }, q: "q2", a: "a2" }));
-      runs.push(...turn(DAY_START + 3 * HOUR, { latency: 100, model: "gpt-4o", input: 10, output: 5, cost: 0.25, metadata: { session_id: 420 }, q: "other" }));
+      for (let i = 0; i < 2; i++)
+        runs.push(
+          ...turn(DAY_START + i * HOUR, {
+            latency: 100,
+            model: "gpt-4o",
+            input: 10,
+            output: 5,
+            cost: 0.25,
+            metadata: { session_id: 42 },
+            q: `q${i}`,
+            a: `a${i}`,
+          }),
+        );
+      runs.push(
+        ...turn(DAY_START + 2 * HOUR, {
+          latency: 100,
+          model: "gpt-4o",
+          input: 10,
+          output: 5,
+          cost: 0.25,
+          metadata: { session_id: "42" },
+          q: "q2",
+          a: "a2",
+        }),
+      );
+      runs.push(
+        ...turn(DAY_START + 3 * HOUR, {
+          latency: 100,
+          model: "gpt-4o",
+          input: 10,
+          output: 5,
+          cost: 0.25,
+          metadata: { session_id: 420 },
+          q: "other",
+        }),
+      );
       await store().ingest({ post: runs });
       const { threads } = await store().listThreads({ project: "mon" });
       const t42 = threads.find((t) => t.thread_id === "42");
@@ -132,7 +229,11 @@ export function insightsContract(open: OpenStore): void {
       expect(t42 && [t42.turns, t42.first_message, t42.last_message, t42.total_tokens, t42.cost]).toEqual([3, "q0", "a2", 45, 0.75]);
       const turns = await store().threadTurns("42", "mon");
       expect(turns).toHaveLength(t42!.turns);
-      expect(turns.map((t) => [t.user, t.assistant, t.total_tokens])).toEqual([["q0", "a0", 15], ["q1", "a1", 15], ["q2", "a2", 15]]);
+      expect(turns.map((t) => [t.user, t.assistant, t.total_tokens])).toEqual([
+        ["q0", "a0", 15],
+        ["q1", "a1", 15],
+        ["q2", "a2", 15],
+      ]);
       expect((await store().threadTurns("42")).map((t) => t.user)).toEqual(["q0", "q1", "q2"]);
       expect(await store().threadTurns("42.0", "mon")).toEqual([]);
     });
@@ -144,7 +245,18 @@ export function insightsContract(open: OpenStore): void {
     it("bucket counts, errors, percentiles within the histogram error, ttft, tokens and cost, and break them down", async () => {
       const runs: Rec[] = [];
       // Hour 0: latencies 100..500 ms; hour 2: one failing trace of 1000 ms. Hour 1 is empty.
-      [100, 200, 300, 400, 500].forEach((lat, i) => runs.push(...turn(DAY_START + i * 60_000, { latency: lat, model: i % 2 ? "claude-x" : "gpt-4o", input: 10, output: 2, cost: 0.125, ttft: i % 2 ? undefined : 50 })));
+      [100, 200, 300, 400, 500].forEach((lat, i) =>
+        runs.push(
+          ...turn(DAY_START + i * 60_000, {
+            latency: lat,
+            model: i % 2 ? "claude-x" : "gpt-4o",
+            input: 10,
+            output: 2,
+            cost: 0.125,
+            ttft: i % 2 ? undefined : 50,
+          }),
+        ),
+      );
       runs.push(...turn(DAY_START + 2 * HOUR, { latency: 1000, model: "gpt-4o", input: 7, output: 3, cost: 0.25, error: true }));
       runs.push(...turn(DAY_START + 5 * HOUR, { latency: 1, model: "gpt-4o", input: 1, output: 1, cost: 1 })); // outside the range
       await store().ingest({ post: runs });

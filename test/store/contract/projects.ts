@@ -13,20 +13,39 @@ export function projectsContract(open: OpenStore): void {
       await store().ensureProject("empty");
       await sleep(5);
       await store().ensureProject("from-a-run"); // already there: keeps its creation time
-      expect([await store().projectExists("from-a-run"), await store().projectExists("empty"), await store().projectExists("never")]).toEqual([true, true, false]);
+      expect([
+        await store().projectExists("from-a-run"),
+        await store().projectExists("empty"),
+        await store().projectExists("never"),
+      ]).toEqual([true, true, false]);
       const projects = await store().listProjects();
       expect(projects.map((p) => p.name)).toEqual(["empty", "from-a-run"]);
       expect(projects.every((p) => !Number.isNaN(Date.parse(p.created_at)))).toBe(true);
     });
 
     it("are deleted with their runs and the runs' attachments, leaving other projects alone", async () => {
-      const doomed = [rootRun({ session_name: "doomed" }), rootRun({ session_name: "doomed" }), rootRun({ session_name: "doomed", inputs: { text: "x".repeat(2_000_000) } })];
+      const doomed = [
+        rootRun({ session_name: "doomed" }),
+        rootRun({ session_name: "doomed" }),
+        rootRun({ session_name: "doomed", inputs: { text: "x".repeat(2_000_000) } }),
+      ];
       const kept = rootRun({ session_name: "kept" });
       const data = Buffer.from("attached");
       const sha256 = createHash("sha256").update(data).digest("hex");
-      await store().ingest({ post: [...doomed, kept], attachments: [{ runId: doomed[0]!.id, name: "a.txt", data, sha256 }, { runId: kept.id, name: "a.txt", data, sha256 }] });
+      await store().ingest({
+        post: [...doomed, kept],
+        attachments: [
+          { runId: doomed[0]!.id, name: "a.txt", data, sha256 },
+          { runId: kept.id, name: "a.txt", data, sha256 },
+        ],
+      });
       expect(await store().deleteProject("doomed")).toBe(3);
-      expect([await store().countRuns("doomed"), await store().countRuns("kept"), await store().projectExists("doomed"), await store().projectExists("kept")]).toEqual([0, 1, false, true]);
+      expect([
+        await store().countRuns("doomed"),
+        await store().countRuns("kept"),
+        await store().projectExists("doomed"),
+        await store().projectExists("kept"),
+      ]).toEqual([0, 1, false, true]);
       expect(await store().getRun(doomed[2]!.id)).toBeUndefined();
       expect(await store().listAttachments(doomed[0]!.id)).toEqual([]);
       expect((await store().listAttachments(kept.id)).map((a) => a.name)).toEqual(["a.txt"]);

@@ -24,8 +24,25 @@ export function trace(start: Date, project = "retention") {
     rootId,
     childId,
     runs: [
-      { id: rootId, trace_id: rootId, dotted_order: `${dotted}${rootId}`, name: "root", run_type: "chain", start_time: time, session_name: project },
-      { id: childId, trace_id: rootId, parent_run_id: rootId, dotted_order: `${dotted}${rootId}.${childStart.dotted}${childId}`, name: "child", run_type: "tool", start_time: childStart.time, session_name: project },
+      {
+        id: rootId,
+        trace_id: rootId,
+        dotted_order: `${dotted}${rootId}`,
+        name: "root",
+        run_type: "chain",
+        start_time: time,
+        session_name: project,
+      },
+      {
+        id: childId,
+        trace_id: rootId,
+        parent_run_id: rootId,
+        dotted_order: `${dotted}${rootId}.${childStart.dotted}${childId}`,
+        name: "child",
+        run_type: "tool",
+        start_time: childStart.time,
+        session_name: project,
+      },
     ],
   };
 }
@@ -37,7 +54,21 @@ export function attachment(runId: string, text: string) {
 
 function span(traceId: string, start: Date, parent: string | null = null) {
   const t = times(start).time;
-  return { trace_id: traceId, span_id: randomUUID().replace(/-/g, "").slice(0, 16), parent_span_id: parent, name: "s", kind: 1, start_time: t, end_time: t, resource: "{}", scope: "{}", attributes: "{}", events: "[]", links: "[]", status: "{}" };
+  return {
+    trace_id: traceId,
+    span_id: randomUUID().replace(/-/g, "").slice(0, 16),
+    parent_span_id: parent,
+    name: "s",
+    kind: 1,
+    start_time: t,
+    end_time: t,
+    resource: "{}",
+    scope: "{}",
+    attributes: "{}",
+    events: "[]",
+    links: "[]",
+    status: "{}",
+  };
 }
 
 export function feedback(runId: string) {
@@ -45,7 +76,19 @@ export function feedback(runId: string) {
 }
 
 function logRecord(traceId: string, at: Date) {
-  return { trace_id: traceId, span_id: "", record_key: randomUUID(), seq: 0, time: times(at).time, event_name: "app.note", severity: 9, body: "{}", attributes: "{}", resource: "{}", scope: "{}" };
+  return {
+    trace_id: traceId,
+    span_id: "",
+    record_key: randomUUID(),
+    seq: 0,
+    time: times(at).time,
+    event_name: "app.note",
+    severity: 9,
+    body: "{}",
+    attributes: "{}",
+    resource: "{}",
+    scope: "{}",
+  };
 }
 
 export function retentionContract(open: OpenStore): void {
@@ -62,7 +105,16 @@ export function retentionContract(open: OpenStore): void {
       const orphanId = randomUUID();
       const orphanTrace = randomUUID();
       const o = times(new Date(now - 35 * DAY));
-      const orphan = { id: orphanId, trace_id: orphanTrace, parent_run_id: orphanTrace, dotted_order: `${o.dotted}${orphanTrace}.${o.dotted}${orphanId}`, name: "orphan", run_type: "llm", start_time: o.time, session_name: "retention" };
+      const orphan = {
+        id: orphanId,
+        trace_id: orphanTrace,
+        parent_run_id: orphanTrace,
+        dotted_order: `${o.dotted}${orphanTrace}.${o.dotted}${orphanId}`,
+        name: "orphan",
+        run_type: "llm",
+        start_time: o.time,
+        session_name: "retention",
+      };
       await s.ingest({
         post: [...old.runs, ...fresh.runs, orphan],
         patch: [{ id: partial, trace_id: old.rootId, parent_run_id: old.rootId, end_time: o.time }],

@@ -28,7 +28,10 @@ const RunSpec = fc.record({
   laterModel: fc.option(fc.constantFrom(...MODELS), { nil: undefined }),
   input: fc.integer({ min: 0, max: 5000 }),
   output: fc.integer({ min: 0, max: 5000 }),
-  cost: fc.option(fc.integer({ min: 1, max: 10_000 }).map((c) => c / 1000), { nil: undefined }),
+  cost: fc.option(
+    fc.integer({ min: 1, max: 10_000 }).map((c) => c / 1000),
+    { nil: undefined },
+  ),
   error: fc.boolean(),
   /** Whether the end (and usage) comes by a patch, and whether that patch arrives before the post. */
   patched: fc.boolean(),
@@ -40,11 +43,29 @@ const RunSpec = fc.record({
   laterSession: fc.constantFrom("s1", "s3", undefined),
 });
 const TraceSpec = fc.record({ root: RunSpec, children: fc.array(RunSpec, { maxLength: 3 }) });
-const Scenario = fc.record({ traces: fc.array(TraceSpec, { minLength: 1, maxLength: 5 }), order: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 64, maxLength: 64 }), batch: fc.integer({ min: 1, max: 6 }), prune: fc.boolean() });
+const Scenario = fc.record({
+  traces: fc.array(TraceSpec, { minLength: 1, maxLength: 5 }),
+  order: fc.array(fc.double({ min: 0, max: 1, noNaN: true }), { minLength: 64, maxLength: 64 }),
+  batch: fc.integer({ min: 1, max: 6 }),
+  prune: fc.boolean(),
+});
 type RunSpecT = typeof RunSpec extends fc.Arbitrary<infer T> ? T : never;
 
 function usage(s: RunSpecT) {
-  return { messages: [{ role: "assistant", content: [{ type: "text", text: "a" }], usage_metadata: { input_tokens: s.input, output_tokens: s.output, total_tokens: s.input + s.output, ...(s.cost === undefined ? {} : { total_cost: s.cost }) } }] };
+  return {
+    messages: [
+      {
+        role: "assistant",
+        content: [{ type: "text", text: "a" }],
+        usage_metadata: {
+          input_tokens: s.input,
+          output_tokens: s.output,
+          total_tokens: s.input + s.output,
+          ...(s.cost === undefined ? {} : { total_cost: s.cost }),
+        },
+      },
+    ],
+  };
 }
 
 /** The post and patches of one run, as separate operations. */
@@ -63,7 +84,14 @@ function operations(post: Rec, s: RunSpecT, start: number): { post?: Rec; patch?
   }
   if (s.postTwice) ops.push({ post: { ...post, ...meta } });
   // A later patch naming another model and usage: the run's old part must leave the rollups.
-  if (s.laterModel) ops.push({ patch: { id: post.id, extra: { metadata: { trace_model_name: s.laterModel, trace_provider: s.laterModel.split("-")[0], ...session(s.laterSession) } }, ...(s.llm ? { outputs: usage({ ...s, input: s.input + 1 }) } : {}) } });
+  if (s.laterModel)
+    ops.push({
+      patch: {
+        id: post.id,
+        extra: { metadata: { trace_model_name: s.laterModel, trace_provider: s.laterModel.split("-")[0], ...session(s.laterSession) } },
+        ...(s.llm ? { outputs: usage({ ...s, input: s.input + 1 }) } : {}),
+      },
+    });
   return ops;
 }
 
@@ -114,7 +142,8 @@ function direct(q: MonitorQuery, runs: StoredRun[]): Direct[] {
     const k = Math.floor((start - q.from_ms) / q.step_ms);
     if (!(k >= 0 && k < n && start < q.to_ms)) continue;
     const meta = ((r.extra as Record<string, unknown> | undefined)?.metadata ?? {}) as Record<string, unknown>;
-    const u = ((r.outputs as { messages?: { usage_metadata?: Record<string, number> }[] } | undefined)?.messages?.[0]?.usage_metadata ?? {}) as Record<string, number>;
+    const u = ((r.outputs as { messages?: { usage_metadata?: Record<string, number> }[] } | undefined)?.messages?.[0]?.usage_metadata ??
+      {}) as Record<string, number>;
     const llm = r.run_type === "llm";
     out.push({
       root: !r.parent_run_id,
@@ -138,7 +167,7 @@ function direct(q: MonitorQuery, runs: StoredRun[]): Direct[] {
 async function checkThreads(store: Store, project: string): Promise<void> {
   const groups = new Map<string, StoredRun[]>();
   for (const r of await storedRuns(store, project)) {
-    const id = ((r.extra as { metadata?: { session_id?: string } } | undefined)?.metadata?.session_id);
+    const id = (r.extra as { metadata?: { session_id?: string } } | undefined)?.metadata?.session_id;
     if (!r.parent_run_id && id !== undefined) groups.set(id, [...(groups.get(id) ?? []), r]);
   }
   const { threads } = await store.listThreads({ project, limit: 500 });
@@ -159,7 +188,8 @@ async function checkExact(store: Store, q: MonitorQuery): Promise<void> {
   const runs = direct(q, await storedRuns(store, q.project));
   const n = Math.ceil((q.to_ms - q.from_ms) / q.step_ms);
   const m = await store.monitorSeries(q);
-  const per = (pick: (d: Direct) => boolean, f: (ds: Direct[]) => unknown) => Array.from({ length: n }, (_, k) => f(runs.filter((d) => d.k === k && pick(d))));
+  const per = (pick: (d: Direct) => boolean, f: (ds: Direct[]) => unknown) =>
+    Array.from({ length: n }, (_, k) => f(runs.filter((d) => d.k === k && pick(d))));
   const root = (d: Direct) => d.root;
   const llm = (d: Direct) => d.llm;
   const sum = (f: (d: Direct) => number) => (ds: Direct[]) => ds.reduce((a, d) => a + f(d), 0);
@@ -168,14 +198,30 @@ async function checkExact(store: Store, q: MonitorQuery): Promise<void> {
   expect(m.llm.runs).toEqual(per(llm, (ds) => ds.length));
   expect(m.llm.errors).toEqual(per(llm, (ds) => ds.filter((d) => d.err).length));
   expect(m.llm.streamed).toEqual(per(llm, (ds) => ds.filter((d) => d.ttft !== null).length));
-  expect(m.llm.input_tokens).toEqual(per(llm, sum((d) => d.input)));
-  expect(m.llm.output_tokens).toEqual(per(llm, sum((d) => d.output)));
+  expect(m.llm.input_tokens).toEqual(
+    per(
+      llm,
+      sum((d) => d.input),
+    ),
+  );
+  expect(m.llm.output_tokens).toEqual(
+    per(
+      llm,
+      sum((d) => d.output),
+    ),
+  );
   const costs = per(llm, (ds) => (ds.some((d) => d.cost !== null) ? ds.reduce((a, d) => a + (d.cost ?? 0), 0) : null)) as (number | null)[];
   m.llm.cost.forEach((c, k) => {
     expect(c === null).toBe(costs[k] === null);
     if (c !== null) expect(c).toBeCloseTo(costs[k]!, 9);
   });
-  const pct = (pick: (d: Direct) => boolean, v: (d: Direct) => number | null, p: number) => per(pick, (ds) => exactPercentile(ds.map(v).filter((x): x is number => x !== null), p)) as (number | null)[];
+  const pct = (pick: (d: Direct) => boolean, v: (d: Direct) => number | null, p: number) =>
+    per(pick, (ds) =>
+      exactPercentile(
+        ds.map(v).filter((x): x is number => x !== null),
+        p,
+      ),
+    ) as (number | null)[];
   for (const [got, exact] of [
     [m.traces.latency_p50, pct(root, (d) => d.lat, 0.5)],
     [m.traces.latency_p95, pct(root, (d) => d.lat, 0.95)],
@@ -194,9 +240,19 @@ async function checkExact(store: Store, q: MonitorQuery): Promise<void> {
     expect(rows.map((r) => r.value).sort()).toEqual([...groups.keys()].sort());
     for (const r of rows) {
       const ds = groups.get(r.value)!;
-      expect([r.runs, r.errors, r.spark]).toEqual([ds.length, ds.filter((d) => d.err).length, Array.from({ length: n }, (_, k) => ds.filter((d) => d.k === k).length)]);
+      expect([r.runs, r.errors, r.spark]).toEqual([
+        ds.length,
+        ds.filter((d) => d.err).length,
+        Array.from({ length: n }, (_, k) => ds.filter((d) => d.k === k).length),
+      ]);
       if (by !== "name") expect([r.input_tokens, r.output_tokens]).toEqual([sum((d) => d.input)(ds), sum((d) => d.output)(ds)]);
-      expectWithinAlpha(r.latency_p95, exactPercentile(ds.map((d) => d.lat).filter((x): x is number => x !== null), 0.95));
+      expectWithinAlpha(
+        r.latency_p95,
+        exactPercentile(
+          ds.map((d) => d.lat).filter((x): x is number => x !== null),
+          0.95,
+        ),
+      );
     }
   }
 }
@@ -213,7 +269,12 @@ export function rollupsContract(open: OpenStore): void {
           const ops: { post?: Rec; patch?: Rec }[][] = [];
           for (const t of sc.traces) {
             const rootStart = DAY_START + t.root.offsetMin * 60_000;
-            const root = rootRun({ start_time: at(rootStart), session_name: project, name: t.root.name, run_type: t.root.llm ? "llm" : "chain" });
+            const root = rootRun({
+              start_time: at(rootStart),
+              session_name: project,
+              name: t.root.name,
+              run_type: t.root.llm ? "llm" : "chain",
+            });
             ops.push(operations(root, t.root, rootStart));
             for (const c of t.children) {
               const start = rootStart + (c.offsetMin % 90) * 60_000;
@@ -230,7 +291,10 @@ export function rollupsContract(open: OpenStore): void {
           }
           for (let i = 0; i < flat.length; i += sc.batch) {
             const b = flat.slice(i, i + sc.batch);
-            await store().ingest({ post: b.flatMap((x) => (x.post ? [x.post] : [])), patch: b.flatMap((x) => (x.patch ? [x.patch] : [])) as never });
+            await store().ingest({
+              post: b.flatMap((x) => (x.post ? [x.post] : [])),
+              patch: b.flatMap((x) => (x.patch ? [x.patch] : [])) as never,
+            });
           }
           if (sc.prune) await store().pruneTraces(new Date(DAY_START + 2 * HOUR));
           await checkThreads(store(), project);

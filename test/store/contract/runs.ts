@@ -18,7 +18,13 @@ export function runsContract(open: OpenStore): void {
     const store = eachStore(open);
 
     it("stores a post and reads back exactly what was sent, with times in one canonical form", async () => {
-      const run = rootRun({ start_time: "2026-11-22T11:15:00.5+01:00", tags: ["a", "b"], extra: { metadata: { k: 1 } }, reference_example_id: null, custom_field: { x: [1, "y"] } });
+      const run = rootRun({
+        start_time: "2026-11-22T11:15:00.5+01:00",
+        tags: ["a", "b"],
+        extra: { metadata: { k: 1 } },
+        reference_example_id: null,
+        custom_field: { x: [1, "y"] },
+      });
       expect(await store().ingest({ post: [run] })).toEqual({ created: 1, updated: 0, attachments: 0, completedRoots: [] });
       expect(await store().getRun(run.id)).toEqual({ ...run, start_time: "2026-11-22T10:15:00.500000Z", ...NOTHING_DERIVED });
       expect(await store().getRun(newId())).toBeUndefined();
@@ -27,7 +33,12 @@ export function runsContract(open: OpenStore): void {
     it("is idempotent by id: the same run posted twice is one run, and the second post fills only what is still empty", async () => {
       const run = rootRun({ name: "first" });
       await store().ingest({ post: [run] });
-      expect(await store().ingest({ post: [{ ...run, name: "second", outputs: { answer: 42 } }] })).toEqual({ created: 0, updated: 1, attachments: 0, completedRoots: [] });
+      expect(await store().ingest({ post: [{ ...run, name: "second", outputs: { answer: 42 } }] })).toEqual({
+        created: 0,
+        updated: 1,
+        attachments: 0,
+        completedRoots: [],
+      });
       expect(await store().countRuns()).toBe(1);
       expect(await store().getRun(run.id)).toEqual({ ...run, name: "first", outputs: { answer: 42 }, ...NOTHING_DERIVED });
     });
@@ -40,7 +51,7 @@ export function runsContract(open: OpenStore): void {
       expect(await store().ingest({ patch: [{ id: b.id, ...end }] })).toMatchObject({ created: 1, updated: 0 });
       expect(await store().ingest({ post: [b] })).toEqual({ created: 0, updated: 1, attachments: 0, completedRoots: [] });
       await store().ingest({ post: [c], patch: [{ id: c.id, ...end }] });
-      const expected = { ...content(a) as object, ...end, ...NOTHING_DERIVED };
+      const expected = { ...(content(a) as object), ...end, ...NOTHING_DERIVED };
       for (const r of [a, b, c]) expect(content(await store().getRun(r.id)), r.id).toEqual(expected);
       expect(await store().countRuns()).toBe(3);
     });
@@ -60,14 +71,25 @@ export function runsContract(open: OpenStore): void {
       const child = childRun(root, { end_time: "2026-11-22T10:15:00.500000Z" });
       expect((await store().ingest({ post: [root, child] })).completedRoots).toEqual([]);
       expect((await store().ingest({ patch: [{ id: child.id, outputs: { done: true } }] })).completedRoots).toEqual([]);
-      expect((await store().ingest({ patch: [{ id: root.id, end_time: "2026-11-22T10:15:01.000000Z" }] })).completedRoots).toEqual([root.id]);
+      expect((await store().ingest({ patch: [{ id: root.id, end_time: "2026-11-22T10:15:01.000000Z" }] })).completedRoots).toEqual([
+        root.id,
+      ]);
     });
 
     it("refuses a batch with any invalid record, naming each problem as {loc, msg, type}, and stores none of it", async () => {
       const good = rootRun();
       const bad = { ...rootRun(), id: "not-a-uuid", name: 5 };
-      const batch = { post: [bad, good], patch: [{ end_time: "2026-11-22T10:15:01Z" }], attachments: [{ runId: "zz", name: "f.txt", data: Buffer.from("a"), sha256: "0" }] };
-      const err = await store().ingest(batch).then(() => undefined, (e: unknown) => e);
+      const batch = {
+        post: [bad, good],
+        patch: [{ end_time: "2026-11-22T10:15:01Z" }],
+        attachments: [{ runId: "zz", name: "f.txt", data: Buffer.from("a"), sha256: "0" }],
+      };
+      const err = await store()
+        .ingest(batch)
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).issues).toEqual([
         { loc: ["post", 0, "id"], msg: "Invalid UUID", type: "invalid_format" },
@@ -76,8 +98,16 @@ export function runsContract(open: OpenStore): void {
         { loc: ["attachment", "zz", "f.txt"], msg: 'attachment for run id "zz", which is not a UUID', type: "uuid" },
       ]);
       // Where the caller says each record sits in its request.
-      const located = await store().ingest({ post: [bad], locate: (kind, i) => [`${kind}.${i}`, "body"] }).then(() => undefined, (e: unknown) => e);
-      expect((located as ValidationError).issues.map((i) => i.loc)).toEqual([["post.0", "body", "id"], ["post.0", "body", "name"]]);
+      const located = await store()
+        .ingest({ post: [bad], locate: (kind, i) => [`${kind}.${i}`, "body"] })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
+      expect((located as ValidationError).issues.map((i) => i.loc)).toEqual([
+        ["post.0", "body", "id"],
+        ["post.0", "body", "name"],
+      ]);
       expect(await store().countRuns()).toBe(0);
       expect(await store().getRun(good.id)).toBeUndefined();
     });
@@ -91,8 +121,17 @@ export function runsContract(open: OpenStore): void {
       expect(issues).toEqual([]);
       expect(await store().ingest(check.batch())).toEqual({ created: 1, updated: 0, attachments: 0, completedRoots: [a.id] });
       await store().ingest({ post: [b], patch: [{ id: b.id, end_time: "2026-11-22T10:15:01Z" }] });
-      expect(content(await store().getRun(a.id))).toEqual({ ...(content(b) as object), name: "checked", end_time: "2026-11-22T10:15:01.000000Z", ...NOTHING_DERIVED });
-      expect(content(await store().getRun(b.id))).toEqual({ ...(content(b) as object), end_time: "2026-11-22T10:15:01.000000Z", ...NOTHING_DERIVED });
+      expect(content(await store().getRun(a.id))).toEqual({
+        ...(content(b) as object),
+        name: "checked",
+        end_time: "2026-11-22T10:15:01.000000Z",
+        ...NOTHING_DERIVED,
+      });
+      expect(content(await store().getRun(b.id))).toEqual({
+        ...(content(b) as object),
+        end_time: "2026-11-22T10:15:01.000000Z",
+        ...NOTHING_DERIVED,
+      });
     });
 
     it("keeps large fields exact through ingest, patches and queries, multibyte characters and all", async () => {
@@ -105,12 +144,27 @@ export function runsContract(open: OpenStore): void {
       await store().ingest({ patch: [{ id: run.id, outputs: { text: big.toUpperCase() } }] });
       await store().ingest({ patch: [{ id: run.id, inputs: { small: true } }] });
       const { runs } = await store().queryRuns({ trace_id: run.id });
-      expect(runs.map((r) => [r.inputs, r.outputs, r.end_time])).toEqual([[{ small: true }, { text: big.toUpperCase() }, "2026-11-22T10:15:01.000000Z"]]);
+      expect(runs.map((r) => [r.inputs, r.outputs, r.end_time])).toEqual([
+        [{ small: true }, { text: big.toUpperCase() }, "2026-11-22T10:15:01.000000Z"],
+      ]);
     });
 
     it("derives native messages of a vendor llm payload, however large, as the store's derivation makes them", async () => {
-      const request = { model: "gpt-4o", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "word ".repeat(300_000) }] };
-      const response = { id: "chatcmpl-1", object: "chat.completion", created: 1, model: "gpt-4o-2024-08-06", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 } };
+      const request = {
+        model: "gpt-4o",
+        messages: [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "word ".repeat(300_000) },
+        ],
+      };
+      const response = {
+        id: "chatcmpl-1",
+        object: "chat.completion",
+        created: 1,
+        model: "gpt-4o-2024-08-06",
+        choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }],
+        usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
+      };
       const small = rootRun({ run_type: "llm", inputs: { model: "gpt-4o", messages: [{ role: "user", content: "hi" }] } });
       const large = rootRun({ run_type: "llm", inputs: request, outputs: response });
       await store().ingest({ post: [small, large] });
@@ -120,16 +174,24 @@ export function runsContract(open: OpenStore): void {
       expect(got?.normalized_inputs).toEqual(normalize({ request }).inputs);
       expect(got?.normalized_outputs).toEqual(JSON.parse(JSON.stringify(want.normalized_outputs)));
       // The reply's cost is added from the price table, as the run builder adds it to tracepipe's own runs.
-      expect((got?.normalized_outputs?.messages[0] as { usage_metadata?: { total_cost?: unknown } }).usage_metadata?.total_cost).toBeGreaterThan(0);
+      expect(
+        (got?.normalized_outputs?.messages[0] as { usage_metadata?: { total_cost?: unknown } }).usage_metadata?.total_cost,
+      ).toBeGreaterThan(0);
       const s = await store().getRun(small.id);
-      expect([s?.detected_format, s?.normalized_inputs, s?.normalized_outputs]).toEqual(["openai-chat", normalize({ request: small.inputs }).inputs, null]);
+      expect([s?.detected_format, s?.normalized_inputs, s?.normalized_outputs]).toEqual([
+        "openai-chat",
+        normalize({ request: small.inputs }).inputs,
+        null,
+      ]);
     });
 
     it("pages runs by (start_time, id) with a cursor, filtered by project, trace, run type and time", async () => {
       const times = ["10:00:03", "10:00:01", "10:00:02", "10:00:01", "10:00:05"].map((t) => `2026-11-22T${t}.000000Z`);
       const runs = times.map((t, i) => rootRun({ start_time: t, session_name: "paged", run_type: i % 2 ? "llm" : "chain", inputs: {} }));
       await store().ingest({ post: [...runs, rootRun({ session_name: "elsewhere" })] });
-      const order = [...runs].sort((x, y) => (x.start_time as string).localeCompare(y.start_time as string) || x.id.localeCompare(y.id)).map((r) => r.id);
+      const order = [...runs]
+        .sort((x, y) => (x.start_time as string).localeCompare(y.start_time as string) || x.id.localeCompare(y.id))
+        .map((r) => r.id);
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
@@ -140,16 +202,30 @@ export function runsContract(open: OpenStore): void {
         pages++;
       } while (cursor);
       expect([seen, pages]).toEqual([order, 3]);
-      expect((await store().queryRuns({ project: "paged", run_type: "llm" })).runs.map((r) => r.id)).toEqual([runs[3]!.id, runs[1]!.id].sort());
-      expect((await store().queryRuns({ project: "paged", start_time_gte: "2026-11-22T10:00:02Z", start_time_lt: "2026-11-22T11:00:04+01:00" })).runs.map((r) => r.id)).toEqual([runs[2]!.id, runs[0]!.id]);
+      expect((await store().queryRuns({ project: "paged", run_type: "llm" })).runs.map((r) => r.id)).toEqual(
+        [runs[3]!.id, runs[1]!.id].sort(),
+      );
+      expect(
+        (
+          await store().queryRuns({ project: "paged", start_time_gte: "2026-11-22T10:00:02Z", start_time_lt: "2026-11-22T11:00:04+01:00" })
+        ).runs.map((r) => r.id),
+      ).toEqual([runs[2]!.id, runs[0]!.id]);
       expect((await store().queryRuns({ trace_id: runs[4]!.id })).runs.map((r) => r.id)).toEqual([runs[4]!.id]);
-      expect([await store().countRuns("paged"), await store().countRuns("elsewhere"), await store().countRuns("nowhere"), await store().countRuns()]).toEqual([5, 1, 0, 6]);
+      expect([
+        await store().countRuns("paged"),
+        await store().countRuns("elsewhere"),
+        await store().countRuns("nowhere"),
+        await store().countRuns(),
+      ]).toEqual([5, 1, 0, 6]);
       await expect(store().queryRuns({ cursor: "not a cursor" })).rejects.toBeInstanceOf(CursorError);
     });
 
     it("merges posts and patches of the same runs sent at once into one complete run each", async () => {
       const runs = Array.from({ length: 20 }, (_, i) => rootRun({ name: `run ${i}`, session_name: "at-once" }));
-      const ops = runs.flatMap((r, i) => [{ post: [r] }, { patch: [{ id: r.id, end_time: "2026-11-22T10:15:01.000000Z", outputs: { i } }] }]);
+      const ops = runs.flatMap((r, i) => [
+        { post: [r] },
+        { patch: [{ id: r.id, end_time: "2026-11-22T10:15:01.000000Z", outputs: { i } }] },
+      ]);
       // A fixed shuffle: patches before posts for some runs, after for others.
       ops.reverse();
       for (let i = 0; i < ops.length; i += 3) [ops[i], ops[ops.length - 1 - i]] = [ops[ops.length - 1 - i]!, ops[i]!];

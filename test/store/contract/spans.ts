@@ -43,7 +43,12 @@ export function spansContract(open: OpenStore): void {
         { ...child, received_at: expect.any(String) },
       ]);
       expect(stored.every((s) => s.received_at >= before && s.received_at <= new Date().toISOString())).toBe(true);
-      expect([await store().hasRootSpan(A), await store().hasRootSpan(B), await store().hasRootSpan(C), await store().hasRootSpan("d".repeat(32))]).toEqual([true, false, true, false]);
+      expect([
+        await store().hasRootSpan(A),
+        await store().hasRootSpan(B),
+        await store().hasRootSpan(C),
+        await store().hasRootSpan("d".repeat(32)),
+      ]).toEqual([true, false, true, false]);
       // A span without its parent_remote is stored with null: not said.
       const { parent_remote: _, ...unsaid } = span("e", "9", "8");
       await store().storeSpans([unsaid]);

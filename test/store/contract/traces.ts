@@ -36,8 +36,48 @@ export function tracesContract(open: OpenStore): void {
       const { alpha, beta } = await threeTraces(store());
       expect(await store().listTraces({ project: "viewer" })).toEqual({
         traces: [
-          { trace_id: beta.id, name: "beta", run_type: "chain", project: "viewer", start_time: T("10:01:00.000000"), end_time: T("10:01:00.500000"), latency_ms: 500, error: "boom", error_count: 1, run_count: 2, models: [], providers: [], input_tokens: null, output_tokens: null, total_tokens: null, total_cost: null, estimated: false, ttft_ms: null, feedback: [] },
-          { trace_id: alpha.id, name: "Agent Alpha", run_type: "chain", project: "viewer", start_time: T("10:00:00.000000"), end_time: T("10:00:02.000000"), latency_ms: 2000, error: null, error_count: 0, run_count: 2, models: ["gpt-4o"], providers: ["openai"], input_tokens: 10, output_tokens: 5, total_tokens: 15, total_cost: 0.002, estimated: false, ttft_ms: 500, feedback: [] },
+          {
+            trace_id: beta.id,
+            name: "beta",
+            run_type: "chain",
+            project: "viewer",
+            start_time: T("10:01:00.000000"),
+            end_time: T("10:01:00.500000"),
+            latency_ms: 500,
+            error: "boom",
+            error_count: 1,
+            run_count: 2,
+            models: [],
+            providers: [],
+            input_tokens: null,
+            output_tokens: null,
+            total_tokens: null,
+            total_cost: null,
+            estimated: false,
+            ttft_ms: null,
+            feedback: [],
+          },
+          {
+            trace_id: alpha.id,
+            name: "Agent Alpha",
+            run_type: "chain",
+            project: "viewer",
+            start_time: T("10:00:00.000000"),
+            end_time: T("10:00:02.000000"),
+            latency_ms: 2000,
+            error: null,
+            error_count: 0,
+            run_count: 2,
+            models: ["gpt-4o"],
+            providers: ["openai"],
+            input_tokens: 10,
+            output_tokens: 5,
+            total_tokens: 15,
+            total_cost: 0.002,
+            estimated: false,
+            ttft_ms: 500,
+            feedback: [],
+          },
         ],
         cursor: null,
       });
@@ -61,7 +101,10 @@ export function tracesContract(open: OpenStore): void {
     });
 
     it("finds text inside large inputs", async () => {
-      const root = rootRun({ session_name: "big", inputs: { text: `${"filler ".repeat(200_000)}the hidden marker${" filler".repeat(200_000)}` } });
+      const root = rootRun({
+        session_name: "big",
+        inputs: { text: `${"filler ".repeat(200_000)}the hidden marker${" filler".repeat(200_000)}` },
+      });
       await store().ingest({ post: [root, rootRun({ session_name: "big" })] });
       expect(ids(await store().listTraces({ q: "hidden marker" }))).toEqual([root.id]);
     });
@@ -77,7 +120,13 @@ export function tracesContract(open: OpenStore): void {
     });
 
     it("pages with cursors in every sort, each trace once, and refuses a cursor it did not make", async () => {
-      const roots = [3, 1, 4, 0, 2].map((k) => rootRun({ session_name: "paged", start_time: T(`09:00:0${k}.000000`), end_time: T(`09:00:0${k}.${String(k * 100).padStart(3, "0")}000`) }));
+      const roots = [3, 1, 4, 0, 2].map((k) =>
+        rootRun({
+          session_name: "paged",
+          start_time: T(`09:00:0${k}.000000`),
+          end_time: T(`09:00:0${k}.${String(k * 100).padStart(3, "0")}000`),
+        }),
+      );
       await store().ingest({ post: roots });
       const walk = async (f: Parameters<Store["listTraces"]>[0]) => {
         const seen: string[] = [];

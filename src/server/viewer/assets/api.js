@@ -20,14 +20,22 @@ export function hasKey() {
 
 export async function api(path, params) {
   // An array value is a repeated parameter (metadata=a=1&metadata=b=2).
-  const qs = params ? new URLSearchParams(Object.entries(params).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]])).filter(([, v]) => v !== undefined && v !== null && v !== "")) : null;
+  const qs = params
+    ? new URLSearchParams(
+        Object.entries(params)
+          .flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : [[k, v]]))
+          .filter(([, v]) => v !== undefined && v !== null && v !== ""),
+      )
+    : null;
   const key = sessionStorage.getItem(KEY);
   const res = await fetch(qs && qs.size ? `${path}?${qs}` : path, { headers: key ? { "x-api-key": key } : {}, cache: "no-store" });
   if (res.status === 401) throw new AuthError("API key required");
   const body = await res.json().catch(() => ({}));
   if (!res.ok) {
     const d = body.detail;
-    throw new Error(typeof d === "string" ? d : Array.isArray(d) ? d.map((i) => `${(i.loc || []).join(".")}: ${i.msg}`).join("; ") : `HTTP ${res.status}`);
+    throw new Error(
+      typeof d === "string" ? d : Array.isArray(d) ? d.map((i) => `${(i.loc || []).join(".")}: ${i.msg}`).join("; ") : `HTTP ${res.status}`,
+    );
   }
   return body;
 }

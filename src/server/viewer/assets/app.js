@@ -24,7 +24,14 @@ function stopPolling() {
 function signIn(message) {
   stopPolling();
   const key = h("input", { type: "password", name: "key", autocomplete: "current-password", required: true, id: "api-key" });
-  const form = h("form", { class: "signin", id: "signin" }, h("h1", {}, "Sign in"), h("p", {}, message), h("label", {}, "API key", key), h("button", { type: "submit" }, "Sign in"));
+  const form = h(
+    "form",
+    { class: "signin", id: "signin" },
+    h("h1", {}, "Sign in"),
+    h("p", {}, message),
+    h("label", {}, "API key", key),
+    h("button", { type: "submit" }, "Sign in"),
+  );
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     setKey(key.value);
@@ -36,10 +43,19 @@ function signIn(message) {
 }
 
 function fail(err) {
-  if (err instanceof AuthError) return signIn(hasKey() ? "That API key was refused. Try again." : "This collector needs its API key (serve --api-key).");
+  if (err instanceof AuthError)
+    return signIn(hasKey() ? "That API key was refused. Try again." : "This collector needs its API key (serve --api-key).");
   stopPolling();
   delete main.dataset.traceId;
-  clear(main).append(h("div", { class: "error-box" }, h("h2", {}, "Could not load"), h("p", {}, String(err?.message ?? err)), h("a", { href: "#/" }, "Back to traces")));
+  clear(main).append(
+    h(
+      "div",
+      { class: "error-box" },
+      h("h2", {}, "Could not load"),
+      h("p", {}, String(err?.message ?? err)),
+      h("a", { href: "#/" }, "Back to traces"),
+    ),
+  );
 }
 
 async function route() {

@@ -36,7 +36,16 @@ function dataTable(id, title, buckets, series, fmt) {
     h(
       "table",
       { class: "chart-data", dataset: { chart: id }, "aria-label": `${title}, by time bucket (UTC)` },
-      h("thead", {}, h("tr", {}, h("th", {}, "Bucket (UTC)"), series.map((s) => h("th", { class: "num", dataset: { series: s.key } }, s.label)))),
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          h("th", {}, "Bucket (UTC)"),
+          series.map((s) => h("th", { class: "num", dataset: { series: s.key } }, s.label)),
+        ),
+      ),
       h(
         "tbody",
         {},
@@ -45,7 +54,13 @@ function dataTable(id, title, buckets, series, fmt) {
             "tr",
             { dataset: { t: String(t) } },
             h("td", {}, fmtBucket(t)),
-            series.map((s) => h("td", { class: "num", dataset: { series: s.key, v: s.values[i] === null ? "" : String(s.values[i]) } }, s.values[i] === null ? "–" : fmt(s.values[i]))),
+            series.map((s) =>
+              h(
+                "td",
+                { class: "num", dataset: { series: s.key, v: s.values[i] === null ? "" : String(s.values[i]) } },
+                s.values[i] === null ? "–" : fmt(s.values[i]),
+              ),
+            ),
           ),
         ),
       ),
@@ -60,7 +75,14 @@ function dataTable(id, title, buckets, series, fmt) {
 export function timeChart({ id, title, buckets, stepMs, series, fmt, axisFmt = fmt, onRange }) {
   const plot = h("div", { class: "plot", "aria-hidden": "true" });
   const desc = summary(title, buckets, series, fmt);
-  const fig = h("figure", { class: "chart", id: `chart-${id}`, role: "group", "aria-label": title, "aria-description": desc, dataset: { chart: id } }, h("h3", {}, title), plot, h("p", { class: "sr-only chart-summary" }, desc), dataTable(id, title, buckets, series, fmt));
+  const fig = h(
+    "figure",
+    { class: "chart", id: `chart-${id}`, role: "group", "aria-label": title, "aria-description": desc, dataset: { chart: id } },
+    h("h3", {}, title),
+    plot,
+    h("p", { class: "sr-only chart-summary" }, desc),
+    dataTable(id, title, buckets, series, fmt),
+  );
   const draw = () => {
     const width = Math.max(280, Math.floor(plot.clientWidth || 520));
     let downX = null;
@@ -71,7 +93,15 @@ export function timeChart({ id, title, buckets, stepMs, series, fmt, axisFmt = f
         ms: 1,
         // Counts, times and money start at zero: a flat line reads as flat, not as noise blown up.
         scales: { x: { time: true }, y: { range: (_u, _min, max) => [0, max > 0 ? max * 1.1 : 1] } },
-        series: [{ value: (_u, v) => (v === null ? "–" : fmtBucket(v)) }, ...series.map((s, i) => ({ label: s.label, stroke: COLORS[i % COLORS.length], width: 1.5, value: (_u, v) => (v === null || v === undefined ? "–" : fmt(v)) }))],
+        series: [
+          { value: (_u, v) => (v === null ? "–" : fmtBucket(v)) },
+          ...series.map((s, i) => ({
+            label: s.label,
+            stroke: COLORS[i % COLORS.length],
+            width: 1.5,
+            value: (_u, v) => (v === null || v === undefined ? "–" : fmt(v)),
+          })),
+        ],
         axes: [{}, { values: (_u, vals) => vals.map((v) => axisFmt(v)), size: 64 }],
         cursor: { drag: { x: true, y: false, setScale: false } },
         hooks: {

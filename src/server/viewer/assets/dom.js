@@ -12,9 +12,11 @@ export function h(tag, attrs, ...children) {
     else if (k === "class") el.className = v;
     else if (k === "href") el.setAttribute("href", safeHref(v));
     else if (k === "src") el.src = v;
-    else if (k === "style") Object.assign(el.style, v); // CSSOM, allowed by the CSP (no inline style attributes)
+    else if (k === "style")
+      Object.assign(el.style, v); // CSSOM, allowed by the CSP (no inline style attributes)
     else if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k === "hidden" || k === "checked" || k === "open" || k === "disabled" || k === "selected" || k === "controls") el[k] = Boolean(v);
+    else if (k === "hidden" || k === "checked" || k === "open" || k === "disabled" || k === "selected" || k === "controls")
+      el[k] = Boolean(v);
     else el.setAttribute(k, String(v));
   }
   append(el, children);

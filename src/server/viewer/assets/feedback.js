@@ -16,7 +16,11 @@ export function feedbackChips(summaries) {
     summaries.map((f) => {
       const score = fmtScore(f.avg_score);
       const text = `${f.key}${score !== null ? ` ${score}` : ""}${f.count > 1 ? ` ×${f.count}` : ""}`;
-      return h("span", { class: "fb-chip", title: `feedback ${f.key}: ${f.count} given${score !== null ? `, mean score ${score}` : ""}` }, text);
+      return h(
+        "span",
+        { class: "fb-chip", title: `feedback ${f.key}: ${f.count} given${score !== null ? `, mean score ${score}` : ""}` },
+        text,
+      );
     }),
   );
 }
@@ -27,7 +31,15 @@ export function feedbackTable(items) {
   return h(
     "table",
     { class: "feedback", "aria-label": "Feedback" },
-    h("thead", {}, h("tr", {}, ["Key", "Score", "Value", "Comment", "Source", "Given"].map((c) => h("th", {}, c)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["Key", "Score", "Value", "Comment", "Source", "Given"].map((c) => h("th", {}, c)),
+      ),
+    ),
     h(
       "tbody",
       {},
@@ -37,7 +49,11 @@ export function feedbackTable(items) {
           { class: "feedback-row", dataset: { feedbackId: f.id } },
           h("td", { class: "fb-key" }, f.key),
           h("td", { class: "fb-score num" }, fmtScore(f.score) ?? "–"),
-          h("td", { class: "fb-value" }, f.value === null || f.value === undefined ? "–" : typeof f.value === "string" ? f.value : json(f.value)),
+          h(
+            "td",
+            { class: "fb-value" },
+            f.value === null || f.value === undefined ? "–" : typeof f.value === "string" ? f.value : json(f.value),
+          ),
           h("td", { class: "fb-comment" }, f.comment ?? "–"),
           h("td", { class: "fb-source" }, f.source ?? "api"),
           h("td", { class: "fb-time" }, fmtTime(f.created_at)),

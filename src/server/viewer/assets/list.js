@@ -5,7 +5,21 @@ import { api } from "./api.js";
 import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime } from "./dom.js";
 import { feedbackChips } from "./feedback.js";
 
-const FIELDS = ["project", "name", "run_type", "model", "provider", "q", "start_time_gte", "start_time_lt", "min_cost", "max_cost", "feedback_key", "sort", "order"];
+const FIELDS = [
+  "project",
+  "name",
+  "run_type",
+  "model",
+  "provider",
+  "q",
+  "start_time_gte",
+  "start_time_lt",
+  "min_cost",
+  "max_cost",
+  "feedback_key",
+  "sort",
+  "order",
+];
 /** Repeatable filters: `metadata=key=value` and `tag=name`, each as many times as given. */
 const LISTS = ["metadata", "tag"];
 const POLL_MS = 2000;
@@ -39,16 +53,30 @@ function toLocal(iso) {
 
 function tokensCell(t) {
   if (t.total_tokens === null) return "–";
-  return h("span", { title: `input ${fmtInt(t.input_tokens)} / output ${fmtInt(t.output_tokens)}${t.estimated ? " (estimated)" : ""}` }, fmtInt(t.total_tokens), t.estimated ? h("span", { class: "est", title: "counted locally, not reported by the vendor" }, " ~") : null);
+  return h(
+    "span",
+    { title: `input ${fmtInt(t.input_tokens)} / output ${fmtInt(t.output_tokens)}${t.estimated ? " (estimated)" : ""}` },
+    fmtInt(t.total_tokens),
+    t.estimated ? h("span", { class: "est", title: "counted locally, not reported by the vendor" }, " ~") : null,
+  );
 }
 
 function row(t) {
   const open = () => (location.hash = `#/trace/${encodeURIComponent(t.trace_id)}`);
-  const status = t.error ? h("span", { class: "badge err", title: t.error }, `error${t.error_count > 1 ? ` ×${t.error_count}` : ""}`) : t.end_time ? h("span", { class: "badge ok" }, "ok") : h("span", { class: "badge pending" }, "running");
+  const status = t.error
+    ? h("span", { class: "badge err", title: t.error }, `error${t.error_count > 1 ? ` ×${t.error_count}` : ""}`)
+    : t.end_time
+      ? h("span", { class: "badge ok" }, "ok")
+      : h("span", { class: "badge pending" }, "running");
   return h(
     "tr",
     { class: "trace-row", dataset: { traceId: t.trace_id }, tabindex: "0", onclick: open, onkeydown: (e) => e.key === "Enter" && open() },
-    h("td", { class: "name" }, h("a", { href: `#/trace/${encodeURIComponent(t.trace_id)}` }, t.name ?? "(unnamed)"), h("span", { class: "type" }, t.run_type ?? "")),
+    h(
+      "td",
+      { class: "name" },
+      h("a", { href: `#/trace/${encodeURIComponent(t.trace_id)}` }, t.name ?? "(unnamed)"),
+      h("span", { class: "type" }, t.run_type ?? ""),
+    ),
     h("td", { class: "start" }, fmtTime(t.start_time)),
     h("td", { class: "latency num" }, fmtMs(t.latency_ms)),
     h("td", { class: "status" }, status),
@@ -69,7 +97,17 @@ export async function renderList(main, ctx) {
   const form = h(
     "form",
     { class: "filters", id: "filters" },
-    h("label", {}, "Project", h("select", { name: "project" }, h("option", { value: "" }, "all"), projects.projects.map((p) => h("option", { value: p.name, selected: f.project === p.name }, p.name)))),
+    h(
+      "label",
+      {},
+      "Project",
+      h(
+        "select",
+        { name: "project" },
+        h("option", { value: "" }, "all"),
+        projects.projects.map((p) => h("option", { value: p.name, selected: f.project === p.name }, p.name)),
+      ),
+    ),
     input("name", "Name"),
     input("run_type", "Run type", { placeholder: "chain, llm…" }),
     input("model", "Model"),
@@ -80,8 +118,17 @@ export async function renderList(main, ctx) {
     input("min_cost", "Min cost $", { type: "number", min: "0", step: "any" }),
     input("max_cost", "Max cost $", { type: "number", min: "0", step: "any" }),
     // One field per metadata / tag filter given, and one empty for the next.
-    [...(f.metadata ?? []), ""].map((v, i) => h("label", {}, i === 0 ? "Metadata key=value" : "and", h("input", { name: "metadata", value: v, placeholder: "user_id=42", class: "metadata-filter" }))),
-    [...(f.tag ?? []), ""].map((v, i) => h("label", {}, i === 0 ? "Has tag" : "and tag", h("input", { name: "tag", value: v, class: "tag-filter" }))),
+    [...(f.metadata ?? []), ""].map((v, i) =>
+      h(
+        "label",
+        {},
+        i === 0 ? "Metadata key=value" : "and",
+        h("input", { name: "metadata", value: v, placeholder: "user_id=42", class: "metadata-filter" }),
+      ),
+    ),
+    [...(f.tag ?? []), ""].map((v, i) =>
+      h("label", {}, i === 0 ? "Has tag" : "and tag", h("input", { name: "tag", value: v, class: "tag-filter" })),
+    ),
     input("feedback_key", "Has feedback"),
     h("label", { class: "check" }, h("input", { name: "errors_only", type: "checkbox", checked: f.errors_only === "true" }), "errors only"),
     h(
@@ -96,7 +143,17 @@ export async function renderList(main, ctx) {
         h("option", { value: "cost", selected: f.sort === "cost" }, "cost"),
       ),
     ),
-    h("label", {}, "Order", h("select", { name: "order" }, h("option", { value: "desc", selected: f.order !== "asc" }, "descending"), h("option", { value: "asc", selected: f.order === "asc" }, "ascending"))),
+    h(
+      "label",
+      {},
+      "Order",
+      h(
+        "select",
+        { name: "order" },
+        h("option", { value: "desc", selected: f.order !== "asc" }, "descending"),
+        h("option", { value: "asc", selected: f.order === "asc" }, "ascending"),
+      ),
+    ),
     h("button", { type: "submit" }, "Apply"),
   );
   form.addEventListener("submit", (e) => {
@@ -118,7 +175,17 @@ export async function renderList(main, ctx) {
   const table = h(
     "table",
     { class: "traces" },
-    h("thead", {}, h("tr", {}, ["Name", "Start", "Latency", "Status", "Model", "Provider", "Tokens", "Cost", "TTFT", "Runs", "Feedback"].map((c) => h("th", {}, c)))),
+    h(
+      "thead",
+      {},
+      h(
+        "tr",
+        {},
+        ["Name", "Start", "Latency", "Status", "Model", "Provider", "Tokens", "Cost", "TTFT", "Runs", "Feedback"].map((c) =>
+          h("th", {}, c),
+        ),
+      ),
+    ),
     tbody,
   );
   delete main.dataset.traceId;
@@ -154,7 +221,10 @@ export async function renderList(main, ctx) {
   ctx.poll(async () => {
     const page = await api("/api/viewer/traces", f);
     const fresh = page.traces.filter((t) => !shown.has(t.trace_id));
-    put(page.traces.filter((t) => shown.has(t.trace_id)), false);
+    put(
+      page.traces.filter((t) => shown.has(t.trace_id)),
+      false,
+    );
     if (newestFirst && fresh.length) put(fresh, true);
   }, POLL_MS);
 }

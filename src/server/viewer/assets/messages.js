@@ -17,20 +17,40 @@ function media(b) {
   if (typeof b.base64 === "string") {
     const url = blobUrl(b.base64, b.mime_type);
     if (!url) return h("div", { class: "block media bad" }, `${label}: base64 that does not decode`);
-    if (kind === "image") return h("figure", { class: "block media image" }, h("img", { src: url, alt: label }), h("figcaption", {}, label));
-    if (kind === "audio") return h("figure", { class: "block media audio" }, h("audio", { src: url, controls: true }), h("figcaption", {}, label));
-    if (kind === "video") return h("figure", { class: "block media video" }, h("video", { src: url, controls: true }), h("figcaption", {}, label));
-    return h("div", { class: "block media file" }, h("a", { href: url, download: name ?? "file" }, `Download ${label}`), ` · ${Math.round((b.base64.length * 3) / 4).toLocaleString("en-US")} bytes`);
+    if (kind === "image")
+      return h("figure", { class: "block media image" }, h("img", { src: url, alt: label }), h("figcaption", {}, label));
+    if (kind === "audio")
+      return h("figure", { class: "block media audio" }, h("audio", { src: url, controls: true }), h("figcaption", {}, label));
+    if (kind === "video")
+      return h("figure", { class: "block media video" }, h("video", { src: url, controls: true }), h("figcaption", {}, label));
+    return h(
+      "div",
+      { class: "block media file" },
+      h("a", { href: url, download: name ?? "file" }, `Download ${label}`),
+      ` · ${Math.round((b.base64.length * 3) / 4).toLocaleString("en-US")} bytes`,
+    );
   }
   if (typeof b.url === "string") {
-    return h("div", { class: "block media url" }, `${label} at `, h("a", { href: b.url, target: "_blank", rel: "noopener noreferrer" }, b.url), h("span", { class: "muted" }, " (not loaded by the viewer)"));
+    return h(
+      "div",
+      { class: "block media url" },
+      `${label} at `,
+      h("a", { href: b.url, target: "_blank", rel: "noopener noreferrer" }, b.url),
+      h("span", { class: "muted" }, " (not loaded by the viewer)"),
+    );
   }
   return h("div", { class: "block media id" }, `${label}, stored as id `, h("code", {}, String(b.id ?? "?")));
 }
 
 function toolResult(m) {
   const err = m.extras?.is_error;
-  return h("div", { class: `tool-result${err ? " err" : ""}`, dataset: { toolCallId: m.tool_call_id ?? "" } }, h("div", { class: "head" }, err ? "Tool result (error)" : "Tool result"), (m.content ?? []).map((b) => block(b, null)), extrasNote(m.extras));
+  return h(
+    "div",
+    { class: `tool-result${err ? " err" : ""}`, dataset: { toolCallId: m.tool_call_id ?? "" } },
+    h("div", { class: "head" }, err ? "Tool result (error)" : "Tool result"),
+    (m.content ?? []).map((b) => block(b, null)),
+    extrasNote(m.extras),
+  );
 }
 
 function serverResult(b) {
@@ -47,12 +67,22 @@ function block(b, links) {
   if (!b || typeof b !== "object") return h("pre", { class: "json block" }, json(b));
   switch (b.type) {
     case "text":
-      return h("div", { class: `block textblock${b.extras?.refusal ? " refusal" : ""}` }, b.extras?.refusal ? h("span", { class: "badge err" }, "refusal") : null, folded(b.text ?? ""), extrasNote(b.extras));
+      return h(
+        "div",
+        { class: `block textblock${b.extras?.refusal ? " refusal" : ""}` },
+        b.extras?.refusal ? h("span", { class: "badge err" }, "refusal") : null,
+        folded(b.text ?? ""),
+        extrasNote(b.extras),
+      );
     case "reasoning":
       return h(
         "details",
         { class: "block reasoning" },
-        h("summary", {}, b.extras?.redacted ? "Reasoning (redacted)" : `Reasoning (${(b.text ?? "").length.toLocaleString("en-US")} characters)`),
+        h(
+          "summary",
+          {},
+          b.extras?.redacted ? "Reasoning (redacted)" : `Reasoning (${(b.text ?? "").length.toLocaleString("en-US")} characters)`,
+        ),
         folded(b.text ?? "", 4000),
       );
     case "image":
@@ -65,7 +95,13 @@ function block(b, links) {
       return h(
         "div",
         { class: "block tool-call", dataset: { toolCallId: b.id ?? "" } },
-        h("div", { class: "head" }, "Tool call ", h("strong", {}, b.name ?? "(unnamed)"), b.id ? h("code", { class: "muted" }, ` ${b.id}`) : null),
+        h(
+          "div",
+          { class: "head" },
+          "Tool call ",
+          h("strong", {}, b.name ?? "(unnamed)"),
+          b.id ? h("code", { class: "muted" }, ` ${b.id}`) : null,
+        ),
         h("pre", { class: "json args" }, json(b.args ?? {})),
         b.extras?.args_error ? h("div", { class: "badge err" }, `arguments did not parse: ${b.extras.args_error}`) : null,
         answers.map(toolResult),
@@ -85,7 +121,12 @@ function block(b, links) {
     case "server_tool_result":
       return links?.claimed.has(b) ? null : serverResult(b);
     default:
-      return h("div", { class: "block unknown" }, h("div", { class: "head" }, `block of type ${String(b.type)}`), h("pre", { class: "json" }, json(b)));
+      return h(
+        "div",
+        { class: "block unknown" },
+        h("div", { class: "head" }, `block of type ${String(b.type)}`),
+        h("pre", { class: "json" }, json(b)),
+      );
   }
 }
 
@@ -93,10 +134,11 @@ function block(b, links) {
 function linkResults(messages) {
   const calls = new Set();
   const server = new Set();
-  for (const m of messages) for (const b of m?.content ?? []) {
-    if (b?.type === "tool_call" && b.id) calls.add(b.id);
-    if (b?.type === "server_tool_call") server.add(b.id);
-  }
+  for (const m of messages)
+    for (const b of m?.content ?? []) {
+      if (b?.type === "tool_call" && b.id) calls.add(b.id);
+      if (b?.type === "server_tool_call") server.add(b.id);
+    }
   const links = { tool: new Map(), server: new Map(), claimed: new Set(), claimedMessages: new Set() };
   for (const m of messages) {
     if (m?.role === "tool" && m.tool_call_id && calls.has(m.tool_call_id)) {
@@ -134,7 +176,14 @@ export function conversation(inputs, outputs) {
     return h(
       "div",
       { class: `msg role-${role} ${side}`, dataset: { role } },
-      h("div", { class: "role" }, String(m?.role ?? "?"), m?.extras?.orphan ? h("span", { class: "badge" }, "result of a call not in this run") : null, m?.tool_call_id ? h("code", { class: "muted" }, ` ${m.tool_call_id}`) : null, usageLine(m?.usage_metadata)),
+      h(
+        "div",
+        { class: "role" },
+        String(m?.role ?? "?"),
+        m?.extras?.orphan ? h("span", { class: "badge" }, "result of a call not in this run") : null,
+        m?.tool_call_id ? h("code", { class: "muted" }, ` ${m.tool_call_id}`) : null,
+        usageLine(m?.usage_metadata),
+      ),
       (Array.isArray(m?.content) ? m.content : []).map((b) => block(b, links)),
       extrasNote(m?.extras),
     );

@@ -27,7 +27,12 @@ function toLocal(iso) {
 
 /** The trace list for one project and window, plus any filter. */
 export function listLink(project, fromMs, toMs, extra = {}) {
-  const p = new URLSearchParams({ project, start_time_gte: new Date(fromMs).toISOString(), start_time_lt: new Date(toMs).toISOString(), ...extra });
+  const p = new URLSearchParams({
+    project,
+    start_time_gte: new Date(fromMs).toISOString(),
+    start_time_lt: new Date(toMs).toISOString(),
+    ...extra,
+  });
   return `#/?${p}`;
 }
 
@@ -47,7 +52,25 @@ function breakdownTable(by, title, rows, project, q) {
       : h(
           "table",
           { class: "traces breakdown-table", "aria-label": title },
-          h("thead", {}, h("tr", {}, [by === "name" ? "Run name" : by === "model" ? "Model" : "Provider", "Runs", "Errors", "p50", "p95", "Input tokens", "Output tokens", "Cost", "Runs over time"].map((c, i) => h("th", { class: i > 0 && i < 8 ? "num" : "" }, c)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              [
+                by === "name" ? "Run name" : by === "model" ? "Model" : "Provider",
+                "Runs",
+                "Errors",
+                "p50",
+                "p95",
+                "Input tokens",
+                "Output tokens",
+                "Cost",
+                "Runs over time",
+              ].map((c, i) => h("th", { class: i > 0 && i < 8 ? "num" : "" }, c)),
+            ),
+          ),
           h(
             "tbody",
             {},
@@ -60,8 +83,16 @@ function breakdownTable(by, title, rows, project, q) {
                 h("td", { class: "errors num" }, fmtInt(r.errors)),
                 h("td", { class: "p50 num" }, fmtMs(r.latency_p50)),
                 h("td", { class: "p95 num" }, fmtMs(r.latency_p95)),
-                h("td", { class: "input-tokens num", dataset: { v: r.input_tokens ?? "" } }, r.input_tokens === null ? "–" : fmtInt(r.input_tokens)),
-                h("td", { class: "output-tokens num", dataset: { v: r.output_tokens ?? "" } }, r.output_tokens === null ? "–" : fmtInt(r.output_tokens)),
+                h(
+                  "td",
+                  { class: "input-tokens num", dataset: { v: r.input_tokens ?? "" } },
+                  r.input_tokens === null ? "–" : fmtInt(r.input_tokens),
+                ),
+                h(
+                  "td",
+                  { class: "output-tokens num", dataset: { v: r.output_tokens ?? "" } },
+                  r.output_tokens === null ? "–" : fmtInt(r.output_tokens),
+                ),
                 h("td", { class: "cost num", dataset: { v: r.cost ?? "" } }, fmtCost(r.cost)),
                 h("td", { class: "spark-cell" }, sparkline(r.spark, `${r.value}, runs per bucket`)),
               ),
@@ -80,11 +111,41 @@ export async function renderMonitor(main) {
   const form = h(
     "form",
     { class: "filters", id: "monitor-form" },
-    h("label", {}, "Project", h("select", { name: "project" }, projects.map((p) => opt(p.name, p.name, project)))),
-    h("label", {}, "Range", h("select", { name: "range" }, opt("hour", "last hour", range), opt("day", "last day", range), opt("week", "last week", range), opt("custom", "custom", range))),
+    h(
+      "label",
+      {},
+      "Project",
+      h(
+        "select",
+        { name: "project" },
+        projects.map((p) => opt(p.name, p.name, project)),
+      ),
+    ),
+    h(
+      "label",
+      {},
+      "Range",
+      h(
+        "select",
+        { name: "range" },
+        opt("hour", "last hour", range),
+        opt("day", "last day", range),
+        opt("week", "last week", range),
+        opt("custom", "custom", range),
+      ),
+    ),
     h("label", {}, "From", h("input", { name: "from", type: "datetime-local", value: toLocal(f.from) })),
     h("label", {}, "To", h("input", { name: "to", type: "datetime-local", value: toLocal(f.to) })),
-    h("label", {}, "Bucket", h("select", { name: "bucket" }, ["auto", "minute", "hour", "day"].map((b) => opt(b, b, f.bucket ?? "auto")))),
+    h(
+      "label",
+      {},
+      "Bucket",
+      h(
+        "select",
+        { name: "bucket" },
+        ["auto", "minute", "hour", "day"].map((b) => opt(b, b, f.bucket ?? "auto")),
+      ),
+    ),
     h("button", { type: "submit" }, "Apply"),
   );
   form.addEventListener("submit", (e) => {
@@ -105,7 +166,13 @@ export async function renderMonitor(main) {
     clear(main).append(h("h1", {}, "Monitoring"), h("p", { class: "muted" }, "No projects yet. Send some runs and they are charted here."));
     return;
   }
-  const params = { project, range: range === "custom" ? undefined : range, from: range === "custom" ? f.from : undefined, to: range === "custom" ? f.to : undefined, bucket: f.bucket };
+  const params = {
+    project,
+    range: range === "custom" ? undefined : range,
+    from: range === "custom" ? f.from : undefined,
+    to: range === "custom" ? f.to : undefined,
+    bucket: f.bucket,
+  };
   const [m, byModel, byProvider, byName] = await Promise.all([
     api("/api/viewer/monitor", params),
     api("/api/viewer/monitor/breakdown", { ...params, by: "model" }),
@@ -113,47 +180,82 @@ export async function renderMonitor(main) {
     api("/api/viewer/monitor/breakdown", { ...params, by: "name" }),
   ]);
   const open = (a, b) => (location.hash = listLink(project, a, b));
-  const chart = (id, title, series, fmt, axisFmt) => timeChart({ id, title, buckets: m.buckets, stepMs: m.step_ms, series, fmt, axisFmt, onRange: open });
+  const chart = (id, title, series, fmt, axisFmt) =>
+    timeChart({ id, title, buckets: m.buckets, stepMs: m.step_ms, series, fmt, axisFmt, onRange: open });
   const t = m.traces;
   const l = m.llm;
   const rate = t.runs.map((n, i) => (n ? t.errors[i] / n : null));
   const charts = h(
     "div",
     { class: "charts" },
-    chart("traces", "Traces and errors", [
-      { key: "runs", label: "traces", values: t.runs },
-      { key: "errors", label: "errors", values: t.errors },
-    ], fmtInt),
+    chart(
+      "traces",
+      "Traces and errors",
+      [
+        { key: "runs", label: "traces", values: t.runs },
+        { key: "errors", label: "errors", values: t.errors },
+      ],
+      fmtInt,
+    ),
     chart("error-rate", "Error rate (traces)", [{ key: "rate", label: "error rate", values: rate }], pct),
-    chart("trace-latency", "Trace latency", [
-      { key: "p50", label: "p50", values: t.latency_p50 },
-      { key: "p95", label: "p95", values: t.latency_p95 },
-      { key: "p99", label: "p99", values: t.latency_p99 },
-    ], fmtMs),
-    chart("llm-latency", "LLM call latency", [
-      { key: "p50", label: "p50", values: l.latency_p50 },
-      { key: "p95", label: "p95", values: l.latency_p95 },
-      { key: "p99", label: "p99", values: l.latency_p99 },
-    ], fmtMs),
-    chart("ttft", "Time to first token (streamed calls)", [
-      { key: "p50", label: "p50", values: l.ttft_p50 },
-      { key: "p95", label: "p95", values: l.ttft_p95 },
-    ], fmtMs),
-    chart("llm-runs", "LLM calls and errors", [
-      { key: "runs", label: "calls", values: l.runs },
-      { key: "errors", label: "errors", values: l.errors },
-    ], fmtInt),
-    chart("tokens", "Tokens", [
-      { key: "input", label: "input", values: l.input_tokens },
-      { key: "output", label: "output", values: l.output_tokens },
-    ], fmtTok),
+    chart(
+      "trace-latency",
+      "Trace latency",
+      [
+        { key: "p50", label: "p50", values: t.latency_p50 },
+        { key: "p95", label: "p95", values: t.latency_p95 },
+        { key: "p99", label: "p99", values: t.latency_p99 },
+      ],
+      fmtMs,
+    ),
+    chart(
+      "llm-latency",
+      "LLM call latency",
+      [
+        { key: "p50", label: "p50", values: l.latency_p50 },
+        { key: "p95", label: "p95", values: l.latency_p95 },
+        { key: "p99", label: "p99", values: l.latency_p99 },
+      ],
+      fmtMs,
+    ),
+    chart(
+      "ttft",
+      "Time to first token (streamed calls)",
+      [
+        { key: "p50", label: "p50", values: l.ttft_p50 },
+        { key: "p95", label: "p95", values: l.ttft_p95 },
+      ],
+      fmtMs,
+    ),
+    chart(
+      "llm-runs",
+      "LLM calls and errors",
+      [
+        { key: "runs", label: "calls", values: l.runs },
+        { key: "errors", label: "errors", values: l.errors },
+      ],
+      fmtInt,
+    ),
+    chart(
+      "tokens",
+      "Tokens",
+      [
+        { key: "input", label: "input", values: l.input_tokens },
+        { key: "output", label: "output", values: l.output_tokens },
+      ],
+      fmtTok,
+    ),
     chart("cost", "Cost (USD)", [{ key: "cost", label: "cost", values: l.cost }], fmtUsd, fmtCostAxis),
   );
   const q = { from_ms: m.from_ms, to_ms: m.to_ms };
   clear(main).append(
     h("h1", {}, "Monitoring"),
     form,
-    h("p", { class: "muted", id: "monitor-range" }, `${project} · ${new Date(m.from_ms).toISOString()} to ${new Date(m.to_ms).toISOString()} · buckets of ${STEP_NAMES[m.step_ms] ?? fmtMs(m.step_ms)} · click a point or drag across a chart to see its traces`),
+    h(
+      "p",
+      { class: "muted", id: "monitor-range" },
+      `${project} · ${new Date(m.from_ms).toISOString()} to ${new Date(m.to_ms).toISOString()} · buckets of ${STEP_NAMES[m.step_ms] ?? fmtMs(m.step_ms)} · click a point or drag across a chart to see its traces`,
+    ),
     charts,
     breakdownTable("model", "By model (LLM calls)", byModel.rows, project, q),
     breakdownTable("provider", "By provider (LLM calls)", byProvider.rows, project, q),

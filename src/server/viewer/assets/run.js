@@ -19,7 +19,13 @@ function usageOf(run) {
 }
 
 function facts(pairs) {
-  return h("dl", { class: "facts" }, pairs.filter(([, v]) => v !== null && v !== undefined && v !== "").map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, v)]));
+  return h(
+    "dl",
+    { class: "facts" },
+    pairs
+      .filter(([, v]) => v !== null && v !== undefined && v !== "")
+      .map(([k, v]) => [h("dt", {}, k), h("dd", { dataset: { fact: k } }, v)]),
+  );
 }
 
 export async function renderRun(el, runId, _ctx) {
@@ -32,7 +38,14 @@ export async function renderRun(el, runId, _ctx) {
   const inMsgs = run.run_type === "llm" ? nativeMessages(run.inputs, run.normalized_inputs) : null;
   const outMsgs = run.run_type === "llm" ? nativeMessages(run.outputs, run.normalized_outputs) : null;
   const sections = [
-    h("h2", {}, run.name ?? "(unnamed)", " ", h("span", { class: `type t-${run.run_type ?? "run"}` }, run.run_type ?? "run"), run.error ? h("span", { class: "badge err" }, "error") : null),
+    h(
+      "h2",
+      {},
+      run.name ?? "(unnamed)",
+      " ",
+      h("span", { class: `type t-${run.run_type ?? "run"}` }, run.run_type ?? "run"),
+      run.error ? h("span", { class: "badge err" }, "error") : null,
+    ),
     facts([
       ["Start", fmtTime(run.start_time)],
       ["Latency", run.end_time ? fmtMs(latency) : "running"],
@@ -55,15 +68,32 @@ export async function renderRun(el, runId, _ctx) {
   if (run.webhooks?.length) sections.push(h("h3", {}, "Webhook deliveries"), webhookDeliveries(run.webhooks));
   if (run.error) sections.push(h("div", { class: "error-box" }, h("h3", {}, "Error"), folded(run.error, 4000, "pre")));
   if (run.normalize_error) sections.push(h("div", { class: "note" }, `Not shown as messages: ${run.normalize_error}`));
-  if (meta.content_captured === false) sections.push(h("h3", {}, "Conversation"), h("div", { class: "note" }, "content not captured by the instrumentation"));
+  if (meta.content_captured === false)
+    sections.push(h("h3", {}, "Conversation"), h("div", { class: "note" }, "content not captured by the instrumentation"));
   else if (inMsgs || outMsgs) sections.push(h("h3", {}, "Conversation"), conversation(inMsgs ?? [], outMsgs ?? []));
   else {
     sections.push(h("h3", {}, "Inputs"), h("pre", { class: "json io" }, json(run.inputs ?? null)));
     sections.push(h("h3", {}, "Outputs"), h("pre", { class: "json io" }, json(run.outputs ?? null)));
   }
-  if (run.tags?.length) sections.push(h("h3", {}, "Tags"), h("div", { class: "tags" }, run.tags.map((t) => h("span", { class: "tag" }, String(t)))));
+  if (run.tags?.length)
+    sections.push(
+      h("h3", {}, "Tags"),
+      h(
+        "div",
+        { class: "tags" },
+        run.tags.map((t) => h("span", { class: "tag" }, String(t))),
+      ),
+    );
   if (Object.keys(meta).length) sections.push(h("h3", {}, "Metadata"), h("pre", { class: "json" }, json(meta)));
-  if (run.attachments?.length) sections.push(h("h3", {}, "Attachments"), h("ul", {}, run.attachments.map((a) => h("li", {}, `${a.name} · ${a.content_type ?? "?"} · ${fmtInt(a.size)} bytes`))));
+  if (run.attachments?.length)
+    sections.push(
+      h("h3", {}, "Attachments"),
+      h(
+        "ul",
+        {},
+        run.attachments.map((a) => h("li", {}, `${a.name} · ${a.content_type ?? "?"} · ${fmtInt(a.size)} bytes`)),
+      ),
+    );
   sections.push(h("details", { class: "raw" }, h("summary", {}, "Raw JSON of the stored run"), h("pre", { class: "json" }, json(run))));
   clear(el).append(...sections);
 }

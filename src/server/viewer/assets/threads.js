@@ -16,8 +16,16 @@ const threadHref = (id, project) => `#/thread/${encodeURIComponent(id)}${project
 export async function renderThreads(main) {
   const project = projectFromHash();
   const [{ projects }, page] = await Promise.all([api("/api/viewer/projects"), api("/api/viewer/threads", { project })]);
-  const select = h("select", { name: "project", "aria-label": "Project" }, h("option", { value: "" }, "all projects"), projects.map((p) => h("option", { value: p.name, selected: p.name === project }, p.name)));
-  select.addEventListener("change", () => (location.hash = select.value ? `#/threads?${new URLSearchParams({ project: select.value })}` : "#/threads"));
+  const select = h(
+    "select",
+    { name: "project", "aria-label": "Project" },
+    h("option", { value: "" }, "all projects"),
+    projects.map((p) => h("option", { value: p.name, selected: p.name === project }, p.name)),
+  );
+  select.addEventListener(
+    "change",
+    () => (location.hash = select.value ? `#/threads?${new URLSearchParams({ project: select.value })}` : "#/threads"),
+  );
   const tbody = h("tbody");
   const more = h("button", { type: "button", hidden: !page.next_before }, "Load more");
   const put = (threads) => {
@@ -55,7 +63,15 @@ export async function renderThreads(main) {
       : h(
           "table",
           { class: "traces threads" },
-          h("thead", {}, h("tr", {}, ["Thread", "First message", "Last message", "Turns", "Tokens", "Cost", "Latency", "Last turn"].map((c) => h("th", {}, c)))),
+          h(
+            "thead",
+            {},
+            h(
+              "tr",
+              {},
+              ["Thread", "First message", "Last message", "Turns", "Tokens", "Cost", "Latency", "Last turn"].map((c) => h("th", {}, c)),
+            ),
+          ),
           tbody,
         ),
     more,
@@ -73,7 +89,13 @@ export async function renderThread(main, threadId) {
   }
   delete main.dataset.traceId;
   clear(main).append(
-    h("nav", { class: "crumbs" }, h("a", { href: project ? `#/threads?${new URLSearchParams({ project })}` : "#/threads" }, "Threads"), " / ", h("span", { class: "thread-title" }, threadId)),
+    h(
+      "nav",
+      { class: "crumbs" },
+      h("a", { href: project ? `#/threads?${new URLSearchParams({ project })}` : "#/threads" }, "Threads"),
+      " / ",
+      h("span", { class: "thread-title" }, threadId),
+    ),
     h("h1", {}, "Thread ", h("span", { class: "thread-id" }, threadId)),
     h("p", { class: "muted" }, `${fmtInt(turns.length)} turns · ${fmtInt(tokens)} tokens · ${fmtCost(cost)}`),
     h(
@@ -92,8 +114,18 @@ export async function renderThread(main, threadId) {
             h("a", { class: "turn-trace", href: `#/trace/${encodeURIComponent(t.trace_id)}` }, "Open trace"),
             t.error ? h("span", { class: "badge err", title: t.error }, "error") : null,
           ),
-          h("div", { class: "msg role-user" }, h("div", { class: "role" }, "user"), t.user === null ? h("span", { class: "muted" }, "–") : folded(t.user, 2000, "text user-text")),
-          h("div", { class: "msg role-assistant" }, h("div", { class: "role" }, "assistant"), t.assistant === null ? h("span", { class: "muted" }, "–") : folded(t.assistant, 2000, "text assistant-text")),
+          h(
+            "div",
+            { class: "msg role-user" },
+            h("div", { class: "role" }, "user"),
+            t.user === null ? h("span", { class: "muted" }, "–") : folded(t.user, 2000, "text user-text"),
+          ),
+          h(
+            "div",
+            { class: "msg role-assistant" },
+            h("div", { class: "role" }, "assistant"),
+            t.assistant === null ? h("span", { class: "muted" }, "–") : folded(t.assistant, 2000, "text assistant-text"),
+          ),
         ),
       ),
     ),

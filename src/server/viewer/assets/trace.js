@@ -58,16 +58,35 @@ export async function renderTrace(main, traceId, runId, ctx) {
     const dur = r.latency_ms ?? 0;
     const ttft = r.run_type === "llm" ? msBetween(r.start_time, r.first_token_time) : null;
     const toggle = children.length
-      ? h("button", { class: "toggle", type: "button", "aria-label": "collapse", onclick: (e) => (e.stopPropagation(), collapsed.has(r.id) ? collapsed.delete(r.id) : collapsed.add(r.id), draw()) }, collapsed.has(r.id) ? "▸" : "▾")
+      ? h(
+          "button",
+          {
+            class: "toggle",
+            type: "button",
+            "aria-label": "collapse",
+            onclick: (e) => (e.stopPropagation(), collapsed.has(r.id) ? collapsed.delete(r.id) : collapsed.add(r.id), draw()),
+          },
+          collapsed.has(r.id) ? "▸" : "▾",
+        )
       : h("span", { class: "toggle" });
-    const bar = h(
-      "div",
-      { class: `bar ${r.error ? "err" : ""} ${r.run_type ?? ""}`, style: { left: pct(Number.isFinite(start) ? start : 0), width: `max(2px, ${pct(dur)})` }, title: `starts at +${fmtMs(start)}, takes ${fmtMs(r.latency_ms)}` },
-    );
-    const marks = ttft !== null ? h("div", { class: "ttft-mark", style: { left: pct(start + ttft) }, title: `first token after ${fmtMs(ttft)}` }) : null;
+    const bar = h("div", {
+      class: `bar ${r.error ? "err" : ""} ${r.run_type ?? ""}`,
+      style: { left: pct(Number.isFinite(start) ? start : 0), width: `max(2px, ${pct(dur)})` },
+      title: `starts at +${fmtMs(start)}, takes ${fmtMs(r.latency_ms)}`,
+    });
+    const marks =
+      ttft !== null
+        ? h("div", { class: "ttft-mark", style: { left: pct(start + ttft) }, title: `first token after ${fmtMs(ttft)}` })
+        : null;
     const el = h(
       "div",
-      { class: `node${r.id === selected ? " selected" : ""}`, role: "treeitem", dataset: { runId: r.id, depth: String(depth) }, tabindex: "0", onclick: () => (location.hash = `#/trace/${encodeURIComponent(traceId)}/${encodeURIComponent(r.id)}`) },
+      {
+        class: `node${r.id === selected ? " selected" : ""}`,
+        role: "treeitem",
+        dataset: { runId: r.id, depth: String(depth) },
+        tabindex: "0",
+        onclick: () => (location.hash = `#/trace/${encodeURIComponent(traceId)}/${encodeURIComponent(r.id)}`),
+      },
       h(
         "div",
         { class: "label", style: { paddingLeft: `${depth * 14}px` } },
@@ -77,7 +96,12 @@ export async function renderTrace(main, traceId, runId, ctx) {
         r.error ? h("span", { class: "badge err", title: r.error }, "error") : null,
         feedbackChips(summarize(feedbackByRun.get(r.id))),
       ),
-      h("div", { class: "metrics" }, h("span", { class: "dur" }, fmtMs(r.latency_ms)), r.total_tokens !== null ? h("span", { class: "tok" }, `${fmtInt(r.total_tokens)} tok${r.estimated ? " ~" : ""}`) : null),
+      h(
+        "div",
+        { class: "metrics" },
+        h("span", { class: "dur" }, fmtMs(r.latency_ms)),
+        r.total_tokens !== null ? h("span", { class: "tok" }, `${fmtInt(r.total_tokens)} tok${r.estimated ? " ~" : ""}`) : null,
+      ),
       h("div", { class: "lane" }, bar, marks),
     );
     const out = [el];
@@ -95,7 +119,17 @@ export async function renderTrace(main, traceId, runId, ctx) {
   clear(main).append(
     h("nav", { class: "crumbs" }, h("a", { href: "#/" }, "Traces"), " / ", roots[0]?.name ?? traceId),
     h("p", { class: "muted" }, `${fmtInt(runs.length)} runs · ${fmtMs(total)} · trace ${traceId}`),
-    h("div", { class: "trace-layout" }, h("section", { class: "tree-wrap" }, h("div", { class: "tree-head" }, h("span", {}, "Run"), h("span", {}, "Duration"), h("span", {}, "Timeline")), tree), detail),
+    h(
+      "div",
+      { class: "trace-layout" },
+      h(
+        "section",
+        { class: "tree-wrap" },
+        h("div", { class: "tree-head" }, h("span", {}, "Run"), h("span", {}, "Duration"), h("span", {}, "Timeline")),
+        tree,
+      ),
+      detail,
+    ),
   );
   if (selected) await renderRun(detail, selected, ctx);
 }
@@ -108,7 +142,12 @@ function renderLogsOnly(main, traceId, logs) {
     h(
       "li",
       { class: "log-record" },
-      h("div", { class: "log-head" }, h("span", { class: "log-event" }, l.event_name ?? "(no event name)"), h("span", { class: "muted" }, ` ${l.time}${l.span_id ? ` · span ${l.span_id}` : ""}`)),
+      h(
+        "div",
+        { class: "log-head" },
+        h("span", { class: "log-event" }, l.event_name ?? "(no event name)"),
+        h("span", { class: "muted" }, ` ${l.time}${l.span_id ? ` · span ${l.span_id}` : ""}`),
+      ),
       l.body !== null && l.body !== undefined ? h("pre", { class: "log-body" }, text(l.body)) : null,
       l.attributes && Object.keys(l.attributes).length ? h("pre", { class: "log-attributes" }, text(l.attributes)) : null,
     ),
