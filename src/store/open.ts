@@ -7,7 +7,7 @@
  */
 import { isStoreUrl } from "../env.js";
 import type { Store } from "./contract/store.js";
-import type { PostgresStoreOptions } from "./postgres/store.js";
+import type { PostgresStoreOptions } from "./postgres/pool-defaults.js";
 
 /** `opts`: every store's options; the connection-pool bounds apply to PostgreSQL only. */
 export async function openStore(target: string, opts: PostgresStoreOptions = {}): Promise<Store> {

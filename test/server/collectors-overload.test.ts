@@ -74,9 +74,11 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
       }),
     );
     const refused = first.filter((r) => r.status === 503);
-    // Bounded: the burst (REQUESTS bodies, ~105 MiB, sent at once) costs at most a few bodies' worth over the serial peak.
+    // Bounded: the burst (REQUESTS bodies, ~105 MiB, sent at once) costs a few bodies' worth over the serial peak
+    // (20-40 MiB here, more when the machine is busy and garbage waits longer), where the same burst with
+    // neither bound (--max-in-flight and --store-max-waiting at 1000) raised the peak by ~290 MiB.
     const burstPeak = memoryMiB(pid, "VmHWM");
-    expect(burstPeak - serialPeak).toBeLessThan(MAX_IN_FLIGHT * 8);
+    expect(burstPeak - serialPeak).toBeLessThan(MAX_IN_FLIGHT * 16);
     expect(refused.length).toBeGreaterThan(REQUESTS / 2);
     for (const r of refused) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
     expect(first.every((r) => r.status === 503 || r.status === 202 || r.status === 200)).toBe(true);

@@ -9,8 +9,8 @@ import { XSS } from "./traces.js";
 
 /** What migration 7 (feedback, threads, monitoring indexes) added, taken away again. */
 const UNDO_7 = "DROP TABLE feedback; DROP INDEX runs_threads; DROP INDEX runs_roots_monitor; DROP INDEX runs_llm_monitor";
-/** What migration 11 (monitoring rollups, threads table) added, taken away again. */
-const UNDO_11 = "DROP TABLE monitor_rollups; DROP TABLE threads";
+/** What migrations 11 (monitoring rollups, threads table) and 12 (webhook outbox) added, taken away again. */
+const UNDO_11 = "DROP TABLE monitor_rollups; DROP TABLE threads; DROP TABLE webhook_outbox";
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {

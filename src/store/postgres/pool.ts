@@ -17,18 +17,9 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
 import { storable } from "./columns.js";
-import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING } from "./pool-defaults.js";
+import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING, type PgPoolOptions } from "./pool-defaults.js";
 
-export interface PgPoolOptions {
-  /** Connections at most (default 10). */
-  max?: number;
-  /** Callers that may wait for a connection before the next is refused with StoreUnavailableError (default 64). */
-  maxWaiting?: number;
-  /** How long a caller waits for a connection, ms (default 5000). */
-  connectTimeoutMs?: number;
-  /** A statement running longer is cancelled and the call is unavailable, ms (default 30000). */
-  statementTimeoutMs?: number;
-}
+export type { PgPoolOptions };
 
 /** SQLSTATE classes and codes that mean "the database is not there now", not "this request is wrong". */
 function isUnavailable(err: unknown): boolean {

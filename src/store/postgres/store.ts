@@ -14,7 +14,7 @@ import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.j
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
-import type { Store, StoreHealth, StoreOptions } from "../contract/store.js";
+import type { Store, StoreHealth } from "../contract/store.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { deriveLlm } from "../derive.js";
 import { checkFeedback, checkIngestBatch } from "../validate.js";
@@ -24,7 +24,8 @@ import { DERIVE_ON_READ_BYTES } from "./columns.js";
 import { mergeRuns } from "./merge.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
-import { PgPool, type PgPoolOptions } from "./pool.js";
+import { PgPool } from "./pool.js";
+import type { PostgresStoreOptions } from "./pool-defaults.js";
 import { redactStoreTarget } from "../../env.js";
 import { pruneTraces } from "./retention.js";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
@@ -43,7 +44,7 @@ import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../co
 import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
 import { claimWebhooks, enqueueWebhooks, pendingWebhooks, recordWebhookAttempt, webhookDeliveries } from "./outbox.js";
 
-export interface PostgresStoreOptions extends StoreOptions, PgPoolOptions {}
+export type { PostgresStoreOptions };
 
 const PARTITION_UPKEEP_MS = 6 * 3_600_000;
 
