@@ -4,7 +4,8 @@
  * `tracepipe_thread_key(extra)`, the function migration 3 defines and indexes
  * on root runs (by project, and by id alone); the list is a page of the
  * threads table kept on ingest (thread-table.ts), a thread's turns are one
- * range of that index, and usage totals are summed for the page's threads only. Threads are per project: the same id in
+ * range of that index, and usage totals are summed for the page's threads only (one query for the page's
+ * turns, one for their usage). Threads are per project: the same id in
  * two projects is two threads.
  */
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
@@ -74,18 +75,20 @@ async function threadRoots(pool: PgPool, threadId: string, project?: string, lim
       args,
     )
   ).rows;
-  return rows.map((r) => {
-    // A name or error PostgreSQL text could not hold is kept exactly in `exact` (columns.ts).
-    const exact = r.exact ? (JSON.parse(r.exact as string) as Record<string, string>) : {};
-    return {
-      id: r.id,
-      name: exact.name ?? r.name,
-      start_time: r.start_time,
-      end_time: r.end_time,
-      latency_ms: r.latency_ms,
-      error: exact.error ?? r.error,
-    };
-  });
+  return rows.map(turnRow);
+}
+
+/** A turn's row as read: a name or error PostgreSQL text could not hold is kept exactly in `exact` (columns.ts). */
+function turnRow(r: Record<string, unknown>): TurnRow {
+  const exact = r.exact ? (JSON.parse(r.exact as string) as Record<string, string>) : {};
+  return {
+    id: r.id as string,
+    name: exact.name ?? (r.name as string | null),
+    start_time: r.start_time as string | null,
+    end_time: r.end_time as string | null,
+    latency_ms: r.latency_ms as number | null,
+    error: exact.error ?? (r.error as string | null),
+  };
 }
 
 interface UsageRow {
@@ -128,22 +131,84 @@ async function turnOf(pool: PgPool, r: TurnRow, read: RunReader): Promise<Thread
   };
 }
 
+/** The root runs of each of the page's threads, oldest first: one query for the whole page. */
+async function pageRoots(pool: PgPool, rows: readonly GroupRow[], limit = 1000): Promise<TurnRow[][]> {
+  const byThread: TurnRow[][] = rows.map(() => []);
+  if (rows.length === 0) return byThread;
+  const result = await pool.query(
+    `SELECT k.i::int AS i, r.id, r.name, r.start_time, r.end_time, r.latency_ms, r.error, r.exact
+     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS k(project, thread_id, i)
+     CROSS JOIN LATERAL (
+       SELECT id, name, start_time, end_time, latency_ms, error, exact FROM runs
+       WHERE parent_run_id IS NULL AND ${THREAD_KEY} = k.thread_id AND (k.project = '' OR session_name = k.project)
+       ORDER BY start_time NULLS FIRST, id LIMIT $3::int) r
+     ORDER BY k.i, r.start_time NULLS FIRST, r.id`,
+    [rows.map((g) => g.project ?? ""), rows.map((g) => g.thread_id), limit],
+  );
+  for (const r of result.rows) byThread[(r.i as number) - 1]!.push(turnRow(r));
+  return byThread;
+}
+
+/** Usage per trace, for every trace of the page at once (summed per thread by the caller). */
+async function usageByTrace(pool: PgPool, traceIds: readonly string[]): Promise<Map<string, UsageRow>> {
+  const out = new Map<string, UsageRow>();
+  if (traceIds.length === 0) return out;
+  const rows = (
+    await pool.query<UsageRow & { trace_id: string }>(
+      `SELECT trace_id, sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
+        sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
+       FROM runs WHERE trace_id = ANY($1::text[]) GROUP BY trace_id`,
+      [traceIds],
+    )
+  ).rows;
+  for (const r of rows) out.set(r.trace_id, r);
+  return out;
+}
+
+/** SQL's sum over several traces' sums: null when none of them had a number. */
+function sumOf(rows: readonly (UsageRow | undefined)[], key: "input_tokens" | "output_tokens" | "total_tokens" | "cost"): number | null {
+  let total: number | null = null;
+  for (const r of rows) {
+    const v = r?.[key];
+    if (v !== null && v !== undefined) total = (total ?? 0) + Number(v);
+  }
+  return total;
+}
+
+/** `fn` over `items`, at most `width` at a time (the pool is shared with ingest: the page must not queue on every connection). */
+async function mapBounded<T, R>(items: readonly T[], width: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(width, items.length) }, worker));
+  return out;
+}
+
 export async function listThreads(
   pool: PgPool,
   q: ThreadQuery,
   read: RunReader,
 ): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
   const { rows, more } = await threadGroups(pool, q);
-  const threads: ThreadSummary[] = [];
-  for (const g of rows) {
-    const roots = await threadRoots(pool, g.thread_id, g.project ?? undefined);
-    const u = await tracesUsage(
-      pool,
-      roots.map((r) => r.id),
-    );
-    const first = roots[0] ? await read(roots[0].id) : undefined;
-    const last = roots.length ? await read(roots[roots.length - 1]!.id) : undefined;
-    threads.push({
+  const roots = await pageRoots(pool, rows);
+  const usage = await usageByTrace(
+    pool,
+    roots.flatMap((rs) => rs.map((r) => r.id)),
+  );
+  // The first turn's question and the last turn's answer: whole runs (their text may live in pieces).
+  const ends = await mapBounded(roots, 4, async (rs) => ({
+    first: rs[0] ? await read(rs[0].id) : undefined,
+    last: rs.length ? await read(rs[rs.length - 1]!.id) : undefined,
+  }));
+  const threads: ThreadSummary[] = rows.map((g, i) => {
+    const u = roots[i]!.map((r) => usage.get(r.id));
+    const { first, last } = ends[i]!;
+    return {
       thread_id: g.thread_id,
       project: g.project,
       turns: g.turns,
@@ -151,14 +216,14 @@ export async function listThreads(
       last_time: g.last_time,
       first_message: first ? (userText(first.inputs, first.normalized_inputs) ?? null) : null,
       last_message: last ? (assistantText(last.outputs, last.normalized_outputs) ?? null) : null,
-      input_tokens: u.input_tokens,
-      output_tokens: u.output_tokens,
-      total_tokens: u.total_tokens,
-      cost: u.cost,
+      input_tokens: sumOf(u, "input_tokens"),
+      output_tokens: sumOf(u, "output_tokens"),
+      total_tokens: sumOf(u, "total_tokens"),
+      cost: sumOf(u, "cost"),
       latency_ms: g.latency_turns > 0 ? Number(g.latency_ms) : null,
-      error_count: u.errors,
-    });
-  }
+      error_count: u.reduce((n, r) => n + (r?.errors ?? 0), 0),
+    };
+  });
   const last = rows[rows.length - 1];
   return { threads, next_before: more && last ? last.last_time : null };
 }
