@@ -171,6 +171,6 @@ if (child > 0) {
     }
   }
   console.log(
-    `  target: auto-detect >= 3x the peer on every (format, class); worst ${worstAt}: ${worst.toFixed(2)}x (median) / ${worstBest.toFixed(2)}x (worst best-pass ratio)`,
+    `  target: auto-detect >= 4x the peer on every (format, class); worst ${worstAt}: ${worst.toFixed(2)}x (median) / ${worstBest.toFixed(2)}x (worst best-pass ratio)`,
   );
 }
