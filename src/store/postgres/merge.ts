@@ -22,6 +22,7 @@ import { deriveLlm, firstTokenTime } from "../derive.js";
 import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
 import { RollupDeltas } from "../rollup.js";
 import { applyRollups, contributionsOf } from "./rollups.js";
+import type { ContributionRow } from "../rollup.js";
 import { ThreadDeltas } from "../thread-rollup.js";
 import { applyThreads, threadContributions } from "./thread-table.js";
 import { ROW_COLUMNS, TYPES, DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
@@ -126,9 +127,11 @@ export async function mergeRuns(
   await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
   await client.query(LOCK_SQL, [ids]);
   const stored = new Map(((await client.query(LOAD_SQL, [ids])).rows as Obj[]).map((r) => [r.id as string, r]));
-  // The runs' parts in the monitoring rollups before this write, read under the key locks (rollups.ts).
-  const before = await contributionsOf(client, ids);
-  const threadsBefore = await threadContributions(client, ids);
+  // The runs' parts in the monitoring rollups before this write, read under the key locks (rollups.ts):
+  // only runs already stored have one (the locks keep the others from appearing meanwhile).
+  const existing = ids.filter((id) => stored.has(id));
+  const before = existing.length ? await contributionsOf(client, existing) : new Map<string, ContributionRow>();
+  const threadsBefore = existing.length ? await threadContributions(client, existing) : [];
   const now = new Date().toISOString();
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
