@@ -10,7 +10,7 @@
  */
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { assistantText, userText } from "../preview.js";
+import { summaryView, turnView } from "../thread-views.js";
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
 
@@ -115,20 +115,7 @@ async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<U
 }
 
 async function turnOf(pool: PgPool, r: TurnRow, read: RunReader): Promise<ThreadTurn> {
-  const run = await read(r.id);
-  const u = await tracesUsage(pool, [r.id]);
-  return {
-    trace_id: r.id,
-    name: r.name,
-    start_time: r.start_time,
-    end_time: r.end_time,
-    latency_ms: r.latency_ms,
-    error: r.error,
-    user: run ? (userText(run.inputs, run.normalized_inputs) ?? null) : null,
-    assistant: run ? (assistantText(run.outputs, run.normalized_outputs) ?? null) : null,
-    total_tokens: u.total_tokens,
-    cost: u.cost,
-  };
+  return turnView(r, await read(r.id), await tracesUsage(pool, [r.id]));
 }
 
 /** The root runs of each of the page's threads, oldest first: one query for the whole page. */
@@ -208,21 +195,13 @@ export async function listThreads(
   const threads: ThreadSummary[] = rows.map((g, i) => {
     const u = roots[i]!.map((r) => usage.get(r.id));
     const { first, last } = ends[i]!;
-    return {
-      thread_id: g.thread_id,
-      project: g.project,
-      turns: g.turns,
-      first_time: g.first_time,
-      last_time: g.last_time,
-      first_message: first ? (userText(first.inputs, first.normalized_inputs) ?? null) : null,
-      last_message: last ? (assistantText(last.outputs, last.normalized_outputs) ?? null) : null,
+    return summaryView(g, first, last, {
       input_tokens: sumOf(u, "input_tokens"),
       output_tokens: sumOf(u, "output_tokens"),
       total_tokens: sumOf(u, "total_tokens"),
       cost: sumOf(u, "cost"),
-      latency_ms: g.latency_turns > 0 ? Number(g.latency_ms) : null,
-      error_count: u.reduce((n, r) => n + (r?.errors ?? 0), 0),
-    };
+      errors: u.reduce((n, r) => n + (r?.errors ?? 0), 0),
+    });
   });
   const last = rows[rows.length - 1];
   return { threads, next_before: more && last ? last.last_time : null };

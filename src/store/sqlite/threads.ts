@@ -12,7 +12,7 @@ import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { assistantText, userText } from "../preview.js";
+import { summaryView, turnView } from "../thread-views.js";
 
 export const THREAD_ID =
   "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
@@ -108,20 +108,7 @@ export function tracesUsage(db: SqliteHandle, traceIds: readonly string[]): Usag
 export type RunReader = (id: string) => StoredRun | undefined;
 
 function turnOf(db: SqliteHandle, r: TurnRow, read: RunReader): ThreadTurn {
-  const run = read(r.id);
-  const u = tracesUsage(db, [r.id]);
-  return {
-    trace_id: r.id,
-    name: r.name,
-    start_time: r.start_time,
-    end_time: r.end_time,
-    latency_ms: r.latency_ms,
-    error: r.error,
-    user: run ? (userText(run.inputs, run.normalized_inputs) ?? null) : null,
-    assistant: run ? (assistantText(run.outputs, run.normalized_outputs) ?? null) : null,
-    total_tokens: u.total_tokens,
-    cost: u.cost,
-  };
+  return turnView(r, read(r.id), tracesUsage(db, [r.id]));
 }
 
 export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): { threads: ThreadSummary[]; next_before: string | null } {
@@ -134,21 +121,7 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
     );
     const first = roots[0] ? read(roots[0].id) : undefined;
     const last = roots.length ? read(roots[roots.length - 1]!.id) : undefined;
-    return {
-      thread_id: g.thread_id,
-      project: g.project,
-      turns: g.turns,
-      first_time: g.first_time,
-      last_time: g.last_time,
-      first_message: first ? (userText(first.inputs, first.normalized_inputs) ?? null) : null,
-      last_message: last ? (assistantText(last.outputs, last.normalized_outputs) ?? null) : null,
-      input_tokens: u.input_tokens,
-      output_tokens: u.output_tokens,
-      total_tokens: u.total_tokens,
-      cost: u.cost,
-      latency_ms: g.latency_turns > 0 ? g.latency_ms : null,
-      error_count: u.errors,
-    };
+    return summaryView(g, first, last, u);
   });
   const last = rows[rows.length - 1];
   return { threads, next_before: more && last ? last.last_time : null };
