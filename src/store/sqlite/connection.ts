@@ -35,10 +35,20 @@ export function closeDatabase(db: Database.Database): void {
   }
 }
 
-/** A locked or busy database (another connection holds it past busy_timeout) as the contract's StoreUnavailableError; any other error as it is. */
-export function unavailableWhenBusy(err: unknown): unknown {
+/**
+ * SQLite's answers that say the database cannot be written now, not that the
+ * request is wrong: another connection holds it past busy_timeout, the disk is
+ * full, an I/O error, a file made read-only. The transaction was rolled back,
+ * so nothing of the request was stored and the same request may succeed later.
+ */
+const UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|READONLY|CANTOPEN|PROTOCOL)/;
+
+/** An error that says the database cannot be written now as the contract's StoreUnavailableError naming `target`; any other error as it is. */
+export function asUnavailable(err: unknown, target: string): unknown {
   const code = (err as { code?: unknown })?.code;
-  if (typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED")))
-    return new StoreUnavailableError((err as Error).message, { cause: err });
+  if (typeof code === "string" && UNAVAILABLE.test(code))
+    return new StoreUnavailableError(`the SQLite store at ${target} cannot be written now: ${(err as Error).message} (${code})`, {
+      cause: err,
+    });
   return err;
 }

@@ -18,7 +18,7 @@ import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { pruneSqlite } from "./retention.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { SqliteAttachments } from "./attachments.js";
-import { closeDatabase, openDatabase, unavailableWhenBusy } from "./connection.js";
+import { asUnavailable, closeDatabase, openDatabase } from "./connection.js";
 import { SqliteDeployments } from "./deployments.js";
 import { SqliteIngest } from "./ingest.js";
 import { PieceStore } from "./pieces.js";
@@ -55,6 +55,8 @@ export class SqliteStore implements Store {
   private readonly traceLock = new KeyedLock();
   private readonly outbox: SqliteOutbox;
   readonly writesWebhookOutbox: boolean;
+  /** Why the last write could not be done (disk full, locked, read-only), until a write succeeds again: health() reports it. */
+  private writeTrouble: string | undefined;
 
   /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
   constructor(path: string, opts: StoreOptions = {}) {
@@ -85,19 +87,28 @@ export class SqliteStore implements Store {
 
   /** ingest() without the promise, for a caller that must finish within one turn of the event loop. */
   ingestNow(batch: IngestBatch | CheckedBatch): IngestResult {
+    return this.write(() => this.writer.ingest(batch));
+  }
+
+  /** A write: an error saying the database cannot be written now becomes StoreUnavailableError (connection.ts), and health() says so until a write succeeds. */
+  private write<T>(f: () => T): T {
     try {
-      return this.writer.ingest(batch);
+      const out = f();
+      this.writeTrouble = undefined;
+      return out;
     } catch (err) {
-      throw unavailableWhenBusy(err);
+      const mapped = asUnavailable(err, this.target);
+      if (mapped !== err) this.writeTrouble = (mapped as Error).message;
+      throw mapped;
     }
   }
 
   async claimWebhooks(limit: number, leaseMs: number): Promise<ClaimedWebhook[]> {
-    return this.outbox.claim(limit, leaseMs);
+    return this.write(() => this.outbox.claim(limit, leaseMs));
   }
 
   async recordWebhookAttempt(claimed: ClaimedWebhook, attempt: WebhookAttempt, outcome: WebhookOutcome): Promise<boolean> {
-    return this.outbox.record(claimed, attempt, outcome);
+    return this.write(() => this.outbox.record(claimed, attempt, outcome));
   }
 
   async webhookDeliveries(runId: string): Promise<WebhookDelivery[]> {
@@ -129,7 +140,7 @@ export class SqliteStore implements Store {
   }
 
   async storeSpans(spans: readonly SpanInput[]): Promise<string[]> {
-    return this.spans.store(spans);
+    return this.write(() => this.spans.store(spans));
   }
 
   async spansOfTrace(traceId: string): Promise<StoredSpan[]> {
@@ -145,7 +156,7 @@ export class SqliteStore implements Store {
   }
 
   async forgetRootless(traceId: string, quietSince: string): Promise<void> {
-    this.spans.forgetRootless(traceId, quietSince);
+    this.write(() => this.spans.forgetRootless(traceId, quietSince));
   }
 
   convertingTrace<T>(traceId: string, convert: () => Promise<T>): Promise<T> {
@@ -162,13 +173,13 @@ export class SqliteStore implements Store {
       } catch (err) {
         error = err;
       }
-      this.spans.forgetRootless(traceId, quietSince);
+      this.write(() => this.spans.forgetRootless(traceId, quietSince));
       return error === undefined ? { claimed: true } : { claimed: true, error };
     });
   }
 
   async storeLogs(logs: readonly LogInput[]): Promise<string[]> {
-    return this.logs.store(logs);
+    return this.write(() => this.logs.store(logs));
   }
 
   async logsOfTrace(traceId: string): Promise<StoredLog[]> {
@@ -176,7 +187,7 @@ export class SqliteStore implements Store {
   }
 
   async ensureProject(name: string): Promise<void> {
-    this.projects.ensure(name, new Date().toISOString());
+    this.write(() => this.projects.ensure(name, new Date().toISOString()));
   }
 
   async projectExists(name: string): Promise<boolean> {
@@ -188,7 +199,7 @@ export class SqliteStore implements Store {
   }
 
   async deleteProject(name: string): Promise<number> {
-    return this.projects.delete(name);
+    return this.write(() => this.projects.delete(name));
   }
 
   async listAttachments(runId: string): Promise<AttachmentInfo[]> {
@@ -200,7 +211,7 @@ export class SqliteStore implements Store {
   }
 
   async createDeployment(deployment: DeploymentRecord, revision: RevisionRecord): Promise<boolean> {
-    return this.deployments.create(deployment, revision);
+    return this.write(() => this.deployments.create(deployment, revision));
   }
 
   async getDeployment(id: string): Promise<DeploymentRecord | undefined> {
@@ -208,7 +219,7 @@ export class SqliteStore implements Store {
   }
 
   async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
-    return this.deployments.update(id, body, updatedAt, revision);
+    return this.write(() => this.deployments.update(id, body, updatedAt, revision));
   }
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
@@ -217,11 +228,7 @@ export class SqliteStore implements Store {
 
   async storeFeedback(records: readonly unknown[], locate?: (index: number) => Issue["loc"]): Promise<number> {
     const checked = checkFeedback(records, locate);
-    try {
-      return writeFeedback(this.db, checked);
-    } catch (err) {
-      throw unavailableWhenBusy(err);
-    }
+    return this.write(() => writeFeedback(this.db, checked));
   }
 
   async feedbackOf(runIds: readonly string[]): Promise<StoredFeedback[]> {
@@ -249,14 +256,20 @@ export class SqliteStore implements Store {
   }
 
   pruneTraces(cutoff: Date, opts?: PruneOptions): Promise<PruneResult> {
-    return pruneSqlite(this.db, cutoff, opts).catch((err: unknown) => {
-      throw unavailableWhenBusy(err);
-    });
+    return pruneSqlite(this.db, cutoff, opts).then(
+      (r) => ((this.writeTrouble = undefined), r),
+      (err: unknown) => {
+        const mapped = asUnavailable(err, this.target);
+        if (mapped !== err) this.writeTrouble = (mapped as Error).message;
+        throw mapped;
+      },
+    );
   }
 
-  /** A file the process holds open: it answers whenever the process does. */
+  /** A file the process holds open answers whenever the process does, unless its last write could not be done (a full disk, say). */
   async health(): Promise<StoreHealth> {
-    return this.db.open ? { ok: true } : { ok: false, error: "the store is closed" };
+    if (!this.db.open) return { ok: false, error: "the store is closed" };
+    return this.writeTrouble === undefined ? { ok: true } : { ok: false, error: this.writeTrouble };
   }
 
   async close(): Promise<void> {
