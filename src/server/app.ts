@@ -94,6 +94,10 @@ export interface CollectorOptions {
   rootlessAfterMs?: number;
   /** Remove traces older than this (ms) every hour (server/retention.ts); unset keeps everything. */
   retentionMs?: number;
+  /** Between retention's prunes, ms (default an hour). */
+  retentionIntervalMs?: number;
+  /** Where the collector says what its background work did (a prune's result); silent by default. */
+  log?: (line: string) => void;
 }
 
 export interface Collector {
@@ -134,7 +138,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   const busy = inFlight({ max: limits.maxInFlight, exempt: (method, path) => method === "GET" && path === "/info" });
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
-  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
+  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs, { intervalMs: opts.retentionIntervalMs, log: opts.log }) : undefined;
   const router = new Router()
     .add(
       ingestRoutes({
