@@ -345,6 +345,7 @@ export function register(program: Command): void {
             maxMessageBytes: opts.maxBodyBytes,
             maxJsonDepth: opts.maxJsonDepth,
             rateLimits: opts.rateLimit ? { limiter, region: opts.region } : undefined,
+            inFlight: collector.inFlightBudget,
           });
           grpc = g;
           console.log(`OTLP/gRPC receiver listening on ${opts.host}:${g.port}`);
