@@ -5,12 +5,14 @@
  * UNAVAILABLE, a google.rpc.RetryInfo and `grpc-retry-pushback-ms`; sent
  * again after that delay (the OTLP specification's retry, which
  * @opentelemetry/exporter-trace-otlp-grpc leaves to its caller: it reports
- * every gRPC failure as final), every span arrives, once.
+ * every gRPC failure as final), every span arrives, once. A gRPC client that
+ * retries by a service config's retry policy waits the pushback.
  */
 import { request, type ClientRequest } from "node:http";
 import * as grpc from "@grpc/grpc-js";
 import { ExportResultCode, type ExportResult } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-grpc";
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { context, trace } from "@opentelemetry/api";
 import pg from "pg";
@@ -112,24 +114,7 @@ describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on 
   it("refuses an Export with UNAVAILABLE and a retry hint while HTTP requests hold the whole bound, and stores its spans once sent again", async () => {
     const project = "grpc-shares-the-bound";
     const exporter = new OTLPTraceExporter({ url: grpcUrl, metadata: metadataOf(project) });
-    // HTTP requests whose bodies have not all come: each holds a place in the bound until it is answered.
-    const held: { req: ClientRequest; rest: string; answered: Promise<number> }[] = [];
-    for (let i = 0; i < MAX_IN_FLIGHT; i++) {
-      const body = JSON.stringify(runRecord({ session_name: "held-http", name: `held ${i}` }));
-      const req = request(`${children[0]!.url}/runs`, {
-        method: "POST",
-        headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
-      });
-      const answered = new Promise<number>((resolve, reject) => {
-        req.once("response", (res) => {
-          res.resume();
-          resolve(res.statusCode!);
-        });
-        req.once("error", reject);
-      });
-      req.write(body.slice(0, 10));
-      held.push({ req, rest: body.slice(10), answered });
-    }
+    const held = holdBound(children[0]!.url);
     // Until the held requests are admitted, an export may still get in (and is stored, counted below).
     let sent = 0;
     let refusal: grpc.ServiceError | undefined;
@@ -149,8 +134,7 @@ describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on 
     expect(refusal.metadata.get("grpc-retry-pushback-ms")).toEqual(["1000"]);
     expect(retryDelayMs(refusal)).toBe(1000);
 
-    for (const h of held) h.req.end(h.rest);
-    for (const h of held) expect(await h.answered).toBeLessThan(300);
+    for (const status of await held.release()) expect(status).toBeLessThan(300);
     expect(await exportRetrying(exporter, refusedSpans)).toBeLessThanOrEqual(1);
     sent += refusedSpans.length;
     await exporter.shutdown();
@@ -173,7 +157,95 @@ describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on 
     expect(ids).toHaveLength(total);
     expect(new Set(ids).size).toBe(total);
   }, 90_000);
+
+  it("makes a gRPC client that retries by a service config's policy wait the pushback before trying again", async () => {
+    const project = "grpc-pushback";
+    // Retries a few ms apart unless the server pushes back: without the pushback every attempt would meet the held bound.
+    const serviceConfig = {
+      methodConfig: [
+        {
+          name: [{ service: "opentelemetry.proto.collector.trace.v1.TraceService" }],
+          retryPolicy: {
+            maxAttempts: 5,
+            initialBackoff: "0.01s",
+            maxBackoff: "0.05s",
+            backoffMultiplier: 2,
+            retryableStatusCodes: ["UNAVAILABLE"],
+          },
+        },
+      ],
+    };
+    const client = new grpc.Client(grpcUrl.replace(/^http:\/\//, ""), grpc.credentials.createInsecure(), {
+      "grpc.service_config": JSON.stringify(serviceConfig),
+    });
+    const call = (spans: ReadableSpan[]) =>
+      new Promise<grpc.ServiceError | null>((resolve) =>
+        client.makeUnaryRequest(
+          "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+          (b: Uint8Array) => Buffer.from(b),
+          (b: Buffer) => b,
+          ProtobufTraceSerializer.serializeRequest(spans)!,
+          metadataOf(project),
+          (err) => resolve(err),
+        ),
+      );
+    try {
+      const warm = traceSpans("pushback-warm-up");
+      expect(await call(warm)).toBeNull(); // the connection is up before the bound is held
+      let stored = warm.length;
+      const held = holdBound(children[0]!.url);
+      // The bound is held once a plain call (no retry policy) is refused.
+      const probe = new OTLPTraceExporter({ url: grpcUrl, metadata: metadataOf(project) });
+      for (let tries = 0; ; tries++) {
+        expect(tries).toBeLessThan(100);
+        const probeSpans = traceSpans(`pushback-probe-${tries}`);
+        if ((await exportOnce(probe, probeSpans)).code !== ExportResultCode.SUCCESS) break;
+        stored += probeSpans.length;
+      }
+      await probe.shutdown();
+      const spans = traceSpans("pushback");
+      const started = performance.now();
+      const answered = call(spans);
+      const RELEASE_AFTER_MS = 600;
+      await sleep(RELEASE_AFTER_MS);
+      for (const status of await held.release()) expect(status).toBeLessThan(300);
+      expect(await answered).toBeNull();
+      // Refused first, then tried again only after the pushback's second: past the release, not a few ms after the refusal.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(950);
+      const ids = await runsOf(project);
+      expect(ids).toHaveLength(stored + spans.length);
+    } finally {
+      client.close();
+    }
+  }, 60_000);
 });
+
+/** MAX_IN_FLIGHT HTTP requests whose bodies have not all come: each holds a place in the bound until it is answered. */
+function holdBound(collectorUrl: string): { release(): Promise<number[]> } {
+  const held: { req: ClientRequest; rest: string; answered: Promise<number> }[] = [];
+  for (let i = 0; i < MAX_IN_FLIGHT; i++) {
+    const body = JSON.stringify(runRecord({ session_name: "held-http", name: `held ${i}` }));
+    const req = request(`${collectorUrl}/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+    });
+    const answered = new Promise<number>((resolve, reject) => {
+      req.once("response", (res) => {
+        res.resume();
+        resolve(res.statusCode!);
+      });
+      req.once("error", reject);
+    });
+    req.write(body.slice(0, 10));
+    held.push({ req, rest: body.slice(10), answered });
+  }
+  return {
+    release: () => {
+      for (const h of held) h.req.end(h.rest);
+      return Promise.all(held.map((h) => h.answered));
+    },
+  };
+}
 
 function metadataOf(project: string): grpc.Metadata {
   const md = new grpc.Metadata();
