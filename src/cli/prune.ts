@@ -43,7 +43,10 @@ export function register(program: Command): void {
         const cutoff = new Date(Date.now() - opts.olderThan);
         const r = await store.pruneTraces(cutoff);
         if (opts.json) console.log(JSON.stringify({ cutoff: cutoff.toISOString(), ...r }));
-        else {
+        else if (r.skipped) {
+          // The prune under way (a collector's --retention) removes the same old traces; this one has nothing to add.
+          console.log(`tracepipe prune: another process is pruning ${store.target} now; nothing removed by this run`);
+        } else {
           const parts = r.partitionsDropped.length ? `, ${r.partitionsDropped.length} whole partitions dropped` : "";
           console.log(
             `tracepipe prune: removed ${r.runs} runs and ${r.attachments} attachments of traces that started before ${cutoff.toISOString()}${parts} (${store.target})`,

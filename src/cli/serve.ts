@@ -15,6 +15,7 @@ import { DEFAULT_ROOTLESS_AFTER_MS } from "../otlp/trace.js";
 import { MemoryRateLimiter, type RateLimiter } from "../ratelimit/limiter.js";
 import { DEFAULT_WEBHOOK_TIMEOUT_MS } from "../webhooks/sender.js";
 import { DEFAULT_MAX_ATTEMPTS } from "../server/webhook-delivery.js";
+import { RETENTION_INTERVAL_MS } from "../server/retention.js";
 
 function int(name: string) {
   return (v: string) => {
@@ -33,6 +34,8 @@ export interface ServeOptions {
   store?: string;
   /** Milliseconds (--retention 30d). */
   retention?: number;
+  /** Milliseconds between prunes. */
+  retentionInterval: number;
   apiKey?: string;
   region: "us" | "eu";
   rateLimit: boolean;
@@ -108,6 +111,12 @@ export function register(program: Command): void {
       "--retention <duration>",
       "remove traces older than this every hour: 30d, 12h, 90m or 2w (default: keep everything)",
       parseDuration("--retention"),
+    )
+    .option(
+      "--retention-interval <ms>",
+      "with --retention: prune this often; collectors sharing one PostgreSQL store prune one at a time",
+      int("--retention-interval"),
+      RETENTION_INTERVAL_MS,
     )
     .option(
       "--api-key <key>",
@@ -290,6 +299,8 @@ export function register(program: Command): void {
       const collector = await createCollector({
         db: store,
         retentionMs: opts.retention,
+        retentionIntervalMs: opts.retentionInterval,
+        log: (line) => console.log(line),
         limiter,
         apiKey: opts.apiKey,
         region: opts.region,
@@ -334,6 +345,7 @@ export function register(program: Command): void {
             maxMessageBytes: opts.maxBodyBytes,
             maxJsonDepth: opts.maxJsonDepth,
             rateLimits: opts.rateLimit ? { limiter, region: opts.region } : undefined,
+            inFlight: collector.inFlightBudget,
           });
           grpc = g;
           console.log(`OTLP/gRPC receiver listening on ${opts.host}:${g.port}`);

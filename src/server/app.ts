@@ -39,7 +39,7 @@ import { apiKeyAuth } from "./middleware/auth.js";
 import { rateLimit } from "./middleware/rate-limit.js";
 import { bodyAdmission, LargeBodySlots } from "./middleware/body-admission.js";
 import { dispatch } from "./middleware/context.js";
-import { inFlight } from "./middleware/in-flight.js";
+import { InFlightBudget, inFlight } from "./middleware/in-flight.js";
 import { dropIdleSockets, serverTimeouts } from "./middleware/timeouts.js";
 
 export const COLLECTOR_VERSION = "0.1.0";
@@ -94,6 +94,10 @@ export interface CollectorOptions {
   rootlessAfterMs?: number;
   /** Remove traces older than this (ms) every hour (server/retention.ts); unset keeps everything. */
   retentionMs?: number;
+  /** Between retention's prunes, ms (default an hour). */
+  retentionIntervalMs?: number;
+  /** Where the collector says what its background work did (a prune's result); silent by default. */
+  log?: (line: string) => void;
 }
 
 export interface Collector {
@@ -105,6 +109,8 @@ export interface Collector {
   bodies(): { large: number; bytes: number; waiting: number };
   /** Requests in flight now, and how many were refused as over limits.maxInFlight since start. */
   requests(): { inFlight: number; refused: number };
+  /** The bound on requests in flight (limits.maxInFlight), for the collector's other receivers (OTLP/gRPC) to share. */
+  inFlightBudget: InFlightBudget;
   /** Convert now the OTLP traces without a root that have been quiet for rootlessAfterMs (the sweep does it on its own every so often). */
   sweepRootless(): Promise<void>;
   listen(port?: number, host?: string): Promise<{ port: number; url: string }>;
@@ -131,10 +137,11 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   const delivery: WebhookSenderOptions = { ...opts.webhookDelivery };
   const webhooks = webhooksOn ? new WebhookDeliveryLoop(store, new WebhookSender(opts.webhooks!, delivery), delivery) : undefined;
   const limiter = opts.limiter ?? new MemoryRateLimiter();
-  const busy = inFlight({ max: limits.maxInFlight, exempt: (method, path) => method === "GET" && path === "/info" });
+  const inFlightBudget = new InFlightBudget(limits.maxInFlight);
+  const busy = inFlight({ budget: inFlightBudget, exempt: (method, path) => method === "GET" && path === "/info" });
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
-  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs) : undefined;
+  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs, { intervalMs: opts.retentionIntervalMs, log: opts.log }) : undefined;
   const router = new Router()
     .add(
       ingestRoutes({
@@ -203,6 +210,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     webhooks,
     bodies: () => ({ large: largeBodies.inUse, bytes: largeBodies.bytesCharged, waiting: largeBodies.waiting }),
     requests: () => ({ inFlight: busy.gauge.inFlight, refused: busy.gauge.refused }),
+    inFlightBudget,
     sweepRootless: () => sweep?.sweep() ?? Promise.resolve(),
     listen(port = 8484, host = "127.0.0.1") {
       return new Promise((resolve, reject) => {

@@ -11,6 +11,15 @@
  * | body too large, 413          | RESOURCE_EXHAUSTED (grpc-js's message limit)    |
  * | rate limit, 429 Retry-After  | RESOURCE_EXHAUSTED with google.rpc.RetryInfo    |
  * | shutting down, 503           | UNAVAILABLE                                     |
+ * | busy (--max-in-flight), 503  | UNAVAILABLE with google.rpc.RetryInfo and `grpc-retry-pushback-ms` |
+ *
+ * Export calls draw on the HTTP side's budget of requests in flight, so one
+ * collector's work in flight is bounded whichever way it comes. A call past
+ * the bound is refused before its message is decoded. UNAVAILABLE is what
+ * OTLP exporters retry without condition (RESOURCE_EXHAUSTED only with a
+ * RetryInfo); the RetryInfo says when, as the OTLP specification has it, and
+ * `grpc-retry-pushback-ms` says it to gRPC clients that retry by a service
+ * config's retry policy.
  *
  * Loaded only when the flag is given: nothing else imports this module.
  */
@@ -25,6 +34,7 @@ import type { RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit, type Region } from "../ratelimit/match.js";
 import { tooDeep } from "./depth.js";
 import { secretMatches } from "./middleware/auth.js";
+import { BUSY_RETRY_AFTER_S, type InFlightBudget } from "./middleware/in-flight.js";
 
 export interface OtlpGrpcOptions {
   store: OtlpReceiveStore;
@@ -35,6 +45,8 @@ export interface OtlpGrpcOptions {
   maxJsonDepth?: number;
   /** SPEC §8 limits, shared with the HTTP side (the same limiter, so one budget per key); absent: none. */
   rateLimits?: { limiter: RateLimiter; region: Region; overrides?: Record<string, { limit: number; windowMs: number }> };
+  /** The collector's bound on requests in flight (Collector.inFlightBudget), shared with HTTP; absent: no bound. */
+  inFlight?: InFlightBudget;
 }
 
 export interface OtlpGrpcServer {
@@ -55,9 +67,6 @@ const SERVICES: Record<Signal, { path: string; httpPath: string; response: Uint8
   },
 };
 
-/** A decoded request, or why it could not be decoded (answered by the handler, with the right status). */
-type Decoded = { doc: Record<string, unknown> } | { error: unknown };
-
 function definition(signal: Signal): grpc.ServiceDefinition {
   return {
     Export: {
@@ -65,13 +74,8 @@ function definition(signal: Signal): grpc.ServiceDefinition {
       requestStream: false,
       responseStream: false,
       requestSerialize: (v: Buffer) => v,
-      requestDeserialize: (bytes: Buffer): Decoded => {
-        try {
-          return { doc: decodeProtobuf(signal, bytes) };
-        } catch (error) {
-          return { error };
-        }
-      },
+      // Decoded by the handler, once the call is admitted: a refused call costs no decoding.
+      requestDeserialize: (bytes: Buffer) => bytes,
       responseSerialize: (v: Uint8Array) => Buffer.from(v),
       responseDeserialize: (bytes: Buffer) => bytes,
     },
@@ -116,24 +120,41 @@ export async function startOtlpGrpc(port: number, host: string, o: OtlpGrpcOptio
     throw new CallError(grpc.status.RESOURCE_EXHAUSTED, message, md);
   }
 
-  async function exportCall(signal: Signal, call: grpc.ServerUnaryCall<Decoded, Uint8Array>): Promise<Uint8Array> {
+  function busy(): CallError {
+    const budget = o.inFlight!;
+    const message = `the collector is busy: ${budget.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`;
+    const md = new grpc.Metadata();
+    md.set("grpc-status-details-bin", retryStatus(grpc.status.UNAVAILABLE, message, BUSY_RETRY_AFTER_S * 1000));
+    md.set("grpc-retry-pushback-ms", String(BUSY_RETRY_AFTER_S * 1000));
+    return new CallError(grpc.status.UNAVAILABLE, message, md);
+  }
+
+  async function exportCall(signal: Signal, call: grpc.ServerUnaryCall<Buffer, Uint8Array>): Promise<Uint8Array> {
     if (closing) throw new CallError(grpc.status.UNAVAILABLE, "the collector is shutting down");
+    if (!o.inFlight) return admitted(signal, call);
+    if (!o.inFlight.tryEnter()) throw busy();
+    try {
+      return await admitted(signal, call);
+    } finally {
+      o.inFlight.leave();
+    }
+  }
+
+  async function admitted(signal: Signal, call: grpc.ServerUnaryCall<Buffer, Uint8Array>): Promise<Uint8Array> {
     const key = keyOf(call.metadata);
     if (o.apiKey !== undefined && !secretMatches(key, o.apiKey))
       throw new CallError(grpc.status.UNAUTHENTICATED, key === undefined ? "missing x-api-key metadata" : "invalid API key");
     await rateLimit(signal, key, call.getPeer());
-    const decoded = call.request;
-    if ("error" in decoded) throw decoded.error;
+    const doc = decodeProtobuf(signal, call.request);
     const max = o.maxJsonDepth ?? Infinity;
-    if (await tooDeep(decoded.doc, max))
-      throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
+    if (await tooDeep(doc, max)) throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
     const project = call.metadata.get(PROJECT_HEADER)[0];
-    await storeDocument(o.store, signal, decoded.doc, typeof project === "string" && project ? project : undefined);
+    await storeDocument(o.store, signal, doc, typeof project === "string" && project ? project : undefined);
     return SERVICES[signal].response;
   }
 
   const handler =
-    (signal: Signal): grpc.handleUnaryCall<Decoded, Uint8Array> =>
+    (signal: Signal): grpc.handleUnaryCall<Buffer, Uint8Array> =>
     (call, callback) => {
       exportCall(signal, call).then(
         (response) => callback(null, response),

@@ -6,19 +6,16 @@
  * the queue, and the client (or the load balancer) sends the request again,
  * here later or to another collector. Nothing refused was stored, and its
  * body is not read: the answer closes the connection instead of draining it.
+ *
+ * The bound is one budget (InFlightBudget) that the OTLP/gRPC receiver draws
+ * on too, so a collector's whole work in flight is bounded whichever way it
+ * arrives.
  */
 import { HttpError } from "../http-error.js";
 import type { Middleware } from "./compose.js";
 
 /** Retry-After (s) when busy: requests in flight finish within a second or two. */
-const BUSY_RETRY_AFTER_S = 1;
-
-export interface InFlightOptions {
-  /** Requests handled at once; 0 means no bound. */
-  max: number;
-  /** Requests that are never refused (GET /info, so a load balancer can tell busy from down). */
-  exempt?: (method: string, path: string) => boolean;
-}
+export const BUSY_RETRY_AFTER_S = 1;
 
 export interface InFlightGauge {
   /** Requests in flight now, and how many were refused since start. */
@@ -26,26 +23,52 @@ export interface InFlightGauge {
   readonly refused: number;
 }
 
+/** Requests in flight across every receiver of one collector, at most `max` (0: no bound). */
+export class InFlightBudget implements InFlightGauge {
+  inFlight = 0;
+  refused = 0;
+  constructor(readonly max: number) {}
+
+  /** Take a place; false (and counted as refused) when all `max` are taken. Every true is paired with one leave(). */
+  tryEnter(): boolean {
+    if (this.max > 0 && this.inFlight >= this.max) {
+      this.refused++;
+      return false;
+    }
+    this.inFlight++;
+    return true;
+  }
+
+  leave(): void {
+    this.inFlight--;
+  }
+}
+
+export interface InFlightOptions {
+  /** The budget shared with the collector's other receivers. */
+  budget: InFlightBudget;
+  /** Requests that are never refused (GET /info, so a load balancer can tell busy from down). */
+  exempt?: (method: string, path: string) => boolean;
+}
+
 export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGauge } {
-  const gauge = { inFlight: 0, refused: 0 };
+  const budget = o.budget;
   const m = (async (x, next) => {
-    if (o.max <= 0 || o.exempt?.(x.method, x.url.pathname)) return next();
-    if (gauge.inFlight >= o.max) {
-      gauge.refused++;
+    if (budget.max <= 0 || o.exempt?.(x.method, x.url.pathname)) return next();
+    if (!budget.tryEnter()) {
       throw new HttpError(
         503,
-        `the collector is busy: ${gauge.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`,
+        `the collector is busy: ${budget.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`,
         {
           "retry-after": String(BUSY_RETRY_AFTER_S),
           connection: "close",
         },
       );
     }
-    gauge.inFlight++;
     // Until the answer is sent (or the connection drops): the parsed body lives that long.
-    x.res.once("close", () => gauge.inFlight--);
+    x.res.once("close", () => budget.leave());
     return next();
   }) as Middleware & { gauge: InFlightGauge };
-  m.gauge = gauge;
+  m.gauge = budget;
   return m;
 }

@@ -14,6 +14,11 @@ export interface PruneResult {
   attachments: number;
   /** Whole partitions dropped (PostgreSQL; empty for SQLite). */
   partitionsDropped: string[];
+  /**
+   * True when nothing was tried because another process prunes the same store
+   * now (PostgreSQL shared by collectors: one prunes at a time). Absent otherwise.
+   */
+  skipped?: true;
 }
 
 export interface PruneOptions {

@@ -12,6 +12,15 @@
  * so (a trace whose root never came). Dropping a partition needs a brief
  * exclusive lock on `runs`: it waits at most LOCK_WAIT for it, and otherwise
  * leaves the partition to the row deletes.
+ *
+ * Collectors sharing the database prune one at a time: a prune holds a
+ * session advisory lock (RETENTION_LOCK) on a connection of its own from start
+ * to end, and a prune that finds it taken does nothing (`skipped`), since the
+ * one under way removes the same traces. A collector killed mid-prune loses
+ * its connection, PostgreSQL releases the lock with it, and the next prune (any
+ * collector's) takes the work up where the slices stopped: every slice is a
+ * transaction of its own, so what it removed stays removed and nothing is
+ * removed twice.
  */
 import type pg from "pg";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
@@ -37,7 +46,24 @@ const LOCK_WAIT = "500ms";
 
 const yieldTurn = () => new Promise<void>((r) => setImmediate(r));
 
+/** Key of the session advisory lock the collector pruning now holds ("rete"); distinct from the schema and per-trace locks. */
+export const RETENTION_LOCK = 0x72657465;
+
 export async function pruneTraces(pool: PgPool, cutoff: Date, opts: PruneOptions = {}): Promise<PruneResult> {
+  // The lock's own connection stays idle while the slices use the pool's others.
+  return pool.withClient(async (lock) => {
+    const got = await lock.query<{ ok: boolean }>("SELECT pg_try_advisory_lock($1::bigint) AS ok", [RETENTION_LOCK]);
+    if (!got.rows[0]?.ok) return { runs: 0, attachments: 0, partitionsDropped: [], skipped: true };
+    try {
+      return await pruneUnderLock(pool, cutoff, opts);
+    } finally {
+      // A connection that could not say unlock must not go back to the pool still holding the lock: ended, its session lets go.
+      await lock.query("SELECT pg_advisory_unlock($1::bigint)", [RETENTION_LOCK]).catch(() => lock.end());
+    }
+  });
+}
+
+async function pruneUnderLock(pool: PgPool, cutoff: Date, opts: PruneOptions): Promise<PruneResult> {
   const out: PruneResult = { runs: 0, attachments: 0, partitionsDropped: [] };
   const cut = cutoff.toISOString().replace(/Z$/, "000Z"); // the stored times' form, microseconds included
   const parts = (
