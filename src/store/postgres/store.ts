@@ -105,13 +105,8 @@ export class PostgresStore implements Store {
     const { post, patch } = checkIngestBatch(batch);
     const attachments = batch.attachments ?? [];
     return this.pool.transaction(async (client): Promise<IngestResult> => {
+      // The merge also inserts the projects its runs are in.
       const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], { normalizeOnIngest: this.normalizeOnIngest });
-      if (m.projects.size) {
-        await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [
-          [...m.projects].sort(),
-          new Date().toISOString(),
-        ]);
-      }
       for (const a of attachments) await putAttachment(client, a);
       if (this.writesWebhookOutbox && m.completedRoots.length) await enqueueWebhooks(client, m.completedRoots);
       return { created: m.created, updated: m.updated, attachments: attachments.length, completedRoots: m.completedRoots };
