@@ -13,7 +13,7 @@
  *
  * Round trips do not grow with the batch: the keys, the stored runs (only
  * when some key already existed), one multi-row write per kind of write, the
- * rollup increments. Each run's part in the monitoring rollups and its
+ * queued rollup deltas. Each run's part in the monitoring rollups and its
  * thread is read with the rows the merge reads and writes anyway: before,
  * from the stored row read under the lock; after, from the write's
  * RETURNING, the same SQL expressions retention subtracts with.
@@ -27,7 +27,8 @@ import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
 import { RollupDeltas } from "../rollup.js";
-import { applyRollups, CONTRIBUTION } from "./rollups.js";
+import { CONTRIBUTION } from "./rollups.js";
+import { queueRollups } from "./rollup-queue.js";
 import type { ContributionRow } from "../rollup.js";
 import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
 import { applyThreads, THREAD_PART } from "./thread-table.js";
@@ -183,7 +184,7 @@ export async function mergeRuns(
     deltas.add(r, 1);
     threads.add(r, 1);
   }
-  await applyRollups(client, deltas);
+  await queueRollups(client, deltas);
   await applyThreads(client, threads);
   return outcome;
 }
