@@ -179,6 +179,25 @@ export class RollupDeltas {
     }
   }
 
+  /** Add a cell's counts, sums and histograms (a stored or queued rollup row) to its row key's. */
+  addCell(c: Cell): void {
+    const k = cellKey(c);
+    const into = this.cells.get(k);
+    if (!into) {
+      this.cells.set(k, { ...c, latency: { ...c.latency }, ttft: { ...c.ttft } });
+      return;
+    }
+    into.runs += c.runs;
+    into.errors += c.errors;
+    into.streamed += c.streamed;
+    into.input_tokens += c.input_tokens;
+    into.output_tokens += c.output_tokens;
+    into.cost += c.cost;
+    into.cost_runs += c.cost_runs;
+    histAdd(into.latency, c.latency);
+    histAdd(into.ttft, c.ttft);
+  }
+
   /** The cells that change something, in key order (so concurrent writers take row locks in one order). */
   changes(): Cell[] {
     return [...this.cells.entries()]

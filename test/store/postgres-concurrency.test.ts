@@ -3,10 +3,12 @@
  * collectors would be), each with a pool of connections, post and patch the
  * same runs in random order at once. Every run is created exactly once and
  * ends complete, whatever order its post and patches met in, and counted once
- * with its final values in the monitoring rollups.
+ * with its final values in the monitoring rollups, whenever their queued
+ * deltas are folded in.
  */
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { foldRollups } from "../../src/store/postgres/rollup-queue.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { HIST_ALPHA } from "../../src/store/rollup.js";
 import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
@@ -153,6 +155,60 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
       expect(threads.map((t) => [t.thread_id, t.turns, t.first_time, t.last_time])).toEqual(
         [4, 3, 2, 1, 0].map((k) => [`conv-${k}`, RUNS / 5, at(k), at(RUNS - 5 + k)]),
       );
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  }, 120_000);
+
+  it("counts each run once in the monitoring numbers while folds move queued deltas into the rollups during ingest", async () => {
+    const url = await pg.database();
+    const stores = await Promise.all([0, 1, 2].map(() => PostgresStore.open(url, { max: 4 })));
+    try {
+      const RUNS = 240;
+      const run = (i: number, id: string) => ({
+        id,
+        trace_id: id,
+        dotted_order: `20261127T101500${String(i).padStart(6, "0")}Z${id}`,
+        name: `fold-${i % 3}`,
+        run_type: "llm",
+        start_time: `2026-11-27T10:15:00.${String(i).padStart(6, "0")}Z`,
+        session_name: "fold",
+        extra: { metadata: { trace_model_name: "gpt-4o" } },
+      });
+      const ids = Array.from({ length: RUNS }, () => randomUUID());
+      let ingesting = true;
+      let folds = 0;
+      const folding = (async () => {
+        while (ingesting) if (await foldRollups(stores[folds % 3]!.pool)) folds++;
+      })();
+      // Posts, then each run's end time from another store (its latency moves it to another histogram bucket).
+      await Promise.all(
+        Array.from({ length: 6 }, async (_, w) => {
+          for (let i = w; i < RUNS; i += 6) {
+            await stores[w % 3]!.ingest({ post: [run(i, ids[i]!)], patch: [] });
+            const end = `2026-11-27T10:15:0${1 + (i % 2)}.${String(i).padStart(6, "0")}Z`;
+            await stores[(w + 1) % 3]!.ingest({ post: [], patch: [{ id: ids[i]!, end_time: end }] });
+          }
+        }),
+      );
+      ingesting = false;
+      await folding;
+      expect(folds).toBeGreaterThan(0);
+      const q = { project: "fold", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+      const before = await stores[0]!.monitorSeries(q);
+      expect([before.traces.runs, before.llm.runs]).toEqual([[RUNS], [RUNS]]);
+      expect(Math.abs(before.llm.latency_p50[0]! - 1000)).toBeLessThanOrEqual(HIST_ALPHA * 1000);
+      expect(Math.abs(before.llm.latency_p99[0]! - 2000)).toBeLessThanOrEqual(HIST_ALPHA * 2000);
+      // A last fold empties the queue and changes no number (the stores' own folds may hold the lock a moment).
+      const deadline = Date.now() + 20_000;
+      while (!(await foldRollups(stores[1]!.pool))) {
+        expect(Date.now()).toBeLessThan(deadline);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await stores[1]!.pool.query("SELECT count(*)::int AS n FROM monitor_rollup_queue")).rows[0]!.n).toBe(0);
+      expect(await stores[2]!.monitorSeries(q)).toEqual(before);
+      const names = await stores[2]!.monitorBreakdown(q, "name");
+      expect(names.map((r) => [r.value, r.runs])).toEqual([0, 1, 2].map((k) => [`fold-${k}`, RUNS / 3]));
     } finally {
       await Promise.all(stores.map((s) => s.close()));
     }

@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PG_MIGRATIONS, SchemaTooNewError } from "../../src/store/postgres/migrations.js";
+import { foldRollups } from "../../src/store/postgres/rollup-queue.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
 
@@ -61,6 +62,29 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
     );
     expect(err).toBeInstanceOf(SchemaTooNewError);
     expect((err as Error).message).toMatch(/schema version 999, newer than this tracepipe knows \(up to \d+\).*Upgrade tracepipe/);
+  }, 60_000);
+
+  it("upgrades a database of schema 5: the monitoring numbers it had stay, and runs written after count once", async () => {
+    const url = await server.database();
+    const q = { project: "schema", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+    const old = await PostgresStore.open(url);
+    await old.ingest({ post: [root(), root()] });
+    // What tracepipe made of this database before migration 6: the runs' deltas in monitor_rollups, no rollup queue.
+    while (!(await foldRollups(old.pool))) await new Promise((r) => setTimeout(r, 50)); // the store's own fold held the lock
+    await old.close();
+    expect((await sql<{ n: number }>(url, "SELECT sum(runs)::int AS n FROM monitor_rollups"))[0]!.n).toBe(2);
+    await sql(url, "DROP TABLE monitor_rollup_queue");
+    await sql(url, "DELETE FROM schema_migrations WHERE version >= 6");
+    const upgraded = await PostgresStore.open(url);
+    try {
+      expect((await upgraded.monitorSeries(q)).traces.runs).toEqual([2]);
+      await upgraded.ingest({ post: [root()] });
+      expect((await upgraded.monitorSeries(q)).traces.runs).toEqual([3]);
+      const rows = await sql<{ version: number }>(url, "SELECT version FROM schema_migrations ORDER BY version");
+      expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+    } finally {
+      await upgraded.close();
+    }
   }, 60_000);
 
   it("puts a trace's runs in the partition of the week its root started, and an unknown start in the default one", async () => {

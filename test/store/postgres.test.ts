@@ -16,9 +16,10 @@ describe.skipIf(skip)("PostgreSQL", () => {
   beforeAll(async () => {
     cluster = await startPostgres();
   }, 120_000);
+  // Stopping and removing a cluster that holds a database per test takes a while on a busy machine.
   afterAll(async () => {
     await cluster?.close();
-  });
+  }, 180_000);
 
   describeStoreContract("PostgreSQL", async (opts) => {
     const store = await openStore(await cluster.database(), opts);

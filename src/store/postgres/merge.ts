@@ -3,14 +3,20 @@
  * merge rules every store applies (store/merge-rules.ts), safe when several
  * connections (or collectors) write the same runs at once.
  *
- * Concurrency: every run id has a row in `run_keys`. A batch first inserts the
- * ids it lacks (ON CONFLICT DO NOTHING), then locks all its ids' key rows, in
- * id order (so two batches never wait on each other in a circle), and reads
- * the runs under those locks. A post and a patch of one run arriving on two
- * connections at the same moment are therefore applied one after the other
- * (the run is read only once its key is locked):
- * the second reads what the first wrote, and the result is one complete run
- * with the newest update winning, as in one process.
+ * Concurrency: every run id has a row in `run_keys`. A batch inserts or locks
+ * its ids' key rows in one statement, in id order (so two batches never wait
+ * on each other in a circle), and reads the stored runs under those locks. A
+ * post and a patch of one run arriving on two connections at the same moment
+ * are therefore applied one after the other (the run is read only once its
+ * key is locked): the second reads what the first wrote, and the result is
+ * one complete run with the newest update winning, as in one process.
+ *
+ * Round trips do not grow with the batch: the keys, the stored runs (only
+ * when some key already existed), one multi-row write per kind of write, the
+ * queued rollup deltas. Each run's part in the monitoring rollups and its
+ * thread is read with the rows the merge reads and writes anyway: before,
+ * from the stored row read under the lock; after, from the write's
+ * RETURNING, the same SQL expressions retention subtracts with.
  *
  * Large JSON columns (over IN_ROW_BYTES) are not read for a merge that does not
  * need them, and an UPDATE names only the columns it changes: a patch that
@@ -21,10 +27,11 @@ import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
 import { RollupDeltas } from "../rollup.js";
-import { applyRollups, contributionsOf } from "./rollups.js";
+import { CONTRIBUTION } from "./rollups.js";
+import { queueRollups } from "./rollup-queue.js";
 import type { ContributionRow } from "../rollup.js";
-import { ThreadDeltas } from "../thread-rollup.js";
-import { applyThreads, threadContributions } from "./thread-table.js";
+import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
+import { applyThreads, THREAD_PART } from "./thread-table.js";
 import { ROW_COLUMNS, TYPES, DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
 
 /** Stored JSON up to this many bytes is read with the row; larger stays in the database until needed. */
@@ -49,18 +56,31 @@ interface Loaded {
 }
 
 /**
- * Locks the batch's keys in id order. A statement of its own: under READ
- * COMMITTED each statement reads as of its start, so the runs are read by the
- * next statement, after the locks are held (a join locking `run_keys` would read
- * `runs` as they were before it waited for a lock, and lose the update it waited for).
+ * Inserts the batch's missing keys and locks the existing ones, row by row in
+ * id order (ON CONFLICT DO UPDATE locks the row it meets, waiting for a
+ * writer that holds it). `fresh`: the row was inserted here, so no run with
+ * that id is stored (a run is written with its key, in one transaction);
+ * xmax is 0 only on a row version that no transaction has locked or updated,
+ * which the conflict path always does.
+ *
+ * The runs are read by a statement of their own: under READ COMMITTED each
+ * statement reads as of its start, and this one may wait for a lock, so a
+ * read inside it would miss the update it waited for.
  */
-const LOCK_SQL = "SELECT id FROM run_keys WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE";
+const KEYS_SQL = `INSERT INTO run_keys AS k (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x
+  ON CONFLICT (id) DO UPDATE SET id = k.id RETURNING id, (k.xmax = 0) AS fresh`;
 
+/** What to read of a stored run, and its part in the rollups and its thread before this write. */
 const LOAD_SQL = `SELECT r.id, r.has_post, r.other, r.exact, r.received_at,
   to_char(r.trace_start AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS trace_start,
   ${SCALAR.map((c) => `r.${c}`).join(", ")},
-  ${JSONCOL.map((c) => `octet_length(r.${c}) AS "${c}:bytes", CASE WHEN octet_length(r.${c}) <= ${IN_ROW_BYTES} THEN r.${c} END AS ${c}`).join(", ")}
+  ${JSONCOL.map((c) => `octet_length(r.${c}) AS "${c}:bytes", CASE WHEN octet_length(r.${c}) <= ${IN_ROW_BYTES} THEN r.${c} END AS ${c}`).join(", ")},
+  ${CONTRIBUTION}, ${THREAD_PART}
   FROM runs r WHERE r.id = ANY($1::text[])`;
+
+/** What a write returns of each run it wrote: its part in the rollups and its thread after the write. */
+const WRITTEN = `RETURNING ${CONTRIBUTION}, ${THREAD_PART}`;
+type Part = ContributionRow & ThreadContribution;
 
 function load(row: Obj | undefined, id: string): Loaded {
   const state: Obj = { id };
@@ -101,11 +121,11 @@ export interface MergeOutcome {
   created: number;
   updated: number;
   completedRoots: string[];
-  /** Projects the batch's runs are in. */
+  /** Projects the batch's runs are in (their rows inserted with the runs). */
   projects: Set<string>;
 }
 
-/** Merge the batch's posts and patches inside the caller's transaction. */
+/** Merge the batch's posts and patches inside the caller's transaction, and insert their projects' rows. */
 export async function mergeRuns(
   client: pg.ClientBase,
   posts: readonly Obj[],
@@ -124,14 +144,9 @@ export async function mergeRuns(
   const outcome: MergeOutcome = { created: 0, updated: 0, completedRoots: [], projects: new Set() };
   if (ids.length === 0) return outcome;
 
-  await client.query(`INSERT INTO run_keys (id) SELECT x FROM unnest($1::text[]) AS x ORDER BY x ON CONFLICT DO NOTHING`, [ids]);
-  await client.query(LOCK_SQL, [ids]);
-  const stored = new Map(((await client.query(LOAD_SQL, [ids])).rows as Obj[]).map((r) => [r.id as string, r]));
-  // The runs' parts in the monitoring rollups before this write, read under the key locks (rollups.ts):
-  // only runs already stored have one (the locks keep the others from appearing meanwhile).
-  const existing = ids.filter((id) => stored.has(id));
-  const before = existing.length ? await contributionsOf(client, existing) : new Map<string, ContributionRow>();
-  const threadsBefore = existing.length ? await threadContributions(client, existing) : [];
+  const keys = (await client.query<{ id: string; fresh: boolean }>(KEYS_SQL, [ids])).rows;
+  const known = keys.filter((k) => !k.fresh).map((k) => k.id);
+  const stored = new Map(known.length ? ((await client.query(LOAD_SQL, [known])).rows as Obj[]).map((r) => [r.id as string, r]) : []);
   const now = new Date().toISOString();
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
@@ -155,15 +170,21 @@ export async function mergeRuns(
     if (endsRun([...s.posts, ...s.patches]) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
     if (typeof params.session_name === "string") outcome.projects.add(params.session_name);
   }
-  await insertRows(client, inserts);
-  for (const group of updates.values()) await updateRows(client, group);
+  // The projects' rows go with the first write (a CTE of it), saving a round trip.
+  const projects = new ProjectRows([...outcome.projects].sort(), now);
+  const written = [...(await insertRows(client, inserts, projects))];
+  for (const group of updates.values()) written.push(...(await updateRows(client, group, projects)));
   const deltas = new RollupDeltas();
-  for (const r of before.values()) deltas.add(r, -1);
-  for (const r of (await contributionsOf(client, ids)).values()) deltas.add(r, 1);
-  await applyRollups(client, deltas);
   const threads = new ThreadDeltas();
-  for (const r of threadsBefore) threads.add(r, -1);
-  for (const r of await threadContributions(client, ids)) threads.add(r, 1);
+  for (const r of stored.values()) {
+    deltas.add(r as unknown as Part, -1);
+    threads.add(r as unknown as Part, -1);
+  }
+  for (const r of written) {
+    deltas.add(r, 1);
+    threads.add(r, 1);
+  }
+  await queueRollups(client, deltas);
   await applyThreads(client, threads);
   return outcome;
 }
@@ -256,46 +277,89 @@ function metaText(v: unknown): string | null {
   return scalarColumn(text, () => undefined);
 }
 
-async function insertRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
-  if (rows.length === 0) return;
+/**
+ * The batch's projects, inserted (ON CONFLICT DO NOTHING) by a CTE of the
+ * first write statement that runs; later statements add nothing.
+ */
+class ProjectRows {
+  constructor(
+    private names: string[],
+    private readonly createdAt: string,
+  ) {}
+
+  /** `sql` (whose parameters are `params`) with the insert in front when it is still due. */
+  prefix(sql: string, params: unknown[]): [string, unknown[]] {
+    if (this.names.length === 0) return [sql, params];
+    const n = params.length;
+    const out: [string, unknown[]] = [
+      `WITH new_projects AS (INSERT INTO projects (name, created_at) SELECT unnest($${n + 1}::text[]), $${n + 2}::text ON CONFLICT DO NOTHING) ${sql}`,
+      [...params, this.names, this.createdAt],
+    ];
+    this.names = [];
+    return out;
+  }
+}
+
+async function written(client: pg.ClientBase, projects: ProjectRows, sql: string, params: unknown[]): Promise<Part[]> {
+  return (await client.query(...projects.prefix(`${sql} ${WRITTEN}`, params))).rows as Part[];
+}
+
+async function insertRows(client: pg.ClientBase, rows: Obj[], projects: ProjectRows): Promise<Part[]> {
+  const out: Part[] = [];
+  if (rows.length === 0) return out;
   const cols = ROW_COLUMNS;
   const big = (r: Obj) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS);
   const batch = rows.filter((r) => !big(r));
   for (const r of rows.filter(big)) {
-    await client.query(
-      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c, i) => `$${i + 1}::${TYPES[c]}`).join(", ")})`,
-      cols.map((c) => r[c] ?? null),
+    out.push(
+      ...(await written(
+        client,
+        projects,
+        `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c, i) => `$${i + 1}::${TYPES[c]}`).join(", ")})`,
+        cols.map((c) => r[c] ?? null),
+      )),
     );
   }
-  if (batch.length === 0) return;
-  await client.query(
-    `INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})`,
-    cols.map((c) => batch.map((r) => r[c] ?? null)),
+  if (batch.length === 0) return out;
+  out.push(
+    ...(await written(
+      client,
+      projects,
+      `INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})`,
+      cols.map((c) => batch.map((r) => r[c] ?? null)),
+    )),
   );
+  return out;
 }
 
 /**
  * One UPDATE for runs whose changed columns are the same set. \`r.id = ANY\` as
  * well as the join: it lets every partition find its rows by index, where the
- * join alone may be planned as a scan of every partition.
+ * join alone may be planned as a scan of every partition. The new values are
+ * named v_<column>, so RETURNING's unqualified columns are the run's.
  */
-async function updateRows(client: pg.ClientBase, rows: Obj[]): Promise<void> {
+async function updateRows(client: pg.ClientBase, rows: Obj[], projects: ProjectRows): Promise<Part[]> {
   const cols = Object.keys(rows[0]!).filter((c) => c !== "id");
   const big = rows.some((r) => JSONCOL.some((c) => typeof r[c] === "string" && (r[c] as string).length > BIG_VALUE_CHARS));
   if (big || rows.length === 1) {
+    const out: Part[] = [];
     for (const r of rows) {
-      await client.query(`UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [
-        r.id,
-        ...cols.map((c) => r[c] ?? null),
-      ]);
+      out.push(
+        ...(await written(client, projects, `UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [
+          r.id,
+          ...cols.map((c) => r[c] ?? null),
+        ])),
+      );
     }
-    return;
+    return out;
   }
   const all = ["id", ...cols];
-  await client.query(
-    `UPDATE runs AS r SET ${cols.map((c) => `${c} = v.${c}`).join(", ")}
-     FROM unnest(${all.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")}) AS v(${all.join(", ")})
-     WHERE r.id = v.id AND r.id = ANY($1::text[])`,
+  return written(
+    client,
+    projects,
+    `UPDATE runs AS r SET ${cols.map((c) => `${c} = v.v_${c}`).join(", ")}
+     FROM unnest(${all.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")}) AS v(${all.map((c) => `v_${c}`).join(", ")})
+     WHERE r.id = v.v_id AND r.id = ANY($1::text[])`,
     all.map((c) => rows.map((r) => r[c] ?? null)),
   );
 }

@@ -295,6 +295,33 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
       CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 6,
+    name: "monitoring rollup queue",
+    // Ingest queues its rollup deltas here, rows that take no lock a concurrent ingest waits for, and a
+    // fold moves them into monitor_rollups (store/postgres/rollup-queue.ts); the monitoring queries read
+    // both. Same columns as monitor_rollups, no key: a cell may be queued many times.
+    sql: `
+      CREATE TABLE monitor_rollup_queue (
+        project text COLLATE "C" NOT NULL,
+        hour bigint NOT NULL,
+        scope text COLLATE "C" NOT NULL,
+        model text COLLATE "C" NOT NULL,
+        provider text COLLATE "C" NOT NULL,
+        name text COLLATE "C" NOT NULL,
+        runs bigint NOT NULL,
+        errors bigint NOT NULL,
+        streamed bigint NOT NULL,
+        input_tokens double precision NOT NULL,
+        output_tokens double precision NOT NULL,
+        cost double precision NOT NULL,
+        cost_runs bigint NOT NULL,
+        latency_hist jsonb NOT NULL,
+        ttft_hist jsonb NOT NULL
+      );
+      CREATE INDEX monitor_rollup_queue_project ON monitor_rollup_queue (project, hour);
+    `,
+  },
 ];
 
 /** The database was migrated by a newer tracepipe than this one. */

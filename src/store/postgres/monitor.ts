@@ -1,7 +1,9 @@
 /**
  * MonitorStore over PostgreSQL, answering as the SQLite store does
  * (store/sqlite/monitor.ts): whole hours from `monitor_rollups` (kept on
- * ingest, store/postgres/rollups.ts) by its primary key, a range's part that
+ * ingest, store/postgres/rollups.ts) by its primary key and the deltas
+ * queued for it (rollup-queue.ts), in one statement, so a fold in between
+ * is seen whole or not at all; a range's part that
  * is not whole hours (minute buckets, the current hour) from the runs
  * themselves through runs_roots_project_start and runs_llm_project_start.
  * Percentiles are read from the histograms, within HIST_ALPHA of the exact
@@ -11,7 +13,7 @@ import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../co
 import { breakdownOf, cellOfRow, cellsOfRuns, plan, seriesOf, type Cell } from "../rollup.js";
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
-import { rawContributions } from "./rollups.js";
+import { rawContributions, ROLLUP_COLUMNS } from "./rollups.js";
 
 const iso = (ms: number) => canonicalTime(new Date(ms).toISOString())!;
 
@@ -21,11 +23,11 @@ async function cells(pool: PgPool, q: MonitorQuery): Promise<Cell[]> {
   const out: Cell[] = [];
   if (rollupTo > q.from_ms) {
     const rows = (
-      await pool.query("SELECT * FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint", [
-        q.project,
-        q.from_ms,
-        rollupTo,
-      ])
+      await pool.query(
+        `SELECT ${ROLLUP_COLUMNS} FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint
+         UNION ALL SELECT ${ROLLUP_COLUMNS} FROM monitor_rollup_queue WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint`,
+        [q.project, q.from_ms, rollupTo],
+      )
     ).rows as Record<string, unknown>[];
     for (const r of rows) out.push(cellOfRow(r));
   }

@@ -6,13 +6,15 @@
  *
  * Exact under concurrency: a run's contribution is read before and after its
  * write while the merge holds its key lock (merge.ts), so two writers of one
- * run see each other's result; the deltas are applied as increments
- * (INSERT ... ON CONFLICT DO UPDATE, the histograms added by
- * tracepipe_hist_add), which commute, at the end of the transaction and in key
- * order, so two transactions never wait on each other's rollup rows in a circle.
+ * run see each other's result. Ingest queues its deltas as rows of their own
+ * (rollup-queue.ts), which take no lock a concurrent writer waits for; they
+ * are folded into the rollups, and retention's are applied there, as
+ * increments (INSERT ... ON CONFLICT DO UPDATE, the histograms added by
+ * tracepipe_hist_add), which commute, in key order, so two transactions never
+ * wait on each other's rollup rows in a circle.
  */
 import type pg from "pg";
-import { histBucketSql, RollupDeltas, type ContributionRow } from "../rollup.js";
+import { histBucketSql, RollupDeltas, type Cell, type ContributionRow } from "../rollup.js";
 
 const TTFT = "(extract(epoch FROM first_token_time::timestamptz - start_time::timestamptz) * 1000)::float8";
 const usageNumber = (key: string) => `CASE WHEN jsonb_typeof(usage->'${key}') = 'number' THEN (usage->>'${key}')::float8 END`;
@@ -77,39 +79,51 @@ export async function rawContributions(
 
 const ADDITIVE = ["runs", "errors", "streamed", "input_tokens", "output_tokens", "cost", "cost_runs"] as const;
 
+/** A rollup row's columns, in the order of cellArrays' arrays. */
+export const ROLLUP_COLUMNS = `project, hour, scope, model, provider, name, ${ADDITIVE.join(", ")}, latency_hist, ttft_hist`;
+/** The rows of cellArrays' arrays ($1..$15), with `ord`, their order. */
+export const CELL_ROWS = `unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[],
+       $10::float8[], $11::float8[], $12::float8[], $13::bigint[], $14::jsonb[], $15::jsonb[]) WITH ORDINALITY
+       AS v(${ROLLUP_COLUMNS}, ord)`;
+
+/** Cells as one array per rollup column (parameters of CELL_ROWS). */
+export function cellArrays(cells: readonly Cell[]): unknown[] {
+  const col = <T>(f: (c: Cell) => T) => cells.map(f);
+  return [
+    col((c) => c.project),
+    col((c) => c.time_ms),
+    col((c) => c.scope),
+    col((c) => c.model),
+    col((c) => c.provider),
+    col((c) => c.name),
+    ...ADDITIVE.map((a) => col((c) => c[a])),
+    col((c) => JSON.stringify(c.latency)),
+    col((c) => JSON.stringify(c.ttft)),
+  ];
+}
+
 /** Apply a transaction's rollup deltas as increments, in key order (inside the transaction). */
 export async function applyRollups(client: pg.ClientBase, deltas: RollupDeltas): Promise<void> {
   const cells = deltas.changes();
   if (cells.length === 0) return;
-  const col = <T>(f: (c: (typeof cells)[number]) => T) => cells.map(f);
   await client.query(
-    `INSERT INTO monitor_rollups AS r (project, hour, scope, model, provider, name, ${ADDITIVE.join(", ")}, latency_hist, ttft_hist)
-     SELECT project, hour, scope, model, provider, name, ${ADDITIVE.join(", ")}, latency_hist, ttft_hist
-     FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[], $8::bigint[], $9::bigint[],
-       $10::float8[], $11::float8[], $12::float8[], $13::bigint[], $14::jsonb[], $15::jsonb[]) WITH ORDINALITY
-       AS v(project, hour, scope, model, provider, name, ${ADDITIVE.join(", ")}, latency_hist, ttft_hist, ord)
+    `INSERT INTO monitor_rollups AS r (${ROLLUP_COLUMNS})
+     SELECT ${ROLLUP_COLUMNS} FROM ${CELL_ROWS}
      ORDER BY ord
      ON CONFLICT (project, hour, scope, model, provider, name) DO UPDATE SET
        ${ADDITIVE.map((c) => `${c} = r.${c} + excluded.${c}`).join(", ")},
        latency_hist = tracepipe_hist_add(r.latency_hist, excluded.latency_hist),
        ttft_hist = tracepipe_hist_add(r.ttft_hist, excluded.ttft_hist)`,
-    [
-      col((c) => c.project),
-      col((c) => c.time_ms),
-      col((c) => c.scope),
-      col((c) => c.model),
-      col((c) => c.provider),
-      col((c) => c.name),
-      ...ADDITIVE.map((a) => col((c) => c[a])),
-      col((c) => JSON.stringify(c.latency)),
-      col((c) => JSON.stringify(c.ttft)),
-    ],
+    cellArrays(cells),
   );
 }
 
 /** Rebuild every rollup from the runs (migration 4's backfill; also a repair). */
 export async function rebuildRollups(client: pg.ClientBase): Promise<void> {
   await client.query("DELETE FROM monitor_rollups");
+  // Deltas still queued are in what the runs give now (the queue exists from migration 6 on).
+  if ((await client.query("SELECT to_regclass('monitor_rollup_queue') IS NOT NULL AS queued")).rows[0]?.queued)
+    await client.query("DELETE FROM monitor_rollup_queue");
   const d = new RollupDeltas();
   for (const r of await groupedContributions(client, "runs", "true", [])) d.add(r, 1);
   await applyRollups(client, d);

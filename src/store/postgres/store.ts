@@ -28,6 +28,7 @@ import { PgPool } from "./pool.js";
 import type { PostgresStoreOptions } from "./pool-defaults.js";
 import { redactStoreTarget } from "../../env.js";
 import { pruneTraces } from "./retention.js";
+import { FOLD_INTERVAL_MS, foldRollups } from "./rollup-queue.js";
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import { SpanStaging } from "./spans.js";
 import { LogStaging } from "./logs.js";
@@ -60,6 +61,8 @@ export class PostgresStore implements Store {
   private closed = false;
   /** Makes the coming weeks' partitions every few hours (partitions.ts). */
   private readonly upkeep: NodeJS.Timeout;
+  /** Folds the queued rollup deltas every few seconds (rollup-queue.ts). */
+  private readonly folding: NodeJS.Timeout;
 
   private constructor(
     readonly pool: PgPool,
@@ -83,6 +86,14 @@ export class PostgresStore implements Store {
         });
     }, PARTITION_UPKEEP_MS);
     this.upkeep.unref();
+    let fold: Promise<unknown> | undefined;
+    this.folding = setInterval(() => {
+      // One fold at a time; one that fails (the database away) leaves the queue to the next, nothing lost.
+      fold ??= foldRollups(pool)
+        .catch(() => undefined)
+        .finally(() => (fold = undefined));
+    }, FOLD_INTERVAL_MS);
+    this.folding.unref();
   }
 
   /** Connect, apply the migrations this database lacks (under the schema lock) and make the coming weeks' partitions. */
@@ -105,13 +116,8 @@ export class PostgresStore implements Store {
     const { post, patch } = checkIngestBatch(batch);
     const attachments = batch.attachments ?? [];
     return this.pool.transaction(async (client): Promise<IngestResult> => {
+      // The merge also inserts the projects its runs are in.
       const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], { normalizeOnIngest: this.normalizeOnIngest });
-      if (m.projects.size) {
-        await client.query("INSERT INTO projects (name, created_at) SELECT unnest($1::text[]), $2 ON CONFLICT DO NOTHING", [
-          [...m.projects].sort(),
-          new Date().toISOString(),
-        ]);
-      }
       for (const a of attachments) await putAttachment(client, a);
       if (this.writesWebhookOutbox && m.completedRoots.length) await enqueueWebhooks(client, m.completedRoots);
       return { created: m.created, updated: m.updated, attachments: attachments.length, completedRoots: m.completedRoots };
@@ -373,6 +379,7 @@ export class PostgresStore implements Store {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.upkeep);
+    clearInterval(this.folding);
     await this.pool.end();
   }
 }

@@ -67,6 +67,8 @@ export async function applyThreads(client: pg.ClientBase, deltas: ThreadDeltas):
   if (named.length) await client.query(BOUNDS("r.session_name = t.project"), [named.map((d) => d.project), named.map((d) => d.thread_id)]);
   if (unnamed.length)
     await client.query(BOUNDS("r.session_name IS NULL"), [unnamed.map((d) => d.project), unnamed.map((d) => d.thread_id)]);
+  // A thread row reaches no turns only by a delta that takes turns away (a run leaving it, retention).
+  if (ts.every((d) => d.turns > 0)) return;
   await client.query(
     "DELETE FROM threads t USING unnest($1::text[], $2::text[]) AS v(project, thread_id) WHERE t.project = v.project AND t.thread_id = v.thread_id AND t.turns <= 0",
     [ts.map((d) => d.project), ts.map((d) => d.thread_id)],
