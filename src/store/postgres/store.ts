@@ -9,7 +9,7 @@
  */
 import { isObj, type Obj } from "../../internal/obj.js";
 import type { AttachmentInput, AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
-import { CursorError } from "../contract/cursor.js";
+import { decodeRunCursor, encodeRunCursor, runPageLimit, splitPage } from "../paging.js";
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
@@ -181,14 +181,12 @@ export class PostgresStore implements Store {
       args.push(t, id);
       where.push(`(start_time > $${args.length - 1} OR (start_time = $${args.length - 1} AND id > $${args.length}))`);
     }
-    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const limit = runPageLimit(q.limit);
     args.push(limit + 1);
     // NULLS FIRST: the order SQLite gives, so both stores page alike.
     const sql = `SELECT ${READ_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time NULLS FIRST, id LIMIT $${args.length}`;
     const rows = (await this.pool.query(sql, args)).rows;
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    const last = page[page.length - 1];
+    const { page, more, last } = splitPage(rows, limit);
     return {
       runs: page.map((r) => this.toStored(r)),
       cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null,
@@ -391,18 +389,4 @@ async function insertRevision(client: { query: PgPool["query"] }, rev: RevisionR
     JSON.stringify(rev.body),
     rev.created_at,
   ]);
-}
-
-function encodeRunCursor(startTime: string, id: string): string {
-  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
-}
-
-function decodeRunCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
-  } catch {
-    // fall through
-  }
-  throw new CursorError("invalid cursor");
 }

@@ -7,26 +7,12 @@
 import type Database from "better-sqlite3";
 import { isObj, type Obj } from "../../internal/obj.js";
 import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
-import { CursorError } from "../contract/cursor.js";
+import { decodeRunCursor, encodeRunCursor, runPageLimit, splitPage } from "../paging.js";
 import { deriveLlm } from "../derive.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
 import { parsePieceMap, type PieceStore } from "./pieces.js";
 import { metadataConditions } from "./metadata.js";
-
-function encodeCursor(startTime: string, id: string): string {
-  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
-  } catch {
-    // fall through
-  }
-  throw new CursorError("invalid cursor");
-}
 
 export class SqliteRuns {
   private readonly getStmt: Database.Statement;
@@ -83,17 +69,15 @@ export class SqliteRuns {
     if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
     where.push(...metadataConditions("runs", (v) => (args.push(v), "?"), q.metadata, q.tags));
     if (q.cursor) {
-      const [t, id] = decodeCursor(q.cursor);
+      const [t, id] = decodeRunCursor(q.cursor);
       where.push("(start_time > ? OR (start_time = ? AND id > ?))");
       args.push(t, t, id);
     }
-    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const limit = runPageLimit(q.limit);
     const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, limit + 1) as Row[];
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    const last = page[page.length - 1];
-    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeCursor(String(last.start_time ?? ""), last.id) : null };
+    const { page, more, last } = splitPage(rows, limit);
+    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id) : null };
   }
 
   count(project?: string): number {
