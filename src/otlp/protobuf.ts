@@ -8,47 +8,35 @@
  */
 import protobuf from "protobufjs";
 
-const KV = (id: number) => ({ rule: "repeated", type: "KeyValue", id });
+const repeated = (type: string, id: number) => ({ rule: "repeated", type, id });
+const KV = (id: number) => repeated("KeyValue", id);
+
+/**
+ * One signal's envelope, the same shape for spans and log records: the export
+ * request holds Resource{group}s, each Scope{group}s, each the items; the
+ * response's partial success counts the items refused.
+ */
+function signal(name: string, group: string, items: string, item: string, rejected: string) {
+  return {
+    [`Export${name}ServiceRequest`]: { fields: { [`resource${group}`]: repeated(`Resource${group}`, 1) } },
+    [`Export${name}ServiceResponse`]: { fields: { partialSuccess: { type: `Export${name}PartialSuccess`, id: 1 } } },
+    [`Export${name}PartialSuccess`]: { fields: { [rejected]: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
+    [`Resource${group}`]: {
+      fields: { resource: { type: "Resource", id: 1 }, [`scope${group}`]: repeated(`Scope${group}`, 2), schemaUrl: { type: "string", id: 3 } },
+    },
+    [`Scope${group}`]: {
+      fields: { scope: { type: "InstrumentationScope", id: 1 }, [items]: repeated(item, 2), schemaUrl: { type: "string", id: 3 } },
+    },
+  };
+}
 
 const descriptor = {
   nested: {
     otlp: {
       nested: {
-        ExportTraceServiceRequest: { fields: { resourceSpans: { rule: "repeated", type: "ResourceSpans", id: 1 } } },
-        ExportTraceServiceResponse: { fields: { partialSuccess: { type: "ExportTracePartialSuccess", id: 1 } } },
-        ExportTracePartialSuccess: { fields: { rejectedSpans: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
-        ExportLogsServiceRequest: { fields: { resourceLogs: { rule: "repeated", type: "ResourceLogs", id: 1 } } },
-        ExportLogsServiceResponse: { fields: { partialSuccess: { type: "ExportLogsPartialSuccess", id: 1 } } },
-        ExportLogsPartialSuccess: { fields: { rejectedLogRecords: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
-        ResourceSpans: {
-          fields: {
-            resource: { type: "Resource", id: 1 },
-            scopeSpans: { rule: "repeated", type: "ScopeSpans", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        ResourceLogs: {
-          fields: {
-            resource: { type: "Resource", id: 1 },
-            scopeLogs: { rule: "repeated", type: "ScopeLogs", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
+        ...signal("Trace", "Spans", "spans", "Span", "rejectedSpans"),
+        ...signal("Logs", "Logs", "logRecords", "LogRecord", "rejectedLogRecords"),
         Resource: { fields: { attributes: KV(1), droppedAttributesCount: { type: "uint32", id: 2 } } },
-        ScopeSpans: {
-          fields: {
-            scope: { type: "InstrumentationScope", id: 1 },
-            spans: { rule: "repeated", type: "Span", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        ScopeLogs: {
-          fields: {
-            scope: { type: "InstrumentationScope", id: 1 },
-            logRecords: { rule: "repeated", type: "LogRecord", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
         InstrumentationScope: {
           fields: {
             name: { type: "string", id: 1 },
@@ -70,9 +58,9 @@ const descriptor = {
             endTimeUnixNano: { type: "fixed64", id: 8 },
             attributes: KV(9),
             droppedAttributesCount: { type: "uint32", id: 10 },
-            events: { rule: "repeated", type: "Event", id: 11 },
+            events: repeated("Event", 11),
             droppedEventsCount: { type: "uint32", id: 12 },
-            links: { rule: "repeated", type: "Link", id: 13 },
+            links: repeated("Link", 13),
             droppedLinksCount: { type: "uint32", id: 14 },
             status: { type: "Status", id: 15 },
           },
@@ -124,11 +112,11 @@ const descriptor = {
             bytesValue: { type: "bytes", id: 7 },
           },
         },
-        ArrayValue: { fields: { values: { rule: "repeated", type: "AnyValue", id: 1 } } },
-        KeyValueList: { fields: { values: { rule: "repeated", type: "KeyValue", id: 1 } } },
+        ArrayValue: { fields: { values: repeated("AnyValue", 1) } },
+        KeyValueList: { fields: { values: KV(1) } },
         // google.rpc.Status and the RetryInfo detail, for gRPC errors that say when to retry.
         RpcStatus: {
-          fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 }, details: { rule: "repeated", type: "Any", id: 3 } },
+          fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 }, details: repeated("Any", 3) },
         },
         Any: { fields: { typeUrl: { type: "string", id: 1 }, value: { type: "bytes", id: 2 } } },
         RetryInfo: { fields: { retryDelay: { type: "Duration", id: 1 } } },

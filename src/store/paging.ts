@@ -41,11 +41,8 @@ export function decodeTraceCursor(cursor: string, sort: string): [number | strin
   throw new CursorError("invalid cursor");
 }
 
-/** Runs per page of queryRuns: 1 to 1000, 100 unless asked. */
-export const runPageLimit = (limit: number | undefined) => Math.min(Math.max(limit ?? 100, 1), 1000);
-
-/** Traces per page of listTraces: 1 to 500, 50 unless asked. */
-export const tracePageLimit = (limit: number | undefined) => Math.min(Math.max(limit ?? 50, 1), 500);
+/** A page size asked for, within 1 to `max`; `fallback` when none was asked. */
+export const pageLimit = (limit: number | undefined, fallback: number, max: number) => Math.min(Math.max(limit ?? fallback, 1), max);
 
 /** A page out of `limit + 1` rows read: the first `limit`, whether more follow, and the page's last row. */
 export function splitPage<T>(rows: T[], limit: number): { page: T[]; more: boolean; last: T | undefined } {

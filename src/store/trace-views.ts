@@ -1,11 +1,11 @@
 /**
  * How both stores shape the viewer's trace answers from what they read: a
  * trace summary from its root row and per-trace totals, a tree run from its
- * row, and the sort key a page is ordered by. One home, so SQLite and
+ * row. One home, so SQLite and
  * PostgreSQL answer alike; each store keeps only its SQL.
  */
 import type { FeedbackSummary } from "./contract/feedback.js";
-import type { TraceFilter, TraceRun, TraceSummary } from "./contract/traces.js";
+import type { TraceRun, TraceSummary } from "./contract/traces.js";
 import { msBetween } from "./time.js";
 
 /** A root run as the stores read it for a trace summary. */
@@ -19,18 +19,13 @@ export interface TraceRootRow {
   error: string | null;
 }
 
-/** Totals over one trace's runs. */
-export interface TraceTotals {
-  run_count: number;
-  error_count: number;
+/** Totals over one trace's runs: the summary's counts, with the first error and first token time read. */
+export interface TraceTotals
+  extends Pick<
+    TraceSummary,
+    "run_count" | "error_count" | "models" | "providers" | "input_tokens" | "output_tokens" | "total_tokens" | "total_cost" | "estimated"
+  > {
   first_error: string | null;
-  models: string[];
-  providers: string[];
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number | null;
-  total_cost: number | null;
-  estimated: boolean;
   first_token_time: string | null;
 }
 
@@ -81,18 +76,4 @@ export function traceRunView(r: TraceRunRow): TraceRun {
     total_cost: r.total_cost,
     estimated: r.estimated,
   };
-}
-
-/** A page's sort, direction and key expression, given the store's latency column and trace-cost expression. */
-export function traceSort(f: TraceFilter, latency: string, traceCost: string): { sort: NonNullable<TraceFilter["sort"]>; desc: boolean; key: string } {
-  const desc = (f.order ?? "desc") === "desc";
-  const sort = f.sort ?? "start_time";
-  // Latency and cost sort traces without one last, in either direction (coalesce to -1 / 1e18).
-  const key =
-    sort === "latency"
-      ? `coalesce(${latency}, ${desc ? -1 : 1e18})`
-      : sort === "cost"
-        ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})`
-        : "r.start_time";
-  return { sort, desc, key };
 }

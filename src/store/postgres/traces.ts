@@ -12,9 +12,9 @@
  * and last descending, as in SQLite.
  */
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
-import { decodeTraceCursor, encodeTraceCursor, splitPage, tracePageLimit } from "../paging.js";
-import { canonicalTime } from "../time.js";
-import { traceRunView, traceSort, traceSummaryView, type TraceRunRow, type TraceTotals } from "../trace-views.js";
+import { encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
+import { traceConditions, traceOrder } from "../trace-filter.js";
+import { traceRunView, traceSummaryView, type TraceRunRow, type TraceTotals } from "../trace-views.js";
 import { feedbackOfTraces } from "./feedback.js";
 import { metadataConditions } from "./metadata.js";
 import type { PgPool } from "./pool.js";
@@ -26,51 +26,29 @@ const usageNumber = (key: string, alias = "") =>
 const ESTIMATED = "coalesce(usage->'estimated' = 'true'::jsonb, false)";
 
 export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePage> {
-  const where = ["r.parent_run_id IS NULL"];
   const args: unknown[] = [];
   const arg = (v: unknown, type = "text") => {
     args.push(v);
     return `$${args.length}::${type}`;
   };
-  if (f.project) where.push(`r.session_name = ${arg(f.project)}`);
-  if (f.name) where.push(`strpos(lower(r.name), lower(${arg(f.name)})) > 0`);
-  if (f.run_type) where.push(`r.run_type = ${arg(f.run_type)}`);
-  if (f.start_time_gte) where.push(`r.start_time >= ${arg(canonicalTime(f.start_time_gte) ?? f.start_time_gte)}`);
-  if (f.start_time_lt) where.push(`r.start_time < ${arg(canonicalTime(f.start_time_lt) ?? f.start_time_lt)}`);
-  if (f.model) {
-    const m = arg(f.model);
-    where.push(`(r.model = ${m} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.model = ${m}))`);
-  }
-  if (f.provider) {
-    const p = arg(f.provider);
-    where.push(`(r.provider = ${p} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.provider = ${p}))`);
-  }
-  if (f.errors_only) where.push("EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)");
-  if (f.q) {
-    const q = arg(f.q);
-    where.push(
-      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (strpos(lower(c.inputs), lower(${q})) > 0 OR strpos(lower(c.outputs), lower(${q})) > 0 OR strpos(lower(c.error), lower(${q})) > 0))`,
-    );
-  }
-  for (const cond of metadataConditions("c", (v) => arg(v), f.metadata, f.tags))
-    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
-  if (f.feedback_key)
-    where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${arg(f.feedback_key)})`);
   const traceCost = "(SELECT sum(c.total_cost) FROM runs c WHERE c.trace_id = r.id AND c.total_cost IS NOT NULL)";
-  if (f.min_cost !== undefined) where.push(`${traceCost} >= ${arg(f.min_cost, "float8")}`);
-  if (f.max_cost !== undefined) where.push(`${traceCost} <= ${arg(f.max_cost, "float8")}`);
-  const { sort, desc, key } = traceSort(f, "r.latency_ms", traceCost);
-  const cmp = desc ? "<" : ">";
-  const dir = desc ? "DESC NULLS LAST" : "ASC NULLS FIRST";
-  if (f.cursor) {
-    const [v, id] = decodeTraceCursor(f.cursor, sort);
-    const cv = arg(v, sort === "start_time" ? "text" : "float8");
-    const cid = arg(id);
-    where.push(`(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${cid}))`);
-  }
-  const limit = tracePageLimit(f.limit);
+  const contains = (haystack: string, needle: string) => `strpos(lower(${haystack}), lower(${needle})) > 0`;
+  const where = traceConditions(f, {
+    bind: arg,
+    contains,
+    model: "model",
+    provider: "provider",
+    errorsOnly: "EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)",
+    textSearch: (q) =>
+      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}))`,
+    metadata: metadataConditions,
+    traceCost,
+  });
+  const { sort, key, orderBy, after } = traceOrder(f, { bind: arg, traceCost, latency: "r.latency_ms", nullsLast: true });
+  if (after) where.push(after);
+  const limit = pageLimit(f.limit, 50, 500);
   const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, r.exact, ${key} AS k
-    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${key} ${dir}, r.id ${desc ? "DESC" : "ASC"} LIMIT ${arg(limit + 1, "int")}`;
+    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${orderBy} LIMIT ${arg(limit + 1, "int")}`;
   const rows = (await pool.query(sql, args)).rows;
   const { page, more, last } = splitPage(rows, limit);
   const ids = page.map((r) => r.id as string);

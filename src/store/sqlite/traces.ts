@@ -10,10 +10,10 @@
  * a filter that matches rarely walks further (text search is a scan by nature).
  */
 import type { SqliteHandle } from "./handle.js";
-import { canonicalTime } from "../time.js";
-import { decodeTraceCursor, encodeTraceCursor, splitPage, tracePageLimit } from "../paging.js";
+import { traceConditions, traceOrder } from "../trace-filter.js";
+import { encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
-import { traceRunView, traceSort, traceSummaryView, type TraceRootRow, type TraceRunRow } from "../trace-views.js";
+import { traceRunView, traceSummaryView, type TraceRootRow, type TraceRunRow } from "../trace-views.js";
 import { metadataConditions } from "./metadata.js";
 import { TRACE_FEEDBACK_SQL } from "./feedback.js";
 import type { FeedbackSummary } from "../contract/feedback.js";
@@ -50,7 +50,6 @@ const AGG_SQL = `
 const RUN_COST = "json_extract(c.v_usage, '$.total_cost')";
 
 export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
-  const where = ["r.parent_run_id IS NULL"];
   const args: Record<string, unknown> = {};
   let bound = 0;
   /** A named parameter holding `v`. */
@@ -59,49 +58,28 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
     args[name] = v;
     return `@${name}`;
   };
-  if (f.project) where.push(`r.session_name = ${bind(f.project)}`);
-  if (f.name) where.push(`instr(lower(r.name), lower(${bind(f.name)})) > 0`);
-  if (f.run_type) where.push(`r.run_type = ${bind(f.run_type)}`);
-  if (f.start_time_gte) where.push(`r.start_time >= ${bind(canonicalTime(f.start_time_gte) ?? f.start_time_gte)}`);
-  if (f.start_time_lt) where.push(`r.start_time < ${bind(canonicalTime(f.start_time_lt) ?? f.start_time_lt)}`);
-  // Trace-wide filters: the root's own row first (cheap), then its runs through the trace index.
-  if (f.model) {
-    const m = bind(f.model);
-    where.push(`(r.v_model = ${m} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.v_model = ${m}))`);
-  }
-  if (f.provider) {
-    const p = bind(f.provider);
-    where.push(`(r.v_provider = ${p} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.v_provider = ${p}))`);
-  }
-  // Runs in error are few: their traces come from a small partial index, looked up once.
-  if (f.errors_only) where.push("r.id IN (SELECT trace_id FROM runs WHERE error IS NOT NULL)");
-  if (f.q) {
-    const q = bind(f.q);
-    where.push(
-      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (instr(lower(c.inputs), lower(${q})) > 0 OR instr(lower(c.outputs), lower(${q})) > 0 OR instr(lower(c.error), lower(${q})) > 0` +
-        // Inputs or outputs stored in pieces (pieces.ts): each piece with the start of the next, so a match across two is found.
-        ` OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND instr(lower(p.text || coalesce((SELECT substr(n.text, 1, length(${q}) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')), lower(${q})) > 0))))`,
-    );
-  }
-  for (const cond of metadataConditions("c", bind, f.metadata, f.tags))
-    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
-  if (f.feedback_key)
-    where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${bind(f.feedback_key)})`);
   // A trace's cost from the (trace_id, cost) index of migration 4, never from the runs' JSON.
   const traceCost = `(SELECT sum(${RUN_COST}) FROM runs c WHERE c.trace_id = r.id AND ${RUN_COST} IS NOT NULL)`;
-  if (f.min_cost !== undefined) where.push(`${traceCost} >= ${bind(f.min_cost)}`);
-  if (f.max_cost !== undefined) where.push(`${traceCost} <= ${bind(f.max_cost)}`);
-  const { sort, desc, key } = traceSort(f, "r.v_latency_ms", traceCost);
-  const cmp = desc ? "<" : ">";
-  const dir = desc ? "DESC" : "ASC";
-  if (f.cursor) {
-    const [v, id] = decodeTraceCursor(f.cursor, sort);
-    const cv = bind(v);
-    where.push(`(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${bind(id)}))`);
-  }
-  const limit = tracePageLimit(f.limit);
+  const contains = (haystack: string, needle: string) => `instr(lower(${haystack}), lower(${needle})) > 0`;
+  const where = traceConditions(f, {
+    bind,
+    contains,
+    model: "v_model",
+    provider: "v_provider",
+    // Runs in error are few: their traces come from a small partial index, looked up once.
+    errorsOnly: "r.id IN (SELECT trace_id FROM runs WHERE error IS NOT NULL)",
+    textSearch: (q) =>
+      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}` +
+      // Inputs or outputs stored in pieces (pieces.ts): each piece with the start of the next, so a match across two is found.
+      ` OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND ${contains(`p.text || coalesce((SELECT substr(n.text, 1, length(${q}) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')`, q)}))))`,
+    metadata: metadataConditions,
+    traceCost,
+  });
+  const { sort, key, orderBy, after } = traceOrder(f, { bind, traceCost, latency: "r.v_latency_ms", nullsLast: false });
+  if (after) where.push(after);
+  const limit = pageLimit(f.limit, 50, 500);
   const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, ${key} AS k
-    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${key} ${dir}, r.id ${dir} LIMIT @limit`;
+    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${orderBy} LIMIT @limit`;
   const rows = db.prepare(sql).all({ ...args, limit: limit + 1 }) as (TraceRootRow & { k: number | string })[];
   const { page, more, last } = splitPage(rows, limit);
   const agg = db.prepare(AGG_SQL);
