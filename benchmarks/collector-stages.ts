@@ -15,12 +15,12 @@
  *   npx tsx benchmarks/collector-stages.ts [--requests 1500] [--rounds 3] [--batch 10] [--ids v4|v7] [--baseline DIR]
  */
 import { spawn } from "node:child_process";
-import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { runBodies } from "./run-bodies.js";
 import { spread, median } from "./stats.js";
 
 const STAGES = ["multipart parsing", "depth bound", "checks", "store write"] as const;
@@ -40,55 +40,11 @@ async function measure(root: string, requests: number, batch: number, ids: strin
   const { IssueList } = await imp<typeof import("../src/server/issues.js")>("src/server/issues.ts");
   const { Slicer } = await imp<typeof import("../src/internal/slicer.js")>("src/internal/slicer.ts");
   const { tooDeep } = await imp<typeof import("../src/server/depth.js")>("src/server/depth.ts");
-  const { uuidv7 } = await import("../src/run/ids.js");
   const dir = mkdtempSync(join(tmpdir(), "tp-bench-stages-"));
   const store = await openStore(join(dir, "traces.db"));
-  // The load generator's body, made the same way (collector-load.ts).
-  const filler = "lorem ipsum dolor sit amet ".repeat(60).slice(0, 800);
-  const templateIds = Array.from({ length: batch }, () => randomUUID());
-  const fd = new FormData();
-  const now = new Date().toISOString().replace("Z", "000Z");
-  for (const id of templateIds) {
-    fd.append(
-      `post.${id}`,
-      new Blob(
-        [
-          JSON.stringify({
-            id,
-            trace_id: id,
-            dotted_order: `20261122T000000000000Z${id}`,
-            name: "bench",
-            run_type: "chain",
-            start_time: now,
-            end_time: now,
-            session_name: "bench",
-          }),
-        ],
-        { type: "application/json" },
-      ),
-    );
-    fd.append(`post.${id}.inputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
-    fd.append(`post.${id}.outputs`, new Blob([JSON.stringify({ text: filler })], { type: "application/json" }));
-  }
-  const req = new Request("http://x", { method: "POST", body: fd });
-  const template = Buffer.from(await req.arrayBuffer());
-  const headers = { "content-type": req.headers.get("content-type")! };
-  const offsets = templateIds.map((id) => {
-    const at: number[] = [];
-    for (let i = template.indexOf(id); i >= 0; i = template.indexOf(id, i + 1)) at.push(i);
-    return at;
-  });
-  const timeOffsets: number[] = [];
-  for (let i = template.indexOf(now); i >= 0; i = template.indexOf(now, i + 1)) timeOffsets.push(i);
-  const freshBody = () => {
-    const b = Buffer.from(template);
-    for (const at of offsets) {
-      const id = ids === "v7" ? uuidv7() : randomUUID();
-      for (const i of at) b.write(id, i, "latin1");
-    }
-    if (ids === "v7") for (const i of timeOffsets) b.write(new Date().toISOString().replace("Z", "000Z"), i, "latin1");
-    return b;
-  };
+  // The load generator's bodies (collector-load.ts).
+  const bodies = await runBodies(batch, ids === "v7");
+  const headers = { "content-type": bodies.contentType };
   const cpu = () => {
     const u = process.cpuUsage();
     return u.user + u.system;
@@ -97,7 +53,7 @@ async function measure(root: string, requests: number, batch: number, ids: strin
   const t: Times = { "multipart parsing": 0, "depth bound": 0, checks: 0, "store write": 0 };
   const warmup = Math.ceil(requests / 5);
   for (let i = 0; i < warmup + requests; i++) {
-    const body = freshBody();
+    const body = bodies.fresh();
     const issues = new IssueList(100, 10_000);
     const lap = (() => {
       let c = cpu();

@@ -1,6 +1,6 @@
 /**
  * The OTLP messages tracepipe reads and answers, as protobufjs types built
- * from a descriptor (field numbers from opentelemetry-proto's
+ * from their .proto declarations (field numbers from opentelemetry-proto's
  * collector/{trace,logs}/v1, trace/v1, logs/v1, common/v1 and resource/v1,
  * and google/rpc's Status and RetryInfo for gRPC errors): data for a
  * well-kept decoder, not a hand-written parser. Shared by OTLP/HTTP and
@@ -8,137 +8,66 @@
  */
 import protobuf from "protobufjs";
 
-const KV = (id: number) => ({ rule: "repeated", type: "KeyValue", id });
+/**
+ * The messages as a .proto file declares them (camelCase names, as protobufjs
+ * gives them to OTLP JSON's shape). The span and log envelopes share one shape:
+ * the export request holds resources, each scopes, each the items.
+ */
+const PROTO = `
+syntax = "proto3";
+package otlp;
 
-const descriptor = {
-  nested: {
-    otlp: {
-      nested: {
-        ExportTraceServiceRequest: { fields: { resourceSpans: { rule: "repeated", type: "ResourceSpans", id: 1 } } },
-        ExportTraceServiceResponse: { fields: { partialSuccess: { type: "ExportTracePartialSuccess", id: 1 } } },
-        ExportTracePartialSuccess: { fields: { rejectedSpans: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
-        ExportLogsServiceRequest: { fields: { resourceLogs: { rule: "repeated", type: "ResourceLogs", id: 1 } } },
-        ExportLogsServiceResponse: { fields: { partialSuccess: { type: "ExportLogsPartialSuccess", id: 1 } } },
-        ExportLogsPartialSuccess: { fields: { rejectedLogRecords: { type: "int64", id: 1 }, errorMessage: { type: "string", id: 2 } } },
-        ResourceSpans: {
-          fields: {
-            resource: { type: "Resource", id: 1 },
-            scopeSpans: { rule: "repeated", type: "ScopeSpans", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        ResourceLogs: {
-          fields: {
-            resource: { type: "Resource", id: 1 },
-            scopeLogs: { rule: "repeated", type: "ScopeLogs", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        Resource: { fields: { attributes: KV(1), droppedAttributesCount: { type: "uint32", id: 2 } } },
-        ScopeSpans: {
-          fields: {
-            scope: { type: "InstrumentationScope", id: 1 },
-            spans: { rule: "repeated", type: "Span", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        ScopeLogs: {
-          fields: {
-            scope: { type: "InstrumentationScope", id: 1 },
-            logRecords: { rule: "repeated", type: "LogRecord", id: 2 },
-            schemaUrl: { type: "string", id: 3 },
-          },
-        },
-        InstrumentationScope: {
-          fields: {
-            name: { type: "string", id: 1 },
-            version: { type: "string", id: 2 },
-            attributes: KV(3),
-            droppedAttributesCount: { type: "uint32", id: 4 },
-          },
-        },
-        Span: {
-          fields: {
-            traceId: { type: "bytes", id: 1 },
-            spanId: { type: "bytes", id: 2 },
-            traceState: { type: "string", id: 3 },
-            parentSpanId: { type: "bytes", id: 4 },
-            flags: { type: "fixed32", id: 16 },
-            name: { type: "string", id: 5 },
-            kind: { type: "int32", id: 6 },
-            startTimeUnixNano: { type: "fixed64", id: 7 },
-            endTimeUnixNano: { type: "fixed64", id: 8 },
-            attributes: KV(9),
-            droppedAttributesCount: { type: "uint32", id: 10 },
-            events: { rule: "repeated", type: "Event", id: 11 },
-            droppedEventsCount: { type: "uint32", id: 12 },
-            links: { rule: "repeated", type: "Link", id: 13 },
-            droppedLinksCount: { type: "uint32", id: 14 },
-            status: { type: "Status", id: 15 },
-          },
-        },
-        Event: {
-          fields: {
-            timeUnixNano: { type: "fixed64", id: 1 },
-            name: { type: "string", id: 2 },
-            attributes: KV(3),
-            droppedAttributesCount: { type: "uint32", id: 4 },
-          },
-        },
-        Link: {
-          fields: {
-            traceId: { type: "bytes", id: 1 },
-            spanId: { type: "bytes", id: 2 },
-            traceState: { type: "string", id: 3 },
-            attributes: KV(4),
-            droppedAttributesCount: { type: "uint32", id: 5 },
-            flags: { type: "fixed32", id: 6 },
-          },
-        },
-        Status: { fields: { message: { type: "string", id: 2 }, code: { type: "int32", id: 3 } } },
-        LogRecord: {
-          fields: {
-            timeUnixNano: { type: "fixed64", id: 1 },
-            observedTimeUnixNano: { type: "fixed64", id: 11 },
-            severityNumber: { type: "int32", id: 2 },
-            severityText: { type: "string", id: 3 },
-            body: { type: "AnyValue", id: 5 },
-            attributes: KV(6),
-            droppedAttributesCount: { type: "uint32", id: 7 },
-            flags: { type: "fixed32", id: 8 },
-            traceId: { type: "bytes", id: 9 },
-            spanId: { type: "bytes", id: 10 },
-            eventName: { type: "string", id: 12 },
-          },
-        },
-        KeyValue: { fields: { key: { type: "string", id: 1 }, value: { type: "AnyValue", id: 2 } } },
-        AnyValue: {
-          oneofs: { value: { oneof: ["stringValue", "boolValue", "intValue", "doubleValue", "arrayValue", "kvlistValue", "bytesValue"] } },
-          fields: {
-            stringValue: { type: "string", id: 1 },
-            boolValue: { type: "bool", id: 2 },
-            intValue: { type: "int64", id: 3 },
-            doubleValue: { type: "double", id: 4 },
-            arrayValue: { type: "ArrayValue", id: 5 },
-            kvlistValue: { type: "KeyValueList", id: 6 },
-            bytesValue: { type: "bytes", id: 7 },
-          },
-        },
-        ArrayValue: { fields: { values: { rule: "repeated", type: "AnyValue", id: 1 } } },
-        KeyValueList: { fields: { values: { rule: "repeated", type: "KeyValue", id: 1 } } },
-        // google.rpc.Status and the RetryInfo detail, for gRPC errors that say when to retry.
-        RpcStatus: {
-          fields: { code: { type: "int32", id: 1 }, message: { type: "string", id: 2 }, details: { rule: "repeated", type: "Any", id: 3 } },
-        },
-        Any: { fields: { typeUrl: { type: "string", id: 1 }, value: { type: "bytes", id: 2 } } },
-        RetryInfo: { fields: { retryDelay: { type: "Duration", id: 1 } } },
-        Duration: { fields: { seconds: { type: "int64", id: 1 }, nanos: { type: "int32", id: 2 } } },
-      },
-    },
-  },
-};
+message ExportTraceServiceRequest { repeated ResourceSpans resourceSpans = 1; }
+message ExportTraceServiceResponse { ExportTracePartialSuccess partialSuccess = 1; }
+message ExportTracePartialSuccess { int64 rejectedSpans = 1; string errorMessage = 2; }
+message ExportLogsServiceRequest { repeated ResourceLogs resourceLogs = 1; }
+message ExportLogsServiceResponse { ExportLogsPartialSuccess partialSuccess = 1; }
+message ExportLogsPartialSuccess { int64 rejectedLogRecords = 1; string errorMessage = 2; }
 
-const root = protobuf.Root.fromJSON(descriptor);
+message ResourceSpans { Resource resource = 1; repeated ScopeSpans scopeSpans = 2; string schemaUrl = 3; }
+message ResourceLogs { Resource resource = 1; repeated ScopeLogs scopeLogs = 2; string schemaUrl = 3; }
+message Resource { repeated KeyValue attributes = 1; uint32 droppedAttributesCount = 2; }
+message ScopeSpans { InstrumentationScope scope = 1; repeated Span spans = 2; string schemaUrl = 3; }
+message ScopeLogs { InstrumentationScope scope = 1; repeated LogRecord logRecords = 2; string schemaUrl = 3; }
+message InstrumentationScope { string name = 1; string version = 2; repeated KeyValue attributes = 3; uint32 droppedAttributesCount = 4; }
+
+message Span {
+  bytes traceId = 1; bytes spanId = 2; string traceState = 3; bytes parentSpanId = 4; fixed32 flags = 16;
+  string name = 5; int32 kind = 6; fixed64 startTimeUnixNano = 7; fixed64 endTimeUnixNano = 8;
+  repeated KeyValue attributes = 9; uint32 droppedAttributesCount = 10;
+  repeated Event events = 11; uint32 droppedEventsCount = 12; repeated Link links = 13; uint32 droppedLinksCount = 14;
+  Status status = 15;
+}
+message Event { fixed64 timeUnixNano = 1; string name = 2; repeated KeyValue attributes = 3; uint32 droppedAttributesCount = 4; }
+message Link {
+  bytes traceId = 1; bytes spanId = 2; string traceState = 3; repeated KeyValue attributes = 4; uint32 droppedAttributesCount = 5;
+  fixed32 flags = 6;
+}
+message Status { string message = 2; int32 code = 3; }
+message LogRecord {
+  fixed64 timeUnixNano = 1; fixed64 observedTimeUnixNano = 11; int32 severityNumber = 2; string severityText = 3;
+  AnyValue body = 5; repeated KeyValue attributes = 6; uint32 droppedAttributesCount = 7; fixed32 flags = 8;
+  bytes traceId = 9; bytes spanId = 10; string eventName = 12;
+}
+
+message KeyValue { string key = 1; AnyValue value = 2; }
+message AnyValue {
+  oneof value {
+    string stringValue = 1; bool boolValue = 2; int64 intValue = 3; double doubleValue = 4;
+    ArrayValue arrayValue = 5; KeyValueList kvlistValue = 6; bytes bytesValue = 7;
+  }
+}
+message ArrayValue { repeated AnyValue values = 1; }
+message KeyValueList { repeated KeyValue values = 1; }
+
+// google.rpc.Status and the RetryInfo detail, for gRPC errors that say when to retry.
+message RpcStatus { int32 code = 1; string message = 2; repeated Any details = 3; }
+message Any { string typeUrl = 1; bytes value = 2; }
+message RetryInfo { Duration retryDelay = 1; }
+message Duration { int64 seconds = 1; int32 nanos = 2; }
+`;
+
+const root = protobuf.parse(PROTO, { keepCase: true }).root;
 const type = (name: string) => root.lookupType(`otlp.${name}`);
 
 export const TraceRequest = type("ExportTraceServiceRequest");

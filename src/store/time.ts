@@ -16,3 +16,12 @@ export function canonicalTime(value: string): string | undefined {
   const micro = m?.[3] ? m[3].padEnd(6, "0").slice(3, 6) : "000";
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, `.$1${micro}Z`);
 }
+
+/** Milliseconds between two stored times, keeping the microseconds Date.parse drops. */
+export function msBetween(a: string | null | undefined, b: string | null | undefined): number | null {
+  if (!a || !b) return null;
+  const d = Date.parse(b) - Date.parse(a);
+  if (!Number.isFinite(d)) return null;
+  const micro = (t: string) => Number(/\.\d{3}(\d{3})Z$/.exec(t)?.[1] ?? 0);
+  return d + (micro(b) - micro(a)) / 1000;
+}

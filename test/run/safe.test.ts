@@ -121,5 +121,8 @@ describe("approxJsonSize", () => {
     expect(large).toBeGreaterThanOrEqual(2 * 100_000);
     // Ten times the budget, ten times the estimate (within 1%): the walk ends at the budget.
     expect(Math.abs(large / small / 10 - 1)).toBeLessThan(0.01);
+    // A budget shorter than the chain: the walk goes down the `a` links and stops after exactly
+    // `budget` nodes, each adding its braces (2) and its one key `"a":` (5), and nothing more.
+    for (const budget of [1, 10, 30]) expect(approxJsonSize(diamondChain(40), budget)).toBe(7 * budget);
   });
 });

@@ -105,14 +105,8 @@ export function traceStart(state: Obj): string | null {
   return start ? isoIfValid(...(start.slice(1, 8) as [string, string, string, string, string, string, string])) : null;
 }
 
-/** Milliseconds between two stored times, keeping the microseconds Date.parse drops. */
-export function msBetween(a: string | null | undefined, b: string | null | undefined): number | null {
-  if (!a || !b) return null;
-  const d = Date.parse(b) - Date.parse(a);
-  if (!Number.isFinite(d)) return null;
-  const micro = (t: string) => Number(/\.\d{3}(\d{3})Z$/.exec(t)?.[1] ?? 0);
-  return d + (micro(b) - micro(a)) / 1000;
-}
+/** The latency column is computed as the viewer's reads compute it (store/time.ts). */
+export { msBetween } from "../time.js";
 
 /**
  * An llm run's usage: in the first output message, of the native copy when

@@ -10,29 +10,24 @@
  * nearest-rank ones (store/rollup.ts).
  */
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
-import { breakdownOf, cellOfRow, cellsOfRuns, plan, seriesOf, type Cell } from "../rollup.js";
-import { canonicalTime } from "../time.js";
+import { monitorReads, rangeCells } from "../monitor-reads.js";
+import { breakdownOf, seriesOf, type Cell } from "../rollup.js";
 import type { PgPool } from "./pool.js";
 import { rawContributions, ROLLUP_COLUMNS } from "./rollups.js";
 
-const iso = (ms: number) => canonicalTime(new Date(ms).toISOString())!;
-
 /** The range's cells: rollup rows for its whole hours, runs for the rest. */
 async function cells(pool: PgPool, q: MonitorQuery): Promise<Cell[]> {
-  const { rollupTo, rawFrom } = plan(q);
-  const out: Cell[] = [];
-  if (rollupTo > q.from_ms) {
-    const rows = (
-      await pool.query(
-        `SELECT ${ROLLUP_COLUMNS} FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint
-         UNION ALL SELECT ${ROLLUP_COLUMNS} FROM monitor_rollup_queue WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint`,
-        [q.project, q.from_ms, rollupTo],
-      )
-    ).rows as Record<string, unknown>[];
-    for (const r of rows) out.push(cellOfRow(r));
-  }
-  if (q.to_ms > rawFrom) out.push(...cellsOfRuns(await rawContributions(pool, q.project, iso(rawFrom), iso(q.to_ms))));
-  return out;
+  const { hours, runs } = monitorReads(q);
+  const rows = hours
+    ? ((
+        await pool.query("SELECT * FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint", [
+          q.project,
+          hours.from,
+          hours.to,
+        ])
+      ).rows as Record<string, unknown>[])
+    : [];
+  return rangeCells(rows, runs ? await rawContributions(pool, q.project, runs.gte, runs.lt) : []);
 }
 
 /** Every chart's series for one project, range and bucket size. */

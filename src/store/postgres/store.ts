@@ -7,16 +7,16 @@
  *
  *   const store = await PostgresStore.open("postgres://user:pass@host:5432/db");
  */
-import { isObj, type Obj } from "../../internal/obj.js";
+import type { Obj } from "../../internal/obj.js";
 import type { AttachmentInput, AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
-import { CursorError } from "../contract/cursor.js";
+import { decodeRunCursor, encodeRunCursor, pageLimit, splitPage } from "../paging.js";
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
 import type { SpanInput, StoredSpan } from "../contract/spans.js";
 import type { Store, StoreHealth } from "../contract/store.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
-import { deriveLlm } from "../derive.js";
+import { storedRunOf } from "../run-views.js";
 import { checkFeedback, checkIngestBatch } from "../validate.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
 import { canonicalTime } from "../time.js";
@@ -125,27 +125,11 @@ export class PostgresStore implements Store {
   }
 
   private toStored(row: Obj): StoredRun {
-    const out: Obj = { id: row.id };
-    if (row.other) Object.assign(out, JSON.parse(row.other as string));
-    for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
-    if (row.exact) Object.assign(out, JSON.parse(row.exact as string));
-    for (const c of JSONCOL) if (row[c] != null) out[c] = JSON.parse(row[c] as string);
-    out.detected_format = row.detected_format;
-    out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs as string) : null;
-    out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs as string) : null;
-    out.normalize_error = row.normalize_error;
-    // A side too large to keep a stored native copy (see merge.ts): derived now, as ingest would have.
-    const large = (c: string) => typeof row[c] === "string" && Buffer.byteLength(row[c] as string, "utf8") > DERIVE_ON_READ_BYTES;
-    const deferIn = row.normalized_inputs === null && large("inputs");
-    const deferOut = row.normalized_outputs === null && large("outputs");
-    if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
-      const extra = out.extra;
-      const d = deriveLlm(out.inputs, out.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
-      if (deferIn) out.normalized_inputs = d.normalized_inputs;
-      if (deferOut) out.normalized_outputs = d.normalized_outputs;
-    }
-    out.first_token_time = row.first_token_time;
-    return out as unknown as StoredRun;
+    return storedRunOf(row, {
+      json: (c) => row[c] as string | null,
+      // A side too large to keep a stored native copy (see merge.ts).
+      large: (side) => typeof row[side] === "string" && Buffer.byteLength(row[side] as string, "utf8") > DERIVE_ON_READ_BYTES,
+    });
   }
 
   claimWebhooks(limit: number, leaseMs: number): Promise<ClaimedWebhook[]> {
@@ -187,14 +171,12 @@ export class PostgresStore implements Store {
       args.push(t, id);
       where.push(`(start_time > $${args.length - 1} OR (start_time = $${args.length - 1} AND id > $${args.length}))`);
     }
-    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const limit = pageLimit(q.limit, 100, 1000);
     args.push(limit + 1);
     // NULLS FIRST: the order SQLite gives, so both stores page alike.
     const sql = `SELECT ${READ_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time NULLS FIRST, id LIMIT $${args.length}`;
     const rows = (await this.pool.query(sql, args)).rows;
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    const last = page[page.length - 1];
+    const { page, more, last } = splitPage(rows, limit);
     return {
       runs: page.map((r) => this.toStored(r)),
       cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null,
@@ -398,18 +380,4 @@ async function insertRevision(client: { query: PgPool["query"] }, rev: RevisionR
     JSON.stringify(rev.body),
     rev.created_at,
   ]);
-}
-
-function encodeRunCursor(startTime: string, id: string): string {
-  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
-}
-
-function decodeRunCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
-  } catch {
-    // fall through
-  }
-  throw new CursorError("invalid cursor");
 }

@@ -10,7 +10,8 @@
  */
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { summaryView, turnView } from "../thread-views.js";
+import { pageLimit, splitPage } from "../paging.js";
+import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type ThreadUsage } from "../thread-views.js";
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
 
@@ -20,18 +21,8 @@ export const THREAD_KEY = "tracepipe_thread_key(extra)";
 /** Reads one stored run whole (as getRun does). */
 export type RunReader = (id: string) => Promise<StoredRun | undefined>;
 
-interface GroupRow {
-  project: string | null;
-  thread_id: string;
-  turns: number;
-  first_time: string;
-  last_time: string;
-  latency_ms: number;
-  latency_turns: number;
-}
-
 /** One page of threads, most recently active first: a range of the threads table (migration 4, kept on ingest by thread-table.ts). */
-async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: GroupRow[]; more: boolean }> {
+async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: ThreadGroupRow[]; more: boolean }> {
   const where = ["turns > 0"];
   const args: unknown[] = [];
   if (q.project) {
@@ -42,29 +33,21 @@ async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: Group
     args.push(canonicalTime(q.before) ?? q.before);
     where.push(`last_time < $${args.length}::text`);
   }
-  const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+  const limit = pageLimit(q.limit, 50, 500);
   args.push(limit + 1);
   const rows = (
-    await pool.query<GroupRow>(
+    await pool.query<ThreadGroupRow>(
       `SELECT nullif(project, '') AS project, thread_id, turns::int AS turns, first_time, last_time, latency_ms, latency_turns::int AS latency_turns FROM threads
        WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT $${args.length}::int`,
       args,
     )
   ).rows;
-  return { rows: rows.slice(0, limit), more: rows.length > limit };
-}
-
-interface TurnRow {
-  id: string;
-  name: string | null;
-  start_time: string | null;
-  end_time: string | null;
-  latency_ms: number | null;
-  error: string | null;
+  const { page, more } = splitPage(rows, limit);
+  return { rows: page, more };
 }
 
 /** The root runs of a thread, oldest first (at most `limit`). */
-async function threadRoots(pool: PgPool, threadId: string, project?: string, limit = 1000): Promise<TurnRow[]> {
+async function threadRoots(pool: PgPool, threadId: string, project?: string, limit = 1000): Promise<ThreadTurnRow[]> {
   const args: unknown[] = [threadId, limit];
   if (project !== undefined) args.push(project);
   const rows = (
@@ -79,7 +62,7 @@ async function threadRoots(pool: PgPool, threadId: string, project?: string, lim
 }
 
 /** A turn's row as read: a name or error PostgreSQL text could not hold is kept exactly in `exact` (columns.ts). */
-function turnRow(r: Record<string, unknown>): TurnRow {
+function turnRow(r: Record<string, unknown>): ThreadTurnRow {
   const exact = r.exact ? (JSON.parse(r.exact as string) as Record<string, string>) : {};
   return {
     id: r.id as string,
@@ -91,21 +74,13 @@ function turnRow(r: Record<string, unknown>): TurnRow {
   };
 }
 
-interface UsageRow {
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number | null;
-  cost: number | null;
-  errors: number;
-}
-
 /** A number inside the usage document, when it is one. */
 const usageNumber = (key: string) => `CASE WHEN jsonb_typeof(usage->'${key}') = 'number' THEN (usage->>'${key}')::float8 END`;
 
 /** Usage summed over every run of these traces. */
-async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<UsageRow> {
+async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<ThreadUsage> {
   return (
-    await pool.query<UsageRow>(
+    await pool.query<ThreadUsage>(
       `SELECT sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
         sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
        FROM runs WHERE trace_id = ANY($1::text[])`,
@@ -114,13 +89,13 @@ async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<U
   ).rows[0]!;
 }
 
-async function turnOf(pool: PgPool, r: TurnRow, read: RunReader): Promise<ThreadTurn> {
+async function turnOf(pool: PgPool, r: ThreadTurnRow, read: RunReader): Promise<ThreadTurn> {
   return turnView(r, await read(r.id), await tracesUsage(pool, [r.id]));
 }
 
 /** The root runs of each of the page's threads, oldest first: one query for the whole page. */
-async function pageRoots(pool: PgPool, rows: readonly GroupRow[], limit = 1000): Promise<TurnRow[][]> {
-  const byThread: TurnRow[][] = rows.map(() => []);
+async function pageRoots(pool: PgPool, rows: readonly ThreadGroupRow[], limit = 1000): Promise<ThreadTurnRow[][]> {
+  const byThread: ThreadTurnRow[][] = rows.map(() => []);
   if (rows.length === 0) return byThread;
   const result = await pool.query(
     `SELECT k.i::int AS i, r.id, r.name, r.start_time, r.end_time, r.latency_ms, r.error, r.exact
@@ -137,11 +112,11 @@ async function pageRoots(pool: PgPool, rows: readonly GroupRow[], limit = 1000):
 }
 
 /** Usage per trace, for every trace of the page at once (summed per thread by the caller). */
-async function usageByTrace(pool: PgPool, traceIds: readonly string[]): Promise<Map<string, UsageRow>> {
-  const out = new Map<string, UsageRow>();
+async function usageByTrace(pool: PgPool, traceIds: readonly string[]): Promise<Map<string, ThreadUsage>> {
+  const out = new Map<string, ThreadUsage>();
   if (traceIds.length === 0) return out;
   const rows = (
-    await pool.query<UsageRow & { trace_id: string }>(
+    await pool.query<ThreadUsage & { trace_id: string }>(
       `SELECT trace_id, sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
         sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
        FROM runs WHERE trace_id = ANY($1::text[]) GROUP BY trace_id`,
@@ -153,7 +128,7 @@ async function usageByTrace(pool: PgPool, traceIds: readonly string[]): Promise<
 }
 
 /** SQL's sum over several traces' sums: null when none of them had a number. */
-function sumOf(rows: readonly (UsageRow | undefined)[], key: "input_tokens" | "output_tokens" | "total_tokens" | "cost"): number | null {
+function sumOf(rows: readonly (ThreadUsage | undefined)[], key: "input_tokens" | "output_tokens" | "total_tokens" | "cost"): number | null {
   let total: number | null = null;
   for (const r of rows) {
     const v = r?.[key];

@@ -11,27 +11,13 @@
  * (each a run's JSON). NULL start times sort first ascending
  * and last descending, as in SQLite.
  */
-import { CursorError } from "../contract/cursor.js";
-import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../contract/traces.js";
-import { canonicalTime } from "../time.js";
-import { msBetween } from "./columns.js";
+import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
+import { encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
+import { traceConditions, traceOrder } from "../trace-filter.js";
+import { traceRunView, traceSummaryView, type TraceRunRow, type TraceTotals } from "../trace-views.js";
 import { feedbackOfTraces } from "./feedback.js";
 import { metadataConditions } from "./metadata.js";
 import type { PgPool } from "./pool.js";
-
-function encode(v: unknown[]): string {
-  return Buffer.from(JSON.stringify(v)).toString("base64url");
-}
-
-function decode(cursor: string, kind: string): [number | string | null, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 3 && v[0] === kind && typeof v[2] === "string") return [v[1], v[2]];
-  } catch {
-    // fall through
-  }
-  throw new CursorError("invalid cursor");
-}
 
 /** A number inside the usage document, when it is one. */
 const usageNumber = (key: string, alias = "") =>
@@ -40,115 +26,61 @@ const usageNumber = (key: string, alias = "") =>
 const ESTIMATED = "coalesce(usage->'estimated' = 'true'::jsonb, false)";
 
 export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePage> {
-  const where = ["r.parent_run_id IS NULL"];
   const args: unknown[] = [];
   const arg = (v: unknown, type = "text") => {
     args.push(v);
     return `$${args.length}::${type}`;
   };
-  if (f.project) where.push(`r.session_name = ${arg(f.project)}`);
-  if (f.name) where.push(`strpos(lower(r.name), lower(${arg(f.name)})) > 0`);
-  if (f.run_type) where.push(`r.run_type = ${arg(f.run_type)}`);
-  if (f.start_time_gte) where.push(`r.start_time >= ${arg(canonicalTime(f.start_time_gte) ?? f.start_time_gte)}`);
-  if (f.start_time_lt) where.push(`r.start_time < ${arg(canonicalTime(f.start_time_lt) ?? f.start_time_lt)}`);
-  if (f.model) {
-    const m = arg(f.model);
-    where.push(`(r.model = ${m} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.model = ${m}))`);
-  }
-  if (f.provider) {
-    const p = arg(f.provider);
-    where.push(`(r.provider = ${p} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.provider = ${p}))`);
-  }
-  if (f.errors_only) where.push("EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)");
-  if (f.q) {
-    const q = arg(f.q);
-    where.push(
-      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (strpos(lower(c.inputs), lower(${q})) > 0 OR strpos(lower(c.outputs), lower(${q})) > 0 OR strpos(lower(c.error), lower(${q})) > 0))`,
-    );
-  }
-  for (const cond of metadataConditions("c", (v) => arg(v), f.metadata, f.tags))
-    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
-  if (f.feedback_key)
-    where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${arg(f.feedback_key)})`);
   const traceCost = "(SELECT sum(c.total_cost) FROM runs c WHERE c.trace_id = r.id AND c.total_cost IS NOT NULL)";
-  if (f.min_cost !== undefined) where.push(`${traceCost} >= ${arg(f.min_cost, "float8")}`);
-  if (f.max_cost !== undefined) where.push(`${traceCost} <= ${arg(f.max_cost, "float8")}`);
-  const desc = (f.order ?? "desc") === "desc";
-  const cmp = desc ? "<" : ">";
-  const dir = desc ? "DESC NULLS LAST" : "ASC NULLS FIRST";
-  const sort = f.sort ?? "start_time";
-  // Latency and cost sort traces without one last either way (coalesce to -1 / 1e18).
-  const key =
-    sort === "latency"
-      ? `coalesce(r.latency_ms, ${desc ? -1 : 1e18})`
-      : sort === "cost"
-        ? `coalesce(${traceCost}, ${desc ? -1 : 1e18})`
-        : "r.start_time";
-  if (f.cursor) {
-    const [v, id] = decode(f.cursor, sort);
-    const cv = arg(v, sort === "start_time" ? "text" : "float8");
-    const cid = arg(id);
-    where.push(`(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${cid}))`);
-  }
-  const limit = Math.min(Math.max(f.limit ?? 50, 1), 500);
+  const contains = (haystack: string, needle: string) => `strpos(lower(${haystack}), lower(${needle})) > 0`;
+  const where = traceConditions(f, {
+    bind: arg,
+    contains,
+    model: "model",
+    provider: "provider",
+    errorsOnly: "EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)",
+    textSearch: (q) =>
+      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}))`,
+    metadata: metadataConditions,
+    traceCost,
+  });
+  const { sort, key, orderBy, after } = traceOrder(f, { bind: arg, traceCost, latency: "r.latency_ms", nullsLast: true });
+  if (after) where.push(after);
+  const limit = pageLimit(f.limit, 50, 500);
   const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, r.exact, ${key} AS k
-    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${key} ${dir}, r.id ${desc ? "DESC" : "ASC"} LIMIT ${arg(limit + 1, "int")}`;
+    FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${orderBy} LIMIT ${arg(limit + 1, "int")}`;
   const rows = (await pool.query(sql, args)).rows;
-  const more = rows.length > limit;
-  const page = more ? rows.slice(0, limit) : rows;
+  const { page, more, last } = splitPage(rows, limit);
   const ids = page.map((r) => r.id as string);
   const [aggs, feedback] = await Promise.all([aggregates(pool, ids), feedbackOfTraces(pool, ids)]);
-  const traces = page.map((r): TraceSummary => {
-    const a = aggs.get(r.id) ?? EMPTY;
+  const traces = page.map((r) => {
     const exact = r.exact ? (JSON.parse(r.exact) as Record<string, string>) : {};
-    return {
-      trace_id: r.id,
+    const root = {
+      id: r.id,
       name: exact.name ?? r.name,
       run_type: exact.run_type ?? r.run_type,
-      project: exact.session_name ?? r.session_name,
+      session_name: exact.session_name ?? r.session_name,
       start_time: r.start_time,
       end_time: r.end_time,
-      latency_ms: msBetween(r.start_time, r.end_time),
-      error: exact.error ?? r.error ?? a.first_error,
-      error_count: a.error_count,
-      run_count: a.run_count,
-      models: a.models ?? [],
-      providers: a.providers ?? [],
-      input_tokens: a.input_tokens,
-      output_tokens: a.output_tokens,
-      total_tokens: a.total_tokens,
-      total_cost: a.total_cost,
-      estimated: a.estimated,
-      ttft_ms: msBetween(r.start_time, a.first_token_time),
-      feedback: feedback.get(r.id) ?? [],
+      error: exact.error ?? r.error,
     };
+    return traceSummaryView(root, aggs.get(r.id) ?? EMPTY, feedback.get(r.id) ?? []);
   });
-  const last = page[page.length - 1];
-  return { traces, cursor: more && last ? encode([sort, last.k, last.id]) : null };
+  return { traces, cursor: more && last ? encodeTraceCursor(sort, last.k, last.id) : null };
 }
 
-interface AggRow {
+interface AggRow extends Omit<TraceTotals, "models" | "providers"> {
   trace_id: string;
-  run_count: number;
-  error_count: number;
-  first_error: string | null;
   models: string[] | null;
   providers: string[] | null;
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number | null;
-  total_cost: number | null;
-  estimated: boolean;
-  first_token_time: string | null;
 }
 
-const EMPTY: AggRow = {
-  trace_id: "",
+const EMPTY: TraceTotals = {
   run_count: 0,
   error_count: 0,
   first_error: null,
-  models: null,
-  providers: null,
+  models: [],
+  providers: [],
   input_tokens: null,
   output_tokens: null,
   total_tokens: null,
@@ -158,7 +90,7 @@ const EMPTY: AggRow = {
 };
 
 /** Per-trace totals for a page of traces, in one grouped query. */
-async function aggregates(pool: PgPool, ids: string[]): Promise<Map<string, AggRow>> {
+async function aggregates(pool: PgPool, ids: string[]): Promise<Map<string, TraceTotals>> {
   if (ids.length === 0) return new Map();
   const rows = (
     await pool.query<AggRow>(
@@ -176,13 +108,13 @@ async function aggregates(pool: PgPool, ids: string[]): Promise<Map<string, AggR
       [ids],
     )
   ).rows;
-  return new Map(rows.map((r) => [r.trace_id, r]));
+  return new Map(rows.map((r) => [r.trace_id, { ...r, models: r.models ?? [], providers: r.providers ?? [] }]));
 }
 
 /** Every run of one trace in tree order (dotted_order), without payloads. Empty when the trace is unknown. */
 export async function traceRuns(pool: PgPool, traceId: string): Promise<TraceRun[]> {
   const rows = (
-    await pool.query(
+    await pool.query<TraceRunRow & { exact: string | null }>(
       `SELECT id, parent_run_id, dotted_order, name, run_type, start_time, end_time, first_token_time, error, model, provider, exact,
         ${usageNumber("input_tokens")} AS input_tokens, ${usageNumber("output_tokens")} AS output_tokens,
         ${usageNumber("total_tokens")} AS total_tokens, total_cost, ${ESTIMATED} AS estimated
@@ -192,24 +124,12 @@ export async function traceRuns(pool: PgPool, traceId: string): Promise<TraceRun
   ).rows;
   return rows.map((r) => {
     const exact = r.exact ? (JSON.parse(r.exact) as Record<string, string>) : {};
-    return {
-      id: r.id,
-      parent_run_id: r.parent_run_id,
+    return traceRunView({
+      ...r,
       dotted_order: exact.dotted_order ?? r.dotted_order,
       name: exact.name ?? r.name,
       run_type: exact.run_type ?? r.run_type,
-      start_time: r.start_time,
-      end_time: r.end_time,
-      latency_ms: msBetween(r.start_time, r.end_time),
-      first_token_time: r.first_token_time,
       error: exact.error ?? r.error,
-      model: r.model,
-      provider: r.provider,
-      input_tokens: r.input_tokens,
-      output_tokens: r.output_tokens,
-      total_tokens: r.total_tokens,
-      total_cost: r.total_cost,
-      estimated: r.estimated,
-    };
+    });
   });
 }

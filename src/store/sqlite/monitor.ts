@@ -7,25 +7,18 @@
  * read from the histograms, within HIST_ALPHA of the exact nearest-rank ones.
  */
 import type { SqliteHandle } from "./handle.js";
-import { canonicalTime } from "../time.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
-import { breakdownOf, cellOfRow, cellsOfRuns, plan, seriesOf, type Cell } from "../rollup.js";
+import { monitorReads, rangeCells } from "../monitor-reads.js";
+import { breakdownOf, seriesOf, type Cell } from "../rollup.js";
 import { rawContributions } from "./rollups.js";
-
-const iso = (ms: number) => canonicalTime(new Date(ms).toISOString())!;
 
 /** The range's cells: rollup rows for its whole hours, runs for the rest. */
 function cells(db: SqliteHandle, q: MonitorQuery): Cell[] {
-  const { rollupTo, rawFrom } = plan(q);
-  const out: Cell[] = [];
-  if (rollupTo > q.from_ms) {
-    const rows = db
-      .prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?")
-      .all(q.project, q.from_ms, rollupTo) as Record<string, unknown>[];
-    for (const r of rows) out.push(cellOfRow(r));
-  }
-  if (q.to_ms > rawFrom) out.push(...cellsOfRuns(rawContributions(db, q.project, iso(rawFrom), iso(q.to_ms))));
-  return out;
+  const { hours, runs } = monitorReads(q);
+  const rows = hours
+    ? (db.prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?").all(q.project, hours.from, hours.to) as Record<string, unknown>[])
+    : [];
+  return rangeCells(rows, runs ? rawContributions(db, q.project, runs.gte, runs.lt) : []);
 }
 
 /** Every chart's series for one project, range and bucket size. */

@@ -5,28 +5,13 @@
  * ingest would have stored it, so readers see the same run either way.
  */
 import type Database from "better-sqlite3";
-import { isObj, type Obj } from "../../internal/obj.js";
 import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
-import { CursorError } from "../contract/cursor.js";
-import { deriveLlm } from "../derive.js";
+import { decodeRunCursor, encodeRunCursor, pageLimit, splitPage } from "../paging.js";
+import { storedRunOf } from "../run-views.js";
 import { canonicalTime } from "../time.js";
-import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
+import { DERIVE_ON_READ_BYTES, textBytes, type Row } from "./columns.js";
 import { parsePieceMap, type PieceStore } from "./pieces.js";
 import { metadataConditions } from "./metadata.js";
-
-function encodeCursor(startTime: string, id: string): string {
-  return Buffer.from(JSON.stringify([startTime, id])).toString("base64url");
-}
-
-function decodeCursor(cursor: string): [string, string] {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
-  } catch {
-    // fall through
-  }
-  throw new CursorError("invalid cursor");
-}
 
 export class SqliteRuns {
   private readonly getStmt: Database.Statement;
@@ -39,29 +24,12 @@ export class SqliteRuns {
   }
 
   private toStored(row: Row): StoredRun {
-    const out: Obj = { id: row.id };
-    if (row.other) Object.assign(out, JSON.parse(row.other));
-    for (const c of SCALAR) if (row[c] !== null) out[c] = row[c];
     const pieces = parsePieceMap(row.pieces);
-    for (const c of JSONCOL) {
-      const text = pieces?.[c] !== undefined ? this.pieces.read(row.id, c) : (row[c] as string | null);
-      if (text != null) out[c] = JSON.parse(text);
-    }
-    out.detected_format = row.detected_format;
-    out.normalized_inputs = row.normalized_inputs ? JSON.parse(row.normalized_inputs) : null;
-    out.normalized_outputs = row.normalized_outputs ? JSON.parse(row.normalized_outputs) : null;
-    out.normalize_error = row.normalize_error;
-    // A side too large to keep a stored native copy (see ingest.ts save): derived now, as ingest would have.
-    const deferIn = row.normalized_inputs === null && (pieces?.inputs ?? textBytes(row.inputs)) > DERIVE_ON_READ_BYTES;
-    const deferOut = row.normalized_outputs === null && (pieces?.outputs ?? textBytes(row.outputs)) > DERIVE_ON_READ_BYTES;
-    if (row.run_type === "llm" && row.detected_format !== null && row.normalize_error === null && (deferIn || deferOut)) {
-      const extra = out.extra;
-      const d = deriveLlm(out.inputs, out.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
-      if (deferIn) out.normalized_inputs = d.normalized_inputs;
-      if (deferOut) out.normalized_outputs = d.normalized_outputs;
-    }
-    out.first_token_time = row.first_token_time;
-    return out as unknown as StoredRun;
+    return storedRunOf(row, {
+      json: (c) => (pieces?.[c] !== undefined ? this.pieces.read(row.id, c) : (row[c] as string | null)),
+      // A side too large to keep a stored native copy (see ingest.ts save).
+      large: (side) => (pieces?.[side] ?? textBytes(row[side])) > DERIVE_ON_READ_BYTES,
+    });
   }
 
   get(id: string): StoredRun | undefined {
@@ -83,17 +51,15 @@ export class SqliteRuns {
     if (q.start_time_lt) cond("start_time < ?", canonicalTime(q.start_time_lt) ?? q.start_time_lt);
     where.push(...metadataConditions("runs", (v) => (args.push(v), "?"), q.metadata, q.tags));
     if (q.cursor) {
-      const [t, id] = decodeCursor(q.cursor);
+      const [t, id] = decodeRunCursor(q.cursor);
       where.push("(start_time > ? OR (start_time = ? AND id > ?))");
       args.push(t, t, id);
     }
-    const limit = Math.min(Math.max(q.limit ?? 100, 1), 1000);
+    const limit = pageLimit(q.limit, 100, 1000);
     const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, limit + 1) as Row[];
-    const more = rows.length > limit;
-    const page = more ? rows.slice(0, limit) : rows;
-    const last = page[page.length - 1];
-    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeCursor(String(last.start_time ?? ""), last.id) : null };
+    const { page, more, last } = splitPage(rows, limit);
+    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id) : null };
   }
 
   count(project?: string): number {

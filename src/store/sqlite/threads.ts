@@ -12,20 +12,11 @@ import type { SqliteHandle } from "./handle.js";
 import { canonicalTime } from "../time.js";
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { summaryView, turnView } from "../thread-views.js";
+import { pageLimit, splitPage } from "../paging.js";
+import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type ThreadUsage } from "../thread-views.js";
 
 export const THREAD_ID =
   "coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id'))";
-
-export interface ThreadGroupRow {
-  project: string | null;
-  thread_id: string;
-  turns: number;
-  first_time: string;
-  last_time: string;
-  latency_ms: number;
-  latency_turns: number;
-}
 
 /** One page of threads, most recently active first: a range of the threads table (migration 11, kept on ingest by thread-table.ts). */
 export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGroupRow[]; more: boolean } {
@@ -39,24 +30,20 @@ export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGr
     where.push("last_time < @before");
     a.before = canonicalTime(q.before) ?? q.before;
   }
-  const limit = Math.min(Math.max(q.limit ?? 50, 1), 500);
+  const limit = pageLimit(q.limit, 50, 500);
   const rows = db
     .prepare(
       `SELECT nullif(project, '') AS project, thread_id, turns, first_time, last_time, latency_ms, latency_turns FROM threads
        WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT ${limit + 1}`,
     )
     .all(a) as ThreadGroupRow[];
-  return { rows: rows.slice(0, limit), more: rows.length > limit };
+  const { page, more } = splitPage(rows, limit);
+  return { rows: page, more };
 }
 
-export interface TurnRow {
-  id: string;
-  name: string | null;
+/** A root run of a thread, with its project. */
+export interface TurnRow extends ThreadTurnRow {
   session_name: string | null;
-  start_time: string | null;
-  end_time: string | null;
-  latency_ms: number | null;
-  error: string | null;
 }
 
 /**
@@ -85,23 +72,15 @@ export function threadRoots(db: SqliteHandle, threadId: string, project?: string
     .all({ t: threadId, n: numericForm(threadId), project }) as TurnRow[];
 }
 
-export interface UsageRow {
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number | null;
-  cost: number | null;
-  errors: number;
-}
-
 /** Usage summed over every run of these traces. */
-export function tracesUsage(db: SqliteHandle, traceIds: readonly string[]): UsageRow {
+export function tracesUsage(db: SqliteHandle, traceIds: readonly string[]): ThreadUsage {
   return db
     .prepare(
       `SELECT sum(json_extract(v_usage, '$.input_tokens')) AS input_tokens, sum(json_extract(v_usage, '$.output_tokens')) AS output_tokens,
         sum(json_extract(v_usage, '$.total_tokens')) AS total_tokens, sum(json_extract(v_usage, '$.total_cost')) AS cost, count(error) AS errors
        FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))`,
     )
-    .get(JSON.stringify(traceIds)) as UsageRow;
+    .get(JSON.stringify(traceIds)) as ThreadUsage;
 }
 
 /** Reads one stored run whole (payloads in pieces, native copies derived on read). */

@@ -111,3 +111,12 @@ export function folded(text, max = 2000, cls = "text") {
   });
   return h("div", {}, pre, btn);
 }
+
+/** A stored time as a datetime-local input shows it (local time, to the minute); empty when there is none. */
+export function toLocal(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return "";
+  const pad = (n) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}

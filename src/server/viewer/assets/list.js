@@ -2,7 +2,7 @@
 // The trace list: filters, a cursor-paged table, and live updates by polling
 // (fetch, not EventSource, because EventSource cannot send the X-Api-Key header).
 import { api } from "./api.js";
-import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime } from "./dom.js";
+import { h, clear, fmtMs, fmtInt, fmtCost, fmtTime, toLocal } from "./dom.js";
 import { feedbackChips } from "./feedback.js";
 
 const FIELDS = [
@@ -41,14 +41,6 @@ function toIso(local) {
   if (!local) return undefined;
   const d = new Date(local);
   return Number.isNaN(d.getTime()) ? undefined : d.toISOString();
-}
-
-function toLocal(iso) {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 function tokensCell(t) {

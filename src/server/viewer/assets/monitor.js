@@ -4,7 +4,7 @@
 // to the trace list for the window clicked or dragged, table rows to the list
 // filtered by their model, provider or name.
 import { api } from "./api.js";
-import { h, clear, fmtMs, fmtInt, fmtCost, fmtCostAxis } from "./dom.js";
+import { h, clear, fmtMs, fmtInt, fmtCost, fmtCostAxis, toLocal } from "./dom.js";
 import { timeChart, sparkline } from "./charts.js";
 
 const FIELDS = ["project", "range", "from", "to", "bucket"];
@@ -15,14 +15,6 @@ function paramsFromHash() {
   const f = {};
   for (const k of FIELDS) if (p.get(k)) f[k] = p.get(k);
   return f;
-}
-
-function toLocal(iso) {
-  if (!iso) return "";
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return "";
-  const pad = (n) => String(n).padStart(2, "0");
-  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
 }
 
 /** The trace list for one project and window, plus any filter. */
@@ -180,72 +172,37 @@ export async function renderMonitor(main) {
     api("/api/viewer/monitor/breakdown", { ...params, by: "name" }),
   ]);
   const open = (a, b) => (location.hash = listLink(project, a, b));
-  const chart = (id, title, series, fmt, axisFmt) =>
-    timeChart({ id, title, buckets: m.buckets, stepMs: m.step_ms, series, fmt, axisFmt, onRange: open });
   const t = m.traces;
   const l = m.llm;
   const rate = t.runs.map((n, i) => (n ? t.errors[i] / n : null));
+  /** Percentile series of one measure (`latency`, `ttft`) read from `from`. */
+  const pcts = (from, measure, ps) => ps.map((p) => [p, p, from[`${measure}_${p}`]]);
+  // Each chart: id, title, its series as [key, label, values], the value format and, where it differs, the axis's.
+  const specs = [
+    ["traces", "Traces and errors", [["runs", "traces", t.runs], ["errors", "errors", t.errors]], fmtInt],
+    ["error-rate", "Error rate (traces)", [["rate", "error rate", rate]], pct],
+    ["trace-latency", "Trace latency", pcts(t, "latency", ["p50", "p95", "p99"]), fmtMs],
+    ["llm-latency", "LLM call latency", pcts(l, "latency", ["p50", "p95", "p99"]), fmtMs],
+    ["ttft", "Time to first token (streamed calls)", pcts(l, "ttft", ["p50", "p95"]), fmtMs],
+    ["llm-runs", "LLM calls and errors", [["runs", "calls", l.runs], ["errors", "errors", l.errors]], fmtInt],
+    ["tokens", "Tokens", [["input", "input", l.input_tokens], ["output", "output", l.output_tokens]], fmtTok],
+    ["cost", "Cost (USD)", [["cost", "cost", l.cost]], fmtUsd, fmtCostAxis],
+  ];
   const charts = h(
     "div",
     { class: "charts" },
-    chart(
-      "traces",
-      "Traces and errors",
-      [
-        { key: "runs", label: "traces", values: t.runs },
-        { key: "errors", label: "errors", values: t.errors },
-      ],
-      fmtInt,
+    ...specs.map(([id, title, series, fmt, axisFmt]) =>
+      timeChart({
+        id,
+        title,
+        buckets: m.buckets,
+        stepMs: m.step_ms,
+        series: series.map(([key, label, values]) => ({ key, label, values })),
+        fmt,
+        axisFmt,
+        onRange: open,
+      }),
     ),
-    chart("error-rate", "Error rate (traces)", [{ key: "rate", label: "error rate", values: rate }], pct),
-    chart(
-      "trace-latency",
-      "Trace latency",
-      [
-        { key: "p50", label: "p50", values: t.latency_p50 },
-        { key: "p95", label: "p95", values: t.latency_p95 },
-        { key: "p99", label: "p99", values: t.latency_p99 },
-      ],
-      fmtMs,
-    ),
-    chart(
-      "llm-latency",
-      "LLM call latency",
-      [
-        { key: "p50", label: "p50", values: l.latency_p50 },
-        { key: "p95", label: "p95", values: l.latency_p95 },
-        { key: "p99", label: "p99", values: l.latency_p99 },
-      ],
-      fmtMs,
-    ),
-    chart(
-      "ttft",
-      "Time to first token (streamed calls)",
-      [
-        { key: "p50", label: "p50", values: l.ttft_p50 },
-        { key: "p95", label: "p95", values: l.ttft_p95 },
-      ],
-      fmtMs,
-    ),
-    chart(
-      "llm-runs",
-      "LLM calls and errors",
-      [
-        { key: "runs", label: "calls", values: l.runs },
-        { key: "errors", label: "errors", values: l.errors },
-      ],
-      fmtInt,
-    ),
-    chart(
-      "tokens",
-      "Tokens",
-      [
-        { key: "input", label: "input", values: l.input_tokens },
-        { key: "output", label: "output", values: l.output_tokens },
-      ],
-      fmtTok,
-    ),
-    chart("cost", "Cost (USD)", [{ key: "cost", label: "cost", values: l.cost }], fmtUsd, fmtCostAxis),
   );
   const q = { from_ms: m.from_ms, to_ms: m.to_ms };
   clear(main).append(

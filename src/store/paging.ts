@@ -1,0 +1,52 @@
+/**
+ * How both stores page, in one place so SQLite and PostgreSQL answer alike:
+ * the page sizes they accept, and the cursors they hand out (the sort's last
+ * key and id as base64url JSON; anything that does not read back as the
+ * expected form is a CursorError).
+ */
+import { CursorError } from "./contract/cursor.js";
+
+function encode(parts: readonly unknown[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString("base64url");
+}
+
+function decode(cursor: string): unknown {
+  try {
+    return JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** A runs page's cursor: the last run's (start_time, id). */
+export function encodeRunCursor(startTime: string, id: string): string {
+  return encode([startTime, id]);
+}
+
+export function decodeRunCursor(cursor: string): [string, string] {
+  const v = decode(cursor);
+  if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return [v[0], v[1]];
+  throw new CursorError("invalid cursor");
+}
+
+/** A traces page's cursor: the sort it was made for, the last trace's sort key and id. */
+export function encodeTraceCursor(sort: string, key: unknown, id: string): string {
+  return encode([sort, key, id]);
+}
+
+/** The (sort key, id) of a cursor made for `sort`. */
+export function decodeTraceCursor(cursor: string, sort: string): [number | string | null, string] {
+  const v = decode(cursor);
+  if (Array.isArray(v) && v.length === 3 && v[0] === sort && typeof v[2] === "string") return [v[1], v[2]];
+  throw new CursorError("invalid cursor");
+}
+
+/** A page size asked for, within 1 to `max`; `fallback` when none was asked. */
+export const pageLimit = (limit: number | undefined, fallback: number, max: number) => Math.min(Math.max(limit ?? fallback, 1), max);
+
+/** A page out of `limit + 1` rows read: the first `limit`, whether more follow, and the page's last row. */
+export function splitPage<T>(rows: T[], limit: number): { page: T[]; more: boolean; last: T | undefined } {
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  return { page, more, last: page[page.length - 1] };
+}
