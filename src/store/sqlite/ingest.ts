@@ -77,7 +77,7 @@ const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "
 const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
 export class SqliteIngest {
-  private readonly upsertStmt: Database.Statement;
+  private readonly insertStmt: Database.Statement;
   private readonly loadStmt: Database.Statement;
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
@@ -110,15 +110,12 @@ export class SqliteIngest {
       "received_at",
       "updated_at",
     ];
-    // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
+    // A plain INSERT: it runs only for an id the load, in the same transaction, found absent, and a deferred
+    // transaction whose snapshot another connection overtook fails to write (SQLITE_BUSY_SNAPSHOT) rather than
+    // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
     // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
     // it had before: no statement of its own reads them again.
-    this.upsertStmt = db.prepare(
-      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
-        .filter((c) => c !== "id" && c !== "received_at")
-        .map((c) => `${c} = excluded.${c}`)
-        .join(", ")} ${PARTS}`,
-    );
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ${PARTS}`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
@@ -252,7 +249,7 @@ export class SqliteIngest {
     }
     for (const c of DERIVED) params[c] ??= null;
     params.first_token_time ??= null;
-    return this.upsertStmt.get(params) as Row;
+    return this.insertStmt.get(params) as Row;
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */

@@ -9,7 +9,7 @@ import { ThreadDeltas, type ThreadContribution, type ThreadDelta } from "../thre
 import { numericForm, THREAD_ID } from "./threads.js";
 
 const LAT = "(julianday(end_time) - julianday(start_time)) * 86400000.0";
-const ASCII = /^[\x00-\x7f]*$/;
+const ASCII = /^[ -~]*$/;
 const ROOTS = `parent_run_id IS NULL AND ${THREAD_ID} IS NOT NULL`;
 
 /**
@@ -57,7 +57,7 @@ export class ThreadBounds {
     if (before) this.at(before).again = true;
     if (!after || after.start_time === null) return;
     const b = this.at(after);
-    // Stored start times are canonical ISO text: ASCII, which JS and SQLite order alike; anything else is left to the index.
+    // Stored start times are canonical ISO text: printable ASCII, which JS and SQLite order alike; anything else is left to the index.
     if (typeof after.start_time !== "string" || !ASCII.test(after.start_time)) b.again = true;
     else {
       if (b.first === null || after.start_time < b.first) b.first = after.start_time;
