@@ -73,6 +73,13 @@ const PIECES_CACHE_KIB = -8192;
 
 const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
 
+/** Whether the stored row already holds `value` in column `c` (a JSON column over IN_ROW_BYTES was not read: unknown, so no). */
+function holds(prev: Row, c: string, value: unknown): boolean {
+  if (!(c in prev)) return false;
+  const stored = prev[c];
+  return value === null ? stored === null && prev[`${c}:type`] !== "text" : stored === value;
+}
+
 /** What a write returns: the run's part in the rollups and in its thread, as it stands after the write. */
 const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
@@ -243,9 +250,10 @@ export class SqliteIngest {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
     }
     if (prev) {
-      // Only the columns this change wrote: large columns left in the row are not read and rewritten here.
-      const { id: _id, received_at: _received, ...set } = params;
-      return this.update(Object.keys(set)).get(params) as Row;
+      // Only the columns this change wrote: large columns left in the row are not read and rewritten here, and a
+      // column set to what the row already holds is left out too, so the indexes on it are not rewritten.
+      const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
+      return this.update(cols).get(params) as Row;
     }
     for (const c of DERIVED) params[c] ??= null;
     params.first_token_time ??= null;
