@@ -300,7 +300,8 @@ describe("a trace without a root span", () => {
     // Back to schema 5, as the previous release left the file.
     const raw = new Database(path);
     raw.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote; DROP TABLE otel_logs");
-    raw.exec("DROP TABLE feedback; DROP INDEX runs_threads; DROP INDEX runs_roots_monitor; DROP INDEX runs_llm_monitor");
+    raw.exec("DROP INDEX runs_llm_project_start");
+    raw.exec("DROP TABLE feedback; DROP INDEX runs_threads");
     raw.exec("DROP TABLE monitor_rollups; DROP TABLE threads; DROP TABLE webhook_outbox");
     raw.prepare("DELETE FROM schema_migrations WHERE version >= 6").run();
     raw.close();

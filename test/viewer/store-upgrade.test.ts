@@ -11,6 +11,11 @@ import { XSS } from "./traces.js";
 const UNDO_7 = "DROP TABLE feedback; DROP INDEX runs_threads; DROP INDEX runs_roots_monitor; DROP INDEX runs_llm_monitor";
 /** What migrations 11 (monitoring rollups, threads table) and 12 (webhook outbox) added, taken away again. */
 const UNDO_11 = "DROP TABLE monitor_rollups; DROP TABLE threads; DROP TABLE webhook_outbox";
+/** An index as the migration that made it wrote it. */
+const made = (version: number, index: string) =>
+  new RegExp(`CREATE INDEX ${index} ON runs \\([^;]*;`).exec(MIGRATIONS.find((m) => m.version === version)!.sql)![0];
+/** What migration 13 changed, undone: the monitoring indexes of migrations 7 and 9 back, the llm runs' start index gone. */
+const UNDO_13 = `DROP INDEX runs_llm_project_start; ${made(7, "runs_roots_monitor")} ${made(9, "runs_llm_monitor")}`;
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
@@ -20,6 +25,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);
@@ -62,6 +68,7 @@ describe("store upgrade to the viewer's schema", () => {
     const threads = (await old.listThreads({ project: "upgrade" })).threads;
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.prepare("DELETE FROM schema_migrations WHERE version >= 11").run();
     db.close();
@@ -72,6 +79,14 @@ describe("store upgrade to the viewer's schema", () => {
       expect(await store.monitorSeries(q)).toEqual(expected);
       expect(threads.map((t) => [t.thread_id, t.turns])).toEqual([["conv-1", 1]]);
       expect((await store.listThreads({ project: "upgrade" })).threads).toEqual(threads);
+      const check = new Database(path, { readonly: true });
+      const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'").all() as { name: string }[]).map(
+        (r) => r.name,
+      );
+      check.close();
+      expect(indexes).toContain("runs_llm_project_start");
+      expect(indexes).not.toContain("runs_roots_monitor");
+      expect(indexes).not.toContain("runs_llm_monitor");
     } finally {
       store.close();
     }
@@ -95,6 +110,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
     db.exec(UNDO_7);

@@ -31,11 +31,10 @@ import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } fro
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
-import { RollupDeltas, type ContributionRow } from "../rollup.js";
-import { contributionStatement, SqliteRollupWriter } from "./rollups.js";
-import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
-import { SqliteThreadWriter, threadContributionStatement } from "./thread-table.js";
-import type { SqliteStatement } from "./handle.js";
+import { RollupDeltas } from "../rollup.js";
+import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
+import { ThreadDeltas } from "../thread-rollup.js";
+import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
@@ -74,17 +73,23 @@ const PIECES_CACHE_KIB = -8192;
 
 const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
 
+/** Whether the stored row already holds `value` in column `c` (a JSON column over IN_ROW_BYTES was not read: unknown, so no). */
+function holds(prev: Row, c: string, value: unknown): boolean {
+  if (!(c in prev)) return false;
+  const stored = prev[c];
+  return value === null ? stored === null && prev[`${c}:type`] !== "text" : stored === value;
+}
+
+/** What a write returns: the run's part in the rollups and in its thread, as it stands after the write. */
+const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
+
 export class SqliteIngest {
-  private readonly upsertStmt: Database.Statement;
+  private readonly insertStmt: Database.Statement;
   private readonly loadStmt: Database.Statement;
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
-  /** A run's part in the monitoring rollups, read before and after its write (store/rollup.ts). */
-  private readonly contribution: SqliteStatement;
   private readonly rollups: SqliteRollupWriter;
-  /** A root run's part in its thread, read before and after its write (store/thread-rollup.ts). */
-  private readonly threadPart: SqliteStatement;
   private readonly threads: SqliteThreadWriter;
 
   constructor(
@@ -112,20 +117,18 @@ export class SqliteIngest {
       "received_at",
       "updated_at",
     ];
-    // An upsert, not INSERT OR REPLACE: REPLACE deletes and re-inserts, touching every index twice.
-    this.upsertStmt = db.prepare(
-      `INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ON CONFLICT(id) DO UPDATE SET ${cols
-        .filter((c) => c !== "id" && c !== "received_at")
-        .map((c) => `${c} = excluded.${c}`)
-        .join(", ")}`,
-    );
-    this.contribution = contributionStatement(db);
+    // A plain INSERT: it runs only for an id the load, in the same transaction, found absent, and a deferred
+    // transaction whose snapshot another connection overtook fails to write (SQLITE_BUSY_SNAPSHOT) rather than
+    // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
+    // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
+    // it had before: no statement of its own reads them again.
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ${PARTS}`);
     this.rollups = new SqliteRollupWriter(db);
-    this.threadPart = threadContributionStatement(db);
     this.threads = new SqliteThreadWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
     this.loadStmt = db.prepare(
-      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")} FROM runs WHERE id = ?`,
+      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")},
+        ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id = ?`,
     );
   }
 
@@ -145,7 +148,7 @@ export class SqliteIngest {
     const key = cols.join(",");
     let stmt = this.updateStmts.get(key);
     if (!stmt)
-      this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id`)));
+      this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)));
     return stmt;
   }
 
@@ -183,7 +186,7 @@ export class SqliteIngest {
     messagesChanged: boolean,
     texts: Texts,
     pieces: PieceMap | undefined,
-  ): void {
+  ): Row {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
@@ -247,14 +250,14 @@ export class SqliteIngest {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
     }
     if (prev) {
-      // Only the columns this change wrote: large columns left in the row are not read and rewritten here.
-      const { id: _id, received_at: _received, ...set } = params;
-      this.update(Object.keys(set)).run(params);
-    } else {
-      for (const c of DERIVED) params[c] ??= null;
-      params.first_token_time ??= null;
-      this.upsertStmt.run(params);
+      // Only the columns this change wrote: large columns left in the row are not read and rewritten here, and a
+      // column set to what the row already holds is left out too, so the indexes on it are not rewritten.
+      const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
+      return this.update(cols).get(params) as Row;
     }
+    for (const c of DERIVED) params[c] ??= null;
+    params.first_token_time ??= null;
+    return this.insertStmt.get(params) as Row;
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
@@ -289,21 +292,23 @@ export class SqliteIngest {
       const projects = new Set<string>();
       const deltas = new RollupDeltas();
       const threads = new ThreadDeltas();
+      const bounds = new ThreadBounds();
       for (const [id, s] of byId) {
-        const before = this.contribution.get(id) as ContributionRow | undefined;
-        const threadBefore = this.threadPart.get(id) as ThreadContribution | undefined;
         const { state, row, texts, pieces } = this.load(id);
+        const before = row && contributionInRow(row);
+        const threadBefore = row && threadPartInRow(row);
         // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
         let changed = false;
         for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
         for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
-        this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
+        const written = this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
         if (before) deltas.add(before, -1);
-        const after = this.contribution.get(id) as ContributionRow | undefined;
+        const after = contributionInRow(written);
         if (after) deltas.add(after, 1);
         if (threadBefore) threads.add(threadBefore, -1);
-        const threadAfter = this.threadPart.get(id) as ThreadContribution | undefined;
+        const threadAfter = threadPartInRow(written);
         if (threadAfter) threads.add(threadAfter, 1);
+        bounds.note(threadBefore, threadAfter);
         if (row) updated++;
         else created++;
         const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
@@ -315,7 +320,7 @@ export class SqliteIngest {
       }
       for (const p of projects) this.projects.ensure(p, now);
       this.rollups.apply(deltas);
-      this.threads.apply(threads);
+      this.threads.apply(threads, bounds);
       for (const a of batch.attachments ?? []) this.attachments.put(a);
       return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
     })();

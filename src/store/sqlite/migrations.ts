@@ -336,6 +336,20 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
       CREATE INDEX webhook_outbox_due ON webhook_outbox (next_attempt_at) WHERE status = 'pending';
     `,
   },
+  {
+    version: 13,
+    name: "monitoring reads the rollups: the wide monitoring indexes give way to a narrow one",
+    // The monitoring page reads whole hours from monitor_rollups and only the rest of a range from the runs
+    // (sqlite/monitor.ts), through rows it reads anyway (model, usage, parent): migration 7's covering indexes
+    // no longer serve a query, and each cost every write of a root or llm run its expressions and a page.
+    // Root runs of a project by start time have runs_roots_project_start; llm runs get the same, without the
+    // expressions.
+    sql: `
+      DROP INDEX IF EXISTS runs_roots_monitor;
+      DROP INDEX IF EXISTS runs_llm_monitor;
+      CREATE INDEX runs_llm_project_start ON runs (session_name, start_time) WHERE run_type = 'llm';
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

@@ -12,13 +12,16 @@ const LAT = "(julianday(end_time) - julianday(start_time)) * 86400000.0";
 const TTFT = "(julianday(first_token_time) - julianday(start_time)) * 86400000.0";
 const COST = "json_extract(v_usage, '$.total_cost')";
 
-/** The contribution columns of a run row, with `hour` as given (the hour start, or the run's own time for raw reads). */
-function contributionColumns(hour: string): string {
-  return `session_name AS project, ${hour} AS hour, parent_run_id IS NULL AS root, run_type = 'llm' AS llm, name,
-    json_extract(extra, '$.metadata.trace_model_name') AS model, json_extract(extra, '$.metadata.trace_provider') AS provider,
-    error IS NOT NULL AS errors, ${histBucketSql(LAT)} AS lat_b, ${histBucketSql(TTFT)} AS ttft_b,
-    json_extract(v_usage, '$.input_tokens') AS input_tokens, json_extract(v_usage, '$.output_tokens') AS output_tokens,
-    ${COST} AS cost, ${COST} IS NOT NULL AS cost_runs`;
+/**
+ * The contribution columns of a run row, with `hour` as given (the hour start, or the run's own time for raw reads),
+ * each named with `p` before its name (a statement that reads other columns too names them apart).
+ */
+function contributionColumns(hour: string, p = ""): string {
+  return `session_name AS ${p}project, ${hour} AS ${p}hour, parent_run_id IS NULL AS ${p}root, run_type = 'llm' AS ${p}llm, name AS ${p}name,
+    json_extract(extra, '$.metadata.trace_model_name') AS ${p}model, json_extract(extra, '$.metadata.trace_provider') AS ${p}provider,
+    error IS NOT NULL AS ${p}errors, ${histBucketSql(LAT)} AS ${p}lat_b, ${histBucketSql(TTFT)} AS ${p}ttft_b,
+    json_extract(v_usage, '$.input_tokens') AS ${p}input_tokens, json_extract(v_usage, '$.output_tokens') AS ${p}output_tokens,
+    ${COST} AS ${p}cost, ${COST} IS NOT NULL AS ${p}cost_runs`;
 }
 
 /** The start of the run's hour, epoch ms (stored start times are canonical: `YYYY-MM-DDTHH` first). */
@@ -26,9 +29,23 @@ const HOUR = "unixepoch(substr(start_time, 1, 13) || ':00:00Z') * 1000";
 /** Runs that count in some chart. */
 const COUNTS = "(parent_run_id IS NULL OR run_type = 'llm') AND start_time IS NOT NULL";
 
-/** One run's contribution, by id. */
-export function contributionStatement(db: SqliteHandle): SqliteStatement {
-  return db.prepare(`SELECT ${contributionColumns(HOUR)} FROM runs WHERE id = ? AND ${COUNTS}`);
+/** Prefix of the contribution columns that ingest reads with a run's row (its load, and RETURNING after its write). */
+const IN_ROW = "c_";
+const FIELDS = ["project", "hour", "root", "llm", "name", "model", "provider", "errors", "lat_b", "ttft_b", "input_tokens", "output_tokens", "cost", "cost_runs"] as const;
+
+/**
+ * The contribution as columns of a statement on one run row (a SELECT of it, or the RETURNING clause of its write):
+ * the expressions that retention and a rebuild sum (groupedContributions), so what ingest subtracts before a write
+ * is exactly what it added after the one before.
+ */
+export const CONTRIBUTION_IN_ROW = `${contributionColumns(HOUR, IN_ROW)}, (${COUNTS}) AS ${IN_ROW}counts`;
+
+/** The run's contribution from a row read with CONTRIBUTION_IN_ROW; none when the run is in no chart. */
+export function contributionInRow(row: Record<string, unknown>): ContributionRow | undefined {
+  if (row[`${IN_ROW}counts`] !== 1) return undefined;
+  const c: Record<string, unknown> = {};
+  for (const f of FIELDS) c[f] = row[IN_ROW + f];
+  return c as unknown as ContributionRow;
 }
 
 /** Contributions of the runs `where` picks, grouped (n = how many runs each row stands for). */

@@ -184,6 +184,37 @@ export function insightsContract(open: OpenStore): void {
       expect(await store().threadTurns("s1", "other")).toEqual([]);
     });
 
+    it("keep each thread's first and last turn as turns are added before and after it, move in time and move to another thread", async () => {
+      const root = (hours: number, session: string) =>
+        rootRun({ start_time: at(DAY_START + hours * HOUR), session_name: "bounds", extra: { metadata: { session_id: session } } });
+      const bounds = async () =>
+        (await store().listThreads({ project: "bounds" })).threads
+          .map((t) => [t.thread_id, t.turns, t.first_time, t.last_time])
+          .sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+      const a = root(1, "s1");
+      await store().ingest({ post: [a, root(2, "s1"), root(3, "s1")] });
+      expect(await bounds()).toEqual([["s1", 3, at(DAY_START + HOUR), at(DAY_START + 3 * HOUR)]]);
+      const [early, late] = [root(0, "s1"), root(4, "s1")];
+      await store().ingest({ post: [early, late] });
+      expect(await bounds()).toEqual([["s1", 5, at(DAY_START), at(DAY_START + 4 * HOUR)]]);
+      // The last turn moves back in time: the thread's last is the next latest; a later rewrite in place moves nothing.
+      await store().ingest({ patch: [{ id: late.id, start_time: at(DAY_START + 2.5 * HOUR) }] });
+      await store().ingest({ patch: [{ id: late.id, end_time: at(DAY_START + 2.6 * HOUR) }] });
+      expect(await bounds()).toEqual([["s1", 5, at(DAY_START), at(DAY_START + 3 * HOUR)]]);
+      // The first turn leaves for another thread: the thread's first is the next earliest.
+      await store().ingest({ patch: [{ id: early.id, extra: { metadata: { session_id: "s2" } } }] });
+      expect(await bounds()).toEqual([
+        ["s1", 4, at(DAY_START + HOUR), at(DAY_START + 3 * HOUR)],
+        ["s2", 1, at(DAY_START), at(DAY_START)],
+      ]);
+      // A turn that moves later than any: the thread's first and last both change; the other thread keeps its own.
+      await store().ingest({ patch: [{ id: a.id, start_time: at(DAY_START + 5 * HOUR) }] });
+      expect(await bounds()).toEqual([
+        ["s1", 4, at(DAY_START + 2 * HOUR), at(DAY_START + 5 * HOUR)],
+        ["s2", 1, at(DAY_START), at(DAY_START)],
+      ]);
+    });
+
     it("read a numeric session id as text: the list's turns, totals and messages and threadTurns agree, a text id of the same digits is the same thread", async () => {
       const runs: Rec[] = [];
       for (let i = 0; i < 2; i++)
