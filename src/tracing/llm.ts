@@ -7,13 +7,16 @@
  * The caller gets back exactly what the SDK returned: the same APIPromise, the
  * same Stream object. Observation happens through two hooks that change
  * nothing the caller can see:
- * - the APIPromise's own `parseResponse` is wrapped, so the parsed result is
- *   seen when (and only when) the caller's code parses it, never twice;
+ * - the APIPromise's own `parseResponse` is wrapped (api-promise.ts), so the
+ *   parsed result is seen when (and only when) the caller's code parses it, never twice;
  * - a Stream's `iterator` factory is wrapped, so every way of reading it
  *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
  *   each chunk through one accumulator.
  * SDKs that return plain Promises and async generators (Gemini) use
  * `succeed` and `wrapIterator` through observe.ts instead.
+ *
+ * The run itself is built after the call returns (see LlmCall): the caller's
+ * path only copies what the call had and takes its times.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
 import type { RunWriter } from "../run/writer.js";
@@ -26,7 +29,8 @@ import { startRun } from "./traceable.js";
 import { runContext } from "./context.js";
 import { plainCopy } from "./snapshot.js";
 import type { Obj } from "../internal/obj.js";
-import { errorText, quietly } from "../internal/quietly.js";
+import { errorText } from "../internal/quietly.js";
+import { noteUnparsed, watchApiPromise } from "./api-promise.js";
 
 export interface WrapOptions {
   /** Where runs go; the default client otherwise. */
@@ -42,12 +46,6 @@ export interface WrapOptions {
   processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
 }
 
-interface ApiPromiseLike {
-  parseResponse: (...args: unknown[]) => unknown;
-  responsePromise: Promise<unknown>;
-  asResponse?: (...args: unknown[]) => unknown;
-}
-
 interface StreamLike {
   iterator: () => AsyncIterator<unknown>;
 }
@@ -55,68 +53,6 @@ interface StreamLike {
 function isAbort(err: unknown): boolean {
   const name = (err as { name?: string } | undefined)?.name ?? "";
   return name === "AbortError" || name === "APIUserAbortError";
-}
-
-/**
- * Watch an APIPromise without changing what the caller gets: `onValue` sees the
- * parsed result when (and only when) the caller's code parses it, once;
- * `onError` sees an HTTP or parse failure; `onRaw` sees the Response of a call
- * whose caller took it raw (`asResponse()`) and parsed nothing, so that its
- * run still ends (the body is the caller's to read: it is not touched).
- * Anything else is returned untouched. Shared by llm calls and embedding calls.
- */
-export function watchApiPromise<T>(
-  promise: T,
-  onValue: (value: unknown) => void,
-  onError: (err: unknown) => void,
-  onRaw: (response: unknown) => void = () => {},
-): T {
-  const p = promise as unknown as ApiPromiseLike;
-  if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
-  const original = p.parseResponse;
-  let seen = false;
-  p.parseResponse = (...args: unknown[]) => {
-    const parsed = original.apply(p, args);
-    if (seen) return parsed;
-    seen = true;
-    return Promise.resolve(parsed).then(
-      (value) => {
-        quietly(() => onValue(value));
-        return value;
-      },
-      (err) => {
-        quietly(() => onError(err));
-        throw err;
-      },
-    );
-  };
-  // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-  p.responsePromise.then(undefined, (err) => quietly(() => onError(err)));
-  const asResponse = p.asResponse;
-  if (typeof asResponse === "function") {
-    p.asResponse = (...args: unknown[]) => {
-      const response = asResponse.apply(p, args);
-      // withResponse() parses as well, and its parse is chained first, so it has been seen by the time
-      // this runs: only a response nobody parses is recorded as raw.
-      Promise.resolve(response).then(
-        (r) => {
-          if (!seen) quietly(() => onRaw(r));
-        },
-        () => undefined, // the failure reaches onError through responsePromise
-      );
-      return response;
-    };
-  }
-  return promise;
-}
-
-/** The finishing step of a run whose caller took the raw Response (watchApiPromise's onRaw): it says so in `metadata.unparsed_response`. */
-export function noteUnparsed(response: unknown): (metadata: Obj) => void {
-  const status = (response as { status?: unknown } | undefined)?.status;
-  const note = { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
-  return (metadata) => {
-    metadata.unparsed_response = note;
-  };
 }
 
 /** An event seen on the call's path, recorded on the run when it is built: [name, microseconds, kwargs]. */
