@@ -287,29 +287,31 @@ export class LlmCall {
       const text = error === undefined ? undefined : errorText(error);
       this.end((endMicros) => this.complete(res, text, endMicros));
     };
+    // The two reactions are made once per stream, not per chunk: a chunk costs one `then` and its fold.
+    const onStep = (step: IteratorResult<unknown>) => {
+      if (step.done) settle();
+      else {
+        try {
+          if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
+            firstToken = true;
+            events.push(["new_token", nowMicros()]);
+          }
+        } catch {
+          // A chunk we cannot fold is the caller's business, not a reason to break their stream.
+        }
+        if (chunkEvents) events.push(["new_chunk", nowMicros(), { chunk: serialize(view ? view(step.value) : step.value) }]);
+      }
+      return step;
+    };
+    const onError = (err: unknown): never => {
+      settle(isAbort(err) ? "cancelled" : err);
+      throw err;
+    };
     return {
-      next: (...args: [] | [unknown]) =>
-        it.next(...args).then(
-          (step) => {
-            if (step.done) settle();
-            else {
-              try {
-                if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
-                  firstToken = true;
-                  events.push(["new_token", nowMicros()]);
-                }
-              } catch {
-                // A chunk we cannot fold is the caller's business, not a reason to break their stream.
-              }
-              if (chunkEvents) events.push(["new_chunk", nowMicros(), { chunk: serialize(view ? view(step.value) : step.value) }]);
-            }
-            return step;
-          },
-          (err) => {
-            settle(isAbort(err) ? "cancelled" : err);
-            throw err;
-          },
-        ),
+      // A value passed to next() reaches the SDK's iterator only when one was passed.
+      next: function (this: unknown, ...args: [] | [unknown]) {
+        return (args.length === 0 ? it.next() : it.next(args[0])).then(onStep, onError);
+      },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
         settle("cancelled");

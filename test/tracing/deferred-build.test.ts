@@ -117,7 +117,7 @@ describe("runs built after the call returns", () => {
     );
     let stderr = "";
     child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 45_000);
+    const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
     const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
     clearTimeout(killer);
     // 3: no build was pending at exit, so the test would prove nothing.
@@ -130,7 +130,7 @@ describe("runs built after the call returns", () => {
     for (const r of runs) expect((r.outputs as { messages: unknown[] }).messages).toHaveLength(1);
     const questions = runs.map((r) => (r.inputs as { messages: { content: { text: string }[] }[] }).messages[0]!.content[0]!.text);
     expect(new Set(questions).size).toBe(20);
-  }, 60_000);
+  }, 150_000);
 });
 
 describe("the deferred queue", () => {
