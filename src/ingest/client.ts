@@ -49,6 +49,7 @@ import { ExitHooks } from "./exit.js";
 import { flushResult, Waiters, type FlushOptions, type FlushResult } from "./flush.js";
 import { Pump } from "./pump.js";
 import { RunQueue } from "./queue.js";
+import { runDeferred } from "../run/deferred.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
 export type { FlushOptions, FlushResult } from "./flush.js";
@@ -277,6 +278,8 @@ export class Client implements RunWriter {
    * before returning. Never rejects.
    */
   async flush(opts: FlushOptions = {}): Promise<FlushResult> {
+    // Runs whose building was deferred off their calls' path (run/deferred.ts) are handed over first.
+    runDeferred();
     this.pump.stopTimer();
     let timedOut = false;
     if (this.hasWork() && !this.state.abandoned) timedOut = await this.waiters.untilIdle(opts.timeoutMs, () => this.pump.pump(true));
@@ -312,6 +315,8 @@ export class Client implements RunWriter {
    */
   private spoolEverything(): void {
     if (this.state.abandoned) return;
+    // On exit no setImmediate runs any more: deferred builds are handed over now, to be spooled with the rest.
+    runDeferred();
     const byId = new Map<string, Op>();
     const add = (op: Op) => {
       finalize(op, this.valueLimits);

@@ -7,13 +7,16 @@
  * The caller gets back exactly what the SDK returned: the same APIPromise, the
  * same Stream object. Observation happens through two hooks that change
  * nothing the caller can see:
- * - the APIPromise's own `parseResponse` is wrapped, so the parsed result is
- *   seen when (and only when) the caller's code parses it, never twice;
+ * - the APIPromise's own `parseResponse` is wrapped (api-promise.ts), so the
+ *   parsed result is seen when (and only when) the caller's code parses it, never twice;
  * - a Stream's `iterator` factory is wrapped, so every way of reading it
  *   (for await, tee(), toReadableStream(), the SDK's stream helpers) passes
  *   each chunk through one accumulator.
  * SDKs that return plain Promises and async generators (Gemini) use
  * `succeed` and `wrapIterator` through observe.ts instead.
+ *
+ * The run itself is built after the call returns (see LlmCall): the caller's
+ * path only copies what the call had and takes its times.
  */
 import type { Adapter, RequestResult, ResponseResult, StreamAccumulator } from "../../adapters/types.js";
 import type { RunWriter } from "../run/writer.js";
@@ -21,9 +24,13 @@ import type { RunTree } from "../run/tree.js";
 import { nowMicros } from "../run/ids.js";
 import { serialize } from "../run/serialize.js";
 import { callFromResults, llmFields, messageIssues } from "../run/llm.js";
+import { later } from "../run/deferred.js";
 import { startRun } from "./traceable.js";
+import { runContext } from "./context.js";
+import { plainCopy } from "./snapshot.js";
 import type { Obj } from "../internal/obj.js";
-import { quietly } from "../internal/quietly.js";
+import { errorText } from "../internal/quietly.js";
+import { noteUnparsed, watchApiPromise } from "./api-promise.js";
 
 export interface WrapOptions {
   /** Where runs go; the default client otherwise. */
@@ -39,12 +46,6 @@ export interface WrapOptions {
   processOutputs?: (outputs: Record<string, unknown>) => Record<string, unknown>;
 }
 
-interface ApiPromiseLike {
-  parseResponse: (...args: unknown[]) => unknown;
-  responsePromise: Promise<unknown>;
-  asResponse?: (...args: unknown[]) => unknown;
-}
-
 interface StreamLike {
   iterator: () => AsyncIterator<unknown>;
 }
@@ -54,86 +55,52 @@ function isAbort(err: unknown): boolean {
   return name === "AbortError" || name === "APIUserAbortError";
 }
 
+/** An event seen on the call's path, recorded on the run when it is built: [name, microseconds, kwargs]. */
+type SeenEvent = [name: string, micros: number, kwargs?: Obj];
+
 /**
- * Watch an APIPromise without changing what the caller gets: `onValue` sees the
- * parsed result when (and only when) the caller's code parses it, once;
- * `onError` sees an HTTP or parse failure; `onRaw` sees the Response of a call
- * whose caller took it raw (`asResponse()`) and parsed nothing, so that its
- * run still ends (the body is the caller's to read: it is not touched).
- * Anything else is returned untouched. Shared by llm calls and embedding calls.
+ * One traced call. On the caller's path it takes only what must be taken
+ * then: the start time, the parent run, a copy of the request body (the
+ * caller may change it once `create` returns), and later a copy of the reply
+ * and the end time. Building the run (normalizing, the llm fields, usage and
+ * cost, the writer's sampling, masking and queueing) is deferred work
+ * (run/deferred.ts), run in order after the caller has its result. A body or
+ * reply that is not plain JSON is normalized at call time instead (see
+ * snapshot.ts), which is its copy.
  */
-export function watchApiPromise<T>(
-  promise: T,
-  onValue: (value: unknown) => void,
-  onError: (err: unknown) => void,
-  onRaw: (response: unknown) => void = () => {},
-): T {
-  const p = promise as unknown as ApiPromiseLike;
-  if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
-  const original = p.parseResponse;
-  let seen = false;
-  p.parseResponse = (...args: unknown[]) => {
-    const parsed = original.apply(p, args);
-    if (seen) return parsed;
-    seen = true;
-    return Promise.resolve(parsed).then(
-      (value) => {
-        quietly(() => onValue(value));
-        return value;
-      },
-      (err) => {
-        quietly(() => onError(err));
-        throw err;
-      },
-    );
-  };
-  // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-  p.responsePromise.then(undefined, (err) => quietly(() => onError(err)));
-  const asResponse = p.asResponse;
-  if (typeof asResponse === "function") {
-    p.asResponse = (...args: unknown[]) => {
-      const response = asResponse.apply(p, args);
-      // withResponse() parses as well, and its parse is chained first, so it has been seen by the time
-      // this runs: only a response nobody parses is recorded as raw.
-      Promise.resolve(response).then(
-        (r) => {
-          if (!seen) quietly(() => onRaw(r));
-        },
-        () => undefined, // the failure reaches onError through responsePromise
-      );
-      return response;
-    };
-  }
-  return promise;
-}
-
-/** The finishing step of a run whose caller took the raw Response (watchApiPromise's onRaw): it says so in `metadata.unparsed_response`. */
-export function noteUnparsed(response: unknown): (metadata: Obj) => void {
-  const status = (response as { status?: unknown } | undefined)?.status;
-  const note = { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
-  return (metadata) => {
-    metadata.unparsed_response = note;
-  };
-}
-
 export class LlmCall {
-  private readonly run: RunTree;
-  private readonly finishRun: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void) => void;
-  private readonly request?: RequestResult;
+  private run?: RunTree;
+  private finishRun?: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void, endMicros?: number) => void;
+  private request?: RequestResult;
+  /** The call has ended (or failed): later signals are ignored. */
   private done = false;
+  /** The body the run is built from: the caller's copy, or the body itself when it was read at call time. */
+  private readonly body: Obj;
+  private readonly events: SeenEvent[] = [];
 
   constructor(
     private readonly adapter: Adapter,
     private readonly provider: string,
-    private readonly body: Obj,
-    writer: RunWriter,
+    body: Obj,
+    private readonly writer: RunWriter,
     private readonly opts: WrapOptions,
-    defaultName: string,
+    private readonly defaultName: string,
   ) {
+    const began = { parent: runContext.getStore(), startMicros: nowMicros() };
+    const copy = plainCopy(body);
+    this.body = copy ?? body;
+    // Deferred, a start that throws is dropped by the queue; at call time it throws to the wrapper, which then calls untraced.
+    if (copy) later(() => this.start(began));
+    else this.start(began);
+  }
+
+  /** Normalize the request and hand the run's create to the writer. */
+  private start(began: { parent: RunTree | undefined; startMicros: number }): void {
+    const { body, opts, provider } = this;
     let inputs: Obj;
     let metadata: Obj;
     try {
-      this.request = adapter.normalizeRequest(body);
+      this.request = this.adapter.normalizeRequest(body);
       const f = llmFields(callFromResults(this.request, undefined), { validation: "later", estimate: "never" });
       inputs = f.inputs;
       // Object.assign, not spreads around a field: V8 takes a slow path for a spread followed by fields.
@@ -147,45 +114,80 @@ export class LlmCall {
       metadata = { ...opts.metadata, trace_provider: provider, normalize_error: (err as Error).message };
       if (typeof body.model === "string") metadata.trace_model_name = body.model;
     }
+    // A processInputs that throws leaves the call untraced (no run, so nothing it meant to hide is sent).
     if (opts.processInputs) inputs = opts.processInputs(inputs);
     const { run, finish } = startRun(
-      writer,
-      { name: opts.name ?? defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project },
+      this.writer,
+      { name: opts.name ?? this.defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project, began },
       opts.processOutputs,
     );
     this.run = run;
     this.finishRun = finish;
   }
 
-  /** Outputs from a result, through the run builder: usage reported or estimated, the model recorded. */
-  private complete(res: ResponseResult, error?: unknown): void {
-    if (this.done) return;
+  /** Mark the call ended now and build its end later, after its start. False when it had ended already. */
+  private end(build: (endMicros: number) => void): boolean {
+    if (this.done) return false;
     this.done = true;
+    const endMicros = nowMicros();
+    later(() => {
+      const run = this.run;
+      if (!run) return; // its start failed (a processInputs that threw): the call goes untraced
+      // The events seen on the way (first token, chunks) join the run before its update is made.
+      for (const [name, micros, kwargs] of this.events) run.addEvent(name, kwargs, micros);
+      build(endMicros);
+    });
+    return true;
+  }
+
+  /** Outputs from a result, through the run builder: usage reported or estimated, the model recorded. */
+  private complete(res: ResponseResult, error: unknown, endMicros: number): void {
     const call = callFromResults(this.request, res);
     call.provider ??= this.provider;
     // Counting tokens is the dearest step of a traced call (~0.1 ms per KB with tiktoken), so it
-    // runs when the run is serialized for delivery, off the caller's path; processOutputs
-    // may copy the messages, so then it runs here.
-    const f = llmFields(call, { validation: "later", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run.inputs });
+    // runs when the run is serialized for delivery; processOutputs may copy the messages, so then it runs here.
+    const f = llmFields(call, { validation: "later", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run!.inputs });
     // The request half was recorded when the run started.
     delete f.metadata.invocation_params;
-    Object.assign(this.run.metadata, f.metadata);
+    Object.assign(this.run!.metadata, f.metadata);
     // Checking the messages, like counting tokens, runs at delivery: the same checks as every
     // producer's (run/llm.ts), recorded in the metadata that is sent.
     const inputs = call.inputs ?? [];
     const outputs = f.outputs?.messages;
     const estimate = f.estimate;
-    this.finishRun(f.outputs ?? { messages: [] }, error, (metadata) => {
-      estimate?.();
-      const problems = messageIssues(inputs, outputs);
-      if (problems.length) metadata.validation_errors = problems;
-    });
+    this.finishRun!(
+      f.outputs ?? { messages: [] },
+      error,
+      (metadata) => {
+        estimate?.();
+        const problems = messageIssues(inputs, outputs);
+        if (problems.length) metadata.validation_errors = problems;
+      },
+      endMicros,
+    );
+  }
+
+  /**
+   * The response as the run's outputs: `read` is the adapter's reading of it taken at call time (or why it
+   * could not read it, `response` then being its safe copy); without it, `response` is a copy to read now.
+   */
+  private completeFrom(response: unknown, read: ResponseResult | Error | undefined, endMicros: number): void {
+    let res: ResponseResult;
+    try {
+      if (read instanceof Error) throw read;
+      res = read ?? this.adapter.normalizeResponse(response, { request: this.body });
+    } catch (err) {
+      const raw = read instanceof Error ? response : serialize(response);
+      this.finishRun!({ response: raw as Obj }, `could not normalize the response: ${(err as Error).message}`, undefined, endMicros);
+      return;
+    }
+    this.complete(res, undefined, endMicros);
   }
 
   fail(err: unknown): void {
-    if (this.done) return;
-    this.done = true;
-    this.finishRun(undefined, err);
+    // The error's text now: the error object is the caller's.
+    const text = errorText(err);
+    this.end((endMicros) => this.finishRun!(undefined, text, undefined, endMicros));
   }
 
   /** Watch an APIPromise without changing it (see the module comment). */
@@ -204,19 +206,26 @@ export class LlmCall {
   /** The caller took the raw Response and parsed nothing: the run ends without outputs, saying so. */
   private unparsed(response: unknown): void {
     if (this.done) return;
-    this.done = true;
-    this.finishRun(undefined, undefined, noteUnparsed(response));
+    const note = noteUnparsed(response);
+    this.end((endMicros) => this.finishRun!(undefined, undefined, note, endMicros));
   }
 
   /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */
   succeed(value: unknown): void {
     if (this.done) return;
-    try {
-      this.complete(this.adapter.normalizeResponse(value, { request: this.body }));
-    } catch (err) {
-      this.finishRun({ response: serialize(value) as Obj }, `could not normalize the response: ${(err as Error).message}`);
-      this.done = true;
+    // The caller gets `value` next and may change it: a copy, or (not plain JSON) the adapter's reading of it now.
+    let response: unknown = plainCopy(value);
+    let read: ResponseResult | Error | undefined;
+    if (response === undefined) {
+      try {
+        read = this.adapter.normalizeResponse(value, { request: this.body });
+      } catch (err) {
+        read = err instanceof Error ? err : new Error(String(err));
+        // A reply we cannot read is kept raw, with why.
+        response = serialize(value);
+      }
     }
+    this.end((endMicros) => this.completeFrom(response, read, endMicros));
   }
 
   /**
@@ -261,10 +270,13 @@ export class LlmCall {
    */
   wrapIterator(it: AsyncIterator<unknown>, view?: (chunk: unknown) => unknown): AsyncIterator<unknown> {
     const acc: StreamAccumulator = this.adapter.createStreamAccumulator({ request: this.body });
-    const run = this.run;
+    const events = this.events;
     const chunkEvents = this.opts.chunkEvents === true;
     let firstToken = false;
     const settle = (error?: unknown) => {
+      if (this.done) return;
+      // The accumulator folded each chunk as it came (its text is the call's, whatever the caller does to the
+      // chunks since: an SDK's own stream helper may change the events it reads); the run is built later.
       let res: ResponseResult;
       try {
         res = acc.result();
@@ -272,35 +284,34 @@ export class LlmCall {
         res = { messages: [] };
         error ??= err;
       }
-      try {
-        this.complete(res, error);
-      } catch {
-        // A writer that fails must not break the caller's stream: tracing never throws into the host.
+      const text = error === undefined ? undefined : errorText(error);
+      this.end((endMicros) => this.complete(res, text, endMicros));
+    };
+    // The two reactions are made once per stream, not per chunk: a chunk costs one `then` and its fold.
+    const onStep = (step: IteratorResult<unknown>) => {
+      if (step.done) settle();
+      else {
+        try {
+          if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
+            firstToken = true;
+            events.push(["new_token", nowMicros()]);
+          }
+        } catch {
+          // A chunk we cannot fold is the caller's business, not a reason to break their stream.
+        }
+        if (chunkEvents) events.push(["new_chunk", nowMicros(), { chunk: serialize(view ? view(step.value) : step.value) }]);
       }
+      return step;
+    };
+    const onError = (err: unknown): never => {
+      settle(isAbort(err) ? "cancelled" : err);
+      throw err;
     };
     return {
-      next: (...args: [] | [unknown]) =>
-        it.next(...args).then(
-          (step) => {
-            if (step.done) settle();
-            else {
-              try {
-                if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
-                  firstToken = true;
-                  run.addEvent("new_token", undefined, nowMicros());
-                }
-              } catch {
-                // A chunk we cannot fold is the caller's business, not a reason to break their stream.
-              }
-              if (chunkEvents) run.addEvent("new_chunk", { chunk: serialize(view ? view(step.value) : step.value) });
-            }
-            return step;
-          },
-          (err) => {
-            settle(isAbort(err) ? "cancelled" : err);
-            throw err;
-          },
-        ),
+      // A value passed to next() reaches the SDK's iterator only when one was passed.
+      next: function (this: unknown, ...args: [] | [unknown]) {
+        return (args.length === 0 ? it.next() : it.next(args[0])).then(onStep, onError);
+      },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
         settle("cancelled");

@@ -100,13 +100,20 @@ export function startRun(
     metadata?: Record<string, unknown>;
     tags?: string[];
     project?: string;
+    /** Where and when the run began, when it is built after the fact (a deferred build): its parent and start time. */
+    began?: { parent: RunTree | undefined; startMicros: number };
   },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
 ): {
   run: RunTree;
-  finish(outputs?: Record<string, unknown>, error?: unknown, prepare?: (metadata: Record<string, unknown>) => void): void;
+  finish(
+    outputs?: Record<string, unknown>,
+    error?: unknown,
+    prepare?: (metadata: Record<string, unknown>) => void,
+    endMicros?: number,
+  ): void;
 } {
-  const parent = runContext.getStore();
+  const parent = init.began ? init.began.parent : runContext.getStore();
   const spec = {
     name: init.name,
     run_type: init.run_type,
@@ -114,12 +121,13 @@ export function startRun(
     metadata: init.metadata,
     tags: init.tags,
     session_name: init.project,
+    startMicros: init.began?.startMicros,
   };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
   guarded(() => writer.createRun(run.toRun()));
   return {
     run,
-    finish(outputs, error, prepare) {
+    finish(outputs, error, prepare, endMicros) {
       if (run.ended) return;
       let out = outputs;
       if (out && processOutputs) {
@@ -129,7 +137,7 @@ export function startRun(
           out = { error: `processOutputs failed: ${errorText(e)}` };
         }
       }
-      run.end(out, error === undefined ? undefined : errorText(error));
+      run.end(out, error === undefined ? undefined : errorText(error), endMicros);
       // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
       const metadata = { ...run.metadata };
       guarded(() =>

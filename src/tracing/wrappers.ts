@@ -44,7 +44,13 @@ function patchCreate(
   const traced: CreateFn = function (this: unknown, body, options) {
     if (!tracingEnabled() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
     const sent = rewrite ? rewrite(body) : body;
-    const call = new LlmCall(adapter, provider, body, opts.client ?? getDefaultClient(), opts, defaultName);
+    let call: LlmCall;
+    try {
+      call = new LlmCall(adapter, provider, body, opts.client ?? getDefaultClient(), opts, defaultName);
+    } catch {
+      // A run that cannot start (a processInputs that throws) leaves the call untraced, never failed.
+      return original.call(this ?? resource, sent, options);
+    }
     let promise: unknown;
     try {
       promise = original.call(this ?? resource, sent, options);

@@ -1,0 +1,76 @@
+/**
+ * How a call's APIPromise (the OpenAI and Anthropic SDKs') is observed without
+ * changing what the caller gets: its own `parseResponse` is wrapped, so the
+ * parsed result is seen when (and only when) the caller's code parses it,
+ * never twice. Shared by llm calls (llm.ts) and embedding calls.
+ */
+import type { Obj } from "../internal/obj.js";
+import { quietly } from "../internal/quietly.js";
+
+interface ApiPromiseLike {
+  parseResponse: (...args: unknown[]) => unknown;
+  responsePromise: Promise<unknown>;
+  asResponse?: (...args: unknown[]) => unknown;
+}
+
+/**
+ * Watch an APIPromise without changing what the caller gets: `onValue` sees the
+ * parsed result when (and only when) the caller's code parses it, once;
+ * `onError` sees an HTTP or parse failure; `onRaw` sees the Response of a call
+ * whose caller took it raw (`asResponse()`) and parsed nothing, so that its
+ * run still ends (the body is the caller's to read: it is not touched).
+ * Anything else is returned untouched. Shared by llm calls and embedding calls.
+ */
+export function watchApiPromise<T>(
+  promise: T,
+  onValue: (value: unknown) => void,
+  onError: (err: unknown) => void,
+  onRaw: (response: unknown) => void = () => {},
+): T {
+  const p = promise as unknown as ApiPromiseLike;
+  if (typeof p?.parseResponse !== "function" || typeof p.responsePromise?.then !== "function") return promise;
+  const original = p.parseResponse;
+  let seen = false;
+  p.parseResponse = (...args: unknown[]) => {
+    const parsed = original.apply(p, args);
+    if (seen) return parsed;
+    seen = true;
+    return Promise.resolve(parsed).then(
+      (value) => {
+        quietly(() => onValue(value));
+        return value;
+      },
+      (err) => {
+        quietly(() => onError(err));
+        throw err;
+      },
+    );
+  };
+  // HTTP errors (4xx/5xx, network) reject the response before any parsing.
+  p.responsePromise.then(undefined, (err) => quietly(() => onError(err)));
+  const asResponse = p.asResponse;
+  if (typeof asResponse === "function") {
+    p.asResponse = (...args: unknown[]) => {
+      const response = asResponse.apply(p, args);
+      // withResponse() parses as well, and its parse is chained first, so it has been seen by the time
+      // this runs: only a response nobody parses is recorded as raw.
+      Promise.resolve(response).then(
+        (r) => {
+          if (!seen) quietly(() => onRaw(r));
+        },
+        () => undefined, // the failure reaches onError through responsePromise
+      );
+      return response;
+    };
+  }
+  return promise;
+}
+
+/** The finishing step of a run whose caller took the raw Response (watchApiPromise's onRaw): it says so in `metadata.unparsed_response`. */
+export function noteUnparsed(response: unknown): (metadata: Obj) => void {
+  const status = (response as { status?: unknown } | undefined)?.status;
+  const note = { status: typeof status === "number" ? status : null, reason: "the caller read the raw response (asResponse)" };
+  return (metadata) => {
+    metadata.unparsed_response = note;
+  };
+}
