@@ -34,4 +34,5 @@ export function getAdapter(name: string): Adapter | undefined {
 // file (scripts/build.mjs), which the main entry loads far faster than the modules one by one.
 export { isStrictlyNative } from "./native/index.js";
 export { detectionScope } from "./common/markers.js";
+export { fastDetect } from "./fast-detect.js";
 export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions, langchain };

@@ -9,7 +9,8 @@
  * Messages, OpenAI Responses, Gemini and Bedrock Converse, each as text-only,
  * multi-turn with tools, images and streams (see corpus.ts, corpus-formats.ts).
  * Detection's share of each class is measured too: `detectFormat` alone, as a share of
- * the auto-detecting normalize's time (what knowing the format would save).
+ * the auto-detecting normalize's time (what knowing the format would save), and the
+ * share of records detection's fast path (adapters/fast-detect.ts) decides alone.
  * A format whose adapter is not registered (merged separately) is skipped with a notice.
  *
  *   npx tsx benchmarks/normalize.ts [--records 1000] [--rounds 3] [--passes 15]
@@ -25,7 +26,7 @@ import { loadBuilt } from "./load.js";
 // Measure the compiled JavaScript that users run (dist/, built by `npm install`), as the
 // peer is measured from its published build; fall back to the TypeScript sources.
 const { normalize, detectFormat } = await loadBuilt<typeof import("../src/normalize.js")>("src/normalize.js");
-const { getAdapter } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
+const { getAdapter, fastDetect } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -144,9 +145,9 @@ if (child > 0) {
     `CPU µs per record: median pass (median over rounds) / best pass; ratio = peer µs / tracepipe µs; peak RSS of the measuring process (max over rounds)`,
   );
   const fw = Math.max(...formats.map((f) => f.length), 6);
-  console.log(`detect share = detectFormat alone / auto-detect (medians)`);
+  console.log(`detect share = detectFormat alone / auto-detect (medians); fast path = records the fast path decides alone`);
   console.log(
-    `  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)} ${"detect share".padStart(13)}   ${"peak RSS auto / peer".padStart(20)}`,
+    `  ${"format".padEnd(fw)} ${"class".padEnd(8)} ${"auto-detect".padStart(13)} ${"known".padStart(13)} ${"peer".padStart(15)}   ${"auto ratio".padStart(16)} ${"known ratio".padStart(16)} ${"detect share".padStart(13)} ${"fast path".padStart(9)}   ${"peak RSS auto / peer".padStart(20)}`,
   );
   let worst = Infinity;
   let worstBest = Infinity;
@@ -160,13 +161,15 @@ if (child > 0) {
       const rss = (v: string) => Math.max(...c[v]!.map((m) => m.rss));
       const [a, kn, p, d] = [med(AUTO), med(KNOWN), med(PEER), med(DETECT)];
       const [ab, knb, pb] = [best(AUTO), best(KNOWN), best(PEER)];
+      const corpus = generateFormatCorpus(N, k, f);
+      const fast = corpus.filter((r) => fastDetect(r.payload) !== undefined).length / corpus.length;
       if (p / a < worst) {
         worst = p / a;
         worstAt = key(f, k);
       }
       worstBest = Math.min(worstBest, pb / ab);
       console.log(
-        `  ${f.padEnd(fw)} ${k.padEnd(8)} ${pair(a, ab, 13)} ${pair(kn, knb, 13)} ${pair(p, pb, 15)}   ${`${(p / a).toFixed(2)}x / ${(pb / ab).toFixed(2)}x`.padStart(16)} ${`${(p / kn).toFixed(2)}x / ${(pb / knb).toFixed(2)}x`.padStart(16)} ${`${((100 * d) / a).toFixed(1)}%`.padStart(13)}   ${`${rss(AUTO).toFixed(0)} / ${rss(PEER).toFixed(0)} MiB`.padStart(20)}`,
+        `  ${f.padEnd(fw)} ${k.padEnd(8)} ${pair(a, ab, 13)} ${pair(kn, knb, 13)} ${pair(p, pb, 15)}   ${`${(p / a).toFixed(2)}x / ${(pb / ab).toFixed(2)}x`.padStart(16)} ${`${(p / kn).toFixed(2)}x / ${(pb / knb).toFixed(2)}x`.padStart(16)} ${`${((100 * d) / a).toFixed(1)}%`.padStart(13)} ${`${(100 * fast).toFixed(0)}%`.padStart(9)}   ${`${rss(AUTO).toFixed(0)} / ${rss(PEER).toFixed(0)} MiB`.padStart(20)}`,
       );
     }
   }

@@ -1,7 +1,10 @@
 /**
  * normalize(payload, {format}) -> DESIGN.md's output record, or NormalizeError.
  *
- * `auto` asks every adapter's `detect`. Resolution, never a guess:
+ * `auto` first tries adapters/fast-detect.ts, which names the format of an
+ * OpenAI chat or Anthropic Messages pair from a few keys and one scan of the
+ * request, with the answer the steps below would give; anything it leaves
+ * open asks every adapter's `detect`. Resolution, never a guess:
  * 1. a payload with nothing but native fields whose content is native blocks
  *    stays native (DESIGN: any vendor-only field, `model` included, makes a
  *    vendor record, which the native adapter never claims);
@@ -10,7 +13,7 @@
  * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.
  */
 import type { NormalizedRecord } from "../adapters/types.js";
-import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, isStrictlyNative } from "../adapters/index.js";
+import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, fastDetect, isStrictlyNative } from "../adapters/index.js";
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {
@@ -26,6 +29,11 @@ function describePayload(p: unknown): string {
 }
 
 export function detectFormat(payload: unknown): string {
+  return fastDetect(payload) ?? detectFormatFully(payload);
+}
+
+/** Every adapter asked, no fast path: what `detectFormat` must answer (the fast path's tests compare the two). */
+export function detectFormatFully(payload: unknown): string {
   // A plain loop: detection runs on every record, and the claims are few.
   let nativeClaim = false;
   const vendors: string[] = [];

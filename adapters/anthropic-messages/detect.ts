@@ -1,6 +1,6 @@
 /** Structural recognition of Anthropic Messages payloads. Never throws. */
 import { isObj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
 import { replyMessage } from "../common/reply.js";
 
@@ -47,11 +47,12 @@ function isStream(v: unknown[]): boolean {
   return sawMessageEvent;
 }
 
-export const detect = detector({
+export const recognisers: Recognisers = {
   isRequest,
   isResponse,
   isStream,
   isReply,
   settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).openai,
   pairFirst: "request",
-});
+};
+export const detect = detector(recognisers);

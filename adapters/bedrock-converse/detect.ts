@@ -8,7 +8,7 @@
  * union objects (`{messageStart}`, `{contentBlockDelta}`, ...).
  */
 import { isObj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 import { isConverseRequest } from "../common/markers.js";
 import { STREAM_EVENTS, STREAM_EXCEPTIONS } from "./stream.js";
 
@@ -48,4 +48,5 @@ export function isStream(v: unknown[]): boolean {
   return true;
 }
 
-export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "request" });
+export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "request" };
+export const detect = detector(recognisers);

@@ -23,7 +23,8 @@ export interface Recognisers {
   pairFirst: "request" | "response";
 }
 
-function isResponseSide(r: Recognisers, v: unknown): boolean {
+/** What a pair's response side must be for `r`'s format to claim the pair (whatever the request). */
+export function isResponseSide(r: Recognisers, v: unknown): boolean {
   return r.isResponse(v) || (r.isReply !== undefined && r.isReply(v)) || (Array.isArray(v) && r.isStream(v));
 }
 

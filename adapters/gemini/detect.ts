@@ -7,7 +7,7 @@
  * Responses needs `input` / `output`, and Anthropic needs typed events.
  */
 import { isObj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 
 // Both JSON spellings the API accepts (spelling.ts): lowerCamelCase and the proto names.
 const PART_KEYS = [
@@ -75,4 +75,5 @@ export function isStream(v: unknown[]): boolean {
   return true;
 }
 
-export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "request" });
+export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "request" };
+export const detect = detector(recognisers);

@@ -84,6 +84,11 @@ function isChunk(v: unknown): boolean {
   return (v as Obj).type === "AIMessageChunk";
 }
 
+/** What a pair's response side must be for the pair to be LangChain's (whatever the request). */
+export function isResponseSide(v: unknown): boolean {
+  return isResponse(v) || (Array.isArray(v) && isStream(v));
+}
+
 export function detect(payload: unknown): PayloadKind | null {
   try {
     if (Array.isArray(payload)) {
@@ -99,7 +104,7 @@ export function detect(payload: unknown): PayloadKind | null {
       const hasRes = response !== undefined && response !== null;
       if (!hasReq && !hasRes) return null;
       if (hasReq && !isRequest(request)) return null;
-      if (hasRes && !(isResponse(response) || (Array.isArray(response) && isStream(response)))) return null;
+      if (hasRes && !isResponseSide(response)) return null;
       return "pair";
     }
     if (isRequest(payload)) return "request";

@@ -1,6 +1,6 @@
 /** Structural recognition of OpenAI chat-completions payloads. Never throws. */
 import { isObj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
 import { replyMessage } from "../common/reply.js";
 
@@ -57,11 +57,12 @@ function isRequest(v: unknown): boolean {
   return ev.openai && !ev.anthropic;
 }
 
-export const detect = detector({
+export const recognisers: Recognisers = {
   isRequest,
   isResponse,
   isStream,
   isReply,
   settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).anthropic,
   pairFirst: "response",
-});
+};
+export const detect = detector(recognisers);

@@ -12,7 +12,7 @@
  * `normalize` asks for `--format`, as for a chat request without markers.
  */
 import { isObj, type Obj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 import { modelHint } from "../common/markers.js";
 
 /** Parameters of OpenAI's completions API that the look-alike APIs do not take. */
@@ -90,10 +90,11 @@ export function isStream(v: unknown[]): boolean {
   return saw;
 }
 
-export const detect = detector({
+export const recognisers: Recognisers = {
   isRequest,
   isResponse: isCompletion,
   isStream,
   settledByResponse: (request: unknown) => isObj(request) && !("messages" in request) && isPromptShape(request.prompt),
   pairFirst: "response",
-});
+};
+export const detect = detector(recognisers);

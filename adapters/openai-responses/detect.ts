@@ -8,7 +8,7 @@
  * by its model).
  */
 import { isObj } from "../common/guards.js";
-import { detector } from "../common/detect.js";
+import { detector, type Recognisers } from "../common/detect.js";
 
 const EMBEDDING_KEYS = ["encoding_format", "dimensions"];
 
@@ -48,4 +48,5 @@ export function isStream(v: unknown[]): boolean {
   return sawResponseEvent;
 }
 
-export const detect = detector({ isRequest, isResponse, isStream, pairFirst: "response" });
+export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "response" };
+export const detect = detector(recognisers);

@@ -1,0 +1,101 @@
+/**
+ * Detection's fast path for the records that dominate real logs: an OpenAI
+ * chat-completions or Anthropic Messages `{request, response}` pair. It
+ * decides from the few keys that tell the formats apart, and gives the answer
+ * asking every adapter would give, or none (then every adapter is asked).
+ *
+ * Every adapter claims a pair only when the response is its own reply or
+ * stream (common/detect.ts), and both vendors mark theirs in the first keys:
+ * `object: "chat.completion"` / the first chunk's `object`, `type: "message"` /
+ * a `message_start` event. Each other adapter's own response test rules it out
+ * on those keys (the tests fail at their first look), so the request is read
+ * once, by the one scan the claim needs: the markers of the other vendor
+ * anywhere in it (common/markers.ts), which would turn the claim down.
+ *
+ * Pure and conservative: a test that throws, or a request the claim does not
+ * settle, leaves the payload to the full detection.
+ */
+import { isObj, type Obj } from "./common/guards.js";
+import { isConverseRequest, requestEvidence } from "./common/markers.js";
+import { detect as detectNative } from "./native/index.js";
+import { recognisers as openaiChat } from "./openai-chat/detect.js";
+import { recognisers as openaiResponses } from "./openai-responses/detect.js";
+import { recognisers as anthropicMessages } from "./anthropic-messages/detect.js";
+import { recognisers as gemini } from "./gemini/detect.js";
+import { recognisers as bedrockConverse } from "./bedrock-converse/detect.js";
+import { recognisers as openaiCompletions } from "./openai-completions/detect.js";
+import { isResponseSide as isLangChainResponseSide } from "./langchain/detect.js";
+
+type Vendor = "openai-chat" | "anthropic-messages";
+
+/**
+ * The vendor whose own response test the response passes, judged by its
+ * marker keys. A stream's first element is an object here, so no adapter reads
+ * the array as a `[role, content]` reply: its response test is its stream test.
+ */
+function markedBy(response: unknown): Vendor | undefined {
+  if (Array.isArray(response)) {
+    const first: unknown = response[0];
+    if (!isObj(first)) return undefined;
+    if (first.object === "chat.completion.chunk") return openaiChat.isStream(response) ? "openai-chat" : undefined;
+    if (first.type === "message_start") return anthropicMessages.isStream(response) ? "anthropic-messages" : undefined;
+    return undefined;
+  }
+  if (!isObj(response)) return undefined;
+  if (response.object === "chat.completion") return openaiChat.isResponse(response) ? "openai-chat" : undefined;
+  if (response.type === "message") return anthropicMessages.isResponse(response) ? "anthropic-messages" : undefined;
+  return undefined;
+}
+
+/** The other vendor's response test (reply shapes included), as its pair detection asks it. */
+function otherChatVendorReplies(vendor: Vendor, response: unknown): boolean {
+  const r = vendor === "openai-chat" ? anthropicMessages : openaiChat;
+  if (Array.isArray(response)) return r.isStream(response);
+  return r.isResponse(response) || r.isReply!(response);
+}
+
+/** True when no adapter but the two chat vendors' could take this response as its own. */
+function onlyChatVendorsReply(response: unknown): boolean {
+  if (detectNative(response) === "response" || isLangChainResponseSide(response)) return false;
+  if (Array.isArray(response))
+    return (
+      !openaiResponses.isStream(response) &&
+      !gemini.isStream(response) &&
+      !bedrockConverse.isStream(response) &&
+      !openaiCompletions.isStream(response)
+    );
+  return (
+    !openaiResponses.isResponse(response) &&
+    !gemini.isResponse(response) &&
+    !bedrockConverse.isResponse(response) &&
+    !openaiCompletions.isResponse(response)
+  );
+}
+
+/**
+ * Whether `vendor` claims a pair whose response is its own: the request must be
+ * chat-shaped and carry none of the other vendor's markers (the same evidence
+ * its `detect` reads, common/markers.ts). Undefined for a request outside
+ * those terms, which the full detection judges.
+ */
+function requestSettles(vendor: Vendor, request: Obj): boolean {
+  if (!Array.isArray(request.messages) || isConverseRequest(request)) return false;
+  const ev = requestEvidence(request);
+  return ev.chat && !(vendor === "openai-chat" ? ev.anthropic : ev.openai);
+}
+
+/** The format of an OpenAI chat or Anthropic Messages pair, as full detection would name it; undefined to ask every adapter. */
+export function fastDetect(payload: unknown): string | undefined {
+  try {
+    if (!isObj(payload) || !("request" in payload || "response" in payload)) return undefined;
+    const { request, response } = payload;
+    const vendor = markedBy(response);
+    if (vendor === undefined) return undefined;
+    if (otherChatVendorReplies(vendor, response) || !onlyChatVendorsReply(response)) return undefined;
+    if (request === undefined || request === null) return vendor;
+    return isObj(request) && requestSettles(vendor, request) ? vendor : undefined;
+  } catch {
+    // A test that throws proves nothing about the adapters' own answers.
+    return undefined;
+  }
+}
