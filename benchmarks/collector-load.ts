@@ -29,7 +29,11 @@ await Promise.all(
     while (performance.now() < deadline) {
       const body = bodies.fresh();
       const s = performance.now();
-      const res = await fetch(urls[turn++ % urls.length] + "/runs/multipart", { method: "POST", headers: { "content-type": bodies.contentType }, body });
+      const res = await fetch(urls[turn++ % urls.length] + "/runs/multipart", {
+        method: "POST",
+        headers: { "content-type": bodies.contentType },
+        body,
+      });
       await res.arrayBuffer();
       latencies.push(performance.now() - s);
       if (res.status === 202) requests++;

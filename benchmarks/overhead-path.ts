@@ -37,7 +37,14 @@ const reply = JSON.stringify({
   object: "chat.completion",
   created: 1700000000,
   model: "gpt-4o-mini-2024-07-18",
-  choices: [{ index: 0, message: { role: "assistant", content: "The capital of France is Paris.", refusal: null, annotations: [] }, logprobs: null, finish_reason: "stop" }],
+  choices: [
+    {
+      index: 0,
+      message: { role: "assistant", content: "The capital of France is Paris.", refusal: null, annotations: [] },
+      logprobs: null,
+      finish_reason: "stop",
+    },
+  ],
   usage: { prompt_tokens: 30, completion_tokens: 8, total_tokens: 38, prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 } },
   system_fingerprint: "fp_bench",
 });
@@ -99,5 +106,7 @@ for (const name of names) {
   );
 }
 if (variants.before)
-  console.log(`  tracepipe/before on the caller's path (minimums): ${(Math.min(...variants.tracepipe!.path) / Math.min(...variants.before.path)).toFixed(2)}x`);
+  console.log(
+    `  tracepipe/before on the caller's path (minimums): ${(Math.min(...variants.tracepipe!.path) / Math.min(...variants.before.path)).toFixed(2)}x`,
+  );
 process.exit(0);

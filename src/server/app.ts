@@ -141,7 +141,9 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
   const busy = inFlight({ budget: inFlightBudget, exempt: (method, path) => method === "GET" && path === "/info" });
   const rootlessAfterMs = opts.rootlessAfterMs ?? DEFAULT_ROOTLESS_AFTER_MS;
   const sweep = rootlessAfterMs > 0 ? new RootlessSweep(store, rootlessAfterMs) : undefined;
-  const retention = opts.retentionMs ? new RetentionSweep(store, opts.retentionMs, { intervalMs: opts.retentionIntervalMs, log: opts.log }) : undefined;
+  const retention = opts.retentionMs
+    ? new RetentionSweep(store, opts.retentionMs, { intervalMs: opts.retentionIntervalMs, log: opts.log })
+    : undefined;
   const router = new Router()
     .add(
       ingestRoutes({

@@ -69,7 +69,10 @@ export interface TraceOrder {
  * cost, ties by trace id in the same direction. `nullsLast` says NULLS
  * LAST / FIRST where the database would not sort NULL start times as SQLite does.
  */
-export function traceOrder(f: TraceFilter, sql: Pick<TraceFilterSql, "bind" | "traceCost"> & { latency: string; nullsLast: boolean }): TraceOrder {
+export function traceOrder(
+  f: TraceFilter,
+  sql: Pick<TraceFilterSql, "bind" | "traceCost"> & { latency: string; nullsLast: boolean },
+): TraceOrder {
   const desc = (f.order ?? "desc") === "desc";
   const sort = f.sort ?? "start_time";
   // Latency and cost sort traces without one last, in either direction (coalesce to -1 / 1e18).

@@ -20,11 +20,10 @@ export interface TraceRootRow {
 }
 
 /** Totals over one trace's runs: the summary's counts, with the first error and first token time read. */
-export interface TraceTotals
-  extends Pick<
-    TraceSummary,
-    "run_count" | "error_count" | "models" | "providers" | "input_tokens" | "output_tokens" | "total_tokens" | "total_cost" | "estimated"
-  > {
+export interface TraceTotals extends Pick<
+  TraceSummary,
+  "run_count" | "error_count" | "models" | "providers" | "input_tokens" | "output_tokens" | "total_tokens" | "total_cost" | "estimated"
+> {
   first_error: string | null;
   first_token_time: string | null;
 }

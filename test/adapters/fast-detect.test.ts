@@ -81,7 +81,10 @@ describe("detection's fast path", () => {
     fc.constantFrom("gpt-4o", "claude-sonnet-4-5", "gemini-2.5-flash", "anthropic.claude-3"),
   );
   const block = fc.oneof(
-    fc.record({ type: fc.constantFrom("text", "image_url", "tool_use", "tool_result", "thinking", "image", "file", "refusal"), text: fc.string() }),
+    fc.record({
+      type: fc.constantFrom("text", "image_url", "tool_use", "tool_result", "thinking", "image", "file", "refusal"),
+      text: fc.string(),
+    }),
     fc.record({ type: fc.constant("image"), source: fc.record({ type: fc.constant("base64"), data: fc.string() }) }),
     fc.record({ text: fc.string() }),
     fc.record({ toolUse: fc.record({ name: fc.string() }) }),
@@ -99,8 +102,36 @@ describe("detection's fast path", () => {
     { requiredKeys: ["role"] },
   );
   const value = fc.oneof(marker, msg, fc.array(msg, { maxLength: 3 }), fc.array(block, { maxLength: 3 }), fc.jsonValue());
-  const REQUEST_KEYS = ["model", "system", "messages", "modelId", "contents", "input", "prompt", "prompts", "tools", "tool_choice", "n", "top_k"];
-  const RESPONSE_KEYS = ["object", "type", "role", "content", "choices", "output", "candidates", "generations", "lc", "data", "message", "text", "usage_metadata", "usage"];
+  const REQUEST_KEYS = [
+    "model",
+    "system",
+    "messages",
+    "modelId",
+    "contents",
+    "input",
+    "prompt",
+    "prompts",
+    "tools",
+    "tool_choice",
+    "n",
+    "top_k",
+  ];
+  const RESPONSE_KEYS = [
+    "object",
+    "type",
+    "role",
+    "content",
+    "choices",
+    "output",
+    "candidates",
+    "generations",
+    "lc",
+    "data",
+    "message",
+    "text",
+    "usage_metadata",
+    "usage",
+  ];
   const mutation = fc.oneof(
     fc.record({ at: fc.constant("request" as const), key: fc.constantFrom(...REQUEST_KEYS), value }),
     fc.record({ at: fc.constant("response" as const), key: fc.constantFrom(...RESPONSE_KEYS), value }),
@@ -117,9 +148,11 @@ describe("detection's fast path", () => {
       const response = p.response as Obj | unknown[];
       if (m.at === "request" && request) request[m.key] = m.value;
       else if (m.at === "response" && response && !Array.isArray(response)) response[m.key] = m.value;
-      else if (m.at === "message" && request && Array.isArray(request.messages)) request.messages[m.index % (request.messages.length + 1)] = m.value;
+      else if (m.at === "message" && request && Array.isArray(request.messages))
+        request.messages[m.index % (request.messages.length + 1)] = m.value;
       else if (m.at === "first" && Array.isArray(response)) response[0] = m.value;
-      else if (m.at === "first" && response && Array.isArray((response as Obj).choices)) ((response as Obj).choices as unknown[])[0] = { message: m.value };
+      else if (m.at === "first" && response && Array.isArray((response as Obj).choices))
+        ((response as Obj).choices as unknown[])[0] = { message: m.value };
       else if (m.at === "drop") delete p[m.key];
     }
     return p;
@@ -160,7 +193,10 @@ describe("detection's fast path", () => {
       // Without a request, a response that is also a LangChain, Bedrock Converse or completions reply.
       [{ response: { ...openaiReply, generations: [[{ text: "hi" }]] } }, "openai-chat and langchain"],
       [{ response: { ...anthropicReply, generations: [[{ text: "hi" }]] } }, "anthropic-messages and langchain"],
-      [{ response: { ...anthropicReply, output: { message: { role: "assistant", content: [] } } } }, "anthropic-messages and bedrock-converse"],
+      [
+        { response: { ...anthropicReply, output: { message: { role: "assistant", content: [] } } } },
+        "anthropic-messages and bedrock-converse",
+      ],
       [{ response: { ...openaiReply, choices: [{ index: 0, text: "hi" }] } }, "openai-chat and openai-completions"],
     ];
     for (const [payload, both] of cases) {
@@ -170,7 +206,13 @@ describe("detection's fast path", () => {
   });
 
   describe("hostile payloads give the same format or the same typed error", () => {
-    const base = () => [generateFormatCorpus(1, "tools", "openai-chat", 9)[0]!.payload, generateFormatCorpus(1, "tools", "anthropic-messages", 9)[0]!.payload, generateFormatCorpus(1, "streams", "openai-chat", 9)[0]!.payload, generateFormatCorpus(1, "streams", "anthropic-messages", 9)[0]!.payload] as unknown as Obj[];
+    const base = () =>
+      [
+        generateFormatCorpus(1, "tools", "openai-chat", 9)[0]!.payload,
+        generateFormatCorpus(1, "tools", "anthropic-messages", 9)[0]!.payload,
+        generateFormatCorpus(1, "streams", "openai-chat", 9)[0]!.payload,
+        generateFormatCorpus(1, "streams", "anthropic-messages", 9)[0]!.payload,
+      ] as unknown as Obj[];
 
     /** Every object and array reachable from `root`, with the key that holds it. */
     function holders(root: Obj): [Obj | unknown[], string][] {
@@ -233,7 +275,20 @@ describe("detection's fast path", () => {
     it("proxies whose traps throw", () => {
       for (const b of base())
         for (const trap of ["get", "has", "ownKeys"] as const)
-          for (const at of ["request", "response", "object", "type", "choices", "content", "messages", "role", "0", "length", "model", "system"])
+          for (const at of [
+            "request",
+            "response",
+            "object",
+            "type",
+            "choices",
+            "content",
+            "messages",
+            "role",
+            "0",
+            "length",
+            "model",
+            "system",
+          ])
             agree(proxied(b, trap, at));
     });
 

@@ -194,7 +194,12 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
       ingesting = false;
       await folding;
       expect(folds).toBeGreaterThan(0);
-      const q = { project: "fold", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+      const q = {
+        project: "fold",
+        from_ms: Date.parse("2026-11-27T10:00:00Z"),
+        to_ms: Date.parse("2026-11-27T11:00:00Z"),
+        step_ms: 3_600_000,
+      };
       const before = await stores[0]!.monitorSeries(q);
       expect([before.traces.runs, before.llm.runs]).toEqual([[RUNS], [RUNS]]);
       expect(Math.abs(before.llm.latency_p50[0]! - 1000)).toBeLessThanOrEqual(HIST_ALPHA * 1000);

@@ -66,7 +66,12 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
 
   it("upgrades a database of schema 5: the monitoring numbers it had stay, and runs written after count once", async () => {
     const url = await server.database();
-    const q = { project: "schema", from_ms: Date.parse("2026-11-27T10:00:00Z"), to_ms: Date.parse("2026-11-27T11:00:00Z"), step_ms: 3_600_000 };
+    const q = {
+      project: "schema",
+      from_ms: Date.parse("2026-11-27T10:00:00Z"),
+      to_ms: Date.parse("2026-11-27T11:00:00Z"),
+      step_ms: 3_600_000,
+    };
     const old = await PostgresStore.open(url);
     await old.ingest({ post: [root(), root()] });
     // What tracepipe made of this database before migration 6: the runs' deltas in monitor_rollups, no rollup queue.

@@ -82,7 +82,10 @@ describe("runs built after the call returns", () => {
   });
 
   it("keep a streamed reply as it was read, even when the SDK's stream helper changes the events it reads", async () => {
-    vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true }, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    vendor.server.push(
+      { sse: fixture("anthropic-stream.json"), anthropic: true },
+      { sse: fixture("anthropic-stream.json"), anthropic: true },
+    );
     const ask = { model: "claude-sonnet-4-5", max_tokens: 50, messages: [{ role: "user" as const, content: "Hello" }] };
     const plain = await anthropic().messages.stream(ask).finalMessage();
     const message = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.stream(ask).finalMessage();
@@ -95,7 +98,14 @@ describe("runs built after the call returns", () => {
 
   it("are handed to a Client before its flush() counts what is left", async () => {
     col = await startCollector();
-    const client = new Client({ endpoint: col.url, apiKey: "k", project: "deferred-flush", spoolDir: join(tempDir("tp-deferred-"), "spool"), exitHooks: false, warn: () => {} });
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: "k",
+      project: "deferred-flush",
+      spoolDir: join(tempDir("tp-deferred-"), "spool"),
+      exitHooks: false,
+      warn: () => {},
+    });
     vendor.server.push({ json: fixture("openai-completion.json") });
     await wrapOpenAI(openai(), { client }).chat.completions.create(question());
     expect(deferredCount()).toBeGreaterThan(0);

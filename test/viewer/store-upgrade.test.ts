@@ -80,9 +80,9 @@ describe("store upgrade to the viewer's schema", () => {
       expect(threads.map((t) => [t.thread_id, t.turns])).toEqual([["conv-1", 1]]);
       expect((await store.listThreads({ project: "upgrade" })).threads).toEqual(threads);
       const check = new Database(path, { readonly: true });
-      const indexes = (check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'").all() as { name: string }[]).map(
-        (r) => r.name,
-      );
+      const indexes = (
+        check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'runs'").all() as { name: string }[]
+      ).map((r) => r.name);
       check.close();
       expect(indexes).toContain("runs_llm_project_start");
       expect(indexes).not.toContain("runs_roots_monitor");

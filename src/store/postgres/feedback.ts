@@ -29,7 +29,9 @@ export async function writeFeedback(pool: PgPool, records: readonly FeedbackReco
 export async function feedbackOf(pool: PgPool, runIds: readonly string[]): Promise<StoredFeedback[]> {
   if (!runIds.length) return [];
   const rows = (
-    await pool.query<FeedbackRow>("SELECT * FROM feedback WHERE run_id = ANY($1::text[]) ORDER BY created_at NULLS FIRST, id", [[...runIds]])
+    await pool.query<FeedbackRow>("SELECT * FROM feedback WHERE run_id = ANY($1::text[]) ORDER BY created_at NULLS FIRST, id", [
+      [...runIds],
+    ])
   ).rows;
   return rows.map(feedbackView);
 }

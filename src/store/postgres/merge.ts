@@ -345,10 +345,12 @@ async function updateRows(client: pg.ClientBase, rows: Obj[], projects: ProjectR
     const out: Part[] = [];
     for (const r of rows) {
       out.push(
-        ...(await written(client, projects, `UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`, [
-          r.id,
-          ...cols.map((c) => r[c] ?? null),
-        ])),
+        ...(await written(
+          client,
+          projects,
+          `UPDATE runs SET ${cols.map((c, i) => `${c} = $${i + 2}::${TYPES[c]}`).join(", ")} WHERE id = $1`,
+          [r.id, ...cols.map((c) => r[c] ?? null)],
+        )),
       );
     }
     return out;

@@ -20,11 +20,12 @@ async function cells(pool: PgPool, q: MonitorQuery): Promise<Cell[]> {
   const { hours, runs } = monitorReads(q);
   const rows = hours
     ? ((
-        await pool.query("SELECT * FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint", [
-          q.project,
-          hours.from,
-          hours.to,
-        ])
+        await pool.query(
+          // Deltas not yet folded into the rollups count too (rollup-queue.ts).
+          `SELECT ${ROLLUP_COLUMNS} FROM monitor_rollups WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint
+           UNION ALL SELECT ${ROLLUP_COLUMNS} FROM monitor_rollup_queue WHERE project = $1::text AND hour >= $2::bigint AND hour < $3::bigint`,
+          [q.project, hours.from, hours.to],
+        )
       ).rows as Record<string, unknown>[])
     : [];
   return rangeCells(rows, runs ? await rawContributions(pool, q.project, runs.gte, runs.lt) : []);

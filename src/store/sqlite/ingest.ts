@@ -148,7 +148,10 @@ export class SqliteIngest {
     const key = cols.join(",");
     let stmt = this.updateStmts.get(key);
     if (!stmt)
-      this.updateStmts.set(key, (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)));
+      this.updateStmts.set(
+        key,
+        (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)),
+      );
     return stmt;
   }
 

@@ -16,7 +16,9 @@ import { rawContributions } from "./rollups.js";
 function cells(db: SqliteHandle, q: MonitorQuery): Cell[] {
   const { hours, runs } = monitorReads(q);
   const rows = hours
-    ? (db.prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?").all(q.project, hours.from, hours.to) as Record<string, unknown>[])
+    ? (db
+        .prepare("SELECT * FROM monitor_rollups WHERE project = ? AND hour >= ? AND hour < ?")
+        .all(q.project, hours.from, hours.to) as Record<string, unknown>[])
     : [];
   return rangeCells(rows, runs ? rawContributions(db, q.project, runs.gte, runs.lt) : []);
 }

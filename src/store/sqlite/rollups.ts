@@ -31,7 +31,22 @@ const COUNTS = "(parent_run_id IS NULL OR run_type = 'llm') AND start_time IS NO
 
 /** Prefix of the contribution columns that ingest reads with a run's row (its load, and RETURNING after its write). */
 const IN_ROW = "c_";
-const FIELDS = ["project", "hour", "root", "llm", "name", "model", "provider", "errors", "lat_b", "ttft_b", "input_tokens", "output_tokens", "cost", "cost_runs"] as const;
+const FIELDS = [
+  "project",
+  "hour",
+  "root",
+  "llm",
+  "name",
+  "model",
+  "provider",
+  "errors",
+  "lat_b",
+  "ttft_b",
+  "input_tokens",
+  "output_tokens",
+  "cost",
+  "cost_runs",
+] as const;
 
 /**
  * The contribution as columns of a statement on one run row (a SELECT of it, or the RETURNING clause of its write):

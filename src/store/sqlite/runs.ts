@@ -59,7 +59,10 @@ export class SqliteRuns {
     const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
     const rows = this.db.prepare(sql).all(...args, limit + 1) as Row[];
     const { page, more, last } = splitPage(rows, limit);
-    return { runs: page.map((r) => this.toStored(r)), cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id) : null };
+    return {
+      runs: page.map((r) => this.toStored(r)),
+      cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id) : null,
+    };
   }
 
   count(project?: string): number {

@@ -52,7 +52,13 @@ export class ThreadBounds {
 
   /** One run's part before and after its write. */
   note(before: ThreadPart | undefined, after: ThreadPart | undefined): void {
-    if (before && after && before.project === after.project && before.thread_id === after.thread_id && before.start_time === after.start_time)
+    if (
+      before &&
+      after &&
+      before.project === after.project &&
+      before.thread_id === after.thread_id &&
+      before.start_time === after.start_time
+    )
       return;
     if (before) this.at(before).again = true;
     if (!after || after.start_time === null) return;

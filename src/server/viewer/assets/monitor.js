@@ -179,13 +179,37 @@ export async function renderMonitor(main) {
   const pcts = (from, measure, ps) => ps.map((p) => [p, p, from[`${measure}_${p}`]]);
   // Each chart: id, title, its series as [key, label, values], the value format and, where it differs, the axis's.
   const specs = [
-    ["traces", "Traces and errors", [["runs", "traces", t.runs], ["errors", "errors", t.errors]], fmtInt],
+    [
+      "traces",
+      "Traces and errors",
+      [
+        ["runs", "traces", t.runs],
+        ["errors", "errors", t.errors],
+      ],
+      fmtInt,
+    ],
     ["error-rate", "Error rate (traces)", [["rate", "error rate", rate]], pct],
     ["trace-latency", "Trace latency", pcts(t, "latency", ["p50", "p95", "p99"]), fmtMs],
     ["llm-latency", "LLM call latency", pcts(l, "latency", ["p50", "p95", "p99"]), fmtMs],
     ["ttft", "Time to first token (streamed calls)", pcts(l, "ttft", ["p50", "p95"]), fmtMs],
-    ["llm-runs", "LLM calls and errors", [["runs", "calls", l.runs], ["errors", "errors", l.errors]], fmtInt],
-    ["tokens", "Tokens", [["input", "input", l.input_tokens], ["output", "output", l.output_tokens]], fmtTok],
+    [
+      "llm-runs",
+      "LLM calls and errors",
+      [
+        ["runs", "calls", l.runs],
+        ["errors", "errors", l.errors],
+      ],
+      fmtInt,
+    ],
+    [
+      "tokens",
+      "Tokens",
+      [
+        ["input", "input", l.input_tokens],
+        ["output", "output", l.output_tokens],
+      ],
+      fmtTok,
+    ],
     ["cost", "Cost (USD)", [["cost", "cost", l.cost]], fmtUsd, fmtCostAxis],
   ];
   const charts = h(
