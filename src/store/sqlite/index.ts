@@ -21,6 +21,7 @@ import { SqliteAttachments } from "./attachments.js";
 import { asUnavailable, closeDatabase, openDatabase } from "./connection.js";
 import { SqliteDeployments } from "./deployments.js";
 import { SqliteIngest } from "./ingest.js";
+import { GroupCommit } from "./group-commit.js";
 import { PieceStore } from "./pieces.js";
 import { SqliteProjects } from "./projects.js";
 import { SqliteRuns } from "./runs.js";
@@ -57,6 +58,7 @@ export class SqliteStore implements Store {
   readonly writesWebhookOutbox: boolean;
   /** Why the last write could not be done (disk full, locked, read-only), until a write succeeds again: health() reports it. */
   private writeTrouble: string | undefined;
+  private readonly group: GroupCommit<IngestBatch | CheckedBatch, IngestResult>;
 
   /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
   constructor(path: string, opts: StoreOptions = {}) {
@@ -79,15 +81,29 @@ export class SqliteStore implements Store {
     this.spans = new SqliteSpans(this.db);
     this.logs = new SqliteLogs(this.db, this.spans);
     this.deployments = new SqliteDeployments(this.db);
+    this.group = new GroupCommit(
+      this.db,
+      (batch) => this.writer.ingest(batch),
+      (err) => this.unavailable(err),
+      () => (this.writeTrouble = undefined),
+    );
   }
 
-  async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
-    return this.ingestNow(batch);
+  /** Written with the other ingests of this turn of the event loop, in one transaction with a savepoint each (group-commit.ts). */
+  ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
+    return this.group.add(batch);
   }
 
   /** ingest() without the promise, for a caller that must finish within one turn of the event loop. */
   ingestNow(batch: IngestBatch | CheckedBatch): IngestResult {
     return this.write(() => this.writer.ingest(batch));
+  }
+
+  /** An error that says the database cannot be written now as StoreUnavailableError, remembered for health(). */
+  private unavailable(err: unknown): unknown {
+    const mapped = asUnavailable(err, this.target);
+    if (mapped !== err) this.writeTrouble = (mapped as Error).message;
+    return mapped;
   }
 
   /** A write: an error saying the database cannot be written now becomes StoreUnavailableError (connection.ts), and health() says so until a write succeeds. */
@@ -97,9 +113,7 @@ export class SqliteStore implements Store {
       this.writeTrouble = undefined;
       return out;
     } catch (err) {
-      const mapped = asUnavailable(err, this.target);
-      if (mapped !== err) this.writeTrouble = (mapped as Error).message;
-      throw mapped;
+      throw this.unavailable(err);
     }
   }
 
@@ -259,9 +273,7 @@ export class SqliteStore implements Store {
     return pruneSqlite(this.db, cutoff, opts).then(
       (r) => ((this.writeTrouble = undefined), r),
       (err: unknown) => {
-        const mapped = asUnavailable(err, this.target);
-        if (mapped !== err) this.writeTrouble = (mapped as Error).message;
-        throw mapped;
+        throw this.unavailable(err);
       },
     );
   }
@@ -273,6 +285,8 @@ export class SqliteStore implements Store {
   }
 
   async close(): Promise<void> {
+    // Ingests handed over in this turn are written, not dropped, before the file closes.
+    if (this.db.open) this.group.flush();
     closeDatabase(this.db);
   }
 }

@@ -1,0 +1,71 @@
+/**
+ * The SQLite store's group commit: ingests handed over in one turn of the
+ * event loop share one transaction, each in a savepoint of its own, so a
+ * refused one takes nothing else with it; none is reported stored before the
+ * group commits; and closing the store writes what is pending.
+ */
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { describe, expect, it } from "vitest";
+import { ValidationError } from "../../src/errors.js";
+import type { Run } from "../../src/run/schema.js";
+import { SqliteStore } from "../../src/store/sqlite/index.js";
+import { GroupCommit } from "../../src/store/sqlite/group-commit.js";
+import { runRecord, tempDir } from "../helpers/runs.js";
+
+const post = (overrides: Record<string, unknown> = {}) => ({
+  post: [runRecord({ session_name: "group", ...overrides }) as unknown as Run],
+});
+
+describe("SQLite group commit", () => {
+  it("writes the ingests of one turn in one transaction, a refused one in its own savepoint", async () => {
+    const store = new SqliteStore(join(tempDir("tp-group-"), "t.db"));
+    const group = (store as unknown as { group: GroupCommit<unknown, unknown> }).group;
+    const good1 = post();
+    const bad = post({ start_time: "not a time" });
+    const good2 = post();
+    const outcomes = await Promise.allSettled([store.ingest(good1), store.ingest(bad), store.ingest(good2)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    const refusal = (outcomes[1] as PromiseRejectedResult).reason as ValidationError;
+    expect(refusal).toBeInstanceOf(ValidationError);
+    expect(refusal.issues[0]).toMatchObject({ loc: ["post", 0, "start_time"] });
+    expect(group.stats).toEqual({ groups: 1, ingests: 3 });
+    expect(await store.countRuns("group")).toBe(2);
+    expect(await store.getRun(good1.post[0]!.id)).toBeDefined();
+    expect(await store.getRun(bad.post[0]!.id)).toBeUndefined();
+    // The next turn's ingest is a group of its own.
+    await store.ingest(post());
+    expect(group.stats).toEqual({ groups: 2, ingests: 4 });
+    await store.close();
+  });
+
+  it("reports none of a group stored when its transaction is undone, and writes what is pending on close", async () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (v INTEGER NOT NULL)");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const committed: string[] = [];
+    const gc = new GroupCommit<number, number>(
+      db,
+      (v) => {
+        // A nested transaction: the savepoint each ingest has in the store.
+        db.transaction(() => insert.run(v))();
+        // Stands for SQLite rolling the whole transaction back (a full disk): the group's writes are gone.
+        if (v === 3) db.exec("ROLLBACK");
+        return v;
+      },
+      (err) => new Error(`mapped: ${(err as Error).message}`),
+      () => committed.push("commit"),
+    );
+    const outcomes = await Promise.allSettled([gc.add(1), gc.add(2), gc.add(3)]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/^Error: mapped: /);
+    expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 0 });
+    expect(committed).toEqual([]);
+
+    const pending = [gc.add(4), gc.add(5)];
+    gc.flush();
+    expect(db.prepare("SELECT v FROM t ORDER BY v").all()).toEqual([{ v: 4 }, { v: 5 }]);
+    expect(await Promise.all(pending)).toEqual([4, 5]);
+    expect(gc.stats).toEqual({ groups: 1, ingests: 2 });
+  });
+});
