@@ -12,6 +12,8 @@ export default defineConfig({
     // processes (the CLI, serve, backfill kills), so a third worker on two cores overlaps
     // those waits (122–130 s instead of 138–147 s here) without starving the timing-checked tests.
     pool: "forks",
+    // The run's shared PostgreSQL cluster, started by the first file that needs it (test/helpers/postgres.ts).
+    globalSetup: ["test/helpers/postgres-setup.ts"],
     maxWorkers: 3,
     projects: [
       { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },

@@ -9,7 +9,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { HIST_ALPHA } from "../../src/store/rollup.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
 
@@ -25,9 +25,9 @@ function shuffle<T>(items: T[], seed: number): T[] {
 }
 
 describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
-  let pg: RunningPostgres;
+  let pg: PostgresDatabases;
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     await pg?.close();

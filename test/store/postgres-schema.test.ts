@@ -9,7 +9,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PG_MIGRATIONS, SchemaTooNewError } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
 
@@ -19,9 +19,9 @@ function root(id = randomUUID(), start = "2026-11-27T10:15:00.123456Z") {
 }
 
 describe.skipIf(skip)("PostgreSQL store schema", () => {
-  let server: RunningPostgres;
+  let server: PostgresDatabases;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     await server?.close();

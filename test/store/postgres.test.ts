@@ -1,20 +1,20 @@
 /**
- * The store conformance suite on the PostgreSQL store: one throwaway cluster
- * for this file, a new database per test, opened through openStore as the
+ * The store conformance suite on the PostgreSQL store: the run's shared
+ * cluster, a new database per test, opened through openStore as the
  * collector opens a `postgres://` target. Skipped with a notice where
  * PostgreSQL is not installed (a failure under CI).
  */
 import { afterAll, beforeAll, describe } from "vitest";
 import { openStore } from "../../src/store/index.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { describeStoreContract } from "./conformance.js";
 
 const skip = skipWithoutPostgres();
 
 describe.skipIf(skip)("PostgreSQL", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
   }, 120_000);
   afterAll(async () => {
     await cluster?.close();
