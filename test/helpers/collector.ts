@@ -16,12 +16,12 @@ export interface Running {
 /**
  * The store end-to-end tests run on when the test project says so
  * (vitest.config.ts: TRACEPIPE_TEST_STORE=postgres runs some files again over
- * PostgreSQL): a database on the run's shared cluster per collector.
+ * PostgreSQL): a migrated database on the run's shared cluster per collector.
  */
 let cluster: Promise<PostgresDatabases> | undefined;
 async function testStoreUrl(): Promise<string | undefined> {
   if (process.env.TRACEPIPE_TEST_STORE !== "postgres") return undefined;
-  return (await (cluster ??= sharedPostgres())).database();
+  return (await (cluster ??= sharedPostgres())).migratedDatabase();
 }
 
 /** A real collector on a loopback port with a temp SQLite file (or, in the PostgreSQL test project, a fresh PostgreSQL database). */

@@ -164,12 +164,12 @@ function stopAndRemove(root: string): void {
 }
 
 /** `CREATE DATABASE` with a name no other test file on the same cluster picks. */
-async function createDatabase(url: string, port: number, counter: { n: number }): Promise<string> {
+async function createDatabase(url: string, port: number, counter: { n: number }, template?: string): Promise<string> {
   const name = `t${process.pid}_${++counter.n}_${Math.random().toString(36).slice(2, 8)}`;
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   try {
-    await c.query(`CREATE DATABASE ${name}`);
+    await c.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
   } finally {
     await c.end();
   }
@@ -210,8 +210,10 @@ export async function startPostgres(): Promise<RunningPostgres> {
  * milliseconds). The global set-up (postgres-setup.ts) names a meeting
  * directory in SHARED_ENV; the first worker that needs PostgreSQL starts the
  * cluster and writes where it listens there, the others wait for that, and
- * the global teardown stops it. Without the set-up (a file run some other
- * way), this process gets a cluster of its own, stopped at its exit.
+ * the global teardown stops it. Databases are not dropped one by one (each
+ * DROP DATABASE waits for a checkpoint): they go with the cluster. Without
+ * the set-up (a file run some other way), this process gets a cluster of its
+ * own, stopped at its exit.
  */
 export const SHARED_ENV = "TRACEPIPE_TEST_PG_RUN";
 
@@ -220,8 +222,12 @@ export interface PostgresDatabases {
   port: number;
   /** A new, empty database on the cluster; its URL. */
   database(): Promise<string>;
-  /** Drop the databases this handle made (the cluster stays for the other files). */
-  close(): Promise<void>;
+  /**
+   * A new database with tracepipe's schema already migrated, as a collector
+   * finds it when it restarts: a copy of a template migrated once per run, for
+   * the tests of what the store does rather than of how its schema is made.
+   */
+  migratedDatabase(): Promise<string>;
 }
 
 interface SharedCluster {
@@ -231,29 +237,25 @@ interface SharedCluster {
 }
 
 let sharedCluster: Promise<SharedCluster> | undefined;
+let sharedTemplate: Promise<string> | undefined;
 
 export function sharedPostgres(): Promise<PostgresDatabases> {
-  sharedCluster ??= joinRunCluster();
-  return sharedCluster.then(({ url, port }) => {
+  sharedCluster ??= oncePerRun("cluster", startRunCluster, async () => {
+    const own = await startPostgres();
+    return { url: own.url, port: own.port, root: "" };
+  });
+  return sharedCluster.then((cluster) => {
+    const { url, port } = cluster;
     const counter = { n: 0 };
-    const made: string[] = [];
+    const create = (template?: string) => createDatabase(url, port, counter, template);
     return {
       url,
       port,
-      async database() {
-        const db = await createDatabase(url, port, counter);
-        made.push(db.slice(db.lastIndexOf("/") + 1));
-        return db;
-      },
-      async close() {
-        if (made.length === 0) return;
-        const c = new pg.Client({ connectionString: url });
-        await c.connect();
-        try {
-          for (const name of made.splice(0)) await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        } finally {
-          await c.end();
-        }
+      database: () => create(),
+      async migratedDatabase() {
+        const migrate = () => migratedTemplate(cluster);
+        sharedTemplate ??= oncePerRun("template", migrate, migrate);
+        return create(await sharedTemplate);
       },
     };
   });
@@ -261,37 +263,53 @@ export function sharedPostgres(): Promise<PostgresDatabases> {
 
 const SHARED_MAX_CONNECTIONS = 400;
 
-async function joinRunCluster(): Promise<SharedCluster> {
+async function startRunCluster(): Promise<SharedCluster> {
+  const { root, port } = await launch(SHARED_MAX_CONNECTIONS);
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, root };
+}
+
+/** A database that the store's own migrations brought up to date, to copy with CREATE DATABASE ... TEMPLATE. */
+async function migratedTemplate(cluster: SharedCluster): Promise<string> {
+  const url = await createDatabase(cluster.url, cluster.port, { n: 0 });
+  // Loaded here, not at the top: vitest.config.ts imports this file for skipWithoutPostgres.
+  const { openStore } = await import("../../src/store/index.js");
+  const store = await openStore(url);
+  await store.close();
+  return url.slice(url.lastIndexOf("/") + 1);
+}
+
+/**
+ * `make()` once for the whole run, whichever worker asks first: it records the
+ * result in the meeting directory and the others read it from there. Outside
+ * a run with the global set-up, `alone()` in this process.
+ */
+async function oncePerRun<T>(key: string, make: () => Promise<T>, alone: () => Promise<T>): Promise<T> {
   const dir = process.env[SHARED_ENV];
-  if (!dir) {
-    const own = await startPostgres();
-    return { url: own.url, port: own.port, root: "" };
-  }
-  const where = join(dir, "cluster.json");
-  const failed = join(dir, "error.txt");
-  let starter = false;
+  if (!dir) return alone();
+  const done = join(dir, `${key}.json`);
+  const failed = join(dir, `${key}.error`);
+  let first = false;
   try {
-    mkdirSync(join(dir, "starting"));
-    starter = true;
+    mkdirSync(join(dir, `${key}.making`));
+    first = true;
   } catch {
-    // another worker starts it
+    // another worker makes it
   }
-  if (starter) {
+  if (first) {
     try {
-      const { root, port } = await launch(SHARED_MAX_CONNECTIONS);
-      const cluster: SharedCluster = { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, root };
-      writeFileSync(`${where}.tmp`, JSON.stringify(cluster));
-      renameSync(`${where}.tmp`, where);
-      return cluster;
+      const made = await make();
+      writeFileSync(`${done}.tmp`, JSON.stringify(made));
+      renameSync(`${done}.tmp`, done);
+      return made;
     } catch (err) {
       writeFileSync(failed, String(err));
       throw err;
     }
   }
   for (const started = Date.now(); ; ) {
-    if (existsSync(where)) return JSON.parse(readFileSync(where, "utf8")) as SharedCluster;
-    if (existsSync(failed)) throw new Error(`the run's PostgreSQL cluster did not start: ${readFileSync(failed, "utf8")}`);
-    if (Date.now() - started > 120_000) throw new Error(`the run's PostgreSQL cluster did not start within 120 s (${dir})`);
+    if (existsSync(done)) return JSON.parse(readFileSync(done, "utf8")) as T;
+    if (existsSync(failed)) throw new Error(`the run's shared PostgreSQL ${key} could not be made: ${readFileSync(failed, "utf8")}`);
+    if (Date.now() - started > 120_000) throw new Error(`the run's shared PostgreSQL ${key} was not made within 120 s (${dir})`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }

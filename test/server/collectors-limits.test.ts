@@ -53,7 +53,6 @@ describe.skipIf(skipWithoutPostgres() || skipWithoutRedis())("rate limits across
   afterAll(async () => {
     await stopServeChildren([...shared, ...alone]);
     await redis?.close();
-    await cluster?.close();
   }, 60_000);
 
   it("says in GET /info whether the limits are shared or counted by each collector alone", async () => {

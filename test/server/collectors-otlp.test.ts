@@ -157,7 +157,6 @@ describe.skipIf(skipWithoutPostgres())("OTLP traces spread over three collectors
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren([...three, ...one]);
-    await cluster?.close();
   }, 60_000);
 
   it("makes the runs one collector makes, whatever collector each span reaches and in whatever order", async () => {

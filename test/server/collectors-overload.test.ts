@@ -42,7 +42,6 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
-    await cluster?.close();
   }, 60_000);
 
   it("answers 503 with Retry-After past the bound, keeps its memory bounded, and stores every run it accepted", async () => {

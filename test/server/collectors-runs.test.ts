@@ -25,7 +25,6 @@ describe.skipIf(skipWithoutPostgres())("three collectors on one PostgreSQL", () 
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
-    await cluster?.close();
   }, 60_000);
 
   it("stores every run once and complete, the newest update winning, with posts and patches on different collectors and one collector killed midway", async () => {

@@ -14,7 +14,6 @@ describe.skipIf(skipWithoutPostgres())("serve children on one PostgreSQL", () =>
   });
   afterAll(async () => {
     await stopServeChildren(children);
-    await pg?.close();
   });
 
   it("answers on every port, comes back on the same port after SIGKILL, and shares one store", async () => {

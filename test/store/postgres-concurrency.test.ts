@@ -6,7 +6,7 @@
  * with its final values in the monitoring rollups.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { HIST_ALPHA } from "../../src/store/rollup.js";
 import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
@@ -29,9 +29,6 @@ describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
   beforeAll(async () => {
     pg = await sharedPostgres();
   }, 120_000);
-  afterAll(async () => {
-    await pg?.close();
-  });
 
   it("creates each run once and ends with every field of its post and patches, in any order, on many connections", async () => {
     const url = await pg.database();

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PG_MIGRATIONS, SchemaTooNewError } from "../../src/store/postgres/migrations.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
@@ -23,9 +23,6 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
   beforeAll(async () => {
     server = await sharedPostgres();
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-  });
 
   async function sql<T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
     const c = new pg.Client({ connectionString: url });

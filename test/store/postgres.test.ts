@@ -1,10 +1,11 @@
 /**
  * The store conformance suite on the PostgreSQL store: the run's shared
- * cluster, a new database per test, opened through openStore as the
- * collector opens a `postgres://` target. Skipped with a notice where
- * PostgreSQL is not installed (a failure under CI).
+ * cluster, a new database per test (a copy of one the store's migrations
+ * made), opened through openStore as the collector opens a `postgres://`
+ * target. Skipped with a notice where PostgreSQL is not installed (a failure
+ * under CI).
  */
-import { afterAll, beforeAll, describe } from "vitest";
+import { beforeAll, describe } from "vitest";
 import { openStore } from "../../src/store/index.js";
 import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { describeStoreContract } from "./conformance.js";
@@ -16,12 +17,9 @@ describe.skipIf(skip)("PostgreSQL", () => {
   beforeAll(async () => {
     cluster = await sharedPostgres();
   }, 120_000);
-  afterAll(async () => {
-    await cluster?.close();
-  });
 
   describeStoreContract("PostgreSQL", async (opts) => {
-    const store = await openStore(await cluster.database(), opts);
+    const store = await openStore(await cluster.migratedDatabase(), opts);
     return { store, cleanup: () => store.close() };
   });
 });

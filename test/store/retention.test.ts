@@ -22,9 +22,6 @@ kinds.push({ name: "PostgreSQL", skip: skipPg, target: async () => cluster!.data
 beforeAll(async () => {
   if (!skipPg) cluster = await sharedPostgres();
 }, 120_000);
-afterAll(async () => {
-  await cluster?.close();
-});
 
 for (const kind of kinds) {
   describe.skipIf(kind.skip)(`retention (${kind.name})`, () => {

@@ -95,7 +95,6 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
     await stopServeChildren(children);
     await store?.close();
     await new Promise((r) => rx?.server.close(r));
-    await pg?.close();
   });
 
   it("delivers every completed root run at least once, and once apart from the retries it provokes and the attempts a killed collector left unrecorded", async () => {
