@@ -1,5 +1,6 @@
 import { defineConfig } from "vitest/config";
 import { skipWithoutPostgres } from "./test/helpers/postgres.js";
+import LongestFirst from "./test/helpers/sequencer.js";
 
 /** The PostgreSQL project runs where PostgreSQL is installed, and under CI (where its absence fails); elsewhere a notice says it was skipped. */
 const postgres = !skipWithoutPostgres();
@@ -12,6 +13,9 @@ export default defineConfig({
     // processes (the CLI, serve, backfill kills), so a third worker on two cores overlaps
     // those waits (122–130 s instead of 138–147 s here) without starving the timing-checked tests.
     pool: "forks",
+    // The run's shared PostgreSQL cluster, started by the first file that needs it (test/helpers/postgres.ts).
+    globalSetup: ["test/helpers/postgres-setup.ts"],
+    sequence: { sequencer: LongestFirst },
     maxWorkers: 3,
     projects: [
       { extends: true, test: { name: "default", include: ["test/**/*.test.ts"] } },

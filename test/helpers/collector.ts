@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { createCollector, type Collector, type CollectorOptions } from "../../src/server/app.js";
-import { startPostgres, type RunningPostgres } from "./postgres.js";
+import { sharedPostgres, type PostgresDatabases } from "./postgres.js";
 
 export interface Running {
   collector: Collector;
@@ -16,12 +16,12 @@ export interface Running {
 /**
  * The store end-to-end tests run on when the test project says so
  * (vitest.config.ts: TRACEPIPE_TEST_STORE=postgres runs some files again over
- * PostgreSQL): a database on one throwaway cluster per test file.
+ * PostgreSQL): a migrated database on the run's shared cluster per collector.
  */
-let cluster: Promise<RunningPostgres> | undefined;
+let cluster: Promise<PostgresDatabases> | undefined;
 async function testStoreUrl(): Promise<string | undefined> {
   if (process.env.TRACEPIPE_TEST_STORE !== "postgres") return undefined;
-  return (await (cluster ??= startPostgres())).database();
+  return (await (cluster ??= sharedPostgres())).migratedDatabase();
 }
 
 /** A real collector on a loopback port with a temp SQLite file (or, in the PostgreSQL test project, a fresh PostgreSQL database). */

@@ -1,16 +1,18 @@
 /**
- * A throwaway PostgreSQL 15 cluster (Debian's `postgresql`; `.ci/run` installs
+ * Throwaway PostgreSQL 15 clusters (Debian's `postgresql`; `.ci/run` installs
  * it) for the tests of the PostgreSQL store: `initdb` into a fresh directory,
- * `pg_ctl start` on a free loopback port with fsync off, a new database per
- * test (`database()`), and the cluster stopped and removed at the end, or at
- * process exit when a test file dies first. Without PostgreSQL the tests skip
+ * `pg_ctl start` on a free loopback port with fsync off, and a new database per
+ * test (`database()`). Most files share one cluster per vitest run
+ * (`sharedPostgres()`); a file that stops and starts the server has its own
+ * (`startPostgres()`), stopped and removed at the end, or at process exit when
+ * the file dies first. Without PostgreSQL the tests skip
  * with a notice (`skipWithoutPostgres()`), and fail under CI.
  *
  * The server refuses to run as root: when the tests run as root, every
  * command runs as the `postgres` user, in a directory that user owns.
  */
 import { execFile, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,7 +97,17 @@ function hookExit(): void {
   });
 }
 
-export async function startPostgres(): Promise<RunningPostgres> {
+/** A cluster on disk and running: where it lives, and how to stop it without this process's exit hook. */
+interface Launched {
+  root: string;
+  data: string;
+  port: number;
+  opts(): string;
+  readLog(): string;
+}
+
+/** `initdb` into a fresh directory under the temp root and start it on a free loopback port. */
+async function launch(maxConnections: number): Promise<Launched> {
   if (!existsSync(join(PG_BIN, "initdb"))) throw new Error(`PostgreSQL is not installed at ${PG_BIN}: ${POSTGRES_HINT}`);
   // Directly under the temp root (mkdtemp's 0700 directories would keep `postgres` out), owned by it.
   const root = join(tmpdir(), `tracepipe-pg-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
@@ -114,11 +126,7 @@ export async function startPostgres(): Promise<RunningPostgres> {
 
   let port = 0;
   const opts = () =>
-    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200`;
-  const start = (): void => {
-    const r = pgRun("pg_ctl", ["-D", data, "-o", opts(), "-l", join(root, "server.log"), "-w", "-t", "60", "start"], root);
-    if (!r.ok) throw new Error(`pg_ctl start failed: ${r.out.slice(-1000)}\n${readLog()}`);
-  };
+    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}`;
   const readLog = () => {
     try {
       return readFileSync(join(root, "server.log"), "utf8").slice(-2000);
@@ -129,20 +137,21 @@ export async function startPostgres(): Promise<RunningPostgres> {
   // A free port can be taken between the probe and the bind; try a few.
   for (let attempt = 0; ; attempt++) {
     port = await freePort();
-    try {
-      start();
-      break;
-    } catch (err) {
-      if (attempt >= 3) {
-        rmSync(root, { recursive: true, force: true });
-        throw err;
-      }
+    const r = pgRun("pg_ctl", ["-D", data, "-o", opts(), "-l", join(root, "server.log"), "-w", "-t", "60", "start"], root);
+    if (r.ok) break;
+    if (attempt >= 3) {
+      rmSync(root, { recursive: true, force: true });
+      throw new Error(`pg_ctl start failed: ${r.out.slice(-1000)}\n${readLog()}`);
     }
   }
+  return { root, data, port, opts, readLog };
+}
 
-  const stopNow = (): void => {
-    const r = pgRun("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "30", "stop"], root);
-    if (r.ok) return;
+/** Stop a cluster (`pg_ctl -m fast stop`, else SIGQUIT to the postmaster) and remove its files. */
+function stopAndRemove(root: string): void {
+  const data = join(root, "data");
+  const r = pgRun("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "30", "stop"], root);
+  if (!r.ok) {
     // pg_ctl could not stop it: SIGQUIT to the postmaster (immediate shutdown).
     try {
       const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
@@ -150,32 +159,36 @@ export async function startPostgres(): Promise<RunningPostgres> {
     } catch {
       // not running
     }
-  };
-  const handle = {
-    stopNow: () => {
-      stopNow();
-      rmSync(root, { recursive: true, force: true });
-    },
-  };
+  }
+  rmSync(root, { recursive: true, force: true });
+}
+
+/** `CREATE DATABASE` with a name no other test file on the same cluster picks. */
+async function createDatabase(url: string, port: number, counter: { n: number }, template?: string): Promise<string> {
+  const name = `t${process.pid}_${++counter.n}_${Math.random().toString(36).slice(2, 8)}`;
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(template ? `CREATE DATABASE ${name} TEMPLATE ${template}` : `CREATE DATABASE ${name}`);
+  } finally {
+    await c.end();
+  }
+  return `postgres://postgres@127.0.0.1:${port}/${name}`;
+}
+
+/** A cluster of this process's own, which a test may stop and start (an outage); stopped at exit whatever ends the tests. */
+export async function startPostgres(): Promise<RunningPostgres> {
+  const { root, data, port, opts, readLog } = await launch(200);
+  const handle = { stopNow: () => stopAndRemove(root) };
   live.add(handle);
   hookExit();
 
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-  let n = 0;
+  const counter = { n: 0 };
   return {
     url,
     port,
-    async database() {
-      const name = `t${++n}_${Math.random().toString(36).slice(2, 8)}`;
-      const c = new pg.Client({ connectionString: url });
-      await c.connect();
-      try {
-        await c.query(`CREATE DATABASE ${name}`);
-      } finally {
-        await c.end();
-      }
-      return `postgres://postgres@127.0.0.1:${port}/${name}`;
-    },
+    database: () => createDatabase(url, port, counter),
     async stop() {
       const r = await pgRunAsync("pg_ctl", ["-D", data, "-m", "fast", "-w", "-t", "30", "stop"], root);
       if (!r.ok) throw new Error(`pg_ctl stop failed: ${r.out.slice(-1000)}`);
@@ -189,4 +202,121 @@ export async function startPostgres(): Promise<RunningPostgres> {
       handle.stopNow();
     },
   };
+}
+
+/**
+ * One cluster for the whole vitest run, shared by every test file that only
+ * needs databases of its own (`initdb` and a start cost seconds; a database,
+ * milliseconds). The global set-up (postgres-setup.ts) names a meeting
+ * directory in SHARED_ENV; the first worker that needs PostgreSQL starts the
+ * cluster and writes where it listens there, the others wait for that, and
+ * the global teardown stops it. Databases are not dropped one by one (each
+ * DROP DATABASE waits for a checkpoint): they go with the cluster. Without
+ * the set-up (a file run some other way), this process gets a cluster of its
+ * own, stopped at its exit.
+ */
+export const SHARED_ENV = "TRACEPIPE_TEST_PG_RUN";
+
+export interface PostgresDatabases {
+  url: string;
+  port: number;
+  /** A new, empty database on the cluster; its URL. */
+  database(): Promise<string>;
+  /**
+   * A new database with tracepipe's schema already migrated, as a collector
+   * finds it when it restarts: a copy of a template migrated once per run, for
+   * the tests of what the store does rather than of how its schema is made.
+   */
+  migratedDatabase(): Promise<string>;
+}
+
+interface SharedCluster {
+  url: string;
+  port: number;
+  root: string;
+}
+
+let sharedCluster: Promise<SharedCluster> | undefined;
+let sharedTemplate: Promise<string> | undefined;
+
+export function sharedPostgres(): Promise<PostgresDatabases> {
+  sharedCluster ??= oncePerRun("cluster", startRunCluster, async () => {
+    const own = await startPostgres();
+    return { url: own.url, port: own.port, root: "" };
+  });
+  return sharedCluster.then((cluster) => {
+    const { url, port } = cluster;
+    const counter = { n: 0 };
+    const create = (template?: string) => createDatabase(url, port, counter, template);
+    return {
+      url,
+      port,
+      database: () => create(),
+      async migratedDatabase() {
+        const migrate = () => migratedTemplate(cluster);
+        sharedTemplate ??= oncePerRun("template", migrate, migrate);
+        return create(await sharedTemplate);
+      },
+    };
+  });
+}
+
+const SHARED_MAX_CONNECTIONS = 400;
+
+async function startRunCluster(): Promise<SharedCluster> {
+  const { root, port } = await launch(SHARED_MAX_CONNECTIONS);
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, root };
+}
+
+/** A database that the store's own migrations brought up to date, to copy with CREATE DATABASE ... TEMPLATE. */
+async function migratedTemplate(cluster: SharedCluster): Promise<string> {
+  const url = await createDatabase(cluster.url, cluster.port, { n: 0 });
+  // Loaded here, not at the top: vitest.config.ts imports this file for skipWithoutPostgres.
+  const { openStore } = await import("../../src/store/index.js");
+  const store = await openStore(url);
+  await store.close();
+  return url.slice(url.lastIndexOf("/") + 1);
+}
+
+/**
+ * `make()` once for the whole run, whichever worker asks first: it records the
+ * result in the meeting directory and the others read it from there. Outside
+ * a run with the global set-up, `alone()` in this process.
+ */
+async function oncePerRun<T>(key: string, make: () => Promise<T>, alone: () => Promise<T>): Promise<T> {
+  const dir = process.env[SHARED_ENV];
+  if (!dir) return alone();
+  const done = join(dir, `${key}.json`);
+  const failed = join(dir, `${key}.error`);
+  let first = false;
+  try {
+    mkdirSync(join(dir, `${key}.making`));
+    first = true;
+  } catch {
+    // another worker makes it
+  }
+  if (first) {
+    try {
+      const made = await make();
+      writeFileSync(`${done}.tmp`, JSON.stringify(made));
+      renameSync(`${done}.tmp`, done);
+      return made;
+    } catch (err) {
+      writeFileSync(failed, String(err));
+      throw err;
+    }
+  }
+  for (const started = Date.now(); ; ) {
+    if (existsSync(done)) return JSON.parse(readFileSync(done, "utf8")) as T;
+    if (existsSync(failed)) throw new Error(`the run's shared PostgreSQL ${key} could not be made: ${readFileSync(failed, "utf8")}`);
+    if (Date.now() - started > 120_000) throw new Error(`the run's shared PostgreSQL ${key} was not made within 120 s (${dir})`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The global teardown: stop the run's shared cluster, if a worker started one, and remove the meeting directory. */
+export function stopRunCluster(dir: string): void {
+  const where = join(dir, "cluster.json");
+  if (existsSync(where)) stopAndRemove((JSON.parse(readFileSync(where, "utf8")) as SharedCluster).root);
+  rmSync(dir, { recursive: true, force: true });
 }

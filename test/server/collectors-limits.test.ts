@@ -6,7 +6,7 @@
  * Retry-After, never a pass without a count.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { skipWithoutRedis, startRedis, type RunningRedis } from "../helpers/redis.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 import { RATE_LIMITS } from "../../src/ratelimit/table.js";
@@ -41,19 +41,18 @@ async function burst(
 const count = (xs: number[], v: number) => xs.filter((x) => x === v).length;
 
 describe.skipIf(skipWithoutPostgres() || skipWithoutRedis())("rate limits across collectors", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   let redis: RunningRedis;
   let shared: ServeChild[] = [];
   let alone: ServeChild[] = [];
   beforeAll(async () => {
-    [cluster, redis] = await Promise.all([startPostgres(), startRedis()]);
+    [cluster, redis] = await Promise.all([sharedPostgres(), startRedis()]);
     shared = await startServeChildren(2, ["--store", await cluster.database(), "--api-key", KEY, "--rate-limiter", redis.url]);
     alone = await startServeChildren(2, ["--store", await cluster.database(), "--api-key", KEY]);
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren([...shared, ...alone]);
     await redis?.close();
-    await cluster?.close();
   }, 60_000);
 
   it("says in GET /info whether the limits are shared or counted by each collector alone", async () => {

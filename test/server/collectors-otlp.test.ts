@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seeded, sendAnywhere, shuffled } from "../helpers/any-collector.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
 const TRACES = 200;
@@ -144,12 +144,12 @@ async function settled(db: pg.Client, n: number): Promise<void> {
 }
 
 describe.skipIf(skipWithoutPostgres())("OTLP traces spread over three collectors", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   const urls: string[] = [];
   let three: ServeChild[] = [];
   let one: ServeChild[] = [];
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
     urls.push(await cluster.database(), await cluster.database());
     const args = ["--no-rate-limit", "--rootless-after", String(ROOTLESS_AFTER_MS)];
     three = await startServeChildren(3, ["--store", urls[0]!, ...args]);
@@ -157,7 +157,6 @@ describe.skipIf(skipWithoutPostgres())("OTLP traces spread over three collectors
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren([...three, ...one]);
-    await cluster?.close();
   }, 60_000);
 
   it("makes the runs one collector makes, whatever collector each span reaches and in whatever order", async () => {

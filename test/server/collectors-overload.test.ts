@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { sendAnywhere } from "../helpers/any-collector.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { runRecord } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
@@ -22,11 +22,11 @@ const memoryMiB = (pid: number, field: "VmRSS" | "VmHWM") =>
   Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]) / 1024;
 
 describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collector past its bound on requests in flight", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   let url: string;
   let children: ServeChild[] = [];
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
     url = await cluster.database();
     children = await startServeChildren(1, [
       "--store",
@@ -42,7 +42,6 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
-    await cluster?.close();
   }, 60_000);
 
   it("answers 503 with Retry-After past the bound, keeps its memory bounded, and stores every run it accepted", async () => {

@@ -7,7 +7,7 @@ import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { seeded, sendAnywhere, shuffled } from "../helpers/any-collector.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { runRecord } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
@@ -15,17 +15,16 @@ const RUNS = 210;
 const WORKERS = 12;
 
 describe.skipIf(skipWithoutPostgres())("three collectors on one PostgreSQL", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   let url: string;
   let children: ServeChild[] = [];
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
     url = await cluster.database();
     children = await startServeChildren(3, ["--store", url, "--no-rate-limit"]);
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
-    await cluster?.close();
   }, 60_000);
 
   it("stores every run once and complete, the newest update winning, with posts and patches on different collectors and one collector killed midway", async () => {

@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { runRecord } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
 // The harness the multi-collector tests stand on: several `serve` processes on one
 // PostgreSQL, one killed without warning and started again on the same port.
 describe.skipIf(skipWithoutPostgres())("serve children on one PostgreSQL", () => {
-  let pg: RunningPostgres;
+  let pg: PostgresDatabases;
   let children: ServeChild[] = [];
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
     children = await startServeChildren(2, ["--store", await pg.database(), "--no-rate-limit"]);
   });
   afterAll(async () => {
     await stopServeChildren(children);
-    await pg?.close();
   });
 
   it("answers on every port, comes back on the same port after SIGKILL, and shares one store", async () => {

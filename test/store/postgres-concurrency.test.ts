@@ -7,11 +7,11 @@
  * deltas are folded in.
  */
 import { randomUUID } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { foldRollups } from "../../src/store/postgres/rollup-queue.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { HIST_ALPHA } from "../../src/store/rollup.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
 
@@ -27,13 +27,10 @@ function shuffle<T>(items: T[], seed: number): T[] {
 }
 
 describe.skipIf(skip)("PostgreSQL store: concurrent posts and patches", () => {
-  let pg: RunningPostgres;
+  let pg: PostgresDatabases;
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
   }, 120_000);
-  afterAll(async () => {
-    await pg?.close();
-  });
 
   it("creates each run once and ends with every field of its post and patches, in any order, on many connections", async () => {
     const url = await pg.database();

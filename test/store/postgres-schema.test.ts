@@ -6,11 +6,11 @@
  */
 import { randomUUID } from "node:crypto";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PG_MIGRATIONS, SchemaTooNewError } from "../../src/store/postgres/migrations.js";
 import { foldRollups } from "../../src/store/postgres/rollup-queue.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
 
@@ -20,13 +20,10 @@ function root(id = randomUUID(), start = "2026-11-27T10:15:00.123456Z") {
 }
 
 describe.skipIf(skip)("PostgreSQL store schema", () => {
-  let server: RunningPostgres;
+  let server: PostgresDatabases;
   beforeAll(async () => {
-    server = await startPostgres();
+    server = await sharedPostgres();
   }, 120_000);
-  afterAll(async () => {
-    await server?.close();
-  });
 
   async function sql<T extends pg.QueryResultRow>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
     const c = new pg.Client({ connectionString: url });

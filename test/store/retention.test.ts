@@ -8,23 +8,20 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/contract/store.js";
 import { openStore } from "../../src/store/open.js";
 import { weekStart } from "../../src/store/postgres/partitions.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { tempDir } from "../helpers/runs.js";
 import { attachment, DAY, feedback, trace } from "./contract/retention.js";
 
 const skipPg = skipWithoutPostgres();
 
 const kinds: { name: string; skip: boolean; target: () => Promise<string> }[] = [];
-let cluster: RunningPostgres | undefined;
+let cluster: PostgresDatabases | undefined;
 kinds.push({ name: "SQLite", skip: false, target: async () => join(tempDir("tp-retention-"), "traces.db") });
 kinds.push({ name: "PostgreSQL", skip: skipPg, target: async () => cluster!.database() });
 
 beforeAll(async () => {
-  if (!skipPg) cluster = await startPostgres();
+  if (!skipPg) cluster = await sharedPostgres();
 }, 120_000);
-afterAll(async () => {
-  await cluster?.close();
-});
 
 for (const kind of kinds) {
   describe.skipIf(kind.skip)(`retention (${kind.name})`, () => {

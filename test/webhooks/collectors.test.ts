@@ -12,7 +12,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/store/index.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { runRecord, tempDir } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
@@ -65,13 +65,13 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, ms: num
 }
 
 describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one PostgreSQL", () => {
-  let pg: RunningPostgres;
+  let pg: PostgresDatabases;
   let url: string;
   let children: ServeChild[] = [];
   let rx: Awaited<ReturnType<typeof receiver>>;
   let store: Store;
   beforeAll(async () => {
-    pg = await startPostgres();
+    pg = await sharedPostgres();
     url = await pg.database();
     rx = await receiver();
     const graph = join(tempDir("tp-hooks-side-"), "graph.json");
@@ -95,7 +95,6 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
     await stopServeChildren(children);
     await store?.close();
     await new Promise((r) => rx?.server.close(r));
-    await pg?.close();
   });
 
   it("delivers every completed root run at least once, and once apart from the retries it provokes and the attempts a killed collector left unrecorded", async () => {
