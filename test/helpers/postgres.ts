@@ -306,7 +306,7 @@ async function oncePerRun<T>(key: string, make: () => Promise<T>, alone: () => P
       throw err;
     }
   }
-  for (const started = Date.now(); ; ) {
+  for (const started = Date.now(); ;) {
     if (existsSync(done)) return JSON.parse(readFileSync(done, "utf8")) as T;
     if (existsSync(failed)) throw new Error(`the run's shared PostgreSQL ${key} could not be made: ${readFileSync(failed, "utf8")}`);
     if (Date.now() - started > 120_000) throw new Error(`the run's shared PostgreSQL ${key} was not made within 120 s (${dir})`);
