@@ -19,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Client } from "../../src/ingest/client.js";
 import { createCollector, type Collector } from "../../src/server/app.js";
 import { tempDir } from "../helpers/runs.js";
+import { expectEveryRunOnce } from "../helpers/outage.js";
 
 const mountPoint = mkdtempSync(join(tmpdir(), "tp-tinyfs-"));
 function mount(sizeKib: number, remount = false): boolean {
@@ -126,13 +127,7 @@ describe.skipIf(!mounted)("collector over SQLite: a full disk", () => {
     expect(result).toMatchObject({ ok: true, dropped: 0, deadLettered: 0 });
     await client.shutdown({ timeoutMs: 10_000 });
 
-    expect(((await (await fetch(`${url}/info`)).json()) as { store: { ok: boolean } }).store.ok).toBe(true);
-    expect(await collector.store.countRuns("full")).toBe(ids.length);
-    for (const [i, id] of ids.entries()) {
-      const run = await collector.store.getRun(id);
-      expect(run).toMatchObject({ name: `run ${i + 1}`, inputs: { n: i + 1 }, outputs: { done: true } });
-      expect(run?.end_time).toBeTruthy();
-    }
+    await expectEveryRunOnce(url, collector.store, "full", ids);
     const series = await collector.store.monitorSeries({
       project: "full",
       from_ms: Date.UTC(2026, 10, 28, 10),
