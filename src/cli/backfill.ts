@@ -18,17 +18,10 @@ import { InputError, ValidationError } from "../errors.js";
 import { PRICES_OPTION_HELP, usePriceFile } from "./prices.js";
 import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
 import { expandFileArgs } from "./files.js";
+import { positiveInt } from "./options.js";
 
 /** Ctrl-C: the run stopped cleanly at a checkpoint; rerunning the command resumes. */
 export const EXIT_INTERRUPTED = 130;
-
-function positiveInt(name: string) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
-    return n;
-  };
-}
 
 function shard(v: string): { index: number; count: number } {
   const m = /^(\d+)\/(\d+)$/.exec(v.trim());

@@ -1,12 +1,13 @@
 /** `tracepipe normalize [--format F] [FILE|-]`: vendor payloads in, native records out (DESIGN "CLI"). */
-import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
+import type { Command } from "commander";
 import { FORMAT_NAMES } from "../../adapters/index.js";
-import { InputError, ValidationError } from "../errors.js";
+import { ValidationError } from "../errors.js";
 import { normalize } from "../normalize.js";
-import { readInputs, writeLine } from "./io.js";
+import { writeLine } from "./io.js";
 import { whereOf } from "./files.js";
-import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+import { EXIT_USAGE } from "./exit.js";
+import { maxLineBytesOption } from "./options.js";
+import { eachRecord } from "./record-loop.js";
 
 export interface NormalizeCommandOptions {
   /** Longest input line; a longer one is reported and skipped. Default DEFAULT_MAX_LINE_BYTES (64 MiB). */
@@ -26,33 +27,25 @@ export async function runNormalize(
     );
     return EXIT_USAGE;
   }
-  let invalid = 0;
   const where = whereOf(files);
-  try {
-    for await (const rec of readInputs(files, io.stdin, { maxLineBytes: opts.maxLineBytes })) {
-      if ("error" in rec) {
-        invalid++;
-        await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: rec.error }));
-        continue;
-      }
-      try {
-        await writeLine(io.stdout, JSON.stringify(normalize(rec.value, { format: opts.format })));
-      } catch (err) {
-        if (!(err instanceof ValidationError)) throw err;
-        invalid++;
-        for (const issue of err.issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: issue }));
-      }
+  return eachRecord("normalize", files, io, opts, async (rec) => {
+    if ("error" in rec) {
+      await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: rec.error }));
+      return false;
     }
-  } catch (err) {
-    if (!(err instanceof InputError)) throw err;
-    await writeLine(io.stderr, `tracepipe normalize: ${err.message}`);
-    return EXIT_USAGE;
-  }
-  return invalid > 0 ? EXIT_INVALID : EXIT_OK;
+    try {
+      await writeLine(io.stdout, JSON.stringify(normalize(rec.value, { format: opts.format })));
+      return true;
+    } catch (err) {
+      if (!(err instanceof ValidationError)) throw err;
+      for (const issue of err.issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), error: issue }));
+      return false;
+    }
+  });
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("normalize")
     .summary("normalize vendor payloads into native messages")
     .description(
@@ -65,18 +58,10 @@ export function register(program: Command): void {
       ].join("\n\n"),
     )
     .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
-    .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto")
-    .option(
-      "--max-line-bytes <n>",
-      "longest input line; a longer one is reported with its number and skipped",
-      (v: string) => {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
-        return n;
-      },
-      DEFAULT_MAX_LINE_BYTES,
-    )
-    .action(async (files: string[], opts: NormalizeCommandOptions) => {
+    .option("-f, --format <format>", `input format: auto, ${FORMAT_NAMES.join(", ")}`, "auto");
+  maxLineBytesOption(command, "longest input line; a longer one is reported with its number and skipped").action(
+    async (files: string[], opts: NormalizeCommandOptions) => {
       process.exitCode = await runNormalize(files, opts);
-    });
+    },
+  );
 }

@@ -13,6 +13,7 @@ import { envValue, isStoreUrl, storeTargetFrom } from "../env.js";
 import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../store/contract/traces.js";
 import { EXIT_USAGE } from "./exit.js";
 import { writeLine } from "./io.js";
+import { positiveInt } from "./options.js";
 
 interface SourceOptions {
   db?: string;
@@ -145,14 +146,6 @@ export function treeLines(runs: TraceRun[]): string[] {
   return out;
 }
 
-function nonNegative(name: string) {
-  return (v: string) => {
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
-    return n;
-  };
-}
-
 /** `--metadata key=value`, collected; a value without `=` is a usage error naming the option. */
 function keyValue(v: string, all: string[]): string[] {
   if (v.indexOf("=") <= 0) throw new InvalidArgumentError(`--metadata expects key=value, got ${JSON.stringify(v)}`);
@@ -221,7 +214,7 @@ function filterOptions(cmd: Command): Command {
     .option("--since <time>", "traces started at or after this ISO time")
     .option("--metadata <key=value>", "a run of the trace has this metadata (repeat for more)", keyValue, [])
     .option("--tag <tag>", "a run of the trace has this tag (repeat for more)", (v: string, all: string[]) => [...all, v], [])
-    .option("--limit <n>", "how many traces", nonNegative("--limit"), 20)
+    .option("--limit <n>", "how many traces", positiveInt("--limit"), 20)
     .option("--json", "one JSON object per line instead of a table");
 }
 
@@ -263,7 +256,7 @@ export function register(program: Command): void {
     );
 
   filterOptions(runs.command("tail").summary("follow new traces as they arrive (Ctrl-C stops)"))
-    .option("--interval <ms>", "how often to look", nonNegative("--interval"), 1000)
+    .option("--interval <ms>", "how often to look", positiveInt("--interval"), 1000)
     .action(
       withSource(async (src, o: ListOptions) => {
         // A trace is printed when first seen and again when its state changes (running -> ok/error).

@@ -1,11 +1,11 @@
 /** `tracepipe validate [--strict] [FILE|-]`: check native `{messages}` records (DESIGN "CLI"). */
-import { InvalidArgumentError, type Command } from "commander";
-import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
+import type { Command } from "commander";
 import { validate } from "../format/validate.js";
-import { InputError, type Issue } from "../errors.js";
-import { readInputs, writeLine } from "./io.js";
+import type { Issue } from "../errors.js";
+import { writeLine } from "./io.js";
 import { whereOf } from "./files.js";
-import { EXIT_INVALID, EXIT_OK, EXIT_USAGE } from "./exit.js";
+import { maxLineBytesOption } from "./options.js";
+import { eachRecord } from "./record-loop.js";
 import type { Loc } from "../internal/types.js";
 
 export interface ValidateCommandOptions {
@@ -74,25 +74,17 @@ export async function runValidate(
   opts: ValidateCommandOptions,
   io = { stdin: process.stdin, stdout: process.stdout as NodeJS.WritableStream, stderr: process.stderr as NodeJS.WritableStream },
 ): Promise<number> {
-  let invalid = 0;
   const where = whereOf(files);
-  try {
-    for await (const rec of readInputs(files, io.stdin, { maxLineBytes: opts.maxLineBytes })) {
-      const issues = "error" in rec ? [rec.error] : checkRecord(rec.value, opts.strict === true);
-      if (issues.length) invalid++;
-      for (const i of issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), loc: i.loc, msg: i.msg, type: i.type }));
-      await writeLine(io.stdout, JSON.stringify({ ...where(rec), valid: issues.length === 0, errors: issues.length }));
-    }
-  } catch (err) {
-    if (!(err instanceof InputError)) throw err;
-    await writeLine(io.stderr, `tracepipe validate: ${err.message}`);
-    return EXIT_USAGE;
-  }
-  return invalid > 0 ? EXIT_INVALID : EXIT_OK;
+  return eachRecord("validate", files, io, opts, async (rec) => {
+    const issues = "error" in rec ? [rec.error] : checkRecord(rec.value, opts.strict === true);
+    for (const i of issues) await writeLine(io.stderr, JSON.stringify({ ...where(rec), loc: i.loc, msg: i.msg, type: i.type }));
+    await writeLine(io.stdout, JSON.stringify({ ...where(rec), valid: issues.length === 0, errors: issues.length }));
+    return issues.length === 0;
+  });
 }
 
 export function register(program: Command): void {
-  program
+  const command = program
     .command("validate")
     .summary("check native {messages} records")
     .description(
@@ -104,18 +96,10 @@ export function register(program: Command): void {
       ].join("\n\n"),
     )
     .argument("[files...]", "JSON or JSONL files or glob patterns; '-' or nothing reads stdin")
-    .option("--strict", "hold to the format's letter: base64 required on media blocks, no extras", false)
-    .option(
-      "--max-line-bytes <n>",
-      "longest input line; a longer one is reported with its number and skipped",
-      (v: string) => {
-        const n = Number(v);
-        if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError("--max-line-bytes must be a positive integer");
-        return n;
-      },
-      DEFAULT_MAX_LINE_BYTES,
-    )
-    .action(async (files: string[], opts: ValidateCommandOptions) => {
+    .option("--strict", "hold to the format's letter: base64 required on media blocks, no extras", false);
+  maxLineBytesOption(command, "longest input line; a longer one is reported with its number and skipped").action(
+    async (files: string[], opts: ValidateCommandOptions) => {
       process.exitCode = await runValidate(files, opts);
-    });
+    },
+  );
 }
