@@ -11,9 +11,9 @@
 import { traceToRuns } from "../otlp/convert.js";
 import { plainSpans } from "../otlp/decode.js";
 import { plainToSpanRecord } from "../otlp/records.js";
-import { readLines } from "./lines.js";
 import type { Item, LogReader, ReadContext } from "./reader.js";
-import { lineTooLong, parseRecord } from "./record.js";
+import { lineRecord } from "./record.js";
+import { linesFromStart } from "./reread.js";
 import { traceNumber } from "./shard.js";
 import { TraceIndex } from "./traces.js";
 
@@ -22,21 +22,14 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
   try {
     let last = { offset: ctx.from.offset, line: ctx.from.line };
     let anythingNew = false;
-    for await (const l of readLines(ctx.path, {
-      hash: ctx.hash,
-      hashFrom: ctx.from.offset,
-      maxLineBytes: ctx.maxLineBytes,
-      onBytes: ctx.onBytes,
-    })) {
+    for await (const l of linesFromStart(ctx)) {
       const fresh = l.end > ctx.from.offset;
       const record = l.tooLong || l.text.trim() !== "";
       const own = ctx.owns(l.line - 1);
       let bad: Item["bad"];
       if (record) {
         try {
-          if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
-          const v = parseRecord(l.text);
-          for (const span of plainSpans(v, { required: true })) traces.add(span, l.line);
+          for (const span of plainSpans(lineRecord(l, ctx.maxLineBytes), { required: true })) traces.add(span, l.line);
         } catch (err) {
           bad = { line: l.line, raw: l.text, error: err };
         }

@@ -9,7 +9,8 @@ import { callToRun, type CallRecord } from "./convert.js";
 import { batchResultCall, customId, genericCall, lonelyRequestCall, requestBody, type FileKind, type FormatName } from "./formats.js";
 import { recordIdentity } from "./identity.js";
 import { readLines, type Line } from "./lines.js";
-import { checkedRun, lineTooLong, parseRecord } from "./record.js";
+import { checkedRun, lineRecord } from "./record.js";
+import { linesFromStart } from "./reread.js";
 import { otlpReader } from "./otlp-reader.js";
 import type { BadLine, Item, LogReader, ReadContext } from "./reader.js";
 
@@ -42,8 +43,7 @@ function lineReader(
           item.own = ctx.owns(l.line - 1);
           if (item.own) {
             try {
-              if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
-              item.run = toRun(parseRecord(l.text), l, ctx);
+              item.run = toRun(lineRecord(l, ctx.maxLineBytes), l, ctx);
             } catch (err) {
               item.bad = { line: l.line, raw: l.text, error: err };
             }
@@ -67,18 +67,12 @@ async function* indexRequests(
   index: (v: Obj) => { customId: string; body: unknown },
   ctx: ReadContext,
 ): AsyncGenerator<Item> {
-  for await (const l of readLines(ctx.path, {
-    hash: ctx.hash,
-    hashFrom: ctx.from.offset,
-    maxLineBytes: ctx.maxLineBytes,
-    onBytes: ctx.onBytes,
-  })) {
+  for await (const l of linesFromStart(ctx)) {
     const fresh = l.end > ctx.from.offset;
     let bad: BadLine | undefined;
     if (l.tooLong || l.text.trim()) {
       try {
-        if (l.tooLong) throw lineTooLong(l, ctx.maxLineBytes);
-        const { customId, body } = index(parseRecord(l.text));
+        const { customId, body } = index(lineRecord(l, ctx.maxLineBytes));
         ctx.requests.add(kind, customId, body);
       } catch (err) {
         if (fresh && ctx.owns(l.line - 1)) bad = { line: l.line, raw: l.text, error: err };

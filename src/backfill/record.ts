@@ -41,6 +41,12 @@ export function checkedRun(v: Obj, project: string | undefined): RunT {
   return r.data.session_name === undefined && project ? { ...r.data, session_name: project } : r.data;
 }
 
+/** The record a line holds; a line over the maximum size throws the error its dead letter carries. */
+export function lineRecord(l: Line, max: number | undefined): Obj {
+  if (l.tooLong) throw lineTooLong(l, max);
+  return parseRecord(l.text);
+}
+
 /** A line over the maximum line size, as the error its dead letter carries. */
 export function lineTooLong(l: Line, max: number | undefined): ValidationError {
   return new ValidationError([
