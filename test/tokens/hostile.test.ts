@@ -82,7 +82,16 @@ describe("token estimation on hostile input", () => {
         throw new Error("getter");
       },
     });
-    for (const args of [deep, cyclic, withBigInt, throwing]) {
+    // Each value is counted as the JSON text it stands for: nesting in full, a cycle as
+    // "[Circular]", a BigInt as its digits, an object whose reading throws as null.
+    const deepText = '{"k":'.repeat(20_000) + '{"leaf":"value"}' + "}".repeat(20_000);
+    const cases: [unknown, string][] = [
+      [deep, deepText],
+      [cyclic, '{"name":"loop","self":"[Circular]"}'],
+      [withBigInt, '{"id":12345678901234567890,"tags":["a","b"]}'],
+      [throwing, "null"],
+    ];
+    for (const [args, text] of cases) {
       const u = estimateUsage({
         model: "gpt-4o",
         inputs: [user("call it")],
@@ -96,15 +105,11 @@ describe("token estimation on hostile input", () => {
           },
         ],
       });
-      expect(u.output_tokens).toBeGreaterThan(0);
+      // The call counts its name with its arguments; the result counts its output.
+      expect(u.output_tokens).toBe(countTextTokens("f" + text, "gpt-4o") + countTextTokens(text, "gpt-4o"));
     }
-    // The deep value is counted in full: two tokens or more per level of `{"k":`.
-    const deepOut = estimateUsage({
-      model: "gpt-4o",
-      inputs: [],
-      outputs: [{ role: "assistant", content: [{ type: "tool_call", name: "f", args: deep }] }],
-    });
-    expect(deepOut.output_tokens).toBeGreaterThan(20_000);
+    // Two tokens or more per level of `{"k":`, so nothing of the depth was cut.
+    expect(countTextTokens(deepText, "gpt-4o")).toBeGreaterThan(40_000);
   });
 
   it("survives malformed messages from a broken producer", () => {
@@ -115,7 +120,12 @@ describe("token estimation on hostile input", () => {
       { role: "user", content: [null, 5, { type: "image", extras: { width: Symbol("w") } }] },
     ] as unknown as Message[];
     const u = estimateUsage({ model: "gpt-4o", inputs: bad, outputs: bad });
-    expect(u.input_tokens).toBeGreaterThan(0);
+    // What is readable counts as documented (src/tokens/index.ts): 3 per message and 3 to prime
+    // the reply, one token per known role (a number is no role), the string content, and an image
+    // of unknown size as 765; null messages and blocks that are not objects count nothing.
+    const text = countTextTokens("plain string content", "gpt-4o");
+    expect(u.input_tokens).toBe(bad.length * 3 + 3 + 2 + text + 765);
+    expect(u.output_tokens).toBe(text + 765);
     expect(estimateUsage({ model: 42 as unknown as string, inputs: undefined as unknown as Message[], outputs: [] })).toMatchObject({
       input_tokens: 0,
       output_tokens: 0,
