@@ -85,7 +85,7 @@ describe("token estimation on hostile input", () => {
     // Each value is counted as the JSON text it stands for: nesting in full, a cycle as
     // "[Circular]", a BigInt as its digits, an object whose reading throws as null.
     const deepText = '{"k":'.repeat(20_000) + '{"leaf":"value"}' + "}".repeat(20_000);
-    const cases: [unknown, string][] = [
+    const cases: [Record<string, unknown>, string][] = [
       [deep, deepText],
       [cyclic, '{"name":"loop","self":"[Circular]"}'],
       [withBigInt, '{"id":12345678901234567890,"tags":["a","b"]}'],

@@ -27,9 +27,8 @@ export function errors(o: ErrorOptions): Middleware {
       const reply = await next();
       return { ...reply, headers: { ...x.replyHeaders, ...reply.headers } };
     } catch (err) {
-      // An error answered before the body was read: drain it so the connection stays usable, unless the
-      // answer closes the connection (a refusal that must not read what it refuses).
-      if (!x.req.complete && !(err instanceof HttpError && err.headers?.connection === "close")) x.req.resume();
+      // An error answered before the body was read: drain it so the connection stays usable.
+      if (!x.req.complete) x.req.resume();
       if (err instanceof HttpError) {
         const capped =
           err.status === 422 && err.extra?.issue_count === undefined ? capDetail(err.detail, o.maxListedIssues) : { detail: err.detail };

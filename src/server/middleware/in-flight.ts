@@ -5,7 +5,9 @@
  * collector can take costs it nothing but the refusals: no memory grows with
  * the queue, and the client (or the load balancer) sends the request again,
  * here later or to another collector. Nothing refused was stored, and its
- * body is not read: the answer closes the connection instead of draining it.
+ * body is read only to be thrown away, for at most REFUSED_DRAIN_MS after the
+ * answer: a connection closed with the body still arriving is reset, and a
+ * client still writing its body then sees the reset instead of the 503.
  *
  * The bound is one budget (InFlightBudget) that the OTLP/gRPC receiver draws
  * on too, so a collector's whole work in flight is bounded whichever way it
@@ -16,6 +18,9 @@ import type { Middleware } from "./compose.js";
 
 /** Retry-After (s) when busy: requests in flight finish within a second or two. */
 export const BUSY_RETRY_AFTER_S = 1;
+
+/** How long a refused request's body may go on arriving (and be thrown away) after the answer before its connection is dropped. */
+export const REFUSED_DRAIN_MS = 2000;
 
 export interface InFlightGauge {
   /** Requests in flight now, and how many were refused since start. */
@@ -56,13 +61,18 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
   const m = (async (x, next) => {
     if (budget.max <= 0 || o.exempt?.(x.method, x.url.pathname)) return next();
     if (!budget.tryEnter()) {
+      // The errors middleware resumes the unread body, which throws it away as it arrives.
+      x.res.once("finish", () => {
+        if (x.req.complete) return;
+        const drop = setTimeout(() => x.req.socket.destroy(), REFUSED_DRAIN_MS);
+        drop.unref();
+        x.req.once("end", () => clearTimeout(drop));
+        x.req.socket.once("close", () => clearTimeout(drop));
+      });
       throw new HttpError(
         503,
         `the collector is busy: ${budget.inFlight} requests in flight, its bound (serve --max-in-flight); retry after ${BUSY_RETRY_AFTER_S} s`,
-        {
-          "retry-after": String(BUSY_RETRY_AFTER_S),
-          connection: "close",
-        },
+        { "retry-after": String(BUSY_RETRY_AFTER_S) },
       );
     }
     // Until the answer is sent (or the connection drops): the parsed body lives that long.

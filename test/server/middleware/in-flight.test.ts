@@ -5,8 +5,9 @@
  * request's answer is sent.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { connect } from "node:net";
 import { errors } from "../../../src/server/middleware/errors.js";
-import { InFlightBudget, inFlight } from "../../../src/server/middleware/in-flight.js";
+import { InFlightBudget, REFUSED_DRAIN_MS, inFlight } from "../../../src/server/middleware/in-flight.js";
 import { serveChain, type Served } from "../../helpers/middleware.js";
 
 let served: Served | undefined;
@@ -54,5 +55,60 @@ describe("in-flight bound", () => {
     expect(budget.inFlight).toBe(0);
     // The place is back: the next request is served.
     expect((await fetch(`${url}/runs`, { method: "POST", body })).status).toBe(200);
+  });
+
+  it("answers a client still uploading slowly with the 503, not a broken pipe", async () => {
+    const { url, budget, release } = await heldChain();
+    const holding = fetch(`${url}/hold`, { method: "POST", body: "x" });
+    while (budget.inFlight < 1) await new Promise((r) => setTimeout(r, 5));
+    // Bodies that go on arriving well after the refusal: a connection closed under them is reset, and
+    // the client's next write fails (EPIPE) before it reads the answer.
+    const chunk = new Uint8Array(256 << 10).fill(97);
+    const outcomes = await Promise.all(
+      Array.from({ length: 10 }, async () => {
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          async pull(c) {
+            if (sent++ >= 24) return c.close();
+            await new Promise((r) => setTimeout(r, 10));
+            c.enqueue(chunk);
+          },
+        });
+        try {
+          const res = await fetch(`${url}/runs`, { method: "POST", body, duplex: "half" } as RequestInit);
+          await res.arrayBuffer();
+          return res.status;
+        } catch (err) {
+          return String((err as Error).cause ?? err);
+        }
+      }),
+    );
+    expect(outcomes).toEqual(Array(10).fill(503));
+    release();
+    await holding;
+  });
+
+  it("drops the connection of a refused body that keeps arriving, after the answer", async () => {
+    const { url, budget, release } = await heldChain();
+    const holding = fetch(`${url}/hold`, { method: "POST", body: "x" });
+    while (budget.inFlight < 1) await new Promise((r) => setTimeout(r, 5));
+    const { port } = new URL(url);
+    const sock = connect(Number(port), "127.0.0.1");
+    let answer = "";
+    sock.on("data", (d: Buffer) => (answer += d.toString()));
+    sock.on("error", () => undefined);
+    sock.write(`POST /runs HTTP/1.1\r\nhost: x\r\ncontent-length: ${1 << 30}\r\n\r\n`);
+    // A gibibyte announced, 64 KiB every 50 ms: without a bound on the drain this would hold the connection for hours.
+    const writer = setInterval(() => sock.writable && sock.write(Buffer.alloc(64 << 10, 97)), 50);
+    const closedAfter = await new Promise<number>((resolve) => {
+      const start = Date.now();
+      sock.on("close", () => resolve(Date.now() - start));
+    });
+    clearInterval(writer);
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(answer).toMatch(/retry-after: 1/i);
+    expect(closedAfter).toBeGreaterThanOrEqual(REFUSED_DRAIN_MS / 2);
+    release();
+    await holding;
   });
 });
