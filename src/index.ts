@@ -50,8 +50,8 @@ export {
   type PriceInput,
   type CostFields,
 } from "./tokens/prices/index.js";
-// Types (type-only: the zod schemas of a run cost ~10 ms to build at import, and only the
-// collector validates runs; they are exported from tracepipe/server)
+// Types (type-only: building the zod schemas of a run is a real share of the import, and only
+// the collector validates runs; they are exported from tracepipe/server)
 export type { Run, RunPatch, RunEvent } from "./run/schema.js";
 export type { RunWriter } from "./run/writer.js";
 export type { Message, ContentBlock, UsageMetadata, Role } from "./format/schema.js";

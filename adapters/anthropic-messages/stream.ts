@@ -4,7 +4,7 @@
  * message_delta usage is CUMULATIVE: each field it carries replaces the value
  * from message_start (or an earlier delta); it is never added. JSON, text and
  * thinking deltas are collected as pieces and joined once in result(), so a
- * push costs a few property reads (the wrapper's ≤ 2 µs per chunk budget).
+ * push costs a few property reads (it runs on every chunk of a wrapped stream).
  * An `error` event mid-stream is kept on the message (`extras.stream_error`)
  * with the partial output; it does not throw. An event or delta type this
  * adapter does not know is kept whole in `extras.unmapped_events`.

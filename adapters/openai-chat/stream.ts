@@ -1,6 +1,6 @@
 /**
  * Folding chat.completion.chunk objects into the same result as a response.
- * Built for the wrapper's hot path (≤ 2 µs a chunk): deltas are appended to
+ * Built for the wrapper's hot path (it runs on every chunk): deltas are appended to
  * string arrays and tool arguments are parsed once, in result().
  *
  * Streams keep what non-streams keep: fields this adapter does not know land in

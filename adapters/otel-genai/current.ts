@@ -22,9 +22,8 @@ export const CURRENT = ["gen_ai.input.messages", "gen_ai.output.messages", "gen_
  *
  * Pushed onto the caller's list, with the parts' blocks kept as they are when
  * the message answers no call (the usual case), and extras made only when
- * there are some: a list per message, a copy of its blocks and `flatMap`
- * over the output cost ~1 µs of the ~12 µs of reading a tool-using span
- * (readSpan 0.92x on benchmarks/otel.ts's agent spans, 3 runs).
+ * there are some: a list per message, a copy of its blocks and a `flatMap`
+ * over the output were a visible share of reading a tool-using span.
  */
 function fromOtelMessage(m: unknown, loc: Loc, out: Message[]): void {
   if (!isObj(m)) fail(loc, "expected a message object", "object_type");

@@ -155,11 +155,10 @@ const SEEN_SLOTS = 1 << 14;
  * second time, and a text met for the first time is not looked up in the Maps
  * at all. Why: most texts longer than TEXT_CACHE_MIN are met once (the user's
  * question, the model's answer), and keeping every one made the cache hold
- * a generation of them. In a program doing other work (span conversion,
- * benchmarks/otel.ts), those strings lived through several young
- * collections and were promoted, and hashing each for its lookup missed the
- * processor's caches: estimating an agent span's usage cost ~50 µs there
- * against 11 µs counted alone, with a third of it in this cache. The
+ * a generation of them. In a program doing other work (span conversion),
+ * those strings lived through several young collections and were promoted,
+ * and hashing each for its lookup missed the processor's caches, which made
+ * estimation several times dearer than counted alone. The
  * doorkeeper is a table of fingerprints (typed memory: nothing for the
  * collector to trace), and a fingerprint reads ~40 characters however long
  * the text.

@@ -144,7 +144,7 @@ export class LlmCall {
   private complete(res: ResponseResult, error: unknown, endMicros: number): void {
     const call = callFromResults(this.request, res);
     call.provider ??= this.provider;
-    // Counting tokens is the dearest step of a traced call (~0.1 ms per KB with tiktoken), so it
+    // Counting tokens is the dearest step of a traced call, growing with the text, so it
     // runs when the run is serialized for delivery; processOutputs may copy the messages, so then it runs here.
     const f = llmFields(call, { validation: "later", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run!.inputs });
     // The request half was recorded when the run started.

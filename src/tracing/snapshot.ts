@@ -8,7 +8,7 @@
  * parse), so it holds exactly what the value held and the run built from it is
  * the one that would have been built at call time. Anything else (a Date, a
  * class instance, a cycle, a value over the size limits) gets undefined: the
- * caller then does its building at call time, as before deferral.
+ * caller then builds the run at call time, from the live values.
  */
 import { checkSafe } from "../run/safe.js";
 

@@ -37,7 +37,7 @@ const POW10 = Array.from({ length: 23 }, (_, k) => Number(`1e${k}`));
 
 /**
  * `x` to 12 significant digits: exactly Number(x.toPrecision(12)), which
- * formats a string and parses it back (~0.3 µs; a span's usage has three to
+ * formats a string and parses it back (dear when a span's usage has three to
  * five amounts). The usual amount is instead scaled so that its 12 digits are
  * the integer part, rounded, and scaled back: the division by an exact power
  * of ten is correctly rounded, so the result is the double nearest those 12
