@@ -45,7 +45,7 @@ const CLIENTS = arg("clients", 4);
 const REPS = arg("reps", 3);
 const BATCHES = process.argv.includes("--batch") ? [arg("batch", 100)] : [10, 100];
 const WARMUP_SECONDS = arg("warmup", 2);
-/** v4: random ids, one start time (every index insert on a random page); v7: time-ordered ids and times, as live clients send. */
+/** v4: random ids, one start time (each insert into an index keyed by id or trace id on a random page); v7: time-ordered ids and times, as live clients send. */
 const IDS = process.argv.includes("--ids") ? process.argv[process.argv.indexOf("--ids") + 1]! : "v4";
 const PROFILE = !process.argv.includes("--no-profile");
 const baselineAt = process.argv.indexOf("--baseline");

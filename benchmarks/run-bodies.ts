@@ -3,7 +3,8 @@
  * with fresh ids. A body is encoded once as a template, and each request gets
  * a copy with new UUIDs written over the template's, so each run is a first
  * insert and making a body costs a copy, not an encoding. Ids are random (v4,
- * every index insert lands on a random page: the store's worst case) unless
+ * and one start time: each insert into an index keyed by id or trace id lands
+ * on a random page, the store's worst case) unless
  * time-ordered: then ids are UUIDv7 (what tracepipe's Client and recent
  * langsmith SDKs send) and start/end times are the body's own, so runs arrive
  * in time order as they do from live clients.

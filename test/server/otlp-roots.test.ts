@@ -300,6 +300,13 @@ describe("a trace without a root span", () => {
     // Back to schema 5, as the previous release left the file.
     const raw = new Database(path);
     raw.exec("DROP TABLE otel_rootless; ALTER TABLE otel_spans DROP COLUMN parent_remote; DROP TABLE otel_logs");
+    // Migration 14's start-time indexes as migrations 1 and 3 made them, the run id last.
+    raw.exec(
+      "DROP INDEX runs_start; DROP INDEX runs_project_start; DROP INDEX runs_roots_start; DROP INDEX runs_roots_project_start;" +
+        " CREATE INDEX runs_start ON runs (start_time, id); CREATE INDEX runs_project_start ON runs (session_name, start_time, id);" +
+        " CREATE INDEX runs_roots_start ON runs (start_time, id) WHERE parent_run_id IS NULL;" +
+        " CREATE INDEX runs_roots_project_start ON runs (session_name, start_time, id) WHERE parent_run_id IS NULL",
+    );
     raw.exec("DROP INDEX runs_llm_project_start");
     raw.exec("DROP TABLE feedback; DROP INDEX runs_threads");
     raw.exec("DROP TABLE monitor_rollups; DROP TABLE threads; DROP TABLE webhook_outbox");

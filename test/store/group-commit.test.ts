@@ -1,7 +1,7 @@
 /**
  * The SQLite store's group commit: ingests handed over in one turn of the
- * event loop share one transaction, each in a savepoint of its own, so a
- * refused one takes nothing else with it; none is reported stored before the
+ * event loop share one transaction; a refused one, or one whose write fails
+ * part-way, takes nothing else with it; none is reported stored before the
  * group commits; and closing the store writes what is pending.
  */
 import { join } from "node:path";
@@ -18,7 +18,7 @@ const post = (overrides: Record<string, unknown> = {}) => ({
 });
 
 describe("SQLite group commit", () => {
-  it("writes the ingests of one turn in one transaction, a refused one in its own savepoint", async () => {
+  it("writes the ingests of one turn in one transaction, a refused one taking nothing else with it", async () => {
     const store = new SqliteStore(join(tempDir("tp-group-"), "t.db"));
     const group = (store as unknown as { group: GroupCommit<unknown, unknown> }).group;
     const good1 = post();
@@ -46,9 +46,8 @@ describe("SQLite group commit", () => {
     const committed: string[] = [];
     const gc = new GroupCommit<number, number>(
       db,
-      (v) => {
-        // A nested transaction: the savepoint each ingest has in the store.
-        db.transaction(() => insert.run(v))();
+      (v) => () => {
+        insert.run(v);
         // Stands for SQLite rolling the whole transaction back (a full disk): the group's writes are gone.
         if (v === 3) db.exec("ROLLBACK");
         return v;
@@ -67,5 +66,29 @@ describe("SQLite group commit", () => {
     expect(db.prepare("SELECT v FROM t ORDER BY v").all()).toEqual([{ v: 4 }, { v: 5 }]);
     expect(await Promise.all(pending)).toEqual([4, 5]);
     expect(gc.stats).toEqual({ groups: 1, ingests: 2 });
+  });
+
+  it("undoes only the ingest whose write fails part-way, and keeps the others of its group", async () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (v INTEGER NOT NULL CHECK (v <> 23))");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const gc = new GroupCommit<number[], number>(
+      db,
+      (vs) => {
+        if (vs.length === 0) throw new Error("refused: nothing to write");
+        // Writes row by row: [21, 22, 23] writes two rows before the constraint refuses the third.
+        return () => vs.reduce((n, v) => (insert.run(v), n + 1), 0);
+      },
+      (err) => err,
+      () => {},
+    );
+    const outcomes = await Promise.allSettled([gc.add([1, 2]), gc.add([21, 22, 23]), gc.add([]), gc.add([3])]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "rejected", "fulfilled"]);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/CHECK constraint failed/);
+    expect(String((outcomes[2] as PromiseRejectedResult).reason)).toMatch(/refused: nothing to write/);
+    expect((outcomes[0] as PromiseFulfilledResult<number>).value).toBe(2);
+    // Each row once: the undone first attempt left nothing behind.
+    expect(db.prepare("SELECT v FROM t ORDER BY v").all()).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
+    expect(gc.stats).toEqual({ groups: 1, ingests: 4 });
   });
 });

@@ -16,6 +16,15 @@ const made = (version: number, index: string) =>
   new RegExp(`CREATE INDEX ${index} ON runs \\([^;]*;`).exec(MIGRATIONS.find((m) => m.version === version)!.sql)![0];
 /** What migration 13 changed, undone: the monitoring indexes of migrations 7 and 9 back, the llm runs' start index gone. */
 const UNDO_13 = `DROP INDEX runs_llm_project_start; ${made(7, "runs_roots_monitor")} ${made(9, "runs_llm_monitor")}`;
+/** The start-time indexes migration 14 made again without the run id. */
+const START_INDEXES = [
+  [1, "runs_start"],
+  [1, "runs_project_start"],
+  [3, "runs_roots_start"],
+  [3, "runs_roots_project_start"],
+] as const;
+/** What migration 14 changed, undone: the start-time indexes as migrations 1 and 3 made them, the run id last in each. */
+const UNDO_14 = START_INDEXES.map(([v, name]) => `DROP INDEX ${name}; ${made(v, name)}`).join(" ");
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
@@ -25,6 +34,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
@@ -68,6 +78,7 @@ describe("store upgrade to the viewer's schema", () => {
     const threads = (await old.listThreads({ project: "upgrade" })).threads;
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.prepare("DELETE FROM schema_migrations WHERE version >= 11").run();
@@ -110,6 +121,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
     db.exec("DROP TABLE otel_logs");
@@ -126,6 +138,46 @@ describe("store upgrade to the viewer's schema", () => {
       const check = new Database(path, { readonly: true });
       expect(check.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace_cost'").get()).toBeDefined();
       check.close();
+    } finally {
+      store.close();
+    }
+  });
+
+  it("remakes the start-time indexes of a schema-13 file without the run id, and runs sharing a start time still list in id order", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    const old = new SqliteStore(path);
+    const at = XSS.run.start_time as string;
+    // Ids out of order against their writing order, every run at one start time, so only the id orders them.
+    const ids = ["3", "1", "4", "2"].map((d) => `0000000${d}-0000-4000-8000-000000000000`);
+    const stamp = (XSS.run.dotted_order as string).slice(0, 22);
+    await old.ingest({ post: ids.map((id) => ({ ...XSS.run, id, trace_id: id, dotted_order: stamp + id, session_name: "ties" })) });
+    old.close();
+    const db = new Database(path);
+    db.exec(UNDO_14);
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 14").run();
+    db.close();
+
+    const store = new SqliteStore(path);
+    try {
+      const check = new Database(path, { readonly: true });
+      for (const [, name] of START_INDEXES) {
+        const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = ?").get(name) as { sql: string };
+        expect(sql).toMatch(/\(\s*(session_name, )?start_time\)/);
+      }
+      // The roots' page is an index walk, sorted only within a start time, not a sort of every root.
+      const plan = (
+        check
+          .prepare("EXPLAIN QUERY PLAN SELECT id FROM runs r WHERE parent_run_id IS NULL ORDER BY r.start_time DESC, r.id DESC LIMIT 51")
+          .all() as { detail: string }[]
+      ).map((p) => p.detail);
+      check.close();
+      expect(plan.join(" | ")).toMatch(/INDEX runs_roots_start.*LAST TERM OF ORDER BY/);
+      const sorted = [...ids].sort();
+      expect((await store.listTraces({ project: "ties", order: "asc" })).traces.map((t) => t.trace_id)).toEqual(sorted);
+      expect((await store.listTraces({ project: "ties" })).traces.map((t) => t.trace_id)).toEqual([...sorted].reverse());
+      const first = await store.queryRuns({ project: "ties", limit: 2 });
+      const rest = await store.queryRuns({ project: "ties", limit: 2, cursor: first.cursor! });
+      expect([...first.runs, ...rest.runs].map((r) => [r.id, r.start_time])).toEqual(sorted.map((id) => [id, at]));
     } finally {
       store.close();
     }

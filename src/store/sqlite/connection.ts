@@ -11,6 +11,15 @@ import { migrate } from "./migrations.js";
 /** The page cache: ingest is write-heavy, and a bigger cache keeps it off the disk where it can. */
 export const CACHE_KIB = -65536;
 
+/**
+ * WAL pages written before SQLite copies them back into the file: a page that
+ * several commits rewrite (an index's last leaf, a rollup row, a page of a hot
+ * index) is copied once per checkpoint, not once per commit that made it, and
+ * a checkpoint's fixed cost is paid less often. The WAL may grow to about
+ * this many pages (4 KiB each) between checkpoints; closing truncates it.
+ */
+export const WAL_CHECKPOINT_PAGES = 10_000;
+
 /** Open (creating the file, its directory and the schema as needed) the database at `path`; `:memory:` for tests. */
 export function openDatabase(path: string): Database.Database {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
@@ -21,6 +30,7 @@ export function openDatabase(path: string): Database.Database {
   // Ingest is write-heavy: a bigger page cache and in-memory temp tables keep it off the disk where they can.
   db.pragma(`cache_size = ${CACHE_KIB}`);
   db.pragma("temp_store = MEMORY");
+  db.pragma(`wal_autocheckpoint = ${WAL_CHECKPOINT_PAGES}`);
   migrate(db);
   return db;
 }

@@ -1,16 +1,21 @@
 /**
  * Group commit: the ingests handed over in one turn of the event loop are
- * written together at its end, in one transaction with a savepoint each. A
- * commit's cost (the WAL frames of every page it touched, the header pages
- * each commit rewrites) is then paid once for the group instead of once per
- * request, which is most of what concurrent requests cost beyond their rows.
+ * written together at its end, in one transaction. A commit's cost (the WAL
+ * frames of every page it touched, the header pages each commit rewrites) is
+ * then paid once for the group instead of once per request, which is most of
+ * what concurrent requests cost beyond their rows.
  *
- * Each ingest keeps its own outcome: one refused (a validation error, a
- * constraint) rolls back only its savepoint, and the others are written. A
- * promise is settled only once the group's transaction has committed, so an
- * ingest is never reported stored when a later failure (a full disk failing
- * the commit, or SQLite rolling the whole transaction back) undid it: then
- * every ingest of the group fails with that error, and nothing of it is kept.
+ * Each ingest keeps its own outcome. One refused by its checks is refused
+ * before anything is written. The others are written one after another with
+ * no savepoint between them: a savepoint makes SQLite copy every page it is
+ * the first to touch, which costs about as much as the writes. Should a write
+ * still fail part-way (a constraint), the group's transaction is undone and
+ * the group written again, each ingest in a savepoint of its own, so the
+ * failed one rolls back alone and the others are written. A promise is
+ * settled only once the group's transaction has committed, so an ingest is
+ * never reported stored when a later failure (a full disk failing the commit,
+ * or SQLite rolling the whole transaction back) undid it: then every ingest
+ * of the group fails with that error, and nothing of it is kept.
  */
 import type Database from "better-sqlite3";
 
@@ -23,6 +28,13 @@ interface Pending<B, R> {
   reject: (err: unknown) => void;
 }
 
+type Outcome<R> = { ok: true; value: R } | { ok: false; err: unknown };
+/** An ingest past its checks (its write), or refused by them. */
+type Prepared<R> = { write: () => R } | { err: unknown };
+
+/** Thrown out of a group's transaction to undo it when one write failed and SQLite kept the transaction. */
+class WriteFailedInGroup {}
+
 export class GroupCommit<B, R> {
   private pending: Pending<B, R>[] = [];
   /** Transactions committed, and the ingests they held. */
@@ -30,8 +42,11 @@ export class GroupCommit<B, R> {
 
   constructor(
     private readonly db: Database.Database,
-    /** Writes one batch (inside the group's transaction: a nested better-sqlite3 transaction there is a savepoint). */
-    private readonly writeOne: (batch: B) => R,
+    /**
+     * Checks one batch, throwing if it is refused (nothing written), and returns its write: called inside the group's
+     * transaction, and called again if that transaction is undone.
+     */
+    private readonly prepare: (batch: B) => () => R,
     /** The error an ingest is rejected with, for the error that failed it (or its whole group). */
     private readonly mapError: (err: unknown) => unknown,
     /** Called when a group has committed. */
@@ -52,19 +67,21 @@ export class GroupCommit<B, R> {
   }
 
   private writeGroup(group: Pending<B, R>[]): void {
-    const outcomes: ({ ok: true; value: R } | { ok: false; err: unknown })[] = [];
+    const prepared = group.map((p): Prepared<R> => {
+      try {
+        return { write: this.prepare(p.batch) };
+      } catch (err) {
+        return { err };
+      }
+    });
+    let outcomes: Outcome<R>[];
     try {
-      this.db.transaction(() => {
-        for (const p of group) {
-          try {
-            outcomes.push({ ok: true, value: this.writeOne(p.batch) });
-          } catch (err) {
-            // SQLite rolled the whole transaction back (a full disk, an I/O error): what the group wrote is gone.
-            if (!this.db.inTransaction) throw err;
-            outcomes.push({ ok: false, err });
-          }
-        }
-      })();
+      try {
+        outcomes = this.commit(prepared, false);
+      } catch (err) {
+        if (!(err instanceof WriteFailedInGroup)) throw err;
+        outcomes = this.commit(prepared, true);
+      }
     } catch (err) {
       const mapped = this.mapError(err);
       for (const p of group) p.reject(mapped);
@@ -78,5 +95,28 @@ export class GroupCommit<B, R> {
       if (o.ok) p.resolve(o.value);
       else p.reject(this.mapError(o.err));
     });
+  }
+
+  /** The group's writes in one transaction, each in a savepoint of its own when `savepoints`; their outcomes once it has committed. */
+  private commit(prepared: Prepared<R>[], savepoints: boolean): Outcome<R>[] {
+    const outcomes: Outcome<R>[] = [];
+    this.db.transaction(() => {
+      for (const p of prepared) {
+        if ("err" in p) {
+          outcomes.push({ ok: false, err: p.err });
+          continue;
+        }
+        try {
+          // A nested better-sqlite3 transaction is a savepoint.
+          outcomes.push({ ok: true, value: savepoints ? this.db.transaction(p.write)() : p.write() });
+        } catch (err) {
+          // SQLite rolled the whole transaction back (a full disk, an I/O error): what the group wrote is gone.
+          if (!this.db.inTransaction) throw err;
+          if (!savepoints) throw new WriteFailedInGroup();
+          outcomes.push({ ok: false, err });
+        }
+      }
+    })();
+    return outcomes;
   }
 }

@@ -83,13 +83,13 @@ export class SqliteStore implements Store {
     this.deployments = new SqliteDeployments(this.db);
     this.group = new GroupCommit(
       this.db,
-      (batch) => this.writer.ingest(batch),
+      (batch) => this.writer.prepare(batch),
       (err) => this.unavailable(err),
       () => (this.writeTrouble = undefined),
     );
   }
 
-  /** Written with the other ingests of this turn of the event loop, in one transaction with a savepoint each (group-commit.ts). */
+  /** Written with the other ingests of this turn of the event loop, in one transaction (group-commit.ts). */
   ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
     return this.group.add(batch);
   }

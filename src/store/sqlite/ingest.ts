@@ -267,65 +267,83 @@ export class SqliteIngest {
   ingest(batch: IngestBatch | CheckedBatch): IngestResult {
     const { post, patch } = checkIngestBatch(batch);
     try {
-      return this.write(batch, post, patch);
+      return this.db.transaction(() => this.write(batch, post, patch))();
     } finally {
-      if (this.smallCache) {
-        this.db.pragma(`cache_size = ${CACHE_KIB}`);
-        this.smallCache = false;
-      }
+      this.restoreCache();
     }
   }
 
-  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
-    return this.db.transaction((): IngestResult => {
-      // Group by id so a post and its patches in one request are one read and one write.
-      const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
-      const slot = (id: string) => {
-        let s = byId.get(id);
-        if (!s) byId.set(id, (s = { posts: [], patches: [] }));
-        return s;
-      };
-      for (const p of post) slot(p.id).posts.push(p as Obj);
-      for (const p of patch) slot(p.id).patches.push(p as Obj);
-      const now = new Date().toISOString();
-      let created = 0;
-      let updated = 0;
-      const completedRoots: string[] = [];
-      /** Each project named in the batch, made once (not once per run) before the transaction ends. */
-      const projects = new Set<string>();
-      const deltas = new RollupDeltas();
-      const threads = new ThreadDeltas();
-      const bounds = new ThreadBounds();
-      for (const [id, s] of byId) {
-        const { state, row, texts, pieces } = this.load(id);
-        const before = row && contributionInRow(row);
-        const threadBefore = row && threadPartInRow(row);
-        // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
-        let changed = false;
-        for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
-        for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
-        const written = this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
-        if (before) deltas.add(before, -1);
-        const after = contributionInRow(written);
-        if (after) deltas.add(after, 1);
-        if (threadBefore) threads.add(threadBefore, -1);
-        const threadAfter = threadPartInRow(written);
-        if (threadAfter) threads.add(threadAfter, 1);
-        bounds.note(threadBefore, threadAfter);
-        if (row) updated++;
-        else created++;
-        const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
-        if (ends && state.end_time && !state.parent_run_id) {
-          completedRoots.push(id);
-          this.outbox?.enqueue(id, this.value(state.extra), now);
-        }
-        if (typeof state.session_name === "string") projects.add(state.session_name);
+  /**
+   * Validate now (a refused batch throws here, before anything is written); the function returned merges and
+   * stores it inside a transaction the caller holds, and may be called again if that transaction is undone.
+   */
+  prepare(batch: IngestBatch | CheckedBatch): () => IngestResult {
+    const { post, patch } = checkIngestBatch(batch);
+    return () => {
+      try {
+        return this.write(batch, post, patch);
+      } finally {
+        this.restoreCache();
       }
-      for (const p of projects) this.projects.ensure(p, now);
-      this.rollups.apply(deltas);
-      this.threads.apply(threads, bounds);
-      for (const a of batch.attachments ?? []) this.attachments.put(a);
-      return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
-    })();
+    };
+  }
+
+  private restoreCache(): void {
+    if (this.smallCache) {
+      this.db.pragma(`cache_size = ${CACHE_KIB}`);
+      this.smallCache = false;
+    }
+  }
+
+  /** Merge and store, inside the caller's transaction. */
+  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
+    // Group by id so a post and its patches in one request are one read and one write.
+    const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
+    const slot = (id: string) => {
+      let s = byId.get(id);
+      if (!s) byId.set(id, (s = { posts: [], patches: [] }));
+      return s;
+    };
+    for (const p of post) slot(p.id).posts.push(p as Obj);
+    for (const p of patch) slot(p.id).patches.push(p as Obj);
+    const now = new Date().toISOString();
+    let created = 0;
+    let updated = 0;
+    const completedRoots: string[] = [];
+    /** Each project named in the batch, made once (not once per run) before the transaction ends. */
+    const projects = new Set<string>();
+    const deltas = new RollupDeltas();
+    const threads = new ThreadDeltas();
+    const bounds = new ThreadBounds();
+    for (const [id, s] of byId) {
+      const { state, row, texts, pieces } = this.load(id);
+      const before = row && contributionInRow(row);
+      const threadBefore = row && threadPartInRow(row);
+      // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
+      let changed = false;
+      for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
+      for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
+      const written = this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
+      if (before) deltas.add(before, -1);
+      const after = contributionInRow(written);
+      if (after) deltas.add(after, 1);
+      if (threadBefore) threads.add(threadBefore, -1);
+      const threadAfter = threadPartInRow(written);
+      if (threadAfter) threads.add(threadAfter, 1);
+      bounds.note(threadBefore, threadAfter);
+      if (row) updated++;
+      else created++;
+      const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
+      if (ends && state.end_time && !state.parent_run_id) {
+        completedRoots.push(id);
+        this.outbox?.enqueue(id, this.value(state.extra), now);
+      }
+      if (typeof state.session_name === "string") projects.add(state.session_name);
+    }
+    for (const p of projects) this.projects.ensure(p, now);
+    this.rollups.apply(deltas);
+    this.threads.apply(threads, bounds);
+    for (const a of batch.attachments ?? []) this.attachments.put(a);
+    return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
   }
 }

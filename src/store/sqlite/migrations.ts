@@ -350,6 +350,24 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
       CREATE INDEX runs_llm_project_start ON runs (session_name, start_time) WHERE run_type = 'llm';
     `,
   },
+  {
+    version: 14,
+    name: "start-time indexes without the run id",
+    // Runs listed by start time (runs.ts, traces.ts, retention.ts) order ties by id. With the start time alone in the
+    // index, SQLite sorts only within a group of equal start times and stops at the page's end; an entry is about half
+    // as large, and runs that share a start time (a batch stamped at once) go to the end of their group in the order
+    // they were written, rather than each to a page of its own.
+    sql: `
+      DROP INDEX runs_start;
+      DROP INDEX runs_project_start;
+      DROP INDEX runs_roots_start;
+      DROP INDEX runs_roots_project_start;
+      CREATE INDEX runs_start ON runs (start_time);
+      CREATE INDEX runs_project_start ON runs (session_name, start_time);
+      CREATE INDEX runs_roots_start ON runs (start_time) WHERE parent_run_id IS NULL;
+      CREATE INDEX runs_roots_project_start ON runs (session_name, start_time) WHERE parent_run_id IS NULL;
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {
