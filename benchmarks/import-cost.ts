@@ -133,7 +133,9 @@ row('import("tracepipe")', "tracepipe");
 row('import("langsmith") + "/wrappers"', "langsmith");
 const ratio = (num: number, den: number) => `${(num / den).toFixed(2)}x`;
 const ratios = (label: string, f: (v: Variant, s: Stat) => number) =>
-  console.log(`    ${label.padEnd(44)} ${ratio(f("tracepipe", median), f("langsmith", median))} (minimums ${ratio(f("tracepipe", min), f("langsmith", min))})`);
+  console.log(
+    `    ${label.padEnd(44)} ${ratio(f("tracepipe", median), f("langsmith", median))} (minimums ${ratio(f("tracepipe", min), f("langsmith", min))})`,
+  );
 console.log("  -> tracepipe/langsmith (target <= 1.2x), medians (minimums):");
 ratios("whole-process wall over node -e ''", (v, f) => over(v, "wall", "node -e", f));
 ratios("whole-process wall over bare ESM", (v, f) => over(v, "wall", "bare", f));

@@ -90,7 +90,9 @@ console.log(z.string().safeParse(1).error.issues[0].message);`;
     const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: appDir(), encoding: "utf8" });
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe(
-      spawnSync(process.execPath, ["--input-type=module", "-e", script.replace('await import("tracepipe");', "")], { encoding: "utf8" }).stdout.trim(),
+      spawnSync(process.execPath, ["--input-type=module", "-e", script.replace('await import("tracepipe");', "")], {
+        encoding: "utf8",
+      }).stdout.trim(),
     );
     expect(r.stdout).not.toContain("Invalid input");
   });
