@@ -1,7 +1,10 @@
 /**
  * What importing tracepipe costs a traced application, against langsmith:
  *
- *   npx tsx benchmarks/import-cost.ts [rounds=30]   (builds dist/ first when it is stale)
+ *   npx tsx benchmarks/import-cost.ts [rounds=30] [--baseline DIR]   (builds dist/ first when it is stale)
+ *
+ * `--baseline DIR` also imports another checkout's built tracepipe (DIR/dist),
+ * interleaved with the rest, for a before/after from one run.
  *
  * Each sample is a whole child process started cold: bare node, node that
  * imports `tracepipe` (the built dist/, by package name), and node that
@@ -29,7 +32,14 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
-const ROUNDS = Number(process.argv[2] ?? 30);
+const args = process.argv.slice(2);
+const flag = args.indexOf("--baseline");
+const BASELINE = flag >= 0 ? args.splice(flag, 2)[1] : undefined;
+const ROUNDS = Number(args[0] ?? 30);
+if (BASELINE !== undefined && !existsSync(join(BASELINE, "dist/src/index.js"))) {
+  console.error(`--baseline ${BASELINE}: no dist/src/index.js there (build it first)`);
+  process.exit(2);
+}
 
 // This measures the compiled package: build it when a source is newer than dist/.
 const built = join(ROOT, "dist/src/index.js");
@@ -53,6 +63,14 @@ const child = (specifiers: string[]) =>
 writeFileSync(join(app, "bare.mjs"), child([]));
 writeFileSync(join(app, "tracepipe.mjs"), child(["tracepipe"]));
 writeFileSync(join(app, "langsmith.mjs"), child(["langsmith", "langsmith/wrappers"]));
+// The baseline's app: the same script, with tracepipe resolving to the other checkout.
+const baselineApp = mkdtempSync(join(tmpdir(), "tp-import-cost-baseline-"));
+if (BASELINE !== undefined) {
+  mkdirSync(join(baselineApp, "node_modules"));
+  symlinkSync(realpathSync(BASELINE), join(baselineApp, "node_modules/tracepipe"), "dir");
+  writeFileSync(join(baselineApp, "package.json"), JSON.stringify({ name: "import-cost-baseline", private: true, type: "module" }));
+  writeFileSync(join(baselineApp, "tracepipe.mjs"), child(["tracepipe"]));
+}
 
 interface Sample {
   wall: number;
@@ -63,17 +81,18 @@ interface Sample {
 
 // Every child reports its own CPU time as it exits, on stderr.
 const CPU_AT_EXIT = `data:text/javascript,process.on("exit",()=>{const c=process.cpuUsage();process.stderr.write("\\ncpu-us:"+(c.user+c.system)+"\\n")})`;
-type Variant = "node -e" | "bare" | "tracepipe" | "langsmith" | "help";
-const VARIANTS: Variant[] = ["node -e", "bare", "tracepipe", "langsmith", "help"];
-const samples: Record<Variant, Sample[]> = { "node -e": [], bare: [], tracepipe: [], langsmith: [], help: [] };
+type Variant = "node -e" | "bare" | "tracepipe" | "baseline" | "langsmith" | "help";
+const VARIANTS: Variant[] = ["node -e", "bare", "tracepipe", ...(BASELINE === undefined ? [] : ["baseline" as const]), "langsmith", "help"];
+const samples: Record<Variant, Sample[]> = { "node -e": [], bare: [], tracepipe: [], baseline: [], langsmith: [], help: [] };
 
 function run(variant: Variant): Sample {
-  const args =
-    variant === "node -e"
-      ? ["-e", ""]
-      : ["--import", CPU_AT_EXIT, ...(variant === "help" ? [join(ROOT, "bin/tracepipe.js"), "--help"] : [join(app, `${variant}.mjs`)])];
+  const script =
+    variant === "help"
+      ? [join(ROOT, "bin/tracepipe.js"), "--help"]
+      : [variant === "baseline" ? join(baselineApp, "tracepipe.mjs") : join(app, `${variant}.mjs`)];
+  const argv = variant === "node -e" ? ["-e", ""] : ["--import", CPU_AT_EXIT, ...script];
   const t0 = process.hrtime.bigint();
-  const r = spawnSync(process.execPath, args, { cwd: app, encoding: "utf8" });
+  const r = spawnSync(process.execPath, argv, { cwd: variant === "baseline" ? baselineApp : app, encoding: "utf8" });
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   if (r.status !== 0) throw new Error(`${variant} exited ${r.status}: ${r.stderr}`);
   const cpu = Number(/cpu-us:(\d+)/.exec(r.stderr)?.[1] ?? Number.NaN) / 1000;
@@ -130,6 +149,7 @@ const row = (label: string, v: Variant) => {
 row("node -e '' (bare node)", "node -e");
 row("node empty.mjs (bare ESM)", "bare");
 row('import("tracepipe")', "tracepipe");
+if (BASELINE !== undefined) row('import("tracepipe"), --baseline', "baseline");
 row('import("langsmith") + "/wrappers"', "langsmith");
 const ratio = (num: number, den: number) => `${(num / den).toFixed(2)}x`;
 const ratios = (label: string, f: (v: Variant, s: Stat) => number) =>
@@ -141,6 +161,16 @@ ratios("whole-process wall over node -e ''", (v, f) => over(v, "wall", "node -e"
 ratios("whole-process wall over bare ESM", (v, f) => over(v, "wall", "bare", f));
 ratios("CPU over bare ESM", (v, f) => over(v, "cpu", "bare", f));
 ratios("import timed in the child", (v, f) => of(v, "ms", f));
+if (BASELINE !== undefined) {
+  const vs = (label: string, f: (v: Variant, s: Stat) => number) =>
+    console.log(
+      `    ${label.padEnd(44)} ${ratio(f("tracepipe", median), f("baseline", median))} (minimums ${ratio(f("tracepipe", min), f("baseline", min))})`,
+    );
+  console.log(`  -> this tracepipe / --baseline ${BASELINE}, medians (minimums):`);
+  vs("whole-process wall over node -e ''", (v, f) => over(v, "wall", "node -e", f));
+  vs("CPU over bare ESM", (v, f) => over(v, "cpu", "bare", f));
+  vs("import timed in the child", (v, f) => of(v, "ms", f));
+}
 console.log(
   `  node bin/tracepipe.js --help: ${(of("help", "wall", median) / 1000).toFixed(3)} s wall, ${(of("help", "cpu", median) / 1000).toFixed(3)} s CPU per process (target <= 0.25 s)`,
 );
