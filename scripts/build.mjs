@@ -8,6 +8,15 @@
 // `import "tracepipe"`. One file loads in about half the time. Every compiled
 // module of the package imports the same file, so there is one zod instance;
 // the type declarations still name the `zod` package (same version).
+//
+// The modules the main entry loads (the native format's schemas, the price rows)
+// use zod/mini instead, whose functions are separate exports: those are bundled
+// into dist/vendor/zod-mini.js with only the functions the package imports, a
+// small fraction of zod. When both files are loaded (the collector), zod keeps
+// its configuration and registry on globalThis, so the two copies share them.
+//
+// Every bundle is minified in whitespace and syntax, not in names, so stack
+// traces still name the functions.
 import { spawnSync } from "node:child_process";
 import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
@@ -16,6 +25,8 @@ import { fileURLToPath } from "node:url";
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
 const VENDOR_ZOD = join(DIST, "vendor", "zod.js");
+const VENDOR_ZOD_MINI = join(DIST, "vendor", "zod-mini.js");
+const MINIFY = { minifyWhitespace: true, minifySyntax: true };
 
 // zod's barrel re-exports every locale's messages (`z.locales`), about half of the bundle's
 // text, which every process that imports tracepipe would parse. tracepipe reports zod's
@@ -56,16 +67,57 @@ export async function build() {
     logLevel: "warning",
     outfile: VENDOR_ZOD,
     plugins: [englishOnly],
+    ...MINIFY,
   });
+  await bundleZodMini(esbuild);
   for (const file of jsFiles(DIST)) {
-    if (file === VENDOR_ZOD) continue;
+    if (file === VENDOR_ZOD || file === VENDOR_ZOD_MINI) continue;
     const text = readFileSync(file, "utf8");
-    if (!text.includes('"zod"')) continue;
-    let rel = relative(dirname(file), VENDOR_ZOD).split(sep).join("/");
-    if (!rel.startsWith(".")) rel = `./${rel}`;
-    writeFileSync(file, text.replace(/(\bfrom\s*|\bimport\s*\(\s*)"zod"/g, `$1"${rel}"`));
+    if (!/"zod(\/mini|\/locales)?"/.test(text)) continue;
+    const to = (vendored) => {
+      const rel = relative(dirname(file), vendored).split(sep).join("/");
+      return rel.startsWith(".") ? rel : `./${rel}`;
+    };
+    writeFileSync(
+      file,
+      text
+        .replace(/(\bfrom\s*|\bimport\s*\(\s*)"zod"/g, `$1"${to(VENDOR_ZOD)}"`)
+        .replace(/(\bfrom\s*)"zod\/(mini|locales)"/g, `$1"${to(VENDOR_ZOD_MINI)}"`),
+    );
   }
   await bundleAdapterRegistry();
+}
+
+// The names the compiled package imports from zod/mini and zod/locales, which is
+// all that dist/vendor/zod-mini.js exports. Only named imports can be counted, so
+// any other form of import is refused here rather than shipped half-bundled.
+async function bundleZodMini(esbuild) {
+  const names = { mini: new Set(), locales: new Set() };
+  for (const file of jsFiles(join(DIST, "src"))) {
+    const text = readFileSync(file, "utf8");
+    for (const m of text.matchAll(/\b(import|export)\b([^;]*?)\bfrom\s*"zod\/(mini|locales)"/g)) {
+      const named = /^\s*\{([^}]*)\}\s*$/.exec(m[2]);
+      if (m[1] !== "import" || !named) throw new Error(`${file}: import from zod/${m[3]} by name only (${m[0]})`);
+      for (const spec of named[1].split(",")) if (spec.trim()) names[m[3]].add(spec.trim().split(/\s+as\s+/)[0]);
+    }
+    if (/\bimport\s*\(\s*"zod\/(mini|locales)"|\bimport\s*"zod\/(mini|locales)"/.test(text))
+      throw new Error(`${file}: import from zod/mini or zod/locales by name only`);
+  }
+  const list = (set) => [...set].sort().join(", ");
+  await esbuild({
+    stdin: {
+      contents: `export { ${list(names.mini)} } from "zod/mini";\nexport { ${list(names.locales)} } from "zod/locales";\n`,
+      resolveDir: ROOT,
+      sourcefile: "zod-mini-entry.js",
+    },
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    logLevel: "warning",
+    outfile: VENDOR_ZOD_MINI,
+    plugins: [englishOnly],
+    ...MINIFY,
+  });
 }
 
 // The adapter registry (dist/adapters/index.js) and the ~60 modules of the vendor
@@ -88,6 +140,7 @@ async function bundleAdapterRegistry() {
     write: false,
     outfile: entry,
     logLevel: "warning",
+    ...MINIFY,
     plugins: [
       {
         name: "outside-adapters-stays-external",

@@ -8,7 +8,7 @@
  */
 import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseResult, StreamAccumulator } from "../types.js";
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
-import { Message as MessageSchema, UsageMetadata as UsageSchema } from "../../src/format/schema.js";
+import { nativeSchemas } from "../../src/format/schema.js";
 import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans } from "../common/content.js";
 import { validate } from "../../src/format/validate.js";
@@ -37,7 +37,7 @@ function toMessage(raw: unknown, loc: Loc): Message {
     fail([...loc, "role"], `expected one of system, reasoning, user, assistant, tool; got ${JSON.stringify(m.role)}`, "unsupported_role");
   }
   const candidate = typeof m.content === "string" ? { ...m, content: [{ type: "text", text: m.content }] } : m;
-  const parsed = MessageSchema.safeParse(candidate);
+  const parsed = nativeSchemas().Message.safeParse(candidate);
   if (!parsed.success) {
     throw new NormalizeError(zodIssues(parsed.error.issues, loc));
   }
@@ -51,7 +51,7 @@ function pairToMessage(v: unknown[], loc: Loc): Message {
 
 function usageOf(v: unknown, loc: Loc): UsageMetadata | undefined {
   if (v === undefined || v === null) return undefined;
-  const parsed = UsageSchema.safeParse(v);
+  const parsed = nativeSchemas().UsageMetadata.safeParse(v);
   if (!parsed.success) throw new NormalizeError(zodIssues(parsed.error.issues, loc));
   return parsed.data;
 }
@@ -157,10 +157,10 @@ export function isStrictlyNative(payload: unknown): boolean {
   }
   if (detect(payload) === null) return false;
   if (isObj(payload) && Array.isArray(payload.messages))
-    return payload.messages.every((m) => typeof (m as Obj).content !== "string" && MessageSchema.safeParse(m).success);
+    return payload.messages.every((m) => typeof (m as Obj).content !== "string" && nativeSchemas().Message.safeParse(m).success);
   if (isObj(payload) && Array.isArray(payload.choices))
-    return payload.choices.every((c) => isObj(c) && MessageSchema.safeParse(c.message).success) && "usage_metadata" in payload;
-  if (isObj(payload) && isObj(payload.message)) return MessageSchema.safeParse(payload.message).success;
+    return payload.choices.every((c) => isObj(c) && nativeSchemas().Message.safeParse(c.message).success) && "usage_metadata" in payload;
+  if (isObj(payload) && isObj(payload.message)) return nativeSchemas().Message.safeParse(payload.message).success;
   return false;
 }
 

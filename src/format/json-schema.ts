@@ -1,11 +1,11 @@
 /** The JSON Schema of the native format, derived from the zod schemas (never written by hand). */
 import { z } from "zod";
-import { Message, Messages } from "./schema.js";
+import { nativeSchemas } from "./schema.js";
 
 export const NATIVE_MESSAGES_SCHEMA_ID = "https://tracepipe.dev/schema/native-messages.schema.json";
 
 export function nativeMessagesJsonSchema(): Record<string, unknown> {
-  const schema = z.toJSONSchema(Messages, { target: "draft-2020-12" }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(nativeSchemas().Messages, { target: "draft-2020-12" }) as Record<string, unknown>;
   return {
     $schema: schema.$schema,
     $id: NATIVE_MESSAGES_SCHEMA_ID,
@@ -16,5 +16,5 @@ export function nativeMessagesJsonSchema(): Record<string, unknown> {
 }
 
 export function nativeMessageJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(Message, { target: "draft-2020-12" }) as Record<string, unknown>;
+  return z.toJSONSchema(nativeSchemas().Message, { target: "draft-2020-12" }) as Record<string, unknown>;
 }

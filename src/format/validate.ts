@@ -12,7 +12,7 @@
  */
 import type { z } from "zod";
 import type { Issue } from "../errors.js";
-import { Messages } from "./schema.js";
+import { nativeSchemas } from "./schema.js";
 import { surelyMessages, surelyValid } from "./shape.js";
 
 export interface ValidateOptions {
@@ -71,7 +71,7 @@ export function everyIssue(messages: unknown, strict: boolean): Issue[] {
   const out: Issue[] = [];
   // The usual, well-formed case skips zod (shape.ts says yes only when zod would); issues always come from zod.
   if (!surelyMessages(messages)) {
-    const parsed = Messages.safeParse(messages);
+    const parsed = nativeSchemas().Messages.safeParse(messages);
     if (!parsed.success) fromZod(parsed.error.issues, out);
   }
   if (!Array.isArray(messages)) return out;

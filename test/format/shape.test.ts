@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { Messages } from "../../src/format/schema.js";
+import { nativeSchemas } from "../../src/format/schema.js";
+
+const { Messages } = nativeSchemas();
 import { surelyMessages, surelyValid } from "../../src/format/shape.js";
 import { everyIssue, validate } from "../../src/format/validate.js";
 

@@ -17,7 +17,9 @@ describe("the main entry", () => {
     // zod ships pre-bundled in dist/vendor (scripts/build.mjs): no package from node_modules at all
     // (wrapBedrock included: it reaches the AWS SDK client structurally, never importing it).
     expect(packages).toEqual([]);
-    expect(files.some((f) => f.endsWith("/dist/vendor/zod.js"))).toBe(true);
+    // The native format and the price rows are zod/mini schemas: the main entry loads the small
+    // bundle of the zod/mini functions the package uses, never the whole of zod.
+    expect(files.filter((f) => f.includes("/dist/vendor/"))).toEqual([expect.stringMatching(/\/dist\/vendor\/zod-mini\.js$/)]);
     // The run and feedback schemas are the collector's: the main entry neither loads nor builds them.
     expect(files.filter((f) => /\/dist\/src\/run\/(schema|feedback)\.js$/.test(f))).toEqual([]);
     for (const name of [
@@ -60,6 +62,39 @@ describe("the main entry", () => {
     expect(r.stdout.trim()).toBe("Invalid input: expected string, received number");
     // Part of German's message for an invalid input in zod's `de` locale (the bundle may escape the ü).
     expect(zod).not.toContain("ltige Eingabe");
+    expect(readFileSync(join(ROOT, "dist/vendor/zod-mini.js"), "utf8")).not.toContain("ltige Eingabe");
+  });
+
+  it("reports the native format's and the price rows' issues in English from the main entry alone", () => {
+    const script = `import { validate, registerPrices } from "tracepipe";
+let priceIssues;
+try { registerPrices([{ model: " ", input: 1, output: -1 }]); } catch (err) { priceIssues = err.issues; }
+console.log(JSON.stringify({ messages: validate([{ role: "user", content: [{ type: "text", text: 1 }] }]), priceIssues }));`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: appDir(), encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({
+      messages: [{ loc: [0, "content", 0, "text"], msg: "Invalid input: expected string, received number", type: "invalid_type" }],
+      priceIssues: [
+        { loc: ["prices", 0, "model"], msg: "Too small: expected string to have >=1 characters", type: "too_small" },
+        { loc: ["prices", 0, "output"], msg: "Too small: expected number to be >=0", type: "too_small" },
+      ],
+    });
+  });
+
+  it("keeps the zod locale an application chose before importing tracepipe", () => {
+    const zod = JSON.stringify(join(ROOT, "node_modules/zod/index.js"));
+    const script = `const { z } = await import(${zod});
+z.config(z.locales.fr());
+await import("tracepipe");
+console.log(z.string().safeParse(1).error.issues[0].message);`;
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { cwd: appDir(), encoding: "utf8" });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim()).toBe(
+      spawnSync(process.execPath, ["--input-type=module", "-e", script.replace('await import("tracepipe");', "")], {
+        encoding: "utf8",
+      }).stdout.trim(),
+    );
+    expect(r.stdout).not.toContain("Invalid input");
   });
 
   it("loads the embedded store on first use, and the traced call is stored", async () => {

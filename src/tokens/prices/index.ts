@@ -16,7 +16,21 @@
  * other layers stay in effect (the CLI reads it up front and exits 2 instead).
  */
 import { readFileSync } from "node:fs";
-import { z } from "zod";
+import {
+  array,
+  gte,
+  int,
+  maxLength,
+  minLength,
+  number,
+  optional,
+  strictObject,
+  string,
+  trim,
+  type input as Input,
+  type ZodMiniArray,
+} from "zod/mini";
+import "../../internal/zod-english.js";
 import { envValue } from "../../env.js";
 import { ConfigError, ValidationError, zodIssues, type Issue } from "../../errors.js";
 import type { UsageMetadata } from "../../format/schema.js";
@@ -30,38 +44,39 @@ export { matchPrice, nameForms, indexPrices } from "./match.js";
 
 /** The schema of a row, built on first use: importing tracepipe builds no schema it may never check against. */
 function priceRowSchema() {
-  const rate = z.number().finite().nonnegative();
+  const rate = number().check(gte(0));
   /** The rates a row and its long-context tier share (USD per million tokens). */
   const TIER_RATES = {
     input: rate,
     output: rate,
-    cached_input: rate.optional(),
-    cache_write: rate.optional(),
-    cache_write_1h: rate.optional(),
-    input_audio: rate.optional(),
+    cached_input: optional(rate),
+    cache_write: optional(rate),
+    cache_write_1h: optional(rate),
+    input_audio: optional(rate),
   };
-  const LongContext = z.strictObject({ above_input_tokens: z.number().int().nonnegative(), ...TIER_RATES });
-  return z.strictObject({
-    provider: z.string().min(1).optional(),
-    model: z.string().trim().min(1).max(256),
-    aliases: z.array(z.string().trim().min(1).max(256)).optional(),
+  const LongContext = strictObject({ above_input_tokens: number().check(int(), gte(0)), ...TIER_RATES });
+  const name = () => string().check(trim(), minLength(1), maxLength(256));
+  return strictObject({
+    provider: optional(string().check(minLength(1))),
+    model: name(),
+    aliases: optional(array(name())),
     ...TIER_RATES,
-    reasoning: rate.optional(),
-    long_context: LongContext.optional(),
-    source: z.string().optional(),
-    date: z.string().optional(),
-    note: z.string().optional(),
+    reasoning: optional(rate),
+    long_context: optional(LongContext),
+    source: optional(string()),
+    date: optional(string()),
+    note: optional(string()),
   });
 }
 type PriceRowSchema = ReturnType<typeof priceRowSchema>;
-let priceRows: z.ZodArray<PriceRowSchema> | undefined;
+let priceRows: ZodMiniArray<PriceRowSchema> | undefined;
 
 /** A price a user gives: like a table row, with `provider`, `source` and `date` optional. */
-export type PriceInput = z.input<PriceRowSchema>;
+export type PriceInput = Input<PriceRowSchema>;
 
 /** Rows checked, or a ValidationError whose issues start at `["prices", i, field]`. */
 export function parsePrices(rows: unknown): ModelPrice[] {
-  priceRows ??= z.array(priceRowSchema());
+  priceRows ??= array(priceRowSchema());
   const parsed = priceRows.safeParse(rows);
   if (!parsed.success) throw new ValidationError(zodIssues(parsed.error.issues, ["prices"]));
   return parsed.data.map((r) => ({ ...r, provider: r.provider ?? "custom" }));
