@@ -327,9 +327,10 @@ export class LlmCall {
       throw err;
     };
     return {
-      // A value passed to next() reaches the SDK's iterator only when one was passed.
-      next: function (this: unknown, ...args: [] | [unknown]) {
-        return (args.length === 0 ? it.next() : it.next(args[0])).then(onStep, onError);
+      // A value passed to next() reaches the SDK's iterator only when one was passed (`arguments`, not a
+      // rest parameter: no array made per chunk).
+      next: function (this: unknown, value?: unknown) {
+        return (arguments.length === 0 ? it.next() : it.next(value)).then(onStep, onError);
       },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
