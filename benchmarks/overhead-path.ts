@@ -8,6 +8,7 @@
  * figure (a round can only be slowed by other jobs, never sped up).
  *
  *   npx tsx benchmarks/overhead-path.ts --ab ../before   # DIR with its own dist/
+ *   npx tsx benchmarks/overhead-path.ts --ab ../before --before-first
  *
  * Both builds write to a Client whose sink accepts every batch, so queueing
  * costs what it costs and nothing is sent. Then the bytes each build allocates
@@ -20,7 +21,9 @@ import { median } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const abAt = process.argv.indexOf("--ab");
-const roots: Record<string, string> = { tracepipe: root };
+/** `--before-first`: load DIR's build first (in one process the build loaded first times slower, whichever it is). */
+const beforeFirst = process.argv.includes("--before-first") && abAt > 0 && process.argv[abAt + 1] !== undefined;
+const roots: Record<string, string> = beforeFirst ? { before: process.argv[abAt + 1]!, tracepipe: root } : { tracepipe: root };
 if (abAt > 0 && process.argv[abAt + 1]) roots.before = process.argv[abAt + 1]!;
 const ROUNDS = 40;
 const WARMUP = 5;
