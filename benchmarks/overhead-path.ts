@@ -8,17 +8,22 @@
  * figure (a round can only be slowed by other jobs, never sped up).
  *
  *   npx tsx benchmarks/overhead-path.ts --ab ../before   # DIR with its own dist/
+ *   npx tsx benchmarks/overhead-path.ts --ab ../before --before-first
  *
  * Both builds write to a Client whose sink accepts every batch, so queueing
- * costs what it costs and nothing is sent.
+ * costs what it costs and nothing is sent. Then the bytes each build allocates
+ * per call (sampled; the garbage collector's work grows with them).
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Session } from "node:inspector/promises";
 import { median } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const abAt = process.argv.indexOf("--ab");
-const roots: Record<string, string> = { tracepipe: root };
+/** `--before-first`: load DIR's build first (in one process the build loaded first times slower, whichever it is). */
+const beforeFirst = process.argv.includes("--before-first") && abAt > 0 && process.argv[abAt + 1] !== undefined;
+const roots: Record<string, string> = beforeFirst ? { before: process.argv[abAt + 1]!, tracepipe: root } : { tracepipe: root };
 if (abAt > 0 && process.argv[abAt + 1]) roots.before = process.argv[abAt + 1]!;
 const ROUNDS = 40;
 const WARMUP = 5;
@@ -109,4 +114,43 @@ if (variants.before)
   console.log(
     `  tracepipe/before on the caller's path (minimums): ${(Math.min(...variants.tracepipe!.path) / Math.min(...variants.before.path)).toFixed(2)}x`,
   );
+
+// Bytes allocated per call by the wrapper and the client (path, deferred build, queueing, flush), from V8's
+// sampling heap profiler counting objects a collection already freed: what the garbage collector pays for.
+const ALLOC_ROUNDS = 10;
+const session = new Session();
+session.connect();
+const allocated: Record<string, number> = {};
+for (const name of names) {
+  const v = variants[name]!;
+  const replies = Array.from({ length: ALLOC_ROUNDS * CALLS }, () => JSON.parse(reply) as unknown);
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+  for (let r = 0; r < ALLOC_ROUNDS; r++) {
+    for (let i = 0; i < CALLS; i++) v.call().succeed(replies[r * CALLS + i]);
+    v.runDeferred();
+    await v.flush();
+  }
+  const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: AllocNode } };
+  allocated[name] = sumAllocated(profile.head) / (ALLOC_ROUNDS * CALLS);
+}
+session.disconnect();
+console.log(
+  `  allocated per call (sampled): ${names.map((n) => `${n} ${(allocated[n]! / 1024).toFixed(1)} KiB`).join(", ")}${allocated.before ? ` -> tracepipe/before ${(allocated.tracepipe! / allocated.before).toFixed(2)}x` : ""}`,
+);
 process.exit(0);
+
+interface AllocNode {
+  selfSize: number;
+  callFrame: { url: string };
+  children: AllocNode[];
+}
+/** Bytes sampled in tracepipe's own code and what it called (the benchmark's own parsing left out). */
+function sumAllocated(n: AllocNode): number {
+  let bytes = n.callFrame.url.includes("/benchmarks/") ? 0 : n.selfSize;
+  for (const c of n.children) bytes += sumAllocated(c);
+  return bytes;
+}

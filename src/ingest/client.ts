@@ -136,7 +136,8 @@ export class Client implements RunWriter {
   createRun(run: Run | (Record<string, unknown> & { id: string }), opts: { attachments?: Attachments; owned?: boolean } = {}): void {
     if (this.refuseClosed() || this.sampledOut(run)) return;
     try {
-      const op = postOp(run, opts.attachments, this.valueLimits, opts.owned === true);
+      // Masking functions get the run's values and may change them in place: they get a copy, as the caller's runs do.
+      const op = postOp(run, opts.attachments, this.valueLimits, opts.owned === true && !this.privacy);
       if (op.run.session_name === undefined) op.run.session_name = this.options.project;
       // Masking applies to the client's own copy, before the run is queued, spooled or sent.
       if (this.privacy) op.run = applyPrivacy(op.run, this.privacy);
@@ -146,11 +147,14 @@ export class Client implements RunWriter {
     }
   }
 
-  /** Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between. Never throws. */
+  /**
+   * Update a run. Updates of one run apply in the order they were made, whatever retries or restarts happen in between.
+   * With `owned` (as for createRun) the patch, and what `prepare` adds to it, is checked rather than copied. Never throws.
+   */
   updateRun(
     id: string,
     patch: Omit<RunPatch, "id"> | Record<string, unknown>,
-    opts: { attachments?: Attachments; prepare?: () => void } = {},
+    opts: { attachments?: Attachments; prepare?: () => void; owned?: boolean } = {},
   ): void {
     // The patch as the sampler reads it (with its run's id) is built only when sampling is on.
     if (this.refuseClosed() || (this.sampler.rate < 1 && this.sampledOut({ ...(patch as Record<string, unknown>), id }))) return;
@@ -165,7 +169,7 @@ export class Client implements RunWriter {
         }
         prepare = undefined;
       }
-      const op = patchOp(id, patch, opts.attachments, prepare, this.valueLimits);
+      const op = patchOp(id, patch, opts.attachments, prepare, this.valueLimits, opts.owned === true && !this.privacy);
       if (this.privacy) op.run = { ...applyPrivacy(op.run, this.privacy), id: op.id };
       this.enqueue(op);
     } catch (err) {

@@ -30,6 +30,11 @@ export interface Op {
    * copies already (an update merged into its run's queued create); every field when absent.
    */
   rawKeys?: string[];
+  /**
+   * With `raw`: those values are the producer's own (it built them from its own copies and never
+   * touches them again: RunWriter's `owned`), so finalize() checks them and copies only what fails.
+   */
+  rawOwned?: boolean;
   /** Approximate JSON bytes of the fields already made safe (what finalize's copy of the rest may add to). */
   safeBytes?: number;
   /** The spool segments this op was read back from, deleted once all their ops are accounted for. */
@@ -64,6 +69,7 @@ class EncodedOp implements Op {
   prepare?: (() => void)[];
   raw?: boolean;
   rawKeys?: string[];
+  rawOwned?: boolean;
   safeBytes?: number;
 
   constructor(
@@ -250,7 +256,8 @@ export function postOp(run: Run | Record<string, unknown>, rawAttachments?: Atta
 /**
  * An update. Without `prepare` it is made safe here; with it, the caller's
  * objects are kept (prepare completes them in place, later) and finalize()
- * makes the run safe once prepare has run.
+ * makes the run safe once prepare has run. An `owned` patch (see postOp) is
+ * checked rather than copied, now or, with `prepare`, in finalize().
  */
 export function patchOp(
   id: string,
@@ -258,6 +265,7 @@ export function patchOp(
   rawAttachments?: Attachments,
   prepare?: () => void,
   limits?: SafeLimits,
+  owned = false,
 ): Op {
   const seq = nextSeq();
   const attachments = safeAttachments(rawAttachments);
@@ -273,9 +281,11 @@ export function patchOp(
       seq,
       prepare: [prepare],
       raw: true,
+      rawOwned: owned,
     };
   }
-  const s = makeSafe(patch, limits);
+  const checked = owned ? checkSafe(patch, limits) : undefined;
+  const s = checked !== undefined ? { value: patch, bytes: checked } : makeSafe(patch, limits);
   const r = Object.assign({}, asRecord(s.value, id), { id: String(id) });
   return {
     kind: "patch",
@@ -316,6 +326,9 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
     op.raw = false;
     const keys = op.rawKeys;
     op.rawKeys = undefined;
+    const owned = op.rawOwned === true;
+    op.rawOwned = undefined;
+    if (owned && keptAsOwned(op, keys, limits)) return op;
     if (keys) {
       // Only the fields that hold the caller's values are copied, within what the safe ones left of the budget.
       const part: Record<string, unknown> = {};
@@ -340,6 +353,34 @@ export function finalize(op: Op, limits?: SafeLimits): Op {
     }
   }
   return op;
+}
+
+/**
+ * finalize() of a raw op whose raw fields are the producer's own: when they are what makeSafe
+ * would make of them (within what the safe fields left of the budget), they are kept as they
+ * are and counted; otherwise nothing is changed and the caller copies them.
+ */
+function keptAsOwned(op: Op, keys: string[] | undefined, limits: SafeLimits | undefined): boolean {
+  const run = op.run;
+  let bytes: number | undefined;
+  if (keys === undefined) bytes = checkSafe(run, limits);
+  else {
+    const part: Record<string, unknown> = {};
+    for (const k of keys) part[k] = run[k];
+    const maxBytes = Math.max(0, (limits?.maxBytes ?? DEFAULT_MAX_BYTES) - (op.safeBytes ?? 0));
+    bytes = checkSafe(part, { ...limits, maxBytes });
+  }
+  if (bytes === undefined) return false;
+  op.safeBytes = keys === undefined ? bytes : (op.safeBytes ?? 0) + bytes;
+  // As makeSafe's copy would, the run leaves out fields that are undefined (an update's absent error, say).
+  let absent = false;
+  for (const k in run) if (run[k] === undefined) absent = true;
+  if (absent) {
+    const kept: Record<string, unknown> = {};
+    for (const k in run) if (run[k] !== undefined) kept[k] = run[k];
+    op.run = kept;
+  }
+  return true;
 }
 
 /**
@@ -372,8 +413,11 @@ export function mergeOps(into: Op, other: Op): void {
   }
   // What the merged run's safe fields took of the budget (an op made raw has none counted).
   const safeBytes = (older.safeBytes ?? 0) + (newer.safeBytes ?? 0);
+  // Checked rather than copied only when every op the raw fields came from owned them (read before `into` changes).
+  const owned = (older.raw !== true || older.rawOwned === true) && (newer.raw !== true || newer.rawOwned === true);
   into.raw = rawKeys !== undefined && rawKeys.length > 0;
   into.rawKeys = into.raw ? rawKeys : undefined;
+  into.rawOwned = into.raw && owned ? true : undefined;
   into.safeBytes = safeBytes;
   into.segments = segments.length ? segments : undefined;
   into.bytes = older.bytes + newer.bytes;

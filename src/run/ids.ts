@@ -57,10 +57,12 @@ export function uuidv7(nowMs: number = Date.now()): string {
 }
 
 let lastMicros = 0;
+/** Fixed for the life of the process; read once (the getter costs as much as performance.now()). */
+const TIME_ORIGIN = performance.timeOrigin;
 
 /** Microseconds since the Unix epoch, strictly increasing within this process. */
 export function nowMicros(): number {
-  const us = Math.floor((performance.timeOrigin + performance.now()) * 1000);
+  const us = Math.floor((TIME_ORIGIN + performance.now()) * 1000);
   lastMicros = us > lastMicros ? us : lastMicros + 1;
   return lastMicros;
 }

@@ -70,13 +70,20 @@ type SeenEvent = [name: string, micros: number, kwargs?: Obj];
  */
 export class LlmCall {
   private run?: RunTree;
-  private finishRun?: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void, endMicros?: number) => void;
+  private finishRun?: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void, endMicros?: number, owned?: boolean) => void;
   private request?: RequestResult;
   /** The call has ended (or failed): later signals are ignored. */
   private done = false;
   /** The body the run is built from: the caller's copy, or the body itself when it was read at call time. */
   private readonly body: Obj;
   private readonly events: SeenEvent[] = [];
+  /** The body was copied at call time. */
+  private readonly copied: boolean;
+  /**
+   * The run's create holds only this call's own values (built from its copies, user metadata
+   * copied, no processInputs): the writer may check it rather than copy it (RunWriter's `owned`).
+   */
+  private owned = false;
 
   constructor(
     private readonly adapter: Adapter,
@@ -89,6 +96,7 @@ export class LlmCall {
     const began = { parent: runContext.getStore(), startMicros: nowMicros() };
     const copy = plainCopy(body);
     this.body = copy ?? body;
+    this.copied = copy !== undefined;
     // Deferred, a start that throws is dropped by the queue; at call time it throws to the wrapper, which then calls untraced.
     if (copy) later(() => this.start(began));
     else this.start(began);
@@ -103,12 +111,17 @@ export class LlmCall {
       this.request = this.adapter.normalizeRequest(body);
       const f = llmFields(callFromResults(this.request, undefined), { validation: "later", estimate: "never" });
       inputs = f.inputs;
+      // A deep copy of the host's metadata when it is plain JSON, so the run holds nothing of the host's.
+      const own = opts.metadata === undefined ? {} : plainCopy(opts.metadata);
+      this.owned = this.copied && own !== undefined && !opts.processInputs;
       // Object.assign, not spreads around a field: V8 takes a slow path for a spread followed by fields.
-      metadata = Object.assign({}, opts.metadata);
+      metadata = own ?? Object.assign({}, opts.metadata);
       metadata.trace_provider = provider;
       Object.assign(metadata, f.metadata);
-      if (metadata.invocation_params) metadata.invocation_params = serialize(metadata.invocation_params);
+      // Read from the body's plain copy they are plain already; from the body itself they are the host's.
+      if (metadata.invocation_params && !this.copied) metadata.invocation_params = serialize(metadata.invocation_params);
     } catch (err) {
+      this.owned = false;
       // Keep what was sent even when it is not a shape we know; say why.
       inputs = serialize(body) as Obj;
       metadata = { ...opts.metadata, trace_provider: provider, normalize_error: (err as Error).message };
@@ -118,7 +131,7 @@ export class LlmCall {
     if (opts.processInputs) inputs = opts.processInputs(inputs);
     const { run, finish } = startRun(
       this.writer,
-      { name: opts.name ?? this.defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project, began },
+      { name: opts.name ?? this.defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project, began, owned: this.owned },
       opts.processOutputs,
     );
     this.run = run;
@@ -140,8 +153,11 @@ export class LlmCall {
     return true;
   }
 
-  /** Outputs from a result, through the run builder: usage reported or estimated, the model recorded. */
-  private complete(res: ResponseResult, error: unknown, endMicros: number): void {
+  /**
+   * Outputs from a result, through the run builder: usage reported or estimated, the model recorded.
+   * `ownResult`: the result holds none of the host's objects (read from this call's copy of the reply).
+   */
+  private complete(res: ResponseResult, error: unknown, endMicros: number, ownResult: boolean): void {
     const call = callFromResults(this.request, res);
     call.provider ??= this.provider;
     // Counting tokens is the dearest step of a traced call, growing with the text, so it
@@ -164,6 +180,7 @@ export class LlmCall {
         if (problems.length) metadata.validation_errors = problems;
       },
       endMicros,
+      this.owned && ownResult,
     );
   }
 
@@ -178,16 +195,17 @@ export class LlmCall {
       res = read ?? this.adapter.normalizeResponse(response, { request: this.body });
     } catch (err) {
       const raw = read instanceof Error ? response : serialize(response);
-      this.finishRun!({ response: raw as Obj }, `could not normalize the response: ${(err as Error).message}`, undefined, endMicros);
+      this.finishRun!({ response: raw as Obj }, `could not normalize the response: ${(err as Error).message}`, undefined, endMicros, this.owned);
       return;
     }
-    this.complete(res, undefined, endMicros);
+    // Read now from the reply's copy, or at call time from the reply itself (which may hold the host's objects).
+    this.complete(res, undefined, endMicros, read === undefined);
   }
 
   fail(err: unknown): void {
     // The error's text now: the error object is the caller's.
     const text = errorText(err);
-    this.end((endMicros) => this.finishRun!(undefined, text, undefined, endMicros));
+    this.end((endMicros) => this.finishRun!(undefined, text, undefined, endMicros, this.owned));
   }
 
   /** Watch an APIPromise without changing it (see the module comment). */
@@ -207,7 +225,7 @@ export class LlmCall {
   private unparsed(response: unknown): void {
     if (this.done) return;
     const note = noteUnparsed(response);
-    this.end((endMicros) => this.finishRun!(undefined, undefined, note, endMicros));
+    this.end((endMicros) => this.finishRun!(undefined, undefined, note, endMicros, this.owned));
   }
 
   /** A call's result, however the SDK delivered it: normalized and recorded (one we cannot read is kept raw, with why). */
@@ -285,7 +303,8 @@ export class LlmCall {
         error ??= err;
       }
       const text = error === undefined ? undefined : errorText(error);
-      this.end((endMicros) => this.complete(res, text, endMicros));
+      // The accumulator's result may hold values of the chunks it read (the host's objects): copied at delivery.
+      this.end((endMicros) => this.complete(res, text, endMicros, false));
     };
     // The two reactions are made once per stream, not per chunk: a chunk costs one `then` and its fold.
     const onStep = (step: IteratorResult<unknown>) => {
@@ -308,9 +327,10 @@ export class LlmCall {
       throw err;
     };
     return {
-      // A value passed to next() reaches the SDK's iterator only when one was passed.
-      next: function (this: unknown, ...args: [] | [unknown]) {
-        return (args.length === 0 ? it.next() : it.next(args[0])).then(onStep, onError);
+      // A value passed to next() reaches the SDK's iterator only when one was passed (`arguments`, not a
+      // rest parameter: no array made per chunk).
+      next: function (this: unknown, value?: unknown) {
+        return (arguments.length === 0 ? it.next() : it.next(value)).then(onStep, onError);
       },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.

@@ -102,6 +102,8 @@ export function startRun(
     project?: string;
     /** Where and when the run began, when it is built after the fact (a deferred build): its parent and start time. */
     began?: { parent: RunTree | undefined; startMicros: number };
+    /** The run's values are the producer's own copies (RunWriter's `owned`): the writer may check rather than copy them. */
+    owned?: boolean;
   },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
 ): {
@@ -111,6 +113,7 @@ export function startRun(
     error?: unknown,
     prepare?: (metadata: Record<string, unknown>) => void,
     endMicros?: number,
+    owned?: boolean,
   ): void;
 } {
   const parent = init.began ? init.began.parent : runContext.getStore();
@@ -124,10 +127,10 @@ export function startRun(
     startMicros: init.began?.startMicros,
   };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
-  guarded(() => writer.createRun(run.toRun()));
+  guarded(() => writer.createRun(run.toRun(), init.owned ? { owned: true } : undefined));
   return {
     run,
-    finish(outputs, error, prepare, endMicros) {
+    finish(outputs, error, prepare, endMicros, owned) {
       if (run.ended) return;
       let out = outputs;
       if (out && processOutputs) {
@@ -140,11 +143,13 @@ export function startRun(
       run.end(out, error === undefined ? undefined : errorText(error), endMicros);
       // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
       const metadata = { ...run.metadata };
+      // Outputs a processOutputs returned are the host's objects, not the producer's.
+      const ownedPatch = owned === true && !(out && processOutputs);
       guarded(() =>
         writer.updateRun(
           run.id,
           { end_time: isoMicros(run.endMicros!), outputs: run.outputs, error: run.error, events: [...run.events], extra: { metadata } },
-          prepare ? { prepare: () => prepare(metadata) } : undefined,
+          prepare ? { prepare: () => prepare(metadata), owned: ownedPatch } : ownedPatch ? { owned: true } : undefined,
         ),
       );
     },

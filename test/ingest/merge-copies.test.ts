@@ -31,6 +31,47 @@ describe("an update merged into its queued create", () => {
     expect((post.run.outputs as { messages: unknown[] }).messages).toHaveLength(1);
   });
 
+  it("is kept as it is when it and its create are the producer's own and plain JSON, without the undefined fields", () => {
+    const run = makeRun("owned", 300);
+    const same = structuredClone(run);
+    const post = postOp(run, undefined, undefined, true);
+    expect(post.run).toBe(run);
+    const outputs: Record<string, unknown> = { messages: [{ role: "assistant", content: [{ type: "text", text: "hi" }] }] };
+    const fields = { end_time: "2026-11-22T10:16:00.000000Z", outputs, error: undefined, extra: { metadata: { a: 1 } } };
+    mergeOps(post, patchOp(run.id, fields, undefined, () => void (outputs.usage = { input_tokens: 3 }), undefined, true));
+    expect(post.rawOwned).toBe(true);
+    // The same run and update as the caller's (copied at delivery), for comparison.
+    const copied = postOp(same);
+    const theirs = structuredClone(outputs);
+    mergeOps(copied, patchOp(run.id, { ...fields, outputs: theirs }, undefined, () => void (theirs.usage = { input_tokens: 3 })));
+    finalize(post);
+    finalize(copied);
+    expect(post.run.outputs).toBe(outputs);
+    expect(post.run.outputs).toEqual({ ...outputs, usage: { input_tokens: 3 } });
+    expect("error" in post.run).toBe(false);
+    // Checked, the fields count what copying them would have.
+    expect(post.safeBytes).toBe(copied.safeBytes);
+    expect(post.run).toEqual(copied.run);
+    expect(Object.keys(post.run)).toEqual(Object.keys(copied.run));
+  });
+
+  it("copies an owned update that is not plain JSON, and one merged with an update that is not owned", () => {
+    const run = makeRun("owned", 300);
+    const when = new Date(Date.UTC(2026, 10, 22));
+    const post = postOp(run, undefined, undefined, true);
+    mergeOps(post, patchOp(run.id, { outputs: { when } }, undefined, () => {}, undefined, true));
+    finalize(post);
+    expect(post.run.outputs).toEqual({ when: when.toISOString() });
+    const host = { text: "host" };
+    const other = postOp(run, undefined, undefined, true);
+    mergeOps(other, patchOp(run.id, { outputs: { mine: 1 } }, undefined, () => {}, undefined, true));
+    mergeOps(other, patchOp(run.id, { error: "failed", extra: { metadata: { host } } }, undefined, () => {}));
+    expect(other.rawOwned).toBeUndefined();
+    finalize(other);
+    host.text = "changed";
+    expect((other.run.extra as { metadata: { host: { text: string } } }).metadata.host.text).toBe("host");
+  });
+
   it("delivers the same run as copying the merged run whole", () => {
     const run = makeRun("merge", 500);
     const cyclic: Record<string, unknown> = {

@@ -117,6 +117,31 @@ describe("runs built after the call returns", () => {
     expect(runs[0]!.end_time).toBeTruthy();
   });
 
+  it("hold none of the host's metadata when they reach a Client: a later change to it is not delivered", async () => {
+    col = await startCollector();
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: "k",
+      project: "deferred-owned",
+      spoolDir: join(tempDir("tp-deferred-owned-"), "spool"),
+      exitHooks: false,
+      warn: () => {},
+    });
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const metadata = { team: { name: "search" } };
+    await wrapOpenAI(openai(), { client, metadata }).chat.completions.create(question());
+    runDeferred();
+    // The host changes its metadata after the run was built and before it is delivered.
+    metadata.team.name = "changed";
+    await client.shutdown();
+    const { runs } = await col.collector.store.queryRuns({ project: "deferred-owned", limit: 10 });
+    expect(runs).toHaveLength(1);
+    const run = runs[0] as Record<string, any>;
+    expect(run.extra.metadata.team).toEqual({ name: "search" });
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+    expect(run.inputs.messages).toHaveLength(2);
+  });
+
   it("go to the spool on process.exit() right after the calls, and the next client delivers each once, whole", async () => {
     col = await startCollector();
     const spool = join(tempDir("tp-deferred-exit-"), "spool");
