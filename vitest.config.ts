@@ -6,10 +6,10 @@ import LongestFirst from "./test/helpers/sequencer.js";
 const postgres = !skipWithoutPostgres();
 
 /**
- * Files that only call functions in this process: no server, child process, database,
- * environment or global tracer that outlives them. They share a worker's modules
- * (isolate off), so each worker imports zod, the adapters and the token counter once
- * rather than once per file. Module state they touch (the token counter's caches,
+ * Files that only call functions in this process: no server or socket (an idle keep-alive
+ * socket keeps a shared worker from exiting), child process, environment or global tracer
+ * that outlives them. They share a worker's modules (isolate off), so each worker imports
+ * zod, the adapters and the token counter once rather than once per file. Module state they touch (the token counter's caches,
  * the price table) is reset by the files themselves.
  */
 const UNIT = [
@@ -20,7 +20,6 @@ const UNIT = [
   "test/internal/*.test.ts",
   "test/normalize.test.ts",
   "test/structure/*.test.ts",
-  "test/server/middleware/*.test.ts",
   "test/ratelimit/limiter.test.ts",
   "test/ratelimit/match.test.ts",
   "test/otel/genai-events.test.ts",
@@ -39,8 +38,9 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // Loopback servers and SQLite files per test file. Much of the suite waits on child
-    // processes (the CLI, serve, backfill kills), so a third worker on two cores overlaps
-    // those waits (122–130 s instead of 138–147 s here) without starving the timing-checked tests.
+    // processes (the CLI, serve, backfill kills) and on PostgreSQL, so a third worker on two
+    // cores overlaps those waits; more would starve the processes they wait on, and the
+    // tests that time a child or a collector would fail on a busy machine.
     pool: "forks",
     // A whole-suite run builds a stale dist/ first (test/helpers/build-setup.ts); the run's shared
     // PostgreSQL cluster is started by the first file that needs it (test/helpers/postgres.ts).
