@@ -26,7 +26,8 @@ function newestMtime(path: string): number {
 function fresh(): boolean {
   try {
     const built = statSync(STAMP).mtimeMs;
-    return [join(ROOT, "src"), join(ROOT, "adapters"), join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json")].every(
+    // package.json too, as test/helpers/cli.ts counts it: else a build that cli.ts finds stale would be kept.
+    return [join(ROOT, "src"), join(ROOT, "adapters"), join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json"), join(ROOT, "package.json")].every(
       (p) => newestMtime(p) <= built,
     );
   } catch {
