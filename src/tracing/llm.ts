@@ -131,7 +131,16 @@ export class LlmCall {
     if (opts.processInputs) inputs = opts.processInputs(inputs);
     const { run, finish } = startRun(
       this.writer,
-      { name: opts.name ?? this.defaultName, run_type: "llm", inputs, metadata, tags: opts.tags, project: opts.project, began, owned: this.owned },
+      {
+        name: opts.name ?? this.defaultName,
+        run_type: "llm",
+        inputs,
+        metadata,
+        tags: opts.tags,
+        project: opts.project,
+        began,
+        owned: this.owned,
+      },
       opts.processOutputs,
     );
     this.run = run;
@@ -195,7 +204,13 @@ export class LlmCall {
       res = read ?? this.adapter.normalizeResponse(response, { request: this.body });
     } catch (err) {
       const raw = read instanceof Error ? response : serialize(response);
-      this.finishRun!({ response: raw as Obj }, `could not normalize the response: ${(err as Error).message}`, undefined, endMicros, this.owned);
+      this.finishRun!(
+        { response: raw as Obj },
+        `could not normalize the response: ${(err as Error).message}`,
+        undefined,
+        endMicros,
+        this.owned,
+      );
       return;
     }
     // Read now from the reply's copy, or at call time from the reply itself (which may hold the host's objects).

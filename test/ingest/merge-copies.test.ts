@@ -38,12 +38,18 @@ describe("an update merged into its queued create", () => {
     expect(post.run).toBe(run);
     const outputs: Record<string, unknown> = { messages: [{ role: "assistant", content: [{ type: "text", text: "hi" }] }] };
     const fields = { end_time: "2026-11-22T10:16:00.000000Z", outputs, error: undefined, extra: { metadata: { a: 1 } } };
-    mergeOps(post, patchOp(run.id, fields, undefined, () => void (outputs.usage = { input_tokens: 3 }), undefined, true));
+    mergeOps(
+      post,
+      patchOp(run.id, fields, undefined, () => void (outputs.usage = { input_tokens: 3 }), undefined, true),
+    );
     expect(post.rawOwned).toBe(true);
     // The same run and update as the caller's (copied at delivery), for comparison.
     const copied = postOp(same);
     const theirs = structuredClone(outputs);
-    mergeOps(copied, patchOp(run.id, { ...fields, outputs: theirs }, undefined, () => void (theirs.usage = { input_tokens: 3 })));
+    mergeOps(
+      copied,
+      patchOp(run.id, { ...fields, outputs: theirs }, undefined, () => void (theirs.usage = { input_tokens: 3 })),
+    );
     finalize(post);
     finalize(copied);
     expect(post.run.outputs).toBe(outputs);
@@ -59,13 +65,22 @@ describe("an update merged into its queued create", () => {
     const run = makeRun("owned", 300);
     const when = new Date(Date.UTC(2026, 10, 22));
     const post = postOp(run, undefined, undefined, true);
-    mergeOps(post, patchOp(run.id, { outputs: { when } }, undefined, () => {}, undefined, true));
+    mergeOps(
+      post,
+      patchOp(run.id, { outputs: { when } }, undefined, () => {}, undefined, true),
+    );
     finalize(post);
     expect(post.run.outputs).toEqual({ when: when.toISOString() });
     const host = { text: "host" };
     const other = postOp(run, undefined, undefined, true);
-    mergeOps(other, patchOp(run.id, { outputs: { mine: 1 } }, undefined, () => {}, undefined, true));
-    mergeOps(other, patchOp(run.id, { error: "failed", extra: { metadata: { host } } }, undefined, () => {}));
+    mergeOps(
+      other,
+      patchOp(run.id, { outputs: { mine: 1 } }, undefined, () => {}, undefined, true),
+    );
+    mergeOps(
+      other,
+      patchOp(run.id, { error: "failed", extra: { metadata: { host } } }, undefined, () => {}),
+    );
     expect(other.rawOwned).toBeUndefined();
     finalize(other);
     host.text = "changed";

@@ -27,9 +27,13 @@ function fresh(): boolean {
   try {
     const built = statSync(STAMP).mtimeMs;
     // package.json too, as test/helpers/cli.ts counts it: else a build that cli.ts finds stale would be kept.
-    return [join(ROOT, "src"), join(ROOT, "adapters"), join(ROOT, "tsconfig.json"), join(ROOT, "tsconfig.build.json"), join(ROOT, "package.json")].every(
-      (p) => newestMtime(p) <= built,
-    );
+    return [
+      join(ROOT, "src"),
+      join(ROOT, "adapters"),
+      join(ROOT, "tsconfig.json"),
+      join(ROOT, "tsconfig.build.json"),
+      join(ROOT, "package.json"),
+    ].every((p) => newestMtime(p) <= built);
   } catch {
     return false;
   }
