@@ -14,6 +14,7 @@
  * machine's whole busy CPU beside the sum of ours (the gap is other load).
  *
  *   npx tsx benchmarks/collector-scale.ts [--seconds 8] [--clients 8] [--reps 1] [--collectors 1,2,3] [--batches 10,100]
+ *     [--warmup S]            seconds of warm-up per collector (default --seconds), not counted
  *     [--pool N]              each collector's --store-connections (default: serve's)
  *     [--idle-collectors K]   K more collectors that get no requests (their fixed cost: timers, polling)
  *     [--busy K]              K more processes that compete for the cores without touching our path (plain contention)
@@ -45,6 +46,7 @@ const CLIENTS = Number(arg("clients", "8"));
 const REPS = Number(arg("reps", "1"));
 const COLLECTORS = arg("collectors", "1,2,3").split(",").map(Number);
 const BATCHES = arg("batches", "10,100").split(",").map(Number);
+const WARMUP = Number(arg("warmup", String(SECONDS)));
 const IDLE_COLLECTORS = Number(arg("idle-collectors", "0"));
 const BUSY = Number(arg("busy", "0"));
 const POOL = arg("pool", "");
@@ -62,11 +64,11 @@ interface Load {
   voluntarySwitches: number;
   involuntarySwitches: number;
 }
-function load(urls: string[], batch: number): Promise<Load> {
+function load(urls: string[], batch: number, seconds = SECONDS): Promise<Load> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(SECONDS), String(CLIENTS), String(batch)],
+      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(seconds), String(CLIENTS), String(batch)],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     let out = "";
@@ -103,15 +105,22 @@ async function postmasterPid(url: string): Promise<number> {
     await c.end();
   }
 }
-async function storedRuns(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
+/** The benchmark's own connection (its backend is left out of the split). */
+async function connect(url: string): Promise<{ client: pg.Client; pid: number }> {
+  const client = new pg.Client({ connectionString: url, application_name: "bench" });
+  await client.connect();
+  return { client, pid: (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid };
+}
+async function dropDatabase(admin: string, url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: admin });
   await c.connect();
   try {
-    return Number((await c.query("SELECT count(*) AS n FROM runs")).rows[0].n);
+    await c.query(`DROP DATABASE IF EXISTS ${url.slice(url.lastIndexOf("/") + 1)} WITH (FORCE)`);
   } finally {
     await c.end();
   }
 }
+const storedRuns = async (c: pg.Client) => Number((await c.query("SELECT count(*) AS n FROM runs")).rows[0].n);
 
 /** One measurement of one cell: what each part used per 1,000 runs (CPU ms) and per request (context switches). */
 interface Sample {
@@ -124,11 +133,15 @@ interface Sample {
   idleCollectors: number;
   backends: number;
   background: number;
+  exited: number;
   loadgen: number;
   machine: number;
   /** Context switches per request: collectors (summed), backends, load generator; voluntary and involuntary. */
   switches: { collectors: [number, number]; backends: [number, number]; loadgen: [number, number] };
   backendCount: number;
+  backendsStarted: number;
+  /** PostgreSQL's background processes, CPU ms per 1,000 runs by process title. */
+  backgroundByTitle: Record<string, number>;
   waits?: WaitCounts;
   statements?: string;
 }
@@ -139,13 +152,14 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
   const children = await startServeChildren(n, args);
   const idle: ServeChild[] = IDLE_COLLECTORS ? await startServeChildren(IDLE_COLLECTORS, args) : [];
   const busy = Array.from({ length: BUSY }, startBusy);
+  const own = await connect(url);
   try {
     const postmaster = await postmasterPid(url);
     const urls = children.map((c) => c.url);
-    // A short warm-up (JIT, connections), not counted.
-    await load(urls, batch).catch(() => undefined);
+    // A warm-up (JIT, connections, heap sizes), not counted: as many requests for each collector as one collector gets.
+    await load(urls, batch, WARMUP * n).catch(() => undefined);
     const sampler = WAITS || STATEMENTS ? await startWaitSampler(url, { waits: WAITS, statements: STATEMENTS }) : undefined;
-    const before = await storedRuns(url);
+    const before = await storedRuns(own.client);
     const c0 = children.map((c) => useOf(c.pid()!));
     const i0 = idle.map((c) => useOf(c.pid()!));
     const s0 = serverSnapshot(postmaster);
@@ -156,8 +170,8 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
     const cu = children.map((c, i) => subUse(useOf(c.pid()!), c0[i]!));
     const iu = idle.map((c, i) => subUse(useOf(c.pid()!), i0[i]!));
     const observed = await sampler?.stop(l.requests);
-    const server = serverUse(s0, s1, sampler?.pids ?? new Set());
-    const stored = (await storedRuns(url)) - before;
+    const server = serverUse(s0, s1, new Set([own.pid, ...(sampler?.pids ?? [])]));
+    const stored = (await storedRuns(own.client)) - before;
     const per1k = (ms: number) => (ms / l.runs) * 1000;
     const perReq = (u: ProcUse): [number, number] => [u.voluntary / l.requests, u.involuntary / l.requests];
     const sumUse = (us: ProcUse[]) => us.reduce((a, b) => ({ cpuMs: a.cpuMs + b.cpuMs, voluntary: a.voluntary + b.voluntary, involuntary: a.involuntary + b.involuntary }), { cpuMs: 0, voluntary: 0, involuntary: 0 });
@@ -171,6 +185,7 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
       idleCollectors: per1k(sumUse(iu).cpuMs),
       backends: per1k(server.backends.cpuMs),
       background: per1k(server.background.cpuMs),
+      exited: per1k(server.exitedMs),
       loadgen: per1k(l.cpuMs),
       machine: per1k(m1 - m0),
       switches: {
@@ -179,12 +194,17 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
         loadgen: [l.voluntarySwitches / l.requests, l.involuntarySwitches / l.requests],
       },
       backendCount: server.backendCount,
+      backendsStarted: server.backendsStarted,
+      backgroundByTitle: Object.fromEntries([...server.byTitle].map(([t, ms]) => [t, per1k(ms)])),
       waits: observed?.waits,
       statements: observed?.statements,
     };
   } finally {
+    await own.client.end();
     for (const b of busy) b.kill("SIGKILL");
     await stopServeChildren([...children, ...idle]);
+    // Databases left behind would keep autovacuum busy (and charged to PostgreSQL) in later cells.
+    await dropDatabase(cluster.url, url);
   }
 }
 
@@ -208,7 +228,7 @@ const f = (v: number, d = 0) => v.toFixed(d);
 const med = (ss: Sample[], pick: (s: Sample) => number, d = 0) => f(median(ss.map(pick)), d);
 const collectorsSum = (s: Sample) => s.collectors.reduce((a, b) => a + b, 0);
 /** What the target counts: the collectors and PostgreSQL, per run. */
-const perRun = (s: Sample) => collectorsSum(s) + s.backends + s.background;
+const perRun = (s: Sample) => collectorsSum(s) + s.backends + s.background + s.exited;
 const extras = `${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`;
 console.log(`collectors side by side on one PostgreSQL: ${SECONDS} s x ${REPS}, ${CLIENTS} clients${extras}, medians (range)`);
 console.log(
@@ -228,7 +248,7 @@ for (const batch of BATCHES) {
           0,
         ),
         `${med(ss, collectorsSum)} (${med(ss, (s) => collectorsSum(s) / n)})`,
-        med(ss, (s) => s.backends + s.background),
+        med(ss, (s) => s.backends + s.background + s.exited),
         med(ss, (s) => s.p50, 1),
         med(ss, (s) => s.p99, 1),
         one ? spread(ss.map((s) => perRun(s) / onePerRun), 2, "x") : "-",
@@ -241,7 +261,7 @@ for (const batch of BATCHES) {
 
 console.log("\nCPU ms per 1,000 runs by process (medians); context switches per request, voluntary/involuntary");
 console.log(
-  "batch collectors  each-collector  pg-backends (n)  pg-other  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
+  "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
     (IDLE_COLLECTORS ? "  | idle collectors" : ""),
 );
 for (const batch of BATCHES) {
@@ -253,8 +273,9 @@ for (const batch of BATCHES) {
         batch,
         n,
         Array.from({ length: n }, (_, i) => med(ss, (s) => s.collectors[i]!)).join("+"),
-        `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)})`,
+        `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)}, +${med(ss, (s) => s.backendsStarted)})`,
         med(ss, (s) => s.background),
+        med(ss, (s) => s.exited),
         med(ss, (s) => s.loadgen),
         med(ss, (s) => perRun(s) + s.loadgen),
         med(ss, (s) => s.machine),
@@ -265,6 +286,18 @@ for (const batch of BATCHES) {
         ...(IDLE_COLLECTORS ? ["|", med(ss, (s) => s.idleCollectors, 1)] : []),
       ].join("  "),
     );
+  }
+}
+
+console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");
+for (const batch of BATCHES) {
+  for (const n of COLLECTORS) {
+    const last = samples.get(`${batch}/${n}`)!.at(-1)!;
+    const top = Object.entries(last.backgroundByTitle)
+      .filter(([, ms]) => ms >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([t, ms]) => `${t} ${f(ms)}`);
+    console.log(`  batch ${batch}, ${n} collector(s): ${top.join(", ") || "-"}; exited children ${f(last.exited)}`);
   }
 }
 

@@ -51,9 +51,9 @@ export async function startWaitSampler(url: string, what: { waits: boolean; stat
       let statements: string | undefined;
       if (what.statements) {
         const rows = (
-          await c.query<{ query: string; calls: string; ms: number }>(
-            `SELECT query, calls, total_exec_time + total_plan_time AS ms FROM pg_stat_statements
-             WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%pg_backend_pid%' ORDER BY ms DESC`,
+          await c.query<{ query: string; calls: string; ms: number; plan: number }>(
+            `SELECT query, calls, total_exec_time + total_plan_time AS ms, total_plan_time AS plan FROM pg_stat_statements
+             WHERE query NOT LIKE '%pg_stat%' AND query NOT LIKE '%pg_backend_pid%' AND query <> 'SELECT count(*) AS n FROM runs' ORDER BY ms DESC`,
           )
         ).rows;
         const calls = rows.reduce((n, r) => n + Number(r.calls), 0);
@@ -64,7 +64,7 @@ export async function startWaitSampler(url: string, what: { waits: boolean; stat
             .slice(0, 6)
             .map(
               (r) =>
-                `    ${((r.ms / requests) * 1000).toFixed(0)} µs/req  ${(Number(r.calls) / requests).toFixed(2)} calls/req  ${r.query.replace(/\s+/g, " ").slice(0, 110)}`,
+                `    ${((r.ms / requests) * 1000).toFixed(0)} µs/req (planning ${((r.plan / requests) * 1000).toFixed(0)})  ${(Number(r.calls) / requests).toFixed(2)} calls/req  ${r.query.replace(/\s+/g, " ").slice(0, 110)}`,
             )
             .join("\n");
       }

@@ -71,19 +71,22 @@ function childrenOf(pid: number): number[] {
   }
 }
 
-/** A client backend's process title: `postgres: <user> <database> <host>(<port>) <state>`. */
-function isClientBackend(pid: number): boolean {
+function titleOf(pid: number): string {
   try {
-    return /^postgres: \S+ \S+ [\d.:a-f]+\(\d+\)/.test(readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " "));
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replace(/\0/g, " ").trim();
   } catch {
-    return false;
+    return "";
   }
 }
+/** A client backend's process title: `postgres: <user> <database> <host>(<port>) <state>`. */
+const isClientBackend = (title: string) => /^postgres: \S+ \S+ [\d.:a-f]+\(\d+\)/.test(title);
 
 /** Where PostgreSQL's processes are now and what each has used. */
 export interface ServerSnapshot {
   backends: Map<number, ProcUse>;
   background: Map<number, ProcUse>;
+  /** Process titles without the `postgres: ` prefix (`walwriter`, `autovacuum launcher`, ...). */
+  titles: Map<number, string>;
   /** The postmaster's own use, and its reaped children's CPU (ms). */
   postmaster: ProcUse;
   reapedMs: number;
@@ -92,26 +95,46 @@ export interface ServerSnapshot {
 export function serverSnapshot(postmaster: number): ServerSnapshot {
   const backends = new Map<number, ProcUse>();
   const background = new Map<number, ProcUse>();
-  for (const pid of childrenOf(postmaster)) (isClientBackend(pid) ? backends : background).set(pid, useOf(pid));
-  return { backends, background, postmaster: useOf(postmaster), reapedMs: reapedCpuMs(postmaster) };
+  const titles = new Map<number, string>();
+  for (const pid of childrenOf(postmaster)) {
+    const title = titleOf(pid);
+    titles.set(pid, title.replace(/^postgres: /, ""));
+    (isClientBackend(title) ? backends : background).set(pid, useOf(pid));
+  }
+  return { backends, background, titles, postmaster: useOf(postmaster), reapedMs: reapedCpuMs(postmaster) };
 }
 
-/** What the server used between two snapshots: client backends (except `exclude`, e.g. the benchmark's own), the rest, and how many backends served. */
+/**
+ * What the server used between two snapshots: client backends (except `exclude`, e.g. the benchmark's own), its background
+ * processes and the postmaster, children that exited meanwhile (autovacuum workers, ended connections), how many backends
+ * there are at the end and how many of them started meanwhile (connections opened).
+ */
 export function serverUse(
   a: ServerSnapshot,
   b: ServerSnapshot,
   exclude: ReadonlySet<number> = new Set(),
-): { backends: ProcUse; background: ProcUse; backendCount: number } {
+): { backends: ProcUse; background: ProcUse; byTitle: Map<string, number>; exitedMs: number; backendCount: number; backendsStarted: number } {
   const sum = (m0: Map<number, ProcUse>, m1: Map<number, ProcUse>, pick: (pid: number) => boolean) => {
     let u = NO_USE;
     for (const [pid, use] of m1) if (pick(pid)) u = addUse(u, subUse(use, m0.get(pid) ?? NO_USE));
     return u;
   };
   const backends = sum(a.backends, b.backends, (p) => !exclude.has(p));
-  let background = addUse(sum(a.background, b.background, () => true), subUse(b.postmaster, a.postmaster));
-  background = { ...background, cpuMs: background.cpuMs + (b.reapedMs - a.reapedMs) };
-  const backendCount = [...b.backends.keys()].filter((p) => !exclude.has(p) && a.backends.has(p)).length;
-  return { backends, background, backendCount };
+  const background = addUse(sum(a.background, b.background, () => true), subUse(b.postmaster, a.postmaster));
+  const live = [...b.backends.keys()].filter((p) => !exclude.has(p));
+  const byTitle = new Map<string, number>();
+  for (const [pid, use] of b.background) {
+    const t = b.titles.get(pid) ?? "?";
+    byTitle.set(t, (byTitle.get(t) ?? 0) + use.cpuMs - (a.background.get(pid)?.cpuMs ?? 0));
+  }
+  return {
+    backends,
+    background,
+    byTitle,
+    exitedMs: b.reapedMs - a.reapedMs,
+    backendCount: live.length,
+    backendsStarted: live.filter((p) => !a.backends.has(p)).length,
+  };
 }
 
 /** The whole machine's busy CPU so far (every core, every process), ms: what others ran meanwhile shows as the gap to the sum of ours. */
