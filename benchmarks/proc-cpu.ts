@@ -98,7 +98,7 @@ export function serverSnapshot(postmaster: number): ServerSnapshot {
   const titles = new Map<number, string>();
   for (const pid of childrenOf(postmaster)) {
     const title = titleOf(pid);
-    titles.set(pid, title.replace(/^postgres: /, ""));
+    titles.set(pid, title.replace(/^postgres: /, "").replace(/^(autovacuum worker).*/, "$1"));
     (isClientBackend(title) ? backends : background).set(pid, useOf(pid));
   }
   return { backends, background, titles, postmaster: useOf(postmaster), reapedMs: reapedCpuMs(postmaster) };
