@@ -6,7 +6,9 @@
  * Every request carries BATCH runs (~2 KB each) with fresh ids
  * (benchmarks/run-bodies.ts): random v4 ids, or with `v7` time-ordered
  * UUIDv7 ids and the request's own start/end times. Prints one JSON line:
- * {requests, failures, runs, seconds, latencyMedianMs, latencyP99Ms}.
+ * {requests, failures, runs, seconds, latencyMedianMs, latencyP99Ms, cpuMs,
+ * voluntarySwitches, involuntarySwitches}: the last three are this process's
+ * own, over the sending only (not its start-up), so a benchmark can charge it.
  */
 import { runBodies } from "./run-bodies.js";
 
@@ -22,6 +24,7 @@ const bodies = await runBodies(BATCH, TIME_ORDERED);
 let requests = 0;
 let failures = 0;
 const latencies: number[] = [];
+const usage0 = process.resourceUsage();
 const t0 = performance.now();
 const deadline = t0 + SECONDS * 1000;
 await Promise.all(
@@ -42,6 +45,7 @@ await Promise.all(
   }),
 );
 const seconds = (performance.now() - t0) / 1000;
+const usage = process.resourceUsage();
 latencies.sort((a, b) => a - b);
 console.log(
   JSON.stringify({
@@ -51,5 +55,8 @@ console.log(
     seconds,
     latencyMedianMs: latencies[latencies.length >> 1],
     latencyP99Ms: latencies[Math.floor(latencies.length * 0.99)],
+    cpuMs: (usage.userCPUTime + usage.systemCPUTime - usage0.userCPUTime - usage0.systemCPUTime) / 1000,
+    voluntarySwitches: usage.voluntaryContextSwitches - usage0.voluntaryContextSwitches,
+    involuntarySwitches: usage.involuntaryContextSwitches - usage0.involuntaryContextSwitches,
   }),
 );

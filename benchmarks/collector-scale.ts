@@ -3,34 +3,55 @@
  * PostgreSQL, the load from benchmarks/collector-load.ts in a process of its
  * own sending to them in turn (multipart batches of 10 and 100 runs, ~2 KB
  * each, rate limits off). Reports total runs/s, CPU per 1,000 runs in the
- * collectors (summed, and per collector) and in PostgreSQL (the postmaster and
- * its backends, from /proc), p50/p99 request latency, and the ratio of CPU per
- * run to one collector's: spreading the load must not make a run cost more.
+ * collectors (summed, and per collector) and in PostgreSQL, p50/p99 request
+ * latency, and the ratio of CPU per run to one collector's: spreading the
+ * load must not make a run cost more.
+ *
+ * A second table splits each cell's CPU per 1,000 runs by process: each
+ * collector, PostgreSQL's client backends, its background processes (and
+ * children that exited), the load generator; their context switches per
+ * request (voluntary / involuntary); how many backends served; and the
+ * machine's whole busy CPU beside the sum of ours (the gap is other load).
  *
  *   npx tsx benchmarks/collector-scale.ts [--seconds 8] [--clients 8] [--reps 1] [--collectors 1,2,3] [--batches 10,100]
+ *     [--warmup S]            seconds of warm-up per collector (default --seconds), not counted
+ *     [--pool N]              each collector's --store-connections (default: serve's)
+ *     [--idle-collectors K]   K more collectors that get no requests (their fixed cost: timers, polling)
+ *     [--busy K]              K more processes that compete for the cores without touching our path (plain contention)
+ *     [--waits]               sample pg_stat_activity's wait events of the collectors' backends
+ *     [--statements]          pg_stat_statements: statements per request and the costliest ones
  *
  * A throwaway PostgreSQL cluster is started (test/helpers/postgres.ts), a new
  * database per measurement. Figures mean something only on an idle machine.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startPostgres } from "../test/helpers/postgres.js";
-import { startServeChildren, stopServeChildren } from "../test/helpers/serve-processes.js";
-import { median } from "./stats.js";
+import { startServeChildren, stopServeChildren, type ServeChild } from "../test/helpers/serve-processes.js";
+import { machineBusyMs, serverSnapshot, serverUse, useOf, subUse, type ProcUse } from "./proc-cpu.js";
+import { median, spread } from "./stats.js";
+import { startWaitSampler, type WaitCounts } from "./pg-activity.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : dflt;
 }
+const flag = (name: string) => process.argv.includes(`--${name}`);
 const SECONDS = Number(arg("seconds", "8"));
 const CLIENTS = Number(arg("clients", "8"));
 const REPS = Number(arg("reps", "1"));
 const COLLECTORS = arg("collectors", "1,2,3").split(",").map(Number);
 const BATCHES = arg("batches", "10,100").split(",").map(Number);
+const WARMUP = Number(arg("warmup", String(SECONDS)));
+const IDLE_COLLECTORS = Number(arg("idle-collectors", "0"));
+const BUSY = Number(arg("busy", "0"));
+const POOL = arg("pool", "");
+const WAITS = flag("waits");
+const STATEMENTS = flag("statements");
 
 interface Load {
   requests: number;
@@ -39,12 +60,15 @@ interface Load {
   seconds: number;
   latencyMedianMs: number;
   latencyP99Ms: number;
+  cpuMs: number;
+  voluntarySwitches: number;
+  involuntarySwitches: number;
 }
-function load(urls: string[], batch: number): Promise<Load> {
+function load(urls: string[], batch: number, seconds = SECONDS): Promise<Load> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(SECONDS), String(CLIENTS), String(batch)],
+      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(seconds), String(CLIENTS), String(batch)],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     let out = "";
@@ -59,26 +83,18 @@ function load(urls: string[], batch: number): Promise<Load> {
   });
 }
 
-const TICK_MS = 10; // USER_HZ 100 on Linux
-/** User plus system CPU of one process, ms (0 once it has exited). */
-function cpuOf(pid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ");
-    return (Number(f[11]) + Number(f[12])) * TICK_MS;
-  } catch {
-    return 0;
-  }
+/**
+ * A neighbour that competes for the cores without touching our path: a Node.js process that, like
+ * a collector, builds and parses ~2 KB JSON documents (allocation, JIT code, a heap of its own) in
+ * slices of 2 ms with a 1 ms sleep between, so it wakes and sleeps as often as a loaded server.
+ */
+function startBusy(): ChildProcess {
+  const code = `const doc = { text: "lorem ipsum ".repeat(160), n: [1, 2, 3], nested: { a: "b".repeat(100) } }; const kept = [];
+    const slice = () => { const end = performance.now() + 2; while (performance.now() < end) { kept.push(JSON.parse(JSON.stringify(doc))); if (kept.length > 500) kept.length = 0; } setTimeout(slice, 1); };
+    slice();`;
+  return spawn(process.execPath, ["-e", code], { stdio: "ignore" });
 }
-/** The PostgreSQL server's CPU, ms: the postmaster and every process it runs now. */
-function serverCpuMs(postmaster: number): number {
-  let children: number[] = [];
-  try {
-    children = readFileSync(`/proc/${postmaster}/task/${postmaster}/children`, "utf8").trim().split(/\s+/).filter(Boolean).map(Number);
-  } catch {
-    // not Linux
-  }
-  return cpuOf(postmaster) + children.reduce((n, p) => n + cpuOf(p), 0);
-}
+
 async function postmasterPid(url: string): Promise<number> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
@@ -89,75 +105,118 @@ async function postmasterPid(url: string): Promise<number> {
     await c.end();
   }
 }
-async function storedRuns(url: string): Promise<number> {
-  const c = new pg.Client({ connectionString: url });
+/** The benchmark's own connection (its backend is left out of the split). */
+async function connect(url: string): Promise<{ client: pg.Client; pid: number }> {
+  const client = new pg.Client({ connectionString: url, application_name: "bench" });
+  await client.connect();
+  return { client, pid: (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]!.pid };
+}
+async function dropDatabase(admin: string, url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: admin });
   await c.connect();
   try {
-    return Number((await c.query("SELECT count(*) AS n FROM runs")).rows[0].n);
+    await c.query(`DROP DATABASE IF EXISTS ${url.slice(url.lastIndexOf("/") + 1)} WITH (FORCE)`);
   } finally {
     await c.end();
   }
 }
+const storedRuns = async (c: pg.Client) => Number((await c.query("SELECT count(*) AS n FROM runs")).rows[0].n);
 
-interface Row {
-  runsps: number[];
-  collectorCpuPer1k: number[];
-  perCollectorCpuPer1k: number[];
-  serverCpuPer1k: number[];
-  p50: number[];
-  p99: number[];
+/** One measurement of one cell: what each part used per 1,000 runs (CPU ms) and per request (context switches). */
+interface Sample {
+  runsps: number;
+  p50: number;
+  p99: number;
   failures: number;
   missing: number;
+  collectors: number[];
+  idleCollectors: number;
+  backends: number;
+  background: number;
+  exited: number;
+  loadgen: number;
+  machine: number;
+  /** Context switches per request: collectors (summed), backends, load generator; voluntary and involuntary. */
+  switches: { collectors: [number, number]; backends: [number, number]; loadgen: [number, number] };
+  backendCount: number;
+  backendsStarted: number;
+  /** PostgreSQL's background processes, CPU ms per 1,000 runs by process title. */
+  backgroundByTitle: Record<string, number>;
+  waits?: WaitCounts;
+  statements?: string;
 }
-const rows = new Map<string, Row>();
-const cluster = await startPostgres();
+
+async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch: number, n: number): Promise<Sample> {
+  const url = await cluster.database();
+  const args = ["--store", url, "--no-rate-limit", ...(POOL ? ["--store-connections", POOL] : [])];
+  const children = await startServeChildren(n, args);
+  const idle: ServeChild[] = IDLE_COLLECTORS ? await startServeChildren(IDLE_COLLECTORS, args) : [];
+  const busy = Array.from({ length: BUSY }, startBusy);
+  const own = await connect(url);
+  try {
+    const postmaster = await postmasterPid(url);
+    const urls = children.map((c) => c.url);
+    // A warm-up (JIT, connections, heap sizes), not counted: as many requests for each collector as one collector gets.
+    await load(urls, batch, WARMUP * n).catch(() => undefined);
+    const sampler = WAITS || STATEMENTS ? await startWaitSampler(url, { waits: WAITS, statements: STATEMENTS }) : undefined;
+    const before = await storedRuns(own.client);
+    const c0 = children.map((c) => useOf(c.pid()!));
+    const i0 = idle.map((c) => useOf(c.pid()!));
+    const s0 = serverSnapshot(postmaster);
+    const m0 = machineBusyMs();
+    const l = await load(urls, batch);
+    const m1 = machineBusyMs();
+    const s1 = serverSnapshot(postmaster);
+    const cu = children.map((c, i) => subUse(useOf(c.pid()!), c0[i]!));
+    const iu = idle.map((c, i) => subUse(useOf(c.pid()!), i0[i]!));
+    const observed = await sampler?.stop(l.requests);
+    const server = serverUse(s0, s1, new Set([own.pid, ...(sampler?.pids ?? [])]));
+    const stored = (await storedRuns(own.client)) - before;
+    const per1k = (ms: number) => (ms / l.runs) * 1000;
+    const perReq = (u: ProcUse): [number, number] => [u.voluntary / l.requests, u.involuntary / l.requests];
+    const sumUse = (us: ProcUse[]) => us.reduce((a, b) => ({ cpuMs: a.cpuMs + b.cpuMs, voluntary: a.voluntary + b.voluntary, involuntary: a.involuntary + b.involuntary }), { cpuMs: 0, voluntary: 0, involuntary: 0 });
+    return {
+      runsps: l.runs / l.seconds,
+      p50: l.latencyMedianMs,
+      p99: l.latencyP99Ms,
+      failures: l.failures,
+      missing: Math.max(0, l.runs - stored),
+      collectors: cu.map((u) => per1k(u.cpuMs)),
+      idleCollectors: per1k(sumUse(iu).cpuMs),
+      backends: per1k(server.backends.cpuMs),
+      background: per1k(server.background.cpuMs),
+      exited: per1k(server.exitedMs),
+      loadgen: per1k(l.cpuMs),
+      machine: per1k(m1 - m0),
+      switches: {
+        collectors: perReq(sumUse(cu)),
+        backends: perReq(server.backends),
+        loadgen: [l.voluntarySwitches / l.requests, l.involuntarySwitches / l.requests],
+      },
+      backendCount: server.backendCount,
+      backendsStarted: server.backendsStarted,
+      backgroundByTitle: Object.fromEntries([...server.byTitle].map(([t, ms]) => [t, per1k(ms)])),
+      waits: observed?.waits,
+      statements: observed?.statements,
+    };
+  } finally {
+    await own.client.end();
+    for (const b of busy) b.kill("SIGKILL");
+    await stopServeChildren([...children, ...idle]);
+    // Databases left behind would keep autovacuum busy (and charged to PostgreSQL) in later cells.
+    await dropDatabase(cluster.url, url);
+  }
+}
+
+const samples = new Map<string, Sample[]>();
+const cluster = await startPostgres(STATEMENTS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : {});
 try {
   for (let rep = 0; rep < REPS; rep++) {
     for (const batch of BATCHES) {
       for (const n of COLLECTORS) {
-        const url = await cluster.database();
-        const children = await startServeChildren(n, ["--store", url, "--no-rate-limit"]);
-        try {
-          const postmaster = await postmasterPid(url);
-          // A short warm-up (JIT, connections), not counted.
-          await load(
-            children.map((c) => c.url),
-            batch,
-          ).catch(() => undefined);
-          const before = await storedRuns(url);
-          const cpu0 = children.map((c) => cpuOf(c.pid()!));
-          const server0 = serverCpuMs(postmaster);
-          const l = await load(
-            children.map((c) => c.url),
-            batch,
-          );
-          const cpu = children.map((c, i) => cpuOf(c.pid()!) - cpu0[i]!);
-          const server = serverCpuMs(postmaster) - server0;
-          const stored = (await storedRuns(url)) - before;
-          const k = `${batch}/${n}`;
-          const r = rows.get(k) ?? {
-            runsps: [],
-            collectorCpuPer1k: [],
-            perCollectorCpuPer1k: [],
-            serverCpuPer1k: [],
-            p50: [],
-            p99: [],
-            failures: 0,
-            missing: 0,
-          };
-          const total = cpu.reduce((a, b) => a + b, 0);
-          r.runsps.push(l.runs / l.seconds);
-          r.collectorCpuPer1k.push((total / l.runs) * 1000);
-          r.perCollectorCpuPer1k.push((total / n / l.runs) * 1000);
-          r.serverCpuPer1k.push((server / l.runs) * 1000);
-          r.p50.push(l.latencyMedianMs);
-          r.p99.push(l.latencyP99Ms);
-          r.failures += l.failures;
-          r.missing += Math.max(0, l.runs - stored);
-          rows.set(k, r);
-        } finally {
-          await stopServeChildren(children);
-        }
+        const s = await measure(cluster, batch, n);
+        const k = `${batch}/${n}`;
+        samples.set(k, [...(samples.get(k) ?? []), s]);
       }
     }
   }
@@ -166,28 +225,96 @@ try {
 }
 
 const f = (v: number, d = 0) => v.toFixed(d);
-console.log(`collectors side by side on one PostgreSQL: ${SECONDS} s x ${REPS}, ${CLIENTS} clients, medians`);
+const med = (ss: Sample[], pick: (s: Sample) => number, d = 0) => f(median(ss.map(pick)), d);
+const collectorsSum = (s: Sample) => s.collectors.reduce((a, b) => a + b, 0);
+/** What the target counts: the collectors and PostgreSQL, per run. */
+const perRun = (s: Sample) => collectorsSum(s) + s.backends + s.background + s.exited;
+const extras = `${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`;
+console.log(`collectors side by side on one PostgreSQL: ${SECONDS} s x ${REPS}, ${CLIENTS} clients${extras}, medians (range)`);
 console.log(
   "batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing",
 );
 for (const batch of BATCHES) {
-  const one = rows.get(`${batch}/${COLLECTORS[0]}`);
-  const perRun = (r: Row) => median(r.collectorCpuPer1k) + median(r.serverCpuPer1k);
+  const one = samples.get(`${batch}/${COLLECTORS[0]}`);
+  const onePerRun = one ? median(one.map(perRun)) : NaN;
   for (const n of COLLECTORS) {
-    const r = rows.get(`${batch}/${n}`)!;
+    const ss = samples.get(`${batch}/${n}`)!;
     console.log(
       [
         batch,
         n,
-        f(median(r.runsps)),
-        `${f(median(r.collectorCpuPer1k))} (${f(median(r.perCollectorCpuPer1k))})`,
-        f(median(r.serverCpuPer1k)),
-        f(median(r.p50), 1),
-        f(median(r.p99), 1),
-        one ? `${(perRun(r) / perRun(one)).toFixed(2)}x` : "-",
-        r.failures,
-        r.missing,
+        spread(
+          ss.map((s) => s.runsps),
+          0,
+        ),
+        `${med(ss, collectorsSum)} (${med(ss, (s) => collectorsSum(s) / n)})`,
+        med(ss, (s) => s.backends + s.background + s.exited),
+        med(ss, (s) => s.p50, 1),
+        med(ss, (s) => s.p99, 1),
+        one ? spread(ss.map((s) => perRun(s) / onePerRun), 2, "x") : "-",
+        ss.reduce((a, s) => a + s.failures, 0),
+        ss.reduce((a, s) => a + s.missing, 0),
       ].join("  "),
     );
+  }
+}
+
+console.log("\nCPU ms per 1,000 runs by process (medians); context switches per request, voluntary/involuntary");
+console.log(
+  "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
+    (IDLE_COLLECTORS ? "  | idle collectors" : ""),
+);
+for (const batch of BATCHES) {
+  for (const n of COLLECTORS) {
+    const ss = samples.get(`${batch}/${n}`)!;
+    const sw = (pick: (s: Sample) => [number, number]) => `${med(ss, (s) => pick(s)[0], 1)}/${med(ss, (s) => pick(s)[1], 1)}`;
+    console.log(
+      [
+        batch,
+        n,
+        Array.from({ length: n }, (_, i) => med(ss, (s) => s.collectors[i]!)).join("+"),
+        `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)}, +${med(ss, (s) => s.backendsStarted)})`,
+        med(ss, (s) => s.background),
+        med(ss, (s) => s.exited),
+        med(ss, (s) => s.loadgen),
+        med(ss, (s) => perRun(s) + s.loadgen),
+        med(ss, (s) => s.machine),
+        "|",
+        sw((s) => s.switches.collectors),
+        sw((s) => s.switches.backends),
+        sw((s) => s.switches.loadgen),
+        ...(IDLE_COLLECTORS ? ["|", med(ss, (s) => s.idleCollectors, 1)] : []),
+      ].join("  "),
+    );
+  }
+}
+
+console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");
+for (const batch of BATCHES) {
+  for (const n of COLLECTORS) {
+    const last = samples.get(`${batch}/${n}`)!.at(-1)!;
+    const top = Object.entries(last.backgroundByTitle)
+      .filter(([, ms]) => ms >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([t, ms]) => `${t} ${f(ms)}`);
+    console.log(`  batch ${batch}, ${n} collector(s): ${top.join(", ") || "-"}; exited children ${f(last.exited)}`);
+  }
+}
+
+if (WAITS || STATEMENTS) {
+  for (const batch of BATCHES) {
+    for (const n of COLLECTORS) {
+      const last = samples.get(`${batch}/${n}`)!.at(-1)!;
+      console.log(`\nbatch ${batch}, ${n} collector(s), last repetition:`);
+      if (last.waits) {
+        const total = Object.values(last.waits).reduce((a, b) => a + b, 0) || 1;
+        const top = Object.entries(last.waits)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, 8)
+          .map(([k, v]) => `${k} ${f((v / total) * 100)}%`);
+        console.log(`  collectors' backends, sampled: ${top.join(", ")}`);
+      }
+      if (last.statements) console.log(last.statements);
+    }
   }
 }

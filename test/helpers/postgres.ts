@@ -107,7 +107,7 @@ interface Launched {
 }
 
 /** `initdb` into a fresh directory under the temp root and start it on a free loopback port. */
-async function launch(maxConnections: number): Promise<Launched> {
+async function launch(maxConnections: number, settings: Readonly<Record<string, string>> = {}): Promise<Launched> {
   if (!existsSync(join(PG_BIN, "initdb"))) throw new Error(`PostgreSQL is not installed at ${PG_BIN}: ${POSTGRES_HINT}`);
   // Directly under the temp root (mkdtemp's 0700 directories would keep `postgres` out), owned by it.
   const root = join(tmpdir(), `tracepipe-pg-${process.pid}-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`);
@@ -126,7 +126,9 @@ async function launch(maxConnections: number): Promise<Launched> {
 
   let port = 0;
   const opts = () =>
-    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}`;
+    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}${Object.entries(settings)
+      .map(([k, v]) => ` -c ${k}=${v}`)
+      .join("")}`;
   const readLog = () => {
     try {
       return readFileSync(join(root, "server.log"), "utf8").slice(-2000);
@@ -176,9 +178,12 @@ async function createDatabase(url: string, port: number, counter: { n: number },
   return `postgres://postgres@127.0.0.1:${port}/${name}`;
 }
 
-/** A cluster of this process's own, which a test may stop and start (an outage); stopped at exit whatever ends the tests. */
-export async function startPostgres(): Promise<RunningPostgres> {
-  const { root, data, port, opts, readLog } = await launch(200);
+/**
+ * A cluster of this process's own, which a test may stop and start (an outage); stopped at exit whatever ends the tests.
+ * `settings`: more server settings (`-c name=value`), e.g. a benchmark's `shared_preload_libraries`.
+ */
+export async function startPostgres(settings: Readonly<Record<string, string>> = {}): Promise<RunningPostgres> {
+  const { root, data, port, opts, readLog } = await launch(200, settings);
   const handle = { stopNow: () => stopAndRemove(root) };
   live.add(handle);
   hookExit();

@@ -13,7 +13,8 @@
  *
  * Round trips do not grow with the batch: the keys, the stored runs (only
  * when some key already existed), one multi-row write per kind of write, the
- * queued rollup deltas. Each run's part in the monitoring rollups and its
+ * queued rollup deltas. A batch of posts of new runs (a client's first send)
+ * writes its keys and rows in one statement (insertIfAllNew). Each run's part in the monitoring rollups and its
  * thread is read with the rows the merge reads and writes anyway: before,
  * from the stored row read under the lock; after, from the write's
  * RETURNING, the same SQL expressions retention subtracts with.
@@ -144,10 +145,17 @@ export async function mergeRuns(
   const outcome: MergeOutcome = { created: 0, updated: 0, completedRoots: [], projects: new Set() };
   if (ids.length === 0) return outcome;
 
+  const now = new Date().toISOString();
+  if (patches.length === 0) {
+    const fresh = await insertIfAllNew(client, ids, byId, now, opts);
+    if (fresh) {
+      await recordWrites(client, [], fresh.written);
+      return fresh.outcome;
+    }
+  }
   const keys = (await client.query<{ id: string; fresh: boolean }>(KEYS_SQL, [ids])).rows;
   const known = keys.filter((k) => !k.fresh).map((k) => k.id);
   const stored = new Map(known.length ? ((await client.query(LOAD_SQL, [known])).rows as Obj[]).map((r) => [r.id as string, r]) : []);
-  const now = new Date().toISOString();
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
   for (const id of ids) {
@@ -174,11 +182,17 @@ export async function mergeRuns(
   const projects = new ProjectRows([...outcome.projects].sort(), now);
   const written = [...(await insertRows(client, inserts, projects))];
   for (const group of updates.values()) written.push(...(await updateRows(client, group, projects)));
+  await recordWrites(client, [...stored.values()] as unknown as Part[], written);
+  return outcome;
+}
+
+/** The writes' parts in the monitoring rollups and the threads: what the stored rows gave is taken away, what the written ones give is added. */
+async function recordWrites(client: pg.ClientBase, before: readonly Part[], written: readonly Part[]): Promise<void> {
   const deltas = new RollupDeltas();
   const threads = new ThreadDeltas();
-  for (const r of stored.values()) {
-    deltas.add(r as unknown as Part, -1);
-    threads.add(r as unknown as Part, -1);
+  for (const r of before) {
+    deltas.add(r, -1);
+    threads.add(r, -1);
   }
   for (const r of written) {
     deltas.add(r, 1);
@@ -186,7 +200,53 @@ export async function mergeRuns(
   }
   await queueRollups(client, deltas);
   await applyThreads(client, threads);
-  return outcome;
+}
+
+/**
+ * A batch of posts only, most often of runs never seen (a client's first
+ * send): their keys and rows in ONE statement, a round trip fewer than
+ * inserting the keys first. The rows are built as new ones; the insert
+ * happens only if every key was inserted by this statement (the CTE's
+ * `fresh`, as in KEYS_SQL), so no stored run can be overwritten. Otherwise
+ * nothing but the keys was written (locked or inserted, as KEYS_SQL would)
+ * and the caller merges the usual way, in the same transaction. Undefined
+ * then, and for batches with a value too large for the array form.
+ */
+async function insertIfAllNew(
+  client: pg.ClientBase,
+  ids: readonly string[],
+  byId: ReadonlyMap<string, { posts: Obj[]; patches: Obj[] }>,
+  now: string,
+  opts: MergeOptions,
+): Promise<{ outcome: MergeOutcome; written: Part[] } | undefined> {
+  const outcome: MergeOutcome = { created: 0, updated: 0, completedRoots: [], projects: new Set() };
+  const rows: Obj[] = [];
+  for (const id of ids) {
+    const s = byId.get(id)!;
+    const { state, texts } = load(undefined, id);
+    for (const p of s.posts) applyChange(state, p, true, texts);
+    const params = await toColumns(client, state, texts, undefined, true, now, true, opts);
+    if (JSONCOL.some((c) => typeof params[c] === "string" && (params[c] as string).length > BIG_VALUE_CHARS)) return undefined;
+    rows.push(params);
+    if (endsRun(s.posts) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (typeof params.session_name === "string") outcome.projects.add(params.session_name);
+  }
+  const cols = ROW_COLUMNS;
+  const n = cols.length;
+  const names = [...outcome.projects].sort();
+  const sql = `WITH keys AS (INSERT INTO run_keys AS k (id) SELECT x FROM unnest($${n + 1}::text[]) AS x ORDER BY x
+      ON CONFLICT (id) DO UPDATE SET id = k.id RETURNING (k.xmax = 0) AS fresh)${
+        names.length
+          ? `, new_projects AS (INSERT INTO projects (name, created_at) SELECT unnest($${n + 2}::text[]), $${n + 3}::text ON CONFLICT DO NOTHING)`
+          : ""
+      }
+    INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})
+    WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh) ${WRITTEN}`;
+  const params: unknown[] = [...cols.map((c) => rows.map((r) => r[c] ?? null)), ids, ...(names.length ? [names, now] : [])];
+  const written = (await client.query(sql, params)).rows as Part[];
+  if (written.length !== ids.length) return undefined;
+  outcome.created = ids.length;
+  return { outcome, written };
 }
 
 /** A JSON column's value, read from the database when it was left there. */
