@@ -174,7 +174,11 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
     const stored = (await storedRuns(own.client)) - before;
     const per1k = (ms: number) => (ms / l.runs) * 1000;
     const perReq = (u: ProcUse): [number, number] => [u.voluntary / l.requests, u.involuntary / l.requests];
-    const sumUse = (us: ProcUse[]) => us.reduce((a, b) => ({ cpuMs: a.cpuMs + b.cpuMs, voluntary: a.voluntary + b.voluntary, involuntary: a.involuntary + b.involuntary }), { cpuMs: 0, voluntary: 0, involuntary: 0 });
+    const sumUse = (us: ProcUse[]) =>
+      us.reduce(
+        (a, b) => ({ cpuMs: a.cpuMs + b.cpuMs, voluntary: a.voluntary + b.voluntary, involuntary: a.involuntary + b.involuntary }),
+        { cpuMs: 0, voluntary: 0, involuntary: 0 },
+      );
     return {
       runsps: l.runs / l.seconds,
       p50: l.latencyMedianMs,
@@ -209,7 +213,9 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
 }
 
 const samples = new Map<string, Sample[]>();
-const cluster = await startPostgres(STATEMENTS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : {});
+const cluster = await startPostgres(
+  STATEMENTS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : {},
+);
 try {
   for (let rep = 0; rep < REPS; rep++) {
     for (const batch of BATCHES) {
@@ -251,7 +257,13 @@ for (const batch of BATCHES) {
         med(ss, (s) => s.backends + s.background + s.exited),
         med(ss, (s) => s.p50, 1),
         med(ss, (s) => s.p99, 1),
-        one ? spread(ss.map((s) => perRun(s) / onePerRun), 2, "x") : "-",
+        one
+          ? spread(
+              ss.map((s) => perRun(s) / onePerRun),
+              2,
+              "x",
+            )
+          : "-",
         ss.reduce((a, s) => a + s.failures, 0),
         ss.reduce((a, s) => a + s.missing, 0),
       ].join("  "),

@@ -113,14 +113,24 @@ export function serverUse(
   a: ServerSnapshot,
   b: ServerSnapshot,
   exclude: ReadonlySet<number> = new Set(),
-): { backends: ProcUse; background: ProcUse; byTitle: Map<string, number>; exitedMs: number; backendCount: number; backendsStarted: number } {
+): {
+  backends: ProcUse;
+  background: ProcUse;
+  byTitle: Map<string, number>;
+  exitedMs: number;
+  backendCount: number;
+  backendsStarted: number;
+} {
   const sum = (m0: Map<number, ProcUse>, m1: Map<number, ProcUse>, pick: (pid: number) => boolean) => {
     let u = NO_USE;
     for (const [pid, use] of m1) if (pick(pid)) u = addUse(u, subUse(use, m0.get(pid) ?? NO_USE));
     return u;
   };
   const backends = sum(a.backends, b.backends, (p) => !exclude.has(p));
-  const background = addUse(sum(a.background, b.background, () => true), subUse(b.postmaster, a.postmaster));
+  const background = addUse(
+    sum(a.background, b.background, () => true),
+    subUse(b.postmaster, a.postmaster),
+  );
   const live = [...b.backends.keys()].filter((p) => !exclude.has(p));
   const byTitle = new Map<string, number>();
   for (const [pid, use] of b.background) {

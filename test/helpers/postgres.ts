@@ -126,7 +126,9 @@ async function launch(maxConnections: number, settings: Readonly<Record<string, 
 
   let port = 0;
   const opts = () =>
-    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}${Object.entries(settings)
+    `-p ${port} -k ${sockets} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=${maxConnections}${Object.entries(
+      settings,
+    )
       .map(([k, v]) => ` -c ${k}=${v}`)
       .join("")}`;
   const readLog = () => {
