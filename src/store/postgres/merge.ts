@@ -30,6 +30,7 @@ import { applyChange, endsRun, JSONCOL, SCALAR, type Texts } from "../merge-rule
 import { RollupDeltas } from "../rollup.js";
 import { CONTRIBUTION } from "./rollups.js";
 import { queueRollups } from "./rollup-queue.js";
+import { prepared } from "./prepared.js";
 import type { ContributionRow } from "../rollup.js";
 import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
 import { applyThreads, THREAD_PART } from "./thread-table.js";
@@ -153,9 +154,11 @@ export async function mergeRuns(
       return fresh.outcome;
     }
   }
-  const keys = (await client.query<{ id: string; fresh: boolean }>(KEYS_SQL, [ids])).rows;
+  const keys = (await client.query<{ id: string; fresh: boolean }>(prepared(KEYS_SQL, [ids]))).rows;
   const known = keys.filter((k) => !k.fresh).map((k) => k.id);
-  const stored = new Map(known.length ? ((await client.query(LOAD_SQL, [known])).rows as Obj[]).map((r) => [r.id as string, r]) : []);
+  const stored = new Map(
+    known.length ? ((await client.query(prepared(LOAD_SQL, [known]))).rows as Obj[]).map((r) => [r.id as string, r]) : [],
+  );
   const inserts: Obj[] = [];
   const updates = new Map<string, Obj[]>();
   for (const id of ids) {
@@ -243,7 +246,7 @@ async function insertIfAllNew(
     INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})
     WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh) ${WRITTEN}`;
   const params: unknown[] = [...cols.map((c) => rows.map((r) => r[c] ?? null)), ids, ...(names.length ? [names, now] : [])];
-  const written = (await client.query(sql, params)).rows as Part[];
+  const written = (await client.query(prepared(sql, params))).rows as Part[];
   if (written.length !== ids.length) return undefined;
   outcome.created = ids.length;
   return { outcome, written };
@@ -360,8 +363,10 @@ class ProjectRows {
   }
 }
 
-async function written(client: pg.ClientBase, projects: ProjectRows, sql: string, params: unknown[]): Promise<Part[]> {
-  return (await client.query(...projects.prefix(`${sql} ${WRITTEN}`, params))).rows as Part[];
+/** Runs the write; `named` for texts of a fixed few (the inserts), not the updates, whose text follows the columns a patch changes. */
+async function written(client: pg.ClientBase, projects: ProjectRows, sql: string, params: unknown[], named = false): Promise<Part[]> {
+  const [text, values] = projects.prefix(`${sql} ${WRITTEN}`, params);
+  return (await (named ? client.query(prepared(text, values)) : client.query(text, values))).rows as Part[];
 }
 
 async function insertRows(client: pg.ClientBase, rows: Obj[], projects: ProjectRows): Promise<Part[]> {
@@ -387,6 +392,7 @@ async function insertRows(client: pg.ClientBase, rows: Obj[], projects: ProjectR
       projects,
       `INSERT INTO runs (${cols.join(", ")}) SELECT * FROM unnest(${cols.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})`,
       cols.map((c) => batch.map((r) => r[c] ?? null)),
+      true,
     )),
   );
   return out;

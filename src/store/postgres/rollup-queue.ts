@@ -17,6 +17,7 @@ import type pg from "pg";
 import { cellOfRow, RollupDeltas } from "../rollup.js";
 import { applyRollups, CELL_ROWS, cellArrays, ROLLUP_COLUMNS } from "./rollups.js";
 import type { PgPool } from "./pool.js";
+import { prepared } from "./prepared.js";
 
 /** How often each store tries to fold the queue. */
 export const FOLD_INTERVAL_MS = 2000;
@@ -27,7 +28,9 @@ const FOLD_LOCK = 0x726c7570;
 export async function queueRollups(client: pg.ClientBase, deltas: RollupDeltas): Promise<void> {
   const cells = deltas.changes();
   if (cells.length === 0) return;
-  await client.query(`INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS}) SELECT ${ROLLUP_COLUMNS} FROM ${CELL_ROWS}`, cellArrays(cells));
+  await client.query(
+    prepared(`INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS}) SELECT ${ROLLUP_COLUMNS} FROM ${CELL_ROWS}`, cellArrays(cells)),
+  );
 }
 
 /**
