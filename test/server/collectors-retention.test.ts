@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Store } from "../../src/store/contract/store.js";
 import { openStore } from "../../src/store/open.js";
 import { RETENTION_LOCK } from "../../src/store/postgres/retention.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { sharedPostgres, skipWithoutPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 import { DAY, trace } from "../store/contract/retention.js";
 
@@ -27,19 +27,18 @@ function removedCounts(output: string): number[] {
 }
 
 describe.skipIf(skipWithoutPostgres())("retention with three collectors on one PostgreSQL", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   let url: string;
   let db: pg.Client;
   let children: ServeChild[] = [];
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
     url = await cluster.database();
     db = new pg.Client({ connectionString: url });
   }, 90_000);
   afterAll(async () => {
     await stopServeChildren(children);
     await db?.end().catch(() => undefined);
-    await cluster?.close();
   }, 60_000);
 
   const count = async (project: string) =>

@@ -18,7 +18,7 @@ import { context, trace } from "@opentelemetry/api";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RetryInfo, RpcStatus } from "../../src/otlp/protobuf.js";
-import { skipWithoutPostgres, startPostgres, type RunningPostgres } from "../helpers/postgres.js";
+import { sharedPostgres, skipWithoutPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 import { runRecord } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
@@ -77,13 +77,13 @@ async function exportRetrying(exporter: OTLPTraceExporter, spans: ReadableSpan[]
 }
 
 describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on requests in flight", () => {
-  let cluster: RunningPostgres;
+  let cluster: PostgresDatabases;
   let url: string;
   let db: pg.Client;
   let children: ServeChild[] = [];
   let grpcUrl: string;
   beforeAll(async () => {
-    cluster = await startPostgres();
+    cluster = await sharedPostgres();
     url = await cluster.database();
     children = await startServeChildren(1, [
       "--store",
@@ -105,7 +105,6 @@ describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on 
   afterAll(async () => {
     await stopServeChildren(children);
     await db?.end().catch(() => undefined);
-    await cluster?.close();
   }, 60_000);
 
   const runsOf = async (project: string) =>
