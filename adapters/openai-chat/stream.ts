@@ -42,12 +42,51 @@ interface ChoiceAcc {
   extras?: Obj;
 }
 
-const K_CHUNK = new Set(["choices", "usage", "model", "object"]);
-const K_CHOICE = new Set(["index", "delta", "finish_reason", "logprobs"]);
-const K_DELTA = new Set(["role", "content", "refusal", "reasoning_content", "tool_calls", "function_call", "audio", "annotations"]);
-const K_TOOL = new Set(["index", "id", "type", "function", "custom"]);
-const K_FN = new Set(["name", "arguments"]);
-const K_AUDIO = new Set(["id", "data", "transcript"]);
+/**
+ * The keys this adapter reads at each level, as switches rather than Sets: every key of
+ * every chunk is looked up, and on a chunk's few keys a switch costs a fraction of Set.has.
+ */
+type Known = (k: string) => boolean;
+const K_CHUNK: Known = (k) => {
+  switch (k) {
+    case "choices":
+    case "usage":
+    case "model":
+    case "object":
+      return true;
+    default:
+      return false;
+  }
+};
+const K_CHOICE: Known = (k) => {
+  switch (k) {
+    case "index":
+    case "delta":
+    case "finish_reason":
+    case "logprobs":
+      return true;
+    default:
+      return false;
+  }
+};
+const K_DELTA: Known = (k) => {
+  switch (k) {
+    case "role":
+    case "content":
+    case "refusal":
+    case "reasoning_content":
+    case "tool_calls":
+    case "function_call":
+    case "audio":
+    case "annotations":
+      return true;
+    default:
+      return false;
+  }
+};
+const K_TOOL: Known = (k) => k === "index" || k === "id" || k === "type" || k === "function" || k === "custom";
+const K_FN: Known = (k) => k === "name" || k === "arguments";
+const K_AUDIO: Known = (k) => k === "id" || k === "data" || k === "transcript";
 
 /**
  * An increment: strings and arrays append, a null never erases, anything else
@@ -63,9 +102,9 @@ function fold(target: Obj, k: string, v: unknown): void {
 }
 
 /** Unknown keys of `src` folded into `target` (created on demand); returns the target. */
-function foldUnknown(src: Obj, known: ReadonlySet<string>, target: Obj | undefined, increments: boolean): Obj | undefined {
+function foldUnknown(src: Obj, known: Known, target: Obj | undefined, increments: boolean): Obj | undefined {
   for (const k in src) {
-    if (known.has(k)) continue;
+    if (known(k)) continue;
     const v = src[k];
     if (v === undefined) continue;
     target ??= {};

@@ -388,20 +388,22 @@ function keptAsOwned(op: Op, keys: string[] | undefined, limits: SafeLimits | un
  * fields winning whichever of the two is older, and a create if either was.
  */
 export function mergeOps(into: Op, other: Op): void {
-  const [older, newer] = other.seq >= into.seq ? [into, other] : [other, into];
+  const older = other.seq >= into.seq ? into : other;
+  const newer = older === into ? other : into;
   const newerRun = newer.run;
   // The usual case, an update meeting its queued create, writes into the create's own copy
   // (every op's run is the client's, never the caller's object) instead of copying it again.
   const run: Record<string, unknown> = older === into ? into.run : { ...older.run };
   for (const k in newerRun) if (newerRun[k] !== undefined) run[k] = newerRun[k];
-  const prepare = older.prepare || newer.prepare ? [...(older.prepare ?? []), ...(newer.prepare ?? [])] : [];
-  const segments = older.segments || newer.segments ? [...(older.segments ?? []), ...(newer.segments ?? [])] : [];
+  // Lists are made anew only when both ops have one (an update merging into its create has none to join).
+  const prepare = joined(older.prepare, newer.prepare);
+  const segments = joined(older.segments, newer.segments);
   into.kind =
     older.kind === "feedback" || newer.kind === "feedback" ? "feedback" : older.kind === "post" || newer.kind === "post" ? "post" : "patch";
   into.run = run;
   into.seq = newer.seq;
   into.attachments = older.attachments || newer.attachments ? { ...older.attachments, ...newer.attachments } : undefined;
-  into.prepare = prepare.length ? prepare : undefined;
+  into.prepare = prepare;
   // Which fields still hold the caller's values: those that came from a raw op (and were raw in it).
   let rawKeys: string[] | undefined;
   if (older.raw === true || newer.raw === true) {
@@ -419,6 +421,12 @@ export function mergeOps(into: Op, other: Op): void {
   into.rawKeys = into.raw ? rawKeys : undefined;
   into.rawOwned = into.raw && owned ? true : undefined;
   into.safeBytes = safeBytes;
-  into.segments = segments.length ? segments : undefined;
+  into.segments = segments;
   into.bytes = older.bytes + newer.bytes;
+}
+
+/** Both lists in order, as a new list; one alone is copied too (it may be its op's, and ops are merged and kept apart). */
+function joined<T>(a: T[] | undefined, b: T[] | undefined): T[] | undefined {
+  if (!a?.length) return b?.length ? b.slice() : undefined;
+  return b?.length ? a.concat(b) : a.slice();
 }

@@ -13,17 +13,36 @@ import { hash, randomFillSync } from "node:crypto";
 const pool = new Uint8Array(256 * 16);
 let poolPos = pool.length;
 
-function random10(): Uint8Array {
+/** Where the next 10 random bytes start in `pool` (read in place: no view made per id). */
+function random10(): number {
   if (poolPos + 10 > pool.length) {
     randomFillSync(pool);
     poolPos = 0;
   }
-  const out = pool.subarray(poolPos, poolPos + 10);
+  const at = poolPos;
   poolPos += 10;
-  return out;
+  return at;
 }
 
-const HEX: string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, "0"));
+/** The two hex digits of each byte value, as character codes. */
+const HEX_CODES = new Uint8Array(512);
+for (let i = 0; i < 256; i++) {
+  HEX_CODES[2 * i] = "0123456789abcdef".charCodeAt(i >> 4);
+  HEX_CODES[2 * i + 1] = "0123456789abcdef".charCodeAt(i & 15);
+}
+/**
+ * The id is written as text into this buffer and read out as one string: building it from
+ * sixteen two-digit strings made a string per piece for every id.
+ */
+const TEXT = Buffer.alloc(36, 0x2d); // the dashes stay where they are
+/** Where byte i of the UUID goes in its 8-4-4-4-12 text. */
+const AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34];
+function put(i: number, byte: number): void {
+  const p = AT[i]!;
+  TEXT[p] = HEX_CODES[2 * byte]!;
+  TEXT[p + 1] = HEX_CODES[2 * byte + 1]!;
+}
+
 let lastMs = -1;
 let counter = 0;
 
@@ -32,7 +51,7 @@ export function uuidv7(nowMs: number = Date.now()): string {
   const r = random10();
   if (ms > lastMs) {
     lastMs = ms;
-    counter = ((r[0]! << 8) | r[1]!) & 0x7ff; // leave headroom so the counter rarely overflows
+    counter = ((pool[r]! << 8) | pool[r + 1]!) & 0x7ff; // leave headroom so the counter rarely overflows
   } else {
     ms = lastMs;
     counter++;
@@ -42,18 +61,17 @@ export function uuidv7(nowMs: number = Date.now()): string {
       counter = 0;
     }
   }
-  const b = new Array<string>(16);
-  b[0] = HEX[Math.floor(ms / 2 ** 40) & 0xff]!;
-  b[1] = HEX[Math.floor(ms / 2 ** 32) & 0xff]!;
-  b[2] = HEX[(ms >>> 24) & 0xff]!;
-  b[3] = HEX[(ms >>> 16) & 0xff]!;
-  b[4] = HEX[(ms >>> 8) & 0xff]!;
-  b[5] = HEX[ms & 0xff]!;
-  b[6] = HEX[0x70 | ((counter >>> 8) & 0x0f)]!;
-  b[7] = HEX[counter & 0xff]!;
-  b[8] = HEX[0x80 | (r[2]! & 0x3f)]!;
-  for (let i = 9; i < 16; i++) b[i] = HEX[r[i - 6]!]!;
-  return `${b[0]}${b[1]}${b[2]}${b[3]}-${b[4]}${b[5]}-${b[6]}${b[7]}-${b[8]}${b[9]}-${b[10]}${b[11]}${b[12]}${b[13]}${b[14]}${b[15]}`;
+  put(0, Math.floor(ms / 2 ** 40) & 0xff);
+  put(1, Math.floor(ms / 2 ** 32) & 0xff);
+  put(2, (ms >>> 24) & 0xff);
+  put(3, (ms >>> 16) & 0xff);
+  put(4, (ms >>> 8) & 0xff);
+  put(5, ms & 0xff);
+  put(6, 0x70 | ((counter >>> 8) & 0x0f));
+  put(7, counter & 0xff);
+  put(8, 0x80 | (pool[r + 2]! & 0x3f));
+  for (let i = 9; i < 16; i++) put(i, pool[r + i - 6]!);
+  return TEXT.toString("latin1", 0, 36);
 }
 
 let lastMicros = 0;

@@ -35,6 +35,17 @@ export function watchApiPromise<T>(
     const parsed = original.apply(p, args);
     if (seen) return parsed;
     seen = true;
+    // A native promise (not a subclass such as APIPromise, whose then() parses): a reaction of our own on it,
+    // and it goes back unchanged. Registered before anyone else's, the reaction sees the value before the
+    // caller does, and the caller waits on no promise of ours (one step less between reply and caller).
+    if (parsed instanceof Promise && Object.getPrototypeOf(parsed) === Promise.prototype) {
+      // Handled here, a failure reaches the caller through `parsed` alone.
+      parsed.then(
+        (value: unknown) => quietly(() => onValue(value)),
+        (err: unknown) => quietly(() => onError(err)),
+      );
+      return parsed;
+    }
     return Promise.resolve(parsed).then(
       (value) => {
         quietly(() => onValue(value));

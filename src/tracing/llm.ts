@@ -175,22 +175,24 @@ export class LlmCall {
     // The request half was recorded when the run started.
     delete f.metadata.invocation_params;
     Object.assign(this.run!.metadata, f.metadata);
-    // Checking the messages, like counting tokens, runs at delivery: the same checks as every
-    // producer's (run/llm.ts), recorded in the metadata that is sent.
+    // Checking the messages: the same checks as every producer's (run/llm.ts), recorded in the metadata
+    // that is sent. With a count to make they run at delivery, after it; without one they run now, so the
+    // update is whole when it is handed over: checked once then, with no deferred step to measure, run and check again.
     const inputs = call.inputs ?? [];
     const outputs = f.outputs?.messages;
     const estimate = f.estimate;
-    this.finishRun!(
-      f.outputs ?? { messages: [] },
-      error,
-      (metadata) => {
-        estimate?.();
+    let prepare: ((metadata: Obj) => void) | undefined;
+    if (estimate)
+      prepare = (metadata) => {
+        estimate();
         const problems = messageIssues(inputs, outputs);
         if (problems.length) metadata.validation_errors = problems;
-      },
-      endMicros,
-      this.owned && ownResult,
-    );
+      };
+    else {
+      const problems = messageIssues(inputs, outputs);
+      if (problems.length) this.run!.metadata.validation_errors = problems;
+    }
+    this.finishRun!(f.outputs ?? { messages: [] }, error, prepare, endMicros, this.owned && ownResult);
   }
 
   /**

@@ -14,6 +14,14 @@ describe("ids and times", () => {
     expect(Math.abs(ms - Date.now())).toBeLessThan(5000);
   });
 
+  it("writes the given millisecond into an id's first 48 bits, and ids of one millisecond still sort by creation", () => {
+    const ms = Date.now() + 1000;
+    const ids = Array.from({ length: 50 }, () => uuidv7(ms));
+    for (const id of ids) expect(id.replace(/-/g, "").slice(0, 12)).toBe(ms.toString(16).padStart(12, "0"));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it("gives strictly increasing microsecond times in a fixed-width format", () => {
     const a = nowMicros();
     const b = nowMicros();
