@@ -13,6 +13,15 @@
  * Both builds write to a Client whose sink accepts every batch, so queueing
  * costs what it costs and nothing is sent. Then the bytes each build allocates
  * per call (sampled; the garbage collector's work grows with them).
+ *
+ * Then streamed calls: STREAMS streams of CHUNKS chat.completion.chunk objects
+ * (parsed afresh per stream, outside the timing) read through the wrapper's
+ * iterator from an async generator, as the SDK's Stream hands them over, and
+ * the same chunks read unwrapped in the same round: the difference per chunk
+ * is what the wrapper adds to reading a chunk (a promise step and the
+ * accumulator's fold), the stream's start and end included, spread over its
+ * chunks. The deferred build and the flush of a stream's run are timed apart,
+ * per stream; then the bytes each build allocates per chunk, all included.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -54,12 +63,42 @@ const reply = JSON.stringify({
   system_fingerprint: "fp_bench",
 });
 
+const STREAMS = 20;
+const CHUNKS = 200;
+const chunkText = (delta: object, finish: string | null) =>
+  JSON.stringify({
+    id: "chatcmpl-bench",
+    object: "chat.completion.chunk",
+    created: 1700000000,
+    model: "gpt-4o-mini-2024-07-18",
+    system_fingerprint: "fp_bench",
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+const words = ["Par", "is", " is", " the", " capital", " of", " France", "."];
+const chunkTexts = [chunkText({ role: "assistant", content: "", refusal: null }, null)];
+for (let i = 0; i < CHUNKS - 2; i++) chunkTexts.push(chunkText({ content: words[i % words.length] }, null));
+chunkTexts.push(chunkText({}, "stop"));
+const streamBody = { model: body.model, messages: body.messages, stream: true };
+/** The chunks as the SDK's Stream yields them: each parsed, one per step of an async generator. */
+async function* chunksOf(parsed: unknown[]): AsyncGenerator<unknown> {
+  for (const c of parsed) yield c;
+}
+async function readAll(it: AsyncIterator<unknown>): Promise<void> {
+  let n = 0;
+  for await (const _ of { [Symbol.asyncIterator]: () => it }) n++;
+  if (n !== CHUNKS) throw new Error(`expected ${CHUNKS} chunks, got ${n}`);
+}
+
 interface Variant {
   call: () => { succeed(v: unknown): void };
+  stream: () => { wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> };
   runDeferred: () => void;
   flush: () => Promise<unknown>;
   path: number[];
   deferred: number[];
+  /** Per round: µs per chunk reading wrapped streams, and µs per stream for their deferred build and flush. */
+  read: number[];
+  streamBuild: number[];
 }
 const variants: Record<string, Variant> = {};
 for (const [name, dir] of Object.entries(roots)) {
@@ -78,10 +117,13 @@ for (const [name, dir] of Object.entries(roots)) {
   const client = new Client({ sink, flushIntervalMs: 1e9, exitHooks: false, warn: () => {} } as ConstructorParameters<typeof Client>[0]);
   variants[name] = {
     call: () => new LlmCall(openaiChat, "openai", body, client, {}, "ChatOpenAI"),
+    stream: () => new LlmCall(openaiChat, "openai", streamBody, client, {}, "ChatOpenAI"),
     runDeferred: (deferred as { runDeferred?: () => void } | undefined)?.runDeferred ?? (() => {}),
     flush: () => client.flush(),
     path: [],
     deferred: [],
+    read: [],
+    streamBuild: [],
   };
 }
 
@@ -115,6 +157,45 @@ if (variants.before)
     `  tracepipe/before on the caller's path (minimums): ${(Math.min(...variants.tracepipe!.path) / Math.min(...variants.before.path)).toFixed(2)}x`,
   );
 
+// Streamed calls: each build's rounds and the unwrapped reads of the same chunks take turns.
+const unwrappedRead: number[] = [];
+const parsedStreams = () => Array.from({ length: STREAMS }, () => chunkTexts.map((t) => JSON.parse(t) as unknown));
+for (let round = 0; round < ROUNDS + WARMUP; round++) {
+  for (let k = 0; k <= names.length; k++) {
+    const name = k === names.length ? undefined : names[(k + round) % names.length]!;
+    const v = name === undefined ? undefined : variants[name]!;
+    const streams = parsedStreams();
+    const t0 = performance.now();
+    for (let i = 0; i < STREAMS; i++) {
+      const source = chunksOf(streams[i]!);
+      await readAll(v ? v.stream().wrapIterator(source) : source);
+    }
+    const t1 = performance.now();
+    if (v) {
+      v.runDeferred();
+      await v.flush();
+    }
+    const t2 = performance.now();
+    if (round < WARMUP) continue;
+    const perChunk = ((t1 - t0) * 1000) / (STREAMS * CHUNKS);
+    if (v) {
+      v.read.push(perChunk);
+      v.streamBuild.push(((t2 - t1) * 1000) / STREAMS);
+    } else unwrappedRead.push(perChunk);
+  }
+}
+console.log(
+  `overhead-path, streamed: ${ROUNDS} rounds x ${STREAMS} streams of ${CHUNKS} chunks per build and unwrapped, interleaved; unwrapped read min ${Math.min(...unwrappedRead).toFixed(3)} µs per chunk`,
+);
+for (const name of names) {
+  const v = variants[name]!;
+  // Added per chunk: each round's read minus the unwrapped read of the same round.
+  const added = v.read.map((r, i) => r - unwrappedRead[i]!);
+  console.log(
+    `  ${name.padEnd(10)} added per chunk read: min ${(Math.min(...v.read) - Math.min(...unwrappedRead)).toFixed(3)} (of the minimums), median ${median(added).toFixed(3)}; deferred build and flush per stream: min ${Math.min(...v.streamBuild).toFixed(1)}, median ${median(v.streamBuild).toFixed(1)}`,
+  );
+}
+
 // Bytes allocated per call by the wrapper and the client (path, deferred build, queueing, flush), from V8's
 // sampling heap profiler counting objects a collection already freed: what the garbage collector pays for.
 const ALLOC_ROUNDS = 10;
@@ -137,10 +218,39 @@ for (const name of names) {
   const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: AllocNode } };
   allocated[name] = sumAllocated(profile.head) / (ALLOC_ROUNDS * CALLS);
 }
-session.disconnect();
 console.log(
   `  allocated per call (sampled): ${names.map((n) => `${n} ${(allocated[n]! / 1024).toFixed(1)} KiB`).join(", ")}${allocated.before ? ` -> tracepipe/before ${(allocated.tracepipe! / allocated.before).toFixed(2)}x` : ""}`,
 );
+// The same per streamed chunk: the wrapper's step and fold, and the stream's run spread over its chunks.
+const STREAM_ALLOC_ROUNDS = 3;
+const allocatedPerChunk: Record<string, number> = {};
+for (const name of [...names, "unwrapped"]) {
+  const v = variants[name];
+  const rounds = Array.from({ length: STREAM_ALLOC_ROUNDS }, parsedStreams);
+  await session.post("HeapProfiler.startSampling", {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  } as never);
+  for (const streams of rounds) {
+    for (const chunks of streams) {
+      const source = chunksOf(chunks);
+      await readAll(v ? v.stream().wrapIterator(source) : source);
+    }
+    if (v) {
+      v.runDeferred();
+      await v.flush();
+    }
+  }
+  const { profile } = (await session.post("HeapProfiler.stopSampling")) as unknown as { profile: { head: AllocNode } };
+  allocatedPerChunk[name] = sumAllocated(profile.head) / (STREAM_ALLOC_ROUNDS * STREAMS * CHUNKS);
+}
+console.log(
+  `  allocated per streamed chunk (sampled, the async generator's own steps included): ${Object.entries(allocatedPerChunk)
+    .map(([n, b]) => `${n} ${b.toFixed(0)} B`)
+    .join(", ")}${allocatedPerChunk.before ? ` -> added tracepipe/before ${((allocatedPerChunk.tracepipe! - allocatedPerChunk.unwrapped!) / (allocatedPerChunk.before - allocatedPerChunk.unwrapped!)).toFixed(2)}x` : ""}`,
+);
+session.disconnect();
 process.exit(0);
 
 interface AllocNode {
