@@ -12,7 +12,7 @@
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
 
 interface BlockAcc {
   start: Obj;
@@ -30,11 +30,10 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
   private delta: Obj = {};
   private error?: unknown;
   private unmapped?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a stream event object, got ${describe(event)}`, "object_type");
     let content = false;
     switch (event.type) {
@@ -115,11 +114,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
       default:
         (this.unmapped ??= []).push(event);
     }
-    if (content && !this.seenContent) {
-      this.seenContent = true;
-      return true;
-    }
-    return false;
+    return content && this.progress.firstContent();
   }
 
   private block(acc: BlockAcc): Obj {

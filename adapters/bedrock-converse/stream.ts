@@ -20,7 +20,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set([
   "messageStart",
@@ -70,11 +70,10 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
   private meta: Obj = {};
   private errors?: Obj[];
   private unknown?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a ConverseStream event object, got ${describe(event)}`, "object_type");
     let content = false;
     let known = false;
@@ -124,11 +123,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
       }
     }
     if (!known) (this.unknown ??= []).push(event);
-    if (content && !this.seenContent) {
-      this.seenContent = true;
-      return true;
-    }
-    return false;
+    return content && this.progress.firstContent();
   }
 
   private block(index: unknown): BlockAcc {

@@ -1,5 +1,6 @@
 /**
- * What every stream folder ends with: a whole stream is a fresh accumulator fed
+ * What every stream folder shares: each chunk's index and the first content
+ * (`push`'s answer); a whole stream is a fresh accumulator fed
  * every chunk; the stream's own facts (an error event, events or blocks kept
  * whole) go on the first message's extras; and a choices stream (chat, legacy
  * completions) puts its usage and chunk-level fields on the first choice.
@@ -7,6 +8,28 @@
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, type Obj } from "./guards.js";
+
+/**
+ * Where an accumulator is in its stream: the index of the chunk being pushed
+ * (where an error in it is reported) and whether content has come yet, which
+ * `push` answers true for once: the caller stamps the `new_token` event then.
+ */
+export class StreamProgress {
+  private n = 0;
+  private seenContent = false;
+
+  /** The index of the chunk now pushed (call once per push). */
+  next(): number {
+    return this.n++;
+  }
+
+  /** The chunk now pushed carried content: whether it is the first that did. */
+  firstContent(): boolean {
+    if (this.seenContent) return false;
+    this.seenContent = true;
+    return true;
+  }
+}
 
 /** `chunks` folded by `acc`, a fresh accumulator; `what` names the chunks for the error when `chunks` is not an array. */
 export function foldStream(chunks: readonly unknown[], acc: StreamAccumulator, what: string): ResponseResult {

@@ -9,6 +9,7 @@
 import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseResult, StreamAccumulator } from "../types.js";
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import { nativeSchemas } from "../../src/format/schema.js";
+import { adapterOf } from "../common/adapter.js";
 import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans } from "../common/content.js";
 import { validate } from "../../src/format/validate.js";
@@ -28,6 +29,11 @@ function checked(messages: Message[], where: (i: number) => Loc): Message[] {
 }
 
 export const FORMAT = "native";
+export const native: Adapter = adapterOf(
+  FORMAT,
+  { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator },
+  normalize,
+);
 const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
 
 /** One message: string content becomes a text block; the result must satisfy the schema. */
@@ -253,13 +259,4 @@ export function normalize(payload: unknown): NormalizedRecord {
   return out;
 }
 
-export const native: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
 export default native;

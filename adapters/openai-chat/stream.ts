@@ -16,7 +16,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 import { attachAnnotations } from "./response.js";
-import { choicesResult, foldStream } from "../common/stream.js";
+import { choicesResult, foldStream, StreamProgress } from "../common/stream.js";
 
 interface ToolAcc {
   id?: string;
@@ -80,8 +80,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   private model?: string;
   private usage?: unknown;
   private meta: Obj = {};
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
   private readonly audioFormat?: string;
 
   constructor(ctx?: ResponseContext) {
@@ -89,7 +88,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   }
 
   push(chunk: unknown): boolean {
-    const ci = this.n++;
+    const ci = this.progress.next();
     if (!isObj(chunk)) fail([ci], `expected a chat.completion.chunk object, got ${describe(chunk)}`, "object_type");
     if (typeof chunk.model === "string") this.model = chunk.model;
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
@@ -99,10 +98,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     if (!Array.isArray(choices)) fail([ci, "choices"], `expected an array, got ${describe(choices)}`, "list_type");
     let first = false;
     for (let i = 0; i < choices.length; i++) {
-      if (this.fold(choices[i], ci, i) && !this.seenContent) {
-        this.seenContent = true;
-        first = true;
-      }
+      if (this.fold(choices[i], ci, i) && this.progress.firstContent()) first = true;
     }
     return first;
   }

@@ -13,7 +13,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -86,11 +86,10 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
   private final = false;
   private error?: unknown;
   private unmapped?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a Responses stream event object, got ${describe(event)}`, "object_type");
     const type = event.type;
     if (typeof type !== "string") fail([ei, "type"], `expected a string, got ${describe(type)}`, "string_type");
@@ -123,9 +122,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
     }
     const content = handler(this.items, event);
     if (content === undefined) (this.unmapped ??= []).push(event);
-    if (!content || this.seenContent) return false;
-    this.seenContent = true;
-    return true;
+    return content === true && this.progress.firstContent();
   }
 
   result(): ResponseResult {
