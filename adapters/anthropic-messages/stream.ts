@@ -12,7 +12,7 @@
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
-import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface BlockAcc {
   start: Obj;
@@ -136,10 +136,4 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new AnthropicStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new AnthropicStreamAccumulator(), "stream events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new AnthropicStreamAccumulator(), "stream events");

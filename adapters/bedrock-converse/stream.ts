@@ -20,7 +20,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
-import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set([
   "messageStart",
@@ -223,10 +223,4 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new ConverseStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new ConverseStreamAccumulator(), "ConverseStream events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new ConverseStreamAccumulator(), "ConverseStream events");

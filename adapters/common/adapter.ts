@@ -6,7 +6,10 @@
  */
 import type { Adapter } from "../types.js";
 
-export type AdapterParts = Pick<Adapter, "detect" | "normalizeRequest" | "normalizeResponse" | "normalizeStream" | "createStreamAccumulator">;
+export type AdapterParts = Pick<
+  Adapter,
+  "detect" | "normalizeRequest" | "normalizeResponse" | "normalizeStream" | "createStreamAccumulator"
+>;
 
 export function adapterOf(name: string, parts: AdapterParts, normalize: Adapter["normalize"]): Adapter {
   return {

@@ -6,7 +6,7 @@
  * completions) puts its usage and chunk-level fields on the first choice.
  */
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
-import type { ResponseResult, StreamAccumulator } from "../types.js";
+import type { Adapter, ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, type Obj } from "./guards.js";
 
 /**
@@ -29,6 +29,18 @@ export class StreamProgress {
     this.seenContent = true;
     return true;
   }
+}
+
+/**
+ * An adapter's two stream readers over one accumulator: `createStreamAccumulator`
+ * for a stream seen chunk by chunk, `normalizeStream` for a whole one (`what`
+ * names its chunks in the error when it is not an array).
+ */
+export function streamReaders(
+  make: (ctx?: ResponseContext) => StreamAccumulator,
+  what: string,
+): Pick<Adapter, "createStreamAccumulator" | "normalizeStream"> {
+  return { createStreamAccumulator: make, normalizeStream: (chunks, ctx) => foldStream(chunks, make(ctx), what) };
 }
 
 /** `chunks` folded by `acc`, a fresh accumulator; `what` names the chunks for the error when `chunks` is not an array. */
@@ -55,6 +67,11 @@ export interface ChoicesTail {
   model?: string;
   /** The first choice's finish reason. */
   stop?: unknown;
+}
+
+/** A choices stream's accumulated choices (keyed by their index) in index order. */
+export function inIndexOrder<C>(choices: ReadonlyMap<number, C>): C[] {
+  return [...choices.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
 }
 
 /** A choices stream's result: one message per choice (one empty message when only usage or chunk fields came), usage and chunk fields on the first. */

@@ -58,7 +58,8 @@ export type Known<F> = F & { readonly known: ReadonlySet<string> };
 
 /** `f` with its count and details names (and `alsoKnown`, names the vendor's reader handles itself) as the names extras leaves out. */
 export function knownFields<F extends IncludedCacheFields | SeparateCacheFields>(f: F, alsoKnown: readonly string[] = []): Known<F> {
-  const names = "total" in f ? [f.input, f.output, f.total, f.inputDetails, f.outputDetails] : [f.input, f.output, f.cacheRead, f.cacheWrite];
+  const names =
+    "total" in f ? [f.input, f.output, f.total, f.inputDetails, f.outputDetails] : [f.input, f.output, f.cacheRead, f.cacheWrite];
   return { ...f, known: new Set([...names, ...alsoKnown]) };
 }
 

@@ -14,7 +14,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
 import { readResponse } from "./response.js";
 import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
-import { foldStream, StreamProgress } from "../common/stream.js";
+import { StreamProgress, streamReaders } from "../common/stream.js";
 
 interface PartAcc {
   part: Obj | unknown;
@@ -123,10 +123,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new GeminiStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new GeminiStreamAccumulator(), "GenerateContentResponse chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(
+  () => new GeminiStreamAccumulator(),
+  "GenerateContentResponse chunks",
+);

@@ -16,7 +16,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 import { attachAnnotations } from "./response.js";
-import { choicesResult, foldStream, StreamProgress } from "../common/stream.js";
+import { choicesResult, inIndexOrder, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface ToolAcc {
   id?: string;
@@ -231,18 +231,11 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   }
 
   result(): ResponseResult {
-    const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
-    const many = accs.length > 1;
-    const messages = accs.map((a) => this.message(a, many));
-    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    const accs = inIndexOrder(this.choices);
+    const messages = accs.map((a) => this.message(a, accs.length > 1));
+    const usage = normalizeUsage(this.usage, ["usage"]);
     return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
-export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator {
-  return new OpenAIStreamAccumulator(ctx);
-}
-
-export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  return foldStream(chunks, new OpenAIStreamAccumulator(ctx), "chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders((ctx) => new OpenAIStreamAccumulator(ctx), "chunks");

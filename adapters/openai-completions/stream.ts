@@ -11,7 +11,7 @@ import type { Message } from "../../src/format/schema.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "../openai-chat/usage.js";
 import { choiceMessage, promptInfo, type PromptInfo } from "./reply.js";
-import { choicesResult, foldStream, StreamProgress } from "../common/stream.js";
+import { choicesResult, inIndexOrder, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface ChoiceAcc {
   index: number;
@@ -92,7 +92,7 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
   }
 
   result(): ResponseResult {
-    const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
+    const accs = inIndexOrder(this.choices);
     const many = accs.length > 1;
     const messages: Message[] = accs.map((a) =>
       choiceMessage(
@@ -107,15 +107,9 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
         this.info,
       ),
     );
-    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    const usage = normalizeUsage(this.usage, ["usage"]);
     return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
-export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator {
-  return new CompletionsStreamAccumulator(ctx);
-}
-
-export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  return foldStream(chunks, new CompletionsStreamAccumulator(ctx), "chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders((ctx) => new CompletionsStreamAccumulator(ctx), "chunks");

@@ -13,7 +13,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
-import { foldStream, onFirstMessage, StreamProgress } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -137,10 +137,4 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new ResponsesStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new ResponsesStreamAccumulator(), "events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new ResponsesStreamAccumulator(), "events");
