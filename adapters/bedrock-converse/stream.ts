@@ -69,7 +69,6 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
   private stop: Obj = {};
   private meta: Obj = {};
   private errors?: Obj[];
-  private unknown?: unknown[];
   private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
@@ -108,8 +107,8 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
             const unknown = unknownMembers(v.delta, DELTA_MEMBERS);
             const folded = this.delta(this.block(v.contentBlockIndex), v.delta, ei);
             // A known member of the wrong shape is kept too: the whole event, since no member of it was read.
-            if (folded === undefined) (this.unknown ??= []).push(event);
-            else if (unknown) (this.unknown ??= []).push({ contentBlockDelta: { ...v, delta: unknown } });
+            if (folded === undefined) this.progress.keepUnknown(event);
+            else if (unknown) this.progress.keepUnknown({ contentBlockDelta: { ...v, delta: unknown } });
             if (folded) content = true;
           }
           break;
@@ -122,7 +121,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
         // contentBlockStop: nothing to fold.
       }
     }
-    if (!known) (this.unknown ??= []).push(event);
+    if (!known) this.progress.keepUnknown(event);
     return content && this.progress.firstContent();
   }
 
@@ -199,7 +198,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
 
   result(): ResponseResult {
     const content: Obj[] = [];
-    let unknown = this.unknown;
+    let unknown = this.progress.unknownEvents();
     let unmappedBlocks: Unmapped[] | undefined;
     for (let i = 0; i < this.blocks.length; i++) {
       const acc = this.blocks[i];
@@ -218,7 +217,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
     return onFirstMessage(result, {
       stream_error: this.errors && (this.errors.length === 1 ? this.errors[0] : this.errors),
       unmapped_content: unmappedBlocks && [...(replyUnmapped ?? []), ...unmappedBlocks],
-      unmapped_events: unknown && [...unknown],
+      unmapped_events: unknown,
     });
   }
 }

@@ -11,12 +11,14 @@ import { describe, fail, type Obj } from "./guards.js";
 
 /**
  * Where an accumulator is in its stream: the index of the chunk being pushed
- * (where an error in it is reported) and whether content has come yet, which
- * `push` answers true for once: the caller stamps the `new_token` event then.
+ * (where an error in it is reported), whether content has come yet, which
+ * `push` answers true for once (the caller stamps the `new_token` event then),
+ * and the events it does not know, kept whole for `extras.unmapped_events`.
  */
 export class StreamProgress {
   private n = 0;
   private seenContent = false;
+  private unknown?: unknown[];
 
   /** The index of the chunk now pushed (call once per push). */
   next(): number {
@@ -28,6 +30,15 @@ export class StreamProgress {
     if (this.seenContent) return false;
     this.seenContent = true;
     return true;
+  }
+
+  keepUnknown(event: unknown): void {
+    (this.unknown ??= []).push(event);
+  }
+
+  /** The events kept so far, in a list of their own (later pushes do not grow a result's), or undefined when none. */
+  unknownEvents(): unknown[] | undefined {
+    return this.unknown && [...this.unknown];
   }
 }
 

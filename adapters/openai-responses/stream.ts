@@ -85,7 +85,6 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
   private response?: Obj;
   private final = false;
   private error?: unknown;
-  private unmapped?: unknown[];
   private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
@@ -112,7 +111,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       typeof oi !== "number" ||
       (handler === undefined && type !== "response.output_item.added" && type !== "response.output_item.done")
     ) {
-      (this.unmapped ??= []).push(event);
+      this.progress.keepUnknown(event);
       return false;
     }
     if (!handler) {
@@ -121,7 +120,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       return false;
     }
     const content = handler(this.items, event);
-    if (content === undefined) (this.unmapped ??= []).push(event);
+    if (content === undefined) this.progress.keepUnknown(event);
     return content === true && this.progress.firstContent();
   }
 
@@ -133,7 +132,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       body = { ...this.response, output: items };
     }
     if (this.error !== undefined) body = { ...body, error: this.error };
-    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.unmapped && [...this.unmapped] });
+    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.progress.unknownEvents() });
   }
 }
 
