@@ -14,6 +14,7 @@ import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Ob
 import { markOrphans } from "../common/content.js";
 import { validate } from "../../src/format/validate.js";
 import { NormalizeError, zodIssues } from "../../src/errors.js";
+import { requestResult } from "../common/request.js";
 
 /**
  * The schema alone does not hold the cross-field rules (tool-call links, one
@@ -170,6 +171,9 @@ export function isStrictlyNative(payload: unknown): boolean {
   return false;
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const list = expectArray(body.messages, ["messages"]);
@@ -177,11 +181,7 @@ export function normalizeRequest(request: unknown): RequestResult {
     list.map((m, i) => toMessage(m, ["messages", i])),
     (i) => ["messages", i],
   );
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, undefined, body.model);
 }
 
 export function normalizeResponse(response: unknown): ResponseResult {
