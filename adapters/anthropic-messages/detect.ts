@@ -1,8 +1,7 @@
 /** Structural recognition of Anthropic Messages payloads. Never throws. */
 import { isObj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
-import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
-import { replyMessage } from "../common/reply.js";
+import { detector, streamOf, type ChunkProbe, type Recognisers } from "../common/detect.js";
+import { chatClaims } from "../common/chat-claims.js";
 
 const EVENT_TYPES = new Set([
   "message_start",
@@ -19,40 +18,12 @@ function isResponse(v: unknown): boolean {
   return isObj(v) && v.type === "message" && v.role === "assistant" && Array.isArray(v.content);
 }
 
-/** SPEC §2.6's other reply shapes holding an Anthropic message (tool_use, thinking, ... blocks). */
-function isReply(v: unknown): boolean {
-  const m = replyMessage(v);
-  if (!m) return false;
-  const ev = replyEvidence(m);
-  return ev.anthropic && !ev.openai;
+/** Pings and errors come in any Messages stream; the other events name it. */
+function probeEvent(e: unknown): ChunkProbe {
+  if (!isObj(e) || typeof e.type !== "string" || !EVENT_TYPES.has(e.type)) return "other";
+  return e.type === "ping" || e.type === "error" ? "neutral" : "own";
 }
 
-function isRequest(v: unknown): boolean {
-  if (!looksLikeChatRequest(v)) return false;
-  const ev = requestEvidence(v);
-  return ev.anthropic && !ev.openai;
-}
-
-/** The first few events identify a stream; normalizing it checks every event. */
-const STREAM_PROBE = 4;
-function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  let sawMessageEvent = false;
-  const n = Math.min(v.length, STREAM_PROBE);
-  for (let i = 0; i < n; i++) {
-    const e = v[i];
-    if (!isObj(e) || typeof e.type !== "string" || !EVENT_TYPES.has(e.type)) return false;
-    if (e.type !== "ping" && e.type !== "error") sawMessageEvent = true;
-  }
-  return sawMessageEvent;
-}
-
-export const recognisers: Recognisers = {
-  isRequest,
-  isResponse,
-  isStream,
-  isReply,
-  settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).openai,
-  pairFirst: "request",
-};
+// SPEC §2.6's other reply shapes claimed here hold an Anthropic message (tool_use, thinking, ... blocks).
+export const recognisers: Recognisers = { ...chatClaims("anthropic"), isResponse, isStream: streamOf(probeEvent), pairFirst: "request" };
 export const detect = detector(recognisers);

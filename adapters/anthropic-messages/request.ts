@@ -4,6 +4,7 @@ import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToNative, pushBlock } from "./blocks.js";
+import { requestResult } from "../common/request.js";
 
 const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["type", "tool_use_id", "content", "is_error"]);
@@ -92,12 +93,11 @@ export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
   return out;
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "system", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, body.system);
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "system" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params, trace_provider: "anthropic" };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, "anthropic", body.model);
 }

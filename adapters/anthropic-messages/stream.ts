@@ -12,7 +12,7 @@
 import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface BlockAcc {
   start: Obj;
@@ -23,18 +23,23 @@ interface BlockAcc {
   citations?: unknown[];
 }
 
+/** A delta's piece of a block's text, JSON or thinking, kept for result() to join; whether it was content (not empty). */
+function addPiece(acc: BlockAcc, key: "text" | "json" | "thinking", piece: unknown): boolean {
+  if (typeof piece !== "string") return false;
+  (acc[key] ??= []).push(piece);
+  return piece !== "";
+}
+
 export class AnthropicStreamAccumulator implements StreamAccumulator {
   private message: Obj = {};
   private usage: Obj = {};
   private readonly blocks: BlockAcc[] = [];
   private delta: Obj = {};
   private error?: unknown;
-  private unmapped?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a stream event object, got ${describe(event)}`, "object_type");
     let content = false;
     switch (event.type) {
@@ -70,22 +75,13 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
         });
         switch (d.type) {
           case "text_delta":
-            if (typeof d.text === "string") {
-              (acc.text ??= []).push(d.text);
-              content = d.text !== "";
-            }
+            content = addPiece(acc, "text", d.text);
             break;
           case "input_json_delta":
-            if (typeof d.partial_json === "string") {
-              (acc.json ??= []).push(d.partial_json);
-              content = d.partial_json !== "";
-            }
+            content = addPiece(acc, "json", d.partial_json);
             break;
           case "thinking_delta":
-            if (typeof d.thinking === "string") {
-              (acc.thinking ??= []).push(d.thinking);
-              content = d.thinking !== "";
-            }
+            content = addPiece(acc, "thinking", d.thinking);
             break;
           case "signature_delta":
             if (typeof d.signature === "string") (acc.signature ??= []).push(d.signature);
@@ -94,7 +90,7 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
             if (d.citation !== undefined) (acc.citations ??= []).push(d.citation);
             break;
           default:
-            (this.unmapped ??= []).push(event);
+            this.progress.keepUnknown(event);
         }
         break;
       }
@@ -113,13 +109,9 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
       case "ping":
         break;
       default:
-        (this.unmapped ??= []).push(event);
+        this.progress.keepUnknown(event);
     }
-    if (content && !this.seenContent) {
-      this.seenContent = true;
-      return true;
-    }
-    return false;
+    return content && this.progress.firstContent();
   }
 
   private block(acc: BlockAcc): Obj {
@@ -137,14 +129,8 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
     const msg: Obj = { ...this.message, ...this.delta, role: "assistant", content: this.blocks.filter(Boolean).map((a) => this.block(a)) };
     if (Object.keys(this.usage).length) msg.usage = this.usage;
     delete msg.type;
-    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error, unmapped_events: this.unmapped && [...this.unmapped] });
+    return onFirstMessage(normalizeResponse(msg), { stream_error: this.error, unmapped_events: this.progress.unknownEvents() });
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new AnthropicStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new AnthropicStreamAccumulator(), "stream events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new AnthropicStreamAccumulator(), "stream events");

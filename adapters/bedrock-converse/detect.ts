@@ -8,7 +8,7 @@
  * union objects (`{messageStart}`, `{contentBlockDelta}`, ...).
  */
 import { isObj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
+import { detector, streamOf, type Recognisers } from "../common/detect.js";
 import { isConverseRequest } from "../common/markers.js";
 import { STREAM_EVENTS, STREAM_EXCEPTIONS } from "./stream.js";
 
@@ -39,14 +39,7 @@ function isEvent(v: unknown): boolean {
   return member;
 }
 
-/** The first few events identify a stream; normalizing it checks every event. */
-const STREAM_PROBE = 4;
-export function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  const n = Math.min(v.length, STREAM_PROBE);
-  for (let i = 0; i < n; i++) if (!isEvent(v[i])) return false;
-  return true;
-}
+export const isStream = streamOf((e) => (isEvent(e) ? "own" : "other"));
 
 export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "request" };
 export const detect = detector(recognisers);

@@ -6,31 +6,31 @@
  */
 import type { Adapter } from "../types.js";
 import { describe } from "../common/guards.js";
-import { recordAdapter, type RecordReader } from "../common/record.js";
+import { recordAdapter } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
 import { createStreamAccumulator, normalizeStream } from "./stream.js";
 
-export { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator };
-export { normalizeMessages } from "./request.js";
-export { normalizeUsage } from "./usage.js";
 export { blockToNative } from "./blocks.js";
+export { detect } from "./detect.js";
+export { normalizeRequest, normalizeMessages } from "./request.js";
+export { normalizeResponse } from "./response.js";
+export { createStreamAccumulator, normalizeStream } from "./stream.js";
+export { normalizeUsage } from "./usage.js";
 
 export const FORMAT = "bedrock-converse";
 
-const reader: RecordReader = {
-  format: FORMAT,
-  provider: "bedrock",
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  kindOf: (p) =>
-    "output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined,
-  unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
-};
-
-export const bedrockConverse: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
+export const bedrockConverse: Adapter = recordAdapter(
+  {
+    format: FORMAT,
+    provider: "bedrock",
+    kindOf: (p) =>
+      "output" in p ? "response" : "messages" in p || "modelId" in p || "system" in p ? "request" : "role" in p ? "response" : undefined,
+    unknown: (p) => `not a Bedrock Converse request, response or stream: ${describe(p)} without modelId, messages or output`,
+  },
+  { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator },
+);
 
 /** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
 export const normalize = bedrockConverse.normalize;

@@ -12,9 +12,10 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, expectString, fail, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { convertContent, toolResultContent, type Sink } from "./blocks.js";
+import { requestResult } from "../common/request.js";
 
 const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
@@ -89,12 +90,11 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
   return markOrphans(out);
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "system", "modelId"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, body.system);
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "system" && k !== "modelId" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params, trace_provider: "bedrock" };
-  if (body.modelId !== undefined && body.modelId !== null) result.trace_model_name = expectString(body.modelId, [], "modelId");
-  return result;
+  return requestResult(messages, body, TAKEN, "bedrock", optString(body.modelId, [], "modelId"));
 }

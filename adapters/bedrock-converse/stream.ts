@@ -20,7 +20,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 export const STREAM_EVENTS: ReadonlySet<string> = new Set([
   "messageStart",
@@ -69,12 +69,10 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
   private stop: Obj = {};
   private meta: Obj = {};
   private errors?: Obj[];
-  private unknown?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a ConverseStream event object, got ${describe(event)}`, "object_type");
     let content = false;
     let known = false;
@@ -109,8 +107,8 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
             const unknown = unknownMembers(v.delta, DELTA_MEMBERS);
             const folded = this.delta(this.block(v.contentBlockIndex), v.delta, ei);
             // A known member of the wrong shape is kept too: the whole event, since no member of it was read.
-            if (folded === undefined) (this.unknown ??= []).push(event);
-            else if (unknown) (this.unknown ??= []).push({ contentBlockDelta: { ...v, delta: unknown } });
+            if (folded === undefined) this.progress.keepUnknown(event);
+            else if (unknown) this.progress.keepUnknown({ contentBlockDelta: { ...v, delta: unknown } });
             if (folded) content = true;
           }
           break;
@@ -123,12 +121,8 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
         // contentBlockStop: nothing to fold.
       }
     }
-    if (!known) (this.unknown ??= []).push(event);
-    if (content && !this.seenContent) {
-      this.seenContent = true;
-      return true;
-    }
-    return false;
+    if (!known) this.progress.keepUnknown(event);
+    return content && this.progress.firstContent();
   }
 
   private block(index: unknown): BlockAcc {
@@ -204,7 +198,7 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
 
   result(): ResponseResult {
     const content: Obj[] = [];
-    let unknown = this.unknown;
+    let unknown = this.progress.unknownEvents();
     let unmappedBlocks: Unmapped[] | undefined;
     for (let i = 0; i < this.blocks.length; i++) {
       const acc = this.blocks[i];
@@ -223,15 +217,9 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
     return onFirstMessage(result, {
       stream_error: this.errors && (this.errors.length === 1 ? this.errors[0] : this.errors),
       unmapped_content: unmappedBlocks && [...(replyUnmapped ?? []), ...unmappedBlocks],
-      unmapped_events: unknown && [...unknown],
+      unmapped_events: unknown,
     });
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new ConverseStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new ConverseStreamAccumulator(), "ConverseStream events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new ConverseStreamAccumulator(), "ConverseStream events");

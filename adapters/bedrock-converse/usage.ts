@@ -11,24 +11,19 @@
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
 import { checkedUsage, expectObj, optCount, type Loc } from "../common/guards.js";
-import { cacheDetails, otherUsageFields } from "../common/usage.js";
+import { knownFields, separateCacheUsage, type SeparateCacheFields } from "../common/usage.js";
 
-const K_USAGE = new Set(["inputTokens", "outputTokens", "totalTokens", "cacheReadInputTokens", "cacheWriteInputTokens"]);
+// Bedrock's own total is read apart: kept in extras only when it says something else.
+const FIELDS = knownFields<SeparateCacheFields>(
+  { input: "inputTokens", output: "outputTokens", cacheRead: "cacheReadInputTokens", cacheWrite: "cacheWriteInputTokens" },
+  ["totalTokens"],
+);
 
 export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;
   const u = expectObj(raw, loc);
-  const base = optCount(u.inputTokens, loc, "inputTokens") ?? 0;
-  const read = optCount(u.cacheReadInputTokens, loc, "cacheReadInputTokens");
-  const written = optCount(u.cacheWriteInputTokens, loc, "cacheWriteInputTokens");
-  const output = optCount(u.outputTokens, loc, "outputTokens") ?? 0;
+  const usage = separateCacheUsage(u, loc, FIELDS);
   const vendorTotal = optCount(u.totalTokens, loc, "totalTokens");
-  const input = base + (read ?? 0) + (written ?? 0);
-  const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
-  const cache = cacheDetails(read, written);
-  if (cache) usage.input_token_details = cache;
-  let extras = otherUsageFields(u, K_USAGE, "drop");
-  if (vendorTotal !== undefined && vendorTotal !== usage.total_tokens) (extras ??= {}).totalTokens = vendorTotal;
-  if (extras) usage.extras = extras;
+  if (vendorTotal !== undefined && vendorTotal !== usage.total_tokens) (usage.extras ??= {}).totalTokens = vendorTotal;
   return checkedUsage(usage, loc);
 }

@@ -2,8 +2,8 @@
  * Shared pieces of message building: content parts an adapter does not know,
  * and tool results whose call is not in the record.
  */
-import type { Message } from "../../src/format/schema.js";
-import type { Obj } from "./guards.js";
+import type { ContentBlock, Message } from "../../src/format/schema.js";
+import type { Loc, Obj } from "./guards.js";
 
 /**
  * DESIGN "Mapping decisions": a part of a type the adapter does not know is kept
@@ -13,6 +13,22 @@ import type { Obj } from "./guards.js";
 export interface Unmapped {
   index: number;
   part: unknown;
+}
+
+/** Each part of `list` as a block by `read`; a part `read` does not know (undefined) is kept whole in `unmapped`. */
+export function partsToBlocks(
+  list: readonly unknown[],
+  loc: Loc,
+  read: (part: unknown, loc: Loc) => ContentBlock | undefined,
+  unmapped: Unmapped[],
+): ContentBlock[] {
+  const out: ContentBlock[] = [];
+  for (let i = 0; i < list.length; i++) {
+    const b = read(list[i], [...loc, i]);
+    if (b) out.push(b);
+    else unmapped.push({ index: i, part: list[i] });
+  }
+  return out;
 }
 
 /** Put the unmapped parts (if any) into `extras`, returning the extras to use. */

@@ -28,6 +28,30 @@ export function isResponseSide(r: Recognisers, v: unknown): boolean {
   return r.isResponse(v) || (r.isReply !== undefined && r.isReply(v)) || (Array.isArray(v) && r.isStream(v));
 }
 
+/**
+ * What one of the first elements of an array says: not this format's chunk (so
+ * the array is no stream of it), a chunk that names no format alone (a ping, an
+ * error, a usage-only chunk), or a chunk that does.
+ */
+export type ChunkProbe = "other" | "neutral" | "own";
+
+/** The first few elements identify a stream; normalizing it checks every one and names a bad one by its position. */
+const STREAM_PROBE = 4;
+
+/** `isStream` from `probe`: non-empty, no probed element another format's, and one of them this format's own. */
+export function streamOf(probe: (chunk: unknown) => ChunkProbe): (v: unknown[]) => boolean {
+  return (v) => {
+    const n = Math.min(v.length, STREAM_PROBE);
+    let own = false;
+    for (let i = 0; i < n; i++) {
+      const p = probe(v[i]);
+      if (p === "other") return false;
+      if (p === "own") own = true;
+    }
+    return own;
+  };
+}
+
 function pairKind(r: Recognisers, p: Record<string, unknown>): PayloadKind | null {
   const { request, response } = p;
   const hasReq = request !== undefined && request !== null;

@@ -6,6 +6,7 @@
  * reply or stream is read, and the message when neither fits.
  */
 import type { Adapter, NormalizedRecord, RequestResult, ResponseContext, ResponseResult } from "../types.js";
+import { adapterOf, type AdapterParts } from "./adapter.js";
 import { expectObj, fail, under, type Obj } from "./guards.js";
 
 export interface RecordReader {
@@ -57,19 +58,19 @@ export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRe
   return out;
 }
 
+/** What a chat adapter declares of its own: its names and how a lone object is told apart. */
+export type RecordSpec = Omit<RecordReader, "normalizeRequest" | "normalizeResponse" | "normalizeStream">;
+
 /**
- * A chat adapter from its record reader: the reader's request, reply and
- * stream functions, `normalize` as normalizeRecord over the reader, and what
- * the reader does not cover (detection, the live stream accumulator).
+ * A chat adapter from its folder's parts and what it declares of its own:
+ * `normalize` is normalizeRecord over the two (the reader is built once, here).
  */
-export function recordAdapter(r: RecordReader, rest: Pick<Adapter, "detect" | "createStreamAccumulator">): Adapter {
-  return {
-    name: r.format,
-    detect: rest.detect,
-    normalizeRequest: r.normalizeRequest,
-    normalizeResponse: r.normalizeResponse,
-    normalizeStream: r.normalizeStream,
-    createStreamAccumulator: rest.createStreamAccumulator,
-    normalize: (payload) => normalizeRecord(r, payload),
+export function recordAdapter(spec: RecordSpec, parts: AdapterParts): Adapter {
+  const r: RecordReader = {
+    ...spec,
+    normalizeRequest: parts.normalizeRequest,
+    normalizeResponse: parts.normalizeResponse,
+    normalizeStream: parts.normalizeStream,
   };
+  return adapterOf(spec.format, parts, (payload) => normalizeRecord(r, payload));
 }

@@ -1,12 +1,58 @@
 /**
- * What every stream folder ends with: a whole stream is a fresh accumulator fed
+ * What every stream folder shares: each chunk's index and the first content
+ * (`push`'s answer); a whole stream is a fresh accumulator fed
  * every chunk; the stream's own facts (an error event, events or blocks kept
  * whole) go on the first message's extras; and a choices stream (chat, legacy
  * completions) puts its usage and chunk-level fields on the first choice.
  */
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
-import type { ResponseResult, StreamAccumulator } from "../types.js";
+import type { Adapter, ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, type Obj } from "./guards.js";
+
+/**
+ * Where an accumulator is in its stream: the index of the chunk being pushed
+ * (where an error in it is reported), whether content has come yet, which
+ * `push` answers true for once (the caller stamps the `new_token` event then),
+ * and the events it does not know, kept whole for `extras.unmapped_events`.
+ */
+export class StreamProgress {
+  private n = 0;
+  private seenContent = false;
+  private unknown?: unknown[];
+
+  /** The index of the chunk now pushed (call once per push). */
+  next(): number {
+    return this.n++;
+  }
+
+  /** The chunk now pushed carried content: whether it is the first that did. */
+  firstContent(): boolean {
+    if (this.seenContent) return false;
+    this.seenContent = true;
+    return true;
+  }
+
+  keepUnknown(event: unknown): void {
+    (this.unknown ??= []).push(event);
+  }
+
+  /** The events kept so far, in a list of their own (later pushes do not grow a result's), or undefined when none. */
+  unknownEvents(): unknown[] | undefined {
+    return this.unknown && [...this.unknown];
+  }
+}
+
+/**
+ * An adapter's two stream readers over one accumulator: `createStreamAccumulator`
+ * for a stream seen chunk by chunk, `normalizeStream` for a whole one (`what`
+ * names its chunks in the error when it is not an array).
+ */
+export function streamReaders(
+  make: (ctx?: ResponseContext) => StreamAccumulator,
+  what: string,
+): Pick<Adapter, "createStreamAccumulator" | "normalizeStream"> {
+  return { createStreamAccumulator: make, normalizeStream: (chunks, ctx) => foldStream(chunks, make(ctx), what) };
+}
 
 /** `chunks` folded by `acc`, a fresh accumulator; `what` names the chunks for the error when `chunks` is not an array. */
 export function foldStream(chunks: readonly unknown[], acc: StreamAccumulator, what: string): ResponseResult {
@@ -32,6 +78,11 @@ export interface ChoicesTail {
   model?: string;
   /** The first choice's finish reason. */
   stop?: unknown;
+}
+
+/** A choices stream's accumulated choices (keyed by their index) in index order. */
+export function inIndexOrder<C>(choices: ReadonlyMap<number, C>): C[] {
+  return [...choices.entries()].sort((a, b) => a[0] - b[0]).map((e) => e[1]);
 }
 
 /** A choices stream's result: one message per choice (one empty message when only usage or chunk fields came), usage and chunk fields on the first. */

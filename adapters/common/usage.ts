@@ -1,10 +1,12 @@
 /**
  * Pieces every usage reader is made of (DESIGN "Usage"): per-kind token
- * details renamed to the native names, cache details, and the vendor's other
- * usage fields kept in `extras` (nothing dropped).
+ * details renamed to the native names, cache details, the vendor's other
+ * usage fields kept in `extras` (nothing dropped), and the two ways vendors
+ * count cached input: inside the input count (OpenAI, LangChain) or beside it
+ * (Anthropic, Bedrock). Each vendor's usage.ts names its fields and its rule.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { isObj, optCount, type Loc, type Obj } from "./guards.js";
+import { expectObj, fail, isObj, optCount, type Loc, type Obj } from "./guards.js";
 
 /**
  * A vendor's details object (`prompt_tokens_details`, ...) at `loc` + `key`:
@@ -49,4 +51,91 @@ export function otherUsageFields(u: Obj, known: ReadonlySet<string>, nulls: "kee
     (extras ??= {})[k] = v;
   }
   return extras;
+}
+
+/** A usage rule's fields with the set of names `extras` leaves out, built once per vendor. */
+export type Known<F> = F & { readonly known: ReadonlySet<string> };
+
+/** `f` with its count and details names (and `alsoKnown`, names the vendor's reader handles itself) as the names extras leaves out. */
+export function knownFields<F extends IncludedCacheFields | SeparateCacheFields>(f: F, alsoKnown: readonly string[] = []): Known<F> {
+  const names =
+    "total" in f ? [f.input, f.output, f.total, f.inputDetails, f.outputDetails] : [f.input, f.output, f.cacheRead, f.cacheWrite];
+  return { ...f, known: new Set([...names, ...alsoKnown]) };
+}
+
+/** Where a usage object whose input count already includes cached tokens keeps its counts. */
+export interface IncludedCacheFields {
+  input: string;
+  output: string;
+  total: string;
+  inputDetails: string;
+  outputDetails: string;
+  /** Detail names the vendor spells otherwise (`cached_tokens` -> `cache_read`); the rest keep theirs. */
+  renameIn: Readonly<Record<string, string>>;
+  renameOut: Readonly<Record<string, string>>;
+  /** A details value that is not an object: passed over (`skip`) or an error (`reject`). */
+  badDetails: "skip" | "reject";
+  /**
+   * Whether a total added up here (the vendor sent none) is checked at once; every
+   * count read is checked by optCount, but their sum can leave the safe range.
+   */
+  checkSum: boolean;
+  nulls: "keep" | "drop";
+}
+
+/**
+ * Usage whose input count includes cached tokens: the three counts (absent ones 0,
+ * an absent total their sum), the two details objects renamed, the rest in extras.
+ */
+export function includedCacheUsage(u: Obj, loc: Loc, f: Known<IncludedCacheFields>): UsageMetadata {
+  const input = optCount(u[f.input], loc, f.input) ?? 0;
+  const output = optCount(u[f.output], loc, f.output) ?? 0;
+  const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? checkedSum(input, output, loc, f.total) : input + output);
+  const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
+  const inD = details(u[f.inputDetails], loc, f.inputDetails, f.renameIn, f.badDetails);
+  const outD = details(u[f.outputDetails], loc, f.outputDetails, f.renameOut, f.badDetails);
+  if (inD) usage.input_token_details = inD;
+  if (outD) usage.output_token_details = outD;
+  const extras = otherUsageFields(u, f.known, f.nulls);
+  if (extras) usage.extras = extras;
+  return usage;
+}
+
+function details(v: unknown, loc: Loc, key: string, rename: Readonly<Record<string, string>>, bad: "skip" | "reject") {
+  if (bad === "reject" && v !== undefined && v !== null) expectObj(v, loc, key);
+  return countDetails(v, loc, key, rename);
+}
+
+function checkedSum(a: number, b: number, loc: Loc, key: string): number {
+  const t = a + b;
+  if (!Number.isSafeInteger(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+  return t;
+}
+
+/** Where a usage object that counts cache reads and writes beside its fresh input keeps its counts. */
+export interface SeparateCacheFields {
+  input: string;
+  output: string;
+  cacheRead: string;
+  cacheWrite: string;
+}
+
+/**
+ * Usage whose input count leaves out cached tokens: the native input_tokens adds
+ * the cache reads and writes (our rule: input includes cached tokens), which become
+ * the `cache_read` / `cache_creation` details; total is input + output; the other
+ * fields (nulls dropped) go to extras. The caller checks the sums (checkedUsage).
+ */
+export function separateCacheUsage(u: Obj, loc: Loc, f: Known<SeparateCacheFields>): UsageMetadata {
+  const base = optCount(u[f.input], loc, f.input) ?? 0;
+  const read = optCount(u[f.cacheRead], loc, f.cacheRead);
+  const written = optCount(u[f.cacheWrite], loc, f.cacheWrite);
+  const output = optCount(u[f.output], loc, f.output) ?? 0;
+  const input = base + (read ?? 0) + (written ?? 0);
+  const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: input + output };
+  const cache = cacheDetails(read, written);
+  if (cache) usage.input_token_details = cache;
+  const extras = otherUsageFields(u, f.known, "drop");
+  if (extras) usage.extras = extras;
+  return usage;
 }

@@ -7,7 +7,7 @@
  * Responses needs `input` / `output`, and Anthropic needs typed events.
  */
 import { isObj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
+import { detector, streamOf, type Recognisers } from "../common/detect.js";
 
 // Both JSON spellings the API accepts (spelling.ts): lowerCamelCase and the proto names.
 const PART_KEYS = [
@@ -67,13 +67,7 @@ export function isResponse(v: unknown): boolean {
   );
 }
 
-const STREAM_PROBE = 4;
-export function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  const n = Math.min(v.length, STREAM_PROBE);
-  for (let i = 0; i < n; i++) if (!isResponse(v[i])) return false;
-  return true;
-}
+export const isStream = streamOf((c) => (isResponse(c) ? "own" : "other"));
 
 export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "request" };
 export const detect = detector(recognisers);

@@ -14,7 +14,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
 import { readResponse } from "./response.js";
 import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
-import { foldStream } from "../common/stream.js";
+import { StreamProgress, streamReaders } from "../common/stream.js";
 
 interface PartAcc {
   part: Obj | unknown;
@@ -45,11 +45,10 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
   private readonly top: Obj = {};
   private usage?: unknown;
   private readonly cands = new Map<number, CandAcc>();
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(chunk: unknown): boolean {
-    const ci = this.n++;
+    const ci = this.progress.next();
     return readEitherSpelling(chunk, RESPONSE, RESPONSE_SCAN, (c) => this.fold(c, ci), 1);
   }
 
@@ -70,11 +69,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
         if (this.foldCandidate(cand, typeof cand.index === "number" ? cand.index : pos, ci, pos)) content = true;
       });
     }
-    if (content && !this.seenContent) {
-      this.seenContent = true;
-      return true;
-    }
-    return false;
+    return content && this.progress.firstContent();
   }
 
   private foldCandidate(cand: Obj, index: number, ci: number, pos: number): boolean {
@@ -128,10 +123,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new GeminiStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new GeminiStreamAccumulator(), "GenerateContentResponse chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(
+  () => new GeminiStreamAccumulator(),
+  "GenerateContentResponse chunks",
+);

@@ -12,6 +12,7 @@
  * (src/run/langsmith.ts), not the payload's.
  */
 import type { Adapter, NormalizedRecord, RequestResult, ResponseResult } from "../types.js";
+import { adapterOf } from "../common/adapter.js";
 import { expectObj, fail, under } from "../common/guards.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./inputs.js";
@@ -55,13 +56,9 @@ export function normalize(payload: unknown): NormalizedRecord {
   return out;
 }
 
-export const langchain: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
+export const langchain: Adapter = adapterOf(
+  FORMAT,
+  { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator },
   normalize,
-};
+);
 export default langchain;

@@ -7,9 +7,10 @@
  */
 import type { Message } from "../../src/format/schema.js";
 import type { RequestResult } from "../types.js";
-import { expectArray, expectObj, expectString, fail, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail } from "../common/guards.js";
 import { markOrphans } from "../common/content.js";
 import { messagesToNative, newConversation } from "./messages.js";
+import { requestResult } from "../common/request.js";
 
 function batches(list: unknown[]): boolean {
   return list.length > 0 && list.every(Array.isArray);
@@ -40,6 +41,9 @@ function promptMessages(raw: unknown): Message[] {
   });
 }
 
+/** The body fields the messages are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "prompts"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   if (Array.isArray(request)) return { messages: markOrphans(messagesToNative(request, [])), invocation_params: {} };
   const body = expectObj(request, []);
@@ -47,7 +51,5 @@ export function normalizeRequest(request: unknown): RequestResult {
   if (body.messages !== undefined) messages = inputMessages(body.messages);
   else if (body.prompts !== undefined) messages = promptMessages(body.prompts);
   else return fail([], "a LangChain llm run's inputs hold messages (a list of conversations) or prompts", "missing");
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "prompts" && body[k] !== undefined) invocation_params[k] = body[k];
-  return { messages, invocation_params };
+  return requestResult(messages, body, TAKEN, undefined, undefined);
 }

@@ -8,39 +8,28 @@
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
 import { checkedUsage, expectObj, isObj, optCount, type Loc, type Obj } from "../common/guards.js";
+import { includedCacheUsage, knownFields, type IncludedCacheFields } from "../common/usage.js";
 import { normalizeUsage as openaiUsage } from "../openai-chat/usage.js";
 import { normalizeUsage as anthropicUsage } from "../anthropic-messages/usage.js";
 
-const NATIVE_KEYS = new Set(["input_tokens", "output_tokens", "total_tokens", "input_token_details", "output_token_details"]);
-
-/** Details objects: counts under any name (the native schema types the known ones and keeps the rest). */
-function details(v: unknown, loc: Loc, key: string): Obj | undefined {
-  if (v === undefined || v === null) return undefined;
-  const d = expectObj(v, loc, key);
-  let out: Obj | undefined;
-  for (const k in d) {
-    const n = optCount(d[k], loc, key, k);
-    if (n !== undefined) (out ??= {})[k] = n;
-  }
-  return out;
-}
+const FIELDS = knownFields<IncludedCacheFields>({
+  input: "input_tokens",
+  output: "output_tokens",
+  total: "total_tokens",
+  inputDetails: "input_token_details",
+  outputDetails: "output_token_details",
+  // Details keep their names: the native schema types the known ones and keeps the rest.
+  renameIn: {},
+  renameOut: {},
+  badDetails: "reject",
+  checkSum: false,
+  nulls: "drop",
+});
 
 /** An AI message's `usage_metadata`, as it is; fields beyond LangChain's go to `extras`. */
 export function messageUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;
-  const u = expectObj(raw, loc);
-  const input = optCount(u.input_tokens, loc, "input_tokens") ?? 0;
-  const output = optCount(u.output_tokens, loc, "output_tokens") ?? 0;
-  const total = optCount(u.total_tokens, loc, "total_tokens") ?? input + output;
-  const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
-  const inD = details(u.input_token_details, loc, "input_token_details");
-  const outD = details(u.output_token_details, loc, "output_token_details");
-  if (inD) usage.input_token_details = inD;
-  if (outD) usage.output_token_details = outD;
-  let extras: Obj | undefined;
-  for (const k in u) if (!NATIVE_KEYS.has(k) && u[k] !== undefined && u[k] !== null) (extras ??= {})[k] = u[k];
-  if (extras) usage.extras = extras;
-  return checkedUsage(usage, loc);
+  return checkedUsage(includedCacheUsage(expectObj(raw, loc), loc, FIELDS), loc);
 }
 
 /** LangChain.js's `tokenUsage` ({promptTokens, completionTokens, totalTokens}) in native names. */

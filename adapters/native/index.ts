@@ -9,10 +9,12 @@
 import type { Adapter, NormalizedRecord, PayloadKind, RequestResult, ResponseResult, StreamAccumulator } from "../types.js";
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import { nativeSchemas } from "../../src/format/schema.js";
+import { adapterOf } from "../common/adapter.js";
 import { describe, expectArray, expectObj, fail, isObj, under, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans } from "../common/content.js";
 import { validate } from "../../src/format/validate.js";
 import { NormalizeError, zodIssues } from "../../src/errors.js";
+import { requestResult } from "../common/request.js";
 
 /**
  * The schema alone does not hold the cross-field rules (tool-call links, one
@@ -28,6 +30,11 @@ function checked(messages: Message[], where: (i: number) => Loc): Message[] {
 }
 
 export const FORMAT = "native";
+export const native: Adapter = adapterOf(
+  FORMAT,
+  { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator },
+  normalize,
+);
 const ROLES = new Set(["system", "reasoning", "user", "assistant", "tool"]);
 
 /** One message: string content becomes a text block; the result must satisfy the schema. */
@@ -164,6 +171,9 @@ export function isStrictlyNative(payload: unknown): boolean {
   return false;
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const list = expectArray(body.messages, ["messages"]);
@@ -171,11 +181,7 @@ export function normalizeRequest(request: unknown): RequestResult {
     list.map((m, i) => toMessage(m, ["messages", i])),
     (i) => ["messages", i],
   );
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, undefined, body.model);
 }
 
 export function normalizeResponse(response: unknown): ResponseResult {
@@ -253,13 +259,4 @@ export function normalize(payload: unknown): NormalizedRecord {
   return out;
 }
 
-export const native: Adapter = {
-  name: FORMAT,
-  detect,
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  createStreamAccumulator,
-  normalize,
-};
 export default native;

@@ -1,8 +1,8 @@
 /** Structural recognition of OpenAI chat-completions payloads. Never throws. */
 import { isObj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
-import { looksLikeChatRequest, replyEvidence, requestEvidence } from "../common/markers.js";
-import { replyMessage } from "../common/reply.js";
+import { detector, streamOf, type ChunkProbe, type Recognisers } from "../common/detect.js";
+import { chatClaims } from "../common/chat-claims.js";
+import { replyEvidence } from "../common/markers.js";
 
 function isResponse(v: unknown): boolean {
   if (!isObj(v)) return false;
@@ -14,14 +14,6 @@ function isResponse(v: unknown): boolean {
   return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].message) && !replyEvidence(c[0].message).anthropic;
 }
 
-/** SPEC §2.6's `{message}`, bare `{role, content}` and `[role, content]` replies holding an OpenAI message. */
-function isReply(v: unknown): boolean {
-  const m = replyMessage(v);
-  if (!m) return false;
-  const ev = replyEvidence(m);
-  return ev.openai && !ev.anthropic;
-}
-
 function isChunk(v: unknown): boolean {
   if (!isObj(v)) return false;
   if (v.object === "chat.completion.chunk") return true;
@@ -29,40 +21,12 @@ function isChunk(v: unknown): boolean {
   return Array.isArray(c) && c.length > 0 && isObj(c[0]) && isObj(c[0].delta);
 }
 
-/**
- * A stream: chunks (usage-only chunks have empty choices, so one real chunk is
- * looked for). The first few elements identify the format; normalizing the
- * stream checks every chunk and names a bad one by its position.
- */
-const STREAM_PROBE = 4;
-function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  let sawChunk = false;
-  let allMarked = true;
-  const n = Math.min(v.length, STREAM_PROBE);
-  for (let i = 0; i < n; i++) {
-    const c = v[i];
-    if (!isObj(c)) return false;
-    const marked = c.object === "chat.completion.chunk";
-    if (isChunk(c)) sawChunk = true;
-    else if (!(marked || (Array.isArray(c.choices) && c.choices.length === 0))) return false;
-    allMarked &&= marked;
-  }
-  return sawChunk || allMarked;
+/** Usage-only chunks have empty choices, so a stream needs one real chunk among the first. */
+function probeChunk(c: unknown): ChunkProbe {
+  if (isChunk(c)) return "own";
+  return isObj(c) && Array.isArray(c.choices) && c.choices.length === 0 ? "neutral" : "other";
 }
 
-function isRequest(v: unknown): boolean {
-  if (!looksLikeChatRequest(v)) return false;
-  const ev = requestEvidence(v);
-  return ev.openai && !ev.anthropic;
-}
-
-export const recognisers: Recognisers = {
-  isRequest,
-  isResponse,
-  isStream,
-  isReply,
-  settledByResponse: (request) => looksLikeChatRequest(request) && !requestEvidence(request).anthropic,
-  pairFirst: "response",
-};
+// SPEC §2.6's `{message}`, bare `{role, content}` and `[role, content]` replies claimed here hold an OpenAI message.
+export const recognisers: Recognisers = { ...chatClaims("openai"), isResponse, isStream: streamOf(probeChunk), pairFirst: "response" };
 export const detect = detector(recognisers);

@@ -3,7 +3,7 @@ import type { ContentBlock } from "../../src/format/schema.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { describe, expectObj, expectString, fail, isObj, leftovers, type Key, type Loc, type Obj } from "../common/guards.js";
 import { withExtras } from "../common/extras.js";
-import type { Unmapped } from "../common/content.js";
+import { partsToBlocks, type Unmapped } from "../common/content.js";
 
 const AUDIO_MIME: Record<string, string> = {
   wav: "audio/wav",
@@ -142,13 +142,7 @@ export function contentToBlocks(content: unknown, parent: Loc, key: Key, unmappe
   if (content === undefined || content === null) return [];
   const loc = [...parent, key];
   if (!Array.isArray(content)) return fail(loc, `expected a string or an array of content parts, got ${describe(content)}`, "content_type");
-  const out: ContentBlock[] = [];
-  for (let i = 0; i < content.length; i++) {
-    const b = partToBlock(content[i], [...loc, i]);
-    if (b) out.push(b);
-    else unmapped.push({ index: i, part: content[i] });
-  }
-  return out;
+  return partsToBlocks(content, loc, partToBlock, unmapped);
 }
 
 export { isObj };

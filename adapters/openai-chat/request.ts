@@ -17,6 +17,7 @@ import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
+import { requestResult } from "../common/request.js";
 
 /** The message fields the mapping consumes (`name` is re-added to extras). A switch of string comparisons: it runs for every key of every message. */
 function isMessageKey(k: string): boolean {
@@ -176,12 +177,11 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
   return markOrphans(out);
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["messages", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, ["messages"], requestAudioFormat(body));
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "messages" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params, trace_provider: "openai" };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, "openai", body.model);
 }

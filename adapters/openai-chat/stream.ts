@@ -16,7 +16,7 @@ import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 import { attachAnnotations } from "./response.js";
-import { choicesResult, foldStream } from "../common/stream.js";
+import { choicesResult, inIndexOrder, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface ToolAcc {
   id?: string;
@@ -119,8 +119,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   private model?: string;
   private usage?: unknown;
   private meta: Obj = {};
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
   private readonly audioFormat?: string;
 
   constructor(ctx?: ResponseContext) {
@@ -128,7 +127,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   }
 
   push(chunk: unknown): boolean {
-    const ci = this.n++;
+    const ci = this.progress.next();
     if (!isObj(chunk)) fail([ci], `expected a chat.completion.chunk object, got ${describe(chunk)}`, "object_type");
     if (typeof chunk.model === "string") this.model = chunk.model;
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
@@ -138,10 +137,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     if (!Array.isArray(choices)) fail([ci, "choices"], `expected an array, got ${describe(choices)}`, "list_type");
     let first = false;
     for (let i = 0; i < choices.length; i++) {
-      if (this.fold(choices[i], ci, i) && !this.seenContent) {
-        this.seenContent = true;
-        first = true;
-      }
+      if (this.fold(choices[i], ci, i) && this.progress.firstContent()) first = true;
     }
     return first;
   }
@@ -274,18 +270,11 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   }
 
   result(): ResponseResult {
-    const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
-    const many = accs.length > 1;
-    const messages = accs.map((a) => this.message(a, many));
-    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    const accs = inIndexOrder(this.choices);
+    const messages = accs.map((a) => this.message(a, accs.length > 1));
+    const usage = normalizeUsage(this.usage, ["usage"]);
     return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
-export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator {
-  return new OpenAIStreamAccumulator(ctx);
-}
-
-export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  return foldStream(chunks, new OpenAIStreamAccumulator(ctx), "chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders((ctx) => new OpenAIStreamAccumulator(ctx), "chunks");

@@ -12,7 +12,7 @@
  * `normalize` asks for `--format`, as for a chat request without markers.
  */
 import { isObj, type Obj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
+import { detector, streamOf, type ChunkProbe, type Recognisers } from "../common/detect.js";
 import { modelHint } from "../common/markers.js";
 
 /** Parameters of OpenAI's completions API that the look-alike APIs do not take. */
@@ -76,19 +76,13 @@ export function isCompletion(v: unknown): boolean {
   return Array.isArray(c) && c.length > 0 && textChoice(c[0]);
 }
 
-const STREAM_PROBE = 4;
 /** Chunks; the usage-only chunk has empty choices, so one real chunk among the first few is required. */
-export function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  let saw = false;
-  const n = Math.min(v.length, STREAM_PROBE);
-  for (let i = 0; i < n; i++) {
-    const c = v[i];
-    if (isCompletion(c)) saw = true;
-    else if (!(isObj(c) && Array.isArray(c.choices) && c.choices.length === 0)) return false;
-  }
-  return saw;
+function probeChunk(c: unknown): ChunkProbe {
+  if (isCompletion(c)) return "own";
+  return isObj(c) && Array.isArray(c.choices) && c.choices.length === 0 ? "neutral" : "other";
 }
+
+export const isStream = streamOf(probeChunk);
 
 export const recognisers: Recognisers = {
   isRequest,

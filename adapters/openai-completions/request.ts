@@ -18,6 +18,7 @@
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { describe, expectObj, fail, optString, type Loc, type Obj } from "../common/guards.js";
+import { requestResult } from "../common/request.js";
 
 function tokenIds(v: unknown[], loc: Loc): number[] {
   for (let i = 0; i < v.length; i++) {
@@ -76,12 +77,11 @@ export function promptCount(request: unknown): number {
   return Array.isArray(p) && p.length > 0 && typeof p[0] !== "number" ? p.length : 1;
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["prompt", "suffix", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = promptMessages(body.prompt, optString(body.suffix, [], "suffix"));
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "prompt" && k !== "suffix" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params, trace_provider: "openai" };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, "openai", body.model);
 }

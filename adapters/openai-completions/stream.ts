@@ -11,7 +11,7 @@ import type { Message } from "../../src/format/schema.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeUsage } from "../openai-chat/usage.js";
 import { choiceMessage, promptInfo, type PromptInfo } from "./reply.js";
-import { choicesResult, foldStream } from "../common/stream.js";
+import { choicesResult, inIndexOrder, StreamProgress, streamReaders } from "../common/stream.js";
 
 interface ChoiceAcc {
   index: number;
@@ -51,8 +51,7 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
   private model?: string;
   private usage?: unknown;
   private meta?: Obj;
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
   private readonly info: PromptInfo;
 
   constructor(ctx?: ResponseContext) {
@@ -60,7 +59,7 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
   }
 
   push(chunk: unknown): boolean {
-    const ci = this.n++;
+    const ci = this.progress.next();
     if (!isObj(chunk)) fail([ci], `expected a text_completion chunk object, got ${describe(chunk)}`, "object_type");
     if (typeof chunk.model === "string") this.model = chunk.model;
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
@@ -84,10 +83,7 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
       const text = c.text;
       if (typeof text === "string" && text !== "") {
         acc.text.push(text);
-        if (!this.seenContent) {
-          this.seenContent = true;
-          first = true;
-        }
+        if (this.progress.firstContent()) first = true;
       } else if (text !== undefined && text !== null && typeof text !== "string") {
         fail([ci, "choices", i, "text"], `expected a string, got ${describe(text)}`, "string_type");
       }
@@ -96,7 +92,7 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
   }
 
   result(): ResponseResult {
-    const accs = [...this.choices.values()].sort((a, b) => a.index - b.index);
+    const accs = inIndexOrder(this.choices);
     const many = accs.length > 1;
     const messages: Message[] = accs.map((a) =>
       choiceMessage(
@@ -111,15 +107,9 @@ export class CompletionsStreamAccumulator implements StreamAccumulator {
         this.info,
       ),
     );
-    const usage = this.usage === undefined ? undefined : normalizeUsage(this.usage, ["usage"]);
+    const usage = normalizeUsage(this.usage, ["usage"]);
     return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 
-export function createStreamAccumulator(ctx?: ResponseContext): StreamAccumulator {
-  return new CompletionsStreamAccumulator(ctx);
-}
-
-export function normalizeStream(chunks: readonly unknown[], ctx?: ResponseContext): ResponseResult {
-  return foldStream(chunks, new CompletionsStreamAccumulator(ctx), "chunks");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders((ctx) => new CompletionsStreamAccumulator(ctx), "chunks");

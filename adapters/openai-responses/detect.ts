@@ -8,7 +8,7 @@
  * by its model).
  */
 import { isObj } from "../common/guards.js";
-import { detector, type Recognisers } from "../common/detect.js";
+import { detector, streamOf, type ChunkProbe, type Recognisers } from "../common/detect.js";
 
 const EMBEDDING_KEYS = ["encoding_format", "dimensions"];
 
@@ -32,21 +32,13 @@ export function isResponse(v: unknown): boolean {
   return isObj(v) && v.object === "response" && Array.isArray(v.output);
 }
 
-function isEvent(v: unknown): boolean {
-  return isObj(v) && typeof v.type === "string" && (v.type.startsWith("response.") || v.type === "error");
+/** An error event comes in any stream; the `response.*` events name this one. */
+function probeEvent(v: unknown): ChunkProbe {
+  if (!isObj(v) || typeof v.type !== "string") return "other";
+  return v.type.startsWith("response.") ? "own" : v.type === "error" ? "neutral" : "other";
 }
 
-const STREAM_PROBE = 4;
-export function isStream(v: unknown[]): boolean {
-  if (v.length === 0) return false;
-  const n = Math.min(v.length, STREAM_PROBE);
-  let sawResponseEvent = false;
-  for (let i = 0; i < n; i++) {
-    if (!isEvent(v[i])) return false;
-    if ((v[i] as { type: string }).type !== "error") sawResponseEvent = true;
-  }
-  return sawResponseEvent;
-}
+export const isStream = streamOf(probeEvent);
 
 export const recognisers: Recognisers = { isRequest, isResponse, isStream, pairFirst: "response" };
 export const detect = detector(recognisers);

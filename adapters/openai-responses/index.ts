@@ -4,29 +4,29 @@
  * sequence -> native messages. Pure functions; throws only NormalizeError.
  */
 import type { Adapter } from "../types.js";
-import { recordAdapter, type RecordReader } from "../common/record.js";
+import { recordAdapter } from "../common/record.js";
 import { detect } from "./detect.js";
 import { normalizeRequest } from "./request.js";
 import { normalizeResponse } from "./response.js";
 import { createStreamAccumulator, normalizeStream } from "./stream.js";
 
-export { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator };
-export { normalizeInput } from "./request.js";
+export { detect } from "./detect.js";
+export { normalizeRequest, normalizeInput } from "./request.js";
+export { normalizeResponse } from "./response.js";
+export { createStreamAccumulator, normalizeStream } from "./stream.js";
 export { normalizeUsage } from "./usage.js";
 
 export const FORMAT = "openai-responses";
 
-const reader: RecordReader = {
-  format: FORMAT,
-  provider: "openai",
-  normalizeRequest,
-  normalizeResponse,
-  normalizeStream,
-  kindOf: (p) => ("output" in p || p.object === "response" ? "response" : "input" in p || "instructions" in p ? "request" : undefined),
-  unknown: () => "not an OpenAI Responses request, response or stream: no input, instructions or output",
-};
-
-export const openaiResponses: Adapter = recordAdapter(reader, { detect, createStreamAccumulator });
+export const openaiResponses: Adapter = recordAdapter(
+  {
+    format: FORMAT,
+    provider: "openai",
+    kindOf: (p) => ("output" in p || p.object === "response" ? "response" : "input" in p || "instructions" in p ? "request" : undefined),
+    unknown: () => "not an OpenAI Responses request, response or stream: no input, instructions or output",
+  },
+  { detect, normalizeRequest, normalizeResponse, normalizeStream, createStreamAccumulator },
+);
 
 /** A request, a response, a stream, or {request, response}: the DESIGN.md output record. */
 export const normalize = openaiResponses.normalize;

@@ -2,7 +2,7 @@
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { describe, expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
-import type { Unmapped } from "../common/content.js";
+import { partsToBlocks, type Unmapped } from "../common/content.js";
 import { withExtras } from "../common/extras.js";
 import { audioMime, imageFromUrl } from "../openai-chat/parts.js";
 
@@ -91,12 +91,5 @@ export function partToBlock(part: unknown, loc: Loc): ContentBlock | undefined {
 export function contentToBlocks(content: unknown, loc: Loc, unmapped: Unmapped[]): ContentBlock[] {
   if (typeof content === "string") return [{ type: "text", text: content }];
   if (content === undefined || content === null) return [];
-  const list = expectArray(content, loc);
-  const out: ContentBlock[] = [];
-  for (let i = 0; i < list.length; i++) {
-    const b = partToBlock(list[i], [...loc, i]);
-    if (b) out.push(b);
-    else unmapped.push({ index: i, part: list[i] });
-  }
-  return out;
+  return partsToBlocks(expectArray(content, loc), loc, partToBlock, unmapped);
 }

@@ -13,6 +13,7 @@ import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantItemBlocks, messageBlocks } from "./items.js";
 import { contentToBlocks } from "./parts.js";
 import { imageFromUrl } from "../openai-chat/parts.js";
+import { requestResult } from "../common/request.js";
 
 const K_TOOL_OUTPUT = new Set(["type", "call_id", "output"]);
 /** Results the caller sends back for its own tools: each a `tool` message answering `call_id`. */
@@ -129,15 +130,14 @@ function instructionsMessages(raw: unknown): Message[] {
   return normalizeInput(raw, ["instructions"]);
 }
 
+/** The body fields the messages and the model are read from; the rest are invocation parameters. */
+const TAKEN: ReadonlySet<string> = new Set(["input", "instructions", "model"]);
+
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
   const messages = [...instructionsMessages(body.instructions), ...normalizeInput(body.input, ["input"])];
   // A conversation continued by id: the first message says which response it follows.
   if (typeof body.previous_response_id === "string" && messages[0])
     messages[0].extras = { ...messages[0].extras, previous_response_id: body.previous_response_id };
-  const invocation_params: Obj = {};
-  for (const k in body) if (k !== "input" && k !== "instructions" && k !== "model" && body[k] !== undefined) invocation_params[k] = body[k];
-  const result: RequestResult = { messages, invocation_params, trace_provider: "openai" };
-  if (typeof body.model === "string") result.trace_model_name = body.model;
-  return result;
+  return requestResult(messages, body, TAKEN, "openai", body.model);
 }

@@ -13,7 +13,7 @@ import type { ResponseResult, StreamAccumulator } from "../types.js";
 import { describe, fail, isObj, type Obj } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { HANDLERS, STATELESS, type ItemSource } from "./events.js";
-import { foldStream, onFirstMessage } from "../common/stream.js";
+import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
 const LIFECYCLE = new Set([
   "response.created",
@@ -85,12 +85,10 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
   private response?: Obj;
   private final = false;
   private error?: unknown;
-  private unmapped?: unknown[];
-  private seenContent = false;
-  private n = 0;
+  private readonly progress = new StreamProgress();
 
   push(event: unknown): boolean {
-    const ei = this.n++;
+    const ei = this.progress.next();
     if (!isObj(event)) fail([ei], `expected a Responses stream event object, got ${describe(event)}`, "object_type");
     const type = event.type;
     if (typeof type !== "string") fail([ei, "type"], `expected a string, got ${describe(type)}`, "string_type");
@@ -113,7 +111,7 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       typeof oi !== "number" ||
       (handler === undefined && type !== "response.output_item.added" && type !== "response.output_item.done")
     ) {
-      (this.unmapped ??= []).push(event);
+      this.progress.keepUnknown(event);
       return false;
     }
     if (!handler) {
@@ -122,10 +120,8 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       return false;
     }
     const content = handler(this.items, event);
-    if (content === undefined) (this.unmapped ??= []).push(event);
-    if (!content || this.seenContent) return false;
-    this.seenContent = true;
-    return true;
+    if (content === undefined) this.progress.keepUnknown(event);
+    return content === true && this.progress.firstContent();
   }
 
   result(): ResponseResult {
@@ -136,14 +132,8 @@ export class ResponsesStreamAccumulator implements StreamAccumulator {
       body = { ...this.response, output: items };
     }
     if (this.error !== undefined) body = { ...body, error: this.error };
-    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.unmapped && [...this.unmapped] });
+    return onFirstMessage(normalizeResponse(body), { unmapped_events: this.progress.unknownEvents() });
   }
 }
 
-export function createStreamAccumulator(): StreamAccumulator {
-  return new ResponsesStreamAccumulator();
-}
-
-export function normalizeStream(events: readonly unknown[]): ResponseResult {
-  return foldStream(events, new ResponsesStreamAccumulator(), "events");
-}
+export const { createStreamAccumulator, normalizeStream } = streamReaders(() => new ResponsesStreamAccumulator(), "events");

@@ -30,22 +30,22 @@ import { quickPatch, quickRun } from "./run-fast-check.js";
 export type Loc = Issue["loc"];
 type Obj = Record<string, unknown>;
 
-export function checkPost(value: unknown, prefix: Loc, out: Issue[]): Run | undefined {
-  const quick = quickRun(value);
-  if (quick) return quick;
-  const r = Run.safeParse(value);
+/** `value` as `schema` reads it (`quick` first: most records need no zod pass), or undefined with its issues added to `out`. */
+function checked<T>(value: unknown, prefix: Loc, out: Issue[], quick: (v: unknown) => T | undefined, schema: z.ZodType<T>): T | undefined {
+  const q = quick(value);
+  if (q) return q;
+  const r = schema.safeParse(value);
   if (r.success) return r.data;
   out.push(...zodIssues(r.error.issues, prefix));
   return undefined;
 }
 
+export function checkPost(value: unknown, prefix: Loc, out: Issue[]): Run | undefined {
+  return checked(value, prefix, out, quickRun, Run);
+}
+
 export function checkPatch(value: unknown, prefix: Loc, out: Issue[]): RunPatch | undefined {
-  const quick = quickPatch(value);
-  if (quick) return quick;
-  const r = RunPatch.safeParse(value);
-  if (r.success) return r.data;
-  out.push(...zodIssues(r.error.issues, prefix));
-  return undefined;
+  return checked(value, prefix, out, quickPatch, RunPatch);
 }
 
 /**

@@ -1,0 +1,24 @@
+/**
+ * What a request body becomes (`RequestResult`): its messages, its invocation
+ * parameters (DESIGN: temperature, max tokens, stop, tools, ...: everything in
+ * the body but what the messages and the model are read from; a field set to
+ * undefined is no parameter), the provider and the model when it names one.
+ */
+import type { Message } from "../../src/format/schema.js";
+import type { RequestResult } from "../types.js";
+import type { Obj } from "./guards.js";
+
+export function requestResult(
+  messages: Message[],
+  body: Obj,
+  taken: ReadonlySet<string>,
+  provider: string | undefined,
+  model: unknown,
+): RequestResult {
+  const invocation_params: Obj = {};
+  for (const k in body) if (!taken.has(k) && body[k] !== undefined) invocation_params[k] = body[k];
+  const result: RequestResult = { messages, invocation_params };
+  if (provider !== undefined) result.trace_provider = provider;
+  if (typeof model === "string") result.trace_model_name = model;
+  return result;
+}
