@@ -35,6 +35,7 @@ import { RollupDeltas } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
 import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
+import { IngestTail } from "./ingest-tail.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
@@ -267,7 +268,12 @@ export class SqliteIngest {
   ingest(batch: IngestBatch | CheckedBatch): IngestResult {
     const { post, patch } = checkIngestBatch(batch);
     try {
-      return this.db.transaction(() => this.write(batch, post, patch))();
+      return this.db.transaction(() => {
+        const tail = new IngestTail();
+        const result = this.write(batch, post, patch, tail);
+        this.writeTail(tail);
+        return result;
+      })();
     } finally {
       this.restoreCache();
     }
@@ -275,17 +281,24 @@ export class SqliteIngest {
 
   /**
    * Validate now (a refused batch throws here, before anything is written); the function returned merges and
-   * stores it inside a transaction the caller holds, and may be called again if that transaction is undone.
+   * stores it inside a transaction the caller holds, adding its part in shared rows to `tail`, which the caller
+   * writes (writeTail) before that transaction ends; it may be called again if that transaction is undone.
    */
-  prepare(batch: IngestBatch | CheckedBatch): () => IngestResult {
+  prepare(batch: IngestBatch | CheckedBatch): (tail: IngestTail) => IngestResult {
     const { post, patch } = checkIngestBatch(batch);
-    return () => {
+    return (tail) => {
       try {
-        return this.write(batch, post, patch);
+        return this.write(batch, post, patch, tail);
       } finally {
         this.restoreCache();
       }
     };
+  }
+
+  /** The projects and rollup cells that ingests in this transaction added to, each written once. */
+  writeTail(tail: IngestTail): void {
+    for (const [p, at] of tail.projects) this.projects.ensure(p, at);
+    this.rollups.apply(tail.rollups);
   }
 
   private restoreCache(): void {
@@ -295,8 +308,8 @@ export class SqliteIngest {
     }
   }
 
-  /** Merge and store, inside the caller's transaction. */
-  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
+  /** Merge and store, inside the caller's transaction; the part in shared rows goes to `tail`. */
+  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[], tail: IngestTail): IngestResult {
     // Group by id so a post and its patches in one request are one read and one write.
     const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
     const slot = (id: string) => {
@@ -310,7 +323,7 @@ export class SqliteIngest {
     let created = 0;
     let updated = 0;
     const completedRoots: string[] = [];
-    /** Each project named in the batch, made once (not once per run) before the transaction ends. */
+    /** Each project named in the batch, made once (not once per run) before the transaction ends (writeTail). */
     const projects = new Set<string>();
     const deltas = new RollupDeltas();
     const threads = new ThreadDeltas();
@@ -340,10 +353,9 @@ export class SqliteIngest {
       }
       if (typeof state.session_name === "string") projects.add(state.session_name);
     }
-    for (const p of projects) this.projects.ensure(p, now);
-    this.rollups.apply(deltas);
     this.threads.apply(threads, bounds);
     for (const a of batch.attachments ?? []) this.attachments.put(a);
+    tail.add(deltas, projects, now);
     return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
   }
 }
