@@ -55,6 +55,8 @@ class InRow {
     readonly inPieces = false,
   ) {}
 }
+/** Most ids whose rows one statement reads. */
+const LOAD_MANY = 64;
 /** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
 const IN_ROW_BYTES = 4096;
 /** Whether JSON text goes to pieces: over PIECE_COLUMN_BYTES of UTF-8 (only texts that could be are measured). */
@@ -72,8 +74,6 @@ function piecesBytes(text: string): number {
  */
 const PIECES_CACHE_KIB = -8192;
 
-const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
-
 /** Whether the stored row already holds `value` in column `c` (a JSON column over IN_ROW_BYTES was not read: unknown, so no). */
 function holds(prev: Row, c: string, value: unknown): boolean {
   if (!(c in prev)) return false;
@@ -86,7 +86,12 @@ const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
 export class SqliteIngest {
   private readonly insertStmt: Database.Statement;
+  /** The insert's columns, in the order of its parameters. */
+  private readonly insertCols: readonly string[];
   private readonly loadStmt: Database.Statement;
+  /** The load's statement up to `WHERE id`, and its forms for several ids by how many (rows()). */
+  private readonly loadSql: string;
+  private readonly loadMany = new Map<number, Database.Statement>();
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
@@ -123,14 +128,36 @@ export class SqliteIngest {
     // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
     // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
     // it had before: no statement of its own reads them again.
-    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ${PARTS}`);
+    // Parameters by position: binding by name makes better-sqlite3 look each name up on the object, per run.
+    this.insertCols = cols;
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) ${PARTS}`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
-    this.loadStmt = db.prepare(
-      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")},
-        ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id = ?`,
-    );
+    this.loadSql = `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")},
+        ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id`;
+    this.loadStmt = db.prepare(`${this.loadSql} = ?`);
+  }
+
+  /** The stored rows of these ids: one statement for up to LOAD_MANY of them, not one per id. */
+  private rows(ids: readonly string[]): Map<string, Row> {
+    const out = new Map<string, Row>();
+    if (ids.length === 1) {
+      const row = this.loadStmt.get(ids[0]) as Row | undefined;
+      if (row) out.set(row.id, row);
+      return out;
+    }
+    for (let i = 0; i < ids.length; i += LOAD_MANY) {
+      const chunk: (string | null)[] = ids.slice(i, i + LOAD_MANY);
+      // Statements kept for 2, 4, 8, ... ids; the places left over are NULL, which matches no id.
+      let size = 2;
+      while (size < chunk.length) size *= 2;
+      let stmt = this.loadMany.get(size);
+      if (!stmt) this.loadMany.set(size, (stmt = this.db.prepare(`${this.loadSql} IN (${new Array(size).fill("?").join(", ")})`)));
+      while (chunk.length < size) chunk.push(null);
+      for (const row of stmt.all(chunk) as Row[]) out.set(row.id, row);
+    }
+    return out;
   }
 
   /** A JSON value, read from the row if it was left there. */
@@ -156,8 +183,8 @@ export class SqliteIngest {
     return stmt;
   }
 
-  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
-    const row = this.loadStmt.get(id) as Row | undefined;
+  /** The run's state as stored (`row`, read by rows()), for the merge. */
+  private load(id: string, row: Row | undefined): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
     const state: Obj = { id };
     const texts: Texts = {};
     if (!row) return { state, row, texts, pieces: undefined };
@@ -259,9 +286,7 @@ export class SqliteIngest {
       const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
       return this.update(cols).get(params) as Row;
     }
-    for (const c of DERIVED) params[c] ??= null;
-    params.first_token_time ??= null;
-    return this.insertStmt.get(params) as Row;
+    return this.insertStmt.get(this.insertCols.map((c) => params[c] ?? null)) as Row;
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
@@ -328,8 +353,10 @@ export class SqliteIngest {
     const deltas = new RollupDeltas();
     const threads = new ThreadDeltas();
     const bounds = new ThreadBounds();
+    // Each id's row is read before any is written: the writes of one batch touch only their own ids' rows.
+    const stored = this.rows([...byId.keys()]);
     for (const [id, s] of byId) {
-      const { state, row, texts, pieces } = this.load(id);
+      const { state, row, texts, pieces } = this.load(id, stored.get(id));
       const before = row && contributionInRow(row);
       const threadBefore = row && threadPartInRow(row);
       // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
