@@ -27,7 +27,7 @@ import { applyChange, type Texts } from "../merge-rules.js";
 import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
-import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
+import { PIECE_COLUMN_BYTES, type PieceMap, type PieceStore } from "./pieces.js";
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
@@ -35,30 +35,11 @@ import { RollupDeltas } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
 import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
+import { InRow, SqliteRunLoader } from "./ingest-load.js";
 import { IngestTail } from "./ingest-tail.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
-/**
- * A large JSON column left in the row: most merges (an end time, a status)
- * never read the large fields, so they are neither read into this process nor
- * rewritten from it (the UPDATE names only the columns that changed); read
- * only when the derivation needs them.
- */
-class InRow {
-  constructor(
-    readonly id: string,
-    readonly column: string,
-    /** Its stored size (octet_length, read from the row header, not the value; or the size recorded for its pieces). */
-    readonly bytes: number,
-    /** Stored in pieces (run_pieces), not in the row. */
-    readonly inPieces = false,
-  ) {}
-}
-/** Most ids whose rows one statement reads. */
-const LOAD_MANY = 64;
-/** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
-const IN_ROW_BYTES = 4096;
 /** Whether JSON text goes to pieces: over PIECE_COLUMN_BYTES of UTF-8 (only texts that could be are measured). */
 function piecesBytes(text: string): number {
   if (text.length * 3 <= PIECE_COLUMN_BYTES) return 0;
@@ -88,10 +69,7 @@ export class SqliteIngest {
   private readonly insertStmt: Database.Statement;
   /** The insert's columns, in the order of its parameters. */
   private readonly insertCols: readonly string[];
-  private readonly loadStmt: Database.Statement;
-  /** The load's statement up to `WHERE id`, and its forms for several ids by how many (rows()). */
-  private readonly loadSql: string;
-  private readonly loadMany = new Map<number, Database.Statement>();
+  private readonly loader: SqliteRunLoader;
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
@@ -133,31 +111,7 @@ export class SqliteIngest {
     this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) ${PARTS}`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
-    // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
-    this.loadSql = `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")},
-        ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id`;
-    this.loadStmt = db.prepare(`${this.loadSql} = ?`);
-  }
-
-  /** The stored rows of these ids: one statement for up to LOAD_MANY of them, not one per id. */
-  private rows(ids: readonly string[]): Map<string, Row> {
-    const out = new Map<string, Row>();
-    if (ids.length === 1) {
-      const row = this.loadStmt.get(ids[0]) as Row | undefined;
-      if (row) out.set(row.id, row);
-      return out;
-    }
-    for (let i = 0; i < ids.length; i += LOAD_MANY) {
-      const chunk: (string | null)[] = ids.slice(i, i + LOAD_MANY);
-      // Statements kept for 2, 4, 8, ... ids; the places left over are NULL, which matches no id.
-      let size = 2;
-      while (size < chunk.length) size *= 2;
-      let stmt = this.loadMany.get(size);
-      if (!stmt) this.loadMany.set(size, (stmt = this.db.prepare(`${this.loadSql} IN (${new Array(size).fill("?").join(", ")})`)));
-      while (chunk.length < size) chunk.push(null);
-      for (const row of stmt.all(chunk) as Row[]) out.set(row.id, row);
-    }
-    return out;
+    this.loader = new SqliteRunLoader(db);
   }
 
   /** A JSON value, read from the row if it was left there. */
@@ -181,32 +135,6 @@ export class SqliteIngest {
         (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)),
       );
     return stmt;
-  }
-
-  /** The run's state as stored (`row`, read by rows()), for the merge. */
-  private load(id: string, row: Row | undefined): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
-    const state: Obj = { id };
-    const texts: Texts = {};
-    if (!row) return { state, row, texts, pieces: undefined };
-    const pieces = parsePieceMap(row.pieces);
-    for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
-    for (const c of JSONCOL) {
-      const inPieces = pieces?.[c];
-      if (inPieces !== undefined) {
-        state[c] = new InRow(id, c, inPieces, true);
-        continue;
-      }
-      if (row[`${c}:type`] === "null") continue;
-      const text = row[c] as string | null;
-      // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
-      if (text === null) state[c] = new InRow(id, c, row[`${c}:bytes`] as number);
-      else {
-        state[c] = JSON.parse(text);
-        texts[c] = text;
-      }
-    }
-    if (row.other) state.__other = JSON.parse(row.other);
-    return { state, row, texts, pieces };
   }
 
   private save(
@@ -354,9 +282,9 @@ export class SqliteIngest {
     const threads = new ThreadDeltas();
     const bounds = new ThreadBounds();
     // Each id's row is read before any is written: the writes of one batch touch only their own ids' rows.
-    const stored = this.rows([...byId.keys()]);
+    const stored = this.loader.rows([...byId.keys()]);
     for (const [id, s] of byId) {
-      const { state, row, texts, pieces } = this.load(id, stored.get(id));
+      const { state, row, texts, pieces } = this.loader.state(id, stored.get(id));
       const before = row && contributionInRow(row);
       const threadBefore = row && threadPartInRow(row);
       // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
