@@ -7,8 +7,10 @@
  * unchanged copy for an A/B in the same run). Prints "listening on <url>",
  * then answers IPC messages: "start" marks the CPU clock and starts the
  * sampling profiler; "stop" replies {cpuUs, mainUs, stages}: the process's
- * CPU, its main (JavaScript) thread's, and each stage's share of the main
- * thread's samples (cpu-stages.ts); "close" closes the collector and exits.
+ * CPU, its main (JavaScript) thread's, each stage's share of the main
+ * thread's samples (cpu-stages.ts), and the SQLite store's commits and the
+ * ingests they held (its group commit, when the tree has one); "close" closes
+ * the collector and exits.
  */
 import { Session } from "node:inspector/promises";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -24,6 +26,9 @@ const { url } = await collector.listen(0);
 
 const session = new Session();
 session.connect();
+/** The SQLite store's group-commit counters (a private field: the benchmark reads what the store does not publish). */
+const groupStats = () => (collector.store as unknown as { group?: { stats: { groups: number; ingests: number } } }).group?.stats;
+let groups0 = { groups: 0, ingests: 0 };
 let cpu0 = 0;
 let main0 = 0;
 const cpuUs = () => {
@@ -52,6 +57,7 @@ process.on("message", (m: string) => {
       }
       cpu0 = cpuUs();
       main0 = mainThreadUs();
+      groups0 = { ...(groupStats() ?? groups0) };
       process.send!({ started: true });
     } else if (m === "stop") {
       const cpu = cpuUs() - cpu0;
@@ -60,7 +66,9 @@ process.on("message", (m: string) => {
       // For a closer look (Chrome DevTools, or by function): TRACEPIPE_BENCH_PROFILE=out.cpuprofile.
       if (prof && process.env.TRACEPIPE_BENCH_PROFILE) writeFileSync(process.env.TRACEPIPE_BENCH_PROFILE, JSON.stringify(prof));
       const stages = prof ? stagesOf(prof) : undefined;
-      process.send!({ cpuUs: cpu, mainUs: main, stages });
+      const g = groupStats();
+      const commits = g && { groups: g.groups - groups0.groups, ingests: g.ingests - groups0.ingests };
+      process.send!({ cpuUs: cpu, mainUs: main, stages, commits });
     } else if (m === "close") {
       session.disconnect();
       await collector.close();

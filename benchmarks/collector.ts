@@ -113,6 +113,8 @@ interface Figures {
   stages: Record<Stage, number[]>;
   unsampled: number[];
   main: number[];
+  /** Ingests per SQLite commit (group commit). */
+  perCommit: number[];
   rss: number[];
   missing: number;
   failures: number;
@@ -130,6 +132,7 @@ for (const v of VARIANTS)
       stages: Object.fromEntries(STAGES.map((s) => [s, []])) as unknown as Record<Stage, number[]>,
       unsampled: [],
       main: [],
+      perCommit: [],
       rss: [],
       missing: 0,
       failures: 0,
@@ -148,7 +151,12 @@ for (let rep = 0; rep < REPS; rep++) {
       const warm = await load(url, batch, WARMUP_SECONDS);
       await ask(proc, "start");
       const r = await load(url, batch, SECONDS);
-      const { cpuUs, mainUs, stages } = await ask<{ cpuUs: number; mainUs: number; stages?: Record<Stage, number> }>(proc, "stop");
+      const { cpuUs, mainUs, stages, commits } = await ask<{
+        cpuUs: number;
+        mainUs: number;
+        stages?: Record<Stage, number>;
+        commits?: { groups: number; ingests: number };
+      }>(proc, "stop");
       const rss = await childPeakRssMiB(proc.pid);
       const exited = new Promise((res) => proc.once("exit", res));
       proc.send("close");
@@ -170,6 +178,7 @@ for (let rep = 0; rep < REPS; rep++) {
         for (const s of STAGES) g.stages[s].push((stages[s] * mainUs) / n);
         g.unsampled.push((cpuUs - mainUs) / n);
       }
+      if (commits && commits.groups > 0) g.perCommit.push(commits.ingests / commits.groups);
       if (rss !== undefined) g.rss.push(rss);
       g.missing += r.runs + warm.runs - stored;
       g.failures += r.failures + warm.failures;
@@ -200,6 +209,7 @@ for (const batch of BATCHES) {
     console.log(
       `    CPU-bound ceiling on one idle core: ${ceiling.toFixed(0)} requests/s (${(ceiling / SPEC_RPS).toFixed(2)}x the ${SPEC_RPS}/s)`,
     );
+    if (g.perCommit.length) console.log(`    requests per SQLite commit (group commit): ${spread(g.perCommit, 2)}`);
     if (g.rss.length) console.log(`    peak RSS of the collector process: ${spread(g.rss, 0, " MiB")}`);
   }
   if (VARIANTS.length > 1) {

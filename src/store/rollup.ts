@@ -43,6 +43,13 @@ export function bucketValue(i: number): number {
 /** Bucket index -> count. */
 export type Hist = Record<string, number>;
 
+/** Add `by` to one bucket of a histogram (an empty bucket is left out). */
+function histBump(h: Hist, bucket: string, by: number): void {
+  const v = (h[bucket] ?? 0) + by;
+  if (v === 0) delete h[bucket];
+  else h[bucket] = v;
+}
+
 export function histAdd(into: Hist, from: Hist, sign = 1): Hist {
   for (const k in from) {
     const v = (into[k] ?? 0) + sign * from[k]!;
@@ -134,48 +141,43 @@ export class RollupDeltas {
   /** Add (sign 1) or take away (sign -1) a contribution row's cells. */
   add(r: ContributionRow, sign: 1 | -1): void {
     if (r.hour === null || r.hour === undefined || r.project === null || r.project === undefined) return;
+    const root = r.root === true || r.root === 1;
+    const llm = r.llm === true || r.llm === 1;
+    if (!root && !llm) return;
     const n = r.n === undefined || r.n === null ? 1 : Number(r.n);
-    const scopes: Scope[] = [];
-    if (r.root === true || r.root === 1) scopes.push("root");
-    if (r.llm === true || r.llm === 1) scopes.push("llm");
-    for (const scope of scopes) {
-      const key: CellKey = {
-        project: r.project,
-        time_ms: Number(r.hour),
-        scope,
-        model: dim(r.model),
-        provider: dim(r.provider),
-        name: dim(r.name),
-      };
-      const k = cellKey(key);
-      let c = this.cells.get(k);
-      if (!c)
-        this.cells.set(
-          k,
-          (c = {
-            ...key,
-            runs: 0,
-            errors: 0,
-            streamed: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            cost: 0,
-            cost_runs: 0,
-            latency: {},
-            ttft: {},
-          }),
-        );
-      c.runs += sign * n;
-      c.errors += sign * num(r.errors);
-      c.input_tokens += sign * num(r.input_tokens);
-      c.output_tokens += sign * num(r.output_tokens);
-      c.cost += sign * num(r.cost);
-      c.cost_runs += sign * num(r.cost_runs);
-      if (r.lat_b !== null && r.lat_b !== undefined) histAdd(c.latency, { [String(Number(r.lat_b))]: n }, sign);
-      if (r.ttft_b !== null && r.ttft_b !== undefined) {
-        c.streamed += sign * n;
-        histAdd(c.ttft, { [String(Number(r.ttft_b))]: n }, sign);
-      }
+    const time_ms = Number(r.hour);
+    const model = dim(r.model);
+    const provider = dim(r.provider);
+    const name = dim(r.name);
+    if (root) this.addTo(this.cell(r.project, time_ms, "root", model, provider, name), r, sign, n);
+    if (llm) this.addTo(this.cell(r.project, time_ms, "llm", model, provider, name), r, sign, n);
+  }
+
+  /** The cell of this row key, made empty if it is not there yet. */
+  private cell(project: string, time_ms: number, scope: Scope, model: string, provider: string, name: string): Cell {
+    const k = cellKey({ project, time_ms, scope, model, provider, name });
+    let c = this.cells.get(k);
+    if (!c) {
+      const empty = { runs: 0, errors: 0, streamed: 0, input_tokens: 0, output_tokens: 0, cost: 0, cost_runs: 0 };
+      c = { project, time_ms, scope, model, provider, name, ...empty, latency: {}, ttft: {} };
+      this.cells.set(k, c);
+    }
+    return c;
+  }
+
+  /** A contribution row's counts and sums into `c` (sign 1) or out of it (-1); it stands for `n` runs. */
+  private addTo(c: Cell, r: ContributionRow, sign: 1 | -1, n: number): void {
+    const runs = sign * n;
+    c.runs += runs;
+    c.errors += sign * num(r.errors);
+    c.input_tokens += sign * num(r.input_tokens);
+    c.output_tokens += sign * num(r.output_tokens);
+    c.cost += sign * num(r.cost);
+    c.cost_runs += sign * num(r.cost_runs);
+    if (r.lat_b !== null && r.lat_b !== undefined) histBump(c.latency, String(Number(r.lat_b)), runs);
+    if (r.ttft_b !== null && r.ttft_b !== undefined) {
+      c.streamed += runs;
+      histBump(c.ttft, String(Number(r.ttft_b)), runs);
     }
   }
 

@@ -2,7 +2,9 @@
  * The SQLite store's group commit: ingests handed over in one turn of the
  * event loop share one transaction; a refused one, or one whose write fails
  * part-way, takes nothing else with it; none is reported stored before the
- * group commits; and closing the store writes what is pending.
+ * group commits; closing the store writes what is pending; and the rows a
+ * group's ingests share (rollups, projects) are written once, with the parts
+ * of the ingests that were kept.
  */
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -11,6 +13,7 @@ import { ValidationError } from "../../src/errors.js";
 import type { Run } from "../../src/run/schema.js";
 import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { GroupCommit } from "../../src/store/sqlite/group-commit.js";
+import { rebuildRollups } from "../../src/store/sqlite/rollups.js";
 import { runRecord, tempDir } from "../helpers/runs.js";
 
 const post = (overrides: Record<string, unknown> = {}) => ({
@@ -90,5 +93,54 @@ describe("SQLite group commit", () => {
     // Each row once: the undone first attempt left nothing behind.
     expect(db.prepare("SELECT v FROM t ORDER BY v").all()).toEqual([{ v: 1 }, { v: 2 }, { v: 3 }]);
     expect(gc.stats).toEqual({ groups: 1, ingests: 4 });
+  });
+  it("writes a group's tail once, last, with the parts of the writes that were kept", async () => {
+    const db = new Database(":memory:");
+    db.exec("CREATE TABLE t (v INTEGER NOT NULL CHECK (v <> 23)); CREATE TABLE total (n INTEGER NOT NULL, writes INTEGER NOT NULL)");
+    db.exec("INSERT INTO total VALUES (0, 0)");
+    const insert = db.prepare("INSERT INTO t (v) VALUES (?)");
+    const addTotal = db.prepare("UPDATE total SET n = n + ?, writes = writes + 1");
+    let opened = 0;
+    const gc = new GroupCommit<number[], number, { n: number }>(
+      db,
+      (vs) => (tail) => {
+        for (const v of vs) insert.run(v);
+        tail.n += vs.length;
+        return vs.length;
+      },
+      (err) => err,
+      () => {},
+      { open: () => (opened++, { n: 0 }), write: (tail) => addTotal.run(tail.n) },
+    );
+    const outcomes = await Promise.allSettled([gc.add([1, 2]), gc.add([21, 22, 23]), gc.add([3])]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    // The first attempt was undone (its tail with it); the second wrote the tail once, without the undone write's part.
+    expect(opened).toBe(2);
+    expect(db.prepare("SELECT n, writes FROM total").get()).toEqual({ n: 3, writes: 1 });
+    expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 3 });
+  });
+
+  it("sums the rollups of one turn's ingests into the rows a rebuild from the runs gives, with one refused among them", async () => {
+    const dir = tempDir("tp-group-tail-");
+    const store = new SqliteStore(join(dir, "t.db"));
+    const group = (store as unknown as { group: GroupCommit<unknown, unknown> }).group;
+    const at = (i: number) => ({ start_time: `2026-11-22T10:15:0${i}.000000Z`, end_time: `2026-11-22T10:15:0${i}.${i}00000Z` });
+    const batches = [
+      { post: [runRecord({ session_name: "tail", ...at(1) }), runRecord({ session_name: "tail", ...at(2), error: "boom" })] },
+      { post: [runRecord({ session_name: "tail", start_time: "not a time" })] },
+      { post: [runRecord({ session_name: "tail", ...at(3) }), runRecord({ session_name: "other", ...at(4) })] },
+    ] as unknown as { post: Run[] }[];
+    const outcomes = await Promise.allSettled(batches.map((b) => store.ingest(b)));
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(group.stats).toEqual({ groups: 1, ingests: 3 });
+    await store.close();
+    const db = new Database(join(dir, "t.db"));
+    const rollups = () => db.prepare("SELECT * FROM monitor_rollups ORDER BY project, hour, scope, name").all();
+    const kept = rollups();
+    expect(kept.map((r) => (r as { runs: number }).runs)).toEqual([1, 3]);
+    rebuildRollups(db);
+    expect(kept).toEqual(rollups());
+    expect(db.prepare("SELECT name FROM projects ORDER BY name").all()).toEqual([{ name: "other" }, { name: "tail" }]);
+    db.close();
   });
 });

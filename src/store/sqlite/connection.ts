@@ -8,8 +8,16 @@ import { dirname } from "node:path";
 import { StoreUnavailableError } from "../../errors.js";
 import { migrate } from "./migrations.js";
 
-/** The page cache: ingest is write-heavy, and a bigger cache keeps it off the disk where it can. */
-export const CACHE_KIB = -65536;
+/**
+ * The page cache. Big enough for the pages ingest keeps coming back to (the
+ * last leaves of the time-ordered indexes, the rollup and thread rows, the
+ * upper levels of the id and trace indexes); no bigger, because a commit that
+ * follows a page split (SQLite's balance renumbers a page through a temporary
+ * number far past the file's end) walks the cache's whole hash table, so that
+ * commit costs in proportion to how many pages the cache holds. Pages it does
+ * not hold are read from the operating system's file cache.
+ */
+export const CACHE_KIB = -16384;
 
 /**
  * WAL pages written before SQLite copies them back into the file: a page that

@@ -16,6 +16,12 @@
  * never reported stored when a later failure (a full disk failing the commit,
  * or SQLite rolling the whole transaction back) undid it: then every ingest
  * of the group fails with that error, and nothing of it is kept.
+ *
+ * What the writes of a group add to shared rows (totals that many requests
+ * add to alike) may be left to a tail: each write that succeeds adds its part
+ * to the group's tail, and the tail is written once, last, in the same
+ * transaction, so those rows are read and written once per group rather than
+ * once per request. A write undone in its savepoint has added nothing to it.
  */
 import type Database from "better-sqlite3";
 
@@ -30,12 +36,18 @@ interface Pending<B, R> {
 
 type Outcome<R> = { ok: true; value: R } | { ok: false; err: unknown };
 /** An ingest past its checks (its write), or refused by them. */
-type Prepared<R> = { write: () => R } | { err: unknown };
+type Prepared<R, T> = { write: (tail: T) => R } | { err: unknown };
+
+/** A group's tail: opened when its transaction begins (again if it is written again), written last inside it. */
+export interface GroupTail<T> {
+  open(): T;
+  write(tail: T): void;
+}
 
 /** Thrown out of a group's transaction to undo it when one write failed and SQLite kept the transaction. */
 class WriteFailedInGroup {}
 
-export class GroupCommit<B, R> {
+export class GroupCommit<B, R, T = undefined> {
   private pending: Pending<B, R>[] = [];
   /** Transactions committed, and the ingests they held. */
   readonly stats = { groups: 0, ingests: 0 };
@@ -44,13 +56,16 @@ export class GroupCommit<B, R> {
     private readonly db: Database.Database,
     /**
      * Checks one batch, throwing if it is refused (nothing written), and returns its write: called inside the group's
-     * transaction, and called again if that transaction is undone.
+     * transaction with the group's tail, and called again if that transaction is undone. A write adds to the tail only
+     * once nothing of it can fail any more.
      */
-    private readonly prepare: (batch: B) => () => R,
+    private readonly prepare: (batch: B) => (tail: T) => R,
     /** The error an ingest is rejected with, for the error that failed it (or its whole group). */
     private readonly mapError: (err: unknown) => unknown,
     /** Called when a group has committed. */
     private readonly committed: () => void,
+    /** The group's tail, when its writes leave one. */
+    private readonly tail?: GroupTail<T>,
   ) {}
 
   /** Written at the end of this turn of the event loop, with whatever else is handed over in it. */
@@ -67,7 +82,7 @@ export class GroupCommit<B, R> {
   }
 
   private writeGroup(group: Pending<B, R>[]): void {
-    const prepared = group.map((p): Prepared<R> => {
+    const prepared = group.map((p): Prepared<R, T> => {
       try {
         return { write: this.prepare(p.batch) };
       } catch (err) {
@@ -98,9 +113,11 @@ export class GroupCommit<B, R> {
   }
 
   /** The group's writes in one transaction, each in a savepoint of its own when `savepoints`; their outcomes once it has committed. */
-  private commit(prepared: Prepared<R>[], savepoints: boolean): Outcome<R>[] {
+  private commit(prepared: Prepared<R, T>[], savepoints: boolean): Outcome<R>[] {
     const outcomes: Outcome<R>[] = [];
     this.db.transaction(() => {
+      const tail = this.tail?.open() as T;
+      const write = (p: { write: (tail: T) => R }) => () => p.write(tail);
       for (const p of prepared) {
         if ("err" in p) {
           outcomes.push({ ok: false, err: p.err });
@@ -108,7 +125,7 @@ export class GroupCommit<B, R> {
         }
         try {
           // A nested better-sqlite3 transaction is a savepoint.
-          outcomes.push({ ok: true, value: savepoints ? this.db.transaction(p.write)() : p.write() });
+          outcomes.push({ ok: true, value: savepoints ? this.db.transaction(write(p))() : p.write(tail) });
         } catch (err) {
           // SQLite rolled the whole transaction back (a full disk, an I/O error): what the group wrote is gone.
           if (!this.db.inTransaction) throw err;
@@ -116,6 +133,8 @@ export class GroupCommit<B, R> {
           outcomes.push({ ok: false, err });
         }
       }
+      // A failure here undoes the whole group, as a failed commit would.
+      this.tail?.write(tail);
     })();
     return outcomes;
   }

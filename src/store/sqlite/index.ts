@@ -22,6 +22,7 @@ import { asUnavailable, closeDatabase, openDatabase } from "./connection.js";
 import { SqliteDeployments } from "./deployments.js";
 import { SqliteIngest } from "./ingest.js";
 import { GroupCommit } from "./group-commit.js";
+import { IngestTail } from "./ingest-tail.js";
 import { PieceStore } from "./pieces.js";
 import { SqliteProjects } from "./projects.js";
 import { SqliteRuns } from "./runs.js";
@@ -58,7 +59,7 @@ export class SqliteStore implements Store {
   readonly writesWebhookOutbox: boolean;
   /** Why the last write could not be done (disk full, locked, read-only), until a write succeeds again: health() reports it. */
   private writeTrouble: string | undefined;
-  private readonly group: GroupCommit<IngestBatch | CheckedBatch, IngestResult>;
+  private readonly group: GroupCommit<IngestBatch | CheckedBatch, IngestResult, IngestTail>;
 
   /** Open (creating the file, its directory and the schema as needed) the store at `path`; `:memory:` for tests. */
   constructor(path: string, opts: StoreOptions = {}) {
@@ -86,6 +87,7 @@ export class SqliteStore implements Store {
       (batch) => this.writer.prepare(batch),
       (err) => this.unavailable(err),
       () => (this.writeTrouble = undefined),
+      { open: () => new IngestTail(), write: (tail) => this.writer.writeTail(tail) },
     );
   }
 

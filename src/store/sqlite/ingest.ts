@@ -27,7 +27,7 @@ import { applyChange, type Texts } from "../merge-rules.js";
 import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
-import { PIECE_COLUMN_BYTES, parsePieceMap, type PieceMap, type PieceStore } from "./pieces.js";
+import { PIECE_COLUMN_BYTES, type PieceMap, type PieceStore } from "./pieces.js";
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
@@ -35,27 +35,11 @@ import { RollupDeltas } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
 import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
+import { InRow, SqliteRunLoader } from "./ingest-load.js";
+import { IngestTail } from "./ingest-tail.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
 
-/**
- * A large JSON column left in the row: most merges (an end time, a status)
- * never read the large fields, so they are neither read into this process nor
- * rewritten from it (the UPDATE names only the columns that changed); read
- * only when the derivation needs them.
- */
-class InRow {
-  constructor(
-    readonly id: string,
-    readonly column: string,
-    /** Its stored size (octet_length, read from the row header, not the value; or the size recorded for its pieces). */
-    readonly bytes: number,
-    /** Stored in pieces (run_pieces), not in the row. */
-    readonly inPieces = false,
-  ) {}
-}
-/** Stored JSON up to this many bytes is read with the row; larger stays in it until needed. */
-const IN_ROW_BYTES = 4096;
 /** Whether JSON text goes to pieces: over PIECE_COLUMN_BYTES of UTF-8 (only texts that could be are measured). */
 function piecesBytes(text: string): number {
   if (text.length * 3 <= PIECE_COLUMN_BYTES) return 0;
@@ -71,8 +55,6 @@ function piecesBytes(text: string): number {
  */
 const PIECES_CACHE_KIB = -8192;
 
-const DERIVED = ["detected_format", "normalized_inputs", "normalized_outputs", "normalize_error"] as const;
-
 /** Whether the stored row already holds `value` in column `c` (a JSON column over IN_ROW_BYTES was not read: unknown, so no). */
 function holds(prev: Row, c: string, value: unknown): boolean {
   if (!(c in prev)) return false;
@@ -85,7 +67,9 @@ const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
 export class SqliteIngest {
   private readonly insertStmt: Database.Statement;
-  private readonly loadStmt: Database.Statement;
+  /** The insert's columns, in the order of its parameters. */
+  private readonly insertCols: readonly string[];
+  private readonly loader: SqliteRunLoader;
   private readonly updateStmts = new Map<string, Database.Statement>();
   /** The cache is PIECES_CACHE_KIB until the current transaction ends. */
   private smallCache = false;
@@ -122,14 +106,12 @@ export class SqliteIngest {
     // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
     // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
     // it had before: no statement of its own reads them again.
-    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map((c) => "@" + c).join(", ")}) ${PARTS}`);
+    // Parameters by position: binding by name makes better-sqlite3 look each name up on the object, per run.
+    this.insertCols = cols;
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) ${PARTS}`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
-    // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
-    this.loadStmt = db.prepare(
-      `SELECT id, has_post, other, pieces, received_at, ${SCALAR.join(", ")}, ${JSONCOL.map((c) => `typeof(${c}) AS "${c}:type", octet_length(${c}) AS "${c}:bytes", CASE WHEN octet_length(${c}) <= ${IN_ROW_BYTES} THEN ${c} END AS ${c}`).join(", ")},
-        ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id = ?`,
-    );
+    this.loader = new SqliteRunLoader(db);
   }
 
   /** A JSON value, read from the row if it was left there. */
@@ -153,32 +135,6 @@ export class SqliteIngest {
         (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)),
       );
     return stmt;
-  }
-
-  private load(id: string): { state: Obj; row: Row | undefined; texts: Texts; pieces: PieceMap | undefined } {
-    const row = this.loadStmt.get(id) as Row | undefined;
-    const state: Obj = { id };
-    const texts: Texts = {};
-    if (!row) return { state, row, texts, pieces: undefined };
-    const pieces = parsePieceMap(row.pieces);
-    for (const c of SCALAR) if (row[c] !== null) state[c] = row[c];
-    for (const c of JSONCOL) {
-      const inPieces = pieces?.[c];
-      if (inPieces !== undefined) {
-        state[c] = new InRow(id, c, inPieces, true);
-        continue;
-      }
-      if (row[`${c}:type`] === "null") continue;
-      const text = row[c] as string | null;
-      // Large (so neither absent nor a JSON null): stays in the row unless a change or the derivation needs it.
-      if (text === null) state[c] = new InRow(id, c, row[`${c}:bytes`] as number);
-      else {
-        state[c] = JSON.parse(text);
-        texts[c] = text;
-      }
-    }
-    if (row.other) state.__other = JSON.parse(row.other);
-    return { state, row, texts, pieces };
   }
 
   private save(
@@ -258,16 +214,19 @@ export class SqliteIngest {
       const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
       return this.update(cols).get(params) as Row;
     }
-    for (const c of DERIVED) params[c] ??= null;
-    params.first_token_time ??= null;
-    return this.insertStmt.get(params) as Row;
+    return this.insertStmt.get(this.insertCols.map((c) => params[c] ?? null)) as Row;
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
   ingest(batch: IngestBatch | CheckedBatch): IngestResult {
     const { post, patch } = checkIngestBatch(batch);
     try {
-      return this.db.transaction(() => this.write(batch, post, patch))();
+      return this.db.transaction(() => {
+        const tail = new IngestTail();
+        const result = this.write(batch, post, patch, tail);
+        this.writeTail(tail);
+        return result;
+      })();
     } finally {
       this.restoreCache();
     }
@@ -275,17 +234,24 @@ export class SqliteIngest {
 
   /**
    * Validate now (a refused batch throws here, before anything is written); the function returned merges and
-   * stores it inside a transaction the caller holds, and may be called again if that transaction is undone.
+   * stores it inside a transaction the caller holds, adding its part in shared rows to `tail`, which the caller
+   * writes (writeTail) before that transaction ends; it may be called again if that transaction is undone.
    */
-  prepare(batch: IngestBatch | CheckedBatch): () => IngestResult {
+  prepare(batch: IngestBatch | CheckedBatch): (tail: IngestTail) => IngestResult {
     const { post, patch } = checkIngestBatch(batch);
-    return () => {
+    return (tail) => {
       try {
-        return this.write(batch, post, patch);
+        return this.write(batch, post, patch, tail);
       } finally {
         this.restoreCache();
       }
     };
+  }
+
+  /** The projects and rollup cells that ingests in this transaction added to, each written once. */
+  writeTail(tail: IngestTail): void {
+    for (const [p, at] of tail.projects) this.projects.ensure(p, at);
+    this.rollups.apply(tail.rollups);
   }
 
   private restoreCache(): void {
@@ -295,8 +261,8 @@ export class SqliteIngest {
     }
   }
 
-  /** Merge and store, inside the caller's transaction. */
-  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[]): IngestResult {
+  /** Merge and store, inside the caller's transaction; the part in shared rows goes to `tail`. */
+  private write(batch: IngestBatch | CheckedBatch, post: readonly Run[], patch: readonly RunPatch[], tail: IngestTail): IngestResult {
     // Group by id so a post and its patches in one request are one read and one write.
     const byId = new Map<string, { posts: Obj[]; patches: Obj[] }>();
     const slot = (id: string) => {
@@ -310,13 +276,15 @@ export class SqliteIngest {
     let created = 0;
     let updated = 0;
     const completedRoots: string[] = [];
-    /** Each project named in the batch, made once (not once per run) before the transaction ends. */
+    /** Each project named in the batch, made once (not once per run) before the transaction ends (writeTail). */
     const projects = new Set<string>();
     const deltas = new RollupDeltas();
     const threads = new ThreadDeltas();
     const bounds = new ThreadBounds();
+    // Each id's row is read before any is written: the writes of one batch touch only their own ids' rows.
+    const stored = this.loader.rows([...byId.keys()]);
     for (const [id, s] of byId) {
-      const { state, row, texts, pieces } = this.load(id);
+      const { state, row, texts, pieces } = this.loader.state(id, stored.get(id));
       const before = row && contributionInRow(row);
       const threadBefore = row && threadPartInRow(row);
       // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
@@ -340,10 +308,9 @@ export class SqliteIngest {
       }
       if (typeof state.session_name === "string") projects.add(state.session_name);
     }
-    for (const p of projects) this.projects.ensure(p, now);
-    this.rollups.apply(deltas);
     this.threads.apply(threads, bounds);
     for (const a of batch.attachments ?? []) this.attachments.put(a);
+    tail.add(deltas, projects, now);
     return { created, updated, attachments: batch.attachments?.length ?? 0, completedRoots };
   }
 }
