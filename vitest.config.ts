@@ -33,6 +33,46 @@ const UNIT = [
   "test/backfill/times.test.ts",
 ];
 
+/**
+ * Files that start loopback collectors, stores and SQLite files in this process and close them
+ * when they end (afterEach/afterAll or finally), and touch no environment, global tracer,
+ * process handler, timer mock or module mock. They share a worker too (isolate off): starting a
+ * worker and importing vitest, zod, the store, the server and the adapters once per file cost
+ * more than most of these files' own tests. A worker left with an idle socket is stopped by
+ * vitest when the run ends. A CLI child they start has ended when its test does. Files that keep
+ * `serve` collectors running, start their own PostgreSQL cluster or redis, a browser or the
+ * OpenTelemetry SDK keep a worker of their own.
+ */
+const SHARED = [
+  "test/server/middleware/*.test.ts",
+  "test/server/checked-ingest.test.ts",
+  "test/server/collector.test.ts",
+  "test/server/costs.test.ts",
+  "test/server/otlp.test.ts",
+  "test/server/otlp-logs.test.ts",
+  "test/server/otlp-roots.test.ts",
+  "test/store/derive-on-read.test.ts",
+  "test/store/group-commit.test.ts",
+  "test/store/retention.test.ts",
+  "test/store/same-refusals.test.ts",
+  "test/store/sqlite.test.ts",
+  "test/viewer/content-not-captured.test.ts",
+  "test/viewer/insights-api.test.ts",
+  "test/viewer/runless-logs.test.ts",
+  "test/viewer/store-upgrade.test.ts",
+  "test/viewer/webhooks.test.ts",
+  "test/webhooks/ssrf.test.ts",
+  "test/webhooks/webhooks.test.ts",
+  "test/backfill/bedrock-converse.test.ts",
+  "test/backfill/formats.test.ts",
+  "test/backfill/gemini.test.ts",
+  "test/backfill/lines.test.ts",
+  "test/backfill/otlp.test.ts",
+  "test/control/control-plane.test.ts",
+  "test/cli/store-target.test.ts",
+  "test/package/services.test.ts",
+];
+
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -49,7 +89,8 @@ export default defineConfig({
     maxWorkers: 3,
     projects: [
       { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
-      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...UNIT] } },
+      { extends: true, test: { name: "shared", include: SHARED, isolate: false } },
+      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...UNIT, ...SHARED] } },
       ...(postgres
         ? [
             {

@@ -4,13 +4,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startCollector, type Running } from "../helpers/collector.js";
-import { runCli, jsonLines } from "../helpers/cli.js";
+import { CLI, runCli, jsonLines } from "../helpers/cli.js";
 import { storedLines, writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
 import { skipWithout } from "../helpers/services.js";
 import { openStore } from "../../src/store/index.js";
 
-const ENTRY = fileURLToPath(new URL("../../src/cli/run.ts", import.meta.url));
 let col: Running | undefined;
 afterEach(async () => {
   await col?.close();
@@ -99,7 +98,7 @@ describe("tracepipe backfill", () => {
       const dir = tempDir("tp-bf-tty-");
       const log = join(dir, "tty.jsonl");
       await writeGenericLog(log, 3000, 0, 5);
-      const cmd = [process.execPath, "--import", "tsx", ENTRY, "backfill", log, "--dry-run", "--dead-letter", join(dir, "dead.jsonl")]
+      const cmd = [process.execPath, ...CLI, "backfill", log, "--dry-run", "--dead-letter", join(dir, "dead.jsonl")]
         .map((a) => `'${a}'`)
         .join(" ");
       const out = await new Promise<{ code: number | null; text: string }>((resolve) => {

@@ -271,7 +271,10 @@ export function sharedPostgres(): Promise<PostgresDatabases> {
 const SHARED_MAX_CONNECTIONS = 400;
 
 async function startRunCluster(): Promise<SharedCluster> {
-  const { root, port } = await launch(SHARED_MAX_CONNECTIONS);
+  // Without autovacuum: the run leaves hundreds of small databases behind, and its workers would
+  // visit them in turn for as long as the run lasts, vacuuming tables that are thrown away at the
+  // end. No test relies on it (the store's own clusters, startPostgres, keep it on).
+  const { root, port } = await launch(SHARED_MAX_CONNECTIONS, { autovacuum: "off" });
   return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, port, root };
 }
 

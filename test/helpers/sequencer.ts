@@ -3,6 +3,12 @@
  * cache holds their durations from an earlier run; a fresh clone has none, and
  * a long file started last keeps one worker busy while the others sit idle.
  * So, with no durations known, the files known to be longest start first.
+ *
+ * The files of a project that shares its workers (isolate off) then run one
+ * after another: vitest keeps a worker for the next file only when that file
+ * is next in line and of the same project, and otherwise stops it and starts
+ * a fresh one, so files of such a project spread among the others would each
+ * pay for a new worker and its imports after all.
  */
 import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
@@ -36,12 +42,16 @@ export default class LongestFirst extends BaseSequencer {
     const sorted = await super.sort(files);
     const root = this.ctx.config.root;
     const path = (f: TestSpecification) => relative(root, f.moduleId);
-    // vitest's own cache of durations orders them already.
-    if (sorted.some((f) => this.ctx.cache.getFileTestResults(`${f.project.name}:${path(f)}`))) return sorted;
     const rank = (f: TestSpecification) => {
       const i = LONGEST.indexOf(path(f));
       return i < 0 ? LONGEST.length : i;
     };
-    return [...sorted].sort((a, b) => rank(a) - rank(b));
+    // vitest's own cache of durations orders them already.
+    const cached = sorted.some((f) => this.ctx.cache.getFileTestResults(`${f.project.name}:${path(f)}`));
+    const longestFirst = cached ? sorted : [...sorted].sort((a, b) => rank(a) - rank(b));
+    const ownWorker = longestFirst.filter((f) => f.project.config.isolate !== false);
+    const sharing = longestFirst.filter((f) => f.project.config.isolate === false);
+    const projects = [...new Set(sharing.map((f) => f.project.name))];
+    return [...ownWorker, ...projects.flatMap((name) => sharing.filter((f) => f.project.name === name))];
   }
 }
