@@ -121,7 +121,7 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
     : "";
   ctes.push(
     `written AS (INSERT INTO runs (${ROW_COLUMNS.join(", ")}) SELECT * FROM unnest(${ROW_COLUMNS.map((c) => cols[c]).join(", ")})
-      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}, ${THREAD_PART})`,
+      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}${alone ? "" : `, ${THREAD_PART}`})`,
     `queued AS (${queueCte("written")})`,
   );
   if (webhooks.length)
