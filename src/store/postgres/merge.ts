@@ -34,7 +34,7 @@ import type { ContributionRow } from "../rollup.js";
 import { ThreadDeltas, type ThreadContribution } from "../thread-rollup.js";
 import { applyThreads, THREAD_PART } from "./thread-table.js";
 import { newRunRows, writeNewRuns, type NewRunRows } from "./new-runs.js";
-import { hasBigValue, load, runsById, toColumns } from "./run-state.js";
+import { hasBigValue, load, runsById, toColumns, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 
 /** Stored JSON up to this many bytes is read with the row; larger stays in the database until needed. */
@@ -67,21 +67,11 @@ const LOAD_SQL = `SELECT r.id, r.has_post, r.other, r.exact, r.received_at,
 const WRITTEN = `RETURNING ${CONTRIBUTION}, ${THREAD_PART}`;
 export type Part = ContributionRow & ThreadContribution;
 
-export interface MergeOptions {
-  normalizeOnIngest: boolean;
+export interface MergeOptions extends DeriveOptions {
   /** False when the caller already tried the batch as new runs (new-runs.ts) and some existed: the merge goes straight to the keys. */
   tryNewRuns?: boolean;
   /** The batch's rows as new runs, when the caller built them already. */
   newRuns?: NewRunRows;
-}
-
-/** What one batch did (IngestResult without attachments). */
-export interface MergeOutcome {
-  created: number;
-  updated: number;
-  completedRoots: string[];
-  /** Projects the batch's runs are in (their rows inserted with the runs). */
-  projects: Set<string>;
 }
 
 /** Merge the batch's posts and patches inside the caller's transaction, and insert their projects' rows. */

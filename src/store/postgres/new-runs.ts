@@ -26,11 +26,10 @@ import { webhookUrlOf } from "../../run/webhook.js";
 import { applyChange, endsRun } from "../merge-rules.js";
 import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
-import type { MergeOptions, MergeOutcome } from "./merge.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
-import { hasBigValue, load, runsById, toColumns } from "./run-state.js";
+import { hasBigValue, load, runsById, toColumns, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
 
 /** A batch of posts as new runs: the rows to insert, in id order, and what the batch did if they are. */
@@ -59,7 +58,7 @@ export async function newRunRows(
   ids: readonly string[],
   byId: ReadonlyMap<string, { posts: Obj[]; patches: Obj[] }>,
   now: string,
-  opts: MergeOptions,
+  opts: DeriveOptions,
 ): Promise<NewRunRows | undefined> {
   const outcome: MergeOutcome = { created: ids.length, updated: 0, completedRoots: [], projects: new Set() };
   const rows: Obj[] = [];
@@ -162,7 +161,7 @@ export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; k
 export async function insertNewRuns(
   pool: PgPool,
   posts: readonly Obj[],
-  opts: MergeOptions & { webhookOutbox: boolean },
+  opts: DeriveOptions & { webhookOutbox: boolean },
 ): Promise<NewRunsResult> {
   const { byId, ids } = runsById(posts, []);
   const r = ids.length ? await newRunRows(ids, byId, new Date().toISOString(), opts) : undefined;

@@ -4,13 +4,28 @@
  * to write (`toColumns`), with what the store derives on ingest (native
  * format, usage, cost, model and provider). A JSON column too large to read
  * with the row stays in the database (InDb) until the derivation needs it.
+ * Also what a batch's write did (MergeOutcome), which merge.ts and
+ * new-runs.ts both answer.
  */
 import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
-import type { MergeOptions } from "./merge.js";
 import { DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
+
+/** What the store derives on ingest. */
+export interface DeriveOptions {
+  normalizeOnIngest: boolean;
+}
+
+/** What one batch did (IngestResult without attachments). */
+export interface MergeOutcome {
+  created: number;
+  updated: number;
+  completedRoots: string[];
+  /** Projects the batch's runs are in (their rows inserted with the runs). */
+  projects: Set<string>;
+}
 
 /** Rows with a column larger than this are inserted one by one (an array literal would copy it again). */
 export const BIG_VALUE_CHARS = 256 * 1024;
@@ -86,7 +101,7 @@ export async function toColumns(
   posted: boolean,
   now: string,
   messagesChanged: boolean,
-  opts: MergeOptions,
+  opts: DeriveOptions,
 ): Promise<Obj> {
   const params: Obj = { id: state.id, has_post: (prev?.has_post ?? false) || posted, updated_at: now };
   if (!prev) params.received_at = now;
