@@ -150,8 +150,11 @@ export async function writeNewRuns(client: pg.ClientBase, r: NewRunRows): Promis
   return written.length === r.ids.length ? written : undefined;
 }
 
-/** What `insertNewRuns` did: the batch's outcome when it wrote the runs; else whether it wrote keys, and the rows it built. */
-export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; keysWritten: boolean; rows?: NewRunRows };
+/**
+ * What `insertNewRuns` did: the batch's outcome when it wrote the runs; else, for a batch
+ * with a root run in a thread, the rows it built, for the transaction to write as new runs.
+ */
+export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; threaded?: NewRunRows };
 
 /**
  * A batch of posts as new runs in one statement of its own transaction
@@ -165,7 +168,7 @@ export async function insertNewRuns(
 ): Promise<NewRunsResult> {
   const { byId, ids } = runsById(posts, []);
   const r = ids.length ? await newRunRows(ids, byId, new Date().toISOString(), opts) : undefined;
-  if (!r || r.threaded) return { keysWritten: false, rows: r };
+  if (!r || r.threaded) return { threaded: r };
   const webhooks: [string, string][] = [];
   if (opts.webhookOutbox) {
     const completed = new Set(r.outcome.completedRoots);
@@ -176,5 +179,5 @@ export async function insertNewRuns(
     }
   }
   const written = (await pool.statement<{ written: number }>(newRunsQuery(r, true, webhooks))).rows[0]?.written;
-  return written === ids.length ? { outcome: r.outcome } : { keysWritten: true };
+  return written === ids.length ? { outcome: r.outcome } : {};
 }

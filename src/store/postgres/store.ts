@@ -121,8 +121,9 @@ export class PostgresStore implements Store {
       // Posts of new runs, the common case: one statement, its own transaction (new-runs.ts).
       const n = await insertNewRuns(this.pool, post as readonly Obj[], { ...opts, webhookOutbox: this.writesWebhookOutbox });
       if (n.outcome) return { created: n.outcome.created, updated: 0, attachments: 0, completedRoots: n.outcome.completedRoots };
-      opts.tryNewRuns = !n.keysWritten;
-      opts.newRuns = n.rows;
+      // Some run stored already, or a value too large for the one statement: straight to the keys; in a thread: the new runs' statement in the transaction.
+      opts.tryNewRuns = n.threaded !== undefined;
+      opts.newRuns = n.threaded;
     }
     return this.pool.transaction(async (client): Promise<IngestResult> => {
       // The merge also inserts the projects its runs are in.
