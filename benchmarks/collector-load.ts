@@ -6,7 +6,7 @@
  * Every request carries BATCH runs (~2 KB each) with fresh ids
  * (benchmarks/run-bodies.ts): random v4 ids, or with `v7` time-ordered
  * UUIDv7 ids and the request's own start/end times. Prints one JSON line:
- * {requests, failures, runs, seconds, latencyMedianMs, latencyP99Ms, cpuMs,
+ * {requests, failures, failedWith (by status, 0 for a failed connection), runs, seconds, latencyMedianMs, latencyP99Ms, cpuMs,
  * cpuUsPerRequest, voluntarySwitches, involuntarySwitches}: the CPU and the
  * switches are this process's own, over the sending only (not its start-up),
  * so a benchmark can charge it.
@@ -33,6 +33,8 @@ const heads = targets.map((t) => requestHead(t, bodies.contentType, bodies.lengt
 
 let requests = 0;
 let failures = 0;
+/** Failed requests by status (0: the connection failed before a response). */
+const failedWith: Record<number, number> = {};
 const latencies: number[] = [];
 const usage0 = process.resourceUsage();
 const t0 = performance.now();
@@ -47,7 +49,10 @@ await Promise.all(
       const status = await connections[i]!.send(heads[i]!, body).catch(() => 0);
       latencies.push(performance.now() - s);
       if (status === 202) requests++;
-      else failures++;
+      else {
+        failures++;
+        failedWith[status] = (failedWith[status] ?? 0) + 1;
+      }
     }
     for (const c of connections) c.close();
   }),
@@ -59,6 +64,7 @@ console.log(
   JSON.stringify({
     requests,
     failures,
+    failedWith,
     runs: requests * BATCH,
     seconds,
     latencyMedianMs: latencies[latencies.length >> 1],
