@@ -61,6 +61,7 @@ interface Load {
   latencyMedianMs: number;
   latencyP99Ms: number;
   cpuMs: number;
+  cpuUsPerRequest: number;
   voluntarySwitches: number;
   involuntarySwitches: number;
 }
@@ -135,6 +136,8 @@ interface Sample {
   background: number;
   exited: number;
   loadgen: number;
+  /** The load generator's CPU per request, µs. */
+  loadgenPerRequest: number;
   machine: number;
   /** Context switches per request: collectors (summed), backends, load generator; voluntary and involuntary. */
   switches: { collectors: [number, number]; backends: [number, number]; loadgen: [number, number] };
@@ -191,6 +194,7 @@ async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch
       background: per1k(server.background.cpuMs),
       exited: per1k(server.exitedMs),
       loadgen: per1k(l.cpuMs),
+      loadgenPerRequest: l.cpuUsPerRequest,
       machine: per1k(m1 - m0),
       switches: {
         collectors: perReq(sumUse(cu)),
@@ -299,6 +303,11 @@ for (const batch of BATCHES) {
       ].join("  "),
     );
   }
+}
+
+console.log("\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):");
+for (const batch of BATCHES) {
+  console.log(`  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`);
 }
 
 console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");

@@ -60,6 +60,8 @@ interface Load {
   seconds: number;
   latencyMedianMs: number;
   latencyP99Ms: number;
+  /** The load generator's own CPU per request, µs. */
+  cpuUsPerRequest: number;
 }
 function load(url: string, batch: number, seconds: number): Promise<Load> {
   return new Promise((resolve, reject) => {
@@ -110,6 +112,7 @@ interface Figures {
   lat: number[];
   p99: number[];
   cpuPerReq: number[];
+  loadgenPerReq: number[];
   stages: Record<Stage, number[]>;
   unsampled: number[];
   main: number[];
@@ -127,6 +130,7 @@ for (const v of VARIANTS)
       rps: [],
       runsps: [],
       lat: [],
+      loadgenPerReq: [],
       p99: [],
       cpuPerReq: [],
       stages: Object.fromEntries(STAGES.map((s) => [s, []])) as unknown as Record<Stage, number[]>,
@@ -172,6 +176,7 @@ for (let rep = 0; rep < REPS; rep++) {
       g.lat.push(r.latencyMedianMs);
       g.p99.push(r.latencyP99Ms);
       g.cpuPerReq.push(cpuUs / n);
+      g.loadgenPerReq.push(r.cpuUsPerRequest);
       // The profile gives each stage's share of the main thread's CPU; the rest of the process's CPU ran on other threads (GC helpers, I/O).
       if (Number.isFinite(mainUs)) g.main.push(mainUs / n);
       if (stages && Number.isFinite(mainUs)) {
@@ -210,6 +215,7 @@ for (const batch of BATCHES) {
       `    CPU-bound ceiling on one idle core: ${ceiling.toFixed(0)} requests/s (${(ceiling / SPEC_RPS).toFixed(2)}x the ${SPEC_RPS}/s)`,
     );
     if (g.perCommit.length) console.log(`    requests per SQLite commit (group commit): ${spread(g.perCommit, 2)}`);
+    console.log(`    load generator's own CPU per request (another process): ${spread(g.loadgenPerReq, 0, " µs")}`);
     if (g.rss.length) console.log(`    peak RSS of the collector process: ${spread(g.rss, 0, " MiB")}`);
   }
   if (VARIANTS.length > 1) {

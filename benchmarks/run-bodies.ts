@@ -15,6 +15,8 @@ import { uuidv7 } from "../src/run/ids.js";
 export interface RunBodies {
   /** The bodies' content-type (multipart, with its boundary). */
   contentType: string;
+  /** Every body's length in bytes (fresh ids and times have the template's). */
+  length: number;
   /** A new body: the template with fresh ids (and, time-ordered, the current time). */
   fresh(): Buffer;
 }
@@ -60,6 +62,7 @@ export async function runBodies(batch: number, timeOrdered: boolean): Promise<Ru
   const timePlaces = placesOf(template, now);
   return {
     contentType: req.headers.get("content-type")!,
+    length: template.length,
     fresh() {
       const b = Buffer.from(template);
       for (const at of idPlaces) {

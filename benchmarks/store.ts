@@ -54,6 +54,8 @@ interface Load {
   failures: number;
   runs: number;
   seconds: number;
+  /** The load generator's own CPU per request, µs. */
+  cpuUsPerRequest: number;
 }
 function load(url: string, batch: number): Promise<Load> {
   return new Promise((resolve, reject) => {
@@ -131,6 +133,7 @@ interface Figures {
   rps: number[];
   collectorCpuPer1k: number[];
   serverCpuPer1k: number[];
+  loadgenUsPerRequest: number[];
   missing: number;
   failures: number;
 }
@@ -138,7 +141,15 @@ const results = new Map<string, Figures>();
 const key = (kind: Kind, batch: number) => `${kind}/${batch}`;
 for (const kind of ["sqlite", "postgres"] as const)
   for (const b of BATCHES)
-    results.set(key(kind, b), { runsps: [], rps: [], collectorCpuPer1k: [], serverCpuPer1k: [], missing: 0, failures: 0 });
+    results.set(key(kind, b), {
+      runsps: [],
+      rps: [],
+      collectorCpuPer1k: [],
+      serverCpuPer1k: [],
+      loadgenUsPerRequest: [],
+      missing: 0,
+      failures: 0,
+    });
 
 console.log(
   `store benchmark: load generator (own process, ${CLIENTS} connections, fresh ids, ~2 KB runs) -> one collector in this process, no rate limits; ${SECONDS} s per measurement, ${REPS} repetitions, stores and batch sizes alternating`,
@@ -168,6 +179,7 @@ try {
         g.rps.push(r.requests / r.seconds);
         g.collectorCpuPer1k.push((cpu * 1000) / Math.max(1, r.runs));
         if (pmPid) g.serverCpuPer1k.push((serverCpu * 1000) / Math.max(1, r.runs));
+        g.loadgenUsPerRequest.push(r.cpuUsPerRequest);
         g.missing += r.runs - stored;
         g.failures += r.failures;
       }
@@ -187,6 +199,9 @@ for (const batch of BATCHES) {
   console.log(`    PostgreSQL  ${spread(p[figure], 0)}   -> ${ratio(p[figure], s[figure])}x SQLite (target >= 0.8x)`);
   console.log(
     `    CPU per 1,000 runs: collector SQLite ${spread(s.collectorCpuPer1k, 0, " ms")}, PostgreSQL ${spread(p.collectorCpuPer1k, 0, " ms")}; PostgreSQL server ${p.serverCpuPer1k.length ? spread(p.serverCpuPer1k, 0, " ms") : "not measured (remote server)"}`,
+  );
+  console.log(
+    `    load generator's own CPU per request (not in the figures above): SQLite ${spread(s.loadgenUsPerRequest, 0, " µs")}, PostgreSQL ${spread(p.loadgenUsPerRequest, 0, " µs")}`,
   );
   console.log(`    accepted runs not stored: SQLite ${s.missing}, PostgreSQL ${p.missing}; failed requests: ${s.failures}, ${p.failures}`);
 }

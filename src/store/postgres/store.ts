@@ -21,7 +21,8 @@ import { checkFeedback, checkIngestBatch } from "../validate.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES } from "./columns.js";
-import { mergeRuns } from "./merge.js";
+import { mergeRuns, type MergeOptions } from "./merge.js";
+import { insertNewRuns } from "./new-runs.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
 import { PgPool } from "./pool.js";
@@ -115,9 +116,18 @@ export class PostgresStore implements Store {
   async ingest(batch: IngestBatch | CheckedBatch): Promise<IngestResult> {
     const { post, patch } = checkIngestBatch(batch);
     const attachments = batch.attachments ?? [];
+    const opts: MergeOptions = { normalizeOnIngest: this.normalizeOnIngest };
+    if (patch.length === 0 && attachments.length === 0) {
+      // Posts of new runs, the common case: one statement, its own transaction (new-runs.ts).
+      const n = await insertNewRuns(this.pool, post as readonly Obj[], { ...opts, webhookOutbox: this.writesWebhookOutbox });
+      if (n.outcome) return { created: n.outcome.created, updated: 0, attachments: 0, completedRoots: n.outcome.completedRoots };
+      // Some run stored already, or a value too large for the one statement: straight to the keys; in a thread: the new runs' statement in the transaction.
+      opts.tryNewRuns = n.threaded !== undefined;
+      opts.newRuns = n.threaded;
+    }
     return this.pool.transaction(async (client): Promise<IngestResult> => {
       // The merge also inserts the projects its runs are in.
-      const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], { normalizeOnIngest: this.normalizeOnIngest });
+      const m = await mergeRuns(client, post as readonly Obj[], patch as readonly Obj[], opts);
       for (const a of attachments) await putAttachment(client, a);
       if (this.writesWebhookOutbox && m.completedRoots.length) await enqueueWebhooks(client, m.completedRoots);
       return { created: m.created, updated: m.updated, attachments: attachments.length, completedRoots: m.completedRoots };

@@ -1,0 +1,183 @@
+/**
+ * Posts of runs never seen (a client's first send, most of what a collector
+ * receives): their keys, projects, rows and monitoring rollup deltas written
+ * by ONE statement. Sent on its own (`insertNewRuns`), that statement is its
+ * own transaction: all of it commits or none, and its reply comes after the
+ * commit, as a COMMIT's would, so a batch of new runs costs the database one
+ * round trip instead of BEGIN, writes and COMMIT.
+ *
+ * The runs are inserted only if every key was inserted by this statement (a
+ * CTE's `fresh`, as in merge.ts's KEYS_SQL), so no stored run is ever
+ * overwritten; otherwise only the keys were written (inserted, or locked
+ * while the statement ran) and the caller merges the batch the usual way. A
+ * key without a run reads as a run not stored yet (merge.ts inserts it).
+ *
+ * The rollup deltas are queued (rollup-queue.ts) by a CTE from the insert's
+ * RETURNING, grouped by cell as RollupDeltas groups them (store/rollup.ts).
+ * A thread's first and last turn are found again from the runs
+ * (thread-table.ts), which a statement cannot see of its own inserts: inside
+ * a transaction (`writeNewRuns`) the thread deltas follow in the next
+ * statements; on its own the statement writes no run of a batch with a root
+ * run in a thread, and such a batch takes the transaction.
+ */
+import type pg from "pg";
+import { isObj, type Obj } from "../../internal/obj.js";
+import { webhookUrlOf } from "../../run/webhook.js";
+import { applyChange, endsRun } from "../merge-rules.js";
+import type { ThreadContribution } from "../thread-rollup.js";
+import { ROW_COLUMNS, TYPES } from "./columns.js";
+import type { PgPool } from "./pool.js";
+import { prepared } from "./prepared.js";
+import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
+import { hasBigValue, load, runsById, toColumns, type DeriveOptions, type MergeOutcome } from "./run-state.js";
+import { THREAD_PART } from "./thread-table.js";
+
+/** A batch of posts as new runs: the rows to insert, in id order, and what the batch did if they are. */
+export interface NewRunRows {
+  ids: readonly string[];
+  rows: readonly Obj[];
+  outcome: MergeOutcome;
+  /** Some root run's metadata names a thread (session_id, thread_id or conversation_id, as tracepipe_thread_key reads it). */
+  threaded: boolean;
+}
+
+/** Metadata keys tracepipe_thread_key reads a thread id from (migrations.ts, version 3). */
+const THREAD_KEYS = ["session_id", "thread_id", "conversation_id"];
+
+/** Whether a new row is a root whose stored metadata may name a thread (any of the keys present counts). */
+function mayBeThreaded(row: Obj): boolean {
+  if (row.parent_run_id !== null && row.parent_run_id !== undefined) return false;
+  if (typeof row.extra !== "string" || !row.extra.includes('"metadata"')) return false;
+  const extra = JSON.parse(row.extra) as unknown;
+  const meta = isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined;
+  return !!meta && THREAD_KEYS.some((k) => meta[k] !== undefined && meta[k] !== null);
+}
+
+/** The rows for `ids` as new runs (no connection needed); undefined when a value is too large for the one-statement form. */
+export async function newRunRows(
+  ids: readonly string[],
+  byId: ReadonlyMap<string, { posts: Obj[]; patches: Obj[] }>,
+  now: string,
+  opts: DeriveOptions,
+): Promise<NewRunRows | undefined> {
+  const outcome: MergeOutcome = { created: ids.length, updated: 0, completedRoots: [], projects: new Set() };
+  const rows: Obj[] = [];
+  let threaded = false;
+  for (const id of ids) {
+    const s = byId.get(id)!;
+    const { state, texts } = load(undefined, id);
+    for (const p of s.posts) applyChange(state, p, true, texts);
+    const row = await toColumns(undefined, state, texts, undefined, true, now, true, opts);
+    if (hasBigValue(row)) return undefined;
+    rows.push(row);
+    threaded ||= mayBeThreaded(row);
+    if (endsRun(s.posts) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (typeof row.session_name === "string") outcome.projects.add(row.session_name);
+  }
+  return { ids, rows, outcome, threaded };
+}
+
+/**
+ * A queued rollup row per cell of the written runs (CONTRIBUTION's columns),
+ * as RollupDeltas.add sums them: a run counts in the root cell, the llm cell
+ * or both; a histogram maps a bucket (as text) to its runs.
+ */
+function queueCte(from: string): string {
+  const hist = (b: string) =>
+    `coalesce((SELECT jsonb_object_agg(h.b, h.n) FROM (SELECT u.b::text AS b, count(*) AS n FROM unnest(array_agg(${b})) AS u(b)
+      WHERE u.b IS NOT NULL GROUP BY u.b) h), '{}'::jsonb)`;
+  return `INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS})
+    SELECT c.project, c.hour, s.scope, coalesce(c.model, ''), coalesce(c.provider, ''), coalesce(c.name, ''),
+      count(*), sum(c.errors), count(c.ttft_b), coalesce(sum(c.input_tokens), 0), coalesce(sum(c.output_tokens), 0),
+      coalesce(sum(c.cost), 0), sum(c.cost_runs), ${hist("c.lat_b")}, ${hist("c.ttft_b")}
+    FROM ${from} c CROSS JOIN LATERAL (VALUES ('root', c.root), ('llm', c.llm)) AS s(scope, counted)
+    WHERE s.counted AND c.hour IS NOT NULL AND c.project IS NOT NULL
+    GROUP BY c.project, c.hour, s.scope, coalesce(c.model, ''), coalesce(c.provider, ''), coalesce(c.name, '')`;
+}
+
+/**
+ * The statement. `alone`: sent as its own transaction, so it also refuses a
+ * batch with a root run in a thread, writes the completed roots' webhook
+ * deliveries (`webhooks`: [run id, URL]) and answers only how many runs it
+ * wrote; else it answers each written run's part in its thread.
+ */
+function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string, string][]): pg.QueryConfig {
+  const values: unknown[] = [];
+  const param = (v: unknown, type: string) => (values.push(v), `$${values.length}::${type}`);
+  const cols = Object.fromEntries(ROW_COLUMNS.map((c) => [c, param(r.rows.map((row) => row[c] ?? null), `${TYPES[c]}[]`)]));
+  const ctes = [
+    `keys AS (INSERT INTO run_keys AS k (id) SELECT x FROM unnest(${param(r.ids, "text[]")}) AS x ORDER BY x
+      ON CONFLICT (id) DO UPDATE SET id = k.id RETURNING (k.xmax = 0) AS fresh)`,
+  ];
+  const projects = [...r.outcome.projects].sort();
+  if (projects.length)
+    ctes.push(
+      `new_projects AS (INSERT INTO projects (name, created_at) SELECT unnest(${param(projects, "text[]")}), ${param(r.rows[0]!.updated_at, "text")} ON CONFLICT DO NOTHING)`,
+    );
+  const threadFree = alone
+    ? ` AND NOT EXISTS (SELECT 1 FROM unnest(${cols.parent_run_id}, ${cols.extra}) AS t(parent, extra)
+        WHERE t.parent IS NULL AND tracepipe_thread_key(t.extra) IS NOT NULL)`
+    : "";
+  ctes.push(
+    `written AS (INSERT INTO runs (${ROW_COLUMNS.join(", ")}) SELECT * FROM unnest(${ROW_COLUMNS.map((c) => cols[c]).join(", ")})
+      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}${alone ? "" : `, ${THREAD_PART}`})`,
+    `queued AS (${queueCte("written")})`,
+  );
+  if (webhooks.length)
+    ctes.push(
+      `outbox AS (INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at)
+        SELECT d.id, d.url, now(), now() FROM unnest(${param(
+          webhooks.map((w) => w[0]),
+          "text[]",
+        )}, ${param(
+          webhooks.map((w) => w[1]),
+          "text[]",
+        )}) AS d(id, url)
+        WHERE EXISTS (SELECT 1 FROM written) ORDER BY d.id ON CONFLICT (run_id) DO NOTHING)`,
+    );
+  const answer = alone ? "SELECT count(*)::int AS written FROM written" : "SELECT project, thread_id, latency_ms FROM written";
+  return prepared(`WITH ${ctes.join(",\n  ")}\n${answer}`, values);
+}
+
+/**
+ * Inside the caller's transaction: the rows as new runs, their keys,
+ * projects and queued rollup deltas; each written run's part in its thread
+ * (for the caller to apply), or undefined when some run exists (only the keys
+ * were written then).
+ */
+export async function writeNewRuns(client: pg.ClientBase, r: NewRunRows): Promise<ThreadContribution[] | undefined> {
+  const written = (await client.query<ThreadContribution>(newRunsQuery(r, false, []))).rows;
+  return written.length === r.ids.length ? written : undefined;
+}
+
+/**
+ * What `insertNewRuns` did: the batch's outcome when it wrote the runs; else, for a batch
+ * with a root run in a thread, the rows it built, for the transaction to write as new runs.
+ */
+export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; threaded?: NewRunRows };
+
+/**
+ * A batch of posts as new runs in one statement of its own transaction
+ * (inside an open transaction, part of it), the completed roots' webhook
+ * deliveries with them when `webhookOutbox`.
+ */
+export async function insertNewRuns(
+  pool: PgPool,
+  posts: readonly Obj[],
+  opts: DeriveOptions & { webhookOutbox: boolean },
+): Promise<NewRunsResult> {
+  const { byId, ids } = runsById(posts, []);
+  const r = ids.length ? await newRunRows(ids, byId, new Date().toISOString(), opts) : undefined;
+  if (!r || r.threaded) return { threaded: r };
+  const webhooks: [string, string][] = [];
+  if (opts.webhookOutbox) {
+    const completed = new Set(r.outcome.completedRoots);
+    for (const row of r.rows) {
+      if (!completed.has(row.id as string) || typeof row.extra !== "string") continue;
+      const url = webhookUrlOf({ extra: JSON.parse(row.extra) as unknown });
+      if (url) webhooks.push([row.id as string, url]);
+    }
+  }
+  const written = (await pool.statement<{ written: number }>(newRunsQuery(r, true, webhooks))).rows[0]?.written;
+  return written === ids.length ? { outcome: r.outcome } : {};
+}
