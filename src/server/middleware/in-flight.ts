@@ -5,9 +5,12 @@
  * collector can take costs it nothing but the refusals: no memory grows with
  * the queue, and the client (or the load balancer) sends the request again,
  * here later or to another collector. Nothing refused was stored, and its
- * body is read only to be thrown away, for at most REFUSED_DRAIN_MS after the
- * answer: a connection closed with the body still arriving is reset, and a
- * client still writing its body then sees the reset instead of the 503.
+ * body is read only to be thrown away after the answer: a connection closed
+ * with the body still arriving is reset, and a client still writing its body
+ * would see the reset instead of the 503. The drain ends the connection when
+ * the body stops arriving for REFUSED_DRAIN_IDLE_MS, or after
+ * REFUSED_DRAIN_MS in all: a client uploading steadily on a starved machine
+ * still reads its 503, and one that never stops sending holds nothing for long.
  *
  * The bound is one budget (InFlightBudget) that the OTLP/gRPC receiver draws
  * on too, so a collector's whole work in flight is bounded whichever way it
@@ -20,7 +23,9 @@ import type { Middleware } from "./compose.js";
 export const BUSY_RETRY_AFTER_S = 1;
 
 /** How long a refused request's body may go on arriving (and be thrown away) after the answer before its connection is dropped. */
-export const REFUSED_DRAIN_MS = 2000;
+export const REFUSED_DRAIN_MS = 10_000;
+/** How long a refused request's body may pause before its connection is dropped. */
+export const REFUSED_DRAIN_IDLE_MS = 2000;
 
 export interface InFlightGauge {
   /** Requests in flight now, and how many were refused since start. */
@@ -54,20 +59,33 @@ export interface InFlightOptions {
   budget: InFlightBudget;
   /** Requests that are never refused (GET /info, so a load balancer can tell busy from down). */
   exempt?: (method: string, path: string) => boolean;
+  /** The longest a refused body is drained after the answer (REFUSED_DRAIN_MS). */
+  refusedDrainMs?: number;
 }
 
 export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGauge } {
   const budget = o.budget;
+  const drainMs = o.refusedDrainMs ?? REFUSED_DRAIN_MS;
   const m = (async (x, next) => {
     if (budget.max <= 0 || o.exempt?.(x.method, x.url.pathname)) return next();
     if (!budget.tryEnter()) {
       // The errors middleware resumes the unread body, which throws it away as it arrives.
       x.res.once("finish", () => {
         if (x.req.complete) return;
-        const drop = setTimeout(() => x.req.socket.destroy(), REFUSED_DRAIN_MS);
-        drop.unref();
-        x.req.once("end", () => clearTimeout(drop));
-        x.req.socket.once("close", () => clearTimeout(drop));
+        const destroy = () => x.req.socket.destroy();
+        const idle = setTimeout(destroy, Math.min(REFUSED_DRAIN_IDLE_MS, drainMs));
+        const cap = setTimeout(destroy, drainMs);
+        idle.unref();
+        cap.unref();
+        const arriving = () => idle.refresh();
+        const done = () => {
+          clearTimeout(idle);
+          clearTimeout(cap);
+          x.req.off("data", arriving);
+        };
+        x.req.on("data", arriving);
+        x.req.once("end", done);
+        x.req.socket.once("close", done);
       });
       throw new HttpError(
         503,

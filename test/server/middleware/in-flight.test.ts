@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { connect } from "node:net";
 import { errors } from "../../../src/server/middleware/errors.js";
-import { InFlightBudget, REFUSED_DRAIN_MS, inFlight } from "../../../src/server/middleware/in-flight.js";
+import { InFlightBudget, REFUSED_DRAIN_IDLE_MS, inFlight } from "../../../src/server/middleware/in-flight.js";
 import { serveChain, type Served } from "../../helpers/middleware.js";
 
 let served: Served | undefined;
@@ -17,11 +17,11 @@ afterEach(async () => {
 });
 
 /** A chain with a budget of one, whose handler holds every request on /hold until `release()`. */
-async function heldChain(): Promise<{ url: string; budget: InFlightBudget; release: () => void }> {
+async function heldChain(refusedDrainMs?: number): Promise<{ url: string; budget: InFlightBudget; release: () => void }> {
   const budget = new InFlightBudget(1);
   let release: () => void = () => undefined;
   const held = new Promise<void>((resolve) => (release = resolve));
-  served = await serveChain([errors({ maxListedIssues: 10, log: () => undefined }), inFlight({ budget })], async (x) => {
+  served = await serveChain([errors({ maxListedIssues: 10, log: () => undefined }), inFlight({ budget, refusedDrainMs })], async (x) => {
     if (x.url.pathname === "/hold") await held;
     return { status: 200, body: { ok: true } };
   });
@@ -88,26 +88,49 @@ describe("in-flight bound", () => {
     await holding;
   });
 
-  it("drops the connection of a refused body that keeps arriving, after the answer", async () => {
-    const { url, budget, release } = await heldChain();
-    const holding = fetch(`${url}/hold`, { method: "POST", body: "x" });
-    while (budget.inFlight < 1) await new Promise((r) => setTimeout(r, 5));
+  /** A raw request announcing a gibibyte, refused (the budget is held); `write(sock)` is called every 50 ms. */
+  async function refusedUpload(url: string, write: (sock: ReturnType<typeof connect>) => void) {
     const { port } = new URL(url);
     const sock = connect(Number(port), "127.0.0.1");
     let answer = "";
     sock.on("data", (d: Buffer) => (answer += d.toString()));
     sock.on("error", () => undefined);
     sock.write(`POST /runs HTTP/1.1\r\nhost: x\r\ncontent-length: ${1 << 30}\r\n\r\n`);
-    // A gibibyte announced, 64 KiB every 50 ms: without a bound on the drain this would hold the connection for hours.
-    const writer = setInterval(() => sock.writable && sock.write(Buffer.alloc(64 << 10, 97)), 50);
+    const writer = setInterval(() => sock.writable && write(sock), 50);
     const closedAfter = await new Promise<number>((resolve) => {
       const start = Date.now();
       sock.on("close", () => resolve(Date.now() - start));
     });
     clearInterval(writer);
+    return { answer, closedAfter };
+  }
+
+  it("drops the connection of a refused body that keeps arriving, after the drain's whole time", async () => {
+    const drainMs = REFUSED_DRAIN_IDLE_MS + 1500;
+    const { url, budget, release } = await heldChain(drainMs);
+    const holding = fetch(`${url}/hold`, { method: "POST", body: "x" });
+    while (budget.inFlight < 1) await new Promise((r) => setTimeout(r, 5));
+    // 64 KiB every 50 ms, never a pause as long as the idle bound: without the whole-time bound this would hold the connection for hours.
+    const { answer, closedAfter } = await refusedUpload(url, (sock) => sock.write(Buffer.alloc(64 << 10, 97)));
     expect(answer).toMatch(/^HTTP\/1\.1 503 /);
     expect(answer).toMatch(/retry-after: 1/i);
-    expect(closedAfter).toBeGreaterThanOrEqual(REFUSED_DRAIN_MS / 2);
+    // Still draining past the idle bound (the body kept arriving), then dropped by the whole-time bound.
+    expect(closedAfter).toBeGreaterThan(REFUSED_DRAIN_IDLE_MS + 500);
+    expect(closedAfter).toBeLessThan(drainMs + 5000);
+    release();
+    await holding;
+  });
+
+  it("drops the connection of a refused body that stops arriving, after the idle bound", async () => {
+    const { url, budget, release } = await heldChain(60_000);
+    const holding = fetch(`${url}/hold`, { method: "POST", body: "x" });
+    while (budget.inFlight < 1) await new Promise((r) => setTimeout(r, 5));
+    let writes = 0;
+    // A few chunks, then silence with the body far from complete: dropped after the idle bound, not after the minute.
+    const { answer, closedAfter } = await refusedUpload(url, (sock) => writes++ < 4 && sock.write(Buffer.alloc(64 << 10, 97)));
+    expect(answer).toMatch(/^HTTP\/1\.1 503 /);
+    expect(closedAfter).toBeGreaterThanOrEqual(REFUSED_DRAIN_IDLE_MS / 2);
+    expect(closedAfter).toBeLessThan(30_000);
     release();
     await holding;
   });
