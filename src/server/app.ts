@@ -82,6 +82,8 @@ export interface CollectorOptions {
   webhookProject?: string;
   /** How long the control plane's simulated builds take before a revision is DEPLOYED, ms (default 1500). */
   deploymentBuildMs?: number;
+  /** The clock the control plane's simulated builds age by, ms since the epoch (default Date.now). */
+  deploymentClock?: () => number;
   /** Called after a root run with an end time was stored. Must not throw; must not block. */
   onRunCompleted?: (run: StoredRun) => void;
   /** Shared limiter (e.g. Redis); a process-local one by default. */
@@ -159,7 +161,7 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     .add(queryRoutes(store))
     .add(webhookDeliveryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
-    .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, now: opts.deploymentClock, onCreate: (d) => store.ensureProject(d.name) })))
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(viewerRoutes(store))
     .add(opts.routes ?? []);

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,6 +43,11 @@ export interface CliResult {
   stderr: string;
 }
 
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const c of running) c.kill("SIGKILL");
+});
+
 /** Run the real CLI in a child process (see CLI: compiled when dist/ is fresh, else through tsx, so no build is needed). */
 export function runCli(
   args: string[],
@@ -58,10 +63,14 @@ export function runCli(
     let stderr = "";
     child.stdout.setEncoding("utf8").on("data", (d) => (stdout += d));
     child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs ?? 30_000);
+    // Without timeoutMs the test's own time bounds the wait: a fixed deadline here is one a CLI
+    // starved by a busy machine can miss. A child still running when the test process ends is killed.
+    const timer = opts.timeoutMs === undefined ? undefined : setTimeout(() => child.kill("SIGKILL"), opts.timeoutMs);
+    running.add(child);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
+      running.delete(child);
       resolve({ code, stdout, stderr });
     });
     child.stdin.end(opts.input ?? "");

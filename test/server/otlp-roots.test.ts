@@ -5,7 +5,7 @@
  * or a process that died before its root ended). Real collector, real SQLite
  * file, OTLP JSON as exporters send it and protobuf from the OTel serializer.
  */
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base";
@@ -20,8 +20,19 @@ import { RootlessSweep } from "../../src/otlp/sweep.js";
 
 const running: Running[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   while (running.length) await running.pop()!.close();
 });
+
+/**
+ * The quiet time is measured by the clock the store stamps spans with and the sweep reads:
+ * frozen here (timers run as usual), so a trace is quiet when the test moves the clock past it,
+ * not when a busy machine happens to take that long between two steps.
+ */
+function freezeClock(): { pass(ms: number): void } {
+  vi.useFakeTimers({ toFake: ["Date"] });
+  return { pass: (ms) => vi.setSystemTime(Date.now() + ms) };
+}
 async function collector(opts: Parameters<typeof startCollector>[0] = {}): Promise<Running> {
   const c = await startCollector(opts);
   running.push(c);
@@ -157,13 +168,14 @@ describe("a trace without a root span", () => {
   });
 
   it("is converted as it is once quiet, and its runs move under the root when the root comes", async () => {
+    const clock = freezeClock();
     const c = await collector({ rootlessAfterMs: 150 });
     const agent = span("agent");
     const chat = span("chat gpt-4o", { parent: agent.spanId, chat: true });
     await post(c, [chat]);
     expect(await runs(c)).toHaveLength(0);
     expect(waiting(c)).toEqual([TRACE]);
-    await sleep(200);
+    clock.pass(200);
     await c.collector.sweepRootless();
     const early = await runs(c);
     expect(early.map((r) => r.name)).toEqual(["chat gpt-4o"]);
@@ -185,17 +197,18 @@ describe("a trace without a root span", () => {
   });
 
   it("a span arriving after a sweep puts the trace back to wait, and the next quiet sweep converts it with that span", async () => {
+    const clock = freezeClock();
     const c = await collector({ rootlessAfterMs: 100 });
     const a = span("first", { parent: "00000000000000dd", chat: true });
     await post(c, [a]);
-    await sleep(150);
+    clock.pass(150);
     await c.collector.sweepRootless();
     expect((await runs(c)).map((r) => r.name)).toEqual(["first"]);
     await post(c, [span("second", { parent: "00000000000000dd", chat: true })]);
     expect(waiting(c)).toEqual([TRACE]);
     await c.collector.sweepRootless(); // not quiet yet
     expect(await runs(c)).toHaveLength(1);
-    await sleep(150);
+    clock.pass(150);
     await c.collector.sweepRootless();
     expect((await runs(c)).map((r) => r.name).sort()).toEqual(["first", "second"]);
   });
@@ -324,7 +337,10 @@ describe("a trace without a root span", () => {
   });
 
   it("tracepipe serve --rootless-after sets the quiet time", async () => {
-    const serve = await startServeProcess(["--no-rate-limit", "--rootless-after", "200"]);
+    // A process of its own, whose clock the test cannot move: a quiet time long enough that the trace
+    // still waits when the test looks right after sending it, however busy the machine, and a wait for
+    // the conversion that ends well before the default quiet time (30 s) would have converted it.
+    const serve = await startServeProcess(["--no-rate-limit", "--rootless-after", "2000"]);
     try {
       await post(
         { url: serve.url } as Running,
@@ -332,7 +348,7 @@ describe("a trace without a root span", () => {
         "serve-roots",
       );
       expect(serve.count("serve-roots").n).toBe(0);
-      const deadline = Date.now() + 10_000;
+      const deadline = Date.now() + 20_000;
       while (serve.count("serve-roots").n === 0 && Date.now() < deadline) await sleep(50);
       expect(serve.count("serve-roots").n).toBe(1);
     } finally {

@@ -9,6 +9,7 @@
 import Database from "better-sqlite3";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
@@ -214,13 +215,35 @@ describe("large JSON columns in pieces", () => {
     const killPath = join(tempDir("tp-pieces-kill-"), "runs.db");
     new SqliteStore(killPath).close(); // migrated before the child races to open it
     const script = fileURLToPath(new URL("./fixtures/pieces-writer.ts", import.meta.url));
-    for (let round = 0; round < 3; round++) {
-      const child = spawn(process.execPath, ["--import", "tsx", script, killPath], { stdio: ["ignore", "pipe", "inherit"] });
-      await new Promise<void>((resolve) => child.stdout!.once("data", () => resolve()));
-      // Long enough to be inside some transaction's piece writes (each run writes ~3 MB of pieces).
-      await new Promise((r) => setTimeout(r, 400 + round * 170));
-      child.kill("SIGKILL");
-      await new Promise((r) => child.once("exit", r));
+    // The three writers load side by side (loading is most of their time on a busy machine); each
+    // writes only when told, so one writer at a time meets the kill.
+    const writers = Array.from({ length: 3 }, () => {
+      const child = spawn(process.execPath, ["--import", "tsx", script, killPath], { stdio: ["pipe", "pipe", "inherit"] });
+      const lines = createInterface({ input: child.stdout! });
+      const exited = new Promise((r) => child.once("exit", r));
+      const line = (match: RegExp) =>
+        new Promise<void>((resolve, reject) => {
+          const onLine = (l: string) => match.test(l) && (lines.off("line", onLine), resolve());
+          lines.on("line", onLine);
+          void exited.then(() => reject(new Error(`the writer exited before printing ${match}`)));
+        });
+      const ready = line(/^ready$/);
+      ready.catch(() => undefined); // awaited in its round; a writer killed before its round is not an error
+      return { child, exited, ready, line };
+    });
+    try {
+      for (const [round, w] of writers.entries()) {
+        await w.ready;
+        const committed = w.line(/^wrote \d+$/);
+        w.child.stdin!.write("go\n");
+        // One run committed, so the file holds runs; then a moment more, to land inside a later run's piece writes.
+        await committed;
+        await new Promise((r) => setTimeout(r, 50 + round * 170));
+        w.child.kill("SIGKILL");
+        await w.exited;
+      }
+    } finally {
+      for (const w of writers) w.child.kill("SIGKILL");
     }
     const db = new Database(killPath, { readonly: true });
     try {
