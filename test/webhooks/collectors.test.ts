@@ -17,12 +17,14 @@ import { runRecord, tempDir } from "../helpers/runs.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../helpers/serve-processes.js";
 
 const TRACES = 500;
-const TIMEOUT_MS = 1000;
+/** Long beside the receiver's 40 ms answers, so an answer late only because the machine is busy is rare. */
+const TIMEOUT_MS = 2000;
 /** Runs whose receiver answers their first attempt too late (a retry the test provokes). */
 const SLOW = new Set([7, 61, 123, 250, 333, 401, 488]);
 /** Runs whose receiver always answers 500 (out of attempts: failed). */
 const FAILING = new Set([19, 222, 444]);
 const ATTEMPTS = 3;
+const noAnswer = new RegExp(`no answer within ${TIMEOUT_MS} ms`);
 /** The delivery loop's default concurrency: at most this many attempts die with a collector. */
 const CONCURRENCY = 8;
 
@@ -168,7 +170,9 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
       unrecorded += got - d.attempts.length;
       if (FAILING.has(i)) {
         expect(d.status).toBe("failed");
-        expect(d.attempts.map((a) => a.status_code ?? a.error)).toEqual(Array(ATTEMPTS).fill(500));
+        // Each attempt failed: the receiver's 500, or (its answer late on a busy machine) no answer in time.
+        expect(d.attempts).toHaveLength(ATTEMPTS);
+        for (const a of d.attempts) expect(a.status_code ?? a.error, `run ${i}`).toSatisfy((x) => x === 500 || noAnswer.test(String(x)));
         continue;
       }
       expect(d.status, `run ${i}`).toBe("delivered");
@@ -176,7 +180,7 @@ describe.skipIf(skipWithoutPostgres())("webhooks from three collectors on one Po
       // Every recorded attempt before the last is a failure: a retry follows only a failed attempt.
       for (const a of d.attempts.slice(0, -1)) expect(a.status_code ?? 0, `run ${i}`).not.toBe(200);
       if (SLOW.has(i)) {
-        expect(d.attempts[0]!.error, `run ${i}`).toMatch(/no answer within 1000 ms/);
+        expect(d.attempts[0]!.error, `run ${i}`).toMatch(noAnswer);
         expect(d.attempts[0]!.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
       }
       if (got === 1) exactlyOnce++;
