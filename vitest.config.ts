@@ -90,7 +90,10 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: "unit", include: UNIT, isolate: false } },
       { extends: true, test: { name: "shared", include: SHARED, isolate: false } },
-      { extends: true, test: { name: "default", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...UNIT, ...SHARED] } },
+      {
+        extends: true,
+        test: { name: "default", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, ...UNIT, ...SHARED] },
+      },
       ...(postgres
         ? [
             {

@@ -70,7 +70,8 @@ console.log(
     latencyMedianMs: latencies[latencies.length >> 1],
     latencyP99Ms: latencies[Math.floor(latencies.length * 0.99)],
     cpuMs: (usage.userCPUTime + usage.systemCPUTime - usage0.userCPUTime - usage0.systemCPUTime) / 1000,
-    cpuUsPerRequest: (usage.userCPUTime + usage.systemCPUTime - usage0.userCPUTime - usage0.systemCPUTime) / Math.max(1, requests + failures),
+    cpuUsPerRequest:
+      (usage.userCPUTime + usage.systemCPUTime - usage0.userCPUTime - usage0.systemCPUTime) / Math.max(1, requests + failures),
     voluntarySwitches: usage.voluntaryContextSwitches - usage0.voluntaryContextSwitches,
     involuntarySwitches: usage.involuntaryContextSwitches - usage0.involuntaryContextSwitches,
   }),

@@ -305,9 +305,13 @@ for (const batch of BATCHES) {
   }
 }
 
-console.log("\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):");
+console.log(
+  "\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):",
+);
 for (const batch of BATCHES) {
-  console.log(`  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`);
+  console.log(
+    `  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`,
+  );
 }
 
 console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");

@@ -248,7 +248,9 @@ for (const name of [...names, "unwrapped"]) {
 console.log(
   `  allocated per streamed chunk (sampled, the async generator's own steps included): ${Object.entries(allocatedPerChunk)
     .map(([n, b]) => `${n} ${b.toFixed(0)} B`)
-    .join(", ")}${allocatedPerChunk.before ? ` -> added tracepipe/before ${((allocatedPerChunk.tracepipe! - allocatedPerChunk.unwrapped!) / (allocatedPerChunk.before - allocatedPerChunk.unwrapped!)).toFixed(2)}x` : ""}`,
+    .join(
+      ", ",
+    )}${allocatedPerChunk.before ? ` -> added tracepipe/before ${((allocatedPerChunk.tracepipe! - allocatedPerChunk.unwrapped!) / (allocatedPerChunk.before - allocatedPerChunk.unwrapped!)).toFixed(2)}x` : ""}`,
 );
 session.disconnect();
 process.exit(0);

@@ -161,7 +161,15 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     .add(queryRoutes(store))
     .add(webhookDeliveryRoutes(store))
     .add(otelRoutes(store, limits.maxJsonDepth))
-    .add(deploymentRoutes(new ControlPlane(store, { buildMs: opts.deploymentBuildMs, now: opts.deploymentClock, onCreate: (d) => store.ensureProject(d.name) })))
+    .add(
+      deploymentRoutes(
+        new ControlPlane(store, {
+          buildMs: opts.deploymentBuildMs,
+          now: opts.deploymentClock,
+          onCreate: (d) => store.ensureProject(d.name),
+        }),
+      ),
+    )
     .add(opts.webhookToken ? webhookReceiverRoutes(store, opts.webhookToken, opts.webhookProject) : [])
     .add(viewerRoutes(store))
     .add(opts.routes ?? []);

@@ -48,7 +48,12 @@ function trace(i: number): Record<string, unknown>[] {
       extra: {
         metadata: {
           trace_model_name: i % 2 ? "gpt-4o" : "claude-sonnet",
-          usage_metadata: { input_tokens: i, output_tokens: 2 * i + 1, total_tokens: 3 * i + 1, ...(i % 4 ? { total_cost: 0.001 * i } : {}) },
+          usage_metadata: {
+            input_tokens: i,
+            output_tokens: 2 * i + 1,
+            total_tokens: 3 * i + 1,
+            ...(i % 4 ? { total_cost: 0.001 * i } : {}),
+          },
         },
       },
       ...(i % 3 === 1 ? { events: [{ name: "new_token", time: end(5 * i + 1) }] } : {}),

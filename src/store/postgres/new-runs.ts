@@ -104,7 +104,15 @@ function queueCte(from: string): string {
 function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string, string][]): pg.QueryConfig {
   const values: unknown[] = [];
   const param = (v: unknown, type: string) => (values.push(v), `$${values.length}::${type}`);
-  const cols = Object.fromEntries(ROW_COLUMNS.map((c) => [c, param(r.rows.map((row) => row[c] ?? null), `${TYPES[c]}[]`)]));
+  const cols = Object.fromEntries(
+    ROW_COLUMNS.map((c) => [
+      c,
+      param(
+        r.rows.map((row) => row[c] ?? null),
+        `${TYPES[c]}[]`,
+      ),
+    ]),
+  );
   const ctes = [
     `keys AS (INSERT INTO run_keys AS k (id) SELECT x FROM unnest(${param(r.ids, "text[]")}) AS x ORDER BY x
       ON CONFLICT (id) DO UPDATE SET id = k.id RETURNING (k.xmax = 0) AS fresh)`,
