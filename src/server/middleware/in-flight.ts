@@ -73,11 +73,23 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
       x.res.once("finish", () => {
         if (x.req.complete) return;
         const destroy = () => x.req.socket.destroy();
-        const idle = setTimeout(destroy, Math.min(REFUSED_DRAIN_IDLE_MS, drainMs));
+        let chunks = 0;
+        // A timer can fire before the I/O that arrived while the process was starved is read: the
+        // idle bound looks once more after this turn's reads (setImmediate) before it drops anything.
+        const idle = setTimeout(
+          () => {
+            const seen = chunks;
+            setImmediate(() => seen === chunks && destroy());
+          },
+          Math.min(REFUSED_DRAIN_IDLE_MS, drainMs),
+        );
         const cap = setTimeout(destroy, drainMs);
         idle.unref();
         cap.unref();
-        const arriving = () => idle.refresh();
+        const arriving = () => {
+          chunks++;
+          idle.refresh();
+        };
         const done = () => {
           clearTimeout(idle);
           clearTimeout(cap);
