@@ -11,7 +11,7 @@ import { postOp, patchOp } from "../../src/ingest/ops.js";
 import { openStore } from "../../src/store/index.js";
 import { startCollector, startServeProcess, type Running, sql } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
-import { MemoryRateLimiter } from "../../src/ratelimit/index.js";
+import { recordingLimiter } from "../helpers/recording-limiter.js";
 import { makeRun, tempDir } from "../helpers/runs.js";
 
 const cleanup: (() => Promise<void>)[] = [];
@@ -193,16 +193,7 @@ describe("Client delivery", () => {
     cleanup.push(() => col.close());
     const proxy = await startProxy(col.url);
     cleanup.push(() => proxy.close());
-    const granted: number[] = [];
-    let clock = 0;
-    class Recording extends MemoryRateLimiter {
-      override tryAcquire(...args: Parameters<MemoryRateLimiter["tryAcquire"]>) {
-        const r = super.tryAcquire(...args);
-        if (r.ok) granted.push(clock);
-        return r;
-      }
-    }
-    const limiter = new Recording({ now: () => (clock = performance.now()) });
+    const { limiter, granted } = recordingLimiter();
     const c = client(proxy.url, { batchSize: 5, rateLimit: { limit: 10, windowMs: 1000 }, concurrency: 8, limiter });
     for (let i = 0; i < 300; i++) c.createRun(makeRun("limited", 200));
     await c.flush();

@@ -9,7 +9,7 @@ import { tempDir } from "../helpers/runs.js";
 import { ConfigError } from "../../src/errors.js";
 import { startCollector, type Running, sql } from "../helpers/collector.js";
 import { maxInWindow, startProxy } from "../helpers/proxy.js";
-import { MemoryRateLimiter } from "../../src/ratelimit/index.js";
+import { recordingLimiter } from "../helpers/recording-limiter.js";
 
 let col: Running;
 beforeAll(async () => {
@@ -78,16 +78,7 @@ describe("createOtlpTraceExporter: sending", () => {
     // The exporter's grants, stamped with the clock its limiter decides by: what the exporter controls.
     // Arrival times at a proxy are not (a starved proxy, in this process or its own, stamps a queue of
     // requests at once), so they are checked only for coming after their grants.
-    const granted: number[] = [];
-    let clock = 0;
-    class Recording extends MemoryRateLimiter {
-      override tryAcquire(...args: Parameters<MemoryRateLimiter["tryAcquire"]>) {
-        const r = super.tryAcquire(...args);
-        if (r.ok) granted.push(clock);
-        return r;
-      }
-    }
-    const limiter = new Recording({ now: () => (clock = performance.now()) });
+    const { limiter, granted } = recordingLimiter();
     const exporter = createOtlpTraceExporter({
       endpoint: proxy.url,
       apiKey: "otlp-key",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MemoryRateLimiter } from "../../src/ratelimit/index.js";
+import { recordingLimiter } from "../helpers/recording-limiter.js";
 
 /** The rule itself: at most `limit` grants in any window of `windowMs`. */
 function maxInAnyWindow(times: number[], windowMs: number): number {
@@ -53,16 +54,7 @@ describe("MemoryRateLimiter", () => {
   it("acquire() waits for room and keeps waiting callers near the limit in real time", async () => {
     // Record each grant at the instant the limiter decided it (on its own clock): a time
     // taken after `await acquire()` returns can lag by whatever else the loop ran first.
-    const granted: number[] = [];
-    let clock = 0;
-    class Recording extends MemoryRateLimiter {
-      override tryAcquire(...args: Parameters<MemoryRateLimiter["tryAcquire"]>) {
-        const r = super.tryAcquire(...args);
-        if (r.ok) granted.push(clock);
-        return r;
-      }
-    }
-    const lim = new Recording({ now: () => (clock = performance.now()) });
+    const { limiter: lim, granted } = recordingLimiter();
     const t0 = performance.now();
     // 4 concurrent workers wanting 120 grants against 40 / 200 ms: needs 3 windows.
     await Promise.all(
