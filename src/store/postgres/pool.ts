@@ -36,6 +36,12 @@ function isUnavailable(err: unknown): boolean {
 
 const RETRY_CODES = new Set(["40001", "40P01"]); // serialization_failure, deadlock_detected
 
+/** A failed attempt runs again when it lost a deadlock or serialization race on a connection still usable, at most 5 attempts in all. */
+function runAgain(err: unknown, broken: Error | undefined, attempt: number): boolean {
+  const code = (err as { code?: string }).code;
+  return !broken && code !== undefined && RETRY_CODES.has(code) && attempt < 4;
+}
+
 /** The connection of the transaction a call runs inside, while that transaction is open. */
 interface OpenTransaction {
   client: pg.PoolClient;
@@ -150,8 +156,7 @@ export class PgPool {
         tx.open = false;
         if (isUnavailable(err)) broken = err as Error;
         else await client.query("ROLLBACK").catch((e: Error) => (broken = e));
-        const code = (err as { code?: string }).code;
-        if (!broken && code && RETRY_CODES.has(code) && attempt < 4) continue;
+        if (runAgain(err, broken, attempt)) continue;
         throw this.translate(err);
       } finally {
         client.release(broken);
@@ -177,8 +182,7 @@ export class PgPool {
         return await client.query<R>(query);
       } catch (err) {
         if (isUnavailable(err)) broken = err as Error;
-        const code = (err as { code?: string }).code;
-        if (!broken && code && RETRY_CODES.has(code) && attempt < 4) continue;
+        if (runAgain(err, broken, attempt)) continue;
         throw this.translate(err);
       } finally {
         client.release(broken);
