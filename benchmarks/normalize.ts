@@ -124,7 +124,12 @@ if (child > 0) {
   const cells = new Map<string, Cell>();
   const key = (f: Format, k: RecordClass) => `${f} ${k}`;
   for (const f of formats) for (const k of classes) cells.set(key(f, k), Object.fromEntries(NAMES.map((v) => [v, [] as Measured[]])));
+  // A full run is a few hundred child processes (minutes); say where it is on stderr,
+  // so a run that is slow is told apart from one that hangs, and stdout stays the table.
+  const total = ROUNDS * formats.length * classes.length * NAMES.length;
+  let done = 0;
   for (let round = 0; round < ROUNDS; round++) {
+    process.stderr.write(`round ${round + 1}/${ROUNDS}: ${done}/${total} measurements done\n`);
     for (const f of formats) {
       for (const k of classes) {
         // Rotate the order so each variant follows each other equally often.
@@ -136,6 +141,7 @@ if (child > 0) {
             { encoding: "utf8" },
           );
           cells.get(key(f, k))![v]!.push(JSON.parse(out.trim().split("\n").at(-1)!) as Measured);
+          done++;
         }
       }
     }
