@@ -138,6 +138,8 @@ export interface LlmOptions {
   estimate: EstimatePolicy;
   /** Inputs as the caller recorded them, for SPEC §2.6's model look-up (`inputs.model`, `inputs.model_name`). */
   rawInputs?: Obj;
+  /** Leave `invocation_params` out of the metadata: the reply half of a call whose request half recorded them. */
+  withoutParams?: boolean;
 }
 
 /** Cost into a usage object for a model, unless it has one (see tokens/prices); for producers outside this builder (the store, embeddings). */
@@ -166,7 +168,8 @@ export function llmFields(call: NativeLlmCall, opts: LlmOptions): LlmFields {
   if (call.provider) metadata.trace_provider = call.provider;
   const model = modelOf(call);
   if (model) metadata.trace_model_name = model;
-  if (call.invocation_params && Object.keys(call.invocation_params).length) metadata.invocation_params = call.invocation_params;
+  if (!opts.withoutParams && call.invocation_params && Object.keys(call.invocation_params).length)
+    metadata.invocation_params = call.invocation_params;
 
   const problems = opts.validation === "later" ? [] : messageIssues(inputs, outputs);
   if (problems.length) {

@@ -52,9 +52,12 @@ export const MAX_DEPTH_MARK = "[MaxDepth]";
 /** The key under which an object records how many of its keys the size budget cut. */
 export const TRUNCATED_KEYS = "__truncated_keys";
 
-const TRACK_AFTER = 1000;
+/** Objects a value may hold before makeSafe starts tracking shared ones (and checkSafe leaves the value to it). */
+export const TRACK_AFTER = 1000;
 
-const DEFAULTS = { maxDepth: 64, maxStringLength: 8 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 };
+/** The default SafeLimits. */
+export const SAFE_DEFAULTS = { maxDepth: 64, maxStringLength: 8 * 1024 * 1024, maxBytes: 16 * 1024 * 1024 } as const;
+const DEFAULTS = SAFE_DEFAULTS;
 /** The default budget of one run's copy (SafeLimits.maxBytes). */
 export const DEFAULT_MAX_BYTES = DEFAULTS.maxBytes;
 

@@ -20,7 +20,7 @@
  */
 import { bedrockConverse } from "../../adapters/index.js";
 import { getDefaultClient } from "../ingest/default.js";
-import { tracingEnabled } from "./context.js";
+import { tracingEnabled, tracingOn } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
 import { WRAPPED } from "../internal/wrapped.js";
 import type { Obj } from "../internal/obj.js";
@@ -49,7 +49,7 @@ function tracingMiddleware(opts: WrapOptions): Middleware {
   return (next, context) => async (args) => {
     const name = typeof context.commandName === "string" ? context.commandName : "";
     const streaming = Object.hasOwn(TRACED_COMMANDS, name) ? TRACED_COMMANDS[name] : undefined;
-    if (streaming === undefined || !tracingEnabled() || typeof args.input !== "object" || args.input === null) return next(args);
+    if (streaming === undefined || !tracingOn() || typeof args.input !== "object" || args.input === null) return next(args);
     let call: LlmCall | undefined;
     quietly(() => {
       call = new LlmCall(bedrockConverse, "bedrock", args.input as Obj, opts.client ?? getDefaultClient(), opts, "ChatBedrockConverse");

@@ -8,7 +8,7 @@
 import type { UsageMetadata } from "../format/schema.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { addCost } from "../tokens/prices/index.js";
-import { tracingEnabled } from "./context.js";
+import { tracingOn } from "./context.js";
 import type { WrapOptions } from "./llm.js";
 import { noteUnparsed, watchApiPromise } from "./api-promise.js";
 import { startRun } from "./traceable.js";
@@ -49,7 +49,7 @@ export function patchEmbeddings(resource: { create: CreateFn } & Record<symbol, 
   if (resource[WRAPPED]) return;
   const original = resource.create;
   const traced: CreateFn = function (this: unknown, body, options) {
-    if (!tracingEnabled() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
+    if (!tracingOn() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
     let inputs: Obj = {};
     for (const k of INPUT_KEYS) if (body[k] !== undefined) inputs[k] = body[k];
     if (opts.processInputs) inputs = opts.processInputs(inputs);

@@ -14,7 +14,7 @@
 import { gemini } from "../../adapters/index.js";
 import { isObj } from "../internal/obj.js";
 import { getDefaultClient } from "../ingest/default.js";
-import { tracingEnabled } from "./context.js";
+import { tracingEnabled, tracingOn } from "./context.js";
 import { WRAPPED } from "../internal/wrapped.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
 import { observeReply, observeStream, type View } from "./observe.js";
@@ -46,7 +46,7 @@ function patch(models: Models, method: string, observe: typeof observeReply, opt
   if (typeof original !== "function") return;
   const traced: Method = function (this: unknown, params, ...rest) {
     const self = this ?? models;
-    if (!tracingEnabled() || !isObj(params)) return (original as Method).call(self, params, ...rest);
+    if (!tracingOn() || !isObj(params)) return (original as Method).call(self, params, ...rest);
     let call: LlmCall;
     try {
       call = new LlmCall(gemini, "google", recorded(params), opts.client ?? getDefaultClient(), opts, "ChatGoogleGenerativeAI");

@@ -171,9 +171,13 @@ export class LlmCall {
     call.provider ??= this.provider;
     // Counting tokens is the dearest step of a traced call, growing with the text, so it
     // runs when the run is serialized for delivery; processOutputs may copy the messages, so then it runs here.
-    const f = llmFields(call, { validation: "later", estimate: this.opts.processOutputs ? "now" : "defer", rawInputs: this.run!.inputs });
-    // The request half was recorded when the run started.
-    delete f.metadata.invocation_params;
+    // The request half (invocation_params) was recorded when the run started.
+    const f = llmFields(call, {
+      validation: "later",
+      estimate: this.opts.processOutputs ? "now" : "defer",
+      rawInputs: this.run!.inputs,
+      withoutParams: true,
+    });
     Object.assign(this.run!.metadata, f.metadata);
     // Checking the messages: the same checks as every producer's (run/llm.ts), recorded in the metadata
     // that is sent. With a count to make they run at delivery, after it; without one they run now, so the

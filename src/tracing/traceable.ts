@@ -10,7 +10,7 @@ import type { RunWriter } from "../run/writer.js";
 import { RunTree } from "../run/tree.js";
 import { isoMicros } from "../run/ids.js";
 import { serialize, serializeRecord } from "../run/serialize.js";
-import { runContext, tracingEnabled } from "./context.js";
+import { runContext, tracingEnabled, tracingOn } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { errorText } from "../internal/quietly.js";
 
@@ -161,7 +161,7 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
   const name = opts.name ?? (fn.name || "traceable");
   const runType = opts.run_type ?? "chain";
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
-    if (!tracingEnabled()) return fn.apply(this, args);
+    if (!tracingOn()) return fn.apply(this, args);
     const writer = opts.client ?? getDefaultClient();
     let inputs = inputsOf(args);
     if (opts.processInputs) {

@@ -19,7 +19,7 @@
 import { openaiChat, anthropicMessages, openaiResponses, openaiCompletions } from "../../adapters/index.js";
 import type { Adapter } from "../../adapters/types.js";
 import { getDefaultClient } from "../ingest/default.js";
-import { tracingEnabled } from "./context.js";
+import { tracingEnabled, tracingOn } from "./context.js";
 import { LlmCall, type WrapOptions } from "./llm.js";
 import { patchEmbeddings, type CreateFn } from "./embeddings.js";
 import { WRAPPED } from "../internal/wrapped.js";
@@ -42,7 +42,7 @@ function patchCreate(
   if (resource[WRAPPED]) return; // wrapping twice would trace every call twice
   const original = resource.create;
   const traced: CreateFn = function (this: unknown, body, options) {
-    if (!tracingEnabled() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
+    if (!tracingOn() || typeof body !== "object" || body === null) return original.call(this ?? resource, body, options);
     const sent = rewrite ? rewrite(body) : body;
     let call: LlmCall;
     try {

@@ -6,6 +6,7 @@ import { zodResponseFormat } from "openai/helpers/zod";
 import { wrapOpenAI, wrapAnthropic, traceable } from "../../src/tracing/index.js";
 import { validate } from "../../src/format/validate.js";
 import { costFor } from "../../src/tokens/prices/index.js";
+import { TRACING_RECHECK_MS } from "../../src/tracing/context.js";
 import { fixture } from "../helpers/replay-server.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 
@@ -345,6 +346,32 @@ describe("wrapAnthropic", () => {
 });
 
 describe("TRACEPIPE_TRACING=false", () => {
+  it("switches a client wrapped before it off and on again within TRACING_RECHECK_MS of each change", async () => {
+    const prev = process.env.TRACEPIPE_TRACING;
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
+    // Waiting past the recheck period (a lower bound: a slower machine only waits longer).
+    const pastRecheck = () => new Promise((r) => setTimeout(r, TRACING_RECHECK_MS + 50));
+    try {
+      await pastRecheck();
+      vendor.server.push({ json: fixture("openai-completion.json") });
+      await wrapped.chat.completions.create(ask);
+      expect(vendor.writer.list()).toHaveLength(1);
+      process.env.TRACEPIPE_TRACING = "false";
+      await pastRecheck();
+      vendor.server.push({ json: fixture("openai-completion.json") });
+      await wrapped.chat.completions.create(ask);
+      expect(vendor.writer.list()).toHaveLength(1);
+      delete process.env.TRACEPIPE_TRACING;
+      await pastRecheck();
+      vendor.server.push({ json: fixture("openai-completion.json") });
+      await wrapped.chat.completions.create(ask);
+      expect(vendor.writer.list()).toHaveLength(2);
+    } finally {
+      if (prev === undefined) delete process.env.TRACEPIPE_TRACING;
+      else process.env.TRACEPIPE_TRACING = prev;
+    }
+  });
+
   it("returns the client and functions untouched", () => {
     const prev = process.env.TRACEPIPE_TRACING;
     process.env.TRACEPIPE_TRACING = "false";
