@@ -4,7 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/index.js";
-import { inTrace } from "../../src/store/sqlite/trace-members.js";
+import { inTrace, inTraceOfRow } from "../../src/store/sqlite/trace-members.js";
 import { tempDir } from "../helpers/runs.js";
 import { XSS } from "./traces.js";
 
@@ -212,7 +212,7 @@ describe("store upgrade to the viewer's schema", () => {
         { ...child("2", root, {}), session_name: "tree" },
         { ...child("3", id("2"), { error: "boom" }), session_name: "tree" },
         // A trace of one run, and a run whose trace is another's (a root numbered apart from its trace).
-        { ...XSS.run, id: id("4"), trace_id: id("4"), dotted_order: `${stamp}${id("4")}`, session_name: "tree" },
+        { ...XSS.run, id: id("4"), trace_id: id("4"), dotted_order: `${stamp}${id("4")}`, session_name: "tree", error: "lonely" },
         { ...XSS.run, id: id("5"), trace_id: id("6"), dotted_order: `${stamp}${id("5")}`, session_name: "tree" },
       ],
     });
@@ -226,6 +226,7 @@ describe("store upgrade to the viewer's schema", () => {
       byModel: (await s.listTraces({ project: "tree", model: "model-3" })).traces.map((t) => t.trace_id),
       byMetadata: (await s.listTraces({ project: "tree", metadata: { tier: "2" } })).traces.map((t) => t.trace_id),
       byText: (await s.listTraces({ project: "tree", q: "boom" })).traces.map((t) => t.trace_id),
+      byRootText: (await s.listTraces({ project: "tree", q: "lonely" })).traces.map((t) => t.trace_id),
       feedback: await s.traceFeedback(root),
     });
     const before = await reads(old);
@@ -240,16 +241,20 @@ describe("store upgrade to the viewer's schema", () => {
       const check = new Database(path, { readonly: true });
       const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace'").get() as { sql: string };
       const indexed = (check.prepare("SELECT id FROM runs INDEXED BY runs_trace WHERE trace_id > '' AND trace_id <> id ORDER BY id").all() as { id: string }[]).map((r) => r.id);
-      const plan = (check.prepare(`EXPLAIN QUERY PLAN SELECT id FROM runs WHERE ${inTrace("@t")}`).all({ t: root }) as { detail: string }[]).map((p) => p.detail);
+      const planOf = (sql: string) => (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ t: root }) as { detail: string }[]).map((p) => p.detail).join(" | ");
+      const plan = planOf(`SELECT id FROM runs WHERE ${inTrace("@t")}`);
+      const rootPlan = planOf(`SELECT r.id FROM runs r WHERE r.parent_run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")})`);
       check.close();
       expect(sql).toMatch(/WHERE trace_id <> id$/);
       expect(indexed).toEqual([id("2"), id("3"), id("5")]);
-      expect(plan.join(" | ")).toMatch(/INDEX runs_trace .*sqlite_autoindex_runs_1/);
+      expect(plan).toMatch(/INDEX runs_trace .*sqlite_autoindex_runs_1/);
+      expect(rootPlan).toMatch(/INDEX runs_trace .*INTEGER PRIMARY KEY/);
       expect(before.runs.map((r) => r.id)).toEqual([root, id("2"), id("3")]);
       expect(before.apart.map((r) => r.id)).toEqual([id("5")]);
       expect(before.byModel).toEqual([root]);
       expect(before.byMetadata).toEqual([root]);
       expect(before.byText).toEqual([root]);
+      expect(before.byRootText).toEqual([id("4")]);
       expect(before.feedback).toEqual([{ key: "ok", count: 1, avg_score: 1 }]);
       expect(await reads(store)).toEqual(before);
       // Pruning takes whole traces: the root's, found through both indexes, goes with its runs.

@@ -22,3 +22,11 @@ export function inTraces(list: string, alias = ""): string {
   const id = `${alias}id`;
   return `(${t} IN ${list} AND ${t} <> ${id} OR ${id} IN ${list} AND ${t} = ${id})`;
 }
+
+/**
+ * Runs `c` of the trace whose id is run `r`'s id, `r` being a row of runs in the same query (a trace list's root):
+ * `r` itself, when it is its own trace's, is found by its rowid, which costs less than a look-up by id.
+ */
+export function inTraceOfRow(r: string, c: string): string {
+  return `(${c}.trace_id = ${r}.id AND ${c}.trace_id <> ${c}.id OR ${c}.rowid = ${r}.rowid AND ${r}.trace_id = ${r}.id)`;
+}

@@ -16,7 +16,7 @@ import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { traceRunView, traceSummaryView, type TraceRootRow, type TraceRunRow } from "../trace-views.js";
 import { metadataConditions } from "./metadata.js";
 import { TRACE_FEEDBACK_SQL } from "./feedback.js";
-import { inTrace } from "./trace-members.js";
+import { inTrace, inTraceOfRow } from "./trace-members.js";
 import type { FeedbackSummary } from "../contract/feedback.js";
 
 interface AggRow {
@@ -70,12 +70,12 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
     // Runs in error are few: their traces come from a small partial index, looked up once.
     errorsOnly: "r.id IN (SELECT trace_id FROM runs WHERE error IS NOT NULL)",
     textSearch: (q) =>
-      `EXISTS (SELECT 1 FROM runs c WHERE ${inTrace("r.id", "c.")} AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}` +
+      `EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")} AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}` +
       // Inputs or outputs stored in pieces (pieces.ts): each piece with the start of the next, so a match across two is found.
       ` OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND ${contains(`p.text || coalesce((SELECT substr(n.text, 1, length(${q}) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')`, q)}))))`,
     metadata: metadataConditions,
     traceCost,
-    inRootTrace: inTrace("r.id", "c."),
+    inRootTrace: inTraceOfRow("r", "c"),
   });
   const { sort, key, orderBy, after } = traceOrder(f, { bind, traceCost, latency: "r.v_latency_ms", nullsLast: false });
   if (after) where.push(after);
