@@ -24,10 +24,13 @@ export interface TraceFilterSql {
   metadata(alias: string, bind: (v: unknown) => string, metadata?: Record<string, string>, tags?: readonly string[]): string[];
   /** `r`'s trace's summed cost. */
   traceCost: string;
+  /** True when run `c` is in `r`'s trace, where the store's trace index needs it said otherwise than `c.trace_id = r.id`. */
+  inRootTrace?: string;
 }
 
 export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
   const { bind } = sql;
+  const inTrace = sql.inRootTrace ?? "c.trace_id = r.id";
   const where = ["r.parent_run_id IS NULL"];
   if (f.project) where.push(`r.session_name = ${bind(f.project)}`);
   if (f.name) where.push(sql.contains("r.name", bind(f.name)));
@@ -41,12 +44,12 @@ export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
   ] as const) {
     if (!value) continue;
     const v = bind(value);
-    where.push(`(r.${column} = ${v} OR EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND c.${column} = ${v}))`);
+    where.push(`(r.${column} = ${v} OR EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND c.${column} = ${v}))`);
   }
   if (f.errors_only) where.push(sql.errorsOnly);
   if (f.q) where.push(sql.textSearch(bind(f.q)));
   for (const cond of sql.metadata("c", (v) => bind(v), f.metadata, f.tags))
-    where.push(`EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND ${cond})`);
+    where.push(`EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND ${cond})`);
   if (f.feedback_key)
     where.push(`r.id IN (SELECT c.trace_id FROM feedback fb JOIN runs c ON c.id = fb.run_id WHERE fb.key = ${bind(f.feedback_key)})`);
   if (f.min_cost !== undefined) where.push(`${sql.traceCost} >= ${bind(f.min_cost, "float8")}`);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/index.js";
+import { inTrace, inTraceOfRow } from "../../src/store/sqlite/trace-members.js";
 import { tempDir } from "../helpers/runs.js";
 import { XSS } from "./traces.js";
 
@@ -25,6 +26,8 @@ const START_INDEXES = [
 ] as const;
 /** What migration 14 changed, undone: the start-time indexes as migrations 1 and 3 made them, the run id last in each. */
 const UNDO_14 = START_INDEXES.map(([v, name]) => `DROP INDEX ${name}; ${made(v, name)}`).join(" ");
+/** What migration 15 changed, undone: the trace index as migration 1 made it, every run in it. */
+const UNDO_15 = `DROP INDEX runs_trace; ${made(1, "runs_trace")}`;
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
@@ -34,6 +37,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
@@ -78,6 +82,7 @@ describe("store upgrade to the viewer's schema", () => {
     const threads = (await old.listThreads({ project: "upgrade" })).threads;
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
@@ -121,6 +126,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
     db.exec(UNDO_11);
@@ -153,6 +159,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: ids.map((id) => ({ ...XSS.run, id, trace_id: id, dotted_order: stamp + id, session_name: "ties" })) });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.prepare("DELETE FROM schema_migrations WHERE version >= 14").run();
     db.close();
@@ -178,6 +185,81 @@ describe("store upgrade to the viewer's schema", () => {
       const first = await store.queryRuns({ project: "ties", limit: 2 });
       const rest = await store.queryRuns({ project: "ties", limit: 2, cursor: first.cursor! });
       expect([...first.runs, ...rest.runs].map((r) => [r.id, r.start_time])).toEqual(sorted.map((id) => [id, at]));
+    } finally {
+      store.close();
+    }
+  });
+
+  it("leaves runs whose id is their trace id out of the trace index of a schema-14 file, and every trace read answers as before", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    const old = new SqliteStore(path);
+    const id = (d: string) => `0000000${d}-0000-4000-8000-000000000000`;
+    const root = id("1");
+    const stamp = (XSS.run.dotted_order as string).slice(0, 22);
+    const child = (d: string, parent: string, more: object) => ({
+      ...XSS.run,
+      id: id(d),
+      trace_id: root,
+      parent_run_id: parent,
+      dotted_order: `${stamp}${root}.${stamp}${id(d)}`,
+      name: `child ${d}`,
+      extra: { metadata: { trace_model_name: `model-${d}`, tier: d } },
+      ...more,
+    });
+    await old.ingest({
+      post: [
+        { ...XSS.run, id: root, trace_id: root, dotted_order: `${stamp}${root}`, session_name: "tree" },
+        { ...child("2", root, {}), session_name: "tree" },
+        { ...child("3", id("2"), { error: "boom" }), session_name: "tree" },
+        // A trace of one run, and a run whose trace is another's (a root numbered apart from its trace).
+        { ...XSS.run, id: id("4"), trace_id: id("4"), dotted_order: `${stamp}${id("4")}`, session_name: "tree", error: "lonely" },
+        { ...XSS.run, id: id("5"), trace_id: id("6"), dotted_order: `${stamp}${id("5")}`, session_name: "tree" },
+      ],
+    });
+    await old.storeFeedback([{ id: id("7"), run_id: id("3"), key: "ok", score: 1 }]);
+    const reads = async (s: SqliteStore) => ({
+      runs: await s.traceRuns(root),
+      alone: await s.traceRuns(id("4")),
+      apart: await s.traceRuns(id("6")),
+      queried: (await s.queryRuns({ trace_id: root })).runs.map((r) => r.id),
+      list: (await s.listTraces({ project: "tree" })).traces,
+      byModel: (await s.listTraces({ project: "tree", model: "model-3" })).traces.map((t) => t.trace_id),
+      byMetadata: (await s.listTraces({ project: "tree", metadata: { tier: "2" } })).traces.map((t) => t.trace_id),
+      byText: (await s.listTraces({ project: "tree", q: "boom" })).traces.map((t) => t.trace_id),
+      byRootText: (await s.listTraces({ project: "tree", q: "lonely" })).traces.map((t) => t.trace_id),
+      feedback: await s.traceFeedback(root),
+    });
+    const before = await reads(old);
+    old.close();
+    const db = new Database(path);
+    db.exec(UNDO_15);
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 15").run();
+    db.close();
+
+    const store = new SqliteStore(path);
+    try {
+      const check = new Database(path, { readonly: true });
+      const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace'").get() as { sql: string };
+      const indexed = (check.prepare("SELECT id FROM runs INDEXED BY runs_trace WHERE trace_id > '' AND trace_id <> id ORDER BY id").all() as { id: string }[]).map((r) => r.id);
+      const planOf = (sql: string) => (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ t: root }) as { detail: string }[]).map((p) => p.detail).join(" | ");
+      const plan = planOf(`SELECT id FROM runs WHERE ${inTrace("@t")}`);
+      const rootPlan = planOf(`SELECT r.id FROM runs r WHERE r.parent_run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")})`);
+      check.close();
+      expect(sql).toMatch(/WHERE trace_id <> id$/);
+      expect(indexed).toEqual([id("2"), id("3"), id("5")]);
+      expect(plan).toMatch(/INDEX runs_trace .*sqlite_autoindex_runs_1/);
+      expect(rootPlan).toMatch(/INDEX runs_trace .*INTEGER PRIMARY KEY/);
+      expect(before.runs.map((r) => r.id)).toEqual([root, id("2"), id("3")]);
+      expect(before.apart.map((r) => r.id)).toEqual([id("5")]);
+      expect(before.byModel).toEqual([root]);
+      expect(before.byMetadata).toEqual([root]);
+      expect(before.byText).toEqual([root]);
+      expect(before.byRootText).toEqual([id("4")]);
+      expect(before.feedback).toEqual([{ key: "ok", count: 1, avg_score: 1 }]);
+      expect(await reads(store)).toEqual(before);
+      // Pruning takes whole traces: the root's, found through both indexes, goes with its runs.
+      await store.pruneTraces(new Date("2100-01-01T00:00:00Z"));
+      expect(await store.countRuns("tree")).toBe(0);
     } finally {
       store.close();
     }

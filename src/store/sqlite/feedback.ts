@@ -1,6 +1,7 @@
 /** FeedbackStore over SQLite: the `feedback` table (migration 7), upserted by feedback id. */
 import type { FeedbackRecord } from "../../run/feedback.js";
 import type { SqliteHandle } from "./handle.js";
+import { inTrace } from "./trace-members.js";
 import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
 import { FEEDBACK_COLUMNS, FEEDBACK_UPSERT, feedbackColumns, feedbackView, type FeedbackRow } from "../feedback-views.js";
 
@@ -28,8 +29,8 @@ export function feedbackOf(db: SqliteHandle, runIds: readonly string[]): StoredF
 
 /** Per key over one trace's runs (through the run, so feedback sent without a trace id counts too). */
 export const TRACE_FEEDBACK_SQL = `SELECT f.key AS key, count(*) AS count, avg(f.score) AS avg_score
-  FROM runs c JOIN feedback f ON f.run_id = c.id WHERE c.trace_id = ? GROUP BY f.key ORDER BY f.key`;
+  FROM runs c JOIN feedback f ON f.run_id = c.id WHERE ${inTrace("@trace", "c.")} GROUP BY f.key ORDER BY f.key`;
 
 export function traceFeedback(db: SqliteHandle, traceId: string): FeedbackSummary[] {
-  return db.prepare(TRACE_FEEDBACK_SQL).all(traceId) as FeedbackSummary[];
+  return db.prepare(TRACE_FEEDBACK_SQL).all({ trace: traceId }) as FeedbackSummary[];
 }

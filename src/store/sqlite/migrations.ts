@@ -368,6 +368,17 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
       CREATE INDEX runs_roots_project_start ON runs (session_name, start_time) WHERE parent_run_id IS NULL;
     `,
   },
+  {
+    version: 15,
+    name: "the trace index leaves out runs whose id is their trace id",
+    // A run whose id is its trace id (a root as SDKs number it, and every run sent without a parent) is found by its
+    // id's own index; its entry in runs_trace was a second index page written per run, at a random place of the file
+    // where ids are random. Queries of a trace's runs read both indexes (trace-members.ts).
+    sql: `
+      DROP INDEX runs_trace;
+      CREATE INDEX runs_trace ON runs (trace_id, dotted_order) WHERE trace_id <> id;
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {

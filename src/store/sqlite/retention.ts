@@ -12,6 +12,7 @@
  */
 import type { PruneOptions, PruneResult } from "../contract/retention.js";
 import type { SqliteHandle } from "./handle.js";
+import { inTraces } from "./trace-members.js";
 import { RollupDeltas } from "../rollup.js";
 import { groupedContributions, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
@@ -41,7 +42,7 @@ export async function pruneSqlite(db: SqliteHandle, cutoff: Date, opts: PruneOpt
     db.transaction(() => {
       const list = JSON.stringify(ids);
       const runIds = wholeTraces
-        ? "SELECT id FROM runs WHERE trace_id IN (SELECT value FROM json_each(@list)) OR id IN (SELECT value FROM json_each(@list))"
+        ? `SELECT id FROM runs WHERE ${inTraces("(SELECT value FROM json_each(@list))")} OR id IN (SELECT value FROM json_each(@list))`
         : "SELECT value FROM json_each(@list)";
       // The removed runs leave the monitoring rollups in the same transaction.
       const gone = new RollupDeltas();

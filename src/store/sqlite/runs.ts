@@ -12,6 +12,7 @@ import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES, textBytes, type Row } from "./columns.js";
 import { parsePieceMap, type PieceStore } from "./pieces.js";
 import { metadataConditions } from "./metadata.js";
+import { inTrace } from "./trace-members.js";
 
 export class SqliteRuns {
   private readonly getStmt: Database.Statement;
@@ -44,7 +45,11 @@ export class SqliteRuns {
       where.push(sql);
       args.push(value);
     };
-    if (q.trace_id) cond("trace_id = ?", q.trace_id);
+    // The trace id stands three times in the condition (trace-members.ts).
+    if (q.trace_id) {
+      where.push(inTrace("?"));
+      args.push(q.trace_id, q.trace_id, q.trace_id);
+    }
     if (q.project) cond("session_name = ?", q.project);
     if (q.run_type) cond("run_type = ?", q.run_type);
     if (q.start_time_gte) cond("start_time >= ?", canonicalTime(q.start_time_gte) ?? q.start_time_gte);

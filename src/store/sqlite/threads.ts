@@ -9,6 +9,7 @@
  * looked up as "42".
  */
 import type { SqliteHandle } from "./handle.js";
+import { inTraces } from "./trace-members.js";
 import { canonicalTime } from "../time.js";
 import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
@@ -78,9 +79,9 @@ export function tracesUsage(db: SqliteHandle, traceIds: readonly string[]): Thre
     .prepare(
       `SELECT sum(json_extract(v_usage, '$.input_tokens')) AS input_tokens, sum(json_extract(v_usage, '$.output_tokens')) AS output_tokens,
         sum(json_extract(v_usage, '$.total_tokens')) AS total_tokens, sum(json_extract(v_usage, '$.total_cost')) AS cost, count(error) AS errors
-       FROM runs WHERE trace_id IN (SELECT value FROM json_each(?))`,
+       FROM runs WHERE ${inTraces("(SELECT value FROM json_each(@list))")}`,
     )
-    .get(JSON.stringify(traceIds)) as ThreadUsage;
+    .get({ list: JSON.stringify(traceIds) }) as ThreadUsage;
 }
 
 /** Reads one stored run whole (payloads in pieces, native copies derived on read). */

@@ -5,7 +5,7 @@
  * Speed: the newest-first list walks the partial indexes on root runs
  * (migration 3) and stops after one page, so its cost does not grow with the
  * store. Per-trace totals are computed for the page's traces only, through
- * the (trace_id, dotted_order) index. Filters that look inside a trace
+ * the trace index (trace-members.ts). Filters that look inside a trace
  * (model, provider, errors, text) are checked per candidate root while walking;
  * a filter that matches rarely walks further (text search is a scan by nature).
  */
@@ -16,6 +16,7 @@ import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { traceRunView, traceSummaryView, type TraceRootRow, type TraceRunRow } from "../trace-views.js";
 import { metadataConditions } from "./metadata.js";
 import { TRACE_FEEDBACK_SQL } from "./feedback.js";
+import { inTrace, inTraceOfRow } from "./trace-members.js";
 import type { FeedbackSummary } from "../contract/feedback.js";
 
 interface AggRow {
@@ -44,7 +45,7 @@ const AGG_SQL = `
     sum(json_extract(v_usage, '$.total_cost')) AS total_cost,
     coalesce(max(json_extract(v_usage, '$.estimated')), 0) AS estimated,
     min(CASE WHEN run_type = 'llm' THEN first_token_time END) AS first_token_time
-  FROM runs WHERE trace_id = @id`;
+  FROM runs WHERE ${inTrace("@id")}`;
 
 /** A run's cost, written as migration 4's index is, so SQLite reads it from the index. */
 const RUN_COST = "json_extract(c.v_usage, '$.total_cost')";
@@ -69,11 +70,12 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
     // Runs in error are few: their traces come from a small partial index, looked up once.
     errorsOnly: "r.id IN (SELECT trace_id FROM runs WHERE error IS NOT NULL)",
     textSearch: (q) =>
-      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}` +
+      `EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")} AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}` +
       // Inputs or outputs stored in pieces (pieces.ts): each piece with the start of the next, so a match across two is found.
       ` OR (c.pieces IS NOT NULL AND EXISTS (SELECT 1 FROM run_pieces p WHERE p.run_id = c.id AND p.col IN ('inputs', 'outputs') AND ${contains(`p.text || coalesce((SELECT substr(n.text, 1, length(${q}) - 1) FROM run_pieces n WHERE n.run_id = p.run_id AND n.col = p.col AND n.seq = p.seq + 1), '')`, q)}))))`,
     metadata: metadataConditions,
     traceCost,
+    inRootTrace: inTraceOfRow("r", "c"),
   });
   const { sort, key, orderBy, after } = traceOrder(f, { bind, traceCost, latency: "r.v_latency_ms", nullsLast: false });
   if (after) where.push(after);
@@ -94,7 +96,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
         providers: a.providers ? a.providers.split(",") : [],
         estimated: a.estimated === 1,
       },
-      fb.all(r.id) as FeedbackSummary[],
+      fb.all({ trace: r.id }) as FeedbackSummary[],
     );
   });
   return { traces, cursor: more && last ? encodeTraceCursor(sort, last.k, last.id) : null };
@@ -108,8 +110,8 @@ export function traceRuns(db: SqliteHandle, traceId: string): TraceRun[] {
         json_extract(v_usage, '$.input_tokens') AS input_tokens, json_extract(v_usage, '$.output_tokens') AS output_tokens,
         json_extract(v_usage, '$.total_tokens') AS total_tokens, json_extract(v_usage, '$.total_cost') AS total_cost,
         json_extract(v_usage, '$.estimated') AS estimated
-      FROM runs WHERE trace_id = ? ORDER BY dotted_order, id`,
+      FROM runs WHERE ${inTrace("@trace")} ORDER BY dotted_order, id`,
     )
-    .all(traceId) as (Omit<TraceRunRow, "estimated"> & { estimated: number | null })[];
+    .all({ trace: traceId }) as (Omit<TraceRunRow, "estimated"> & { estimated: number | null })[];
   return rows.map((r) => traceRunView({ ...r, estimated: r.estimated === 1 }));
 }
