@@ -26,6 +26,7 @@ import { webhookUrlOf } from "../../run/webhook.js";
 import { applyChange, endsRun } from "../merge-rules.js";
 import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
+import type { NewRunsBatch, NewRunsGroups } from "./new-runs-groups.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
@@ -164,13 +165,19 @@ export async function writeNewRuns(client: pg.ClientBase, r: NewRunRows): Promis
  */
 export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; threaded?: NewRunRows };
 
+/** Sends a batch (or a group of batches, new-runs-groups.ts) as the statement on its own; resolves to how many runs it wrote. */
+export function sendNewRuns(pool: PgPool): (b: NewRunsBatch) => Promise<number> {
+  return async (b) => (await pool.statement<{ written: number }>(newRunsQuery(b.rows, true, b.webhooks))).rows[0]?.written ?? 0;
+}
+
 /**
  * A batch of posts as new runs in one statement of its own transaction
- * (inside an open transaction, part of it), the completed roots' webhook
+ * (inside an open transaction, part of it), perhaps together with other
+ * callers' batches (new-runs-groups.ts), the completed roots' webhook
  * deliveries with them when `webhookOutbox`.
  */
 export async function insertNewRuns(
-  pool: PgPool,
+  groups: NewRunsGroups,
   posts: readonly Obj[],
   opts: DeriveOptions & { webhookOutbox: boolean },
 ): Promise<NewRunsResult> {
@@ -186,6 +193,5 @@ export async function insertNewRuns(
       if (url) webhooks.push([row.id as string, url]);
     }
   }
-  const written = (await pool.statement<{ written: number }>(newRunsQuery(r, true, webhooks))).rows[0]?.written;
-  return written === ids.length ? { outcome: r.outcome } : {};
+  return (await groups.write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};
 }
