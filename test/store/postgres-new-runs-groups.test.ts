@@ -6,8 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { NewRunsGroups, type NewRunsBatch } from "../../src/store/postgres/new-runs-groups.js";
-import { newRunRows, sendNewRuns } from "../../src/store/postgres/new-runs.js";
+import { NewRunsGroups } from "../../src/store/postgres/new-runs-groups.js";
+import { newRunRows, sendNewRuns, type NewRunsBatch } from "../../src/store/postgres/new-runs.js";
 import { runsById } from "../../src/store/postgres/run-state.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
 import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";

@@ -18,19 +18,13 @@
  * id never share a statement (one statement cannot write a key twice).
  */
 import { StoreUnavailableError } from "../../errors.js";
-import type { NewRunRows } from "./new-runs.js";
+import type { NewRunsBatch } from "./new-runs.js";
 import type { PgPool } from "./pool.js";
 
 /** Statements of new runs one store runs at once; more batches wait and go together. */
 export const MAX_IN_FLIGHT = 2;
 /** Runs one grouped statement writes at most (a larger batch goes alone). */
 export const MAX_GROUP_RUNS = 1000;
-
-/** One batch's statement input: its rows and the webhook deliveries ([run id, URL]) of its completed roots. */
-export interface NewRunsBatch {
-  rows: NewRunRows;
-  webhooks: readonly [string, string][];
-}
 
 /** Sends one statement of new runs; resolves to how many runs it wrote. */
 export type SendNewRuns = (batch: NewRunsBatch) => Promise<number>;

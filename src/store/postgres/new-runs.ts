@@ -26,7 +26,6 @@ import { webhookUrlOf } from "../../run/webhook.js";
 import { applyChange, endsRun } from "../merge-rules.js";
 import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
-import type { NewRunsBatch, NewRunsGroups } from "./new-runs-groups.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
@@ -40,6 +39,12 @@ export interface NewRunRows {
   outcome: MergeOutcome;
   /** Some root run's metadata names a thread (session_id, thread_id or conversation_id, as tracepipe_thread_key reads it). */
   threaded: boolean;
+}
+
+/** One batch's statement input: its rows and the webhook deliveries ([run id, URL]) of its completed roots. */
+export interface NewRunsBatch {
+  rows: NewRunRows;
+  webhooks: readonly [string, string][];
 }
 
 /** Metadata keys tracepipe_thread_key reads a thread id from (migrations.ts, version 3). */
@@ -185,7 +190,8 @@ export function sendNewRuns(pool: PgPool): (b: NewRunsBatch) => Promise<number> 
  * deliveries with them when `webhookOutbox`.
  */
 export async function insertNewRuns(
-  groups: NewRunsGroups,
+  /** Writes the batch's statement (new-runs-groups.ts); true when it wrote the runs, false when only their keys. */
+  write: (b: NewRunsBatch) => Promise<boolean>,
   posts: readonly Obj[],
   opts: DeriveOptions & { webhookOutbox: boolean },
 ): Promise<NewRunsResult> {
@@ -201,5 +207,5 @@ export async function insertNewRuns(
       if (url) webhooks.push([row.id as string, url]);
     }
   }
-  return (await groups.write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};
+  return (await write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};
 }
