@@ -86,6 +86,24 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
     }
   });
 
+  it("starts another statement where a group would carry more than its bound of payload", async () => {
+    const store = await PostgresStore.open(await pg.database());
+    try {
+      const sent: number[] = [];
+      const send = sendNewRuns(store.pool);
+      const groups = new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1);
+      const text = "p".repeat(200_000);
+      // Three batches of about 4 M characters each behind a small one: two fit one statement's bound (8 Mi), the third does not.
+      const big = (k: number) => Array.from({ length: 20 }, (_, i) => ({ ...run(k * 20 + i), inputs: { text } }));
+      const batches = await Promise.all([batchOf([run(999)]), batchOf(big(0)), batchOf(big(1)), batchOf(big(2))]);
+      expect(await Promise.all(batches.map((b) => groups.write(b)))).toEqual([true, true, true, true]);
+      expect(sent).toEqual([1, 40, 20]);
+      expect(await store.countRuns()).toBe(61);
+    } finally {
+      await store.close();
+    }
+  });
+
   it("never puts two batches with the same run id in one statement", async () => {
     const store = await PostgresStore.open(await pg.database());
     try {

@@ -18,6 +18,7 @@
  * id never share a statement (one statement cannot write a key twice).
  */
 import { StoreUnavailableError } from "../../errors.js";
+import { JSONCOL } from "../merge-rules.js";
 import type { NewRunsBatch } from "./new-runs.js";
 import type { PgPool } from "./pool.js";
 
@@ -25,6 +26,8 @@ import type { PgPool } from "./pool.js";
 export const MAX_IN_FLIGHT = 2;
 /** Runs one grouped statement writes at most (a larger batch goes alone). */
 export const MAX_GROUP_RUNS = 1000;
+/** Characters of JSON payload one grouped statement carries at most (a larger batch goes alone): the statement is a copy of them. */
+export const MAX_GROUP_CHARS = 8 * 1024 * 1024;
 
 /** Sends one statement of new runs; resolves to how many runs it wrote. */
 export type SendNewRuns = (batch: NewRunsBatch) => Promise<number>;
@@ -38,6 +41,14 @@ interface Waiting {
 interface Group {
   members: Waiting[];
   ids: Set<string>;
+  chars: number;
+}
+
+/** The characters of JSON payload a batch's rows carry. */
+function payloadChars(batch: NewRunsBatch): number {
+  let n = 0;
+  for (const row of batch.rows.rows) for (const c of JSONCOL) if (typeof row[c] === "string") n += (row[c] as string).length;
+  return n;
 }
 
 /** The batches of a group as one: rows and webhooks in turn, outcomes summed. */
@@ -84,11 +95,17 @@ export class NewRunsGroups {
   private enqueue(w: Waiting): void {
     const last = this.queue.at(-1);
     const ids = w.batch.rows.ids;
-    const fits = last && last.ids.size + ids.length <= MAX_GROUP_RUNS && !ids.some((id) => last.ids.has(id));
+    const chars = payloadChars(w.batch);
+    const fits =
+      last &&
+      last.ids.size + ids.length <= MAX_GROUP_RUNS &&
+      last.chars + chars <= MAX_GROUP_CHARS &&
+      !ids.some((id) => last.ids.has(id));
     if (fits) {
       last.members.push(w);
+      last.chars += chars;
       for (const id of ids) last.ids.add(id);
-    } else this.queue.push({ members: [w], ids: new Set(ids) });
+    } else this.queue.push({ members: [w], ids: new Set(ids), chars });
   }
 
   private pump(): void {
