@@ -25,7 +25,7 @@ import type { PgPool } from "./pool.js";
 /** Statements of new runs one store runs at once; more batches wait and go together. */
 export const MAX_IN_FLIGHT = 2;
 /** Runs one grouped statement writes at most (a larger batch goes alone). */
-export const MAX_GROUP_RUNS = 1000;
+export const MAX_GROUP_RUNS = 250;
 /** Characters of JSON payload one grouped statement carries at most (a larger batch goes alone): the statement is a copy of them. */
 export const MAX_GROUP_CHARS = 8 * 1024 * 1024;
 
