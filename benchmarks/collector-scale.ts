@@ -20,16 +20,19 @@
  *     [--busy K]              K more processes that compete for the cores without touching our path (plain contention)
  *     [--waits]               sample pg_stat_activity's wait events of the collectors' backends
  *     [--statements]          pg_stat_statements: statements per request and the costliest ones
+ *     [--baseline DIR]        the same cells with another tree's collector (DIR/dist if built, else its sources
+ *                             through tsx), interleaved with this tree's, and a table of this tree's CPU per run against it
  *
  * A throwaway PostgreSQL cluster is started (test/helpers/postgres.ts), a new
  * database per measurement. Figures mean something only on an idle machine.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { startPostgres } from "../test/helpers/postgres.js";
+import { CLI, TSX } from "../test/helpers/cli.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../test/helpers/serve-processes.js";
 import { machineBusyMs, serverSnapshot, serverUse, useOf, subUse, type ProcUse } from "./proc-cpu.js";
 import { median, spread } from "./stats.js";
@@ -52,6 +55,14 @@ const BUSY = Number(arg("busy", "0"));
 const POOL = arg("pool", "");
 const WAITS = flag("waits");
 const STATEMENTS = flag("statements");
+const BASELINE = arg("baseline", "");
+
+/** The collectors measured: this tree's, and the baseline's when given. */
+const TREES: { label: string; cli: readonly string[] }[] = [{ label: "this tree", cli: CLI }];
+if (BASELINE) {
+  const compiled = join(BASELINE, "dist/src/cli/run.js");
+  TREES.push({ label: `baseline ${BASELINE}`, cli: existsSync(compiled) ? [compiled] : ["--import", TSX, join(BASELINE, "src/cli/run.ts")] });
+}
 
 interface Load {
   requests: number;
@@ -149,11 +160,11 @@ interface Sample {
   statements?: string;
 }
 
-async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch: number, n: number): Promise<Sample> {
+async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch: number, n: number, cli: readonly string[]): Promise<Sample> {
   const url = await cluster.database();
   const args = ["--store", url, "--no-rate-limit", ...(POOL ? ["--store-connections", POOL] : [])];
-  const children = await startServeChildren(n, args);
-  const idle: ServeChild[] = IDLE_COLLECTORS ? await startServeChildren(IDLE_COLLECTORS, args) : [];
+  const children = await startServeChildren(n, args, {}, cli);
+  const idle: ServeChild[] = IDLE_COLLECTORS ? await startServeChildren(IDLE_COLLECTORS, args, {}, cli) : [];
   const busy = Array.from({ length: BUSY }, startBusy);
   const own = await connect(url);
   try {
@@ -224,9 +235,11 @@ try {
   for (let rep = 0; rep < REPS; rep++) {
     for (const batch of BATCHES) {
       for (const n of COLLECTORS) {
-        const s = await measure(cluster, batch, n);
-        const k = `${batch}/${n}`;
-        samples.set(k, [...(samples.get(k) ?? []), s]);
+        for (const tree of TREES) {
+          const s = await measure(cluster, batch, n, tree.cli);
+          const k = `${tree.label}|${batch}/${n}`;
+          samples.set(k, [...(samples.get(k) ?? []), s]);
+        }
       }
     }
   }
@@ -240,96 +253,127 @@ const collectorsSum = (s: Sample) => s.collectors.reduce((a, b) => a + b, 0);
 /** What the target counts: the collectors and PostgreSQL, per run. */
 const perRun = (s: Sample) => collectorsSum(s) + s.backends + s.background + s.exited;
 const extras = `${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`;
-console.log(`collectors side by side on one PostgreSQL: ${SECONDS} s x ${REPS}, ${CLIENTS} clients${extras}, medians (range)`);
-console.log(
-  "batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing",
-);
-for (const batch of BATCHES) {
-  const one = samples.get(`${batch}/${COLLECTORS[0]}`);
-  const onePerRun = one ? median(one.map(perRun)) : NaN;
-  for (const n of COLLECTORS) {
-    const ss = samples.get(`${batch}/${n}`)!;
-    console.log(
-      [
-        batch,
-        n,
-        spread(
-          ss.map((s) => s.runsps),
-          0,
-        ),
-        `${med(ss, collectorsSum)} (${med(ss, (s) => collectorsSum(s) / n)})`,
-        med(ss, (s) => s.backends + s.background + s.exited),
-        med(ss, (s) => s.p50, 1),
-        med(ss, (s) => s.p99, 1),
-        one
-          ? spread(
-              ss.map((s) => perRun(s) / onePerRun),
-              2,
-              "x",
-            )
-          : "-",
-        ss.reduce((a, s) => a + s.failures, 0),
-        ss.reduce((a, s) => a + s.missing, 0),
-      ].join("  "),
-    );
-  }
-}
-
-console.log("\nCPU ms per 1,000 runs by process (medians); context switches per request, voluntary/involuntary");
-console.log(
-  "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
-    (IDLE_COLLECTORS ? "  | idle collectors" : ""),
-);
-for (const batch of BATCHES) {
-  for (const n of COLLECTORS) {
-    const ss = samples.get(`${batch}/${n}`)!;
-    const sw = (pick: (s: Sample) => [number, number]) => `${med(ss, (s) => pick(s)[0], 1)}/${med(ss, (s) => pick(s)[1], 1)}`;
-    console.log(
-      [
-        batch,
-        n,
-        Array.from({ length: n }, (_, i) => med(ss, (s) => s.collectors[i]!)).join("+"),
-        `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)}, +${med(ss, (s) => s.backendsStarted)})`,
-        med(ss, (s) => s.background),
-        med(ss, (s) => s.exited),
-        med(ss, (s) => s.loadgen),
-        med(ss, (s) => perRun(s) + s.loadgen),
-        med(ss, (s) => s.machine),
-        "|",
-        sw((s) => s.switches.collectors),
-        sw((s) => s.switches.backends),
-        sw((s) => s.switches.loadgen),
-        ...(IDLE_COLLECTORS ? ["|", med(ss, (s) => s.idleCollectors, 1)] : []),
-      ].join("  "),
-    );
-  }
-}
-
-console.log(
-  "\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):",
-);
-for (const batch of BATCHES) {
+function report(tree: string): void {
+  console.log(`collectors side by side on one PostgreSQL (${tree}): ${SECONDS} s x ${REPS}, ${CLIENTS} clients${extras}, medians (range)`);
   console.log(
-    `  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`,
+    "batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing",
   );
-}
+  for (const batch of BATCHES) {
+    const one = samples.get(`${tree}|${batch}/${COLLECTORS[0]}`);
+    const onePerRun = one ? median(one.map(perRun)) : NaN;
+    for (const n of COLLECTORS) {
+      const ss = samples.get(`${tree}|${batch}/${n}`)!;
+      console.log(
+        [
+          batch,
+          n,
+          spread(
+            ss.map((s) => s.runsps),
+            0,
+          ),
+          `${med(ss, collectorsSum)} (${med(ss, (s) => collectorsSum(s) / n)})`,
+          med(ss, (s) => s.backends + s.background + s.exited),
+          med(ss, (s) => s.p50, 1),
+          med(ss, (s) => s.p99, 1),
+          one
+            ? spread(
+                ss.map((s) => perRun(s) / onePerRun),
+                2,
+                "x",
+              )
+            : "-",
+          ss.reduce((a, s) => a + s.failures, 0),
+          ss.reduce((a, s) => a + s.missing, 0),
+        ].join("  "),
+      );
+    }
+  }
 
-console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");
-for (const batch of BATCHES) {
-  for (const n of COLLECTORS) {
-    const last = samples.get(`${batch}/${n}`)!.at(-1)!;
-    const top = Object.entries(last.backgroundByTitle)
-      .filter(([, ms]) => ms >= 1)
-      .sort((a, b) => b[1] - a[1])
-      .map(([t, ms]) => `${t} ${f(ms)}`);
-    console.log(`  batch ${batch}, ${n} collector(s): ${top.join(", ") || "-"}; exited children ${f(last.exited)}`);
+  console.log("\nCPU ms per 1,000 runs by process (medians); context switches per request, voluntary/involuntary");
+  console.log(
+    "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
+      (IDLE_COLLECTORS ? "  | idle collectors" : ""),
+  );
+  for (const batch of BATCHES) {
+    for (const n of COLLECTORS) {
+      const ss = samples.get(`${tree}|${batch}/${n}`)!;
+      const sw = (pick: (s: Sample) => [number, number]) => `${med(ss, (s) => pick(s)[0], 1)}/${med(ss, (s) => pick(s)[1], 1)}`;
+      console.log(
+        [
+          batch,
+          n,
+          Array.from({ length: n }, (_, i) => med(ss, (s) => s.collectors[i]!)).join("+"),
+          `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)}, +${med(ss, (s) => s.backendsStarted)})`,
+          med(ss, (s) => s.background),
+          med(ss, (s) => s.exited),
+          med(ss, (s) => s.loadgen),
+          med(ss, (s) => perRun(s) + s.loadgen),
+          med(ss, (s) => s.machine),
+          "|",
+          sw((s) => s.switches.collectors),
+          sw((s) => s.switches.backends),
+          sw((s) => s.switches.loadgen),
+          ...(IDLE_COLLECTORS ? ["|", med(ss, (s) => s.idleCollectors, 1)] : []),
+        ].join("  "),
+      );
+    }
+  }
+
+  console.log(
+    "\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):",
+  );
+  for (const batch of BATCHES) {
+    console.log(
+      `  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${tree}|${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`,
+    );
+  }
+
+  console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");
+  for (const batch of BATCHES) {
+    for (const n of COLLECTORS) {
+      const last = samples.get(`${tree}|${batch}/${n}`)!.at(-1)!;
+      const top = Object.entries(last.backgroundByTitle)
+        .filter(([, ms]) => ms >= 1)
+        .sort((a, b) => b[1] - a[1])
+        .map(([t, ms]) => `${t} ${f(ms)}`);
+      console.log(`  batch ${batch}, ${n} collector(s): ${top.join(", ") || "-"}; exited children ${f(last.exited)}`);
+    }
+  }
+}
+for (const tree of TREES) report(tree.label);
+
+if (TREES.length > 1) {
+  const [ours, base] = [TREES[0]!.label, TREES[1]!.label];
+  console.log(`\nThis tree against the baseline (${BASELINE}), CPU ms per 1,000 runs, medians: this / baseline (ratio)`);
+  console.log("batch collectors  collectors  pg-backends  ours-total  machine  | CPU/run-vs-1: this / baseline");
+  for (const batch of BATCHES) {
+    const onePerRun = (t: string) => median(samples.get(`${t}|${batch}/${COLLECTORS[0]}`)!.map(perRun));
+    for (const n of COLLECTORS) {
+      const [a, b] = [samples.get(`${ours}|${batch}/${n}`)!, samples.get(`${base}|${batch}/${n}`)!];
+      const pair = (pick: (s: Sample) => number) => {
+        const [x, y] = [median(a.map(pick)), median(b.map(pick))];
+        return `${f(x)} / ${f(y)} (${f(x / y, 2)}x)`;
+      };
+      console.log(
+        [
+          batch,
+          n,
+          pair(collectorsSum),
+          pair((s) => s.backends),
+          pair((s) => perRun(s) + s.loadgen),
+          pair((s) => s.machine),
+          "|",
+          `${f(median(a.map(perRun)) / onePerRun(ours), 2)}x / ${f(median(b.map(perRun)) / onePerRun(base), 2)}x`,
+        ].join("  "),
+      );
+    }
   }
 }
 
 if (WAITS || STATEMENTS) {
   for (const batch of BATCHES) {
     for (const n of COLLECTORS) {
-      const last = samples.get(`${batch}/${n}`)!.at(-1)!;
+      const last = samples.get(`${TREES[0]!.label}|${batch}/${n}`)!.at(-1)!;
       console.log(`\nbatch ${batch}, ${n} collector(s), last repetition:`);
       if (last.waits) {
         const total = Object.values(last.waits).reduce((a, b) => a + b, 0) || 1;

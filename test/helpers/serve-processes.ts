@@ -44,8 +44,14 @@ function killAllAtExit(): void {
 }
 
 /** Spawns `serve` and resolves when its readiness line ("listening on http://...") appears. */
-function launch(port: number, args: readonly string[], env: NodeJS.ProcessEnv, onOut: (d: string) => void): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...CLI, "serve", "--host", "127.0.0.1", "--port", String(port), ...args], {
+function launch(
+  port: number,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  onOut: (d: string) => void,
+  cli: readonly string[],
+): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [...cli, "serve", "--host", "127.0.0.1", "--port", String(port), ...args], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, ...env },
   });
@@ -70,15 +76,21 @@ function launch(port: number, args: readonly string[], env: NodeJS.ProcessEnv, o
 
 /**
  * Starts `n` collectors with the same arguments (typically `--store postgres://...`
- * and `--no-rate-limit`), each on its own fixed loopback port, in parallel.
+ * and `--no-rate-limit`), each on its own fixed loopback port, in parallel;
+ * `cli` runs another tree's CLI (a benchmark's baseline) instead of this one's.
  */
-export async function startServeChildren(n: number, args: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<ServeChild[]> {
+export async function startServeChildren(
+  n: number,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv = {},
+  cli: readonly string[] = CLI,
+): Promise<ServeChild[]> {
   killAllAtExit();
   return Promise.all(
     Array.from({ length: n }, async () => {
       const port = await freePort();
       let out = "";
-      let child = await launch(port, args, env, (d) => (out += d));
+      let child = await launch(port, args, env, (d) => (out += d), cli);
       const handle: ServeChild = {
         url: `http://127.0.0.1:${port}`,
         port,
@@ -94,7 +106,7 @@ export async function startServeChildren(n: number, args: readonly string[], env
         restart: async () => {
           await handle.kill("SIGKILL");
           out = "";
-          child = await launch(port, args, env, (d) => (out += d));
+          child = await launch(port, args, env, (d) => (out += d), cli);
         },
       };
       return handle;

@@ -41,6 +41,12 @@ export interface NewRunRows {
   threaded: boolean;
 }
 
+/** One batch's statement input: its rows and the webhook deliveries ([run id, URL]) of its completed roots. */
+export interface NewRunsBatch {
+  rows: NewRunRows;
+  webhooks: readonly [string, string][];
+}
+
 /** Metadata keys tracepipe_thread_key reads a thread id from (migrations.ts, version 3). */
 const THREAD_KEYS = ["session_id", "thread_id", "conversation_id"];
 
@@ -96,31 +102,25 @@ function queueCte(from: string): string {
 }
 
 /**
- * The statement. `alone`: sent as its own transaction, so it also refuses a
- * batch with a root run in a thread, writes the completed roots' webhook
- * deliveries (`webhooks`: [run id, URL]) and answers only how many runs it
- * wrote; else it answers each written run's part in its thread.
+ * The statement's text for its shape. `alone`: sent as its own transaction,
+ * so it also refuses a batch with a root run in a thread, writes the
+ * completed roots' webhook deliveries (`webhooks`) and answers only how many
+ * runs it wrote; else it answers each written run's part in its thread.
+ * Parameters in newRunsQuery's order: one array per row column, the ids,
+ * then the projects and their creation time (`projects`), then the webhook
+ * deliveries' run ids and URLs (`webhooks`).
  */
-function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string, string][]): pg.QueryConfig {
-  const values: unknown[] = [];
-  const param = (v: unknown, type: string) => (values.push(v), `$${values.length}::${type}`);
-  const cols = Object.fromEntries(
-    ROW_COLUMNS.map((c) => [
-      c,
-      param(
-        r.rows.map((row) => row[c] ?? null),
-        `${TYPES[c]}[]`,
-      ),
-    ]),
-  );
+function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): string {
+  let n = 0;
+  const param = (type: string) => `$${++n}::${type}`;
+  const cols = Object.fromEntries(ROW_COLUMNS.map((c) => [c, param(`${TYPES[c]}[]`)]));
   const ctes = [
-    `keys AS (INSERT INTO run_keys AS k (id) SELECT x FROM unnest(${param(r.ids, "text[]")}) AS x ORDER BY x
+    `keys AS (INSERT INTO run_keys AS k (id) SELECT x FROM unnest(${param("text[]")}) AS x ORDER BY x
       ON CONFLICT (id) DO UPDATE SET id = k.id RETURNING (k.xmax = 0) AS fresh)`,
   ];
-  const projects = [...r.outcome.projects].sort();
-  if (projects.length)
+  if (projects)
     ctes.push(
-      `new_projects AS (INSERT INTO projects (name, created_at) SELECT unnest(${param(projects, "text[]")}), ${param(r.rows[0]!.updated_at, "text")} ON CONFLICT DO NOTHING)`,
+      `new_projects AS (INSERT INTO projects (name, created_at) SELECT unnest(${param("text[]")}), ${param("text")} ON CONFLICT DO NOTHING)`,
     );
   const threadFree = alone
     ? ` AND NOT EXISTS (SELECT 1 FROM unnest(${cols.parent_run_id}, ${cols.extra}) AS t(parent, extra)
@@ -131,20 +131,34 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
       WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}${alone ? "" : `, ${THREAD_PART}`})`,
     `queued AS (${queueCte("written")})`,
   );
-  if (webhooks.length)
+  if (webhooks)
     ctes.push(
       `outbox AS (INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at)
-        SELECT d.id, d.url, now(), now() FROM unnest(${param(
-          webhooks.map((w) => w[0]),
-          "text[]",
-        )}, ${param(
-          webhooks.map((w) => w[1]),
-          "text[]",
-        )}) AS d(id, url)
+        SELECT d.id, d.url, now(), now() FROM unnest(${param("text[]")}, ${param("text[]")}) AS d(id, url)
         WHERE EXISTS (SELECT 1 FROM written) ORDER BY d.id ON CONFLICT (run_id) DO NOTHING)`,
     );
   const answer = alone ? "SELECT count(*)::int AS written FROM written" : "SELECT project, thread_id, latency_ms FROM written";
-  return prepared(`WITH ${ctes.join(",\n  ")}\n${answer}`, values);
+  return `WITH ${ctes.join(",\n  ")}\n${answer}`;
+}
+
+/** Each shape's text, built once (a request then only gathers its values). */
+const texts = new Map<string, string>();
+
+/** The statement for `r` (see newRunsText); `webhooks`: [run id, URL] of the completed roots to deliver. */
+function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string, string][]): pg.QueryConfig {
+  const values: unknown[] = ROW_COLUMNS.map((c) => r.rows.map((row) => row[c] ?? null));
+  values.push(r.ids);
+  const projects = [...r.outcome.projects].sort();
+  if (projects.length) values.push(projects, r.rows[0]!.updated_at);
+  if (webhooks.length)
+    values.push(
+      webhooks.map((w) => w[0]),
+      webhooks.map((w) => w[1]),
+    );
+  const shape = `${alone}|${projects.length > 0}|${webhooks.length > 0}`;
+  let text = texts.get(shape);
+  if (text === undefined) texts.set(shape, (text = newRunsText(alone, projects.length > 0, webhooks.length > 0)));
+  return prepared(text, values);
 }
 
 /**
@@ -164,13 +178,20 @@ export async function writeNewRuns(client: pg.ClientBase, r: NewRunRows): Promis
  */
 export type NewRunsResult = { outcome: MergeOutcome } | { outcome?: undefined; threaded?: NewRunRows };
 
+/** Sends a batch (or a group of batches, new-runs-groups.ts) as the statement on its own; resolves to how many runs it wrote. */
+export function sendNewRuns(pool: PgPool): (b: NewRunsBatch) => Promise<number> {
+  return async (b) => (await pool.statement<{ written: number }>(newRunsQuery(b.rows, true, b.webhooks))).rows[0]?.written ?? 0;
+}
+
 /**
  * A batch of posts as new runs in one statement of its own transaction
- * (inside an open transaction, part of it), the completed roots' webhook
+ * (inside an open transaction, part of it), perhaps together with other
+ * callers' batches (new-runs-groups.ts), the completed roots' webhook
  * deliveries with them when `webhookOutbox`.
  */
 export async function insertNewRuns(
-  pool: PgPool,
+  /** Writes the batch's statement (new-runs-groups.ts); true when it wrote the runs, false when only their keys. */
+  write: (b: NewRunsBatch) => Promise<boolean>,
   posts: readonly Obj[],
   opts: DeriveOptions & { webhookOutbox: boolean },
 ): Promise<NewRunsResult> {
@@ -186,6 +207,5 @@ export async function insertNewRuns(
       if (url) webhooks.push([row.id as string, url]);
     }
   }
-  const written = (await pool.statement<{ written: number }>(newRunsQuery(r, true, webhooks))).rows[0]?.written;
-  return written === ids.length ? { outcome: r.outcome } : {};
+  return (await write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};
 }

@@ -190,6 +190,11 @@ export class PgPool {
     }
   }
 
+  /** Whether this call runs inside an open transaction (its statements are part of it). */
+  inTransaction(): boolean {
+    return this.openTransaction() !== undefined;
+  }
+
   /** The transaction this call runs inside, if it is still open (work it started may outlive it). */
   private openTransaction(): OpenTransaction | undefined {
     const tx = this.current.getStore();

@@ -22,7 +22,8 @@ import { JSONCOL, SCALAR } from "../merge-rules.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES } from "./columns.js";
 import { mergeRuns, type MergeOptions } from "./merge.js";
-import { insertNewRuns } from "./new-runs.js";
+import { insertNewRuns, sendNewRuns } from "./new-runs.js";
+import { NewRunsGroups } from "./new-runs-groups.js";
 import { migratePostgres } from "./migrations.js";
 import { ensurePartitions } from "./partitions.js";
 import { PgPool } from "./pool.js";
@@ -59,6 +60,8 @@ export class PostgresStore implements Store {
   readonly writesWebhookOutbox: boolean;
   private readonly spans: SpanStaging;
   private readonly logs: LogStaging;
+  /** Batches of new runs, grouped into fewer statements under load (new-runs-groups.ts). */
+  private readonly newRuns: NewRunsGroups;
   private closed = false;
   /** Makes the coming weeks' partitions every few hours (partitions.ts). */
   private readonly upkeep: NodeJS.Timeout;
@@ -75,6 +78,7 @@ export class PostgresStore implements Store {
     this.writesWebhookOutbox = opts.webhookOutbox ?? false;
     this.spans = new SpanStaging(pool);
     this.logs = new LogStaging(pool);
+    this.newRuns = new NewRunsGroups(pool, sendNewRuns(pool));
     this.upkeep = setInterval(() => {
       pool
         .withClient((c) => ensurePartitions(c, new Date()))
@@ -119,7 +123,7 @@ export class PostgresStore implements Store {
     const opts: MergeOptions = { normalizeOnIngest: this.normalizeOnIngest };
     if (patch.length === 0 && attachments.length === 0) {
       // Posts of new runs, the common case: one statement, its own transaction (new-runs.ts).
-      const n = await insertNewRuns(this.pool, post as readonly Obj[], { ...opts, webhookOutbox: this.writesWebhookOutbox });
+      const n = await insertNewRuns((b) => this.newRuns.write(b), post as readonly Obj[], { ...opts, webhookOutbox: this.writesWebhookOutbox });
       if (n.outcome) return { created: n.outcome.created, updated: 0, attachments: 0, completedRoots: n.outcome.completedRoots };
       // Some run stored already, or a value too large for the one statement: straight to the keys; in a thread: the new runs' statement in the transaction.
       opts.tryNewRuns = n.threaded !== undefined;
