@@ -96,7 +96,7 @@ describe("declaration files for a strict consumer", () => {
     writeFileSync(join(dir, "node10.ts"), source);
     writeFileSync(join(dir, "nodenext.mts"), source);
     // skipDefaultLibCheck: TypeScript's own lib files (lib.dom.d.ts, lib.es5.d.ts) are neither ours nor a
-    // dependency's, and checking them is much of each program's time; every package's declarations still are.
+    // dependency's, and checking them is a good part of each program's time; every package's declarations still are.
     const common = {
       strict: true,
       noEmit: true,
