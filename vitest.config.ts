@@ -71,6 +71,13 @@ const SHARED = [
   "test/control/control-plane.test.ts",
   "test/cli/store-target.test.ts",
   "test/package/services.test.ts",
+  "test/cli/globs.test.ts",
+  "test/cli/help.test.ts",
+  "test/cli/normalize.test.ts",
+  "test/cli/validate-normalized.test.ts",
+  "test/backfill/costs.test.ts",
+  "test/store/sqlite-batch-load.test.ts",
+  "test/docs.test.ts",
 ];
 
 export default defineConfig({

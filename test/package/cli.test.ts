@@ -48,6 +48,7 @@ describe("the CLI loads a command's modules only when that command runs", () => 
     }
   });
 
+  // Two processes per command, one after another: with both cores busy each start takes seconds.
   it("every command has --help (and `help <command>` says the same); --version prints the package version", () => {
     for (const name of Object.keys(COMMANDS)) {
       const r = tracepipe(name, "--help");
@@ -64,5 +65,5 @@ describe("the CLI loads a command's modules only when that command runs", () => 
     const unknown = tracepipe("frobnicate");
     expect(unknown.status).toBe(2);
     expect(unknown.stderr).toContain("unknown command 'frobnicate'");
-  });
+  }, 180_000);
 });
