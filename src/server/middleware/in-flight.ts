@@ -7,10 +7,13 @@
  * here later or to another collector. Nothing refused was stored, and its
  * body is read only to be thrown away after the answer: a connection closed
  * with the body still arriving is reset, and a client still writing its body
- * would see the reset instead of the 503. The drain ends the connection when
- * the body stops arriving for REFUSED_DRAIN_IDLE_MS, or after
- * REFUSED_DRAIN_MS in all: a client uploading steadily on a starved machine
- * still reads its 503, and one that never stops sending holds nothing for long.
+ * would see the reset instead of the 503. When the body stops arriving for
+ * REFUSED_DRAIN_IDLE_MS the collector closes its side of the connection (FIN
+ * after the answer, still reading): a client that paused because its own
+ * process was starved still finds the 503 before the end of the stream, where
+ * a reset would have thrown away the answer waiting unread in its socket.
+ * After REFUSED_DRAIN_MS in all the connection is dropped: one that never
+ * stops sending holds nothing for long.
  *
  * The bound is one budget (InFlightBudget) that the OTLP/gRPC receiver draws
  * on too, so a collector's whole work in flight is bounded whichever way it
@@ -72,14 +75,15 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
       // The errors middleware resumes the unread body, which throws it away as it arrives.
       x.res.once("finish", () => {
         if (x.req.complete) return;
-        const destroy = () => x.req.socket.destroy();
+        const socket = x.req.socket;
+        const destroy = () => socket.destroy();
         let chunks = 0;
         // A timer can fire before the I/O that arrived while the process was starved is read: the
-        // idle bound looks once more after this turn's reads (setImmediate) before it drops anything.
+        // idle bound looks once more after this turn's reads (setImmediate) before it closes anything.
         const idle = setTimeout(
           () => {
             const seen = chunks;
-            setImmediate(() => seen === chunks && destroy());
+            setImmediate(() => seen === chunks && socket.end());
           },
           Math.min(REFUSED_DRAIN_IDLE_MS, drainMs),
         );
@@ -97,7 +101,7 @@ export function inFlight(o: InFlightOptions): Middleware & { gauge: InFlightGaug
         };
         x.req.on("data", arriving);
         x.req.once("end", done);
-        x.req.socket.once("close", done);
+        socket.once("close", done);
       });
       throw new HttpError(
         503,
