@@ -4,52 +4,56 @@
 //
 // Why bundle: a cold `import "tracepipe"` is mostly the ES module loader's own
 // work per file (resolve, open, read, compile), not the package's code. tsc
-// writes one file per source file, so the main entry cost that work some eighty
-// times; one file per entry plus a few shared chunks costs it a handful of times.
+// writes one file per source file, so the main entry paid that work once per
+// module it reaches; one file per entry plus a few shared chunks pays it a few
+// times.
 //
 // Why one build with splitting rather than a bundle per entry: a module reached
 // from several entries (the errors for `instanceof`, the default Client, the run
-// context, zod's registry and configuration) must have exactly one instance in a
-// process that loads several entries. esbuild puts each module in exactly one
-// output file, the entry's own when only that entry reaches it, else a chunk
-// shared by the entries that do. Every `import()` in the sources is a split point
-// of the same graph, so the store, the server, the OTel SDK paths and the
-// drivers still load only when used.
+// context) must have exactly one instance in a process that loads several
+// entries. esbuild puts each module in exactly one output file: the entry's own
+// when only that entry reaches it, else a chunk shared by the entries that do.
+// Every `import()` in the sources is a split point of the same graph, so the
+// store, the server, the OTel SDK paths and the drivers still load only when used.
+// Left alone, that rule cuts the main entry's modules into a chunk for every
+// combination of entries that reaches them; everyEntryReachesTheMainEntry (below)
+// keeps them in one.
 //
 // The entries: every `exports` subpath of package.json, the CLI (bin/tracepipe.js
 // loads dist/src/cli/index.js; the tests run dist/src/cli/run.js), and the
-// modules the benchmarks import by path (below). Each keeps the path tsc gave
-// it, so the `types` of each subpath still sit beside its JavaScript.
+// modules the benchmarks and a test fixture import by path (BY_PATH). Each keeps
+// the path tsc gives its declarations, so each subpath's `types` sit beside its
+// JavaScript.
 //
-// zod is bundled into the same graph, so there is one zod in tracepipe and the
-// main entry loads only the zod/mini functions it uses (tree-shaken), never the
-// whole of zod; zod's other locales are left out (below). Every other dependency
-// stays an import of its package.
+// zod stays outside the split graph, as two files in dist/vendor (bundleZod): the
+// main entry loads only the zod/mini functions the package uses, the collector's
+// side all of zod, and both share zod's one state. Every other dependency stays
+// an import of its package.
 //
 // Names are kept (no identifier minification, and `keepNames` where bundling
 // renames a clash), so stack traces and `constructor.name` still name things.
 // Code that finds files relative to its own module (the viewer's assets, the
-// package's version) looks from the package root instead, since bundled code
-// runs from a chunk.
+// package's version) looks from the package root instead (src/internal/package-root.ts),
+// since bundled code runs from a chunk.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
 const DIST = join(ROOT, "dist");
-/** Written last: a dist/ whose stamp is newer than every source is complete and current (test/helpers/cli.ts, test/package/dist.ts). */
-export const STAMP = join(DIST, ".build-stamp");
-const VENDOR_ZOD = join(DIST, "vendor", "zod.js");
-const VENDOR_ZOD_MINI = join(DIST, "vendor", "zod-mini.js");
+/** Where a build is written before it replaces dist/. */
+const NEXT = join(ROOT, "dist.next");
+const VENDOR_ZOD = join(NEXT, "vendor", "zod.js");
+const VENDOR_ZOD_MINI = join(NEXT, "vendor", "zod-mini.js");
 /** Whitespace and syntax are minified, names never: stack traces and `constructor.name` name the code. */
 const NAMES_KEPT = { minifyWhitespace: true, minifySyntax: true, keepNames: true };
 
 /**
- * Modules outside `exports` that benchmarks import from dist/ by path (the
- * overhead and normalize benchmarks time internals a user reaches through the
- * entries). As entries of the same build they are the same instances the
- * package entries use.
+ * Modules outside `exports` that benchmarks (and test/fixtures/otel-sdk3) import
+ * from dist/ by path: the benchmarks time internals a user reaches through the
+ * entries. As entries of the same build they are the same instances the package
+ * entries use.
  */
 const BY_PATH = [
   "adapters/index.ts",
@@ -150,16 +154,17 @@ function run(cmd, args) {
 }
 
 export async function build() {
-  // A clean dist/: a module left from an earlier layout, imported by path, would be a second instance.
-  rmSync(DIST, { recursive: true, force: true });
-  run("node_modules/typescript/bin/tsc", ["-p", join(ROOT, "tsconfig.build.json"), "--emitDeclarationOnly"]);
+  // Built aside and swapped in whole: a fresh dist/ holds no module left from an earlier layout (imported by
+  // path, it would be a second instance), and a process that starts the CLI meanwhile finds the old one.
+  rmSync(NEXT, { recursive: true, force: true });
+  run("node_modules/typescript/bin/tsc", ["-p", join(ROOT, "tsconfig.build.json"), "--emitDeclarationOnly", "--outDir", NEXT]);
   const { build: esbuild } = await import("esbuild");
   const main = join(ROOT, "src/index.ts");
   const launcher = new Set([join(ROOT, "src/cli/index.ts"), join(ROOT, "src/cli/run.ts")]);
   const { outputFiles } = await esbuild({
     entryPoints: entryPoints(),
     outbase: ROOT,
-    outdir: DIST,
+    outdir: NEXT,
     entryNames: "[dir]/[name]",
     chunkNames: "chunks/[name]-[hash]",
     bundle: true,
@@ -177,11 +182,15 @@ export async function build() {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, pointZodAtVendor(file.path, file.text));
   }
-  cpSync(join(ROOT, "src/server/viewer/assets"), join(DIST, "src/server/viewer/assets"), { recursive: true });
+  const assets = join(NEXT, "src/server/viewer/assets");
+  cpSync(join(ROOT, "src/server/viewer/assets"), assets, { recursive: true });
   // uPlot, for the monitoring charts, served as the other assets are (src/server/viewer/assets.ts).
-  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.iife.min.js"), join(DIST, "src/server/viewer/assets/uplot.js"));
-  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.min.css"), join(DIST, "src/server/viewer/assets/uplot.css"));
-  writeFileSync(STAMP, `${new Date().toISOString()}\n`);
+  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.iife.min.js"), join(assets, "uplot.js"));
+  cpSync(join(ROOT, "node_modules/uplot/dist/uPlot.min.css"), join(assets, "uplot.css"));
+  // The stamp: a dist/ whose stamp is newer than every source is complete and current (test/helpers/cli.ts, test/package/dist.ts).
+  writeFileSync(join(NEXT, ".build-stamp"), `${new Date().toISOString()}\n`);
+  rmSync(DIST, { recursive: true, force: true });
+  renameSync(NEXT, DIST);
 }
 
 /**
