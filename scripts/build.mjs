@@ -37,7 +37,7 @@
 // since bundled code runs from a chunk.
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -103,15 +103,21 @@ const englishOnly = {
 };
 
 /**
- * Every package stays an import of its own (a dependency or an optional peer),
- * zod's three specifiers included: they are pointed at dist/vendor afterwards.
+ * Every package stays an import of its own (a dependency or an optional peer).
+ * zod's three specifiers become the package's own `#zod`, `#zod/mini` and
+ * `#zod/locales` (package.json `imports`: the files in dist/vendor), which
+ * resolve alike from an entry or a chunk at any depth of dist/.
  */
 const dependenciesStayExternal = {
   name: "dependencies-stay-external",
   setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith("node:") ? undefined : { path: a.path, external: true }));
+    b.onResolve({ filter: /^[^./]/ }, (a) => {
+      if (a.path.startsWith("node:")) return undefined;
+      return { path: ZOD.includes(a.path) ? `#${a.path}` : a.path, external: true };
+    });
   },
 };
+const ZOD = ["zod", "zod/mini", "zod/locales"];
 
 /**
  * Every entry but the CLI's launcher, and every `import()` target, also reaches
@@ -175,12 +181,16 @@ export async function build() {
     write: false,
     logLevel: "warning",
     plugins: [dependenciesStayExternal, everyEntryReachesTheMainEntry(main, launcher)],
+    // Bundled code sits on a few long lines: `node --enable-source-maps` (and profiles, benchmarks/overhead-breakdown.ts)
+    // map a position back to its source file and line.
+    sourcemap: "linked",
+    sourcesContent: false,
     ...NAMES_KEPT,
   });
   await bundleZod(esbuild, outputFiles);
   for (const file of outputFiles) {
     mkdirSync(dirname(file.path), { recursive: true });
-    writeFileSync(file.path, pointZodAtVendor(file.path, file.text));
+    writeFileSync(file.path, file.contents);
   }
   const assets = join(NEXT, "src/server/viewer/assets");
   cpSync(join(ROOT, "src/server/viewer/assets"), assets, { recursive: true });
@@ -205,12 +215,13 @@ export async function build() {
 async function bundleZod(esbuild, outputs) {
   const names = { mini: new Set(), locales: new Set() };
   for (const { path, text } of outputs) {
-    for (const m of text.matchAll(/\b(import|export)\b([^;]*?)\bfrom\s*"zod\/(mini|locales)"/g)) {
+    if (!path.endsWith(".js")) continue;
+    for (const m of text.matchAll(/\b(import|export)\b([^;]*?)\bfrom\s*"#zod\/(mini|locales)"/g)) {
       const named = /^\s*\{([^}]*)\}\s*$/.exec(m[2]);
       if (m[1] !== "import" || !named) throw new Error(`${path}: import from zod/${m[3]} by name only (${m[0]})`);
       for (const spec of named[1].split(",")) if (spec.trim()) names[m[3]].add(spec.trim().split(/\s+as\s+/)[0]);
     }
-    if (/\bimport\s*\(\s*"zod\/(mini|locales)"|\bimport\s*"zod\/(mini|locales)"/.test(text))
+    if (/\bimport\s*\(\s*"#zod\/(mini|locales)"|\bimport\s*"#zod\/(mini|locales)"/.test(text))
       throw new Error(`${path}: import from zod/mini or zod/locales by name only`);
   }
   const list = (set) => [...set].sort().join(", ");
@@ -225,17 +236,6 @@ async function bundleZod(esbuild, outputs) {
     },
     outfile: VENDOR_ZOD_MINI,
   });
-}
-
-/** `file`'s imports of zod, zod/mini and zod/locales, as relative imports of the vendored files. */
-function pointZodAtVendor(file, text) {
-  const to = (vendored) => {
-    const rel = relative(dirname(file), vendored).split(sep).join("/");
-    return rel.startsWith(".") ? rel : `./${rel}`;
-  };
-  return text
-    .replace(/(\bfrom\s*|\bimport\s*\(\s*)"zod"/g, `$1"${to(VENDOR_ZOD)}"`)
-    .replace(/(\bfrom\s*)"zod\/(mini|locales)"/g, `$1"${to(VENDOR_ZOD_MINI)}"`);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await build();
