@@ -152,7 +152,8 @@ console.log(JSON.stringify({ answer, before, untilFirstSend, after, stats, runs:
 describe("subpaths", () => {
   it("each loads what it needs, and only tracepipe/otel loads OpenTelemetry (an optional peer)", () => {
     const dir = appDir();
-    const probe = (s: string) => probeLoads(dir, s);
+    const probed = new Map<string, ReturnType<typeof probeLoads>>();
+    const probe = (s: string) => probed.get(s) ?? probed.set(s, probeLoads(dir, s)).get(s)!;
     const otel = probe("tracepipe/otel");
     expect(otel.exports).toEqual(expect.arrayContaining(["TraceSpanProcessor", "createOtlpTraceExporter", "SPAN_ADAPTERS", "spanToRun"]));
     expect(otel.packages).toContain("@opentelemetry/exporter-trace-otlp-http");
@@ -184,7 +185,7 @@ describe("subpaths", () => {
     expect(definitionsOf(probe("tracepipe/ratelimit").files, "RedisRateLimiter")).toBe(1);
     // The store's entry loads no database driver until a store is opened (openStore imports the one its target names).
     expect(probe("tracepipe/store").packages.filter((p) => ["better-sqlite3", "pg"].includes(p))).toEqual([]);
-  });
+  }, 120_000);
 
   it("resolve with their types under moduleResolution node10 (typesVersions) and nodenext (exports)", async () => {
     const dir = appDir();
