@@ -19,9 +19,9 @@
 // combination of entries that reaches them; everyEntryReachesTheMainEntry (below)
 // keeps them in one.
 //
-// The entries: every `exports` subpath of package.json, the CLI (bin/tracepipe.js
-// loads dist/src/cli/index.js; the tests run dist/src/cli/run.js), and the
-// modules the benchmarks and a test fixture import by path (BY_PATH). Each keeps
+// The entries: every `exports` subpath of package.json, each CLI command (the
+// launcher is a file apart: buildLauncher), and the modules the benchmarks and a
+// test fixture import by path (BY_PATH). Each keeps
 // the path tsc gives its declarations, so each subpath's `types` sit beside its
 // JavaScript.
 //
@@ -71,10 +71,16 @@ const BY_PATH = [
   "src/store/postgres/store.ts",
 ];
 
-/** The sources of the package's entries: its exports' JavaScript, the CLI, and BY_PATH. */
+/** The CLI's commands: the modules src/cli/index.ts imports when one runs (`import("./serve.js")`, ...). */
+function commands() {
+  const launcher = readFileSync(join(ROOT, "src/cli/index.ts"), "utf8");
+  return [...launcher.matchAll(/\bimport\(\s*"\.\/([\w-]+)\.js"\s*\)/g)].map((m) => `src/cli/${m[1]}.ts`);
+}
+
+/** The sources of the split build's entries: its exports' JavaScript, the CLI's commands, and BY_PATH. */
 function entryPoints() {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
-  const sources = new Set(["src/cli/index.ts", "src/cli/run.ts", ...BY_PATH]);
+  const sources = new Set([...commands(), ...BY_PATH]);
   for (const target of Object.values(pkg.exports)) {
     const js = typeof target === "string" ? target : target.default;
     if (!js.startsWith("./dist/")) continue;
@@ -120,21 +126,20 @@ const dependenciesStayExternal = {
 const ZOD = ["zod", "zod/mini", "zod/locales"];
 
 /**
- * Every entry but the CLI's launcher, and every `import()` target, also reaches
- * the main entry's whole static graph. esbuild puts a module in the chunk shared
+ * Every entry, and every `import()` target, also reaches the main entry's whole
+ * static graph. esbuild puts a module in the chunk shared
  * by exactly the entries that reach it, so without this the main entry's modules
  * would be cut into dozens of chunks, one per combination of subpaths and
  * commands that happen to use them; with it they are one chunk, which the other
- * entries load anyway for most of it. The CLI's launcher stays small, so
- * `tracepipe --help` loads commander and little else.
+ * entries load anyway for most of it.
  */
-function everyEntryReachesTheMainEntry(main, exempt) {
+function everyEntryReachesTheMainEntry(main) {
   return {
     name: "every-entry-reaches-the-main-entry",
     setup(b) {
       b.onResolve({ filter: /.*/ }, async (a) => {
         if (a.pluginData === "as-is") return undefined;
-        const entry = a.kind === "entry-point" && a.path !== main && !exempt.has(a.path);
+        const entry = a.kind === "entry-point" && a.path !== main;
         if (!entry && !(a.kind === "dynamic-import" && a.path.startsWith("."))) return undefined;
         const r = await b.resolve(a.path, { kind: "import-statement", resolveDir: a.resolveDir || ROOT, pluginData: "as-is" });
         if (r.errors.length > 0 || r.external) return undefined;
@@ -166,7 +171,6 @@ export async function build() {
   run("node_modules/typescript/bin/tsc", ["-p", join(ROOT, "tsconfig.build.json"), "--emitDeclarationOnly", "--outDir", NEXT]);
   const { build: esbuild } = await import("esbuild");
   const main = join(ROOT, "src/index.ts");
-  const launcher = new Set([join(ROOT, "src/cli/index.ts"), join(ROOT, "src/cli/run.ts")]);
   const { outputFiles } = await esbuild({
     entryPoints: entryPoints(),
     outbase: ROOT,
@@ -180,7 +184,7 @@ export async function build() {
     target: "node20",
     write: false,
     logLevel: "warning",
-    plugins: [dependenciesStayExternal, everyEntryReachesTheMainEntry(main, launcher)],
+    plugins: [dependenciesStayExternal, everyEntryReachesTheMainEntry(main)],
     // Bundled code sits on a few long lines: `node --enable-source-maps` (and profiles, benchmarks/overhead-breakdown.ts)
     // map a position back to its source file and line.
     sourcemap: "linked",
@@ -188,6 +192,7 @@ export async function build() {
     ...NAMES_KEPT,
   });
   await bundleZod(esbuild, outputFiles);
+  await buildLauncher(esbuild);
   for (const file of outputFiles) {
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.contents);
@@ -201,6 +206,33 @@ export async function build() {
   writeFileSync(join(NEXT, ".build-stamp"), `${new Date().toISOString()}\n`);
   rmSync(DIST, { recursive: true, force: true });
   renameSync(NEXT, DIST);
+}
+
+/**
+ * The CLI's launcher (dist/src/cli/index.js, which bin/tracepipe.js loads) is
+ * one file of its own, outside the split graph: `tracepipe --help` then loads it
+ * and commander, and a command loads its own entry of the split build
+ * (dist/src/cli/<command>.js) with the rest. What the launcher shares with the
+ * commands is constants and the package's version, so its own copy holds no
+ * state another module needs. dist/src/cli/run.js (what the tests start) runs it.
+ */
+async function buildLauncher(esbuild) {
+  const common = { format: "esm", platform: "node", target: "node20", logLevel: "warning", sourcemap: "linked", sourcesContent: false };
+  const commandsStayApart = {
+    name: "commands-stay-apart",
+    setup(b) {
+      b.onResolve({ filter: /^\./ }, (a) => (a.kind === "dynamic-import" ? { path: a.path, external: true } : undefined));
+    },
+  };
+  await esbuild({
+    ...common,
+    ...NAMES_KEPT,
+    entryPoints: [join(ROOT, "src/cli/index.ts")],
+    outfile: join(NEXT, "src/cli/index.js"),
+    bundle: true,
+    plugins: [dependenciesStayExternal, commandsStayApart],
+  });
+  await esbuild({ ...common, entryPoints: [join(ROOT, "src/cli/run.ts")], outfile: join(NEXT, "src/cli/run.js") });
 }
 
 /**
