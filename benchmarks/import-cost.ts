@@ -9,7 +9,9 @@
  * Each sample is a whole child process started cold: bare node, node that
  * imports `tracepipe` (the built dist/, by package name), and node that
  * imports `langsmith` + `langsmith/wrappers` (the equivalent surface:
- * traceable and wrapOpenAI). Rounds interleave the variants in a fresh random
+ * traceable and wrapOpenAI), once as ES modules and once by CommonJS
+ * `require()` (langsmith's CommonJS build, the way most of its users load it,
+ * and the peer the stop check holds tracepipe to). Rounds interleave the variants in a fresh random
  * order, so drift in machine load falls on all of them alike; one unrecorded
  * round first warms the file cache for all alike.
  *
@@ -23,9 +25,11 @@
  * child (performance.now() around the awaited import), and RSS after it.
  * Ratios tracepipe/langsmith (target: at most 1.2x) from medians and from
  * minimums: on a busy machine the minimums are the steadier of the two. Also
- * timed: `node bin/tracepipe.js --help` (target: at most 0.25 s).
+ * timed: `node bin/tracepipe.js --help` (target: at most 0.25 s) and
+ * `tracepipe serve` from spawn to its readiness line (an empty database in a
+ * temporary folder, port 0), for this checkout and for --baseline's.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -42,7 +46,7 @@ if (BASELINE !== undefined && !existsSync(join(BASELINE, "dist/src/index.js"))) 
 }
 
 // This measures the compiled package: build it when a source is newer than dist/.
-const built = join(ROOT, "dist/src/index.js");
+const built = join(ROOT, "dist/.build-stamp");
 const newest = (path: string): number =>
   statSync(path).isDirectory() ? Math.max(0, ...readdirSync(path).map((n) => newest(join(path, n)))) : statSync(path).mtimeMs;
 if (!existsSync(built) || ["src", "adapters", "scripts/build.mjs"].some((p) => newest(join(ROOT, p)) > statSync(built).mtimeMs)) {
@@ -63,6 +67,11 @@ const child = (specifiers: string[]) =>
 writeFileSync(join(app, "bare.mjs"), child([]));
 writeFileSync(join(app, "tracepipe.mjs"), child(["tracepipe"]));
 writeFileSync(join(app, "langsmith.mjs"), child(["langsmith", "langsmith/wrappers"]));
+writeFileSync(
+  join(app, "langsmith-cjs.cjs"),
+  `const t0 = performance.now();\nrequire("langsmith");\nrequire("langsmith/wrappers");\n` +
+    `process.stdout.write(JSON.stringify({ ms: performance.now() - t0, rss: process.memoryUsage().rss }));\n`,
+);
 // The baseline's app: the same script, with tracepipe resolving to the other checkout.
 const baselineApp = mkdtempSync(join(tmpdir(), "tp-import-cost-baseline-"));
 if (BASELINE !== undefined) {
@@ -81,15 +90,63 @@ interface Sample {
 
 // Every child reports its own CPU time as it exits, on stderr.
 const CPU_AT_EXIT = `data:text/javascript,process.on("exit",()=>{const c=process.cpuUsage();process.stderr.write("\\ncpu-us:"+(c.user+c.system)+"\\n")})`;
-type Variant = "node -e" | "bare" | "tracepipe" | "baseline" | "langsmith" | "help";
-const VARIANTS: Variant[] = ["node -e", "bare", "tracepipe", ...(BASELINE === undefined ? [] : ["baseline" as const]), "langsmith", "help"];
-const samples: Record<Variant, Sample[]> = { "node -e": [], bare: [], tracepipe: [], baseline: [], langsmith: [], help: [] };
+type Variant =
+  | "node -e"
+  | "bare"
+  | "tracepipe"
+  | "baseline"
+  | "langsmith"
+  | "langsmith-cjs"
+  | "help"
+  | "baseline help"
+  | "serve"
+  | "baseline serve";
+const VARIANTS: Variant[] = [
+  "node -e",
+  "bare",
+  "tracepipe",
+  "langsmith",
+  "langsmith-cjs",
+  "help",
+  "serve",
+  ...(BASELINE === undefined ? [] : (["baseline", "baseline help", "baseline serve"] as const)),
+];
+const samples = Object.fromEntries(VARIANTS.map((v) => [v, []])) as unknown as Record<Variant, Sample[]>;
+const binOf = (v: Variant) => join(v.startsWith("baseline") ? BASELINE! : ROOT, "bin/tracepipe.js");
 
-function run(variant: Variant): Sample {
+/** `tracepipe serve` from spawn to its readiness line, on a fresh empty database; then stopped. */
+function startServe(variant: Variant): Promise<Sample> {
+  const db = join(mkdtempSync(join(tmpdir(), "tp-import-cost-serve-")), "traces.db");
+  return new Promise((resolve, reject) => {
+    const t0 = process.hrtime.bigint();
+    const c = spawn(process.execPath, [binOf(variant), "serve", "--port", "0", "--db", db], {
+      env: { ...process.env, TRACEPIPE_API_KEY: "", TRACEPIPE_ENDPOINT: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let seen = "";
+    let wall = 0;
+    c.stdout.setEncoding("utf8").on("data", (d: string) => {
+      seen += d;
+      if (wall === 0 && /listening on http:\/\//.test(seen)) {
+        wall = Number(process.hrtime.bigint() - t0) / 1e6;
+        c.kill("SIGTERM");
+      }
+    });
+    c.stderr.resume();
+    c.on("close", () => (wall > 0 ? resolve({ wall, cpu: Number.NaN, ms: Number.NaN, rss: Number.NaN }) : reject(new Error(`serve: ${seen}`))));
+  });
+}
+
+async function run(variant: Variant): Promise<Sample> {
+  if (variant === "serve" || variant === "baseline serve") return startServe(variant);
   const script =
-    variant === "help"
-      ? [join(ROOT, "bin/tracepipe.js"), "--help"]
-      : [variant === "baseline" ? join(baselineApp, "tracepipe.mjs") : join(app, `${variant}.mjs`)];
+    variant === "help" || variant === "baseline help"
+      ? [binOf(variant), "--help"]
+      : [
+          variant === "baseline"
+            ? join(baselineApp, "tracepipe.mjs")
+            : join(app, variant === "langsmith-cjs" ? "langsmith-cjs.cjs" : `${variant}.mjs`),
+        ];
   const argv = variant === "node -e" ? ["-e", ""] : ["--import", CPU_AT_EXIT, ...script];
   const t0 = process.hrtime.bigint();
   const r = spawnSync(process.execPath, argv, { cwd: variant === "baseline" ? baselineApp : app, encoding: "utf8" });
@@ -97,7 +154,7 @@ function run(variant: Variant): Sample {
   if (r.status !== 0) throw new Error(`${variant} exited ${r.status}: ${r.stderr}`);
   const cpu = Number(/cpu-us:(\d+)/.exec(r.stderr)?.[1] ?? Number.NaN) / 1000;
   if (variant === "node -e") return { wall, cpu: Number.NaN, ms: Number.NaN, rss: Number.NaN };
-  if (variant === "help") return { wall, cpu, ms: Number.NaN, rss: Number.NaN };
+  if (variant === "help" || variant === "baseline help") return { wall, cpu, ms: Number.NaN, rss: Number.NaN };
   const { ms, rss } = JSON.parse(r.stdout) as { ms: number; rss: number };
   return { wall, cpu, ms, rss };
 }
@@ -118,9 +175,9 @@ const median = (xs: number[]) => {
 };
 
 // One unrecorded round first: the file-system cache is warm for everyone alike after it.
-for (const v of VARIANTS) run(v);
+for (const v of VARIANTS) await run(v);
 for (let round = 0; round < ROUNDS; round++) {
-  for (const v of shuffled(VARIANTS)) samples[v].push(run(v));
+  for (const v of shuffled(VARIANTS)) samples[v].push(await run(v));
 }
 
 type Stat = (xs: number[]) => number;
@@ -151,12 +208,21 @@ row("node empty.mjs (bare ESM)", "bare");
 row('import("tracepipe")', "tracepipe");
 if (BASELINE !== undefined) row('import("tracepipe"), --baseline', "baseline");
 row('import("langsmith") + "/wrappers"', "langsmith");
+row('require("langsmith") + "/wrappers"', "langsmith-cjs");
 const ratio = (num: number, den: number) => `${(num / den).toFixed(2)}x`;
-const ratios = (label: string, f: (v: Variant, s: Stat) => number) =>
+/** Ratio of medians, with the range of the per-round ratios (each round's variants ran back to back). */
+const ratios = (label: string, f: (v: Variant, s: Stat) => number, peer: Variant = "langsmith") => {
+  const rounds = samples.tracepipe.map((_, i) => f("tracepipe", (xs) => xs[i]!) / f(peer, (xs) => xs[i]!)).sort((a, b) => a - b);
+  const range = `${rounds[Math.floor(rounds.length * 0.1)]!.toFixed(2)}-${rounds[Math.ceil(rounds.length * 0.9) - 1]!.toFixed(2)}x`;
   console.log(
-    `    ${label.padEnd(44)} ${ratio(f("tracepipe", median), f("langsmith", median))} (minimums ${ratio(f("tracepipe", min), f("langsmith", min))})`,
+    `    ${label.padEnd(44)} ${ratio(f("tracepipe", median), f(peer, median))} (minimums ${ratio(f("tracepipe", min), f(peer, min))}; rounds' 10th-90th percentile ${range})`,
   );
-console.log("  -> tracepipe/langsmith (target <= 1.2x), medians (minimums):");
+};
+console.log("  -> tracepipe/langsmith by CommonJS require (the stop check's peer; target <= 1.2x), medians (minimums):");
+ratios("whole-process wall over node -e ''", (v, f) => over(v, "wall", "node -e", f), "langsmith-cjs");
+ratios("CPU over bare ESM", (v, f) => over(v, "cpu", "bare", f), "langsmith-cjs");
+ratios("import timed in the child", (v, f) => of(v, "ms", f), "langsmith-cjs");
+console.log("  -> tracepipe/langsmith by ES module import, medians (minimums):");
 ratios("whole-process wall over node -e ''", (v, f) => over(v, "wall", "node -e", f));
 ratios("whole-process wall over bare ESM", (v, f) => over(v, "wall", "bare", f));
 ratios("CPU over bare ESM", (v, f) => over(v, "cpu", "bare", f));
@@ -171,6 +237,9 @@ if (BASELINE !== undefined) {
   vs("CPU over bare ESM", (v, f) => over(v, "cpu", "bare", f));
   vs("import timed in the child", (v, f) => of(v, "ms", f));
 }
-console.log(
-  `  node bin/tracepipe.js --help: ${(of("help", "wall", median) / 1000).toFixed(3)} s wall, ${(of("help", "cpu", median) / 1000).toFixed(3)} s CPU per process (target <= 0.25 s)`,
-);
+const seconds = (v: Variant, k: "wall" | "cpu") => `${(of(v, k, median) / 1000).toFixed(3)} s (${(of(v, k, min) / 1000).toFixed(3)})`;
+console.log(`  node bin/tracepipe.js --help: ${seconds("help", "wall")} wall, ${seconds("help", "cpu")} CPU per process (target <= 0.25 s)`);
+if (BASELINE !== undefined)
+  console.log(`    --baseline's: ${seconds("baseline help", "wall")} wall, ${seconds("baseline help", "cpu")} CPU`);
+console.log(`  tracepipe serve, spawn to readiness line: ${seconds("serve", "wall")} wall`);
+if (BASELINE !== undefined) console.log(`    --baseline's: ${seconds("baseline serve", "wall")} wall`);

@@ -2,7 +2,7 @@
  * Where a traced call's added time goes, for benchmarks/overhead.ts: blocks of
  * calls run under V8's sampling CPU profiler (node:inspector, in this process),
  * and each sample's time is charged to the stage its function belongs to, by
- * the file it is in: the wrapper's hand-over (tracing/), normalizing request
+ * the source file it is in (a bundled build's source maps say which): the wrapper's hand-over (tracing/), normalizing request
  * and response (adapters/), building the run (run/llm, serialize), ids and
  * times (run/ids, run/tree), the safe copy (run/safe), AsyncLocalStorage,
  * sampling and masking (ingest/privacy), queueing (ingest/client, ops, queue,
@@ -13,10 +13,11 @@
  * to it. The profiler slows everything it samples a little, alike for both.
  */
 import { Session } from "node:inspector/promises";
+import { sourceOf } from "./source-of.js";
 
 interface ProfileNode {
   id: number;
-  callFrame: { url: string; functionName: string };
+  callFrame: { url: string; functionName: string; lineNumber: number; columnNumber: number };
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -58,7 +59,10 @@ const INTERVAL_US = 50;
  */
 function byStage(p: Profile): Map<string, number> {
   const stageOf = new Map<number, string | undefined>();
-  for (const n of p.nodes) stageOf.set(n.id, STAGES.find(([, t]) => t(n.callFrame.url, n.callFrame.functionName))?.[0]);
+  for (const n of p.nodes) {
+    const url = sourceOf(n.callFrame.url, n.callFrame.lineNumber, n.callFrame.columnNumber);
+    stageOf.set(n.id, STAGES.find(([, t]) => t(url, n.callFrame.functionName))?.[0]);
+  }
   const out = new Map<string, number>();
   for (let i = 0; i < p.samples.length; i++) {
     const s = stageOf.get(p.samples[i]!);

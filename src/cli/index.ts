@@ -7,7 +7,7 @@
  * more than starting node. The other commands are listed from COMMANDS by name
  * and summary (test/package/cli.test.ts checks those against the real ones).
  */
-import { readFileSync } from "node:fs";
+import { packageVersion } from "../internal/package-root.js";
 import { Command, CommanderError, Help } from "commander";
 import { EXIT_OK, EXIT_USAGE } from "./exit.js";
 
@@ -50,19 +50,6 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
 export function commandOf(args: readonly string[]): string | undefined {
   const operands = args.filter((a) => !a.startsWith("-"));
   return operands[0] === "help" ? operands[1] : operands[0];
-}
-
-/** The version in the package.json above this file (dist/src/cli or src/cli, so the depth differs). */
-function packageVersion(): string {
-  for (let dir = new URL("./", import.meta.url); ; dir = new URL("../", dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { name?: string; version?: string };
-      if (pkg.name === "tracepipe" && pkg.version) return pkg.version;
-    } catch {
-      // no package.json at this level: keep climbing
-    }
-    if (new URL("../", dir).href === dir.href) return "unknown";
-  }
 }
 
 /**

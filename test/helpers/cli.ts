@@ -20,13 +20,13 @@ function newest(dir: string): number {
 /**
  * How to start the CLI: its compiled entry when dist/ was built after every
  * source changed (`npm ci` builds it, and so does a whole-suite run whose
- * dist/ is stale, in test/helpers/build-setup.ts; the build writes the adapter
- * bundle last), else the sources through tsx. A process through tsx takes ~0.3 s
+ * dist/ is stale, in test/helpers/build-setup.ts; the build writes its stamp
+ * file last, scripts/build.mjs), else the sources through tsx. A process through tsx takes ~0.3 s
  * more to start, and the suite starts some hundred and fifty: about a sixth of
  * its time on two cores. Both run the same code; a stale dist/ is never used.
  */
 function cliArgs(): string[] {
-  const stamp = join(ROOT, "dist/adapters/index.js");
+  const stamp = join(ROOT, "dist/.build-stamp");
   const compiled = join(ROOT, "dist/src/cli/run.js");
   if (existsSync(stamp) && existsSync(compiled)) {
     const built = statSync(stamp).mtimeMs;

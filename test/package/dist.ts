@@ -8,11 +8,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { tempDir } from "../helpers/runs.js";
 
 export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const STAMP = join(ROOT, "dist/src/index.js");
+/** Written last by scripts/build.mjs, so a stamp newer than the sources means a complete, current dist/. */
+const STAMP = join(ROOT, "dist/.build-stamp");
 const LOCK = join(tmpdir(), `tracepipe-build-${createHash("sha256").update(ROOT).digest("hex").slice(0, 12)}.lock`);
 
 function newestMtime(path: string): number {
@@ -33,6 +34,7 @@ function fresh(): boolean {
       join(ROOT, "tsconfig.json"),
       join(ROOT, "tsconfig.build.json"),
       join(ROOT, "package.json"),
+      join(ROOT, "scripts/build.mjs"),
     ].every((p) => newestMtime(p) <= built);
   } catch {
     return false;
@@ -101,4 +103,27 @@ export function probeLoads(cwd: string, specifier: string, args: string[] = []):
   if (r.status !== 0) throw new Error(`probe of ${specifier} failed (${r.status}):\n${r.stderr}`);
   const { exports, files } = JSON.parse(readFileSync(`${out}.json`, "utf8")) as Loaded;
   return { exports, files, packages: packagesOf(files), stdout: r.stdout };
+}
+
+/**
+ * How many times the loaded files of the package's dist/ define `name`. The build
+ * keeps names (scripts/build.mjs), so every named function and class it bundled
+ * carries `__name(<binding>, "<name>")` wherever the bundler put it and whatever
+ * it renamed the binding to: this finds code by its source name in any chunk.
+ */
+export function definitionsOf(files: readonly string[], name: string): number {
+  const marker = new RegExp(`__name\\([\\w$]+,${JSON.stringify(name).replace(/[$]/g, "\\$")}\\)`, "g");
+  let n = 0;
+  for (const f of files) {
+    const path = f.startsWith("file:") ? fileURLToPath(f) : f;
+    if (!path.startsWith(join(ROOT, "dist") + "/") || !path.endsWith(".js")) continue;
+    n += readFileSync(path, "utf8").match(marker)?.length ?? 0;
+  }
+  return n;
+}
+
+/** The package's own dist/ files among loaded file URLs, relative to dist/. */
+export function distFilesOf(files: readonly string[]): string[] {
+  const dist = pathToFileURL(join(ROOT, "dist")).href + "/";
+  return files.filter((f) => f.startsWith(dist)).map((f) => f.slice(dist.length));
 }

@@ -1,12 +1,15 @@
 /**
  * The viewer's static files: plain ES modules, HTML and CSS shipped as they
  * are (no build step, nothing from a CDN). They sit in `assets/` beside this
- * module; a build that compiled this file to dist/ copies that folder too, and
- * when it has not, the source folder of the package is used.
+ * module in the sources; a build copies that folder to the same path under
+ * dist/, while this code itself runs from a chunk elsewhere in dist/, so the
+ * folder is found from the package's root.
  */
 import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
+import { packageRoot } from "../../internal/package-root.js";
 
 const TYPES: Record<string, string> = {
   "index.html": "text/html; charset=utf-8",
@@ -43,8 +46,9 @@ export const ASSET_NAMES: ReadonlySet<string> = new Set(Object.keys(TYPES));
 function assetDir(): string {
   const beside = fileURLToPath(new URL("./assets/", import.meta.url));
   if (existsSync(beside)) return beside;
-  // dist/src/server/viewer -> <package>/src/server/viewer/assets
-  return fileURLToPath(new URL("../../../../src/server/viewer/assets/", import.meta.url));
+  const root = packageRoot() ?? process.cwd();
+  const built = join(root, "dist/src/server/viewer/assets/");
+  return existsSync(built) ? built : join(root, "src/server/viewer/assets/");
 }
 
 const cache = new Map<string, { data: Buffer; contentType: string }>();
