@@ -61,7 +61,10 @@ const BASELINE = arg("baseline", "");
 const TREES: { label: string; cli: readonly string[] }[] = [{ label: "this tree", cli: CLI }];
 if (BASELINE) {
   const compiled = join(BASELINE, "dist/src/cli/run.js");
-  TREES.push({ label: `baseline ${BASELINE}`, cli: existsSync(compiled) ? [compiled] : ["--import", TSX, join(BASELINE, "src/cli/run.ts")] });
+  TREES.push({
+    label: `baseline ${BASELINE}`,
+    cli: existsSync(compiled) ? [compiled] : ["--import", TSX, join(BASELINE, "src/cli/run.ts")],
+  });
 }
 
 interface Load {
@@ -160,7 +163,12 @@ interface Sample {
   statements?: string;
 }
 
-async function measure(cluster: Awaited<ReturnType<typeof startPostgres>>, batch: number, n: number, cli: readonly string[]): Promise<Sample> {
+async function measure(
+  cluster: Awaited<ReturnType<typeof startPostgres>>,
+  batch: number,
+  n: number,
+  cli: readonly string[],
+): Promise<Sample> {
   const url = await cluster.database();
   const args = ["--store", url, "--no-rate-limit", ...(POOL ? ["--store-connections", POOL] : [])];
   const children = await startServeChildren(n, args, {}, cli);

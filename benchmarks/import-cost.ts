@@ -91,16 +91,7 @@ interface Sample {
 // Every child reports its own CPU time as it exits, on stderr.
 const CPU_AT_EXIT = `data:text/javascript,process.on("exit",()=>{const c=process.cpuUsage();process.stderr.write("\\ncpu-us:"+(c.user+c.system)+"\\n")})`;
 type Variant =
-  | "node -e"
-  | "bare"
-  | "tracepipe"
-  | "baseline"
-  | "langsmith"
-  | "langsmith-cjs"
-  | "help"
-  | "baseline help"
-  | "serve"
-  | "baseline serve";
+  "node -e" | "bare" | "tracepipe" | "baseline" | "langsmith" | "langsmith-cjs" | "help" | "baseline help" | "serve" | "baseline serve";
 const VARIANTS: Variant[] = [
   "node -e",
   "bare",
@@ -133,7 +124,9 @@ function startServe(variant: Variant): Promise<Sample> {
       }
     });
     c.stderr.resume();
-    c.on("close", () => (wall > 0 ? resolve({ wall, cpu: Number.NaN, ms: Number.NaN, rss: Number.NaN }) : reject(new Error(`serve: ${seen}`))));
+    c.on("close", () =>
+      wall > 0 ? resolve({ wall, cpu: Number.NaN, ms: Number.NaN, rss: Number.NaN }) : reject(new Error(`serve: ${seen}`)),
+    );
   });
 }
 
@@ -238,7 +231,9 @@ if (BASELINE !== undefined) {
   vs("import timed in the child", (v, f) => of(v, "ms", f));
 }
 const seconds = (v: Variant, k: "wall" | "cpu") => `${(of(v, k, median) / 1000).toFixed(3)} s (${(of(v, k, min) / 1000).toFixed(3)})`;
-console.log(`  node bin/tracepipe.js --help: ${seconds("help", "wall")} wall, ${seconds("help", "cpu")} CPU per process (target <= 0.25 s)`);
+console.log(
+  `  node bin/tracepipe.js --help: ${seconds("help", "wall")} wall, ${seconds("help", "cpu")} CPU per process (target <= 0.25 s)`,
+);
 if (BASELINE !== undefined)
   console.log(`    --baseline's: ${seconds("baseline help", "wall")} wall, ${seconds("baseline help", "cpu")} CPU`);
 console.log(`  tracepipe serve, spawn to readiness line: ${seconds("serve", "wall")} wall`);

@@ -27,7 +27,8 @@ function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1]! : dflt;
 }
-const tree = process.argv[2] && !process.argv[2].startsWith("--") ? resolve(process.argv[2]) : fileURLToPath(new URL("../", import.meta.url));
+const tree =
+  process.argv[2] && !process.argv[2].startsWith("--") ? resolve(process.argv[2]) : fileURLToPath(new URL("../", import.meta.url));
 const PER = Number(arg("per", "2"));
 const WARM = Number(arg("warm", "3000"));
 const REQUESTS = Number(arg("requests", "200"));

@@ -257,7 +257,15 @@ async function bundleZod(esbuild, outputs) {
       throw new Error(`${path}: import from zod/mini or zod/locales by name only`);
   }
   const list = (set) => [...set].sort().join(", ");
-  const common = { bundle: true, format: "esm", platform: "node", target: "node20", logLevel: "warning", plugins: [englishOnly], ...NAMES_KEPT };
+  const common = {
+    bundle: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    logLevel: "warning",
+    plugins: [englishOnly],
+    ...NAMES_KEPT,
+  };
   await esbuild({ ...common, entryPoints: [join(ROOT, "node_modules/zod/index.js")], outfile: VENDOR_ZOD });
   await esbuild({
     ...common,

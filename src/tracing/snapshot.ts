@@ -91,9 +91,9 @@ class Copier {
 
   /** A boolean, finite number or null (the walk's other leaves), spending what checkSafe spends. */
   private scalar(x: unknown): boolean {
-    if (x === null) return (this.left -= 4), true;
-    if (typeof x === "boolean") return (this.left -= 5), true;
-    if (typeof x === "number") return (this.left -= 8), Number.isFinite(x);
+    if (x === null) return ((this.left -= 4), true);
+    if (typeof x === "boolean") return ((this.left -= 5), true);
+    if (typeof x === "number") return ((this.left -= 8), Number.isFinite(x));
     return false;
   }
 }

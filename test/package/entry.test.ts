@@ -7,7 +7,15 @@ import { appDir, definitionsOf, distFilesOf, ensureBuilt, probeLoads, ROOT } fro
 /** What a traced application must not pay for when it imports tracepipe (issue 12). */
 const HEAVY = ["better-sqlite3", "busboy", "cli-progress", "commander", "ioredis", "pg", "protobufjs", "tiktoken"];
 /** Functions and classes of modules the main entry must not load (by their source names, which the build keeps). */
-const LAZY = ["createCollector", "SqliteStore", "PostgresStore", "RedisRateLimiter", "TraceSpanProcessor", "startOtlpGrpc", "dateTimeProblem"];
+const LAZY = [
+  "createCollector",
+  "SqliteStore",
+  "PostgresStore",
+  "RedisRateLimiter",
+  "TraceSpanProcessor",
+  "startOtlpGrpc",
+  "dateTimeProblem",
+];
 const heavyIn = (packages: string[]) => packages.filter((p) => HEAVY.includes(p) || p.startsWith("@opentelemetry/"));
 
 beforeAll(() => ensureBuilt(), 180_000);

@@ -19,8 +19,7 @@ function copiesWhereCheckAccepts(v: unknown): unknown {
       for (const k in x) collect((x as Record<string, unknown>)[k]);
     };
     collect(v);
-    const shares = (x: unknown): boolean =>
-      typeof x === "object" && x !== null && (originals.has(x) || Object.values(x).some(shares));
+    const shares = (x: unknown): boolean => typeof x === "object" && x !== null && (originals.has(x) || Object.values(x).some(shares));
     expect(shares(copy)).toBe(false);
   }
   return copy;
@@ -62,16 +61,26 @@ describe("plainCopy", () => {
   });
 
   it("gives no copy when a getter throws, and never throws itself", () => {
-    const v = { get boom(): never { throw new Error("no") } };
+    const v = {
+      get boom(): never {
+        throw new Error("no");
+      },
+    };
     expect(plainCopy(v)).toBeUndefined();
   });
 
   it("agrees with checkSafe on any value", () => {
     let copied = 0;
     fc.assert(
-      fc.property(fc.oneof(fc.jsonValue({ maxDepth: 6 }), fc.anything({ maxDepth: 4, withDate: true, withMap: true, withNullPrototype: true, withBigInt: true })), (v) => {
-        if (copiesWhereCheckAccepts(v) !== undefined) copied++;
-      }),
+      fc.property(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 6 }),
+          fc.anything({ maxDepth: 4, withDate: true, withMap: true, withNullPrototype: true, withBigInt: true }),
+        ),
+        (v) => {
+          if (copiesWhereCheckAccepts(v) !== undefined) copied++;
+        },
+      ),
       { numRuns: 2000, seed: 37 },
     );
     expect(copied).toBeGreaterThan(300);

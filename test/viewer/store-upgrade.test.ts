@@ -240,10 +240,17 @@ describe("store upgrade to the viewer's schema", () => {
     try {
       const check = new Database(path, { readonly: true });
       const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_trace'").get() as { sql: string };
-      const indexed = (check.prepare("SELECT id FROM runs INDEXED BY runs_trace WHERE trace_id > '' AND trace_id <> id ORDER BY id").all() as { id: string }[]).map((r) => r.id);
-      const planOf = (sql: string) => (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ t: root }) as { detail: string }[]).map((p) => p.detail).join(" | ");
+      const indexed = (
+        check.prepare("SELECT id FROM runs INDEXED BY runs_trace WHERE trace_id > '' AND trace_id <> id ORDER BY id").all() as {
+          id: string;
+        }[]
+      ).map((r) => r.id);
+      const planOf = (sql: string) =>
+        (check.prepare(`EXPLAIN QUERY PLAN ${sql}`).all({ t: root }) as { detail: string }[]).map((p) => p.detail).join(" | ");
       const plan = planOf(`SELECT id FROM runs WHERE ${inTrace("@t")}`);
-      const rootPlan = planOf(`SELECT r.id FROM runs r WHERE r.parent_run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")})`);
+      const rootPlan = planOf(
+        `SELECT r.id FROM runs r WHERE r.parent_run_id IS NULL AND EXISTS (SELECT 1 FROM runs c WHERE ${inTraceOfRow("r", "c")})`,
+      );
       check.close();
       expect(sql).toMatch(/WHERE trace_id <> id$/);
       expect(indexed).toEqual([id("2"), id("3"), id("5")]);

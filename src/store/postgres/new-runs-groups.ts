@@ -97,10 +97,7 @@ export class NewRunsGroups {
     const ids = w.batch.rows.ids;
     const chars = payloadChars(w.batch);
     const fits =
-      last &&
-      last.ids.size + ids.length <= MAX_GROUP_RUNS &&
-      last.chars + chars <= MAX_GROUP_CHARS &&
-      !ids.some((id) => last.ids.has(id));
+      last && last.ids.size + ids.length <= MAX_GROUP_RUNS && last.chars + chars <= MAX_GROUP_CHARS && !ids.some((id) => last.ids.has(id));
     if (fits) {
       last.members.push(w);
       last.chars += chars;

@@ -123,7 +123,10 @@ export class PostgresStore implements Store {
     const opts: MergeOptions = { normalizeOnIngest: this.normalizeOnIngest };
     if (patch.length === 0 && attachments.length === 0) {
       // Posts of new runs, the common case: one statement, its own transaction (new-runs.ts).
-      const n = await insertNewRuns((b) => this.newRuns.write(b), post as readonly Obj[], { ...opts, webhookOutbox: this.writesWebhookOutbox });
+      const n = await insertNewRuns((b) => this.newRuns.write(b), post as readonly Obj[], {
+        ...opts,
+        webhookOutbox: this.writesWebhookOutbox,
+      });
       if (n.outcome) return { created: n.outcome.created, updated: 0, attachments: 0, completedRoots: n.outcome.completedRoots };
       // Some run stored already, or a value too large for the one statement: straight to the keys; in a thread: the new runs' statement in the transaction.
       opts.tryNewRuns = n.threaded !== undefined;
