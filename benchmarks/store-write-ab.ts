@@ -15,15 +15,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
+import { checkedBatch } from "./checked-batch.js";
 import { runBodies } from "./run-bodies.js";
 import { spread } from "./stats.js";
 import { openStore } from "../src/store/open.js";
-import { parseMultipart } from "../src/server/multipart.js";
-import { batchCheck } from "../src/server/validation.js";
-import { IssueList } from "../src/server/issues.js";
-import { Slicer } from "../src/internal/slicer.js";
 import type { CheckedBatch } from "../src/store/contract/runs.js";
 
 function arg(name: string, dflt: string): string {
@@ -45,15 +41,8 @@ const base = (await import(pathToFileURL(join(resolve(baselineDir), "src/store/o
 const dir = mkdtempSync(join(tmpdir(), "tp-bench-store-ab-"));
 const stores = { "this tree": await openStore(join(dir, "this.db")), baseline: await base.openStore(join(dir, "baseline.db")) };
 const bodies = await runBodies(BATCH, IDS === "v7");
-const limits = { maxPartBytes: 64 << 20, maxParts: 10_000, maxRuns: 1000 };
 
-async function checked(): Promise<CheckedBatch> {
-  const issues = new IssueList(100, 10_000);
-  const parsed = await parseMultipart(Readable.from([bodies.fresh()]), { "content-type": bodies.contentType }, limits, issues);
-  const check = batchCheck(issues, new Slicer());
-  for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
-  return check.batch(parsed.attachments);
-}
+const checked = () => checkedBatch(bodies);
 const cpu = () => {
   const u = process.cpuUsage();
   return u.user + u.system;

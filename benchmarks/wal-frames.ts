@@ -14,14 +14,9 @@ import Database from "better-sqlite3";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { checkedBatch } from "./checked-batch.js";
 import { runBodies } from "./run-bodies.js";
-import { parseMultipart } from "../src/server/multipart.js";
-import { batchCheck } from "../src/server/validation.js";
-import { IssueList } from "../src/server/issues.js";
-import { Slicer } from "../src/internal/slicer.js";
-import type { CheckedBatch } from "../src/store/contract/runs.js";
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,14 +34,7 @@ const dir = mkdtempSync(join(tmpdir(), "tp-bench-frames-"));
 const path = join(dir, "traces.db");
 const store = await openStore(path);
 const bodies = await runBodies(10, IDS === "v7");
-const limits = { maxPartBytes: 64 << 20, maxParts: 10_000, maxRuns: 1000 };
-async function checked(): Promise<CheckedBatch> {
-  const issues = new IssueList(100, 10_000);
-  const parsed = await parseMultipart(Readable.from([bodies.fresh()]), { "content-type": bodies.contentType }, limits, issues);
-  const check = batchCheck(issues, new Slicer());
-  for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
-  return check.batch(parsed.attachments);
-}
+const checked = () => checkedBatch(bodies);
 async function write(requests: number): Promise<void> {
   for (let i = 0; i < requests; i += PER) {
     const group = await Promise.all(Array.from({ length: PER }, checked));
