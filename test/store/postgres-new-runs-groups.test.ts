@@ -43,6 +43,24 @@ const rootsCounted = async (store: PostgresStore) =>
     )
   ).rows[0]!.n as number;
 
+/**
+ * A store on a database of its own and groups over it that run one statement at a time, each
+ * statement recorded in `sent` by how many runs it carries; the store is closed after `fn`.
+ */
+async function withGroups(
+  pg: PostgresDatabases,
+  fn: (store: PostgresStore, groups: NewRunsGroups, sent: number[]) => Promise<void>,
+): Promise<void> {
+  const store = await PostgresStore.open(await pg.database());
+  try {
+    const sent: number[] = [];
+    const send = sendNewRuns(store.pool);
+    await fn(store, new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1), sent);
+  } finally {
+    await store.close();
+  }
+}
+
 describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer statements", () => {
   let pg: PostgresDatabases;
   beforeAll(async () => {
@@ -50,11 +68,7 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
   }, 120_000);
 
   it("writes batches that wait for a running statement together, each batch's runs stored and counted once", async () => {
-    const store = await PostgresStore.open(await pg.database());
-    try {
-      const sent: number[] = [];
-      const send = sendNewRuns(store.pool);
-      const groups = new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1);
+    await withGroups(pg, async (store, groups, sent) => {
       const batches = await Promise.all(Array.from({ length: 12 }, (_, k) => batchOf(Array.from({ length: 5 }, (_, i) => run(k * 5 + i)))));
       const written = await Promise.all(batches.map((b) => groups.write(b)));
       expect(written).toEqual(batches.map(() => true));
@@ -62,9 +76,7 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
       expect(sent).toEqual([5, 55]);
       expect(await store.countRuns()).toBe(60);
       expect(await rootsCounted(store)).toBe(60);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it("sends a group meeting a stored run to the merge: every batch of it merged, nothing stored or counted twice", async () => {
@@ -87,11 +99,7 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
   });
 
   it("starts another statement where a group would carry more than its bound of payload", async () => {
-    const store = await PostgresStore.open(await pg.database());
-    try {
-      const sent: number[] = [];
-      const send = sendNewRuns(store.pool);
-      const groups = new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1);
+    await withGroups(pg, async (store, groups, sent) => {
       const text = "p".repeat(200_000);
       // Three batches of about 4 M characters each behind a small one: two fit one statement's bound (8 Mi), the third does not.
       const big = (k: number) => Array.from({ length: 20 }, (_, i) => ({ ...run(k * 20 + i), inputs: { text } }));
@@ -99,17 +107,11 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
       expect(await Promise.all(batches.map((b) => groups.write(b)))).toEqual([true, true, true, true]);
       expect(sent).toEqual([1, 40, 20]);
       expect(await store.countRuns()).toBe(61);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it("never puts two batches with the same run id in one statement", async () => {
-    const store = await PostgresStore.open(await pg.database());
-    try {
-      const sent: number[] = [];
-      const send = sendNewRuns(store.pool);
-      const groups = new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1);
+    await withGroups(pg, async (store, groups, sent) => {
       const shared = randomUUID();
       const batches = await Promise.all([
         batchOf([run(1)]),
@@ -122,17 +124,11 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
       expect(sent).toEqual([1, 2, 3]);
       expect(written).toEqual([true, true, false, false]);
       expect((await store.pool.query("SELECT count(*)::int AS n FROM runs WHERE id = $1", [shared])).rows[0]!.n).toBe(1);
-    } finally {
-      await store.close();
-    }
+    });
   });
 
   it("sends a failed group again batch by batch: only the batch with the bad value fails", async () => {
-    const store = await PostgresStore.open(await pg.database());
-    try {
-      const sent: number[] = [];
-      const send = sendNewRuns(store.pool);
-      const groups = new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1);
+    await withGroups(pg, async (store, groups, sent) => {
       const batches = await Promise.all([batchOf([run(1)]), batchOf([run(2), run(3)]), batchOf([run(4)]), batchOf([run(5), run(6)])]);
       // A value the database refuses (not a time), which the store's own rows never hold.
       const bad = batches[2]!;
@@ -142,8 +138,6 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
       expect(sent).toEqual([1, 5, 2, 1, 2]);
       expect(await store.countRuns()).toBe(5);
       expect(await rootsCounted(store)).toBe(5);
-    } finally {
-      await store.close();
-    }
+    });
   });
 });
