@@ -60,19 +60,26 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
       expect(res.status).toBeLessThan(300);
     }
     const serialPeak = memoryMiB(pid, "VmHWM");
-    // First, all at once with no retry: the bound refuses most, with Retry-After.
+    // First, all at once with no retry: the bound refuses most, with Retry-After. A refused body still arriving
+    // after the drain's whole time has its connection dropped; on a starved machine a client that has not read
+    // its 503 by then sees a network error instead, which clients retry like a 503 (status 0 here).
     const first = await Promise.all(
       ids.map(async (id) => {
-        const res = await fetch(`${c.url}/runs`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })),
-        });
-        await res.arrayBuffer();
-        return { id, status: res.status, retryAfter: res.headers.get("retry-after") };
+        try {
+          const res = await fetch(`${c.url}/runs`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify(runRecord({ id, session_name: "overload", inputs: { filler } })),
+          });
+          await res.arrayBuffer();
+          return { id, status: res.status, retryAfter: res.headers.get("retry-after") };
+        } catch (err) {
+          return { id, status: 0, retryAfter: null, error: String((err as { cause?: unknown }).cause ?? err) };
+        }
       }),
     );
     const refused = first.filter((r) => r.status === 503);
+    const dropped = first.filter((r) => r.status === 0);
     // Bounded: the burst (REQUESTS bodies, ~105 MiB, sent at once) costs a few bodies' worth over the serial peak
     // (20-40 MiB here, more when the machine is busy and garbage waits longer), where the same burst with
     // neither bound (--max-in-flight and --store-max-waiting at 1000) raised the peak by ~290 MiB.
@@ -80,17 +87,24 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
     expect(burstPeak - serialPeak).toBeLessThan(MAX_IN_FLIGHT * 16);
     expect(refused.length).toBeGreaterThan(REQUESTS / 2);
     for (const r of refused) expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(first.every((r) => r.status === 503 || r.status === 202 || r.status === 200)).toBe(true);
-    // Then the refused ones again, the way a client honours Retry-After.
-    for (const r of refused) {
-      const again = await sendAnywhere(
-        children,
-        "POST",
-        "/runs",
-        JSON.stringify(runRecord({ id: r.id, session_name: "overload", inputs: { filler } })),
-      );
-      expect(again.status, again.body).toBeLessThan(300);
-    }
+    expect(first.every((r) => r.status === 503 || r.status === 202 || r.status === 200 || r.status === 0)).toBe(true);
+    expect(dropped.length, JSON.stringify(dropped.slice(0, 3))).toBeLessThan(refused.length);
+    // Then the refused ones (and any whose connection dropped) again, the way a client honours Retry-After.
+    // As many at a time as the bound takes, so a starved machine does not make this phase the test's whole time.
+    const resend = [...refused, ...dropped];
+    await Promise.all(
+      Array.from({ length: MAX_IN_FLIGHT }, async () => {
+        for (let r = resend.pop(); r; r = resend.pop()) {
+          const again = await sendAnywhere(
+            children,
+            "POST",
+            "/runs",
+            JSON.stringify(runRecord({ id: r.id, session_name: "overload", inputs: { filler } })),
+          );
+          expect(again.status, again.body).toBeLessThan(300);
+        }
+      }),
+    );
     const db = new pg.Client({ connectionString: url });
     await db.connect();
     try {
@@ -104,5 +118,5 @@ describe.skipIf(skipWithoutPostgres() || process.platform !== "linux")("a collec
     } finally {
       await db.end();
     }
-  }, 120_000);
+  }, 240_000);
 });

@@ -219,29 +219,44 @@ describe.skipIf(skipWithoutPostgres())("OTLP/gRPC past the collector's bound on 
   }, 60_000);
 });
 
-/** MAX_IN_FLIGHT HTTP requests whose bodies have not all come: each holds a place in the bound until it is answered. */
+/**
+ * Requests that take every place in flight and keep it: headers and the start of a body, the rest only on
+ * release. A held request that met an export in flight is refused (503, answered before its body ended)
+ * and sent again, so the whole bound ends up held whatever the order of arrival.
+ */
 function holdBound(collectorUrl: string): { release(): Promise<number[]> } {
-  const held: { req: ClientRequest; rest: string; answered: Promise<number> }[] = [];
-  for (let i = 0; i < MAX_IN_FLIGHT; i++) {
+  let releasing = false;
+  const slots = Array.from({ length: MAX_IN_FLIGHT }, (_, i) => {
     const body = JSON.stringify(runRecord({ session_name: "held-http", name: `held ${i}` }));
-    const req = request(`${collectorUrl}/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+    const slot = { req: undefined as unknown as ClientRequest, answered: undefined as unknown as Promise<number> };
+    slot.answered = new Promise<number>((resolve, reject) => {
+      const open = () => {
+        const req = request(`${collectorUrl}/runs`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)) },
+        });
+        req.once("response", (res) => {
+          res.resume();
+          if (releasing || res.statusCode !== 503) return resolve(res.statusCode!);
+          // Refused before release: try again until this place is held.
+          req.destroy();
+          setTimeout(open, 20);
+        });
+        req.once("error", (err) => {
+          if (!req.destroyed || releasing) reject(err);
+        });
+        req.write(body.slice(0, 10));
+        slot.req = req;
+      };
+      open();
     });
-    const answered = new Promise<number>((resolve, reject) => {
-      req.once("response", (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
-      req.once("error", reject);
-    });
-    req.write(body.slice(0, 10));
-    held.push({ req, rest: body.slice(10), answered });
-  }
+    return { slot, rest: body.slice(10) };
+  });
   return {
     release: () => {
-      for (const h of held) h.req.end(h.rest);
-      return Promise.all(held.map((h) => h.answered));
+      releasing = true;
+      for (const { slot, rest } of slots) slot.req.end(rest);
+      return Promise.all(slots.map(({ slot }) => slot.answered));
     },
   };
 }
