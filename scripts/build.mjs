@@ -30,13 +30,20 @@
 // side all of zod, and both share zod's one state. Every other dependency stays
 // an import of its package.
 //
-// Names are kept (no identifier minification, and `keepNames` where bundling
-// renames a clash), so stack traces and `constructor.name` still name things.
+// Names are never minified, so stack traces and `constructor.name` name things.
+// Bundling renames only a top-level binding that clashes with another in its
+// chunk (two adapters' `textBlock`: one becomes `textBlock2`); a class so
+// renamed would change its `name`, so the build refuses one
+// (classesKeepTheirNames). esbuild's `keepNames` is off for our code: it wraps
+// every function created at run time in a call that defines its `name`, closures
+// made per call, per record and per request included, a cost on every hot path
+// for names that only differ on a clash. zod's bundle keeps it (zod's own code,
+// names as zod's authors left them).
 // Code that finds files relative to its own module (the viewer's assets, the
 // package's version) looks from the package root instead (src/internal/package-root.ts),
 // since bundled code runs from a chunk.
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -47,7 +54,9 @@ const NEXT = join(ROOT, "dist.next");
 const VENDOR_ZOD = join(NEXT, "vendor", "zod.js");
 const VENDOR_ZOD_MINI = join(NEXT, "vendor", "zod-mini.js");
 /** Whitespace and syntax are minified, names never: stack traces and `constructor.name` name the code. */
-const NAMES_KEPT = { minifyWhitespace: true, minifySyntax: true, keepNames: true };
+const NAMES_KEPT = { minifyWhitespace: true, minifySyntax: true, keepNames: false };
+/** For zod's bundle: as NAMES_KEPT, and every function's `name` as zod's source has it. */
+const ZOD_NAMES_KEPT = { ...NAMES_KEPT, keepNames: true };
 
 /**
  * Modules outside `exports` that benchmarks (and test/fixtures/otel-sdk3) import
@@ -191,6 +200,7 @@ export async function build() {
     sourcesContent: false,
     ...NAMES_KEPT,
   });
+  classesKeepTheirNames(outputFiles);
   await bundleZod(esbuild, outputFiles);
   await buildLauncher(esbuild);
   for (const file of outputFiles) {
@@ -235,6 +245,39 @@ async function buildLauncher(esbuild) {
   await esbuild({ ...common, entryPoints: [join(ROOT, "src/cli/run.ts")], outfile: join(NEXT, "src/cli/run.js") });
 }
 
+/** Every name a class is declared with in the package's sources. */
+function sourceClassNames() {
+  const names = new Set();
+  const walk = (dir) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, e.name);
+      if (e.isDirectory()) walk(path);
+      else if (e.name.endsWith(".ts")) for (const m of readFileSync(path, "utf8").matchAll(/\bclass\s+([\w$]+)/g)) names.add(m[1]);
+    }
+  };
+  for (const dir of ["src", "adapters"]) walk(join(ROOT, dir));
+  return names;
+}
+
+/**
+ * Without keepNames a class whose binding the bundler renamed (a clash in its
+ * chunk) would be named by the new binding: its errors' `name`, stack traces and
+ * `constructor.name` would change. Refuse the build instead, naming the class, so
+ * the clash is resolved in the source (rename one of the two).
+ */
+function classesKeepTheirNames(outputs) {
+  const known = sourceClassNames();
+  const renamed = new Set();
+  for (const { path, text } of outputs) {
+    if (!path.endsWith(".js")) continue;
+    for (const m of text.matchAll(/\bclass\s+([\w$]+)|\b([\w$]+)=class\b/g)) {
+      const name = m[1] ?? m[2];
+      if (!known.has(name)) renamed.add(`${name} (${path.slice(NEXT.length + 1)})`);
+    }
+  }
+  if (renamed.size) throw new Error(`the bundle renamed these classes, which would change their names: ${[...renamed].join(", ")}`);
+}
+
 /**
  * zod as two files in dist/vendor: all of zod (without its other locales) for
  * the collector's side, and the zod/mini functions the package imports for the
@@ -264,7 +307,7 @@ async function bundleZod(esbuild, outputs) {
     target: "node20",
     logLevel: "warning",
     plugins: [englishOnly],
-    ...NAMES_KEPT,
+    ...ZOD_NAMES_KEPT,
   };
   await esbuild({ ...common, entryPoints: [join(ROOT, "node_modules/zod/index.js")], outfile: VENDOR_ZOD });
   await esbuild({

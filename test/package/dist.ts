@@ -106,20 +106,25 @@ export function probeLoads(cwd: string, specifier: string, args: string[] = []):
 }
 
 /**
- * How many times the loaded files of the package's dist/ define `name`. The build
- * keeps names (scripts/build.mjs), so every named function and class it bundled
- * carries `__name(<binding>, "<name>")` wherever the bundler put it and whatever
- * it renamed the binding to: this finds code by its source name in any chunk.
+ * How many times the loaded files of the package's dist/ define `name`: as a
+ * function, a class, or a binding of one. The build never minifies names
+ * (scripts/build.mjs), so code is found by its source name in any chunk; a
+ * function whose binding clashed in its chunk is found under the bundler's
+ * renaming too (`name` followed by digits), and classes are never renamed.
  */
 export function definitionsOf(files: readonly string[], name: string): number {
-  const marker = new RegExp(`__name\\([\\w$]+,${JSON.stringify(name).replace(/[$]/g, "\\$")}\\)`, "g");
-  let n = 0;
+  const n = name.replace(/[$]/g, "\\$") + "\\d*";
+  const marker = new RegExp(
+    `\\bfunction\\s*\\*?\\s*${n}\\s*\\(|\\bclass\\s+${n}\\b|(?<![\\w$.])${n}=(?:class\\b|function\\b|async\\b|\\([^()]*\\)=>|[\\w$]+=>)`,
+    "g",
+  );
+  let count = 0;
   for (const f of files) {
     const path = f.startsWith("file:") ? fileURLToPath(f) : f;
     if (!path.startsWith(join(ROOT, "dist") + "/") || !path.endsWith(".js")) continue;
-    n += readFileSync(path, "utf8").match(marker)?.length ?? 0;
+    count += readFileSync(path, "utf8").match(marker)?.length ?? 0;
   }
-  return n;
+  return count;
 }
 
 /** The package's own dist/ files among loaded file URLs, relative to dist/. */
