@@ -347,11 +347,35 @@ export class LlmCall {
       settle(isAbort(err) ? "cancelled" : err);
       throw err;
     };
+    // On a side branch the chunk and the failure reach the caller through the SDK's own promise: the
+    // branch's own promise must never reject (nobody waits on it), and a failure has nothing to rethrow.
+    const onSideStep = (step: IteratorResult<unknown>): void => {
+      try {
+        onStep(step);
+      } catch {
+        // recording a chunk never fails the host's read of it
+      }
+    };
+    const onSideError = (err: unknown): void => {
+      try {
+        settle(isAbort(err) ? "cancelled" : err);
+      } catch {
+        // as above
+      }
+    };
     return {
       // A value passed to next() reaches the SDK's iterator only when one was passed (`arguments`, not a
       // rest parameter: no array made per chunk).
       next: function (this: unknown, value?: unknown) {
-        return (arguments.length === 0 ? it.next() : it.next(value)).then(onStep, onError);
+        const step = arguments.length === 0 ? it.next() : it.next(value);
+        // A native promise (an async generator's, as the SDKs' streams are) goes back to the caller as it is,
+        // with our reaction registered on it first: the chunk is folded before the caller's code sees it, and
+        // the caller waits on no promise of ours (one step less between the chunk and the caller).
+        if (step instanceof Promise && Object.getPrototypeOf(step) === Promise.prototype) {
+          void step.then(onSideStep, onSideError);
+          return step;
+        }
+        return Promise.resolve(step).then(onStep, onError);
       },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,7 +6,7 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { wrapAnthropic, wrapOpenAI } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { deferredCount, later, runDeferred } from "../../src/run/deferred.js";
+import { DEFER_WINDOW_MS, MAX_PENDING, deferredCount, later, runDeferred } from "../../src/run/deferred.js";
 import { fixture } from "../helpers/replay-server.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { startCollector, type Running } from "../helpers/collector.js";
@@ -181,10 +181,61 @@ describe("the deferred queue", () => {
     });
     later(() => seen.push(3));
     expect(seen).toEqual([]);
-    await new Promise((r) => setImmediate(r));
+    // A timer armed after the queue's with the same delay fires after it.
+    await new Promise((r) => setTimeout(r, DEFER_WINDOW_MS));
     expect(seen).toEqual([1, 2, 3, 4]);
     runDeferred();
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(deferredCount()).toBe(0);
   });
+
+  it("builds the calls of a window together, and a full queue at the next turn", async () => {
+    // Any batch armed by earlier tests has run (its timer fires before this one), so this test arms its own, on fake timers.
+    await new Promise((r) => setTimeout(r, DEFER_WINDOW_MS));
+    vi.useFakeTimers({ toFake: ["setTimeout", "setImmediate"] });
+    try {
+      const seen: number[] = [];
+      later(() => seen.push(1));
+      vi.advanceTimersByTime(DEFER_WINDOW_MS - 1);
+      later(() => seen.push(2)); // a later turn, the same window
+      expect(seen).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(seen).toEqual([1, 2]);
+      // A full queue does not wait for the window: it runs at the next turn.
+      let ran = 0;
+      for (let i = 0; i < MAX_PENDING; i++) later(() => ran++);
+      expect(ran).toBe(0);
+      vi.advanceTimersToNextTimer(); // the setImmediate, before the window's timer
+      expect(ran).toBe(MAX_PENDING);
+      expect(deferredCount()).toBe(0);
+      vi.runAllTimers();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("are delivered by a process that ends on its own right after its calls, none left in the spool", async () => {
+    col = await startCollector();
+    const spool = join(tempDir("tp-deferred-idle-"), "spool");
+    // The child makes its calls and returns from its module without flushing: the batch and the Client's
+    // beforeExit flush must both run before the process ends.
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)), col.url, spool, "5", "idle"],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearTimeout(killer);
+    expect(code, stderr).toBe(0);
+    // Delivered by the exiting process itself: nothing was left for a next client in the spool.
+    const { runs } = await col.collector.store.queryRuns({ project: "deferred-exit", limit: 100 });
+    expect(runs).toHaveLength(5);
+    for (const r of runs) expect((r.outputs as { messages: unknown[] }).messages).toHaveLength(1);
+    const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, exitHooks: false, warn: () => {} });
+    expect(next.stats.inSpool).toBe(0);
+    await next.shutdown();
+  }, 150_000);
 });
