@@ -8,6 +8,10 @@ import { wrapAnthropic, wrapOpenAI } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
 import { DEFER_WINDOW_MS, MAX_PENDING, deferredCount, later, runDeferred } from "../../src/run/deferred.js";
 import { fixture } from "../helpers/replay-server.js";
+import { LlmCall } from "../../src/tracing/llm.js";
+import { MemoryWriter } from "../../src/run/memory.js";
+import { openaiChat } from "../../adapters/index.js";
+import type { Adapter } from "../../adapters/types.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
@@ -70,15 +74,63 @@ describe("runs built after the call returns", () => {
     expect(Date.parse(run!.end_time)).toBeLessThanOrEqual(returned + 5);
   });
 
-  it("are built in the order the calls were made, each create before its update", async () => {
+  it("are built in the order the calls were made, each create before any update of its run", async () => {
     vendor.server.push(...[0, 1, 2, 3].map(() => ({ json: fixture("openai-completion.json") })));
     const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     for (let i = 0; i < 4; i++) await wrapped.chat.completions.create({ ...question(), messages: [{ role: "user", content: `q${i}` }] });
     const calls = vendor.writer.calls;
-    expect(calls.map((c) => c.kind)).toEqual(["create", "update", "create", "update", "create", "update", "create", "update"]);
+    // Whether a call's start was built before its end depends on where the batches fell: either way its create comes first.
     const created = calls.filter((c) => c.kind === "create").map((c) => (c as { run: Record<string, any> }).run);
     expect(created.map((r) => r.inputs.messages[0].content[0].text)).toEqual(["q0", "q1", "q2", "q3"]);
     expect(created.map((r) => r.id)).toEqual([...created.map((r) => r.id)].sort());
+    for (const [i, c] of calls.entries())
+      if (c.kind === "update") expect(calls.slice(0, i).some((p) => p.kind === "create" && p.run.id === c.id)).toBe(true);
+    const runs = vendor.writer.list() as Record<string, any>[];
+    expect(runs.map((r) => r.outputs.messages[0].content[0].text)).toEqual(Array(4).fill("Paris is 18°C and rainy."));
+  });
+
+  it("hand a call that ended before its build over as one create of the whole run", () => {
+    const writer = new MemoryWriter();
+    const call = new LlmCall(openaiChat, "openai", question(), writer, {}, "ChatOpenAI");
+    call.succeed(fixture("openai-completion.json"));
+    const calls = writer.calls;
+    expect(calls.map((c) => c.kind)).toEqual(["create"]);
+    const run = (calls[0] as { run: Record<string, any> }).run;
+    expect(run.inputs.messages).toHaveLength(2);
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+    expect(run.end_time >= run.start_time).toBe(true);
+    expect(run.extra.metadata).toMatchObject({ invocation_params: { temperature: 0.2 }, trace_model_name: "gpt-4o-2024-08-06" });
+  });
+
+  it("hand a call still running when its build runs over as its create, then its update", async () => {
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
+    const pending = wrapped.chat.completions.create(question());
+    runDeferred(); // a flush while the call is in flight: the run's start is handed over now
+    expect(vendor.writer.calls.map((c) => c.kind)).toEqual(["create"]);
+    expect((vendor.writer.calls[0] as { run: Record<string, unknown> }).run.end_time).toBeUndefined();
+    await pending;
+    expect(vendor.writer.calls.map((c) => c.kind)).toEqual(["create", "update"]);
+    const [run] = vendor.writer.list() as Record<string, any>[];
+    expect(run!.outputs.messages[0].content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+  });
+
+  it("hand the create over even when the end's build fails", () => {
+    const writer = new MemoryWriter();
+    // A reply the run builder cannot read past the adapter (its messages throw when read).
+    const adapter = {
+      ...openaiChat,
+      normalizeResponse: () => ({
+        get messages(): never {
+          throw new Error("unreadable");
+        },
+      }),
+    } as unknown as Adapter;
+    const call = new LlmCall(adapter, "openai", question(), writer, {}, "ChatOpenAI");
+    call.succeed(fixture("openai-completion.json"));
+    const calls = writer.calls;
+    expect(calls.map((c) => c.kind)).toEqual(["create"]);
+    expect((calls[0] as { run: Record<string, any> }).run.inputs.messages).toHaveLength(2);
   });
 
   it("keep a streamed reply as it was read, even when the SDK's stream helper changes the events it reads", async () => {
