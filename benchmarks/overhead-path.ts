@@ -11,8 +11,10 @@
  *   npx tsx benchmarks/overhead-path.ts --ab ../before --before-first
  *
  * Both builds write to a Client whose sink accepts every batch, so queueing
- * costs what it costs and nothing is sent. Then the bytes each build allocates
- * per call (sampled; the garbage collector's work grows with them).
+ * costs what it costs and nothing is sent (the sink serializes each run as
+ * the HTTP sink's encoder would, unless it was encoded at hand-over already).
+ * Then the bytes each build allocates per call (sampled; the garbage
+ * collector's work grows with them).
  *
  * Then streamed calls: STREAMS streams of CHUNKS chat.completion.chunk objects
  * (parsed afresh per stream, outside the timing) read through the wrapper's
@@ -22,11 +24,19 @@
  * accumulator's fold), the stream's start and end included, spread over its
  * chunks. The deferred build and the flush of a stream's run are timed apart,
  * per stream; then the bytes each build allocates per chunk, all included.
+ *
+ * Then whole calls through the real `openai` client over a fetch that answers
+ * from memory, one event-loop turn per call (as a reply over a network arrives
+ * in a later turn): the CPU each build adds per call, its deferred build
+ * wherever it lands, queueing and flushing included, against the unwrapped
+ * client in the same round. No network and no other process: steadier than
+ * benchmarks/overhead.ts when the machine is busy.
  */
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Session } from "node:inspector/promises";
-import { median } from "./stats.js";
+import OpenAI from "openai";
+import { cpuMs, median } from "./stats.js";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const abAt = process.argv.indexOf("--ab");
@@ -89,7 +99,22 @@ async function readAll(it: AsyncIterator<unknown>): Promise<void> {
   if (n !== CHUNKS) throw new Error(`expected ${CHUNKS} chunks, got ${n}`);
 }
 
+/**
+ * The `openai` client with a fetch that answers from memory: the SDK's whole path (request building,
+ * fetch, body parsing) runs, with no network and no other process, so only this process's CPU counts.
+ */
+type SdkClient = Pick<OpenAI, "chat">;
+const sdkClient = (): SdkClient =>
+  new OpenAI({
+    apiKey: "sk-bench",
+    baseURL: "http://127.0.0.1:9/v1",
+    maxRetries: 0,
+    fetch: (async () => new Response(reply, { status: 200, headers: { "content-type": "application/json" } })) as typeof fetch,
+  });
+
 interface Variant {
+  /** The real `openai` client over an in-memory fetch, wrapped by this build (writing to the same Client). */
+  sdk: SdkClient;
   call: () => { succeed(v: unknown): void };
   stream: () => { wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> };
   runDeferred: () => void;
@@ -105,17 +130,23 @@ for (const [name, dir] of Object.entries(roots)) {
   const { LlmCall } = (await import(join(dir, "dist/src/tracing/llm.js"))) as typeof import("../src/tracing/llm.js");
   const { Client } = (await import(join(dir, "dist/src/index.js"))) as typeof import("../src/index.js");
   const { openaiChat } = (await import(join(dir, "dist/adapters/index.js"))) as typeof import("../adapters/index.js");
+  const { wrapOpenAI } = (await import(join(dir, "dist/src/index.js"))) as typeof import("../src/index.js");
   // A build without deferred building has nothing to run later.
   const deferred = await import(join(dir, "dist/src/run/deferred.js")).catch(() => undefined);
   const sink = {
     target: "null",
     encodesRuns: true,
-    send: async (ops: { run: unknown }[]) => void ops.map((op) => op.run),
+    // What HttpSink's encoder costs, without the body: a run held encoded is written from its bytes as they are,
+    // any other is serialized (reading `run` of one held encoded would decode it, work no real sink does).
+    send: async (ops: { run: unknown; encoded?: unknown }[]) => {
+      for (const op of ops) if (op.encoded === undefined) JSON.stringify(op.run);
+    },
     limits: async () => ({ batchSize: 100_000, batchBytes: 1e9 }),
     close: async () => {},
   };
   const client = new Client({ sink, flushIntervalMs: 1e9, exitHooks: false, warn: () => {} } as ConstructorParameters<typeof Client>[0]);
   variants[name] = {
+    sdk: wrapOpenAI(sdkClient(), { client }),
     call: () => new LlmCall(openaiChat, "openai", body, client, {}, "ChatOpenAI"),
     stream: () => new LlmCall(openaiChat, "openai", streamBody, client, {}, "ChatOpenAI"),
     runDeferred: (deferred as { runDeferred?: () => void } | undefined)?.runDeferred ?? (() => {}),
@@ -195,6 +226,34 @@ for (const name of names) {
     `  ${name.padEnd(10)} added per chunk read: min ${(Math.min(...v.read) - Math.min(...unwrappedRead)).toFixed(3)} (of the minimums), median ${median(added).toFixed(3)}; deferred build and flush per stream: min ${Math.min(...v.streamBuild).toFixed(1)}, median ${median(v.streamBuild).toFixed(1)}`,
   );
 }
+
+// Whole calls through the SDK, one turn of the event loop per call (a reply arrives in a later turn, as over a
+// network): the caller's path, the deferred build wherever it lands, queueing and flushing, beside the SDK's own
+// work, against the unwrapped client in the same round. CPU of this process per call.
+const SDK_ROUNDS = 30;
+const SDK_CALLS = 50;
+const unwrappedSdk = sdkClient();
+const sdkCpu: Record<string, number[]> = Object.fromEntries([...names, "unwrapped"].map((n) => [n, [] as number[]]));
+for (let round = 0; round < SDK_ROUNDS + WARMUP; round++) {
+  for (let k = 0; k <= names.length; k++) {
+    const name = [...names, "unwrapped"][(k + round) % (names.length + 1)]!;
+    const v = variants[name];
+    const c = v ? v.sdk : unwrappedSdk;
+    const cpu = cpuMs();
+    for (let i = 0; i < SDK_CALLS; i++) {
+      await c.chat.completions.create(body as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming);
+      await new Promise((r) => setImmediate(r));
+    }
+    if (v) await v.flush();
+    if (round >= WARMUP) sdkCpu[name]!.push(((cpuMs() - cpu) * 1000) / SDK_CALLS);
+  }
+}
+const sdkAdded = (name: string) => median(sdkCpu[name]!.map((x, i) => x - sdkCpu.unwrapped![i]!));
+console.log(
+  `overhead-path, through the SDK: ${SDK_ROUNDS} rounds x ${SDK_CALLS} calls over an in-memory fetch, a turn per call; unwrapped CPU ${median(sdkCpu.unwrapped!).toFixed(1)} µs per call`,
+);
+for (const name of names) console.log(`  ${name.padEnd(10)} added CPU per call: median ${sdkAdded(name).toFixed(1)} µs`);
+if (variants.before) console.log(`  tracepipe/before added CPU per call (medians): ${(sdkAdded("tracepipe") / sdkAdded("before")).toFixed(2)}x`);
 
 // Bytes allocated per call by the wrapper and the client (path, deferred build, queueing, flush), from V8's
 // sampling heap profiler counting objects a collection already freed: what the garbage collector pays for.

@@ -49,7 +49,7 @@ import { ExitHooks } from "./exit.js";
 import { flushResult, Waiters, type FlushOptions, type FlushResult } from "./flush.js";
 import { Pump } from "./pump.js";
 import { RunQueue } from "./queue.js";
-import { runDeferred } from "../run/deferred.js";
+import { deferredCount, runDeferred } from "../run/deferred.js";
 
 export { resetWarnings, type ClientStats } from "./client-state.js";
 export type { FlushOptions, FlushResult } from "./flush.js";
@@ -113,7 +113,8 @@ export class Client implements RunWriter {
     });
     this.exitHooks = new ExitHooks(
       {
-        hasPending: () => this.hasWork() && !this.state.abandoned,
+        // Runs still waiting to be built (run/deferred.ts) count: the exit flush hands them over first.
+        hasPending: () => (this.hasWork() || deferredCount() > 0) && !this.state.abandoned,
         flush: (o) => this.flush(o),
         spoolEverything: () => this.spoolEverything(),
       },

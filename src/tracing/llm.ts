@@ -64,12 +64,16 @@ type SeenEvent = [name: string, micros: number, kwargs?: Obj];
  * caller may change it once `create` returns), and later a copy of the reply
  * and the end time. Building the run (normalizing, the llm fields, usage and
  * cost, the writer's sampling, masking and queueing) is deferred work
- * (run/deferred.ts), run in order after the caller has its result. A body or
- * reply that is not plain JSON is normalized at call time instead (see
- * snapshot.ts), which is its copy.
+ * (run/deferred.ts), run in order after the caller has its result. A call
+ * that has ended by the time its start is built (both wait in the same batch)
+ * is handed over as one create of the whole run; one still running, as a
+ * create and later an update. A body or reply that is not plain JSON is
+ * normalized at call time instead (see snapshot.ts), which is its copy.
  */
 export class LlmCall {
   private run?: RunTree;
+  /** Hands the run's create over if it was kept for its end and the end never handed it over (startRun's `create`). */
+  private createRun?: () => void;
   private finishRun?: (outputs?: Obj, error?: unknown, prepare?: (metadata: Obj) => void, endMicros?: number, owned?: boolean) => void;
   private request?: RequestResult;
   /** The call has ended (or failed): later signals are ignored. */
@@ -129,7 +133,7 @@ export class LlmCall {
     }
     // A processInputs that throws leaves the call untraced (no run, so nothing it meant to hide is sent).
     if (opts.processInputs) inputs = opts.processInputs(inputs);
-    const { run, finish } = startRun(
+    const { run, create, finish } = startRun(
       this.writer,
       {
         name: opts.name ?? this.defaultName,
@@ -140,10 +144,14 @@ export class LlmCall {
         project: opts.project,
         began,
         owned: this.owned,
+        // The call has ended already (both halves wait in the same deferred batch): one create of the whole
+        // run, handed over by the end's build right after this, instead of a create and an update to merge.
+        createAtFinish: this.done,
       },
       opts.processOutputs,
     );
     this.run = run;
+    this.createRun = create;
     this.finishRun = finish;
   }
 
@@ -157,7 +165,12 @@ export class LlmCall {
       if (!run) return; // its start failed (a processInputs that threw): the call goes untraced
       // The events seen on the way (first token, chunks) join the run before its update is made.
       for (const [name, micros, kwargs] of this.events) run.addEvent(name, kwargs, micros);
-      build(endMicros);
+      try {
+        build(endMicros);
+      } finally {
+        // A build that failed before handing anything over still leaves the run's create (a no-op once handed over).
+        this.createRun!();
+      }
     });
     return true;
   }
@@ -347,11 +360,35 @@ export class LlmCall {
       settle(isAbort(err) ? "cancelled" : err);
       throw err;
     };
+    // On a side branch the chunk and the failure reach the caller through the SDK's own promise: the
+    // branch's own promise must never reject (nobody waits on it), and a failure has nothing to rethrow.
+    const onSideStep = (step: IteratorResult<unknown>): void => {
+      try {
+        onStep(step);
+      } catch {
+        // recording a chunk never fails the host's read of it
+      }
+    };
+    const onSideError = (err: unknown): void => {
+      try {
+        settle(isAbort(err) ? "cancelled" : err);
+      } catch {
+        // as above
+      }
+    };
     return {
       // A value passed to next() reaches the SDK's iterator only when one was passed (`arguments`, not a
       // rest parameter: no array made per chunk).
       next: function (this: unknown, value?: unknown) {
-        return (arguments.length === 0 ? it.next() : it.next(value)).then(onStep, onError);
+        const step = arguments.length === 0 ? it.next() : it.next(value);
+        // A native promise (an async generator's, as the SDKs' streams are) goes back to the caller as it is,
+        // with our reaction registered on it first: the chunk is folded before the caller's code sees it, and
+        // the caller waits on no promise of ours (one step less between the chunk and the caller).
+        if (step instanceof Promise && Object.getPrototypeOf(step) === Promise.prototype) {
+          void step.then(onSideStep, onSideError);
+          return step;
+        }
+        return Promise.resolve(step).then(onStep, onError);
       },
       return: (value?: unknown) => {
         // The caller stopped early (break, or an abort surfaced as return): keep the partial output.

@@ -104,10 +104,18 @@ export function startRun(
     began?: { parent: RunTree | undefined; startMicros: number };
     /** The run's values are the producer's own copies (RunWriter's `owned`): the writer may check rather than copy them. */
     owned?: boolean;
+    /**
+     * The run has ended already and its end is built next (a deferred build that ran after its call
+     * returned): the create is handed over by finish(), whole, instead of a create and then an update.
+     * `create()` hands over the create as it stands, if finish() never comes.
+     */
+    createAtFinish?: boolean;
   },
   processOutputs?: (o: Record<string, unknown>) => Record<string, unknown>,
 ): {
   run: RunTree;
+  /** Hand the run's create over now, if it was kept for finish() and not handed over yet. */
+  create(): void;
   finish(
     outputs?: Record<string, unknown>,
     error?: unknown,
@@ -127,9 +135,16 @@ export function startRun(
     startMicros: init.began?.startMicros,
   };
   const run = parent ? parent.createChild(spec) : new RunTree(spec);
-  guarded(() => writer.createRun(run.toRun(), init.owned ? { owned: true } : undefined));
+  let created = false;
+  const create = () => {
+    if (created) return;
+    created = true;
+    guarded(() => writer.createRun(run.toRun(), init.owned ? { owned: true } : undefined));
+  };
+  if (!init.createAtFinish) create();
   return {
     run,
+    create,
     finish(outputs, error, prepare, endMicros, owned) {
       if (run.ended) return;
       let out = outputs;
@@ -140,11 +155,19 @@ export function startRun(
           out = { error: `processOutputs failed: ${errorText(e)}` };
         }
       }
+      // `prepare` completes an update at delivery (a token count, say), which a create cannot carry: the create goes first.
+      if (prepare) create();
       run.end(out, error === undefined ? undefined : errorText(error), endMicros);
-      // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
-      const metadata = { ...run.metadata };
       // Outputs a processOutputs returned are the host's objects, not the producer's.
       const ownedPatch = owned === true && !(out && processOutputs);
+      if (!created) {
+        // One create of the whole run: what a create and its update merged in the writer's queue would be.
+        created = true;
+        guarded(() => writer.createRun(run.toRun(), init.owned && ownedPatch ? { owned: true } : undefined));
+        return;
+      }
+      // `prepare` completes the update at delivery, off the caller's path; it gets the metadata that is sent.
+      const metadata = { ...run.metadata };
       guarded(() =>
         writer.updateRun(
           run.id,

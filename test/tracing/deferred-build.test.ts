@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -6,8 +6,12 @@ import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
 import { wrapAnthropic, wrapOpenAI } from "../../src/tracing/index.js";
 import { Client } from "../../src/ingest/index.js";
-import { deferredCount, later, runDeferred } from "../../src/run/deferred.js";
+import { DEFER_WINDOW_MS, MAX_PENDING, deferredCount, later, runDeferred } from "../../src/run/deferred.js";
 import { fixture } from "../helpers/replay-server.js";
+import { LlmCall } from "../../src/tracing/llm.js";
+import { MemoryWriter } from "../../src/run/memory.js";
+import { openaiChat } from "../../adapters/index.js";
+import type { Adapter } from "../../adapters/types.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { tempDir } from "../helpers/runs.js";
@@ -70,15 +74,63 @@ describe("runs built after the call returns", () => {
     expect(Date.parse(run!.end_time)).toBeLessThanOrEqual(returned + 5);
   });
 
-  it("are built in the order the calls were made, each create before its update", async () => {
+  it("are built in the order the calls were made, each create before any update of its run", async () => {
     vendor.server.push(...[0, 1, 2, 3].map(() => ({ json: fixture("openai-completion.json") })));
     const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
     for (let i = 0; i < 4; i++) await wrapped.chat.completions.create({ ...question(), messages: [{ role: "user", content: `q${i}` }] });
     const calls = vendor.writer.calls;
-    expect(calls.map((c) => c.kind)).toEqual(["create", "update", "create", "update", "create", "update", "create", "update"]);
+    // Whether a call's start was built before its end depends on where the batches fell: either way its create comes first.
     const created = calls.filter((c) => c.kind === "create").map((c) => (c as { run: Record<string, any> }).run);
     expect(created.map((r) => r.inputs.messages[0].content[0].text)).toEqual(["q0", "q1", "q2", "q3"]);
     expect(created.map((r) => r.id)).toEqual([...created.map((r) => r.id)].sort());
+    for (const [i, c] of calls.entries())
+      if (c.kind === "update") expect(calls.slice(0, i).some((p) => p.kind === "create" && p.run.id === c.id)).toBe(true);
+    const runs = vendor.writer.list() as Record<string, any>[];
+    expect(runs.map((r) => r.outputs.messages[0].content[0].text)).toEqual(Array(4).fill("Paris is 18°C and rainy."));
+  });
+
+  it("hand a call that ended before its build over as one create of the whole run", () => {
+    const writer = new MemoryWriter();
+    const call = new LlmCall(openaiChat, "openai", question(), writer, {}, "ChatOpenAI");
+    call.succeed(fixture("openai-completion.json"));
+    const calls = writer.calls;
+    expect(calls.map((c) => c.kind)).toEqual(["create"]);
+    const run = (calls[0] as { run: Record<string, any> }).run;
+    expect(run.inputs.messages).toHaveLength(2);
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+    expect(run.end_time >= run.start_time).toBe(true);
+    expect(run.extra.metadata).toMatchObject({ invocation_params: { temperature: 0.2 }, trace_model_name: "gpt-4o-2024-08-06" });
+  });
+
+  it("hand a call still running when its build runs over as its create, then its update", async () => {
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
+    const pending = wrapped.chat.completions.create(question());
+    runDeferred(); // a flush while the call is in flight: the run's start is handed over now
+    expect(vendor.writer.calls.map((c) => c.kind)).toEqual(["create"]);
+    expect((vendor.writer.calls[0] as { run: Record<string, unknown> }).run.end_time).toBeUndefined();
+    await pending;
+    expect(vendor.writer.calls.map((c) => c.kind)).toEqual(["create", "update"]);
+    const [run] = vendor.writer.list() as Record<string, any>[];
+    expect(run!.outputs.messages[0].content).toEqual([{ type: "text", text: "Paris is 18°C and rainy." }]);
+  });
+
+  it("hand the create over even when the end's build fails", () => {
+    const writer = new MemoryWriter();
+    // A reply the run builder cannot read past the adapter (its messages throw when read).
+    const adapter = {
+      ...openaiChat,
+      normalizeResponse: () => ({
+        get messages(): never {
+          throw new Error("unreadable");
+        },
+      }),
+    } as unknown as Adapter;
+    const call = new LlmCall(adapter, "openai", question(), writer, {}, "ChatOpenAI");
+    call.succeed(fixture("openai-completion.json"));
+    const calls = writer.calls;
+    expect(calls.map((c) => c.kind)).toEqual(["create"]);
+    expect((calls[0] as { run: Record<string, any> }).run.inputs.messages).toHaveLength(2);
   });
 
   it("keep a streamed reply as it was read, even when the SDK's stream helper changes the events it reads", async () => {
@@ -181,10 +233,61 @@ describe("the deferred queue", () => {
     });
     later(() => seen.push(3));
     expect(seen).toEqual([]);
-    await new Promise((r) => setImmediate(r));
+    // A timer armed after the queue's with the same delay fires after it.
+    await new Promise((r) => setTimeout(r, DEFER_WINDOW_MS));
     expect(seen).toEqual([1, 2, 3, 4]);
     runDeferred();
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(deferredCount()).toBe(0);
   });
+
+  it("builds the calls of a window together, and a full queue at the next turn", async () => {
+    // Any batch armed by earlier tests has run (its timer fires before this one), so this test arms its own, on fake timers.
+    await new Promise((r) => setTimeout(r, DEFER_WINDOW_MS));
+    vi.useFakeTimers({ toFake: ["setTimeout", "setImmediate"] });
+    try {
+      const seen: number[] = [];
+      later(() => seen.push(1));
+      vi.advanceTimersByTime(DEFER_WINDOW_MS - 1);
+      later(() => seen.push(2)); // a later turn, the same window
+      expect(seen).toEqual([]);
+      vi.advanceTimersByTime(1);
+      expect(seen).toEqual([1, 2]);
+      // A full queue does not wait for the window: it runs at the next turn.
+      let ran = 0;
+      for (let i = 0; i < MAX_PENDING; i++) later(() => ran++);
+      expect(ran).toBe(0);
+      vi.advanceTimersToNextTimer(); // the setImmediate, before the window's timer
+      expect(ran).toBe(MAX_PENDING);
+      expect(deferredCount()).toBe(0);
+      vi.runAllTimers();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("are delivered by a process that ends on its own right after its calls, none left in the spool", async () => {
+    col = await startCollector();
+    const spool = join(tempDir("tp-deferred-idle-"), "spool");
+    // The child makes its calls and returns from its module without flushing: the batch and the Client's
+    // beforeExit flush must both run before the process ends.
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)), col.url, spool, "5", "idle"],
+      { stdio: ["ignore", "ignore", "pipe"] },
+    );
+    let stderr = "";
+    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+    const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    clearTimeout(killer);
+    expect(code, stderr).toBe(0);
+    // Delivered by the exiting process itself: nothing was left for a next client in the spool.
+    const { runs } = await col.collector.store.queryRuns({ project: "deferred-exit", limit: 100 });
+    expect(runs).toHaveLength(5);
+    for (const r of runs) expect((r.outputs as { messages: unknown[] }).messages).toHaveLength(1);
+    const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, exitHooks: false, warn: () => {} });
+    expect(next.stats.inSpool).toBe(0);
+    await next.shutdown();
+  }, 150_000);
 });
