@@ -217,10 +217,11 @@ class PartParser {
         400,
         `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`,
       );
-    if (!this.uuid(id, name)) return;
     const map = kind === "post" ? out.post : out.patch;
     let run = map.get(id);
     if (!run) {
+      // Only ids that passed are in the map: a run's other parts need no second look.
+      if (!this.uuid(id, name)) return;
       if (this.records() >= this.limits.maxRuns) {
         throw new HttpError(
           413,
