@@ -31,10 +31,10 @@ import { PIECE_COLUMN_BYTES, type PieceMap, type PieceStore } from "./pieces.js"
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
-import { RollupDeltas } from "../rollup.js";
+import { RollupDeltas, type ContributionRow } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
-import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
+import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow, type ThreadPart } from "./thread-table.js";
 import { InRow, SqliteRunLoader } from "./ingest-load.js";
 import { IngestTail } from "./ingest-tail.js";
 
@@ -62,7 +62,7 @@ function holds(prev: Row, c: string, value: unknown): boolean {
   return value === null ? stored === null && prev[`${c}:type`] !== "text" : stored === value;
 }
 
-/** What a write returns: the run's part in the rollups and in its thread, as it stands after the write. */
+/** What an update returns: the run's part in the rollups and in its thread, as it stands after the write. */
 const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
 export class SqliteIngest {
@@ -104,11 +104,11 @@ export class SqliteIngest {
     // A plain INSERT: it runs only for an id the load, in the same transaction, found absent, and a deferred
     // transaction whose snapshot another connection overtook fails to write (SQLITE_BUSY_SNAPSHOT) rather than
     // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
-    // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
-    // it had before: no statement of its own reads them again.
+    // An update returns the run's part in the rollups and its thread as it now stands; the parts of a batch's new rows
+    // are read together once they are all inserted (loader.partsOf), and the load reads the part a run had before.
     // Parameters by position: binding by name makes better-sqlite3 look each name up on the object, per run.
     this.insertCols = cols;
-    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) ${PARTS}`);
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
     this.loader = new SqliteRunLoader(db);
@@ -137,6 +137,7 @@ export class SqliteIngest {
     return stmt;
   }
 
+  /** Writes the run's row: an update returns the run's parts as they now stand, an insert the new row's rowid. */
   private save(
     state: Obj,
     prev: Row | undefined,
@@ -145,7 +146,7 @@ export class SqliteIngest {
     messagesChanged: boolean,
     texts: Texts,
     pieces: PieceMap | undefined,
-  ): Row {
+  ): Row | number {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
@@ -214,7 +215,7 @@ export class SqliteIngest {
       const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
       return this.update(cols).get(params) as Row;
     }
-    return this.insertStmt.get(this.insertCols.map((c) => params[c] ?? null)) as Row;
+    return Number(this.insertStmt.run(this.insertCols.map((c) => params[c] ?? null)).lastInsertRowid);
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
@@ -283,6 +284,8 @@ export class SqliteIngest {
     const bounds = new ThreadBounds();
     // Each id's row is read before any is written: the writes of one batch touch only their own ids' rows.
     const stored = this.loader.rows([...byId.keys()]);
+    /** Each run's parts before its write, and after it (an update's) or the rowid to read them from (an insert's). */
+    const writes: { before: ContributionRow | undefined; threadBefore: ThreadPart | undefined; written: Row | number }[] = [];
     for (const [id, s] of byId) {
       const { state, row, texts, pieces } = this.loader.state(id, stored.get(id));
       const before = row && contributionInRow(row);
@@ -292,13 +295,7 @@ export class SqliteIngest {
       for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
       for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
       const written = this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
-      if (before) deltas.add(before, -1);
-      const after = contributionInRow(written);
-      if (after) deltas.add(after, 1);
-      if (threadBefore) threads.add(threadBefore, -1);
-      const threadAfter = threadPartInRow(written);
-      if (threadAfter) threads.add(threadAfter, 1);
-      bounds.note(threadBefore, threadAfter);
+      writes.push({ before, threadBefore, written });
       if (row) updated++;
       else created++;
       const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
@@ -307,6 +304,18 @@ export class SqliteIngest {
         this.outbox?.enqueue(id, this.value(state.extra), now);
       }
       if (typeof state.session_name === "string") projects.add(state.session_name);
+    }
+    const inserted = this.loader.partsOf(writes.flatMap((w) => (typeof w.written === "number" ? [w.written] : [])));
+    for (const { before, threadBefore, written } of writes) {
+      const parts = typeof written === "number" ? inserted.get(written) : written;
+      if (!parts) throw new Error(`the run just inserted as rowid ${String(written)} was not found in the same transaction`);
+      if (before) deltas.add(before, -1);
+      const after = contributionInRow(parts);
+      if (after) deltas.add(after, 1);
+      if (threadBefore) threads.add(threadBefore, -1);
+      const threadAfter = threadPartInRow(parts);
+      if (threadAfter) threads.add(threadAfter, 1);
+      bounds.note(threadBefore, threadAfter);
     }
     this.threads.apply(threads, bounds);
     for (const a of batch.attachments ?? []) this.attachments.put(a);
