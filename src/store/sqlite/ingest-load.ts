@@ -1,11 +1,12 @@
 /**
  * The SQLite ingest's reads of stored runs (ingest.ts): the rows of a batch's
- * ids, read together, and a row as the merge's state. A large JSON column is
- * not read with its row: only its size, from the value's header.
+ * ids, read together, a row as the merge's state (with the batch's changes
+ * applied), and the parts of rows just inserted. A large JSON column is not
+ * read with its row: only its size, from the value's header.
  */
 import type Database from "better-sqlite3";
 import type { Obj } from "../../internal/obj.js";
-import type { Texts } from "../merge-rules.js";
+import { applyChange, type Texts } from "../merge-rules.js";
 import { JSONCOL, SCALAR, type Row } from "./columns.js";
 import { parsePieceMap, type PieceMap } from "./pieces.js";
 import { CONTRIBUTION_IN_ROW } from "./rollups.js";
@@ -100,6 +101,16 @@ export class SqliteRunLoader {
     }
     for (const row of this.many.rows(ids)) out.set(row.id, row);
     return out;
+  }
+
+  /** The run's state as stored (`row`, none for a new run) with a batch's changes to it applied, and whether they changed it. */
+  merged(id: string, changes: { posts: Obj[]; patches: Obj[] }, row: Row | undefined): LoadedRun & { changed: boolean } {
+    const loaded = this.state(id, row);
+    // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
+    let changed = false;
+    for (const p of changes.posts) changed = applyChange(loaded.state, p, true, loaded.texts) || changed;
+    for (const p of changes.patches) changed = applyChange(loaded.state, p, false, loaded.texts) || changed;
+    return { ...loaded, changed };
   }
 
   /** The run's state as stored (`row`, read by rows()), for the merge. */

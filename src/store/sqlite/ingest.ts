@@ -23,7 +23,7 @@ import { isObj, type Obj } from "../../internal/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
 import { checkIngestBatch } from "../validate.js";
-import { applyChange, type Texts } from "../merge-rules.js";
+import type { Texts } from "../merge-rules.js";
 import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
@@ -35,7 +35,7 @@ import { RollupDeltas, type ContributionRow } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
 import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow, type ThreadPart } from "./thread-table.js";
-import { InRow, SqliteRunLoader, type LoadedRun } from "./ingest-load.js";
+import { InRow, SqliteRunLoader } from "./ingest-load.js";
 import { IngestTail } from "./ingest-tail.js";
 
 /** Per JSON column, the text that already says what the row state holds (received or read from the row), so it is written without JSON.stringify. */
@@ -251,16 +251,6 @@ export class SqliteIngest {
     return done.changes === 1 ? Number(done.lastInsertRowid) : undefined;
   }
 
-  /** The run's state as stored (`row`, none for a new run) with the batch's changes applied, and whether they changed it. */
-  private merged(id: string, s: { posts: Obj[]; patches: Obj[] }, row: Row | undefined): LoadedRun & { changed: boolean } {
-    const loaded = this.loader.state(id, row);
-    // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
-    let changed = false;
-    for (const p of s.posts) changed = applyChange(loaded.state, p, true, loaded.texts) || changed;
-    for (const p of s.patches) changed = applyChange(loaded.state, p, false, loaded.texts) || changed;
-    return { ...loaded, changed };
-  }
-
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
   ingest(batch: IngestBatch | CheckedBatch): IngestResult {
     const { post, patch } = checkIngestBatch(batch);
@@ -332,14 +322,14 @@ export class SqliteIngest {
     const writes: { before: ContributionRow | undefined; threadBefore: ThreadPart | undefined; written: Row | number }[] = [];
     for (const [id, s] of byId) {
       let row = stored.get(id);
-      let m = this.merged(id, s, row);
+      let m = this.loader.merged(id, s, row);
       const tried = s.posts.length ? this.save(m.state, undefined, true, now, true, m.texts, undefined, true) : undefined;
       let written: Row | number;
       if (tried !== undefined) written = tried;
       else {
         if (s.posts.length) {
           row = this.loader.rows([id]).get(id);
-          m = this.merged(id, s, row);
+          m = this.loader.merged(id, s, row);
         }
         written = this.save(m.state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, m.changed || !row, m.texts, m.pieces);
       }
