@@ -175,7 +175,7 @@ class PartParser {
       );
     }
     const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
-    const value = parseJson(text, `part ${JSON.stringify(name)}`);
+    const value = parseJson(text, () => `part ${JSON.stringify(name)}`);
     if (typeof value !== "object" || value === null || Array.isArray(value))
       throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
     const body = value as Record<string, unknown>;
@@ -233,7 +233,7 @@ class PartParser {
     // One string per part: parsed here, and (for a large field) kept as the text the store writes.
     const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
     if (text.length >= GC_PART_CHARS) collectGarbage();
-    const value = parseJson(text, `part ${JSON.stringify(name)}`);
+    const value = parseJson(text, () => `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
       if (typeof value !== "object" || value === null || Array.isArray(value))
