@@ -78,3 +78,24 @@ export async function tooDeepAtSliced(value: unknown, max: number, slicer: Slice
   }
   return walk.found;
 }
+
+/**
+ * tooDeepAt for each value in turn, sliced as tooDeepAtSliced, in one call: a
+ * request's many small documents cost one pending promise, not one per document.
+ * `found` is told each value nested too deep (its index and location).
+ */
+export async function tooDeepEach(
+  values: readonly unknown[],
+  max: number,
+  slicer: Slicer,
+  found: (index: number, loc: Loc) => void,
+): Promise<void> {
+  for (let i = 0; i < values.length; i++) {
+    const walk = new DepthWalk(values[i], max);
+    while (!walk.done) {
+      const pause = slicer.tick(walk.step(NODES_PER_STEP));
+      if (pause) await pause;
+    }
+    if (walk.found) found(i, walk.found);
+  }
+}

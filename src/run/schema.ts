@@ -21,8 +21,60 @@ function isoFromEpochMs(ms: number): string {
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):?(\d{2}))?$/;
 const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"];
 
+/** Two decimal digits at `i`, or -1. */
+function twoDigits(s: string, i: number): number {
+  const a = s.charCodeAt(i) - 48;
+  const b = s.charCodeAt(i + 1) - 48;
+  return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * True when `s` is certainly a date-time dateTimeProblem accepts, read
+ * character by character (no match array, no substrings, no Date): every
+ * run's times pass through here. False means "ask the pattern", which alone
+ * words the problem; years before 100 are left to it too (Date.UTC reads
+ * them as 19xx, and its answer is the one that counts).
+ */
+function plainDateTime(s: string): boolean {
+  const n = s.length;
+  if (n < 19 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58) return false;
+  const t = s.charCodeAt(10);
+  if (t !== 84 && t !== 116 && t !== 32) return false;
+  const hi = twoDigits(s, 0);
+  const lo = twoDigits(s, 2);
+  const month = twoDigits(s, 5);
+  const day = twoDigits(s, 8);
+  const hour = twoDigits(s, 11);
+  const minute = twoDigits(s, 14);
+  const second = twoDigits(s, 17);
+  if (hi < 1 || lo < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59) return false;
+  if (second < 0 || second > 59) return false;
+  const year = hi * 100 + lo;
+  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  let i = 19;
+  if (i < n && s.charCodeAt(i) === 46) {
+    const start = ++i;
+    while (i < n && i - start < 9 && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) i++;
+    if (i === start) return false;
+  }
+  if (i === n) return true;
+  const z = s.charCodeAt(i);
+  if (z === 90 || z === 122) return i + 1 === n;
+  if (z !== 43 && z !== 45) return false;
+  const offH = twoDigits(s, i + 1);
+  if (offH < 0 || offH > 23) return false;
+  i += 3;
+  if (s.charCodeAt(i) === 58) i++;
+  const offM = twoDigits(s, i);
+  return offM >= 0 && offM <= 59 && i + 2 === n;
+}
+
 /** Why a string is not an accepted date-time, or undefined when it is one. */
 export function dateTimeProblem(s: string): string | undefined {
+  if (plainDateTime(s)) return undefined;
   const m = DATE_TIME.exec(s);
   if (!m)
     return `expected an RFC 3339 date-time such as 2026-11-22T10:15:00.123456Z, or epoch milliseconds; got ${JSON.stringify(s.length > 40 ? s.slice(0, 40) + "…" : s)}`;

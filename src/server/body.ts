@@ -96,12 +96,12 @@ export function readError(err: unknown): HttpError {
   return new HttpError(400, `request body could not be read: ${(err as Error)?.message ?? String(err)}`);
 }
 
-/** JSON text to a value; malformed JSON is a 400. */
-export function parseJson(text: Buffer | string, what = "body"): unknown {
+/** JSON text to a value; malformed JSON is a 400 naming `what` (a function when naming it costs something, called only then). */
+export function parseJson(text: Buffer | string, what: string | (() => string) = "body"): unknown {
   try {
     return JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
   } catch (err) {
-    throw new HttpError(400, `malformed JSON in ${what}: ${(err as Error).message}`);
+    throw new HttpError(400, `malformed JSON in ${typeof what === "function" ? what() : what}: ${(err as Error).message}`);
   }
 }
 

@@ -13,10 +13,10 @@
  * UUID is a problem of the request (422 with the part's name as `loc`); a part
  * whose name or JSON cannot be read at all is a 400.
  *
- * Memory: a JSON part sent as a file (with a filename, as
+ * Memory: a large JSON part sent as a file (with a filename, as
  * FormData Blobs are) is decoded to text chunk by chunk, so its bytes are not
- * held beside its text; one sent as a plain field arrives from busboy as a
- * string. Before a part of GC_PART_CHARS or more is parsed, the garbage its
+ * held beside its text (FilePart); one sent as a plain field arrives from
+ * busboy as a string. Before a part of GC_PART_CHARS or more is parsed, the garbage its
  * reading left is collected (gc.ts), so text and parsed value are what it holds.
  */
 import busboy from "busboy";
@@ -58,6 +58,9 @@ export interface ParsedMultipart {
   raw: Map<string, RawText>;
 }
 
+/** A JSON part sent as a file up to this size is decoded once, whole; past it, as it is read. */
+const DECODE_AS_READ_BYTES = 1 << 20;
+
 /** A character past latin1: busboy decoded the part by a charset it declared, not as bytes. */
 const PAST_LATIN1 = /[\u0100-\uffff]/;
 
@@ -90,6 +93,48 @@ class FieldValue {
     if (Buffer.byteLength(v, "utf8") === v.length || PAST_LATIN1.test(v)) return v;
     const bytes = Buffer.from(v, "latin1");
     return isUtf8(bytes) ? bytes.toString("utf8") : v;
+  }
+}
+
+/**
+ * A part busboy read as a file (it has a filename, as FormData Blobs do). An
+ * attachment stays bytes. A JSON part becomes text: a small one is decoded
+ * once when it ends; one past DECODE_AS_READ_BYTES is decoded chunk by chunk
+ * from then on, so its bytes are not held beside its text.
+ */
+class FilePart {
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  private decoder: StringDecoder | undefined;
+  private texts: string[] = [];
+
+  constructor(private readonly json: boolean) {}
+
+  add(c: Buffer): void {
+    if (this.decoder) {
+      this.texts.push(this.decoder.write(c));
+      return;
+    }
+    this.chunks.push(c);
+    this.bytes += c.length;
+    if (this.json && this.bytes > DECODE_AS_READ_BYTES) {
+      this.decoder = new StringDecoder("utf8");
+      for (const held of this.chunks) this.texts.push(this.decoder.write(held));
+      this.chunks = [];
+    }
+  }
+
+  /** The part's text (JSON) or bytes (an attachment). */
+  take(): Buffer | string {
+    if (this.decoder) {
+      this.texts.push(this.decoder.end());
+      const text = this.texts.length === 1 ? this.texts[0]! : this.texts.join("");
+      this.texts = [];
+      return text;
+    }
+    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
+    this.chunks = [];
+    return this.json ? bytes.toString("utf8") : bytes;
   }
 }
 
@@ -130,7 +175,7 @@ class PartParser {
       );
     }
     const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
-    const value = parseJson(text, `part ${JSON.stringify(name)}`);
+    const value = parseJson(text, () => `part ${JSON.stringify(name)}`);
     if (typeof value !== "object" || value === null || Array.isArray(value))
       throw new HttpError(400, `part ${JSON.stringify(name)} must be a JSON object`);
     const body = value as Record<string, unknown>;
@@ -172,10 +217,11 @@ class PartParser {
         400,
         `part ${JSON.stringify(name)}: unknown field ${JSON.stringify(field)}; expected one of ${[...LARGE_FIELDS].join(", ")}`,
       );
-    if (!this.uuid(id, name)) return;
     const map = kind === "post" ? out.post : out.patch;
     let run = map.get(id);
     if (!run) {
+      // Only ids that passed are in the map: a run's other parts need no second look.
+      if (!this.uuid(id, name)) return;
       if (this.records() >= this.limits.maxRuns) {
         throw new HttpError(
           413,
@@ -187,7 +233,7 @@ class PartParser {
     // One string per part: parsed here, and (for a large field) kept as the text the store writes.
     const text = data instanceof FieldValue ? data.text() : typeof data === "string" ? data : data.toString("utf8");
     if (text.length >= GC_PART_CHARS) collectGarbage();
-    const value = parseJson(text, `part ${JSON.stringify(name)}`);
+    const value = parseJson(text, () => `part ${JSON.stringify(name)}`);
     if (typeof value === "object" && value !== null) out.documents.push({ part: name, value });
     if (field === undefined) {
       if (typeof value !== "object" || value === null || Array.isArray(value))
@@ -251,31 +297,19 @@ export function parseMultipart(
       }
     });
     bb.on("file", (name, stream, info) => {
-      const chunks: Buffer[] = [];
-      // JSON parts become text as they arrive (each chunk let go once decoded); attachments stay bytes.
-      const decoder = name.startsWith("attachment.") ? undefined : new StringDecoder("utf8");
-      const texts: string[] = [];
+      const part = new FilePart(!name.startsWith("attachment."));
       stream.on("data", (c: Buffer) => {
-        if (failed) return;
-        if (decoder) texts.push(decoder.write(c));
-        else chunks.push(c);
+        if (!failed) part.add(c);
       });
       stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`)));
-      stream.on("close", () => {
+      // 'end', not 'close': busboy finishes only after every part's 'end' handlers ran, and 'close' would cost each part one more turn.
+      stream.on("end", () => {
         if (failed) return;
         try {
-          if (decoder) {
-            texts.push(decoder.end());
-            const text = texts.length === 1 ? texts[0]! : texts.join("");
-            texts.length = 0;
-            parser.accept(name, text, info.mimeType);
-          } else {
-            parser.accept(name, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), info.mimeType);
-          }
+          parser.accept(name, part.take(), info.mimeType);
         } catch (err) {
           fail(err);
         }
-        chunks.length = 0;
       });
     });
     bb.on("error", fail);

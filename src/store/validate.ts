@@ -193,6 +193,13 @@ function keptText(value: Obj, raw: RawText | undefined): RawText | undefined {
   return any ? kept : undefined;
 }
 
+/** One record of a request for BatchCheck.each: the value as received, where the request holds it, its large fields' texts. */
+export interface RecordToCheck {
+  value: unknown;
+  prefix: Loc;
+  raw?: RawText | undefined;
+}
+
 /**
  * A request's records checked one by one (sliced), then handed to `ingest` as
  * a CheckedBatch. Problems go to the sink; `batch()` is only for a request
@@ -217,6 +224,41 @@ export class BatchCheck {
     return this.add(RunPatch, quickPatch(value), value, prefix, raw, this.patches);
   }
 
+  /**
+   * Each record of a request in turn, as post() or patch() would check it, until the sink is full: one pending
+   * promise for the request's records rather than two per record (a record the quick way passes waits only when
+   * the pause says so).
+   */
+  async each(kind: "post" | "patch", records: Iterable<RecordToCheck>): Promise<void> {
+    const post = kind === "post";
+    for (const { value, prefix, raw } of records) {
+      if (this.out.full) return;
+      if (post) {
+        const quick = quickRun(value);
+        if (quick) {
+          const p = this.accept(quick, value, raw, this.posts);
+          if (p) await p;
+        } else await this.add(Run, undefined, value, prefix, raw, this.posts);
+      } else {
+        const quick = quickPatch(value);
+        if (quick) {
+          const p = this.accept(quick, value, raw, this.patches);
+          if (p) await p;
+        } else await this.add(RunPatch, undefined, value, prefix, raw, this.patches);
+      }
+    }
+  }
+
+  /** A record the quick way passed joins the batch; the pause owed for it, if any. */
+  private accept<T extends Run | RunPatch>(ok: T, value: unknown, raw: RawText | undefined, into: T[]): Promise<void> | undefined {
+    const kept = raw && typeof value === "object" && value !== null ? keptText(value as Obj, raw) : undefined;
+    if (kept) rawTexts.set(ok, kept);
+    into.push(ok);
+    // As much work as the schema's slices count for it: a long batch still gives other requests their turns.
+    const r = ok as Obj;
+    return this.pause(20 + (Array.isArray(r.events) ? r.events.length : 0) + (Array.isArray(r.tags) ? r.tags.length : 0));
+  }
+
   /** `quick`: the record as run-fast-check.ts gave it back, when it could; the schema decides otherwise. */
   private async add<T extends Run | RunPatch>(
     schema: z.ZodType<T>,
@@ -226,14 +268,13 @@ export class BatchCheck {
     raw: RawText | undefined,
     into: T[],
   ): Promise<boolean> {
-    const kept = raw && typeof value === "object" && value !== null ? keptText(value as Obj, raw) : undefined;
-    let ok: T | undefined = quick;
-    if (ok) {
-      // As much work as the schema's slices count for it: a long batch still gives other requests their turns.
-      const r = ok as Obj;
-      const p = this.pause(20 + (Array.isArray(r.events) ? r.events.length : 0) + (Array.isArray(r.tags) ? r.tags.length : 0));
+    if (quick) {
+      const p = this.accept(quick, value, raw, into);
       if (p) await p;
-    } else ok = await checkSliced(schema, value, prefix, this.out, this.pause);
+      return true;
+    }
+    const kept = raw && typeof value === "object" && value !== null ? keptText(value as Obj, raw) : undefined;
+    const ok = await checkSliced(schema, value, prefix, this.out, this.pause);
     if (!ok) {
       this.problems = true;
       return false;

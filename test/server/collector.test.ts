@@ -184,6 +184,34 @@ describe("ingest round trip", () => {
     }
   });
 
+  it("reads JSON parts sent as files exactly when the body's pieces split their characters, small parts and parts past 1 MiB alike", async () => {
+    const small = runRecord({ inputs: { question: "naïve café ☕ 😀 ".repeat(20) } });
+    const large = runRecord({ inputs: { question: "¿qué tal? ☕ 😀 ".repeat(80_000) } });
+    const encoded = new Response(multipart({ post: [small, large] }));
+    const type = encoded.headers.get("content-type")!;
+    const body = Buffer.from(await encoded.arrayBuffer());
+    // The body goes out in pieces of 1003 bytes (then larger ones), each a chunk of its own with a pause between,
+    // which cut the multibyte characters of both parts.
+    let at = 0;
+    const pieces = new ReadableStream<Uint8Array>({
+      async pull(controller) {
+        if (at >= body.length) return controller.close();
+        const n = at < 200_000 ? 1003 : 64 * 1024 + 1;
+        controller.enqueue(body.subarray(at, (at += n)));
+        if (at < 200_000) await new Promise((r) => setImmediate(r));
+      },
+    });
+    const res = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      headers: { "content-type": type },
+      body: pieces,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(202);
+    expect((await getRun(small.id as string)).inputs).toEqual(small.inputs);
+    expect((await getRun(large.id as string)).inputs).toEqual(large.inputs);
+  });
+
   it("takes start_time/end_time as epoch milliseconds, as the langsmith SDKs send them", async () => {
     const start = Date.UTC(2026, 10, 22, 10, 15, 0, 250);
     const run = runRecord({ start_time: start, events: [{ name: "new_token", time: start + 5.5 }] });

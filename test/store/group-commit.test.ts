@@ -143,4 +143,38 @@ describe("SQLite group commit", () => {
     expect(db.prepare("SELECT name FROM projects ORDER BY name").all()).toEqual([{ name: "other" }, { name: "tail" }]);
     db.close();
   });
+
+  it("merges a post of an id already stored, before its group or in it, into that run: it fills gaps only and counts as an update", async () => {
+    const dir = tempDir("tp-group-again-");
+    const store = new SqliteStore(join(dir, "t.db"));
+    const group = (store as unknown as { group: GroupCommit<unknown, unknown> }).group;
+    const first = runRecord({ session_name: "again", name: "first", end_time: undefined });
+    const earlier = runRecord({ session_name: "again", name: "earlier" });
+    expect(await store.ingest({ post: [earlier] } as unknown as { post: Run[] })).toMatchObject({ created: 1, updated: 0 });
+    const again = { ...first, name: "second", outputs: { answer: 42 }, end_time: "2026-11-22T10:15:09.000000Z" };
+    const outcomes = await Promise.all(
+      [
+        { post: [first, { ...earlier, name: "renamed" }] },
+        { post: [again] },
+        { post: [runRecord({ session_name: "again" })] },
+      ].map((b) => store.ingest(b as unknown as { post: Run[] })),
+    );
+    expect(group.stats).toEqual({ groups: 2, ingests: 4 });
+    expect(outcomes.map((o) => [o.created, o.updated])).toEqual([
+      [1, 1],
+      [0, 1],
+      [1, 0],
+    ]);
+    expect(await store.countRuns("again")).toBe(3);
+    const got = (await store.getRun(first.id as string))!;
+    expect([got.name, got.outputs, got.end_time]).toEqual(["first", { answer: 42 }, "2026-11-22T10:15:09.000000Z"]);
+    expect((await store.getRun(earlier.id as string))!.name).toBe("earlier");
+    await store.close();
+    const db = new Database(join(dir, "t.db"));
+    const rollups = () => db.prepare("SELECT * FROM monitor_rollups ORDER BY project, hour, scope, name").all();
+    const kept = rollups();
+    rebuildRollups(db);
+    expect(kept).toEqual(rollups());
+    db.close();
+  });
 });

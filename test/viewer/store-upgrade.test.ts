@@ -5,6 +5,7 @@ import Database from "better-sqlite3";
 import { MIGRATIONS } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/index.js";
 import { inTrace, inTraceOfRow } from "../../src/store/sqlite/trace-members.js";
+import { THREAD_ID } from "../../src/store/sqlite/threads.js";
 import { tempDir } from "../helpers/runs.js";
 import { XSS } from "./traces.js";
 
@@ -28,6 +29,8 @@ const START_INDEXES = [
 const UNDO_14 = START_INDEXES.map(([v, name]) => `DROP INDEX ${name}; ${made(v, name)}`).join(" ");
 /** What migration 15 changed, undone: the trace index as migration 1 made it, every run in it. */
 const UNDO_15 = `DROP INDEX runs_trace; ${made(1, "runs_trace")}`;
+/** What migration 16 changed, undone: the threads index as migration 7 made it, every root in it. */
+const UNDO_16 = `DROP INDEX runs_threads; ${made(7, "runs_threads")}`;
 
 describe("store upgrade to the viewer's schema", () => {
   it("adds the summary columns and indexes to a populated schema-2 file", async () => {
@@ -37,6 +40,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [XSS.run] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_16);
     db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
@@ -82,6 +86,7 @@ describe("store upgrade to the viewer's schema", () => {
     const threads = (await old.listThreads({ project: "upgrade" })).threads;
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_16);
     db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
@@ -126,6 +131,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: [priced] });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_16);
     db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.exec(UNDO_13);
@@ -159,6 +165,7 @@ describe("store upgrade to the viewer's schema", () => {
     await old.ingest({ post: ids.map((id) => ({ ...XSS.run, id, trace_id: id, dotted_order: stamp + id, session_name: "ties" })) });
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_16);
     db.exec(UNDO_15);
     db.exec(UNDO_14);
     db.prepare("DELETE FROM schema_migrations WHERE version >= 14").run();
@@ -232,6 +239,7 @@ describe("store upgrade to the viewer's schema", () => {
     const before = await reads(old);
     old.close();
     const db = new Database(path);
+    db.exec(UNDO_16);
     db.exec(UNDO_15);
     db.prepare("DELETE FROM schema_migrations WHERE version >= 15").run();
     db.close();
@@ -267,6 +275,80 @@ describe("store upgrade to the viewer's schema", () => {
       // Pruning takes whole traces: the root's, found through both indexes, goes with its runs.
       await store.pruneTraces(new Date("2100-01-01T00:00:00Z"));
       expect(await store.countRuns("tree")).toBe(0);
+    } finally {
+      store.close();
+    }
+  });
+
+  it("keeps only roots with a thread id in the threads index of a schema-15 file, and threads read and grow as before", async () => {
+    const path = join(tempDir("tp-upgrade-"), "traces.db");
+    const old = new SqliteStore(path);
+    const id = (d: string) => `0000000${d}-0000-4000-8000-000000000000`;
+    const stamp = (XSS.run.dotted_order as string).slice(0, 22);
+    const root = (d: string, metadata: object, more: object = {}) => ({
+      ...XSS.run,
+      id: id(d),
+      trace_id: id(d),
+      dotted_order: `${stamp}${id(d)}`,
+      session_name: "talk",
+      extra: { metadata },
+      ...more,
+    });
+    await old.ingest({
+      post: [
+        root("1", { session_id: "s-1" }),
+        root("2", { thread_id: "t-1" }),
+        root("3", { conversation_id: "c-1" }),
+        root("4", {}),
+        root("5", { thread_id: 42 }),
+        // A child naming a thread is no turn of it.
+        { ...root("6", { thread_id: "t-1" }), trace_id: id("2"), parent_run_id: id("2"), dotted_order: `${stamp}${id("2")}.${stamp}${id("6")}` },
+      ],
+    });
+    const reads = async (s: SqliteStore) => ({
+      threads: (await s.listThreads({ project: "talk" })).threads,
+      turns: await s.threadTurns("t-1", "talk"),
+      numeric: (await s.threadTurns("42", "talk")).map((t) => t.trace_id),
+    });
+    const before = await reads(old);
+    old.close();
+    const db = new Database(path);
+    db.exec(UNDO_16);
+    db.prepare("DELETE FROM schema_migrations WHERE version >= 16").run();
+    db.close();
+
+    const store = new SqliteStore(path);
+    try {
+      const check = new Database(path, { readonly: true });
+      const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_threads'").get() as { sql: string };
+      // Entries in the index itself (its leaf cells), and the runs a read through it finds.
+      const { entries } = check.prepare("SELECT sum(ncell) AS entries FROM dbstat WHERE name = 'runs_threads' AND pagetype = 'leaf'").get() as {
+        entries: number;
+      };
+      const indexed = (
+        check
+          .prepare(`SELECT id FROM runs INDEXED BY runs_threads WHERE parent_run_id IS NULL AND ${THREAD_ID} IS NOT NULL ORDER BY id`)
+          .all() as { id: string }[]
+      ).map((r) => r.id);
+      check.close();
+      expect(sql).toMatch(/WHERE parent_run_id IS NULL AND coalesce\(.*\) IS NOT NULL$/);
+      expect(entries).toBe(4);
+      expect(indexed).toEqual([id("1"), id("2"), id("3"), id("5")]);
+      expect(before.threads.map((t) => [t.thread_id, t.turns]).sort()).toEqual([
+        ["42", 1],
+        ["c-1", 1],
+        ["s-1", 1],
+        ["t-1", 1],
+      ]);
+      expect(before.numeric).toEqual([id("5")]);
+      expect(await reads(store)).toEqual(before);
+      // A turn that moves in time makes the thread's bounds be found again through the index.
+      const later = "2099-01-01T00:00:00.000000Z";
+      await store.ingest({ post: [root("7", { thread_id: "t-1" }, { start_time: later, end_time: later })] });
+      await store.ingest({ patch: [{ id: id("7"), start_time: "2098-01-01T00:00:00.000000Z" }] });
+      const grown = (await store.listThreads({ project: "talk" })).threads.find((t) => t.thread_id === "t-1")!;
+      expect(grown.turns).toBe(2);
+      expect((await store.threadTurns("t-1", "talk")).map((t) => t.trace_id)).toEqual([id("2"), id("7")]);
     } finally {
       store.close();
     }

@@ -15,14 +15,14 @@ import { HttpError } from "../http-error.js";
 import { ValidationError } from "../../errors.js";
 import type { CheckedBatch, RunStore, StoredRun } from "../../store/contract/runs.js";
 import type { FeedbackStore } from "../../store/contract/feedback.js";
-import { checkFeedback } from "../../store/validate.js";
+import { checkFeedback, type RawText, type RecordToCheck } from "../../store/validate.js";
 import { uuidv7 } from "../../run/ids.js";
 import type { StoreHealth } from "../../store/contract/store.js";
 import { parseMultipart } from "../multipart.js";
 import { batchCheck } from "../validation.js";
 import { Slicer } from "../../internal/slicer.js";
 import { IssueList } from "../issues.js";
-import { depthIssue, tooDeep } from "../depth.js";
+import { depthIssue, documentsTooDeep, tooDeep } from "../depth.js";
 import type { CollectorLimits } from "../limits.js";
 import type { LimiterScope } from "../../ratelimit/limiter.js";
 
@@ -71,6 +71,14 @@ function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void 
       413,
       `a batch of ${runs} runs in ${bytes} bytes, over the limit of ${limits.batchSizeBytesLimit} bytes (GET /info batch_ingest_config.size_limit_bytes); split the batch`,
     );
+  }
+}
+
+/** A multipart request's posts or patches as BatchCheck.each takes them, each located by its part's name. */
+function* toCheck(kind: "post" | "patch", runs: Map<string, Record<string, unknown>>, raw: Map<string, RawText>): Iterable<RecordToCheck> {
+  for (const [id, value] of runs) {
+    const part = `${kind}.${id}`;
+    yield { value, prefix: [part], raw: raw.get(part) };
   }
 }
 
@@ -155,22 +163,15 @@ export function ingestRoutes(deps: IngestDeps): Route[] {
         const slicer = new Slicer();
         // Depth first: zod and the store recurse, so nothing too deep may reach them.
         let tooDeepFound = false;
-        for (const d of parsed.documents) {
-          const deep = await tooDeep(d.value, limits.maxJsonDepth, slicer);
-          if (deep) issues.push(depthIssue([d.part, ...deep], limits.maxJsonDepth));
-          tooDeepFound ||= deep !== undefined;
-        }
+        await documentsTooDeep(parsed.documents, limits.maxJsonDepth, slicer, (loc) => {
+          issues.push(depthIssue(loc, limits.maxJsonDepth));
+          tooDeepFound = true;
+        });
         if (tooDeepFound) issues.fail();
         parsed.documents.length = 0;
         const check = batchCheck(issues, slicer);
-        for (const [id, r] of parsed.post) {
-          if (issues.full) break;
-          await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
-        }
-        for (const [id, r] of parsed.patch) {
-          if (issues.full) break;
-          await check.patch(r, [`patch.${id}`], parsed.raw.get(`patch.${id}`));
-        }
+        await check.each("post", toCheck("post", parsed.post, parsed.raw));
+        await check.each("patch", toCheck("patch", parsed.patch, parsed.raw));
         const feedbackParts = [...parsed.feedback.keys()];
         const feedback = [...parsed.feedback.values()];
         if (feedback.length && !issues.full) {

@@ -23,7 +23,7 @@ import { isObj, type Obj } from "../../internal/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
 import { checkIngestBatch } from "../validate.js";
-import { applyChange, type Texts } from "../merge-rules.js";
+import type { Texts } from "../merge-rules.js";
 import { deriveLlm, firstTokenTime, type DerivedLlm } from "../derive.js";
 import { CACHE_KIB } from "./connection.js";
 import { DERIVE_ON_READ_BYTES, JSONCOL, SCALAR, textBytes, type Row } from "./columns.js";
@@ -31,10 +31,10 @@ import { PIECE_COLUMN_BYTES, type PieceMap, type PieceStore } from "./pieces.js"
 import type { SqliteAttachments } from "./attachments.js";
 import type { SqliteProjects } from "./projects.js";
 import type { SqliteOutbox } from "./outbox.js";
-import { RollupDeltas } from "../rollup.js";
+import { RollupDeltas, type ContributionRow } from "../rollup.js";
 import { CONTRIBUTION_IN_ROW, contributionInRow, SqliteRollupWriter } from "./rollups.js";
 import { ThreadDeltas } from "../thread-rollup.js";
-import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow } from "./thread-table.js";
+import { SqliteThreadWriter, THREAD_PART_IN_ROW, ThreadBounds, threadPartInRow, type ThreadPart } from "./thread-table.js";
 import { InRow, SqliteRunLoader } from "./ingest-load.js";
 import { IngestTail } from "./ingest-tail.js";
 
@@ -62,11 +62,13 @@ function holds(prev: Row, c: string, value: unknown): boolean {
   return value === null ? stored === null && prev[`${c}:type`] !== "text" : stored === value;
 }
 
-/** What a write returns: the run's part in the rollups and in its thread, as it stands after the write. */
+/** What an update returns: the run's part in the rollups and in its thread, as it stands after the write. */
 const PARTS = `RETURNING ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`;
 
 export class SqliteIngest {
   private readonly insertStmt: Database.Statement;
+  /** The insert of a run tried as new before any read of its id: it does nothing where the id is taken. */
+  private readonly insertIfAbsentStmt: Database.Statement;
   /** The insert's columns, in the order of its parameters. */
   private readonly insertCols: readonly string[];
   private readonly loader: SqliteRunLoader;
@@ -104,11 +106,14 @@ export class SqliteIngest {
     // A plain INSERT: it runs only for an id the load, in the same transaction, found absent, and a deferred
     // transaction whose snapshot another connection overtook fails to write (SQLITE_BUSY_SNAPSHOT) rather than
     // write over it; so the conflict clause of an upsert, which costs a probe of the id index per run, never fires.
-    // Every write returns the run's part in the rollups and its thread as it now stands, and the load reads the part
-    // it had before: no statement of its own reads them again.
+    // A run that comes with a post is usually new: it is tried first with INSERT OR IGNORE, whose own probe of the
+    // id index is the only look the id gets; only an id found taken is read (and merged into) after all.
+    // An update returns the run's part in the rollups and its thread as it now stands; the parts of a batch's new rows
+    // are read together once they are all inserted (loader.partsOf), and the load reads the part a run had before.
     // Parameters by position: binding by name makes better-sqlite3 look each name up on the object, per run.
     this.insertCols = cols;
-    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")}) ${PARTS}`);
+    this.insertStmt = db.prepare(`INSERT INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
+    this.insertIfAbsentStmt = db.prepare(`INSERT OR IGNORE INTO runs (${cols.join(", ")}) VALUES (${cols.map(() => "?").join(", ")})`);
     this.rollups = new SqliteRollupWriter(db);
     this.threads = new SqliteThreadWriter(db);
     this.loader = new SqliteRunLoader(db);
@@ -137,6 +142,11 @@ export class SqliteIngest {
     return stmt;
   }
 
+  /**
+   * Writes the run's row: an update returns the run's parts as they now stand, an insert the new row's rowid.
+   * `ifAbsent` (a run with no row read): the row is inserted only if the id is free, and nothing is written and
+   * undefined returned where it is taken, or where the run has a column for pieces (those are written first).
+   */
   private save(
     state: Obj,
     prev: Row | undefined,
@@ -145,7 +155,27 @@ export class SqliteIngest {
     messagesChanged: boolean,
     texts: Texts,
     pieces: PieceMap | undefined,
-  ): Row {
+  ): Row | number;
+  private save(
+    state: Obj,
+    prev: undefined,
+    hasPost: boolean,
+    now: string,
+    messagesChanged: boolean,
+    texts: Texts,
+    pieces: undefined,
+    ifAbsent: true,
+  ): number | undefined;
+  private save(
+    state: Obj,
+    prev: Row | undefined,
+    hasPost: boolean,
+    now: string,
+    messagesChanged: boolean,
+    texts: Texts,
+    pieces: PieceMap | undefined,
+    ifAbsent = false,
+  ): Row | number | undefined {
     const id = state.id as string;
     const params: Obj = { id, has_post: hasPost ? 1 : 0, received_at: prev?.received_at ?? now, updated_at: now };
     for (const c of SCALAR) params[c] = state[c] ?? null;
@@ -171,6 +201,7 @@ export class SqliteIngest {
       const text = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
       const bytes = text === null ? 0 : piecesBytes(text);
       if (bytes > 0) {
+        if (ifAbsent) return undefined;
         if (!this.smallCache) {
           this.db.pragma(`cache_size = ${PIECES_CACHE_KIB}`);
           this.smallCache = true;
@@ -214,7 +245,10 @@ export class SqliteIngest {
       const cols = Object.keys(params).filter((c) => c !== "id" && c !== "received_at" && !holds(prev, c, params[c]));
       return this.update(cols).get(params) as Row;
     }
-    return this.insertStmt.get(this.insertCols.map((c) => params[c] ?? null)) as Row;
+    const values = this.insertCols.map((c) => params[c] ?? null);
+    if (!ifAbsent) return Number(this.insertStmt.run(values).lastInsertRowid);
+    const done = this.insertIfAbsentStmt.run(values);
+    return done.changes === 1 ? Number(done.lastInsertRowid) : undefined;
   }
 
   /** Validate, then merge and store in one transaction (RunStore.ingest), synchronously. */
@@ -281,24 +315,28 @@ export class SqliteIngest {
     const deltas = new RollupDeltas();
     const threads = new ThreadDeltas();
     const bounds = new ThreadBounds();
-    // Each id's row is read before any is written: the writes of one batch touch only their own ids' rows.
-    const stored = this.loader.rows([...byId.keys()]);
+    // A run with a post is tried as a new row first (a post usually is); the rows of the others are read together
+    // before any is written (the writes of one batch touch only their own ids' rows), and so is one found taken.
+    const stored = this.loader.rows([...byId].flatMap(([id, s]) => (s.posts.length ? [] : [id])));
+    /** Each run's parts before its write, and after it (an update's) or the rowid to read them from (an insert's). */
+    const writes: { before: ContributionRow | undefined; threadBefore: ThreadPart | undefined; written: Row | number }[] = [];
     for (const [id, s] of byId) {
-      const { state, row, texts, pieces } = this.loader.state(id, stored.get(id));
+      let row = stored.get(id);
+      let m = this.loader.merged(id, s, row);
+      const tried = s.posts.length ? this.save(m.state, undefined, true, now, true, m.texts, undefined, true) : undefined;
+      let written: Row | number;
+      if (tried !== undefined) written = tried;
+      else {
+        if (s.posts.length) {
+          row = this.loader.rows([id]).get(id);
+          m = this.loader.merged(id, s, row);
+        }
+        written = this.save(m.state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, m.changed || !row, m.texts, m.pieces);
+      }
+      const { state } = m;
       const before = row && contributionInRow(row);
       const threadBefore = row && threadPartInRow(row);
-      // Posts first: they only fill gaps, so applying them before or after patches gives the same row.
-      let changed = false;
-      for (const p of s.posts) changed = applyChange(state, p, true, texts) || changed;
-      for (const p of s.patches) changed = applyChange(state, p, false, texts) || changed;
-      const written = this.save(state, row, (row?.has_post ?? 0) === 1 || s.posts.length > 0, now, changed || !row, texts, pieces);
-      if (before) deltas.add(before, -1);
-      const after = contributionInRow(written);
-      if (after) deltas.add(after, 1);
-      if (threadBefore) threads.add(threadBefore, -1);
-      const threadAfter = threadPartInRow(written);
-      if (threadAfter) threads.add(threadAfter, 1);
-      bounds.note(threadBefore, threadAfter);
+      writes.push({ before, threadBefore, written });
       if (row) updated++;
       else created++;
       const ends = [...s.posts, ...s.patches].some((c) => c.end_time !== undefined && c.end_time !== null);
@@ -307,6 +345,18 @@ export class SqliteIngest {
         this.outbox?.enqueue(id, this.value(state.extra), now);
       }
       if (typeof state.session_name === "string") projects.add(state.session_name);
+    }
+    const inserted = this.loader.partsOf(writes.flatMap((w) => (typeof w.written === "number" ? [w.written] : [])));
+    for (const { before, threadBefore, written } of writes) {
+      const parts = typeof written === "number" ? inserted.get(written) : written;
+      if (!parts) throw new Error(`the run just inserted as rowid ${String(written)} was not found in the same transaction`);
+      if (before) deltas.add(before, -1);
+      const after = contributionInRow(parts);
+      if (after) deltas.add(after, 1);
+      if (threadBefore) threads.add(threadBefore, -1);
+      const threadAfter = threadPartInRow(parts);
+      if (threadAfter) threads.add(threadAfter, 1);
+      bounds.note(threadBefore, threadAfter);
     }
     this.threads.apply(threads, bounds);
     for (const a of batch.attachments ?? []) this.attachments.put(a);

@@ -379,6 +379,21 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string; 
       CREATE INDEX runs_trace ON runs (trace_id, dotted_order) WHERE trace_id <> id;
     `,
   },
+  {
+    version: 16,
+    name: "the threads index holds only roots with a thread id",
+    // Only thread reads use runs_threads (threads.ts, thread-table.ts), and each names a thread id; a root without one
+    // (most runs) had an entry there all the same, one more index written per run. The condition is THREAD_ID IS NOT
+    // NULL as thread-table.ts's ROOTS spells it, so the thread reads' "THREAD_ID IN (...)" still implies it.
+    sql: `
+      DROP INDEX runs_threads;
+      CREATE INDEX runs_threads ON runs (
+        session_name,
+        coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id')),
+        start_time, parent_run_id)
+        WHERE parent_run_id IS NULL AND coalesce(json_extract(extra, '$.metadata.session_id'), json_extract(extra, '$.metadata.thread_id'), json_extract(extra, '$.metadata.conversation_id')) IS NOT NULL;
+    `,
+  },
 ];
 
 export function migrate(db: SqliteHandle): number {
