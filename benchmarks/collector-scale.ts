@@ -23,6 +23,7 @@
  *
  *   npx tsx benchmarks/collector-scale.ts [--seconds 8] [--clients 8] [--reps 1] [--collectors 1,2,3] [--batches 10,100]
  *     [--rates 3000,6000]     offered loads, runs/s (paced, all collectors together), measured after the `max` one; "" for none
+ *     [--paced-clients 32]    connections the paced loads use (they bound only how many requests wait at once, not the rate)
  *     [--help]                this text
  *     [--warmup S]            seconds of warm-up per collector (default --seconds), not counted
  *     [--pool N]              each collector's --store-connections (default: serve's)
@@ -62,6 +63,7 @@ function arg(name: string, dflt: string): string {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 const SECONDS = Number(arg("seconds", "8"));
 const CLIENTS = Number(arg("clients", "8"));
+const PACED_CLIENTS = Number(arg("paced-clients", "32"));
 const REPS = Number(arg("reps", "1"));
 const COLLECTORS = arg("collectors", "1,2,3").split(",").map(Number);
 const BATCHES = arg("batches", "10,100").split(",").map(Number);
@@ -110,7 +112,7 @@ function load(urls: string[], batch: number, seconds = SECONDS, rate = 0): Promi
         join(root, "benchmarks/collector-load.ts"),
         urls.join(","),
         String(seconds),
-        String(CLIENTS),
+        String(rate > 0 ? PACED_CLIENTS : CLIENTS),
         String(batch),
         "v4",
         String(rate),
@@ -277,7 +279,7 @@ printReport(cells, {
   modes: MODES,
   batches: BATCHES,
   collectors: COLLECTORS,
-  heading: `${SECONDS} s x ${REPS}, ${CLIENTS} clients${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`,
+  heading: `${SECONDS} s x ${REPS}, ${CLIENTS} clients (paced: ${PACED_CLIENTS})${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`,
   idleCollectors: IDLE_COLLECTORS > 0,
   baseline: BASELINE,
 });
