@@ -8,7 +8,9 @@
  * clients together) the k-th request leaves at k/rate seconds, or as soon as
  * a client is free when it is late: a fixed offered load, whatever the
  * number of collectors it is spread over (up to what `clients` connections
- * can carry; `offered` in the answer says what was asked).
+ * can carry; `offered` in the answer says what was asked). Latency counts
+ * from a request's send, so a schedule that falls behind shows as fewer
+ * requests/s than offered, not as longer latency.
  * Every request carries BATCH runs (~2 KB each) with fresh ids
  * (benchmarks/run-bodies.ts): random v4 ids, or with `v7` time-ordered
  * UUIDv7 ids and the request's own start/end times. Prints one JSON line:

@@ -167,21 +167,23 @@ export function printReport(cells: Cells, shape: ReportShape): void {
     );
   }
 
-  for (const mode of shape.modes) {
-    for (const batch of batches) {
-      for (const n of collectors) {
-        const last = cell(shape.trees[0]!, mode, batch, n)?.at(-1);
-        if (!last?.waits && !last?.statements) continue;
-        console.log(`\nbatch ${batch}, ${n} collector(s), ${mode === "max" ? "max" : `${mode} runs/s`}, last repetition:`);
-        if (last.waits) {
-          const total = Object.values(last.waits).reduce((a, b) => a + b, 0) || 1;
-          const top = Object.entries(last.waits)
-            .sort((a, b) => b[1] - a[1])
-            .slice(0, 8)
-            .map(([k, v]) => `${k} ${f((v / total) * 100)}%`);
-          console.log(`  collectors' backends, sampled: ${top.join(", ")}`);
+  for (const tree of shape.trees) {
+    for (const mode of shape.modes) {
+      for (const batch of batches) {
+        for (const n of collectors) {
+          const last = cell(tree, mode, batch, n)?.at(-1);
+          if (!last?.waits && !last?.statements) continue;
+          console.log(`\n${tree}, batch ${batch}, ${n} collector(s), ${mode === "max" ? "max" : `${mode} runs/s`}, last repetition:`);
+          if (last.waits) {
+            const total = Object.values(last.waits).reduce((a, b) => a + b, 0) || 1;
+            const top = Object.entries(last.waits)
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, 8)
+              .map(([k, v]) => `${k} ${f((v / total) * 100)}%`);
+            console.log(`  collectors' backends, sampled: ${top.join(", ")}`);
+          }
+          if (last.statements) console.log(last.statements);
         }
-        if (last.statements) console.log(last.statements);
       }
     }
   }
