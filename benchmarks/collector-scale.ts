@@ -7,6 +7,14 @@
  * latency, and the ratio of CPU per run to one collector's: spreading the
  * load must not make a run cost more.
  *
+ * Two regimes, reported apart: `max`, each client sending its next request as
+ * soon as the last is answered (each cell at its own saturation, so 1 and 3
+ * collectors run at different rates and load levels), and each `--rates`
+ * figure, the same offered runs/s for 1, 2 and 3 collectors (a paced load: the
+ * comparison at equal work, the fair one for "adding collectors must not make
+ * a run dearer"). The target line reads the 2-collector cell at 600 requests/s
+ * of 10 runs (rate 6000): requests/s achieved and 5xx answers.
+ *
  * A second table splits each cell's CPU per 1,000 runs by process: each
  * collector, PostgreSQL's client backends, its background processes (and
  * children that exited), the load generator; their context switches per
@@ -14,6 +22,9 @@
  * machine's whole busy CPU beside the sum of ours (the gap is other load).
  *
  *   npx tsx benchmarks/collector-scale.ts [--seconds 8] [--clients 8] [--reps 1] [--collectors 1,2,3] [--batches 10,100]
+ *     [--rates 3000,6000]     offered loads, runs/s (paced, all collectors together), measured after the `max` one; "" for none
+ *     [--paced-clients 32]    connections the paced loads use (they bound only how many requests wait at once, not the rate)
+ *     [--help]                this text
  *     [--warmup S]            seconds of warm-up per collector (default --seconds), not counted
  *     [--pool N]              each collector's --store-connections (default: serve's)
  *     [--idle-collectors K]   K more collectors that get no requests (their fixed cost: timers, polling)
@@ -35,8 +46,14 @@ import { startPostgres } from "../test/helpers/postgres.js";
 import { CLI, TSX } from "../test/helpers/cli.js";
 import { startServeChildren, stopServeChildren, type ServeChild } from "../test/helpers/serve-processes.js";
 import { machineBusyMs, serverSnapshot, serverUse, useOf, subUse, type ProcUse } from "./proc-cpu.js";
-import { median, spread } from "./stats.js";
-import { startWaitSampler, type WaitCounts } from "./pg-activity.js";
+import { startWaitSampler } from "./pg-activity.js";
+import { printReport, type Sample, type Cells } from "./collector-scale-report.js";
+
+if (process.argv.includes("--help")) {
+  const doc = readFileSync(fileURLToPath(import.meta.url), "utf8");
+  console.log(doc.slice(doc.indexOf("/**") + 3, doc.indexOf("*/")).replace(/^ \* ?/gm, "").trim());
+  process.exit(0);
+}
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 function arg(name: string, dflt: string): string {
@@ -46,6 +63,7 @@ function arg(name: string, dflt: string): string {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 const SECONDS = Number(arg("seconds", "8"));
 const CLIENTS = Number(arg("clients", "8"));
+const PACED_CLIENTS = Number(arg("paced-clients", "32"));
 const REPS = Number(arg("reps", "1"));
 const COLLECTORS = arg("collectors", "1,2,3").split(",").map(Number);
 const BATCHES = arg("batches", "10,100").split(",").map(Number);
@@ -56,6 +74,9 @@ const POOL = arg("pool", "");
 const WAITS = flag("waits");
 const STATEMENTS = flag("statements");
 const BASELINE = arg("baseline", "");
+/** The load regimes of every cell: as fast as answered, then each offered runs/s. */
+const MODES: Mode[] = ["max", ...arg("rates", "3000,6000").split(",").filter(Boolean).map(Number)];
+type Mode = "max" | number;
 
 /** The collectors measured: this tree's, and the baseline's when given. */
 const TREES: { label: string; cli: readonly string[] }[] = [{ label: "this tree", cli: CLI }];
@@ -70,6 +91,7 @@ if (BASELINE) {
 interface Load {
   requests: number;
   failures: number;
+  failedWith: Record<string, number>;
   runs: number;
   seconds: number;
   latencyMedianMs: number;
@@ -79,11 +101,22 @@ interface Load {
   voluntarySwitches: number;
   involuntarySwitches: number;
 }
-function load(urls: string[], batch: number, seconds = SECONDS): Promise<Load> {
+/** `rate`: requests/s offered (0: as fast as answered). */
+function load(urls: string[], batch: number, seconds = SECONDS, rate = 0): Promise<Load> {
   return new Promise((resolve, reject) => {
     const p = spawn(
       process.execPath,
-      ["--import", "tsx", join(root, "benchmarks/collector-load.ts"), urls.join(","), String(seconds), String(CLIENTS), String(batch)],
+      [
+        "--import",
+        "tsx",
+        join(root, "benchmarks/collector-load.ts"),
+        urls.join(","),
+        String(seconds),
+        String(rate > 0 ? PACED_CLIENTS : CLIENTS),
+        String(batch),
+        "v4",
+        String(rate),
+      ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
     let out = "";
@@ -137,56 +170,30 @@ async function dropDatabase(admin: string, url: string): Promise<void> {
 }
 const storedRuns = async (c: pg.Client) => Number((await c.query("SELECT count(*) AS n FROM runs")).rows[0].n);
 
-/** One measurement of one cell: what each part used per 1,000 runs (CPU ms) and per request (context switches). */
-interface Sample {
-  runsps: number;
-  p50: number;
-  p99: number;
-  failures: number;
-  missing: number;
-  collectors: number[];
-  idleCollectors: number;
-  backends: number;
-  background: number;
-  exited: number;
-  loadgen: number;
-  /** The load generator's CPU per request, µs. */
-  loadgenPerRequest: number;
-  machine: number;
-  /** Context switches per request: collectors (summed), backends, load generator; voluntary and involuntary. */
-  switches: { collectors: [number, number]; backends: [number, number]; loadgen: [number, number] };
-  backendCount: number;
-  backendsStarted: number;
-  /** PostgreSQL's background processes, CPU ms per 1,000 runs by process title. */
-  backgroundByTitle: Record<string, number>;
-  waits?: WaitCounts;
-  statements?: string;
-}
-
 async function measure(
   cluster: Awaited<ReturnType<typeof startPostgres>>,
   batch: number,
   n: number,
   cli: readonly string[],
-): Promise<Sample> {
+): Promise<Map<Mode, Sample>> {
   const url = await cluster.database();
   const args = ["--store", url, "--no-rate-limit", ...(POOL ? ["--store-connections", POOL] : [])];
   const children = await startServeChildren(n, args, {}, cli);
   const idle: ServeChild[] = IDLE_COLLECTORS ? await startServeChildren(IDLE_COLLECTORS, args, {}, cli) : [];
   const busy = Array.from({ length: BUSY }, startBusy);
   const own = await connect(url);
-  try {
-    const postmaster = await postmasterPid(url);
-    const urls = children.map((c) => c.url);
-    // A warm-up (JIT, connections, heap sizes), not counted: as many requests for each collector as one collector gets.
-    await load(urls, batch, WARMUP * n).catch(() => undefined);
+  const urls = children.map((c) => c.url);
+  let postmaster = 0;
+  /** One regime's measurement on the running collectors. */
+  async function sample(mode: Mode): Promise<Sample> {
     const sampler = WAITS || STATEMENTS ? await startWaitSampler(url, { waits: WAITS, statements: STATEMENTS }) : undefined;
     const before = await storedRuns(own.client);
     const c0 = children.map((c) => useOf(c.pid()!));
     const i0 = idle.map((c) => useOf(c.pid()!));
     const s0 = serverSnapshot(postmaster);
     const m0 = machineBusyMs();
-    const l = await load(urls, batch);
+    const offered = mode === "max" ? 0 : mode / batch;
+    const l = await load(urls, batch, SECONDS, offered);
     const m1 = machineBusyMs();
     const s1 = serverSnapshot(postmaster);
     const cu = children.map((c, i) => subUse(useOf(c.pid()!), c0[i]!));
@@ -203,9 +210,12 @@ async function measure(
       );
     return {
       runsps: l.runs / l.seconds,
+      requestsps: l.requests / l.seconds,
+      offered,
       p50: l.latencyMedianMs,
       p99: l.latencyP99Ms,
       failures: l.failures,
+      fivexx: Object.entries(l.failedWith).reduce((n, [status, k]) => n + (Number(status) >= 500 ? k : 0), 0),
       missing: Math.max(0, l.runs - stored),
       collectors: cu.map((u) => per1k(u.cpuMs)),
       idleCollectors: per1k(sumUse(iu).cpuMs),
@@ -226,6 +236,14 @@ async function measure(
       waits: observed?.waits,
       statements: observed?.statements,
     };
+  }
+  try {
+    postmaster = await postmasterPid(url);
+    // A warm-up (JIT, connections, heap sizes), not counted: as many requests for each collector as one collector gets.
+    await load(urls, batch, WARMUP * n).catch(() => undefined);
+    const out = new Map<Mode, Sample>();
+    for (const mode of MODES) out.set(mode, await sample(mode));
+    return out;
   } finally {
     await own.client.end();
     for (const b of busy) b.kill("SIGKILL");
@@ -235,7 +253,7 @@ async function measure(
   }
 }
 
-const samples = new Map<string, Sample[]>();
+const cells: Cells = new Map();
 const cluster = await startPostgres(
   STATEMENTS ? { shared_preload_libraries: "pg_stat_statements", "pg_stat_statements.track_planning": "on" } : {},
 );
@@ -244,9 +262,10 @@ try {
     for (const batch of BATCHES) {
       for (const n of COLLECTORS) {
         for (const tree of TREES) {
-          const s = await measure(cluster, batch, n, tree.cli);
-          const k = `${tree.label}|${batch}/${n}`;
-          samples.set(k, [...(samples.get(k) ?? []), s]);
+          for (const [mode, s] of await measure(cluster, batch, n, tree.cli)) {
+            const k = `${tree.label}|${mode}|${batch}/${n}`;
+            cells.set(k, [...(cells.get(k) ?? []), s]);
+          }
         }
       }
     }
@@ -255,143 +274,12 @@ try {
   await cluster.close();
 }
 
-const f = (v: number, d = 0) => v.toFixed(d);
-const med = (ss: Sample[], pick: (s: Sample) => number, d = 0) => f(median(ss.map(pick)), d);
-const collectorsSum = (s: Sample) => s.collectors.reduce((a, b) => a + b, 0);
-/** What the target counts: the collectors and PostgreSQL, per run. */
-const perRun = (s: Sample) => collectorsSum(s) + s.backends + s.background + s.exited;
-const extras = `${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`;
-function report(tree: string): void {
-  console.log(`collectors side by side on one PostgreSQL (${tree}): ${SECONDS} s x ${REPS}, ${CLIENTS} clients${extras}, medians (range)`);
-  console.log(
-    "batch collectors  runs/s  collector-CPU-ms/1k-runs (per collector)  postgres-CPU-ms/1k  p50-ms  p99-ms  CPU/run-vs-1  failures  missing",
-  );
-  for (const batch of BATCHES) {
-    const one = samples.get(`${tree}|${batch}/${COLLECTORS[0]}`);
-    const onePerRun = one ? median(one.map(perRun)) : NaN;
-    for (const n of COLLECTORS) {
-      const ss = samples.get(`${tree}|${batch}/${n}`)!;
-      console.log(
-        [
-          batch,
-          n,
-          spread(
-            ss.map((s) => s.runsps),
-            0,
-          ),
-          `${med(ss, collectorsSum)} (${med(ss, (s) => collectorsSum(s) / n)})`,
-          med(ss, (s) => s.backends + s.background + s.exited),
-          med(ss, (s) => s.p50, 1),
-          med(ss, (s) => s.p99, 1),
-          one
-            ? spread(
-                ss.map((s) => perRun(s) / onePerRun),
-                2,
-                "x",
-              )
-            : "-",
-          ss.reduce((a, s) => a + s.failures, 0),
-          ss.reduce((a, s) => a + s.missing, 0),
-        ].join("  "),
-      );
-    }
-  }
-
-  console.log("\nCPU ms per 1,000 runs by process (medians); context switches per request, voluntary/involuntary");
-  console.log(
-    "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
-      (IDLE_COLLECTORS ? "  | idle collectors" : ""),
-  );
-  for (const batch of BATCHES) {
-    for (const n of COLLECTORS) {
-      const ss = samples.get(`${tree}|${batch}/${n}`)!;
-      const sw = (pick: (s: Sample) => [number, number]) => `${med(ss, (s) => pick(s)[0], 1)}/${med(ss, (s) => pick(s)[1], 1)}`;
-      console.log(
-        [
-          batch,
-          n,
-          Array.from({ length: n }, (_, i) => med(ss, (s) => s.collectors[i]!)).join("+"),
-          `${med(ss, (s) => s.backends)} (${med(ss, (s) => s.backendCount)}, +${med(ss, (s) => s.backendsStarted)})`,
-          med(ss, (s) => s.background),
-          med(ss, (s) => s.exited),
-          med(ss, (s) => s.loadgen),
-          med(ss, (s) => perRun(s) + s.loadgen),
-          med(ss, (s) => s.machine),
-          "|",
-          sw((s) => s.switches.collectors),
-          sw((s) => s.switches.backends),
-          sw((s) => s.switches.loadgen),
-          ...(IDLE_COLLECTORS ? ["|", med(ss, (s) => s.idleCollectors, 1)] : []),
-        ].join("  "),
-      );
-    }
-  }
-
-  console.log(
-    "\nThe load generator's own CPU per request, µs (medians; counted in ours-total above, not in the collectors' or PostgreSQL's):",
-  );
-  for (const batch of BATCHES) {
-    console.log(
-      `  batch ${batch}: ${COLLECTORS.map((n) => `${n} collector(s) ${med(samples.get(`${tree}|${batch}/${n}`)!, (s) => s.loadgenPerRequest)}`).join(", ")}`,
-    );
-  }
-
-  console.log("\nPostgreSQL's background processes, CPU ms per 1,000 runs (last repetition):");
-  for (const batch of BATCHES) {
-    for (const n of COLLECTORS) {
-      const last = samples.get(`${tree}|${batch}/${n}`)!.at(-1)!;
-      const top = Object.entries(last.backgroundByTitle)
-        .filter(([, ms]) => ms >= 1)
-        .sort((a, b) => b[1] - a[1])
-        .map(([t, ms]) => `${t} ${f(ms)}`);
-      console.log(`  batch ${batch}, ${n} collector(s): ${top.join(", ") || "-"}; exited children ${f(last.exited)}`);
-    }
-  }
-}
-for (const tree of TREES) report(tree.label);
-
-if (TREES.length > 1) {
-  const [ours, base] = [TREES[0]!.label, TREES[1]!.label];
-  console.log(`\nThis tree against the baseline (${BASELINE}), CPU ms per 1,000 runs, medians: this / baseline (ratio)`);
-  console.log("batch collectors  collectors  pg-backends  ours-total  machine  | CPU/run-vs-1: this / baseline");
-  for (const batch of BATCHES) {
-    const onePerRun = (t: string) => median(samples.get(`${t}|${batch}/${COLLECTORS[0]}`)!.map(perRun));
-    for (const n of COLLECTORS) {
-      const [a, b] = [samples.get(`${ours}|${batch}/${n}`)!, samples.get(`${base}|${batch}/${n}`)!];
-      const pair = (pick: (s: Sample) => number) => {
-        const [x, y] = [median(a.map(pick)), median(b.map(pick))];
-        return `${f(x)} / ${f(y)} (${f(x / y, 2)}x)`;
-      };
-      console.log(
-        [
-          batch,
-          n,
-          pair(collectorsSum),
-          pair((s) => s.backends),
-          pair((s) => perRun(s) + s.loadgen),
-          pair((s) => s.machine),
-          "|",
-          `${f(median(a.map(perRun)) / onePerRun(ours), 2)}x / ${f(median(b.map(perRun)) / onePerRun(base), 2)}x`,
-        ].join("  "),
-      );
-    }
-  }
-}
-
-if (WAITS || STATEMENTS) {
-  for (const batch of BATCHES) {
-    for (const n of COLLECTORS) {
-      const last = samples.get(`${TREES[0]!.label}|${batch}/${n}`)!.at(-1)!;
-      console.log(`\nbatch ${batch}, ${n} collector(s), last repetition:`);
-      if (last.waits) {
-        const total = Object.values(last.waits).reduce((a, b) => a + b, 0) || 1;
-        const top = Object.entries(last.waits)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, 8)
-          .map(([k, v]) => `${k} ${f((v / total) * 100)}%`);
-        console.log(`  collectors' backends, sampled: ${top.join(", ")}`);
-      }
-      if (last.statements) console.log(last.statements);
-    }
-  }
-}
+printReport(cells, {
+  trees: TREES.map((t) => t.label),
+  modes: MODES,
+  batches: BATCHES,
+  collectors: COLLECTORS,
+  heading: `${SECONDS} s x ${REPS}, ${CLIENTS} clients (paced: ${PACED_CLIENTS})${POOL ? `, --store-connections ${POOL}` : ""}${IDLE_COLLECTORS ? `, ${IDLE_COLLECTORS} idle collector(s) beside` : ""}${BUSY ? `, ${BUSY} busy neighbour process(es)` : ""}`,
+  idleCollectors: IDLE_COLLECTORS > 0,
+  baseline: BASELINE,
+});

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
-import { NewRunsGroups } from "../../src/store/postgres/new-runs-groups.js";
+import { MAX_IN_FLIGHT, NewRunsGroups } from "../../src/store/postgres/new-runs-groups.js";
 import { newRunRows, sendNewRuns, type NewRunsBatch } from "../../src/store/postgres/new-runs.js";
 import { runsById } from "../../src/store/postgres/run-state.js";
 import { PostgresStore } from "../../src/store/postgres/store.js";
@@ -44,18 +44,19 @@ const rootsCounted = async (store: PostgresStore) =>
   ).rows[0]!.n as number;
 
 /**
- * A store on a database of its own and groups over it that run one statement at a time, each
- * statement recorded in `sent` by how many runs it carries; the store is closed after `fn`.
+ * A store on a database of its own and groups over it that run one statement at a time (or
+ * `maxInFlight`), each statement recorded in `sent` by how many runs it carries; the store is closed after `fn`.
  */
 async function withGroups(
   pg: PostgresDatabases,
   fn: (store: PostgresStore, groups: NewRunsGroups, sent: number[]) => Promise<void>,
+  maxInFlight = 1,
 ): Promise<void> {
   const store = await PostgresStore.open(await pg.database());
   try {
     const sent: number[] = [];
     const send = sendNewRuns(store.pool);
-    await fn(store, new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), 1), sent);
+    await fn(store, new NewRunsGroups(store.pool, (b) => (sent.push(b.rows.ids.length), send(b)), maxInFlight), sent);
   } finally {
     await store.close();
   }
@@ -77,6 +78,29 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
       expect(await store.countRuns()).toBe(60);
       expect(await rootsCounted(store)).toBe(60);
     });
+  });
+
+  it("starts a second statement only for a group that is closed, so waiting batches go as one statement while one runs", async () => {
+    await withGroups(
+      pg,
+      async (store, groups, sent) => {
+        const small = await Promise.all(Array.from({ length: 12 }, (_, k) => batchOf(Array.from({ length: 5 }, (_, i) => run(k * 5 + i)))));
+        expect(await Promise.all(small.map((b) => groups.write(b)))).toEqual(small.map(() => true));
+        // The first alone; the eleven that came while it ran wait for it as one group, not a second statement.
+        expect(sent).toEqual([5, 55]);
+        sent.length = 0;
+        // Batches of 100 behind a running one: the second and third fill a group (250 runs at most), the fourth
+        // opens another, so the full group goes at once beside the first.
+        const large = await Promise.all(Array.from({ length: 4 }, (_, k) => batchOf(Array.from({ length: 100 }, (_, i) => run(100 + k * 100 + i)))));
+        const order: number[] = [];
+        await Promise.all(large.map((b, k) => groups.write(b).then(() => order.push(k))));
+        expect(sent).toEqual([100, 200, 100]);
+        expect(order.indexOf(3)).toBe(3);
+        expect(await store.countRuns()).toBe(460);
+        expect(await rootsCounted(store)).toBe(460);
+      },
+      MAX_IN_FLIGHT,
+    );
   });
 
   it("sends a group meeting a stored run to the merge: every batch of it merged, nothing stored or counted twice", async () => {

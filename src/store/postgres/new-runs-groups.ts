@@ -3,10 +3,15 @@
  * load receives many small batches at once; each sent as its own statement
  * costs the database a statement's fixed work (binding, executor start, the
  * rollup queue row, the commit) and the collector a round trip on a
- * connection of its own. So at most MAX_IN_FLIGHT statements of new runs run
- * at a time per store; batches that come meanwhile wait, and the next
- * statement writes all of them together. An idle store sends a batch at once
- * (no delay); a loaded one sends fewer, larger statements.
+ * connection of its own. So one statement of new runs runs at a time per
+ * store; batches that come meanwhile wait, and the next statement writes all
+ * of them together. A second statement (up to MAX_IN_FLIGHT) starts only when
+ * a group waits that is closed (full, or followed by another), a load one
+ * statement at a time cannot carry. An idle store sends a batch at once (no
+ * delay); a loaded one sends fewer, larger statements. Several collectors on
+ * one database each keep to this, so a load spread over more collectors
+ * still reaches the database as few, large statements, not as each
+ * collector's share cut into more of them.
  *
  * A grouped statement is all or nothing, as one batch's is: when it writes
  * every run, each batch of the group is done; when some key was stored
@@ -22,7 +27,7 @@ import { JSONCOL } from "../merge-rules.js";
 import type { NewRunsBatch } from "./new-runs.js";
 import type { PgPool } from "./pool.js";
 
-/** Statements of new runs one store runs at once; more batches wait and go together. */
+/** Statements of new runs one store runs at once at most; the second only for a closed group (see above). */
 export const MAX_IN_FLIGHT = 2;
 /** Runs one grouped statement writes at most (a larger batch goes alone). */
 export const MAX_GROUP_RUNS = 250;
@@ -106,7 +111,8 @@ export class NewRunsGroups {
   }
 
   private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length) {
+    // With a statement running, the head group waits to grow unless a group behind it shows it cannot.
+    while (this.inFlight < this.maxInFlight && (this.inFlight === 0 ? this.queue.length > 0 : this.queue.length > 1)) {
       const group = this.queue.shift()!;
       this.inFlight++;
       void this.sendGroup(group).finally(() => {
