@@ -105,7 +105,9 @@ export function printReport(cells: Cells, shape: ReportShape): void {
   }
 
   function split(tree: string, mode: "max" | number): void {
-    console.log(`\nCPU ms per 1,000 runs by process (${tree}, ${mode === "max" ? "max" : `${mode} runs/s`}, medians); context switches per request, voluntary/involuntary`);
+    console.log(
+      `\nCPU ms per 1,000 runs by process (${tree}, ${mode === "max" ? "max" : `${mode} runs/s`}, medians); context switches per request, voluntary/involuntary`,
+    );
     console.log(
       "batch collectors  each-collector  pg-backends (n, +started)  pg-background  pg-exited  load-gen  ours-total  machine  | switches: collectors  pg-backends  load-gen" +
         (shape.idleCollectors ? "  | idle collectors" : ""),
@@ -191,7 +193,9 @@ export function printReport(cells: Cells, shape: ReportShape): void {
   if (shape.trees.length < 2) return;
   const [ours, base] = [shape.trees[0]!, shape.trees[1]!];
   for (const mode of shape.modes) {
-    console.log(`\nThis tree against the baseline (${shape.baseline}), ${modeName(mode)}, CPU ms per 1,000 runs, medians: this / baseline (ratio)`);
+    console.log(
+      `\nThis tree against the baseline (${shape.baseline}), ${modeName(mode)}, CPU ms per 1,000 runs, medians: this / baseline (ratio)`,
+    );
     console.log("batch collectors  requests/s  collectors  pg-backends  ours-total  machine  | CPU/run-vs-1: this / baseline");
     for (const batch of batches) {
       const onePerRun = (t: string) => median(cell(t, mode, batch, collectors[0]!)!.map(perRun));
@@ -217,5 +221,4 @@ export function printReport(cells: Cells, shape: ReportShape): void {
       }
     }
   }
-
 }

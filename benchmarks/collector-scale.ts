@@ -51,7 +51,12 @@ import { printReport, type Sample, type Cells } from "./collector-scale-report.j
 
 if (process.argv.includes("--help")) {
   const doc = readFileSync(fileURLToPath(import.meta.url), "utf8");
-  console.log(doc.slice(doc.indexOf("/**") + 3, doc.indexOf("*/")).replace(/^ \* ?/gm, "").trim());
+  console.log(
+    doc
+      .slice(doc.indexOf("/**") + 3, doc.indexOf("*/"))
+      .replace(/^ \* ?/gm, "")
+      .trim(),
+  );
   process.exit(0);
 }
 

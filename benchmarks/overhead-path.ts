@@ -253,7 +253,8 @@ console.log(
   `overhead-path, through the SDK: ${SDK_ROUNDS} rounds x ${SDK_CALLS} calls over an in-memory fetch, a turn per call; unwrapped CPU ${median(sdkCpu.unwrapped!).toFixed(1)} µs per call`,
 );
 for (const name of names) console.log(`  ${name.padEnd(10)} added CPU per call: median ${sdkAdded(name).toFixed(1)} µs`);
-if (variants.before) console.log(`  tracepipe/before added CPU per call (medians): ${(sdkAdded("tracepipe") / sdkAdded("before")).toFixed(2)}x`);
+if (variants.before)
+  console.log(`  tracepipe/before added CPU per call (medians): ${(sdkAdded("tracepipe") / sdkAdded("before")).toFixed(2)}x`);
 
 // Bytes allocated per call by the wrapper and the client (path, deferred build, queueing, flush), from V8's
 // sampling heap profiler counting objects a collection already freed: what the garbage collector pays for.

@@ -36,9 +36,9 @@ const nearDateTime = fc
     fraction: fc.oneof(fc.constant(""), fc.constant("."), fc.stringMatching(/^\.\d{1,11}$/)),
     zone: fc.oneof(
       fc.constantFrom("", "Z", "z", "ZZ", "+", "-05", "+0530", "+05:30", "-23:59", "+24:00", "+05:60", "+05:3", "UTC"),
-      fc.tuple(fc.constantFrom("+", "-"), fc.integer({ min: 0, max: 99 }), fc.boolean(), fc.integer({ min: 0, max: 99 })).map(
-        ([sign, h, colon, m]) => `${sign}${two(h)}${colon ? ":" : ""}${two(m)}`,
-      ),
+      fc
+        .tuple(fc.constantFrom("+", "-"), fc.integer({ min: 0, max: 99 }), fc.boolean(), fc.integer({ min: 0, max: 99 }))
+        .map(([sign, h, colon, m]) => `${sign}${two(h)}${colon ? ":" : ""}${two(m)}`),
     ),
     tail: fc.constantFrom("", "", "", " ", "x", "0"),
   })

@@ -153,11 +153,9 @@ describe("SQLite group commit", () => {
     expect(await store.ingest({ post: [earlier] } as unknown as { post: Run[] })).toMatchObject({ created: 1, updated: 0 });
     const again = { ...first, name: "second", outputs: { answer: 42 }, end_time: "2026-11-22T10:15:09.000000Z" };
     const outcomes = await Promise.all(
-      [
-        { post: [first, { ...earlier, name: "renamed" }] },
-        { post: [again] },
-        { post: [runRecord({ session_name: "again" })] },
-      ].map((b) => store.ingest(b as unknown as { post: Run[] })),
+      [{ post: [first, { ...earlier, name: "renamed" }] }, { post: [again] }, { post: [runRecord({ session_name: "again" })] }].map((b) =>
+        store.ingest(b as unknown as { post: Run[] }),
+      ),
     );
     expect(group.stats).toEqual({ groups: 2, ingests: 4 });
     expect(outcomes.map((o) => [o.created, o.updated])).toEqual([

@@ -91,7 +91,9 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
         sent.length = 0;
         // Batches of 100 behind a running one: the second and third fill a group (250 runs at most), the fourth
         // opens another, so the full group goes at once beside the first.
-        const large = await Promise.all(Array.from({ length: 4 }, (_, k) => batchOf(Array.from({ length: 100 }, (_, i) => run(100 + k * 100 + i)))));
+        const large = await Promise.all(
+          Array.from({ length: 4 }, (_, k) => batchOf(Array.from({ length: 100 }, (_, i) => run(100 + k * 100 + i)))),
+        );
         const order: number[] = [];
         await Promise.all(large.map((b, k) => groups.write(b).then(() => order.push(k))));
         expect(sent).toEqual([100, 200, 100]);

@@ -273,7 +273,15 @@ describe("the deferred queue", () => {
     // beforeExit flush must both run before the process ends.
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)), col.url, spool, "5", "idle"],
+      [
+        "--import",
+        "tsx",
+        fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)),
+        col.url,
+        spool,
+        "5",
+        "idle",
+      ],
       { stdio: ["ignore", "ignore", "pipe"] },
     );
     let stderr = "";

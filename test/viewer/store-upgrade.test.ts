@@ -302,7 +302,12 @@ describe("store upgrade to the viewer's schema", () => {
         root("4", {}),
         root("5", { thread_id: 42 }),
         // A child naming a thread is no turn of it.
-        { ...root("6", { thread_id: "t-1" }), trace_id: id("2"), parent_run_id: id("2"), dotted_order: `${stamp}${id("2")}.${stamp}${id("6")}` },
+        {
+          ...root("6", { thread_id: "t-1" }),
+          trace_id: id("2"),
+          parent_run_id: id("2"),
+          dotted_order: `${stamp}${id("2")}.${stamp}${id("6")}`,
+        },
       ],
     });
     const reads = async (s: SqliteStore) => ({
@@ -320,9 +325,13 @@ describe("store upgrade to the viewer's schema", () => {
     const store = new SqliteStore(path);
     try {
       const check = new Database(path, { readonly: true });
-      const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_threads'").get() as { sql: string };
+      const { sql } = check.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND name = 'runs_threads'").get() as {
+        sql: string;
+      };
       // Entries in the index itself (its leaf cells), and the runs a read through it finds.
-      const { entries } = check.prepare("SELECT sum(ncell) AS entries FROM dbstat WHERE name = 'runs_threads' AND pagetype = 'leaf'").get() as {
+      const { entries } = check
+        .prepare("SELECT sum(ncell) AS entries FROM dbstat WHERE name = 'runs_threads' AND pagetype = 'leaf'")
+        .get() as {
         entries: number;
       };
       const indexed = (
