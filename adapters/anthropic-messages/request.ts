@@ -47,26 +47,25 @@ function userTurn(m: Obj, loc: Loc, out: Message[]): void {
     out.push(message("user", contentToNative(m.content, loc, "content", unmapped), extras, unmapped));
     return;
   }
+  // The run of ordinary blocks so far; a plain loop with no closure, as every user turn passes here.
   let pending: ContentBlock[] = [];
   let unmapped: Unmapped[] = [];
-  const flush = () => {
-    if (pending.length === 0 && unmapped.length === 0) return;
-    out.push(message("user", pending, extras, unmapped));
-    pending = [];
-    unmapped = [];
-  };
   const blocks = m.content;
   for (let j = 0; j < blocks.length; j++) {
     const b = blocks[j];
     const bloc = [...loc, "content", j];
     if (isObj(b) && b.type === "tool_result") {
-      flush();
+      if (pending.length !== 0 || unmapped.length !== 0) {
+        out.push(message("user", pending, extras, unmapped));
+        pending = [];
+        unmapped = [];
+      }
       out.push(toolResultMessage(b, bloc));
     } else {
       pushBlock(b, bloc, j, pending, unmapped);
     }
   }
-  flush();
+  if (pending.length !== 0 || unmapped.length !== 0) out.push(message("user", pending, extras, unmapped));
   if (blocks.length === 0) out.push(message("user", [], extras, []));
 }
 

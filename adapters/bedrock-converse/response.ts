@@ -13,6 +13,7 @@ import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
 import { expectObj, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
 import { withUnmapped } from "../common/content.js";
+import { assignOwned, hasKeys } from "../common/extras.js";
 import { convertContent, type Sink } from "./blocks.js";
 import { normalizeUsage } from "./usage.js";
 
@@ -26,17 +27,18 @@ export function normalizeResponse(response: unknown): ResponseResult {
   let m: Obj | undefined;
   let loc: Loc;
   let extras: Obj | undefined;
+  // The message's extras are gathered in one object of this call's own (no spreads: every response passes here).
   if ("output" in r) {
     const output = expectObj(r.output, [], "output");
-    extras = { ...leftovers(r, K_RESPONSE) };
+    extras = leftovers(r, K_RESPONSE);
     if (isObj(output.message)) {
       m = output.message;
       loc = ["output", "message"];
-      extras = { ...extras, ...leftovers(output, K_OUTPUT) };
+      extras = assignOwned(extras, leftovers(output, K_OUTPUT));
     } else {
       // An output member this adapter does not know ({$unknown: [...]}, or a later one): kept whole.
       loc = ["output"];
-      extras.output = output;
+      (extras ??= {}).output = output;
     }
   } else {
     m = r;
@@ -47,13 +49,13 @@ export function normalizeResponse(response: unknown): ResponseResult {
     if (m.role !== undefined && m.role !== "assistant")
       fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
     if (m.content !== undefined && m.content !== null) convertContent(m.content, [...loc, "content"], sink);
-    extras = { ...extras, ...leftovers(m, m === r ? K_BARE : K_MESSAGE) };
+    extras = assignOwned(extras, leftovers(m, m === r ? K_BARE : K_MESSAGE));
   }
   const msg: Message = { role: "assistant", content: sink.blocks };
   const usage = normalizeUsage(r.usage, ["usage"]);
   if (usage) msg.usage_metadata = usage;
   const ex = withUnmapped(extras, sink.unmapped);
-  if (ex && Object.keys(ex).length) msg.extras = ex;
+  if (ex && hasKeys(ex)) msg.extras = ex;
   const result: ResponseResult = { messages: [msg], trace_provider: "bedrock" };
   const routed = isObj(r.trace) && isObj(r.trace.promptRouter) ? r.trace.promptRouter.invokedModelId : undefined;
   if (typeof routed === "string") result.trace_model_name = routed;

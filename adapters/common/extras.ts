@@ -16,7 +16,8 @@ import type { Obj } from "./guards.js";
 
 export type ExtrasMode = "replace" | "replace-nonempty" | "merge" | "merge-owned";
 
-function hasKeys(o: Obj): boolean {
+/** Whether `o` has an enumerable key (without building the list of keys). */
+export function hasKeys(o: Obj): boolean {
   for (const _ in o) return true;
   return false;
 }
@@ -41,4 +42,16 @@ export function withExtras<T extends ContentBlock | Message>(target: T, extras: 
       break;
   }
   return target;
+}
+
+/**
+ * `extra`'s keys laid over `own` in place, in the order a spread of the two
+ * would give (`own` must be the caller's fresh object; `extra` is copied, never
+ * kept), for hot paths that would otherwise spread objects into objects.
+ */
+export function assignOwned(own: Obj | undefined, extra: Obj | undefined): Obj | undefined {
+  if (!extra) return own;
+  if (!own) return { ...extra };
+  for (const k in extra) own[k] = extra[k];
+  return own;
 }

@@ -102,14 +102,19 @@ export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, 
 
 type Located = { issues: { loc: Loc }[] };
 
+/** `err` with the locations of its issues prefixed by `prefix` when it is a NormalizeError (anything else untouched), for rethrowing. */
+export function locatedUnder(prefix: string | number, err: unknown): unknown {
+  if (err && typeof err === "object" && Array.isArray((err as Located).issues))
+    for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
+  return err;
+}
+
 /** Run `fn`, prefixing the locations of any NormalizeError it throws with `prefix` (e.g. "request"). */
 export function under<T>(prefix: string | number, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err && typeof err === "object" && Array.isArray((err as Located).issues))
-      for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
-    throw err;
+    throw locatedUnder(prefix, err);
   }
 }
 
@@ -119,15 +124,17 @@ export function under<T>(prefix: string | number, fn: () => T): T {
  * `normalize` would emit what `validate` rejects.
  */
 export function checkedUsage<U extends Record<string, unknown>>(u: U, loc: Loc): U {
-  const visit = (o: Record<string, unknown>, at: Loc) => {
-    for (const k in o) {
-      if (k === "extras") continue; // the vendor's own fields, kept as they came
-      const v = o[k];
-      if (typeof v === "number" && (!Number.isSafeInteger(v) || v < 0))
-        fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
-      else if (isObj(v)) visit(v, [...at, k]);
-    }
-  };
-  visit(u, loc);
+  checkCounts(u, loc);
   return u;
+}
+
+// A plain recursive function, not a closure made per call: usage is checked for every record.
+function checkCounts(o: Record<string, unknown>, at: Loc): void {
+  for (const k in o) {
+    if (k === "extras") continue; // the vendor's own fields, kept as they came
+    const v = o[k];
+    if (typeof v === "number") {
+      if (!Number.isSafeInteger(v) || v < 0) fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+    } else if (isObj(v)) checkCounts(v, [...at, k]);
+  }
 }

@@ -124,7 +124,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
   for (let i = 0; i < list.length; i++) {
     const m = expectObj(list[i], loc, i);
     const role = m.role;
-    unmapped.length = 0;
+    // Emptied only when something was kept: setting an array's length is a slow runtime call.
+    if (unmapped.length !== 0) unmapped.length = 0;
     switch (role) {
       case "system":
         out.push(finish("system", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
