@@ -12,13 +12,12 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail, leftovers, leftoversBut, optString, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { convertContent, toolResultContent, type Sink, type ToolResultTaker } from "./blocks.js";
 import { hasKeys } from "../common/extras.js";
 import { requestResult } from "../common/request.js";
 
-const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
 
 function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
@@ -81,7 +80,7 @@ class UserTurn implements Sink, ToolResultTaker {
 }
 
 function userTurn(m: Obj, loc: Loc, out: Message[]): void {
-  const extras = leftovers(m, K_MSG);
+  const extras = leftoversBut(m, "role", "content");
   const turn = new UserTurn(out, extras);
   convertContent(m.content ?? [], [...loc, "content"], turn, turn);
   turn.flush();
@@ -103,14 +102,14 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
     else if (m.role === "assistant" || m.role === "system") {
       const sink: Sink = { blocks: [], unmapped: [] };
       convertContent(m.content ?? [], [...loc, "content"], sink);
-      out.push(message(m.role, sink.blocks, leftovers(m, K_MSG), sink.unmapped));
+      out.push(message(m.role, sink.blocks, leftoversBut(m, "role", "content"), sink.unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
   return markOrphans(out);
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "system", "modelId"]);
+const TAKEN: readonly string[] = ["messages", "system", "modelId"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

@@ -86,18 +86,24 @@ export function leftovers(src: Obj, known: ReadonlySet<string>): Obj | undefined
 }
 
 /**
- * `leftovers` for up to four known keys: compared as strings (for-in keys and
+ * `leftovers` for up to five known keys: compared as strings (for-in keys and
  * literals are the same interned strings, so each test is one comparison), no
  * set lookup. For objects read once per part or per message.
  */
-export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, d: string = a): Obj | undefined {
+export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, d: string = a, e: string = a): Obj | undefined {
   let out: Obj | undefined;
   for (const k in src) {
-    if (k === a || k === b || k === c || k === d) continue;
+    if (k === a || k === b || k === c || k === d || k === e) continue;
     const v = src[k];
     if (v !== undefined) (out ??= {})[k] = v;
   }
   return out;
+}
+
+/** Whether `names` (a few field names) holds `k`: a loop of comparisons, cheaper than a set lookup for a handful. */
+export function listed(k: string, names: readonly string[]): boolean {
+  for (let i = 0; i < names.length; i++) if (names[i] === k) return true;
+  return false;
 }
 
 type Located = { issues: { loc: Loc }[] };

@@ -147,7 +147,7 @@ function instructionsMessages(raw: unknown): Message[] {
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["input", "instructions", "model"]);
+const TAKEN: readonly string[] = ["input", "instructions", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);
