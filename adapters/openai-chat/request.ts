@@ -57,9 +57,13 @@ function finish(role: Message["role"], content: ContentBlock[], extras: Obj | un
   return msg;
 }
 
-/** `parent` + `key` (+ `rest`), built only where a location is needed: key undefined means the message sits at `parent` itself. */
-function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
-  return key === undefined ? [...parent, ...rest] : [...parent, key, ...rest];
+/** `parent` + `key` (+ `last`), built only where a location is needed: key undefined means the message sits at `parent` itself. */
+function locOf(parent: Loc, key: Key | undefined, last?: Key): Loc {
+  // Built by push, not spreads of a rest list: tool calls ask for one per message.
+  const loc = parent.slice();
+  if (key !== undefined) loc.push(key);
+  if (last !== undefined) loc.push(last);
+  return loc;
 }
 
 /**
