@@ -7,7 +7,6 @@ import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
 import { expectArray, expectObj, fail, leftovers, leftoversBut, type Obj, type Loc } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
-import { hasKeys } from "../common/extras.js";
 import { contentToNative } from "./blocks.js";
 import { normalizeUsage } from "./usage.js";
 
@@ -44,7 +43,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   let extras = leftoversBut(r, "role", "content", "model", "usage", "type");
   if (envelope) extras = { ...leftovers(envelope, K_ENVELOPE), ...(choice ? leftovers(choice, K_CHOICE) : undefined), ...extras };
   extras = withUnmapped(extras, unmapped);
-  if (extras && hasKeys(extras)) msg.extras = extras;
+  if (extras && Object.keys(extras).length) msg.extras = extras;
   const result: ResponseResult = { messages: [msg], trace_provider: "anthropic" };
   const model = typeof top.model === "string" ? top.model : r.model;
   if (typeof model === "string") result.trace_model_name = model;

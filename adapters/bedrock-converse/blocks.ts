@@ -11,7 +11,7 @@ import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
 import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, leftoversBut, type Loc, type Obj, jsonText } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
-import { assignOwned, hasKeys, withExtras } from "../common/extras.js";
+import { assignOwned, copyOf, hasKeys, withExtras } from "../common/extras.js";
 import { mimeOf, toBase64, type MediaKind } from "./media.js";
 
 /** Whatever a union object carries besides its member `key` (normally nothing). */
@@ -54,7 +54,7 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
     // block's extras are the media object's, the format's and the source's leftovers, in that order.
     const base64 = toBase64(src.bytes, [...loc, "source", "bytes"]);
     const block: MediaBlock = { type, base64, mime_type: mimeOf(kind, v.format, base64)! };
-    const extras = assignOwned(assignOwned(leftoversBut(v, "format", "source"), formatExtras(kind, v.format)), leftoversBut(src, "bytes"));
+    const extras = assignOwned(assignOwned(copyOf(leftoversBut(v, "format", "source")), formatExtras(kind, v.format)), leftoversBut(src, "bytes"));
     if (extras && hasKeys(extras)) block.extras = extras;
     return block;
   }
@@ -311,7 +311,8 @@ export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?
         // blockToNative's answer for a text block (most blocks), without building its location.
         const block: ContentBlock = { type: "text", text: b.text };
         const extras = leftoversBut(b, "text");
-        if (extras) block.extras = extras;
+        // As withExtras("merge") lays them on a fresh block: a copy, only when a key is there to enumerate.
+        if (extras !== undefined && hasKeys(extras)) block.extras = { ...extras };
         sink.blocks.push(block);
         lastFrom = i;
         continue;

@@ -15,7 +15,6 @@ import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { expectArray, expectObj, expectString, fail, leftovers, leftoversBut, optString, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { convertContent, toolResultContent, type Sink, type ToolResultTaker } from "./blocks.js";
-import { hasKeys } from "../common/extras.js";
 import { requestResult } from "../common/request.js";
 
 const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
@@ -23,7 +22,7 @@ const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
 function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
   const msg: Message = { role, content };
   const ex = withUnmapped(extras, unmapped);
-  if (ex && hasKeys(ex)) msg.extras = ex;
+  if (ex && Object.keys(ex).length) msg.extras = ex;
   return msg;
 }
 

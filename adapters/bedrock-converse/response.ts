@@ -13,10 +13,9 @@ import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
 import { expectObj, fail, isObj, leftoversBut, type Loc, type Obj } from "../common/guards.js";
 import { withUnmapped } from "../common/content.js";
-import { assignOwned, hasKeys } from "../common/extras.js";
+import { assignOwned, copyOf } from "../common/extras.js";
 import { convertContent, type Sink } from "./blocks.js";
 import { normalizeUsage } from "./usage.js";
-
 
 export function normalizeResponse(response: unknown): ResponseResult {
   const r = expectObj(response, []);
@@ -26,7 +25,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   // The message's extras are gathered in one object of this call's own (no spreads: every response passes here).
   if ("output" in r) {
     const output = expectObj(r.output, [], "output");
-    extras = leftoversBut(r, "output", "usage");
+    extras = copyOf(leftoversBut(r, "output", "usage"));
     if (isObj(output.message)) {
       m = output.message;
       loc = ["output", "message"];
@@ -51,7 +50,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   const usage = normalizeUsage(r.usage, ["usage"]);
   if (usage) msg.usage_metadata = usage;
   const ex = withUnmapped(extras, sink.unmapped);
-  if (ex && hasKeys(ex)) msg.extras = ex;
+  if (ex && Object.keys(ex).length) msg.extras = ex;
   const result: ResponseResult = { messages: [msg], trace_provider: "bedrock" };
   const routed = isObj(r.trace) && isObj(r.trace.promptRouter) ? r.trace.promptRouter.invokedModelId : undefined;
   if (typeof routed === "string") result.trace_model_name = routed;
