@@ -15,15 +15,18 @@
  * Pure and conservative: a test that throws, or a request the claim does not
  * settle, leaves the payload to the full detection.
  */
+import type { PayloadKind } from "./types.js";
 import { isObj, type Obj } from "./common/guards.js";
+import { isResponseSide, type Recognisers } from "./common/detect.js";
 import { isConverseRequest, requestEvidence } from "./common/markers.js";
+import { replyMessage } from "./common/reply.js";
 import { detect as detectNative } from "./native/index.js";
-import { recognisers as openaiChat } from "./openai-chat/detect.js";
-import { recognisers as openaiResponses } from "./openai-responses/detect.js";
-import { recognisers as anthropicMessages } from "./anthropic-messages/detect.js";
-import { recognisers as gemini } from "./gemini/detect.js";
-import { recognisers as bedrockConverse } from "./bedrock-converse/detect.js";
-import { recognisers as openaiCompletions } from "./openai-completions/detect.js";
+import { recognisers as openaiChat, detect as detectOpenaiChat } from "./openai-chat/detect.js";
+import { recognisers as openaiResponses, detect as detectOpenaiResponses } from "./openai-responses/detect.js";
+import { recognisers as anthropicMessages, detect as detectAnthropicMessages } from "./anthropic-messages/detect.js";
+import { recognisers as gemini, detect as detectGemini } from "./gemini/detect.js";
+import { recognisers as bedrockConverse, detect as detectBedrockConverse } from "./bedrock-converse/detect.js";
+import { recognisers as openaiCompletions, detect as detectOpenaiCompletions } from "./openai-completions/detect.js";
 import { isResponseSide as isLangChainResponseSide } from "./langchain/detect.js";
 
 type Vendor = "openai-chat" | "anthropic-messages";
@@ -51,7 +54,14 @@ function markedBy(response: unknown): Vendor | undefined {
 function otherChatVendorReplies(vendor: Vendor, response: unknown): boolean {
   const r = vendor === "openai-chat" ? anthropicMessages : openaiChat;
   if (Array.isArray(response)) return r.isStream(response);
-  return r.isResponse(response) || r.isReply!(response);
+  if (r.isResponse(response)) return true;
+  // Anthropic's reply test needs Anthropic evidence, which only blocks in an array of content
+  // give (markers.ts): a reply message whose content is no array is never Anthropic's.
+  if (vendor === "openai-chat") {
+    const m = replyMessage(response);
+    if (m === undefined || !Array.isArray(m.content)) return false;
+  }
+  return r.isReply!(response);
 }
 
 /** True when no adapter but the two chat vendors' could take this response as its own. */
@@ -94,6 +104,43 @@ export function fastDetect(payload: unknown): string | undefined {
     if (otherChatVendorReplies(vendor, response) || !onlyChatVendorsReply(response)) return undefined;
     if (request === undefined || request === null) return vendor;
     return isObj(request) && requestSettles(vendor, request) ? vendor : undefined;
+  } catch {
+    // A test that throws proves nothing about the adapters' own answers.
+    return undefined;
+  }
+}
+
+/** The adapters whose `detect` is common/detect.ts's `detector` over their recognisers, with their names. */
+const PAIR_READERS: readonly { name: string; recognisers: Recognisers; detect: (payload: unknown) => PayloadKind | null }[] = [
+  { name: "openai-chat", recognisers: openaiChat, detect: detectOpenaiChat },
+  { name: "openai-responses", recognisers: openaiResponses, detect: detectOpenaiResponses },
+  { name: "anthropic-messages", recognisers: anthropicMessages, detect: detectAnthropicMessages },
+  { name: "gemini", recognisers: gemini, detect: detectGemini },
+  { name: "bedrock-converse", recognisers: bedrockConverse, detect: detectBedrockConverse },
+  { name: "openai-completions", recognisers: openaiCompletions, detect: detectOpenaiCompletions },
+];
+
+/**
+ * The second fast path, for any other `{request, response}` pair with a response
+ * (Responses, Gemini, Converse, completions): every adapter claims a pair only
+ * beside a response of its own (common/detect.ts; native's and LangChain's
+ * response tests as above), so when exactly one adapter's response test passes,
+ * that adapter's `detect` alone decides, with the answer asking every adapter
+ * would give. Undefined when it does not claim or another adapter might.
+ */
+export function soleResponseClaim(payload: unknown): string | undefined {
+  try {
+    if (!isObj(payload) || !("request" in payload || "response" in payload)) return undefined;
+    const response = payload.response;
+    if (response === undefined || response === null) return undefined;
+    if (detectNative(response) === "response" || isLangChainResponseSide(response)) return undefined;
+    let sole: (typeof PAIR_READERS)[number] | undefined;
+    for (const reader of PAIR_READERS) {
+      if (!isResponseSide(reader.recognisers, response)) continue;
+      if (sole) return undefined;
+      sole = reader;
+    }
+    return sole && sole.detect(payload) !== null ? sole.name : undefined;
   } catch {
     // A test that throws proves nothing about the adapters' own answers.
     return undefined;

@@ -27,12 +27,14 @@ export const ADAPTERS: readonly Adapter[] = [
 export const FORMAT_NAMES: readonly string[] = ADAPTERS.map((a) => a.name);
 
 export function getAdapter(name: string): Adapter | undefined {
-  return ADAPTERS.find((a) => a.name === name);
+  // A loop, not `find` with a closure: auto-detecting normalize asks this for every record.
+  for (const a of ADAPTERS) if (a.name === name) return a;
+  return undefined;
 }
 
 // What src/ needs of the adapters comes through this module: the build bundles it into one
 // file (scripts/build.mjs), which the main entry loads far faster than the modules one by one.
 export { isStrictlyNative } from "./native/index.js";
 export { detectionScope } from "./common/markers.js";
-export { fastDetect } from "./fast-detect.js";
+export { fastDetect, soleResponseClaim } from "./fast-detect.js";
 export { native, openaiChat, openaiResponses, anthropicMessages, gemini, bedrockConverse, openaiCompletions, langchain };

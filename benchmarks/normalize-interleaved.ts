@@ -18,7 +18,7 @@ import { lcAnthropic, lcConverse, lcGemini, lcOpenAI, lcResponses } from "./norm
 import { loadBuilt } from "./load.js";
 
 const { normalize, detectFormat, detectFormatFully } = await loadBuilt<typeof import("../src/normalize.js")>("src/normalize.js");
-const { getAdapter, fastDetect } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
+const { getAdapter, fastDetect, soleResponseClaim } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
 
 function arg(name: string, dflt: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -66,7 +66,8 @@ for (const f of formats) {
       }
     }
     const [a, kn, p, aFull, det, detFull] = best as [number, number, number, number, number, number];
-    const fast = corpus.filter((r) => fastDetect(r.payload) !== undefined).length / corpus.length;
+    // Either fast path (chat pairs, or a pair whose response only one adapter reads) counts.
+    const fast = corpus.filter((r) => (fastDetect(r.payload) ?? soleResponseClaim(r.payload)) !== undefined).length / corpus.length;
     console.log(
       `  ${f.padEnd(18)} ${k.padEnd(8)} auto ${a.toFixed(2).padStart(6)}  known ${kn.toFixed(2).padStart(6)}  peer ${p.toFixed(2).padStart(7)}   auto ratio ${(p / a).toFixed(2)}x  known ratio ${(p / kn).toFixed(2)}x` +
         `   detect share ${pct(det / a)} (fast path on ${pct(fast)})   every adapter asked: auto ratio ${(p / aFull).toFixed(2)}x, detect share ${pct(detFull / aFull)}`,

@@ -26,7 +26,7 @@ import { loadBuilt } from "./load.js";
 // Measure the compiled JavaScript that users run (dist/, built by `npm install`), as the
 // peer is measured from its published build; fall back to the TypeScript sources.
 const { normalize, detectFormat } = await loadBuilt<typeof import("../src/normalize.js")>("src/normalize.js");
-const { getAdapter, fastDetect } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
+const { getAdapter, fastDetect, soleResponseClaim } = await loadBuilt<typeof import("../adapters/index.js")>("adapters/index.js");
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -168,7 +168,8 @@ if (child > 0) {
       const [a, kn, p, d] = [med(AUTO), med(KNOWN), med(PEER), med(DETECT)];
       const [ab, knb, pb] = [best(AUTO), best(KNOWN), best(PEER)];
       const corpus = generateFormatCorpus(N, k, f);
-      const fast = corpus.filter((r) => fastDetect(r.payload) !== undefined).length / corpus.length;
+      // Either fast path (chat pairs, or a pair whose response only one adapter reads) counts.
+      const fast = corpus.filter((r) => (fastDetect(r.payload) ?? soleResponseClaim(r.payload)) !== undefined).length / corpus.length;
       if (p / a < worst) {
         worst = p / a;
         worstAt = key(f, k);

@@ -3,8 +3,9 @@
  *
  * `auto` first tries adapters/fast-detect.ts, which names the format of an
  * OpenAI chat or Anthropic Messages pair from a few keys and one scan of the
- * request, with the answer the steps below would give; anything it leaves
- * open asks every adapter's `detect`. Resolution, never a guess:
+ * request, and of any other pair whose response only one adapter reads, with
+ * the answer the steps below would give; anything it leaves open asks every
+ * adapter's `detect`. Resolution, never a guess:
  * 1. a payload with nothing but native fields whose content is native blocks
  *    stays native (DESIGN: any vendor-only field, `model` included, makes a
  *    vendor record, which the native adapter never claims);
@@ -13,7 +14,7 @@
  * 4. no claim, or two vendor claims, is a NormalizeError that says what was seen.
  */
 import type { NormalizedRecord } from "../adapters/types.js";
-import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, fastDetect, isStrictlyNative } from "../adapters/index.js";
+import { ADAPTERS, FORMAT_NAMES, getAdapter, detectionScope, fastDetect, isStrictlyNative, soleResponseClaim } from "../adapters/index.js";
 import { NormalizeError } from "./errors.js";
 
 export interface NormalizeOptions {
@@ -29,7 +30,7 @@ function describePayload(p: unknown): string {
 }
 
 export function detectFormat(payload: unknown): string {
-  return fastDetect(payload) ?? detectFormatFully(payload);
+  return fastDetect(payload) ?? soleResponseClaim(payload) ?? detectFormatFully(payload);
 }
 
 /** Every adapter asked, no fast path: what `detectFormat` must answer (the fast path's tests compare the two). */

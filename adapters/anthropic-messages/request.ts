@@ -1,12 +1,11 @@
 /** Anthropic Messages request body -> native messages + invocation params. */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail, isObj, leftovers, leftoversBut, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToNative, pushBlock } from "./blocks.js";
 import { requestResult } from "../common/request.js";
 
-const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["type", "tool_use_id", "content", "is_error"]);
 
 function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
@@ -41,32 +40,31 @@ function toolResultMessage(b: Obj, loc: Loc): Message {
  * tool message, in the order they appear.
  */
 function userTurn(m: Obj, loc: Loc, out: Message[]): void {
-  const extras = leftovers(m, K_MSG);
+  const extras = leftoversBut(m, "role", "content");
   if (!Array.isArray(m.content)) {
     const unmapped: Unmapped[] = [];
     out.push(message("user", contentToNative(m.content, loc, "content", unmapped), extras, unmapped));
     return;
   }
+  // The run of ordinary blocks so far; a plain loop with no closure, as every user turn passes here.
   let pending: ContentBlock[] = [];
   let unmapped: Unmapped[] = [];
-  const flush = () => {
-    if (pending.length === 0 && unmapped.length === 0) return;
-    out.push(message("user", pending, extras, unmapped));
-    pending = [];
-    unmapped = [];
-  };
   const blocks = m.content;
   for (let j = 0; j < blocks.length; j++) {
     const b = blocks[j];
     const bloc = [...loc, "content", j];
     if (isObj(b) && b.type === "tool_result") {
-      flush();
+      if (pending.length !== 0 || unmapped.length !== 0) {
+        out.push(message("user", pending, extras, unmapped));
+        pending = [];
+        unmapped = [];
+      }
       out.push(toolResultMessage(b, bloc));
     } else {
       pushBlock(b, bloc, j, pending, unmapped);
     }
   }
-  flush();
+  if (pending.length !== 0 || unmapped.length !== 0) out.push(message("user", pending, extras, unmapped));
   if (blocks.length === 0) out.push(message("user", [], extras, []));
 }
 
@@ -87,14 +85,14 @@ export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
     if (m.role === "user") userTurn(m, loc, out);
     else if (m.role === "assistant") {
       const unmapped: Unmapped[] = [];
-      out.push(message("assistant", contentToNative(m.content, loc, "content", unmapped), leftovers(m, K_MSG), unmapped));
+      out.push(message("assistant", contentToNative(m.content, loc, "content", unmapped), leftoversBut(m, "role", "content"), unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
   return out;
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "system", "model"]);
+const TAKEN: readonly string[] = ["messages", "system", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

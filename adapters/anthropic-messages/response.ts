@@ -5,12 +5,11 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, fail, leftovers, type Obj, type Loc } from "../common/guards.js";
+import { expectArray, expectObj, fail, leftovers, leftoversBut, type Obj, type Loc } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { contentToNative } from "./blocks.js";
 import { normalizeUsage } from "./usage.js";
 
-const K_RESPONSE = new Set(["role", "content", "model", "usage", "type"]);
 const K_ENVELOPE = new Set(["message", "choices", "model", "usage"]);
 const K_CHOICE = new Set(["message"]);
 
@@ -41,7 +40,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
   const top = envelope ?? r;
   const usage = normalizeUsage(top.usage ?? r.usage, top.usage !== undefined ? ["usage"] : [...loc, "usage"]);
   if (usage) msg.usage_metadata = usage;
-  let extras = leftovers(r, K_RESPONSE);
+  let extras = leftoversBut(r, "role", "content", "model", "usage", "type");
   if (envelope) extras = { ...leftovers(envelope, K_ENVELOPE), ...(choice ? leftovers(choice, K_CHOICE) : undefined), ...extras };
   extras = withUnmapped(extras, unmapped);
   if (extras && Object.keys(extras).length) msg.extras = extras;

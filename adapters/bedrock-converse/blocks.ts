@@ -9,18 +9,17 @@
  */
 import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, type Loc, type Obj, jsonText } from "../common/guards.js";
+import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, leftoversBut, type Loc, type Obj, jsonText } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
-import { withExtras } from "../common/extras.js";
+import { assignOwned, copyOf, hasKeys, withExtras } from "../common/extras.js";
 import { mimeOf, toBase64, type MediaKind } from "./media.js";
 
 /** Whatever a union object carries besides its member `key` (normally nothing). */
 function member(b: Obj, key: string): Obj | undefined {
-  return leftovers(b, new Set([key]));
+  return leftoversBut(b, key);
 }
 
 const K_MEDIA = new Set(["format", "source"]);
-const K_SOURCE_BYTES = new Set(["bytes"]);
 const K_SOURCE_S3 = new Set(["s3Location"]);
 const K_S3 = new Set(["uri"]);
 
@@ -49,16 +48,17 @@ const CANONICAL: Record<MediaKind, string[]> = {
  */
 function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
   const src = expectObj(v.source, loc, "source");
-  const extras: Obj = { ...leftovers(v, K_MEDIA), ...formatExtras(kind, v.format) };
   const type = kind;
   if (src.bytes !== undefined && src.bytes !== null) {
+    // The common case (every image a request carries), built without spreads: the
+    // block's extras are the media object's, the format's and the source's leftovers, in that order.
     const base64 = toBase64(src.bytes, [...loc, "source", "bytes"]);
-    return withExtras(
-      { type, base64, mime_type: mimeOf(kind, v.format, base64)! },
-      { ...extras, ...leftovers(src, K_SOURCE_BYTES) },
-      "merge",
-    );
+    const block: MediaBlock = { type, base64, mime_type: mimeOf(kind, v.format, base64)! };
+    const extras = assignOwned(assignOwned(copyOf(leftoversBut(v, "format", "source")), formatExtras(kind, v.format)), leftoversBut(src, "bytes"));
+    if (extras && hasKeys(extras)) block.extras = extras;
+    return block;
   }
+  const extras: Obj = { ...leftovers(v, K_MEDIA), ...formatExtras(kind, v.format) };
   if (src.s3Location !== undefined && src.s3Location !== null) {
     const s3 = expectObj(src.s3Location, loc, "source", "s3Location");
     const block: MediaBlock = { type, url: expectString(s3.uri, [...loc, "source", "s3Location"], "uri") };
@@ -263,6 +263,11 @@ export function isCachePoint(b: unknown): b is Obj & { cachePoint: unknown } {
   return isObj(b) && "cachePoint" in b && Object.keys(b).length === 1;
 }
 
+/** What takes a user turn's toolResult blocks (request.ts makes each a tool message). */
+export interface ToolResultTaker {
+  toolResult(block: Obj, loc: Loc, rest: Obj | undefined): void;
+}
+
 /** Where convertContent puts what it reads; a caller may swap both lists between blocks (see request.ts). */
 export interface Sink {
   blocks: ContentBlock[];
@@ -277,7 +282,7 @@ export interface Sink {
  * takes toolResult blocks (a user turn makes each a tool message); without it
  * they are server tool results (an assistant turn's).
  */
-export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?: (b: Obj, loc: Loc, rest: Obj | undefined) => void): void {
+export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?: ToolResultTaker): void {
   if (typeof raw === "string") {
     sink.blocks.push({ type: "text", text: raw });
     return;
@@ -286,7 +291,6 @@ export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?
   // Which input block made the sink's last block: a cache point belongs to the block right before it.
   let lastFrom = -1;
   for (let i = 0; i < raw.length; i++) {
-    const bloc = [...loc, i];
     const b = raw[i];
     if (isCachePoint(b)) {
       const prev = sink.blocks[sink.blocks.length - 1];
@@ -294,17 +298,29 @@ export function convertContent(raw: unknown, loc: Loc, sink: Sink, onToolResult?
       else sink.unmapped.push({ index: i, part: b });
       continue;
     }
-    if (isObj(b) && isObj(b.toolResult)) {
-      if (onToolResult) onToolResult(b.toolResult, [...bloc, "toolResult"], member(b, "toolResult"));
-      else {
-        sink.blocks.push(serverToolResult(b, bloc));
-        lastFrom = i;
+    if (isObj(b)) {
+      if (isObj(b.toolResult)) {
+        if (onToolResult) onToolResult.toolResult(b.toolResult, [...loc, i, "toolResult"], member(b, "toolResult"));
+        else {
+          sink.blocks.push(serverToolResult(b, [...loc, i]));
+          lastFrom = i;
+        }
+        continue;
       }
-      continue;
+      if (typeof b.text === "string") {
+        // blockToNative's answer for a text block (most blocks), without building its location.
+        const block: ContentBlock = { type: "text", text: b.text };
+        const extras = leftoversBut(b, "text");
+        // As withExtras("merge") lays them on a fresh block: a copy, only when a key is there to enumerate.
+        if (extras !== undefined && hasKeys(extras)) block.extras = { ...extras };
+        sink.blocks.push(block);
+        lastFrom = i;
+        continue;
+      }
     }
-    const blocks = blockToNative(b, bloc);
+    const blocks = blockToNative(b, [...loc, i]);
     if (blocks) {
-      sink.blocks.push(...blocks);
+      for (const nb of blocks) sink.blocks.push(nb);
       lastFrom = i;
     } else sink.unmapped.push({ index: i, part: b });
   }

@@ -12,12 +12,11 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, expectString, fail, leftovers, optString, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail, leftovers, leftoversBut, optString, type Loc, type Obj } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
-import { convertContent, toolResultContent, type Sink } from "./blocks.js";
+import { convertContent, toolResultContent, type Sink, type ToolResultTaker } from "./blocks.js";
 import { requestResult } from "../common/request.js";
 
-const K_MSG = new Set(["role", "content"]);
 const K_TOOL_RESULT = new Set(["toolUseId", "content", "status"]);
 
 function message(role: Message["role"], content: ContentBlock[], extras: Obj | undefined, unmapped: Unmapped[]): Message {
@@ -48,25 +47,43 @@ function toolResultMessage(v: Obj, loc: Loc, rest: Obj | undefined): Message {
   return msg;
 }
 
-/** A user turn: consecutive ordinary blocks form one user message; each toolResult its own tool message, in order. */
+/**
+ * A user turn being read: consecutive ordinary blocks form one user message;
+ * each toolResult its own tool message, in order. A class (its `toolResult`
+ * is convertContent's taker) rather than closures made per turn: every user
+ * turn passes here.
+ */
+class UserTurn implements Sink, ToolResultTaker {
+  blocks: ContentBlock[] = [];
+  unmapped: Unmapped[] = [];
+  emitted = false;
+
+  constructor(
+    private readonly out: Message[],
+    private readonly extras: Obj | undefined,
+  ) {}
+
+  flush(): void {
+    if (this.blocks.length === 0 && this.unmapped.length === 0) return;
+    this.out.push(message("user", this.blocks, this.extras, this.unmapped));
+    this.emitted = true;
+    this.blocks = [];
+    this.unmapped = [];
+  }
+
+  toolResult(tr: Obj, trLoc: Loc, rest: Obj | undefined): void {
+    this.flush();
+    this.out.push(toolResultMessage(tr, trLoc, rest));
+    this.emitted = true;
+  }
+}
+
 function userTurn(m: Obj, loc: Loc, out: Message[]): void {
-  const extras = leftovers(m, K_MSG);
-  const sink: Sink = { blocks: [], unmapped: [] };
-  let emitted = false;
-  const flush = () => {
-    if (sink.blocks.length === 0 && sink.unmapped.length === 0) return;
-    out.push(message("user", sink.blocks, extras, sink.unmapped));
-    emitted = true;
-    sink.blocks = [];
-    sink.unmapped = [];
-  };
-  convertContent(m.content ?? [], [...loc, "content"], sink, (tr, trLoc, rest) => {
-    flush();
-    out.push(toolResultMessage(tr, trLoc, rest));
-    emitted = true;
-  });
-  flush();
-  if (!emitted) out.push(message("user", [], extras, []));
+  const extras = leftoversBut(m, "role", "content");
+  const turn = new UserTurn(out, extras);
+  convertContent(m.content ?? [], [...loc, "content"], turn, turn);
+  turn.flush();
+  if (!turn.emitted) out.push(message("user", [], extras, []));
 }
 
 /** Converse messages (and the system list) -> native messages. */
@@ -84,14 +101,14 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
     else if (m.role === "assistant" || m.role === "system") {
       const sink: Sink = { blocks: [], unmapped: [] };
       convertContent(m.content ?? [], [...loc, "content"], sink);
-      out.push(message(m.role, sink.blocks, leftovers(m, K_MSG), sink.unmapped));
+      out.push(message(m.role, sink.blocks, leftoversBut(m, "role", "content"), sink.unmapped));
     } else fail([...loc, "role"], `unsupported role ${JSON.stringify(m.role)}; expected user or assistant`, "unsupported_role");
   }
   return markOrphans(out);
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "system", "modelId"]);
+const TAKEN: readonly string[] = ["messages", "system", "modelId"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

@@ -11,32 +11,29 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { expectObj, fail, isObj, leftoversBut, type Loc, type Obj } from "../common/guards.js";
 import { withUnmapped } from "../common/content.js";
+import { assignOwned, copyOf } from "../common/extras.js";
 import { convertContent, type Sink } from "./blocks.js";
 import { normalizeUsage } from "./usage.js";
-
-const K_RESPONSE = new Set(["output", "usage"]);
-const K_OUTPUT = new Set(["message"]);
-const K_MESSAGE = new Set(["role", "content"]);
-const K_BARE = new Set(["role", "content", "usage"]);
 
 export function normalizeResponse(response: unknown): ResponseResult {
   const r = expectObj(response, []);
   let m: Obj | undefined;
   let loc: Loc;
   let extras: Obj | undefined;
+  // The message's extras are gathered in one object of this call's own (no spreads: every response passes here).
   if ("output" in r) {
     const output = expectObj(r.output, [], "output");
-    extras = { ...leftovers(r, K_RESPONSE) };
+    extras = copyOf(leftoversBut(r, "output", "usage"));
     if (isObj(output.message)) {
       m = output.message;
       loc = ["output", "message"];
-      extras = { ...extras, ...leftovers(output, K_OUTPUT) };
+      extras = assignOwned(extras, leftoversBut(output, "message"));
     } else {
       // An output member this adapter does not know ({$unknown: [...]}, or a later one): kept whole.
       loc = ["output"];
-      extras.output = output;
+      (extras ??= {}).output = output;
     }
   } else {
     m = r;
@@ -47,7 +44,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
     if (m.role !== undefined && m.role !== "assistant")
       fail([...loc, "role"], `a response message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
     if (m.content !== undefined && m.content !== null) convertContent(m.content, [...loc, "content"], sink);
-    extras = { ...extras, ...leftovers(m, m === r ? K_BARE : K_MESSAGE) };
+    extras = assignOwned(extras, m === r ? leftoversBut(m, "role", "content", "usage") : leftoversBut(m, "role", "content"));
   }
   const msg: Message = { role: "assistant", content: sink.blocks };
   const usage = normalizeUsage(r.usage, ["usage"]);

@@ -44,6 +44,14 @@ export function withUnmapped(extras: Obj | undefined, unmapped: readonly Unmappe
  * messages through this so `normalize` never emits what `validate` rejects.
  */
 export function markOrphans(messages: Message[]): Message[] {
+  // Most records have no tool message: then nothing is read of the assistant messages' blocks.
+  let anyTool = false;
+  for (let i = 0; i < messages.length; i++)
+    if (messages[i]!.role === "tool") {
+      anyTool = true;
+      break;
+    }
+  if (!anyTool) return messages;
   let calls: Set<string> | undefined;
   for (const m of messages) {
     if (m.role === "assistant") {

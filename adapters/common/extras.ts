@@ -16,7 +16,8 @@ import type { Obj } from "./guards.js";
 
 export type ExtrasMode = "replace" | "replace-nonempty" | "merge" | "merge-owned";
 
-function hasKeys(o: Obj): boolean {
+/** Whether `o` has an enumerable key (without building the list of keys). */
+export function hasKeys(o: Obj): boolean {
   for (const _ in o) return true;
   return false;
 }
@@ -41,4 +42,22 @@ export function withExtras<T extends ContentBlock | Message>(target: T, extras: 
       break;
   }
   return target;
+}
+
+/** A spread copy of `o` (own keys only, a plain object), or undefined: the first object assignOwned lays others over. */
+export function copyOf(o: Obj | undefined): Obj | undefined {
+  return o && { ...o };
+}
+
+/**
+ * `extra`'s own keys laid over `own` in place, as a spread of the two would lay
+ * them (`own` must be the caller's plain object, made by copyOf or a literal;
+ * `extra` is copied, never kept), for hot paths that would otherwise spread
+ * objects into objects. Nearly always both are undefined, and nothing is made.
+ */
+export function assignOwned(own: Obj | undefined, extra: Obj | undefined): Obj | undefined {
+  if (!extra) return own;
+  if (!own) return { ...extra };
+  for (const k in extra) if (Object.hasOwn(extra, k)) own[k] = extra[k];
+  return own;
 }

@@ -86,30 +86,41 @@ export function leftovers(src: Obj, known: ReadonlySet<string>): Obj | undefined
 }
 
 /**
- * `leftovers` for up to four known keys: compared as strings (for-in keys and
+ * `leftovers` for up to five known keys: compared as strings (for-in keys and
  * literals are the same interned strings, so each test is one comparison), no
  * set lookup. For objects read once per part or per message.
  */
-export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, d: string = a): Obj | undefined {
+export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, d: string = a, e: string = a): Obj | undefined {
   let out: Obj | undefined;
   for (const k in src) {
-    if (k === a || k === b || k === c || k === d) continue;
+    if (k === a || k === b || k === c || k === d || k === e) continue;
     const v = src[k];
     if (v !== undefined) (out ??= {})[k] = v;
   }
   return out;
 }
 
+/** Whether `names` (a few field names) holds `k`: a loop of comparisons, cheaper than a set lookup for a handful. */
+export function listed(k: string, names: readonly string[]): boolean {
+  for (let i = 0; i < names.length; i++) if (names[i] === k) return true;
+  return false;
+}
+
 type Located = { issues: { loc: Loc }[] };
+
+/** `err` with the locations of its issues prefixed by `prefix` when it is a NormalizeError (anything else untouched), for rethrowing. */
+export function locatedUnder(prefix: string | number, err: unknown): unknown {
+  if (err && typeof err === "object" && Array.isArray((err as Located).issues))
+    for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
+  return err;
+}
 
 /** Run `fn`, prefixing the locations of any NormalizeError it throws with `prefix` (e.g. "request"). */
 export function under<T>(prefix: string | number, fn: () => T): T {
   try {
     return fn();
   } catch (err) {
-    if (err && typeof err === "object" && Array.isArray((err as Located).issues))
-      for (const i of (err as Located).issues) i.loc = [prefix, ...i.loc];
-    throw err;
+    throw locatedUnder(prefix, err);
   }
 }
 
@@ -119,15 +130,17 @@ export function under<T>(prefix: string | number, fn: () => T): T {
  * `normalize` would emit what `validate` rejects.
  */
 export function checkedUsage<U extends Record<string, unknown>>(u: U, loc: Loc): U {
-  const visit = (o: Record<string, unknown>, at: Loc) => {
-    for (const k in o) {
-      if (k === "extras") continue; // the vendor's own fields, kept as they came
-      const v = o[k];
-      if (typeof v === "number" && (!Number.isSafeInteger(v) || v < 0))
-        fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
-      else if (isObj(v)) visit(v, [...at, k]);
-    }
-  };
-  visit(u, loc);
+  checkCounts(u, loc);
   return u;
+}
+
+// A plain recursive function, not a closure made per call: usage is checked for every record.
+function checkCounts(o: Record<string, unknown>, at: Loc): void {
+  for (const k in o) {
+    if (k === "extras") continue; // the vendor's own fields, kept as they came
+    const v = o[k];
+    if (typeof v === "number") {
+      if (!Number.isSafeInteger(v) || v < 0) fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+    } else if (isObj(v)) checkCounts(v, [...at, k]);
+  }
 }

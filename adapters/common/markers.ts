@@ -18,57 +18,53 @@ interface RequestEvidence extends Evidence {
   chat: boolean;
 }
 
-const OPENAI_REQUEST_KEYS = new Set([
-  "max_completion_tokens",
-  "n",
-  "response_format",
-  "frequency_penalty",
-  "presence_penalty",
-  "logprobs",
-  "top_logprobs",
-  "seed",
-  "stream_options",
-  "modalities",
-  "audio",
-  "reasoning_effort",
-  "parallel_tool_calls",
-  "store",
-  "logit_bias",
-  "prediction",
-  "web_search_options",
-  "functions",
-  "function_call",
-  "verbosity",
-  "prompt_cache_key",
-  "safety_identifier",
-]);
-const ANTHROPIC_REQUEST_KEYS = new Set([
-  "system",
-  "stop_sequences",
-  "top_k",
-  "thinking",
-  "anthropic_version",
-  "container",
-  "mcp_servers",
-  "context_management",
-]);
+/**
+ * Which vendor a request body's key is only one's: OpenAI's chat parameters or
+ * Anthropic's. A switch of string comparisons (for-in keys are interned, as the
+ * literals are): detection asks it of every key of every request.
+ */
+function requestKeyVendor(k: string): keyof Evidence | undefined {
+  switch (k) {
+    case "max_completion_tokens":
+    case "n":
+    case "response_format":
+    case "frequency_penalty":
+    case "presence_penalty":
+    case "logprobs":
+    case "top_logprobs":
+    case "seed":
+    case "stream_options":
+    case "modalities":
+    case "audio":
+    case "reasoning_effort":
+    case "parallel_tool_calls":
+    case "store":
+    case "logit_bias":
+    case "prediction":
+    case "web_search_options":
+    case "functions":
+    case "function_call":
+    case "verbosity":
+    case "prompt_cache_key":
+    case "safety_identifier":
+      return "openai";
+    case "system":
+    case "stop_sequences":
+    case "top_k":
+    case "thinking":
+    case "anthropic_version":
+    case "container":
+    case "mcp_servers":
+    case "context_management":
+      return "anthropic";
+    default:
+      return undefined;
+  }
+}
 /** Roles only OpenAI's chat format has. Comparisons, not a set lookup: detection asks this of every message of every record. */
 function isOpenAIRole(r: unknown): boolean {
   return r === "system" || r === "developer" || r === "tool" || r === "function";
 }
-const OPENAI_PARTS = new Set(["image_url", "input_audio", "refusal"]);
-const ANTHROPIC_BLOCKS = new Set([
-  "tool_use",
-  "tool_result",
-  "document",
-  "thinking",
-  "redacted_thinking",
-  "server_tool_use",
-  "search_result",
-  "container_upload",
-  "mcp_tool_use",
-  "mcp_tool_result",
-]);
 
 /** Model-name hints: a vendor's own model families. */
 export function modelHint(model: unknown): Evidence {
@@ -80,15 +76,47 @@ export function modelHint(model: unknown): Evidence {
   };
 }
 
+/**
+ * A content block's evidence: parts only OpenAI writes (`image_url`, `input_audio`,
+ * `refusal`, a `file` with a file object) and blocks only Anthropic writes (tool
+ * use and results, documents, thinking, server tools, an image with a `source`,
+ * text with `citations`). A switch of string comparisons: detection asks this of
+ * every block of every message.
+ */
 function blockEvidence(block: unknown, ev: Evidence): void {
   if (!isObj(block)) return;
   const t = block.type;
   if (typeof t !== "string") return;
-  if (OPENAI_PARTS.has(t)) ev.openai = true;
-  else if (t === "file" && isObj(block.file)) ev.openai = true;
-  else if (ANTHROPIC_BLOCKS.has(t) || t.endsWith("_tool_result")) ev.anthropic = true;
-  else if (t === "image" && isObj(block.source)) ev.anthropic = true;
-  else if (t === "text" && Array.isArray(block.citations)) ev.anthropic = true;
+  switch (t) {
+    case "text":
+      if (Array.isArray(block.citations)) ev.anthropic = true;
+      return;
+    case "image":
+      if (isObj(block.source)) ev.anthropic = true;
+      return;
+    case "file":
+      if (isObj(block.file)) ev.openai = true;
+      return;
+    case "image_url":
+    case "input_audio":
+    case "refusal":
+      ev.openai = true;
+      return;
+    case "tool_use":
+    case "tool_result":
+    case "document":
+    case "thinking":
+    case "redacted_thinking":
+    case "server_tool_use":
+    case "search_result":
+    case "container_upload":
+    case "mcp_tool_use":
+    case "mcp_tool_result":
+      ev.anthropic = true;
+      return;
+    default:
+      if (t.endsWith("_tool_result")) ev.anthropic = true;
+  }
 }
 
 /** Message fields only OpenAI's chat format has (a switch of string comparisons, asked of every message key). */
@@ -167,8 +195,9 @@ export function requestEvidence(body: Obj): RequestEvidence {
 function scanRequest(body: Obj): RequestEvidence {
   const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
   for (const k in body) {
-    if (OPENAI_REQUEST_KEYS.has(k)) ev.openai = true;
-    else if (ANTHROPIC_REQUEST_KEYS.has(k)) ev.anthropic = true;
+    const vendor = requestKeyVendor(k);
+    if (vendor === "openai") ev.openai = true;
+    else if (vendor === "anthropic") ev.anthropic = true;
   }
   if (typeof body.tool_choice === "string") ev.openai = true;
   else if (

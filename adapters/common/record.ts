@@ -7,7 +7,7 @@
  */
 import type { Adapter, NormalizedRecord, RequestResult, ResponseContext, ResponseResult } from "../types.js";
 import { adapterOf, type AdapterParts } from "./adapter.js";
-import { expectObj, fail, under, type Obj } from "./guards.js";
+import { expectObj, fail, locatedUnder, type Obj } from "./guards.js";
 
 export interface RecordReader {
   format: string;
@@ -31,29 +31,39 @@ function replyOrStream(r: RecordReader, v: unknown, ctx?: ResponseContext): Resp
 
 export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRecord {
   const out: NormalizedRecord = { format: r.format, metadata: { trace_provider: r.provider } };
-  let reqModel: string | undefined;
+  let req: RequestResult | undefined;
   let res: ResponseResult | undefined;
-  const takeRequest = (req: RequestResult) => {
-    out.inputs = { messages: req.messages };
-    reqModel = req.trace_model_name;
-  };
+  // Written out with try/catch rather than `under` and closures: this runs for every record.
   if (Array.isArray(payload)) res = replyOrStream(r, payload);
   else {
     const p = expectObj(payload, []);
     if ("request" in p || "response" in p) {
       const { request, response } = p;
-      if (request !== undefined && request !== null) takeRequest(under("request", () => r.normalizeRequest(request)));
-      if (response !== undefined && response !== null) res = under("response", () => replyOrStream(r, response, { request }));
-      if (!out.inputs && !res) fail([], "a {request, response} record needs at least one of them", "missing");
+      if (request !== undefined && request !== null) {
+        try {
+          req = r.normalizeRequest(request);
+        } catch (err) {
+          throw locatedUnder("request", err);
+        }
+      }
+      if (response !== undefined && response !== null) {
+        try {
+          res = replyOrStream(r, response, { request });
+        } catch (err) {
+          throw locatedUnder("response", err);
+        }
+      }
+      if (!req && !res) fail([], "a {request, response} record needs at least one of them", "missing");
     } else {
       const kind = r.kindOf(p);
-      if (kind === "request") takeRequest(r.normalizeRequest(p));
+      if (kind === "request") req = r.normalizeRequest(p);
       else if (kind === "response") res = r.normalizeResponse(p);
       else fail([], r.unknown(p), "unknown_payload");
     }
   }
+  if (req) out.inputs = { messages: req.messages };
   if (res) out.outputs = { messages: res.messages };
-  const model = res?.trace_model_name ?? reqModel;
+  const model = res?.trace_model_name ?? req?.trace_model_name;
   if (model !== undefined) out.metadata.trace_model_name = model;
   return out;
 }

@@ -6,17 +6,17 @@
  */
 import type { Message } from "../../src/format/schema.js";
 import type { RequestResult } from "../types.js";
-import type { Obj } from "./guards.js";
+import { listed, type Obj } from "./guards.js";
 
 export function requestResult(
   messages: Message[],
   body: Obj,
-  taken: ReadonlySet<string>,
+  taken: readonly string[],
   provider: string | undefined,
   model: unknown,
 ): RequestResult {
   const invocation_params: Obj = {};
-  for (const k in body) if (!taken.has(k) && body[k] !== undefined) invocation_params[k] = body[k];
+  for (const k in body) if (!listed(k, taken) && body[k] !== undefined) invocation_params[k] = body[k];
   const result: RequestResult = { messages, invocation_params };
   if (provider !== undefined) result.trace_provider = provider;
   if (typeof model === "string") result.trace_model_name = model;

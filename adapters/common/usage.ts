@@ -6,7 +6,7 @@
  * (Anthropic, Bedrock). Each vendor's usage.ts names its fields and its rule.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, optCount, type Loc, type Obj } from "./guards.js";
+import { expectObj, fail, isObj, listed, optCount, type Loc, type Obj } from "./guards.js";
 
 /**
  * A vendor's details object (`prompt_tokens_details`, ...) at `loc` + `key`:
@@ -41,26 +41,29 @@ export function cacheDetails(read: number | undefined, creation: number | undefi
 /**
  * The usage object's fields other than `known`, for `usage.extras`. `nulls`
  * says whether a null the vendor sent is kept (OpenAI writes null for "not
- * applicable", which a reader may want to see) or dropped.
+ * applicable", which a reader may want to see) or dropped. The vendors' own
+ * readers pass a list (a handful of names, compared one by one).
  */
-export function otherUsageFields(u: Obj, known: ReadonlySet<string>, nulls: "keep" | "drop"): Obj | undefined {
+export function otherUsageFields(u: Obj, known: ReadonlySet<string> | readonly string[], nulls: "keep" | "drop"): Obj | undefined {
+  const set = known instanceof Set ? (known as ReadonlySet<string>) : undefined;
+  const list = known as readonly string[];
   let extras: Obj | undefined;
   for (const k in u) {
     const v = u[k];
-    if (known.has(k) || v === undefined || (v === null && nulls === "drop")) continue;
+    if ((set ? set.has(k) : listed(k, list)) || v === undefined || (v === null && nulls === "drop")) continue;
     (extras ??= {})[k] = v;
   }
   return extras;
 }
 
-/** A usage rule's fields with the set of names `extras` leaves out, built once per vendor. */
-export type Known<F> = F & { readonly known: ReadonlySet<string> };
+/** A usage rule's fields with the names `extras` leaves out (a handful: a list, compared one by one), built once per vendor. */
+export type Known<F> = F & { readonly known: readonly string[] };
 
 /** `f` with its count and details names (and `alsoKnown`, names the vendor's reader handles itself) as the names extras leaves out. */
 export function knownFields<F extends IncludedCacheFields | SeparateCacheFields>(f: F, alsoKnown: readonly string[] = []): Known<F> {
   const names =
     "total" in f ? [f.input, f.output, f.total, f.inputDetails, f.outputDetails] : [f.input, f.output, f.cacheRead, f.cacheWrite];
-  return { ...f, known: new Set([...names, ...alsoKnown]) };
+  return { ...f, known: [...names, ...alsoKnown] };
 }
 
 /** Where a usage object whose input count already includes cached tokens keeps its counts. */

@@ -118,7 +118,7 @@ export function lowerCamelKeys(v: unknown, shape: Shape): unknown {
   if (!isObj(v)) return v;
   let out: Obj | undefined;
   for (const k in v) {
-    const camel = k.includes("_") && !k.startsWith("_") ? lowerCamel(k) : k;
+    const camel = k.indexOf("_") > 0 ? lowerCamel(k) : k;
     // A field sent in both spellings: the lowerCamelCase one is read, the other kept as sent.
     const name = camel !== k && Object.hasOwn(v, camel) ? k : camel;
     const sub = Object.hasOwn(shape, name) ? shape[name] : undefined;
@@ -155,7 +155,8 @@ function spelledProto(v: unknown, scan: Shape): boolean {
   }
   if (!isObj(v)) return false;
   for (const k in v) {
-    if (k.includes("_") && !k.startsWith("_")) return true;
+    // An underscore after the first character (one search, not two).
+    if (k.indexOf("_") > 0) return true;
     const sub = scan === LEAF ? undefined : Object.hasOwn(scan, k) ? scan[k] : undefined;
     if (sub !== undefined && typeof v[k] === "object" && spelledProto(v[k], sub)) return true;
   }

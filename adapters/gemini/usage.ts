@@ -14,14 +14,14 @@ import type { UsageMetadata } from "../../src/format/schema.js";
 import { checkedUsage, expectObj, optCount, type Loc } from "../common/guards.js";
 import { otherUsageFields } from "../common/usage.js";
 
-const K_USAGE = new Set([
+const K_USAGE: readonly string[] = [
   "promptTokenCount",
   "toolUsePromptTokenCount",
   "cachedContentTokenCount",
   "candidatesTokenCount",
   "thoughtsTokenCount",
   "totalTokenCount",
-]);
+];
 
 export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;

@@ -42,7 +42,7 @@ function promptMessages(raw: unknown): Message[] {
 }
 
 /** The body fields the messages are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "prompts"]);
+const TAKEN: readonly string[] = ["messages", "prompts"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   if (Array.isArray(request)) return { messages: markOrphans(messagesToNative(request, [])), invocation_params: {} };

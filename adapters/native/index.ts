@@ -172,7 +172,7 @@ export function isStrictlyNative(payload: unknown): boolean {
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "model"]);
+const TAKEN: readonly string[] = ["messages", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

@@ -57,9 +57,13 @@ function finish(role: Message["role"], content: ContentBlock[], extras: Obj | un
   return msg;
 }
 
-/** `parent` + `key` (+ `rest`), built only where a location is needed: key undefined means the message sits at `parent` itself. */
-function locOf(parent: Loc, key: Key | undefined, ...rest: Key[]): Loc {
-  return key === undefined ? [...parent, ...rest] : [...parent, key, ...rest];
+/** `parent` + `key` (+ `last`), built only where a location is needed: key undefined means the message sits at `parent` itself. */
+function locOf(parent: Loc, key: Key | undefined, last?: Key): Loc {
+  // Built by push, not spreads of a rest list: tool calls ask for one per message.
+  const loc = parent.slice();
+  if (key !== undefined) loc.push(key);
+  if (last !== undefined) loc.push(last);
+  return loc;
 }
 
 /**
@@ -124,7 +128,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
   for (let i = 0; i < list.length; i++) {
     const m = expectObj(list[i], loc, i);
     const role = m.role;
-    unmapped.length = 0;
+    // Emptied only when something was kept: setting an array's length is a slow runtime call.
+    if (unmapped.length !== 0) unmapped.length = 0;
     switch (role) {
       case "system":
         out.push(finish("system", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
@@ -178,7 +183,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["messages", "model"]);
+const TAKEN: readonly string[] = ["messages", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

@@ -5,17 +5,41 @@
  */
 import type { ResponseContext, ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, fail, isObj, leftovers, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, fail, isObj, leftoversBut, type Loc, type Obj } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantBlocks } from "./request.js";
 import { requestAudioFormat } from "./audio.js";
 import { normalizeUsage } from "./usage.js";
 
-const K_RESPONSE = new Set(["choices", "usage", "model"]);
-const K_ENVELOPE = new Set(["message", "usage", "model"]);
-const K_CHOICE = new Set(["message", "index", "finish_reason", "logprobs"]);
-const K_RESP_MSG = new Set(["role", "content", "refusal", "tool_calls", "function_call", "audio", "annotations", "reasoning_content"]);
-const K_BARE = new Set([...K_RESP_MSG, "usage", "model"]);
+/** The reply message fields the mapping consumes (a switch of string comparisons: every reply passes here); a bare reply also carries usage and model. */
+function isReplyKey(k: string, bare: boolean): boolean {
+  switch (k) {
+    case "role":
+    case "content":
+    case "refusal":
+    case "tool_calls":
+    case "function_call":
+    case "audio":
+    case "annotations":
+    case "reasoning_content":
+      return true;
+    case "usage":
+    case "model":
+      return bare;
+    default:
+      return false;
+  }
+}
+
+function replyExtras(m: Obj, bare: boolean): Obj | undefined {
+  let out: Obj | undefined;
+  for (const k in m) {
+    if (isReplyKey(k, bare)) continue;
+    const v = m[k];
+    if (v !== undefined) (out ??= {})[k] = v;
+  }
+  return out;
+}
 
 /** Attach the message's `annotations` (url_citation, ...) to its text blocks. */
 export function attachAnnotations(blocks: ContentBlock[], annotations: unknown, loc: Loc): void {
@@ -29,7 +53,7 @@ export function attachAnnotations(blocks: ContentBlock[], annotations: unknown, 
 }
 
 /** One reply message (role assistant) -> the native message; `extras` are the envelope's leftovers. */
-function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat: string | undefined): Message {
+function replyMessage(m: Obj, loc: Loc, bare: boolean, audioFormat: string | undefined): Message {
   if (m.role !== undefined && m.role !== null && m.role !== "assistant")
     fail([...loc, "role"], `a reply message has role "assistant", got ${JSON.stringify(m.role)}`, "unsupported_role");
   const unmapped: Unmapped[] = [];
@@ -38,17 +62,18 @@ function replyMessage(m: Obj, loc: Loc, known: ReadonlySet<string>, audioFormat:
   if (m.annotations !== undefined && m.annotations !== null && !(Array.isArray(m.annotations) && m.annotations.length === 0))
     attachAnnotations(content, m.annotations, [...loc, "annotations"]);
   const msg: Message = { role: "assistant", content };
-  const extras = withUnmapped(leftovers(m, known), unmapped);
+  const extras = withUnmapped(replyExtras(m, bare), unmapped);
   if (extras) msg.extras = extras;
   return msg;
 }
 
 export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioFormat?: string): Message {
   const c = expectObj(choice, loc);
-  const msg = replyMessage(expectObj(c.message, loc, "message"), [...loc, "message"], K_RESP_MSG, audioFormat);
+  const msg = replyMessage(expectObj(c.message, loc, "message"), [...loc, "message"], false, audioFormat);
   // Built in place (msg.extras is this call's own object): every reply passes here.
   let extras = msg.extras;
-  for (const k in c) if (!K_CHOICE.has(k) && c[k] !== undefined) (extras ??= {})[k] = c[k];
+  for (const k in c)
+    if (k !== "message" && k !== "index" && k !== "finish_reason" && k !== "logprobs" && c[k] !== undefined) (extras ??= {})[k] = c[k];
   if (c.finish_reason !== undefined && c.finish_reason !== null) (extras ??= {}).finish_reason = c.finish_reason;
   if (many && c.index !== undefined) (extras ??= {}).choice_index = c.index;
   if (c.logprobs !== undefined && c.logprobs !== null) (extras ??= {}).logprobs = c.logprobs;
@@ -68,7 +93,7 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   if (Array.isArray(response)) {
     // SPEC §2.6: [role, content].
     if (response.length !== 2) fail([], `a [role, content] reply has two elements, got ${response.length}`, "tuple_length");
-    return { messages: [replyMessage({ role: response[0], content: response[1] }, [], K_RESP_MSG, audioFormat)], trace_provider: "openai" };
+    return { messages: [replyMessage({ role: response[0], content: response[1] }, [], false, audioFormat)], trace_provider: "openai" };
   }
   const r = expectObj(response, []);
   let messages: Message[];
@@ -77,14 +102,15 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   if ("choices" in r || !("message" in r || "role" in r || "content" in r)) {
     const choices = expectArray(r.choices, ["choices"]);
     const many = choices.length > 1;
-    messages = choices.map((c, i) => choiceToMessage(c, ["choices", i], many, audioFormat));
-    top = leftovers(r, K_RESPONSE);
+    messages = [];
+    for (let i = 0; i < choices.length; i++) messages.push(choiceToMessage(choices[i], ["choices", i], many, audioFormat));
+    top = leftoversBut(r, "choices", "usage", "model");
     stop = isObj(choices[0]) ? choices[0].finish_reason : undefined;
   } else if ("message" in r) {
-    messages = [replyMessage(expectObj(r.message, [], "message"), ["message"], K_RESP_MSG, audioFormat)];
-    top = leftovers(r, K_ENVELOPE);
+    messages = [replyMessage(expectObj(r.message, [], "message"), ["message"], false, audioFormat)];
+    top = leftoversBut(r, "message", "usage", "model");
   } else {
-    messages = [replyMessage(r, [], K_BARE, audioFormat)];
+    messages = [replyMessage(r, [], true, audioFormat)];
   }
   const usage = normalizeUsage(r.usage, ["usage"]);
   const first = messages[0];

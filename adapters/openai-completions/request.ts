@@ -78,7 +78,7 @@ export function promptCount(request: unknown): number {
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["prompt", "suffix", "model"]);
+const TAKEN: readonly string[] = ["prompt", "suffix", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

@@ -35,28 +35,44 @@ function isAssistantItem(item: Obj): boolean {
   return !TOOL_OUTPUTS.has(item.type as string);
 }
 
+/**
+ * The input's messages as they are read: the open assistant turn (consecutive
+ * assistant items make one message) and the items of a type this adapter does
+ * not know, kept whole on the message they follow (DESIGN). A class rather than
+ * closures made per request: every request passes here.
+ */
+class InputMessages {
+  readonly out: Message[] = [];
+  turn: { msg: Message; unmapped: Unmapped[] } | undefined;
+  pending: Unmapped[] = [];
+
+  flushTurn(): void {
+    const turn = this.turn;
+    if (!turn) return;
+    const ex = withUnmapped(turn.msg.extras, turn.unmapped);
+    if (ex) turn.msg.extras = ex;
+    this.out.push(turn.msg);
+    this.turn = undefined;
+  }
+
+  /** A message other than an assistant turn's, with what waits for it and its own unmapped parts. */
+  push(msg: Message, unmapped: Unmapped[]): void {
+    this.flushTurn();
+    if (this.pending.length !== 0 || unmapped.length !== 0) {
+      const ex = withUnmapped(msg.extras, [...this.pending, ...unmapped]);
+      this.pending = [];
+      if (ex) msg.extras = ex;
+    }
+    this.out.push(msg);
+  }
+}
+
 export function normalizeInput(raw: unknown, loc: Loc): Message[] {
   if (typeof raw === "string") return [{ role: "user", content: [{ type: "text", text: raw }] }];
   if (raw === undefined || raw === null) return [];
   if (!Array.isArray(raw)) return fail(loc, `expected a string or an array of input items, got ${describe(raw)}`, "input_type");
-  const out: Message[] = [];
-  let turn: { msg: Message; unmapped: Unmapped[] } | undefined;
-  // Items of a type this adapter does not know, kept whole on the message they follow (DESIGN).
-  let pending: Unmapped[] = [];
-  const flushTurn = () => {
-    if (!turn) return;
-    const ex = withUnmapped(turn.msg.extras, turn.unmapped);
-    if (ex) turn.msg.extras = ex;
-    out.push(turn.msg);
-    turn = undefined;
-  };
-  const push = (msg: Message, unmapped: Unmapped[]) => {
-    flushTurn();
-    const ex = withUnmapped(msg.extras, [...pending, ...unmapped]);
-    pending = [];
-    if (ex) msg.extras = ex;
-    out.push(msg);
-  };
+  const read = new InputMessages();
+  const out = read.out;
   for (let i = 0; i < raw.length; i++) {
     const iloc = [...loc, i];
     const item = expectObj(raw[i], iloc);
@@ -80,7 +96,7 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
       let ex = leftovers(item, K_TOOL_OUTPUT);
       if (item.type !== "function_call_output") ex = { ...ex, vendor_type: item.type };
       if (ex) msg.extras = ex;
-      push(msg, unmapped);
+      read.push(msg, unmapped);
       continue;
     }
     if ((item.type === "message" || item.type === undefined) && item.role !== "assistant") {
@@ -94,32 +110,32 @@ export function normalizeInput(raw: unknown, loc: Loc): Message[] {
       const unmapped: Unmapped[] = [];
       const msg: Message = { role, content: messageBlocks(item, iloc, unmapped) };
       if (item.role === "developer") msg.extras = { vendor_role: "developer" };
-      push(msg, unmapped);
+      read.push(msg, unmapped);
       continue;
     }
     if (isAssistantItem(item)) {
       const unmapped: Unmapped[] = [];
       const blocks = assistantItemBlocks(item, iloc, unmapped);
       if (blocks) {
-        if (!turn) {
-          turn = { msg: { role: "assistant", content: [] }, unmapped: [...pending] };
-          pending = [];
+        if (!read.turn) {
+          read.turn = { msg: { role: "assistant", content: [] }, unmapped: [...read.pending] };
+          read.pending = [];
         }
-        for (const b of blocks) turn.msg.content.push(b);
-        for (const u of unmapped) turn.unmapped.push(u);
+        for (const block of blocks) read.turn.msg.content.push(block);
+        for (const u of unmapped) read.turn.unmapped.push(u);
         continue;
       }
     }
     // An unknown item (item_reference, local_shell_call, mcp_approval_request, ...): on the open turn, else the message before, else the next.
     const u = { index: i, part: item };
-    if (turn) turn.unmapped.push(u);
+    if (read.turn) read.turn.unmapped.push(u);
     else if (out.length) {
       const last = out[out.length - 1]!;
       last.extras = withUnmapped(last.extras, [...((last.extras?.unmapped_content as Unmapped[] | undefined) ?? []), u]);
-    } else pending.push(u);
+    } else read.pending.push(u);
   }
-  flushTurn();
-  if (pending.length) out.push({ role: "user", content: [], extras: { unmapped_content: pending } });
+  read.flushTurn();
+  if (read.pending.length) out.push({ role: "user", content: [], extras: { unmapped_content: read.pending } });
   return markOrphans(out);
 }
 
@@ -131,7 +147,7 @@ function instructionsMessages(raw: unknown): Message[] {
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
-const TAKEN: ReadonlySet<string> = new Set(["input", "instructions", "model"]);
+const TAKEN: readonly string[] = ["input", "instructions", "model"];
 
 export function normalizeRequest(request: unknown): RequestResult {
   const body = expectObj(request, []);

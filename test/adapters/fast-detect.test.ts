@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { readFileSync, readdirSync } from "node:fs";
 import { detectFormat, detectFormatFully } from "../../src/normalize.js";
-import { fastDetect } from "../../adapters/index.js";
+import { fastDetect, soleResponseClaim } from "../../adapters/index.js";
 import { NormalizeError } from "../../src/errors.js";
 import { RECORD_CLASSES, generateCorpus } from "../../benchmarks/corpus.js";
 import { FORMATS, generateFormatCorpus } from "../../benchmarks/corpus-formats.js";
@@ -177,6 +177,33 @@ describe("detection's fast path", () => {
     expect(fast).toBeGreaterThan(100);
   });
 
+  const otherPairs = (["openai-responses", "gemini", "bedrock-converse"] as const)
+    .flatMap((format) => RECORD_CLASSES.flatMap((kind) => generateFormatCorpus(6, kind, format, 3)))
+    .map((r) => r.payload as unknown as Obj);
+
+  it("names the other formats' pairs by the one adapter that reads their response, as asking every adapter does", () => {
+    for (const format of ["openai-responses", "gemini", "bedrock-converse"] as const)
+      for (const kind of RECORD_CLASSES)
+        for (const rec of generateFormatCorpus(20, kind, format, 13)) {
+          expect(soleResponseClaim(rec.payload)).toBe(format);
+          expect(agree(rec.payload)).toBe(`format ${format}`);
+        }
+  });
+
+  it("agrees on Responses, Gemini and Converse pairs mutated with other formats' markers, messages and blocks", () => {
+    let sole = 0;
+    fc.assert(
+      fc.property(fc.nat(otherPairs.length - 1), fc.array(mutation, { minLength: 1, maxLength: 3 }), (i, ms) => {
+        const p = mutate(otherPairs[i]!, ms);
+        agree(p);
+        if (fastDetect(p) === undefined && soleResponseClaim(p) !== undefined) sole++;
+      }),
+      { numRuns: 1500 },
+    );
+    // Many mutations leave the pair the second fast path's: its answers were compared, not only its refusals.
+    expect(sole).toBeGreaterThan(100);
+  });
+
   it("leaves a response that another format's test also passes to the full detection, which finds two claims", () => {
     const openaiReply = { object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: "hi" } }] };
     const anthropicReply = { type: "message", role: "assistant", content: [{ type: "text", text: "hi" }] };
@@ -245,6 +272,28 @@ describe("detection's fast path", () => {
           cases++;
         }
       }
+      expect(cases).toBeGreaterThan(200);
+    });
+
+    it("a getter that throws, wherever it sits in a Responses, Gemini or Converse pair", () => {
+      let cases = 0;
+      for (const format of ["openai-responses", "gemini", "bedrock-converse"] as const)
+        for (const kind of ["tools", "streams"] as const) {
+          const b = generateFormatCorpus(1, kind, format, 9)[0]!.payload as unknown as Obj;
+          const n = holders(b).length;
+          for (let j = 0; j < n; j++) {
+            const p = structuredClone(b);
+            const [holder, key] = holders(p)[j]!;
+            Object.defineProperty(holder, key, {
+              enumerable: true,
+              get() {
+                throw new Error(`hostile getter at ${key}`);
+              },
+            });
+            agree(p);
+            cases++;
+          }
+        }
       expect(cases).toBeGreaterThan(200);
     });
 
