@@ -255,9 +255,10 @@ describe("detection's fast path", () => {
       return out;
     }
 
-    it("a getter that throws, wherever it sits", () => {
+    /** Each payload once per place a value sits, that value behind a getter that throws: detection agrees with the full one. Returns the cases. */
+    const everyHostileGetter = (payloads: Obj[]): number => {
       let cases = 0;
-      for (const b of base()) {
+      for (const b of payloads) {
         const n = holders(b).length;
         for (let j = 0; j < n; j++) {
           const p = structuredClone(b);
@@ -272,29 +273,18 @@ describe("detection's fast path", () => {
           cases++;
         }
       }
-      expect(cases).toBeGreaterThan(200);
+      return cases;
+    };
+
+    it("a getter that throws, wherever it sits", () => {
+      expect(everyHostileGetter(base())).toBeGreaterThan(200);
     });
 
     it("a getter that throws, wherever it sits in a Responses, Gemini or Converse pair", () => {
-      let cases = 0;
-      for (const format of ["openai-responses", "gemini", "bedrock-converse"] as const)
-        for (const kind of ["tools", "streams"] as const) {
-          const b = generateFormatCorpus(1, kind, format, 9)[0]!.payload as unknown as Obj;
-          const n = holders(b).length;
-          for (let j = 0; j < n; j++) {
-            const p = structuredClone(b);
-            const [holder, key] = holders(p)[j]!;
-            Object.defineProperty(holder, key, {
-              enumerable: true,
-              get() {
-                throw new Error(`hostile getter at ${key}`);
-              },
-            });
-            agree(p);
-            cases++;
-          }
-        }
-      expect(cases).toBeGreaterThan(200);
+      const pairs = (["openai-responses", "gemini", "bedrock-converse"] as const).flatMap((format) =>
+        (["tools", "streams"] as const).map((kind) => generateFormatCorpus(1, kind, format, 9)[0]!.payload as unknown as Obj),
+      );
+      expect(everyHostileGetter(pairs)).toBeGreaterThan(200);
     });
 
     /** `v` behind proxies all the way down, which answer like the object (or throw from one trap). */

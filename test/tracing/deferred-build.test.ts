@@ -197,16 +197,7 @@ describe("runs built after the call returns", () => {
   it("go to the spool on process.exit() right after the calls, and the next client delivers each once, whole", async () => {
     col = await startCollector();
     const spool = join(tempDir("tp-deferred-exit-"), "spool");
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)), col.url, spool, "20"],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    clearTimeout(killer);
+    const { code, stderr } = await runExitChild(col.url, spool, "20");
     // 3: no build was pending at exit, so the test would prove nothing.
     expect(code, stderr).toBe(0);
     const next = new Client({ endpoint: col.url, apiKey: "k", spoolDir: spool, exitHooks: false, warn: () => {} });
@@ -271,24 +262,7 @@ describe("the deferred queue", () => {
     const spool = join(tempDir("tp-deferred-idle-"), "spool");
     // The child makes its calls and returns from its module without flushing: the batch and the Client's
     // beforeExit flush must both run before the process ends.
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url)),
-        col.url,
-        spool,
-        "5",
-        "idle",
-      ],
-      { stdio: ["ignore", "ignore", "pipe"] },
-    );
-    let stderr = "";
-    child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
-    const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
-    clearTimeout(killer);
+    const { code, stderr } = await runExitChild(col.url, spool, "5", "idle");
     expect(code, stderr).toBe(0);
     // Delivered by the exiting process itself: nothing was left for a next client in the spool.
     const { runs } = await col.collector.store.queryRuns({ project: "deferred-exit", limit: 100 });
@@ -299,3 +273,15 @@ describe("the deferred queue", () => {
     await next.shutdown();
   }, 150_000);
 });
+
+/** test/fixtures/scripts/deferred-exit-child.ts with `args`: its exit code and what it wrote to stderr. */
+async function runExitChild(...args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const script = fileURLToPath(new URL("../fixtures/scripts/deferred-exit-child.ts", import.meta.url));
+  const child = spawn(process.execPath, ["--import", "tsx", script, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (d) => (stderr += d));
+  const killer = setTimeout(() => child.kill("SIGKILL"), 110_000);
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  clearTimeout(killer);
+  return { code, stderr };
+}
