@@ -2,7 +2,7 @@
  * The collector under test for benchmarks/collector.ts, in a process of its
  * own so its CPU is its own (the load generator and the benchmark's own
  * bookkeeping are elsewhere):
- *   node --import tsx benchmarks/collector-server.ts <root> <db>
+ *   node --import tsx benchmarks/collector-server.ts <root> <db> [profile|no-profile] [sources|dist]
  * <root> is the tree whose sources are measured (this checkout, or an
  * unchanged copy for an A/B in the same run). Prints "listening on <url>",
  * then answers IPC messages: "start" marks the CPU clock and starts the
@@ -13,14 +13,17 @@
  * the collector and exits.
  */
 import { Session } from "node:inspector/promises";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { stagesOf, type CpuProfile } from "./cpu-stages.js";
 
-const [root, db, profileArg] = process.argv.slice(2) as [string, string, string | undefined];
+const [root, db, profileArg, codeArg] = process.argv.slice(2) as [string, string, string | undefined, string | undefined];
 const profile = profileArg !== "no-profile";
-const { createCollector } = (await import(pathToFileURL(join(root, "src/server/app.ts")).href)) as typeof import("../src/server/app.js");
+// "dist": the tree's compiled package, as `tracepipe serve` runs it (built with `npm run build`).
+const entry = codeArg === "dist" ? "dist/src/server/index.js" : "src/server/app.ts";
+if (codeArg === "dist" && !existsSync(join(root, entry))) throw new Error(`${root} has no ${entry}: run npm run build there`);
+const { createCollector } = (await import(pathToFileURL(join(root, entry)).href)) as typeof import("../src/server/app.js");
 const collector = await createCollector({ db, rateLimits: false });
 const { url } = await collector.listen(0);
 

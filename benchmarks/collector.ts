@@ -22,7 +22,11 @@
  * Each measurement follows a warm-up of its own (--warmup seconds of the same
  * load, outside the measured window).
  *
- *   npx tsx benchmarks/collector.ts [--seconds 8] [--warmup 2] [--clients 4] [--batch 10] [--reps 3] [--ids v4|v7] [--baseline DIR] [--no-profile]
+ * With `--dist` each tree's collector is its compiled dist/ (what `tracepipe serve`
+ * runs) instead of its sources through tsx; the stage split then reads bundled
+ * chunks, so pair it with --no-profile.
+ *
+ *   npx tsx benchmarks/collector.ts [--seconds 8] [--warmup 2] [--clients 4] [--batch 10] [--reps 3] [--ids v4|v7] [--baseline DIR] [--no-profile] [--dist]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -48,6 +52,7 @@ const WARMUP_SECONDS = arg("warmup", 2);
 /** v4: random ids, one start time (each insert into an index keyed by id or trace id on a random page); v7: time-ordered ids and times, as live clients send. */
 const IDS = process.argv.includes("--ids") ? process.argv[process.argv.indexOf("--ids") + 1]! : "v4";
 const PROFILE = !process.argv.includes("--no-profile");
+const DIST = process.argv.includes("--dist");
 const baselineAt = process.argv.indexOf("--baseline");
 const VARIANTS: { name: string; root: string }[] = [{ name: "this tree", root }];
 if (baselineAt > 0) VARIANTS.push({ name: "baseline", root: resolve(process.argv[baselineAt + 1]!) });
@@ -86,7 +91,15 @@ function load(url: string, batch: number, seconds: number): Promise<Load> {
 function startCollector(tree: string, db: string): Promise<{ proc: ChildProcess; url: string }> {
   const proc = spawn(
     process.execPath,
-    ["--import", "tsx", join(root, "benchmarks/collector-server.ts"), tree, db, PROFILE ? "profile" : "no-profile"],
+    [
+      "--import",
+      "tsx",
+      join(root, "benchmarks/collector-server.ts"),
+      tree,
+      db,
+      PROFILE ? "profile" : "no-profile",
+      DIST ? "dist" : "sources",
+    ],
     { cwd: tree, stdio: ["ignore", "pipe", "inherit", "ipc"] },
   );
   return new Promise((resolve, reject) => {
@@ -143,7 +156,7 @@ for (const v of VARIANTS)
     });
 
 console.log(
-  `collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, sources through tsx${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`,
+  `collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, ${DIST ? "compiled dist/" : "sources through tsx"}${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`,
 );
 for (let rep = 0; rep < REPS; rep++) {
   for (const batch of rep % 2 === 0 ? BATCHES : [...BATCHES].reverse()) {
