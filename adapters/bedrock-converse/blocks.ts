@@ -9,7 +9,19 @@
  */
 import type { ContentBlock, MediaBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectArray, expectObj, expectString, fail, isObj, leftovers, leftoversBut, type Loc, type Obj, jsonText } from "../common/guards.js";
+import {
+  describe,
+  expectArray,
+  expectObj,
+  expectString,
+  fail,
+  isObj,
+  leftovers,
+  leftoversBut,
+  type Loc,
+  type Obj,
+  jsonText,
+} from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
 import { assignOwned, copyOf, hasKeys, withExtras } from "../common/extras.js";
 import { mimeOf, toBase64, type MediaKind } from "./media.js";
@@ -54,7 +66,10 @@ function media(kind: MediaKind, v: Obj, loc: Loc): ContentBlock | undefined {
     // block's extras are the media object's, the format's and the source's leftovers, in that order.
     const base64 = toBase64(src.bytes, [...loc, "source", "bytes"]);
     const block: MediaBlock = { type, base64, mime_type: mimeOf(kind, v.format, base64)! };
-    const extras = assignOwned(assignOwned(copyOf(leftoversBut(v, "format", "source")), formatExtras(kind, v.format)), leftoversBut(src, "bytes"));
+    const extras = assignOwned(
+      assignOwned(copyOf(leftoversBut(v, "format", "source")), formatExtras(kind, v.format)),
+      leftoversBut(src, "bytes"),
+    );
     if (extras && hasKeys(extras)) block.extras = extras;
     return block;
   }

@@ -140,7 +140,8 @@ function checkCounts(o: Record<string, unknown>, at: Loc): void {
     if (k === "extras") continue; // the vendor's own fields, kept as they came
     const v = o[k];
     if (typeof v === "number") {
-      if (!Number.isSafeInteger(v) || v < 0) fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+      if (!Number.isSafeInteger(v) || v < 0)
+        fail([...at, k], `token count ${v} is not a non-negative integer of at most 2^53 - 1`, "int_type");
     } else if (isObj(v)) checkCounts(v, [...at, k]);
   }
 }
