@@ -348,13 +348,13 @@ export class SqliteIngest {
     }
     const inserted = this.loader.partsOf(writes.flatMap((w) => (typeof w.written === "number" ? [w.written] : [])));
     for (const { before, threadBefore, written } of writes) {
-      const parts = typeof written === "number" ? inserted.get(written) : written;
+      const parts = typeof written === "number" ? inserted.get(written) : { contribution: contributionInRow(written), thread: threadPartInRow(written) };
       if (!parts) throw new Error(`the run just inserted as rowid ${String(written)} was not found in the same transaction`);
       if (before) deltas.add(before, -1);
-      const after = contributionInRow(parts);
+      const after = parts.contribution;
       if (after) deltas.add(after, 1);
       if (threadBefore) threads.add(threadBefore, -1);
-      const threadAfter = threadPartInRow(parts);
+      const threadAfter = parts.thread;
       if (threadAfter) threads.add(threadAfter, 1);
       bounds.note(threadBefore, threadAfter);
     }

@@ -63,6 +63,20 @@ export function contributionInRow(row: Record<string, unknown>): ContributionRow
   return c as unknown as ContributionRow;
 }
 
+/** The names of CONTRIBUTION_IN_ROW's columns, in its order. */
+export const CONTRIBUTION_IN_ROW_NAMES: readonly string[] = [...FIELDS.map((f) => IN_ROW + f), `${IN_ROW}counts`];
+
+/** The latency expression the contribution columns compute from a run's row (ms). */
+export const RUN_LATENCY_MS = LAT;
+
+/** contributionInRow for a row read as an array: CONTRIBUTION_IN_ROW's columns from index `at`. */
+export function contributionInRawRow(row: readonly unknown[], at: number): ContributionRow | undefined {
+  if (row[at + FIELDS.length] !== 1) return undefined;
+  const c: Record<string, unknown> = {};
+  for (let i = 0; i < FIELDS.length; i++) c[FIELDS[i]!] = row[at + i];
+  return c as unknown as ContributionRow;
+}
+
 /** Contributions of the runs `where` picks, grouped (n = how many runs each row stands for). */
 export function groupedContributions(db: SqliteHandle, where: string, ...args: unknown[]): ContributionRow[] {
   return db
