@@ -5,7 +5,11 @@
  */
 const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/i;
 
+/** The stored form itself, which canonicalTime gives back unchanged (most clients send it). */
+const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
 export function canonicalTime(value: string): string | undefined {
+  if (CANONICAL.test(value)) return value;
   const m = ISO.exec(value);
   if (m && (m[4] === undefined || m[4].toUpperCase() === "Z")) {
     return `${m[1]}T${m[2]}.${(m[3] ?? "").padEnd(6, "0").slice(0, 6)}Z`;

@@ -9,8 +9,9 @@ import type { Obj } from "../../internal/obj.js";
 import { applyChange, type Texts } from "../merge-rules.js";
 import { JSONCOL, SCALAR, type Row } from "./columns.js";
 import { parsePieceMap, type PieceMap } from "./pieces.js";
-import { CONTRIBUTION_IN_ROW } from "./rollups.js";
-import { THREAD_PART_IN_ROW } from "./thread-table.js";
+import type { ContributionRow } from "../rollup.js";
+import { CONTRIBUTION_IN_ROW, CONTRIBUTION_IN_ROW_NAMES, contributionInRawRow, RUN_LATENCY_MS } from "./rollups.js";
+import { THREAD_PART_IN_ROW, THREAD_PART_IN_ROW_NAMES, threadPartInRawRow, type ThreadPart } from "./thread-table.js";
 
 /**
  * A large JSON column left in the row: most merges (an end time, a status)
@@ -41,36 +42,74 @@ export interface LoadedRun {
   pieces: PieceMap | undefined;
 }
 
+/** A run's part in the rollups and in its thread. */
+export interface RunParts {
+  contribution: ContributionRow | undefined;
+  thread: ThreadPart | undefined;
+}
+
+/**
+ * The parts of rows by rowid, each row's latency computed once: the parts' expressions use it several times
+ * (its histogram bucket alone five), and each use would parse both times again. Read as arrays (raw): a row
+ * object built column by column costs more than the expressions.
+ */
+const PARTS_COLUMNS = ["rowid", ...CONTRIBUTION_IN_ROW_NAMES, ...THREAD_PART_IN_ROW_NAMES];
+const PARTS_OF_ROWIDS = [
+  `WITH r AS MATERIALIZED (SELECT rowid AS rowid, session_name, start_time, end_time, first_token_time, parent_run_id, run_type, name,
+    extra, error, v_usage, ${RUN_LATENCY_MS} AS latency_ms FROM runs WHERE rowid`,
+  `) SELECT rowid, ${`${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`.split(RUN_LATENCY_MS).join("latency_ms")} FROM r`,
+] as const;
+
 /** Statements kept for 2, 4, 8, ... keys, up to LOAD_MANY: the keys of one read, with the places left over NULL (which matches nothing). */
-class PaddedIn {
+class PaddedIn<T> {
   private readonly bySize = new Map<number, Database.Statement>();
 
   constructor(
     private readonly db: Database.Database,
     /** The statement up to `IN`. */
     private readonly sql: string,
+    /** The statement after the `IN (...)` list. */
+    private readonly after = "",
+    /** Rows as arrays, in these columns (checked when prepared), not objects. */
+    private readonly rawColumns?: readonly string[],
   ) {}
 
+  private statement(size: number): Database.Statement {
+    let stmt = this.bySize.get(size);
+    if (stmt) return stmt;
+    stmt = this.db.prepare(`${this.sql} IN (${new Array(size).fill("?").join(", ")})${this.after}`);
+    if (this.rawColumns) {
+      const names = stmt.columns().map((c) => c.name);
+      if (names.join(",") !== this.rawColumns.join(","))
+        throw new Error(`ingest's read of stored parts has columns ${names.join(", ")}, not ${this.rawColumns.join(", ")}`);
+      stmt.raw(true);
+    }
+    this.bySize.set(size, stmt);
+    return stmt;
+  }
+
   /** Every row whose key is one of `keys`, one statement per LOAD_MANY keys. */
-  *rows(keys: readonly unknown[]): Generator<Row> {
+  rows(keys: readonly unknown[]): T[] {
+    const out: T[] = [];
     for (let i = 0; i < keys.length; i += LOAD_MANY) {
       const chunk: unknown[] = keys.slice(i, i + LOAD_MANY);
       let size = 2;
       while (size < chunk.length) size *= 2;
-      let stmt = this.bySize.get(size);
-      if (!stmt) this.bySize.set(size, (stmt = this.db.prepare(`${this.sql} IN (${new Array(size).fill("?").join(", ")})`)));
       while (chunk.length < size) chunk.push(null);
-      yield* stmt.all(chunk) as Row[];
+      const rows = this.statement(size).all(chunk) as T[];
+      if (keys.length <= LOAD_MANY) return rows;
+      for (const r of rows) out.push(r);
     }
+    return out;
   }
 }
 
 export class SqliteRunLoader {
   private readonly one: Database.Statement;
   /** The rows of several ids (rows()). */
-  private readonly many: PaddedIn;
+  private readonly many: PaddedIn<Row>;
   /** The parts in the rollups and threads of rows just written, by rowid (partsOf()). */
-  private readonly parts: PaddedIn;
+  private readonly parts: PaddedIn<unknown[]>;
 
   constructor(db: Database.Database) {
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
@@ -78,16 +117,21 @@ export class SqliteRunLoader {
         ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id`;
     this.one = db.prepare(`${sql} = ?`);
     this.many = new PaddedIn(db, sql);
-    this.parts = new PaddedIn(db, `SELECT rowid AS rowid, ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE rowid`);
+    this.parts = new PaddedIn(db, PARTS_OF_ROWIDS[0], PARTS_OF_ROWIDS[1], PARTS_COLUMNS);
   }
 
   /**
    * The part in the rollups and in its thread of each run just inserted, by rowid: read together after a batch's
    * inserts, which is cheaper than each INSERT returning them (RETURNING holds its rows in a table of their own).
    */
-  partsOf(rowids: readonly number[]): Map<number, Row> {
-    const out = new Map<number, Row>();
-    for (const row of this.parts.rows(rowids)) out.set(row.rowid as number, row);
+  partsOf(rowids: readonly number[]): Map<number, RunParts> {
+    const out = new Map<number, RunParts>();
+    if (!rowids.length) return out;
+    for (const row of this.parts.rows(rowids))
+      out.set(row[0] as number, {
+        contribution: contributionInRawRow(row, 1),
+        thread: threadPartInRawRow(row, 1 + CONTRIBUTION_IN_ROW_NAMES.length),
+      });
     return out;
   }
 
@@ -99,6 +143,7 @@ export class SqliteRunLoader {
       if (row) out.set(row.id, row);
       return out;
     }
+    if (!ids.length) return out;
     for (const row of this.many.rows(ids)) out.set(row.id, row);
     return out;
   }

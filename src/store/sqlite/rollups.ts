@@ -63,6 +63,36 @@ export function contributionInRow(row: Record<string, unknown>): ContributionRow
   return c as unknown as ContributionRow;
 }
 
+/** The names of CONTRIBUTION_IN_ROW's columns, in its order. */
+export const CONTRIBUTION_IN_ROW_NAMES: readonly string[] = [...FIELDS.map((f) => IN_ROW + f), `${IN_ROW}counts`];
+if (FIELDS.join() !== "project,hour,root,llm,name,model,provider,errors,lat_b,ttft_b,input_tokens,output_tokens,cost,cost_runs")
+  throw new Error("contributionInRawRow reads the contribution columns in an order that is no longer theirs");
+
+/** The latency expression the contribution columns compute from a run's row (ms). */
+export const RUN_LATENCY_MS = LAT;
+
+/** contributionInRow for a row read as an array: CONTRIBUTION_IN_ROW's columns from index `at`. */
+export function contributionInRawRow(row: readonly unknown[], at: number): ContributionRow | undefined {
+  if (row[at + FIELDS.length] !== 1) return undefined;
+  // One literal in FIELDS' order: an object of one shape, made at once.
+  return {
+    project: row[at],
+    hour: row[at + 1],
+    root: row[at + 2],
+    llm: row[at + 3],
+    name: row[at + 4],
+    model: row[at + 5],
+    provider: row[at + 6],
+    errors: row[at + 7],
+    lat_b: row[at + 8],
+    ttft_b: row[at + 9],
+    input_tokens: row[at + 10],
+    output_tokens: row[at + 11],
+    cost: row[at + 12],
+    cost_runs: row[at + 13],
+  } as ContributionRow;
+}
+
 /** Contributions of the runs `where` picks, grouped (n = how many runs each row stands for). */
 export function groupedContributions(db: SqliteHandle, where: string, ...args: unknown[]): ContributionRow[] {
   return db

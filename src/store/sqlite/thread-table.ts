@@ -18,6 +18,9 @@ const ROOTS = `parent_run_id IS NULL AND ${THREAD_ID} IS NOT NULL`;
  */
 export const THREAD_PART_IN_ROW = `session_name AS t_project, CAST(${THREAD_ID} AS TEXT) AS t_thread_id, ${LAT} AS t_latency_ms, start_time AS t_start_time, ${ROOTS} AS t_counts`;
 
+/** The names of THREAD_PART_IN_ROW's columns, in its order. */
+export const THREAD_PART_IN_ROW_NAMES: readonly string[] = ["t_project", "t_thread_id", "t_latency_ms", "t_start_time", "t_counts"];
+
 /** A root run's part in its thread, with the start time of its turn. */
 export interface ThreadPart extends ThreadContribution {
   start_time: unknown;
@@ -31,6 +34,17 @@ export function threadPartInRow(row: Record<string, unknown>): ThreadPart | unde
     thread_id: row.t_thread_id as string,
     latency_ms: row.t_latency_ms as number | null,
     start_time: row.t_start_time,
+  };
+}
+
+/** threadPartInRow for a row read as an array: THREAD_PART_IN_ROW's columns from index `at`. */
+export function threadPartInRawRow(row: readonly unknown[], at: number): ThreadPart | undefined {
+  if (row[at + 4] !== 1) return undefined;
+  return {
+    project: row[at] as string | null,
+    thread_id: row[at + 1] as string,
+    latency_ms: row[at + 2] as number | null,
+    start_time: row[at + 3],
   };
 }
 
