@@ -117,6 +117,8 @@ interface Variant {
   sdk: SdkClient;
   call: () => { succeed(v: unknown): void };
   stream: () => { wrapIterator(it: AsyncIterator<unknown>): AsyncIterator<unknown> };
+  /** This build's chat-chunk accumulator, folded alone over the same chunks: the fold's share of a chunk's cost. */
+  accumulator: () => { push(chunk: unknown): boolean; result(): unknown };
   runDeferred: () => void;
   flush: () => Promise<unknown>;
   path: number[];
@@ -124,6 +126,9 @@ interface Variant {
   /** Per round: µs per chunk reading wrapped streams, and µs per stream for their deferred build and flush. */
   read: number[];
   streamBuild: number[];
+  /** Per round: µs per chunk folding the chunks alone, and µs per stream reading the fold into a result. */
+  fold: number[];
+  result: number[];
 }
 const variants: Record<string, Variant> = {};
 for (const [name, dir] of Object.entries(roots)) {
@@ -149,12 +154,15 @@ for (const [name, dir] of Object.entries(roots)) {
     sdk: wrapOpenAI(sdkClient(), { client }),
     call: () => new LlmCall(openaiChat, "openai", body, client, {}, "ChatOpenAI"),
     stream: () => new LlmCall(openaiChat, "openai", streamBody, client, {}, "ChatOpenAI"),
+    accumulator: () => openaiChat.createStreamAccumulator({ request: streamBody }),
     runDeferred: (deferred as { runDeferred?: () => void } | undefined)?.runDeferred ?? (() => {}),
     flush: () => client.flush(),
     path: [],
     deferred: [],
     read: [],
     streamBuild: [],
+    fold: [],
+    result: [],
   };
 }
 
@@ -207,11 +215,20 @@ for (let round = 0; round < ROUNDS + WARMUP; round++) {
       await v.flush();
     }
     const t2 = performance.now();
+    // The same chunks folded again by a fresh accumulator each, with no iterator around them: the fold alone.
+    const accs = v ? streams.map(() => v.accumulator()) : [];
+    const t3 = performance.now();
+    for (let i = 0; i < accs.length; i++) for (const c of streams[i]!) accs[i]!.push(c);
+    const t4 = performance.now();
+    for (const a of accs) a.result();
+    const t5 = performance.now();
     if (round < WARMUP) continue;
     const perChunk = ((t1 - t0) * 1000) / (STREAMS * CHUNKS);
     if (v) {
       v.read.push(perChunk);
       v.streamBuild.push(((t2 - t1) * 1000) / STREAMS);
+      v.fold.push(((t4 - t3) * 1000) / (STREAMS * CHUNKS));
+      v.result.push(((t5 - t4) * 1000) / STREAMS);
     } else unwrappedRead.push(perChunk);
   }
 }
@@ -224,6 +241,11 @@ for (const name of names) {
   const added = v.read.map((r, i) => r - unwrappedRead[i]!);
   console.log(
     `  ${name.padEnd(10)} added per chunk read: min ${(Math.min(...v.read) - Math.min(...unwrappedRead)).toFixed(3)} (of the minimums), median ${median(added).toFixed(3)}; deferred build and flush per stream: min ${Math.min(...v.streamBuild).toFixed(1)}, median ${median(v.streamBuild).toFixed(1)}`,
+  );
+  // Where a chunk's added cost goes: the fold (the accumulator alone), the rest being the step around it (a
+  // reaction on the SDK's promise); and the stream's one reading of its fold into a result (in its deferred build).
+  console.log(
+    `  ${"".padEnd(10)} of which the fold alone: min ${Math.min(...v.fold).toFixed(3)}, median ${median(v.fold).toFixed(3)} µs per chunk; reading the fold into a result: min ${Math.min(...v.result).toFixed(1)}, median ${median(v.result).toFixed(1)} µs per stream`,
   );
 }
 

@@ -47,7 +47,8 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
         const m = event.message;
         // The start carries the message (id, model, usage); without it the reply is not a reply.
         if (!isObj(m)) fail([ei, "message"], `expected an object, got ${describe(m)}`, "object_type");
-        this.message = m;
+        // A copy: the SDK's stream helper keeps this object as its snapshot and changes it as events come.
+        this.message = { ...m };
         if (isObj(m.usage)) this.usage = { ...m.usage };
         if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) this.blocks.push({ start: b });
         break;

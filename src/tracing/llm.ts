@@ -319,41 +319,65 @@ export class LlmCall {
    * An iterator whose chunks pass through one stream accumulator on their way
    * to the caller, unchanged. `view` is what the run sees of a chunk (an SDK may
    * attach transport details, like response headers, that a run must not hold).
+   *
+   * A chunk costs one reaction and its fold, nothing more: the fold keeps only
+   * what the run needs (the text pieces, ids), and the accumulator is read
+   * into a result once, in the deferred build of the run.
    */
   wrapIterator(it: AsyncIterator<unknown>, view?: (chunk: unknown) => unknown): AsyncIterator<unknown> {
     const acc: StreamAccumulator = this.adapter.createStreamAccumulator({ request: this.body });
     const events = this.events;
     const chunkEvents = this.opts.chunkEvents === true;
     let firstToken = false;
+    /** The stream ended or the caller stopped: the accumulator holds the call's output and folds nothing more. */
+    let settled = false;
     const settle = (error?: unknown) => {
+      if (settled) return;
+      settled = true;
       if (this.done) return;
-      // The accumulator folded each chunk as it came (its text is the call's, whatever the caller does to the
-      // chunks since: an SDK's own stream helper may change the events it reads); the run is built later.
-      let res: ResponseResult;
-      try {
-        res = acc.result();
-      } catch (err) {
-        res = { messages: [] };
-        error ??= err;
-      }
       const text = error === undefined ? undefined : errorText(error);
-      // The accumulator's result may hold values of the chunks it read (the host's objects): copied at delivery.
-      this.end((endMicros) => this.complete(res, text, endMicros, false));
-    };
-    // The two reactions are made once per stream, not per chunk: a chunk costs one `then` and its fold.
-    const onStep = (step: IteratorResult<unknown>) => {
-      if (step.done) settle();
-      else {
+      // The accumulator folded each chunk as it came (its text is the call's, whatever the caller does to the
+      // chunks since: an SDK's own stream helper may change the events it reads); reading it into a result
+      // joins the pieces, work for the deferred build rather than the caller's last step.
+      this.end((endMicros) => {
+        let res: ResponseResult;
+        let failure = text;
         try {
-          if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
-            firstToken = true;
-            events.push(["new_token", nowMicros()]);
-          }
-        } catch {
-          // A chunk we cannot fold is the caller's business, not a reason to break their stream.
+          res = acc.result();
+        } catch (err) {
+          res = { messages: [] };
+          failure ??= errorText(err);
         }
-        if (chunkEvents) events.push(["new_chunk", nowMicros(), { chunk: serialize(view ? view(step.value) : step.value) }]);
+        // The accumulator's result may hold values of the chunks it read (the host's objects): copied at delivery.
+        this.complete(res, failure, endMicros, false);
+      });
+    };
+    // The reaction is made once per stream, not per chunk, and never throws: a chunk we cannot fold (a
+    // hostile getter, a shape we do not know) is the caller's business, not a reason to break their stream.
+    const fold = (step: IteratorResult<unknown>): void => {
+      if (settled) return;
+      try {
+        if (step.done) {
+          settle();
+          return;
+        }
+        if (acc.push(view ? view(step.value) : step.value) && !firstToken) {
+          firstToken = true;
+          events.push(["new_token", nowMicros()]);
+        }
+      } catch {
+        // as above
       }
+      if (chunkEvents) {
+        try {
+          events.push(["new_chunk", nowMicros(), { chunk: serialize(view ? view(step.value) : step.value) }]);
+        } catch {
+          // as above
+        }
+      }
+    };
+    const onStep = (step: IteratorResult<unknown>) => {
+      fold(step);
       return step;
     };
     const onError = (err: unknown): never => {
@@ -362,18 +386,11 @@ export class LlmCall {
     };
     // On a side branch the chunk and the failure reach the caller through the SDK's own promise: the
     // branch's own promise must never reject (nobody waits on it), and a failure has nothing to rethrow.
-    const onSideStep = (step: IteratorResult<unknown>): void => {
-      try {
-        onStep(step);
-      } catch {
-        // recording a chunk never fails the host's read of it
-      }
-    };
     const onSideError = (err: unknown): void => {
       try {
         settle(isAbort(err) ? "cancelled" : err);
       } catch {
-        // as above
+        // recording a failure never fails the host's read
       }
     };
     return {
@@ -385,7 +402,7 @@ export class LlmCall {
         // with our reaction registered on it first: the chunk is folded before the caller's code sees it, and
         // the caller waits on no promise of ours (one step less between the chunk and the caller).
         if (step instanceof Promise && Object.getPrototypeOf(step) === Promise.prototype) {
-          void step.then(onSideStep, onSideError);
+          void step.then(fold, onSideError);
           return step;
         }
         return Promise.resolve(step).then(onStep, onError);
