@@ -62,3 +62,22 @@ export function markOrphans(messages: Message[]): Message[] {
   }
   return messages;
 }
+
+/**
+ * `markOrphans` while the messages are built, for an adapter that builds them in
+ * order: the tool calls of each assistant message are noted as it is made, and
+ * each tool message is judged once complete, against the calls before it. The
+ * same rule in one pass.
+ */
+export function noteToolCalls(content: readonly ContentBlock[], calls: Set<string> | undefined): Set<string> | undefined {
+  for (let i = 0; i < content.length; i++) {
+    const b = content[i]!;
+    if (b.type === "tool_call" && typeof b.id === "string") (calls ??= new Set()).add(b.id);
+  }
+  return calls;
+}
+
+/** A complete tool message whose call is none of `calls` (noteToolCalls) is an orphan. */
+export function markIfOrphan(m: Message, calls: ReadonlySet<string> | undefined): void {
+  if (m.tool_call_id !== undefined && !calls?.has(m.tool_call_id)) m.extras = { ...m.extras, orphan: true };
+}
