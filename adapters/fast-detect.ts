@@ -92,7 +92,7 @@ function requestSettles(vendor: Vendor, request: Obj): boolean {
   if (!Array.isArray(request.messages) || isConverseRequest(request)) return false;
   if (vendor === "openai-chat") return isChatWithoutAnthropicEvidence(request);
   const ev = requestEvidence(request);
-  return ev.chat && !(vendor === "openai-chat" ? ev.anthropic : ev.openai);
+  return ev.chat && !ev.openai;
 }
 
 /** The format of an OpenAI chat or Anthropic Messages pair, as full detection would name it; undefined to ask every adapter. */
