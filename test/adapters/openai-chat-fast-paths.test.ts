@@ -11,6 +11,10 @@ import { fastDetect } from "../../adapters/index.js";
 import { markOrphans } from "../../adapters/common/content.js";
 import { normalizeMessages } from "../../adapters/openai-chat/index.js";
 import { NormalizeError } from "../../src/errors.js";
+import fc from "fast-check";
+import { CHAT_FIELDS } from "../../adapters/openai-chat/usage.js";
+import { normalizeUsage } from "../../adapters/openai-chat/index.js";
+import { includedCacheUsage, knownFields } from "../../adapters/common/usage.js";
 
 type Obj = Record<string, unknown>;
 
@@ -190,5 +194,23 @@ describe("the reply envelope in the first message's extras", () => {
     });
     const wrapped = { message: { role: "assistant", content: "ok", refusal: null, stamp: 1 }, stamp: 2, id: "x" };
     expect(normalize(wrapped, { format: "openai-chat" }).outputs!.messages[0]!.extras).toEqual({ stamp: 1, id: "x" });
+  });
+});
+
+describe("chat usage details renamed by code", () => {
+  it("gives what CHAT_FIELDS' renaming tables give, for any detail names and counts", () => {
+    const names = fc.oneof(
+      fc.constantFrom("cached_tokens", "audio_tokens", "reasoning_tokens", "accepted_prediction_tokens", "constructor", "toString"),
+      fc.string(),
+    );
+    const counts = fc.dictionary(names, fc.oneof(fc.nat(), fc.constant(null)), { maxKeys: 5 });
+    const tables = knownFields(CHAT_FIELDS);
+    fc.assert(
+      fc.property(counts, counts, (input, output) => {
+        const u = { prompt_tokens: 7, completion_tokens: 3, prompt_tokens_details: input, completion_tokens_details: output };
+        expect(JSON.stringify(normalizeUsage(u, ["usage"]))).toBe(JSON.stringify(includedCacheUsage(u, ["usage"], tables)));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
