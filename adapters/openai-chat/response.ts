@@ -108,7 +108,8 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   }
   const r = expectObj(response, []);
   let messages: Message[];
-  // The first message's extras with the envelope under them; set after its usage, as the envelope always was.
+  // The first message's extras with the envelope under them, set after its usage: a message without
+  // extras of its own gets them after usage_metadata (key order is part of the output).
   let extras: Obj | undefined;
   let stop: unknown;
   if ("choices" in r || !("message" in r || "role" in r || "content" in r)) {
