@@ -241,7 +241,8 @@ function scanRequest(body: Obj): RequestEvidence {
  * scan decides.
  */
 export function isChatWithoutAnthropicEvidence(body: Obj): boolean {
-  const ev: Evidence = { openai: false, anthropic: false };
+  // scanRequest's shape (chat unused), so the helpers that mark it see one shape.
+  const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
   bodyEvidence(body, ev);
   const msgs = body.messages;
   if (ev.anthropic || !Array.isArray(msgs)) return false;
