@@ -13,7 +13,7 @@ import {
   type Loc,
   type Obj,
 } from "../common/guards.js";
-import { markIfOrphan, noteToolCalls, withUnmapped, type Unmapped } from "../common/content.js";
+import { markIfOrphan, noteToolCalls, withUnmapped, type CallIds, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
@@ -126,7 +126,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
   // One list for the whole request, emptied per message: withUnmapped copies what it keeps.
   const unmapped: Unmapped[] = [];
   // The ids of the tool calls so far, for telling orphan tool messages (DESIGN); made at the first call.
-  let calls: Set<string> | undefined;
+  let calls: CallIds | undefined;
   for (let i = 0; i < list.length; i++) {
     const m = expectObj(list[i], loc, i);
     const role = m.role;

@@ -140,6 +140,17 @@ describe("orphan tool messages judged while the messages are built", () => {
       [{ role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }, { role: "function", name: "f", content: "r" }],
       [{ role: "function", name: "f", content: "r" }],
       [{ role: "user", content: "hi" }, call("c1"), call("c2"), result("c2"), result("c1"), result("c3")],
+      // Past the short list of ids: results for the first, the last and missing calls among many.
+      [
+        ...Array.from({ length: 40 }, (_, i) => call(`c${i}`)),
+        result("c0"),
+        result("c39"),
+        result("c40"),
+        call("c41"),
+        result("c41"),
+        result("x"),
+      ],
+      [...Array.from({ length: 33 }, (_, i) => call(`c${i}`)), result("c32"), result("c33")],
     ];
     for (const messages of histories) {
       const built = normalizeMessages(messages);
