@@ -18,7 +18,7 @@
 import type { PayloadKind } from "./types.js";
 import { isObj, type Obj } from "./common/guards.js";
 import { isResponseSide, type Recognisers } from "./common/detect.js";
-import { isConverseRequest, requestEvidence } from "./common/markers.js";
+import { isChatWithoutAnthropicEvidence, isConverseRequest, requestEvidence } from "./common/markers.js";
 import { replyMessage } from "./common/reply.js";
 import { detect as detectNative } from "./native/index.js";
 import { recognisers as openaiChat, detect as detectOpenaiChat } from "./openai-chat/detect.js";
@@ -90,8 +90,9 @@ function onlyChatVendorsReply(response: unknown): boolean {
  */
 function requestSettles(vendor: Vendor, request: Obj): boolean {
   if (!Array.isArray(request.messages) || isConverseRequest(request)) return false;
+  if (vendor === "openai-chat") return isChatWithoutAnthropicEvidence(request);
   const ev = requestEvidence(request);
-  return ev.chat && !(vendor === "openai-chat" ? ev.anthropic : ev.openai);
+  return ev.chat && !ev.openai;
 }
 
 /** The format of an OpenAI chat or Anthropic Messages pair, as full detection would name it; undefined to ask every adapter. */

@@ -3,6 +3,7 @@
  * JSON text is parsed; `""` is `{}`; unparseable text (or JSON that is not an
  * object) keeps `args: {}` and records `extras.raw_args` and `extras.args_error`.
  */
+import { readFlatObject } from "./flat-json.js";
 
 export interface ParsedArgs {
   args: Record<string, unknown>;
@@ -19,6 +20,8 @@ export function parseToolArgs(raw: unknown): ParsedArgs {
     };
   }
   if (raw.length === 0) return { args: {} };
+  const flat = readFlatObject(raw);
+  if (flat !== undefined) return { args: flat };
   let parsed: unknown;
   try {
     parsed = JSON.parse(raw);

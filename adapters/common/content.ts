@@ -62,3 +62,39 @@ export function markOrphans(messages: Message[]): Message[] {
   }
   return messages;
 }
+
+/**
+ * The ids of the tool calls so far: a short list, compared one by one (cheaper
+ * than a set for the few calls of nearly every record), that becomes a set past
+ * a few dozen so a record with thousands of calls is still read in linear time.
+ */
+export type CallIds = string[] | Set<string>;
+
+const LIST_MAX = 32;
+
+/**
+ * `markOrphans` while the messages are built, for an adapter that builds them in
+ * order: the tool calls of each assistant message are noted as it is made, and
+ * each tool message is judged once complete, against the calls before it. The
+ * same rule in one pass.
+ */
+export function noteToolCalls(content: readonly ContentBlock[], calls: CallIds | undefined): CallIds | undefined {
+  for (let i = 0; i < content.length; i++) {
+    const b = content[i]!;
+    if (b.type !== "tool_call" || typeof b.id !== "string") continue;
+    if (calls === undefined) calls = [b.id];
+    else if (Array.isArray(calls)) {
+      calls.push(b.id);
+      if (calls.length > LIST_MAX) calls = new Set(calls);
+    } else calls.add(b.id);
+  }
+  return calls;
+}
+
+/** A complete tool message whose call is none of `calls` (noteToolCalls) is an orphan. */
+export function markIfOrphan(m: Message, calls: CallIds | undefined): void {
+  const id = m.tool_call_id;
+  if (id === undefined) return;
+  const known = calls === undefined ? false : Array.isArray(calls) ? calls.includes(id) : calls.has(id);
+  if (!known) m.extras = { ...m.extras, orphan: true };
+}

@@ -192,8 +192,8 @@ export function requestEvidence(body: Obj): RequestEvidence {
   return scope.ev;
 }
 
-function scanRequest(body: Obj): RequestEvidence {
-  const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
+/** The evidence of a request body's own keys, its tool choice and its tools (everything but the messages). */
+function bodyEvidence(body: Obj, ev: Evidence): void {
   for (const k in body) {
     const vendor = requestKeyVendor(k);
     if (vendor === "openai") ev.openai = true;
@@ -206,6 +206,11 @@ function scanRequest(body: Obj): RequestEvidence {
   )
     ev.anthropic = true;
   toolsEvidence(body.tools, ev);
+}
+
+function scanRequest(body: Obj): RequestEvidence {
+  const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
+  bodyEvidence(body, ev);
   const msgs = body.messages;
   if (Array.isArray(msgs)) {
     // One pass: the markers, and (over the first 64) that every message is a role-bearing object.
@@ -223,6 +228,43 @@ function scanRequest(body: Obj): RequestEvidence {
     ev.anthropic = hint.anthropic;
   }
   return ev;
+}
+
+/**
+ * `requestEvidence(body)`'s `chat && !anthropic` (a chat request beside an OpenAI
+ * response is OpenAI's), with less work: of a message only its content blocks
+ * can be Anthropic's, so its other keys are not judged one by one, and a request
+ * that is not chat-shaped is turned down at once. Every read the full scan makes
+ * is made here too (each message's keys listed, its role and content read), so
+ * an object that throws there throws here. OpenAI evidence matters only against
+ * a Claude model name (`modelHint`): with one and no OpenAI role seen, the full
+ * scan decides.
+ */
+export function isChatWithoutAnthropicEvidence(body: Obj): boolean {
+  // scanRequest's shape (chat unused), so the helpers that mark it see one shape.
+  const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
+  bodyEvidence(body, ev);
+  const msgs = body.messages;
+  if (ev.anthropic || !Array.isArray(msgs)) return false;
+  const n = msgs.length;
+  for (let i = 0; i < n; i++) {
+    const m = msgs[i];
+    if (!isObj(m)) {
+      if (i < 64) return false;
+      continue;
+    }
+    if (i < 64 && typeof m.role !== "string") return false;
+    for (const k in m) {
+      if (k === "role") {
+        if (isOpenAIRole(m.role)) ev.openai = true;
+      } else if (k === "content") {
+        const content = m.content;
+        if (Array.isArray(content)) for (let j = 0; j < content.length; j++) blockEvidence(content[j], ev);
+      }
+    }
+  }
+  if (ev.anthropic) return false;
+  return ev.openai || !modelHint(body.model).anthropic || !requestEvidence(body).anthropic;
 }
 
 /** True for an object that looks like a chat request at all: a `messages` array of role-bearing objects. */

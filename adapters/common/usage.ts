@@ -29,6 +29,24 @@ export function countDetails(
   return out;
 }
 
+/**
+ * Writes one detail count under its native name. A vendor whose usage is read for
+ * every record writes a switch over its own names: each case stores one named
+ * member, where a renaming table makes every store a generic keyed one.
+ */
+export type DetailWriter = (out: Record<string, number>, key: string, n: number) => void;
+
+/** `countDetails` with the native names chosen by `write`. */
+export function writeDetails(src: unknown, loc: Loc, key: string, write: DetailWriter): Record<string, number> | undefined {
+  if (!isObj(src)) return undefined;
+  let out: Record<string, number> | undefined;
+  for (const k in src) {
+    const n = optCount(src[k], loc, key, k);
+    if (n !== undefined) write((out ??= {}), k, n);
+  }
+  return out;
+}
+
 /** Cache reads and writes as `input_token_details`, or undefined when the vendor reported neither. */
 export function cacheDetails(read: number | undefined, creation: number | undefined): UsageMetadata["input_token_details"] {
   if (read === undefined && creation === undefined) return undefined;
@@ -76,6 +94,9 @@ export interface IncludedCacheFields {
   /** Detail names the vendor spells otherwise (`cached_tokens` -> `cache_read`); the rest keep theirs. */
   renameIn: Readonly<Record<string, string>>;
   renameOut: Readonly<Record<string, string>>;
+  /** The same renaming written as code (DetailWriter), used instead of the tables when given. */
+  writeIn?: DetailWriter;
+  writeOut?: DetailWriter;
   /** A details value that is not an object: passed over (`skip`) or an error (`reject`). */
   badDetails: "skip" | "reject";
   /**
@@ -95,8 +116,8 @@ export function includedCacheUsage(u: Obj, loc: Loc, f: Known<IncludedCacheField
   const output = optCount(u[f.output], loc, f.output) ?? 0;
   const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? checkedSum(input, output, loc, f.total) : input + output);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
-  const inD = details(u[f.inputDetails], loc, f.inputDetails, f.renameIn, f.badDetails);
-  const outD = details(u[f.outputDetails], loc, f.outputDetails, f.renameOut, f.badDetails);
+  const inD = details(u[f.inputDetails], loc, f.inputDetails, f.renameIn, f.writeIn, f.badDetails);
+  const outD = details(u[f.outputDetails], loc, f.outputDetails, f.renameOut, f.writeOut, f.badDetails);
   if (inD) usage.input_token_details = inD;
   if (outD) usage.output_token_details = outD;
   const extras = otherUsageFields(u, f.known, f.nulls);
@@ -104,9 +125,16 @@ export function includedCacheUsage(u: Obj, loc: Loc, f: Known<IncludedCacheField
   return usage;
 }
 
-function details(v: unknown, loc: Loc, key: string, rename: Readonly<Record<string, string>>, bad: "skip" | "reject") {
+function details(
+  v: unknown,
+  loc: Loc,
+  key: string,
+  rename: Readonly<Record<string, string>>,
+  write: DetailWriter | undefined,
+  bad: "skip" | "reject",
+) {
   if (bad === "reject" && v !== undefined && v !== null) expectObj(v, loc, key);
-  return countDetails(v, loc, key, rename);
+  return write ? writeDetails(v, loc, key, write) : countDetails(v, loc, key, rename);
 }
 
 function checkedSum(a: number, b: number, loc: Loc, key: string): number {

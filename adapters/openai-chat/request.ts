@@ -13,7 +13,7 @@ import {
   type Loc,
   type Obj,
 } from "../common/guards.js";
-import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
+import { markIfOrphan, noteToolCalls, withUnmapped, type CallIds, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
@@ -125,6 +125,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
   let pendingLegacy: Map<string, string[]> | undefined;
   // One list for the whole request, emptied per message: withUnmapped copies what it keeps.
   const unmapped: Unmapped[] = [];
+  // The ids of the tool calls so far, for telling orphan tool messages (DESIGN); made at the first call.
+  let calls: CallIds | undefined;
   for (let i = 0; i < list.length; i++) {
     const m = expectObj(list[i], loc, i);
     const role = m.role;
@@ -142,7 +144,9 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         out.push(finish("user", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped));
         break;
       case "assistant": {
-        out.push(finish("assistant", assistantBlocks(m, loc, i, i, unmapped, audioFormat), msgExtras(m), unmapped));
+        const msg = finish("assistant", assistantBlocks(m, loc, i, i, unmapped, audioFormat), msgExtras(m), unmapped);
+        out.push(msg);
+        calls = noteToolCalls(msg.content, calls);
         if (m.function_call !== undefined && m.function_call !== null) {
           const name = (m.function_call as Obj).name;
           const key = typeof name === "string" ? name : "";
@@ -157,17 +161,19 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         const id = expectString(m.tool_call_id, loc, i, "tool_call_id");
         const msg = finish("tool", messageBlocks(m, loc, i, unmapped), msgExtras(m), unmapped);
         msg.tool_call_id = id;
+        markIfOrphan(msg, calls);
         out.push(msg);
         break;
       }
       case "function": {
         // Legacy reply to a function_call: point it at the oldest unanswered call of that name.
-        // A call trimmed from the history leaves an orphan (markOrphans flags it).
+        // A call trimmed from the history leaves an orphan (markIfOrphan flags it).
         const name = typeof m.name === "string" ? m.name : "";
         const q = pendingLegacy?.get(name);
         const id = q?.shift() ?? `call_legacy_orphan_${i}`;
         const msg = finish("tool", messageBlocks(m, loc, i, unmapped), msgExtras(m, { vendor_role: "function" }), unmapped);
         msg.tool_call_id = id;
+        markIfOrphan(msg, calls);
         out.push(msg);
         break;
       }
@@ -179,7 +185,7 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
         );
     }
   }
-  return markOrphans(out);
+  return out;
 }
 
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */

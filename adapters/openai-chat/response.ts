@@ -5,7 +5,7 @@
  */
 import type { ResponseContext, ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, fail, isObj, leftoversBut, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, fail, isObj, type Loc, type Obj } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantBlocks } from "./request.js";
 import { requestAudioFormat } from "./audio.js";
@@ -81,10 +81,21 @@ export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioF
   return msg;
 }
 
-/** `extras` laid over `base` (extras win), in place: both are this call's own objects, and object spread is slow here. */
-function under(base: Obj, extras: Obj | undefined): Obj {
-  if (!extras) return base;
-  for (const k in base) if (!(k in extras)) extras[k] = base[k];
+/**
+ * The envelope's members (all of `r` but `skip`, `usage` and `model`) laid under
+ * the first message's `extras` (extras win), in place; a fresh object when the
+ * message has none. Read straight from `r`: every reply passes here.
+ */
+function underEnvelope(r: Obj, skip: string, extras: Obj | undefined): Obj | undefined {
+  const had = extras !== undefined;
+  for (const k in r) {
+    if (k === skip || k === "usage" || k === "model") continue;
+    const v = r[k];
+    if (v === undefined) continue;
+    if (extras === undefined) extras = {};
+    else if (had && k in extras) continue;
+    extras[k] = v;
+  }
   return extras;
 }
 
@@ -97,18 +108,20 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   }
   const r = expectObj(response, []);
   let messages: Message[];
-  let top: Obj | undefined;
+  // The first message's extras with the envelope under them, set after its usage: a message without
+  // extras of its own gets them after usage_metadata (key order is part of the output).
+  let extras: Obj | undefined;
   let stop: unknown;
   if ("choices" in r || !("message" in r || "role" in r || "content" in r)) {
     const choices = expectArray(r.choices, ["choices"]);
     const many = choices.length > 1;
     messages = [];
     for (let i = 0; i < choices.length; i++) messages.push(choiceToMessage(choices[i], ["choices", i], many, audioFormat));
-    top = leftoversBut(r, "choices", "usage", "model");
+    extras = underEnvelope(r, "choices", messages[0]?.extras);
     stop = isObj(choices[0]) ? choices[0].finish_reason : undefined;
   } else if ("message" in r) {
     messages = [replyMessage(expectObj(r.message, [], "message"), ["message"], false, audioFormat)];
-    top = leftoversBut(r, "message", "usage", "model");
+    extras = underEnvelope(r, "message", messages[0]!.extras);
   } else {
     messages = [replyMessage(r, [], true, audioFormat)];
   }
@@ -116,7 +129,7 @@ export function normalizeResponse(response: unknown, ctx?: ResponseContext): Res
   const first = messages[0];
   if (first) {
     if (usage) first.usage_metadata = usage;
-    if (top) first.extras = under(top, first.extras);
+    if (extras) first.extras = extras;
   }
   const result: ResponseResult = { messages, trace_provider: "openai" };
   if (typeof r.model === "string") result.trace_model_name = r.model;

@@ -21,7 +21,36 @@ export const CHAT_FIELDS: IncludedCacheFields = {
   checkSum: true,
   nulls: "keep",
 };
-const FIELDS = knownFields(CHAT_FIELDS);
+/** `renameIn` as code (DetailWriter): chat usage is read for every record. */
+function promptDetail(out: Record<string, number>, k: string, n: number): void {
+  switch (k) {
+    case "cached_tokens":
+      out.cache_read = n;
+      return;
+    case "audio_tokens":
+      out.audio = n;
+      return;
+    default:
+      out[k] = n;
+  }
+}
+
+/** `renameOut` as code. */
+function completionDetail(out: Record<string, number>, k: string, n: number): void {
+  switch (k) {
+    case "reasoning_tokens":
+      out.reasoning = n;
+      return;
+    case "audio_tokens":
+      out.audio = n;
+      return;
+    default:
+      out[k] = n;
+  }
+}
+
+// The writers stay off CHAT_FIELDS: the Responses reader spreads it and renames more.
+const FIELDS = knownFields({ ...CHAT_FIELDS, writeIn: promptDetail, writeOut: completionDetail });
 
 export function normalizeUsage(raw: unknown, loc: Loc): UsageMetadata | undefined {
   if (raw === undefined || raw === null) return undefined;
