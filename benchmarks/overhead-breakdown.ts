@@ -34,7 +34,10 @@ const CHUNK_STEP = new Set(["next", "fold", "onStep", "onSideStep", "onError", "
 const STAGES: [stage: string, test: (url: string, fn: string) => boolean][] = [
   // A streamed chunk's own step in the wrapper (the iterator's next and the reaction that folds the chunk), apart
   // from the rest of tracing/, which runs once per call or stream: the one grows with the chunks, the other does not.
-  ["hand-over, per chunk (tracing/llm: next, fold)", (u, f) => u.includes("/dist/src/tracing/llm.") && CHUNK_STEP.has(f.replace(/\d+$/, ""))],
+  [
+    "hand-over, per chunk (tracing/llm: next, fold)",
+    (u, f) => u.includes("/dist/src/tracing/llm.") && CHUNK_STEP.has(f.replace(/\d+$/, "")),
+  ],
   ["hand-over (tracing/)", (u) => u.includes("/dist/src/tracing/")],
   ["normalize (adapters/)", (u) => u.includes("/dist/adapters/")],
   ["run building (run/llm, serialize, format/)", (u) => /\/dist\/src\/(run\/(llm|serialize)|format\/)/.test(u)],

@@ -47,7 +47,21 @@ describe("reading flat tool-call arguments without JSON.parse", () => {
   });
 
   it("reads numbers in every spelling JSON allows as JSON.parse does", () => {
-    for (const n of ["0", "-0", "12", "-12", "1.5", "-0.0", "1e3", "1E+3", "1e-3", "2.5E-10", "123456789012345678901234567890", "1e400", "-1e400"]) {
+    for (const n of [
+      "0",
+      "-0",
+      "12",
+      "-12",
+      "1.5",
+      "-0.0",
+      "1e3",
+      "1E+3",
+      "1e-3",
+      "2.5E-10",
+      "123456789012345678901234567890",
+      "1e400",
+      "-1e400",
+    ]) {
       const text = `{"n":${n}}`;
       expect(readFlatObject(text)).toBeDefined();
       expectSameAsJsonParse(text);
@@ -82,7 +96,7 @@ describe("reading flat tool-call arguments without JSON.parse", () => {
       '{"a":tru}',
       '{"a":True}',
       '{"a":NaN}',
-      '{a:1}',
+      "{a:1}",
       "{'a':1}",
       '{"a":1}x',
       '{"a":1}}',
@@ -119,7 +133,7 @@ describe("reading flat tool-call arguments without JSON.parse", () => {
 
   it("gives tool-call args the object JSON.parse gives, and leaves other text to JSON.parse's rules", () => {
     expect(parseToolArgs('{"city":"Paris","days":3}')).toEqual({ args: { city: "Paris", days: 3 } });
-    expect(parseToolArgs(' { } ')).toEqual({ args: {} });
+    expect(parseToolArgs(" { } ")).toEqual({ args: {} });
     expect(parseToolArgs('{"a":{"b":[1]}}')).toEqual({ args: { a: { b: [1] } } });
     expect(parseToolArgs('{"a":1,}').extras?.args_error).toMatch(/^invalid JSON: /);
     const proto = parseToolArgs('{"__proto__":{"polluted":1}}').args;

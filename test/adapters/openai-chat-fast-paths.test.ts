@@ -58,7 +58,13 @@ describe("detection of an OpenAI pair from the request's Anthropic evidence alon
     expect(fastDetect(named)).toBe("openai-chat");
     expect(agree(named)).toBe("format openai-chat");
     const system = {
-      request: { model: "claude-sonnet-4-5", messages: [{ role: "system", content: "be brief" }, { role: "user", content: "hi" }] },
+      request: {
+        model: "claude-sonnet-4-5",
+        messages: [
+          { role: "system", content: "be brief" },
+          { role: "user", content: "hi" },
+        ],
+      },
       response: reply(),
     };
     expect(fastDetect(system)).toBe("openai-chat");
@@ -137,7 +143,10 @@ describe("orphan tool messages judged while the messages are built", () => {
     const histories: Obj[][] = [
       [result("c1"), call("c1"), result("c1")],
       [call("c1"), result("c2", { name: "f" }), result("c1", { name: "f" })],
-      [{ role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } }, { role: "function", name: "f", content: "r" }],
+      [
+        { role: "assistant", content: null, function_call: { name: "f", arguments: "{}" } },
+        { role: "function", name: "f", content: "r" },
+      ],
       [{ role: "function", name: "f", content: "r" }],
       [{ role: "user", content: "hi" }, call("c1"), call("c2"), result("c2"), result("c1"), result("c3")],
       // Past the short list of ids: results for the first, the last and missing calls among many.

@@ -118,7 +118,12 @@ describe("a wrapped stream's chunks", () => {
 describe("a wrapped Anthropic stream", () => {
   it("is recorded as streamed even when the host changes message_start's message before the run is built", async () => {
     vendor.server.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
-    const ask = { model: "claude-haiku-4-5", max_tokens: 50, messages: [{ role: "user" as const, content: "Hello" }], stream: true as const };
+    const ask = {
+      model: "claude-haiku-4-5",
+      max_tokens: 50,
+      messages: [{ role: "user" as const, content: "Hello" }],
+      stream: true as const,
+    };
     const stream = await wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create(ask);
     let started: { model: string; id: string } | undefined;
     for await (const event of stream) if (event.type === "message_start") started = event.message;

@@ -159,7 +159,9 @@ export class SqliteIngest {
     const inserted = this.loader.partsOf(rowids);
     for (const { before, threadBefore, written } of writes) {
       const parts =
-        typeof written === "number" ? inserted.get(written) : { contribution: contributionInRow(written), thread: threadPartInRow(written) };
+        typeof written === "number"
+          ? inserted.get(written)
+          : { contribution: contributionInRow(written), thread: threadPartInRow(written) };
       if (!parts) throw new Error(`the run just inserted as rowid ${String(written)} was not found in the same transaction`);
       if (before) deltas.add(before, -1);
       const after = parts.contribution;

@@ -214,8 +214,7 @@ export class RunRowWriter {
     if (prev && !messagesChanged) {
       // Nothing the derivation reads changed (an end time, events): what was derived stays as it is.
     } else if (d) {
-      const bytes = (c: "inputs" | "outputs") =>
-        state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(values[AT[c]]));
+      const bytes = (c: "inputs" | "outputs") => (state[c] instanceof InRow ? state[c].bytes : (pieceBytes[c] ?? textBytes(values[AT[c]])));
       values[AT.detected_format] = d.detected_format;
       // A large side's native copy is left to the reader (runs.ts): stringifying and binding it costs twice its size again.
       values[AT.normalized_inputs] =
