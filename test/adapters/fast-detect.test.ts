@@ -7,29 +7,12 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import { readFileSync, readdirSync } from "node:fs";
-import { detectFormat, detectFormatFully } from "../../src/normalize.js";
 import { fastDetect, soleResponseClaim } from "../../adapters/index.js";
-import { NormalizeError } from "../../src/errors.js";
+import { agree } from "../helpers/detect-agree.js";
 import { RECORD_CLASSES, generateCorpus } from "../../benchmarks/corpus.js";
 import { FORMATS, generateFormatCorpus } from "../../benchmarks/corpus-formats.js";
 
 type Obj = Record<string, unknown>;
-
-/** A detection's answer as comparable text: the format, or the typed error's issues. */
-function outcome(detect: (p: unknown) => string, p: unknown): string {
-  try {
-    return `format ${detect(p)}`;
-  } catch (err) {
-    if (err instanceof NormalizeError) return `error ${JSON.stringify(err.issues)}`;
-    throw err;
-  }
-}
-
-function agree(p: unknown): string {
-  const full = outcome(detectFormatFully, p);
-  expect(outcome(detectFormat, p)).toBe(full);
-  return full;
-}
 
 const FIXTURES = new URL("../fixtures/replay/", import.meta.url);
 const REPLIES: unknown[] = readdirSync(FIXTURES)

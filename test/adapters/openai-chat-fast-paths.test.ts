@@ -6,33 +6,17 @@
  * message's extras in the same place and order.
  */
 import { describe, expect, it } from "vitest";
-import { detectFormat, detectFormatFully, normalize } from "../../src/normalize.js";
+import { normalize } from "../../src/normalize.js";
 import { fastDetect } from "../../adapters/index.js";
 import { markOrphans } from "../../adapters/common/content.js";
 import { normalizeMessages } from "../../adapters/openai-chat/index.js";
-import { NormalizeError } from "../../src/errors.js";
+import { agree } from "../helpers/detect-agree.js";
 import fc from "fast-check";
 import { CHAT_FIELDS } from "../../adapters/openai-chat/usage.js";
 import { normalizeUsage } from "../../adapters/openai-chat/index.js";
 import { includedCacheUsage, knownFields } from "../../adapters/common/usage.js";
 
 type Obj = Record<string, unknown>;
-
-function outcome(detect: (p: unknown) => string, p: unknown): string {
-  try {
-    return `format ${detect(p)}`;
-  } catch (err) {
-    if (err instanceof NormalizeError) return `error ${JSON.stringify(err.issues)}`;
-    throw err;
-  }
-}
-
-/** Detection with the fast paths answers as asking every adapter does; that answer is returned. */
-function agree(p: unknown): string {
-  const full = outcome(detectFormatFully, p);
-  expect(outcome(detectFormat, p)).toBe(full);
-  return full;
-}
 
 const reply = (message: Obj = { role: "assistant", content: "ok" }): Obj => ({
   id: "chatcmpl-1",
