@@ -29,7 +29,6 @@ import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
-import { arrayLiteral } from "./array-literal.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
 
@@ -150,7 +149,7 @@ const texts = new Map<string, string>();
 
 /** The statement for `r` (see newRunsText); `webhooks`: [run id, URL] of the completed roots to deliver. */
 function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string, string][]): pg.QueryConfig {
-  const values: unknown[] = ROW_COLUMNS.map((c) => arrayLiteral(r.rows, c));
+  const values: unknown[] = ROW_COLUMNS.map((c) => r.rows.map((row) => row[c] ?? null));
   values.push(r.ids);
   const projects = [...r.outcome.projects].sort();
   if (projects.length) values.push(projects, r.rows[0]!.updated_at);
