@@ -82,12 +82,21 @@ export function jsonbText(v: unknown): string {
 const DOTTED_START = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{6})Z/;
 const CANONICAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/;
 
+/** Days in a month of the proleptic Gregorian calendar (the one Date and PostgreSQL both use). */
+function daysIn(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/** The canonical time of these digits, or null when they name no instant (checked by number: this runs for every new run). */
 function isoIfValid(y: string, mo: string, d: string, h: string, mi: string, s: string, us: string): string | null {
-  if (y === "0000") return null; // PostgreSQL has no year 0
-  const iso = `${y}-${mo}-${d}T${h}:${mi}:${s}.${us}Z`;
-  const ms = Date.parse(`${y}-${mo}-${d}T${h}:${mi}:${s}Z`);
-  if (!Number.isFinite(ms) || new Date(ms).toISOString().slice(0, 19) !== iso.slice(0, 19)) return null;
-  return iso;
+  const year = Number(y);
+  const month = Number(mo);
+  const day = Number(d);
+  if (year === 0) return null; // PostgreSQL has no year 0
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
+  return `${y}-${mo}-${d}T${h}:${mi}:${s}.${us}Z`;
 }
 
 /**

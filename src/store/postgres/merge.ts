@@ -87,7 +87,7 @@ export async function mergeRuns(
 
   const now = new Date().toISOString();
   if (patches.length === 0 && opts.tryNewRuns !== false) {
-    const rows = opts.newRuns ?? (await newRunRows(ids, byId, now, opts));
+    const rows = opts.newRuns ?? newRunRows(ids, byId, now, opts);
     const parts = rows && (await writeNewRuns(client, rows));
     if (parts) {
       await recordWrites(client, [], [], parts);

@@ -12,6 +12,10 @@
  * one database each keep to this, so a load spread over more collectors
  * still reaches the database as few, large statements, not as each
  * collector's share cut into more of them.
+ * When a statement ends, the next group's goes out before the ended one's
+ * callers are answered (their answers wait for the event loop's next turn),
+ * so the collector writes their replies while the database runs the next
+ * statement instead of the database waiting for those replies.
  *
  * A grouped statement is all or nothing, as one batch's is: when it writes
  * every run, each batch of the group is done; when some key was stored
@@ -115,14 +119,19 @@ export class NewRunsGroups {
     while (this.inFlight < this.maxInFlight && (this.inFlight === 0 ? this.queue.length > 0 : this.queue.length > 1)) {
       const group = this.queue.shift()!;
       this.inFlight++;
-      void this.sendGroup(group).finally(() => {
-        this.inFlight--;
-        this.pump();
-      });
+      void this.sendGroup(group)
+        .catch((err: unknown) => () => group.members.forEach((m) => m.reject(err)))
+        .then((settle) => {
+          this.inFlight--;
+          this.pump();
+          // The next statement goes out first: its callers' replies are written while the database runs it.
+          setImmediate(settle);
+        });
     }
   }
 
-  private async sendGroup(group: Group): Promise<void> {
+  /** Sends a group; resolves, once its statements are done, to what settles its callers. */
+  private async sendGroup(group: Group): Promise<() => void> {
     const { members } = group;
     if (members.length === 1) return this.sendAlone(members[0]!);
     const combined = combineBatches(members.map((m) => m.batch));
@@ -130,23 +139,22 @@ export class NewRunsGroups {
     try {
       written = await this.send(combined);
     } catch (err) {
-      if (err instanceof StoreUnavailableError) {
-        for (const m of members) m.reject(err);
-        return;
-      }
+      if (err instanceof StoreUnavailableError) return () => members.forEach((m) => m.reject(err));
       // The statement wrote nothing: each batch again on its own, so only a bad one fails.
-      for (const m of members) await this.sendAlone(m);
-      return;
+      const settles: (() => void)[] = [];
+      for (const m of members) settles.push(await this.sendAlone(m));
+      return () => settles.forEach((settle) => settle());
     }
     const all = written === combined.rows.ids.length;
-    for (const m of members) m.resolve(all);
+    return () => members.forEach((m) => m.resolve(all));
   }
 
-  private async sendAlone(m: Waiting): Promise<void> {
+  private async sendAlone(m: Waiting): Promise<() => void> {
     try {
-      m.resolve((await this.send(m.batch)) === m.batch.rows.ids.length);
+      const written = await this.send(m.batch);
+      return () => m.resolve(written === m.batch.rows.ids.length);
     } catch (err) {
-      m.reject(err);
+      return () => m.reject(err);
     }
   }
 }

@@ -29,7 +29,7 @@ import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
-import { hasBigValue, load, runsById, toColumns, type DeriveOptions, type MergeOutcome } from "./run-state.js";
+import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
 
 /** A batch of posts as new runs: the rows to insert, in id order, and what the batch did if they are. */
@@ -50,22 +50,24 @@ export interface NewRunsBatch {
 /** Metadata keys tracepipe_thread_key reads a thread id from (migrations.ts, version 3). */
 const THREAD_KEYS = ["session_id", "thread_id", "conversation_id"];
 
-/** Whether a new row is a root whose stored metadata may name a thread (any of the keys present counts). */
-function mayBeThreaded(row: Obj): boolean {
+/** Whether a new row is a root whose metadata (`extra`, as the row stores it) may name a thread (any of the keys present counts). */
+function mayBeThreaded(row: Obj, extra: unknown): boolean {
   if (row.parent_run_id !== null && row.parent_run_id !== undefined) return false;
-  if (typeof row.extra !== "string" || !row.extra.includes('"metadata"')) return false;
-  const extra = JSON.parse(row.extra) as unknown;
   const meta = isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined;
   return !!meta && THREAD_KEYS.some((k) => meta[k] !== undefined && meta[k] !== null);
 }
 
-/** The rows for `ids` as new runs (no connection needed); undefined when a value is too large for the one-statement form. */
-export async function newRunRows(
+/**
+ * The rows for `ids` as new runs (no connection needed); undefined when a value is too large for the one-statement form.
+ * `extras`, when given, receives each row's `extra` as the row stores it (the object, so it is not parsed back from the text).
+ */
+export function newRunRows(
   ids: readonly string[],
   byId: ReadonlyMap<string, { posts: Obj[]; patches: Obj[] }>,
   now: string,
   opts: DeriveOptions,
-): Promise<NewRunRows | undefined> {
+  extras?: unknown[],
+): NewRunRows | undefined {
   const outcome: MergeOutcome = { created: ids.length, updated: 0, completedRoots: [], projects: new Set() };
   const rows: Obj[] = [];
   let threaded = false;
@@ -73,10 +75,11 @@ export async function newRunRows(
     const s = byId.get(id)!;
     const { state, texts } = load(undefined, id);
     for (const p of s.posts) applyChange(state, p, true, texts);
-    const row = await toColumns(undefined, state, texts, undefined, true, now, true, opts);
+    const { row, extra } = newRunColumns(state, texts, now, opts);
     if (hasBigValue(row)) return undefined;
     rows.push(row);
-    threaded ||= mayBeThreaded(row);
+    extras?.push(extra);
+    threaded ||= mayBeThreaded(row, extra);
     if (endsRun(s.posts) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
     if (typeof row.session_name === "string") outcome.projects.add(row.session_name);
   }
@@ -196,16 +199,16 @@ export async function insertNewRuns(
   opts: DeriveOptions & { webhookOutbox: boolean },
 ): Promise<NewRunsResult> {
   const { byId, ids } = runsById(posts, []);
-  const r = ids.length ? await newRunRows(ids, byId, new Date().toISOString(), opts) : undefined;
+  const extras: unknown[] = [];
+  const r = ids.length ? newRunRows(ids, byId, new Date().toISOString(), opts, extras) : undefined;
   if (!r || r.threaded) return { threaded: r };
   const webhooks: [string, string][] = [];
-  if (opts.webhookOutbox) {
+  if (opts.webhookOutbox && r.outcome.completedRoots.length) {
     const completed = new Set(r.outcome.completedRoots);
-    for (const row of r.rows) {
-      if (!completed.has(row.id as string) || typeof row.extra !== "string") continue;
-      const url = webhookUrlOf({ extra: JSON.parse(row.extra) as unknown });
+    r.rows.forEach((row, i) => {
+      const url = completed.has(row.id as string) ? webhookUrlOf({ extra: extras[i] }) : undefined;
       if (url) webhooks.push([row.id as string, url]);
-    }
+    });
   }
   return (await write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};
 }

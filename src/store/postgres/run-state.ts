@@ -11,7 +11,7 @@ import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
-import { DERIVE_ON_READ_BYTES, msBetween, scalarColumn, traceStart, usageOf, jsonbText } from "./columns.js";
+import { DERIVE_ON_READ_BYTES, msBetween, scalarColumn, storable, traceStart, usageOf, jsonbText } from "./columns.js";
 
 /** What the store derives on ingest. */
 export interface DeriveOptions {
@@ -89,9 +89,17 @@ async function valueOf(client: pg.ClientBase | undefined, v: unknown): Promise<u
   return text == null ? undefined : JSON.parse(text);
 }
 
+/** The JSON columns the derivation reads (the stored ones read from the database when left there), for `columnsOf`. */
+interface Read {
+  inputs: unknown;
+  outputs: unknown;
+  extra: unknown;
+}
+
 /**
  * The columns to write for one run's merged state: every column for a new row, only those that changed for a stored one.
- * `client` reads the JSON columns a stored row left in the database; a new run has none, so it needs no connection.
+ * `client` reads the JSON columns a stored row left in the database; a new run has none, so it needs no connection
+ * (`newRunColumns` answers it without awaiting).
  */
 export async function toColumns(
   client: pg.ClientBase | undefined,
@@ -103,40 +111,75 @@ export async function toColumns(
   messagesChanged: boolean,
   opts: DeriveOptions,
 ): Promise<Obj> {
+  // Nothing the derivation or usage reads (messages, run type, metadata) changed: those columns stay.
+  const rederive = !prev || messagesChanged;
+  let read: Read | undefined;
+  if (rederive) {
+    // The derivation and the usage read the metadata: a large `extra` left in the database is read for them.
+    const llm = state.run_type === "llm";
+    read = {
+      extra: llm ? await valueOf(client, state.extra) : state.extra,
+      outputs: llm ? await valueOf(client, state.outputs) : undefined,
+      inputs: opts.normalizeOnIngest && llm ? await valueOf(client, state.inputs) : undefined,
+    };
+  }
+  return columnsOf(state, texts, prev, posted, now, read, opts).row;
+}
+
+/** toColumns for a new run's state (nothing of it is left in the database, so nothing is awaited), and its `extra` as the row stores it. */
+export function newRunColumns(state: Obj, texts: Texts, now: string, opts: DeriveOptions): { row: Obj; extra: unknown } {
+  const llm = state.run_type === "llm";
+  const read = { extra: state.extra, outputs: llm ? state.outputs : undefined, inputs: opts.normalizeOnIngest && llm ? state.inputs : undefined };
+  return columnsOf(state, texts, undefined, true, now, read, opts);
+}
+
+/** A JSON column's text as it is written: as received or read when known, else encoded. */
+const textOf = (state: Obj, texts: Texts, c: string): string | null => {
+  const v = state[c];
+  return v === undefined ? null : (texts[c] ?? JSON.stringify(v));
+};
+
+/** The bytes of a JSON column as written (a column left in the database knows its size). */
+function bytesOf(state: Obj, params: Obj, c: string): number {
+  const v = state[c];
+  if (v instanceof InDb) return v.bytes;
+  return typeof params[c] === "string" ? Buffer.byteLength(params[c] as string, "utf8") : 0;
+}
+
+/** toColumns once the JSON columns the derivation reads are at hand (`read`: undefined when the derived columns stay); also the `extra` written. */
+function columnsOf(
+  state: Obj,
+  texts: Texts,
+  prev: Loaded["prev"],
+  posted: boolean,
+  now: string,
+  read: Read | undefined,
+  opts: DeriveOptions,
+): { row: Obj; extra: unknown } {
   const params: Obj = { id: state.id, has_post: (prev?.has_post ?? false) || posted, updated_at: now };
   if (!prev) params.received_at = now;
-  const exact: Obj = {};
+  let exact: Obj | undefined;
   for (const c of SCALAR) {
     const v = state[c] ?? null;
-    params[c] = typeof v === "string" ? scalarColumn(v, () => (exact[c] = v)) : v;
+    if (typeof v === "string") {
+      const s = storable(v);
+      if (s !== v) (exact ??= {})[c] = v;
+      params[c] = s;
+    } else params[c] = v;
   }
-  if (Object.keys(exact).length || prev?.exact) params.exact = Object.keys(exact).length ? JSON.stringify(exact) : null;
+  if (exact || prev?.exact) params.exact = exact ? JSON.stringify(exact) : null;
   const ts = traceStart(state);
   if (!prev || ts !== prev.trace_start) params.trace_start = ts;
   params.latency_ms = msBetween(state.start_time as string | undefined, state.end_time as string | undefined);
-  const bytes: Record<string, number> = {};
-  for (const c of JSONCOL) {
-    const v = state[c];
-    if (v instanceof InDb) {
-      bytes[c] = v.bytes;
-      continue;
-    }
-    const text = v === undefined ? null : (texts[c] ?? JSON.stringify(v));
-    params[c] = text;
-    bytes[c] = text === null ? 0 : Buffer.byteLength(text, "utf8");
-  }
+  for (const c of JSONCOL) if (!(state[c] instanceof InDb)) params[c] = textOf(state, texts, c);
   params.other = state.__other ? JSON.stringify(state.__other) : null;
   if (!(state.events instanceof InDb)) params.first_token_time = firstTokenTime(state.events);
   const llm = state.run_type === "llm";
-  // Nothing the derivation or usage reads (messages, run type, metadata) changed: those columns stay.
-  const rederive = !prev || messagesChanged;
-  // The derivation and the usage read the metadata: a large `extra` left in the database is read for them.
-  let extra = rederive && llm ? await valueOf(client, state.extra) : state.extra;
-  if (rederive) {
+  let extra = read ? read.extra : state.extra;
+  if (read) {
     let normalizedOutputs: unknown = null;
-    const outputs = llm ? await valueOf(client, state.outputs) : undefined;
     if (opts.normalizeOnIngest && llm) {
-      const d = deriveLlm(await valueOf(client, state.inputs), outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
+      const d = deriveLlm(read.inputs, read.outputs, isObj(extra) && isObj(extra.metadata) ? extra.metadata : undefined);
       // The model identity the run builder gives an llm run sent without one goes into its stored metadata (derive.ts).
       if (d.metadata) {
         extra = { ...(isObj(extra) ? extra : {}), metadata: d.metadata };
@@ -144,15 +187,16 @@ export async function toColumns(
       }
       params.detected_format = d.detected_format;
       // A large side's native copy is derived when read (see toStored), as the SQLite store does.
-      params.normalized_inputs = d.normalized_inputs && bytes.inputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
+      params.normalized_inputs =
+        d.normalized_inputs && bytesOf(state, params, "inputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_inputs) : null;
       params.normalized_outputs =
-        d.normalized_outputs && bytes.outputs! <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
+        d.normalized_outputs && bytesOf(state, params, "outputs") <= DERIVE_ON_READ_BYTES ? JSON.stringify(d.normalized_outputs) : null;
       params.normalize_error = d.normalize_error;
       normalizedOutputs = params.normalized_outputs === null ? null : d.normalized_outputs;
     } else {
       params.detected_format = params.normalized_inputs = params.normalized_outputs = params.normalize_error = null;
     }
-    const usage = llm ? usageOf(normalizedOutputs, outputs, extra) : undefined;
+    const usage = llm ? usageOf(normalizedOutputs, read.outputs, extra) : undefined;
     params.usage = usage === undefined ? null : jsonbText(usage);
     const cost = (usage as Obj | undefined)?.total_cost;
     params.total_cost = typeof cost === "number" && Number.isFinite(cost) ? cost : null;
@@ -162,7 +206,7 @@ export async function toColumns(
     params.model = metaText(meta?.trace_model_name);
     params.provider = metaText(meta?.trace_provider);
   }
-  return params;
+  return { row: params, extra };
 }
 
 /** Model and provider as the viewer filters them: a string as it is, another scalar as its text. */
