@@ -129,7 +129,11 @@ export async function toColumns(
 /** toColumns for a new run's state (nothing of it is left in the database, so nothing is awaited), and its `extra` as the row stores it. */
 export function newRunColumns(state: Obj, texts: Texts, now: string, opts: DeriveOptions): { row: Obj; extra: unknown } {
   const llm = state.run_type === "llm";
-  const read = { extra: state.extra, outputs: llm ? state.outputs : undefined, inputs: opts.normalizeOnIngest && llm ? state.inputs : undefined };
+  const read = {
+    extra: state.extra,
+    outputs: llm ? state.outputs : undefined,
+    inputs: opts.normalizeOnIngest && llm ? state.inputs : undefined,
+  };
   return columnsOf(state, texts, undefined, true, now, read, opts);
 }
 
