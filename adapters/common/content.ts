@@ -52,13 +52,10 @@ export function markOrphans(messages: Message[]): Message[] {
       break;
     }
   if (!anyTool) return messages;
-  let calls: Set<string> | undefined;
+  let calls: CallIds | undefined;
   for (const m of messages) {
-    if (m.role === "assistant") {
-      for (const b of m.content) if (b.type === "tool_call" && typeof b.id === "string") (calls ??= new Set()).add(b.id);
-    } else if (m.role === "tool" && m.tool_call_id !== undefined && !calls?.has(m.tool_call_id)) {
-      m.extras = { ...m.extras, orphan: true };
-    }
+    if (m.role === "assistant") calls = noteToolCalls(m.content, calls);
+    else if (m.role === "tool") markIfOrphan(m, calls);
   }
   return messages;
 }
@@ -73,7 +70,7 @@ export type CallIds = string[] | Set<string>;
 const LIST_MAX = 32;
 
 /**
- * `markOrphans` while the messages are built, for an adapter that builds them in
+ * The rule of `markOrphans`, step by step, also for an adapter that builds the messages in
  * order: the tool calls of each assistant message are noted as it is made, and
  * each tool message is judged once complete, against the calls before it. The
  * same rule in one pass.

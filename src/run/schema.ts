@@ -3,6 +3,7 @@
  * sink stores. One zod schema; the type is derived from it.
  */
 import { z } from "zod";
+import { daysInMonth } from "../internal/calendar.js";
 
 /** Epoch milliseconds (fractions kept to the microsecond) as an ISO 8601 string. */
 function isoFromEpochMs(ms: number): string {
@@ -28,8 +29,6 @@ function twoDigits(s: string, i: number): number {
   return a >= 0 && a <= 9 && b >= 0 && b <= 9 ? a * 10 + b : -1;
 }
 
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
 /**
  * True when `s` is certainly a date-time dateTimeProblem accepts, read
  * character by character (no match array, no substrings, no Date): every
@@ -52,8 +51,7 @@ function plainDateTime(s: string): boolean {
   if (hi < 1 || lo < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59) return false;
   if (second < 0 || second > 59) return false;
   const year = hi * 100 + lo;
-  const leap = year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!)) return false;
+  if (day > daysInMonth(year, month)) return false;
   let i = 19;
   if (i < n && s.charCodeAt(i) === 46) {
     const start = ++i;

@@ -11,6 +11,7 @@
  */
 import type { Obj } from "../../internal/obj.js";
 import { isObj } from "../../internal/obj.js";
+import { daysInMonth } from "../../internal/calendar.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
 
 /**
@@ -59,13 +60,7 @@ export const TYPES: Record<string, string> = Object.fromEntries(
   ]),
 );
 
-/** `v` as a text column holds it; calls `keepExact` when that is not `v` itself. */
-export function scalarColumn(v: string, keepExact: () => void): string {
-  if (!UNSTORABLE.test(v)) return v;
-  keepExact();
-  return v.replace(UNSTORABLE_ALL, "\uFFFD");
-}
-/** `v` as PostgreSQL text can hold it (see scalarColumn). */
+/** `v` as PostgreSQL text can hold it: U+0000 and lone surrogates become U+FFFD (a caller keeps the exact value where it differs). */
 export function storable(v: string): string {
   return UNSTORABLE.test(v) ? v.replace(UNSTORABLE_ALL, "\uFFFD") : v;
 }
@@ -82,19 +77,13 @@ export function jsonbText(v: unknown): string {
 const DOTTED_START = /^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})(\d{6})Z/;
 const CANONICAL = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})\.(\d{6})Z$/;
 
-/** Days in a month of the proleptic Gregorian calendar (the one Date and PostgreSQL both use). */
-function daysIn(year: number, month: number): number {
-  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
-}
-
 /** The canonical time of these digits, or null when they name no instant (checked by number: this runs for every new run). */
 function isoIfValid(y: string, mo: string, d: string, h: string, mi: string, s: string, us: string): string | null {
   const year = Number(y);
   const month = Number(mo);
   const day = Number(d);
   if (year === 0) return null; // PostgreSQL has no year 0
-  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) return null;
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return null;
   if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
   return `${y}-${mo}-${d}T${h}:${mi}:${s}.${us}Z`;
 }

@@ -11,7 +11,7 @@ import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { deriveLlm, firstTokenTime } from "../derive.js";
 import { JSONCOL, SCALAR, type Texts } from "../merge-rules.js";
-import { DERIVE_ON_READ_BYTES, msBetween, scalarColumn, storable, traceStart, usageOf, jsonbText } from "./columns.js";
+import { DERIVE_ON_READ_BYTES, msBetween, storable, traceStart, usageOf, jsonbText } from "./columns.js";
 
 /** What the store derives on ingest. */
 export interface DeriveOptions {
@@ -217,7 +217,7 @@ function columnsOf(
 function metaText(v: unknown): string | null {
   if (v === undefined || v === null) return null;
   const text = typeof v === "string" ? v : JSON.stringify(v);
-  return scalarColumn(text, () => undefined);
+  return storable(text);
 }
 
 /** A batch's posts and patches by run id, and the ids in order (the order every batch locks keys in). */
