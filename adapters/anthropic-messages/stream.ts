@@ -10,7 +10,7 @@
  * adapter does not know is kept whole in `extras.unmapped_events`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
-import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { describe, fail, isObj, type Obj, put, putAll } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { onFirstMessage, StreamProgress, streamReaders } from "../common/stream.js";
 
@@ -96,10 +96,10 @@ export class AnthropicStreamAccumulator implements StreamAccumulator {
         break;
       }
       case "message_delta": {
-        if (isObj(event.delta)) Object.assign(this.delta, event.delta);
+        if (isObj(event.delta)) putAll(this.delta, event.delta);
         // Cumulative: replace field by field, never add.
         if (isObj(event.usage))
-          for (const k in event.usage) if (event.usage[k] !== null && event.usage[k] !== undefined) this.usage[k] = event.usage[k];
+          for (const k in event.usage) if (event.usage[k] !== null && event.usage[k] !== undefined) put(this.usage, k, event.usage[k]);
         break;
       }
       case "error":

@@ -16,7 +16,7 @@
  * not know is kept in `extras.unmapped_content` as `{index: contentBlockIndex, part: start}`.
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
-import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { describe, fail, isObj, type Obj, put, putAll } from "../common/guards.js";
 import { normalizeResponse } from "./response.js";
 import { toBase64 } from "./media.js";
 import type { Unmapped } from "../common/content.js";
@@ -36,7 +36,7 @@ const DELTA_MEMBERS: ReadonlySet<string> = new Set(["text", "toolUse", "reasonin
 /** The members of a union object not in `known`, or undefined when there are none. */
 function unknownMembers(v: Obj, known: ReadonlySet<string>): Obj | undefined {
   let out: Obj | undefined;
-  for (const k in v) if (!known.has(k) && v[k] !== undefined) (out ??= {})[k] = v[k];
+  for (const k in v) if (!known.has(k) && v[k] !== undefined) put((out ??= {}), k, v[k]);
   return out;
 }
 
@@ -113,10 +113,10 @@ export class ConverseStreamAccumulator implements StreamAccumulator {
           }
           break;
         case "messageStop":
-          Object.assign(this.stop, v);
+          putAll(this.stop, v);
           break;
         case "metadata":
-          Object.assign(this.meta, v);
+          putAll(this.meta, v);
           break;
         // contentBlockStop: nothing to fold.
       }

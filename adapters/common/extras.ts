@@ -13,6 +13,7 @@
  */
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import type { Obj } from "./guards.js";
+import { put } from "./guards.js";
 
 export type ExtrasMode = "replace" | "replace-nonempty" | "merge" | "merge-owned";
 
@@ -38,7 +39,7 @@ export function withExtras<T extends ContentBlock | Message>(target: T, extras: 
     case "merge-owned":
       if (!hasKeys(extras)) break;
       if (!t.extras) t.extras = extras;
-      else for (const k in extras) t.extras[k] = extras[k];
+      else for (const k in extras) put(t.extras, k, extras[k]);
       break;
   }
   return target;
@@ -58,6 +59,6 @@ export function copyOf(o: Obj | undefined): Obj | undefined {
 export function assignOwned(own: Obj | undefined, extra: Obj | undefined): Obj | undefined {
   if (!extra) return own;
   if (!own) return { ...extra };
-  for (const k in extra) if (Object.hasOwn(extra, k)) own[k] = extra[k];
+  for (const k in extra) if (Object.hasOwn(extra, k)) put(own, k, extra[k]);
   return own;
 }

@@ -6,7 +6,7 @@
  * OTel attribute names are flat by design; conventions that index messages
  * (OpenInference, OpenLLMetry) all need this one inverse.
  */
-import type { Obj } from "./guards.js";
+import { put, type Obj } from "./guards.js";
 
 type Tree = Obj | unknown[];
 
@@ -24,15 +24,18 @@ export function unflatten(attrs: Readonly<Record<string, unknown>>, prefix: stri
       const last = i === path.length - 1;
       const k: string | number = Array.isArray(node) ? Number(seg) : seg;
       if (Array.isArray(node) && !/^\d+$/.test(seg)) break; // a name where a position was expected: not ours
-      const slot = (node as Record<string | number, unknown>)[k];
+      // Own slots only: a `__proto__` segment must name a field, never reach a prototype (Object.prototype is everyone's).
+      const slot = Object.hasOwn(node, k) ? (node as Record<string | number, unknown>)[k] : undefined;
       if (last) {
-        (node as Record<string | number, unknown>)[k] = attrs[key];
+        if (Array.isArray(node)) node[k as number] = attrs[key];
+        else put(node, k as string, attrs[key]);
         break;
       }
       let next = slot;
       if (typeof next !== "object" || next === null) {
         next = /^\d+$/.test(path[i + 1]!) ? [] : {};
-        (node as Record<string | number, unknown>)[k] = next;
+        if (Array.isArray(node)) node[k as number] = next;
+        else put(node, k as string, next);
       }
       node = next as Tree;
     }

@@ -12,8 +12,8 @@ function at(loc: Loc, k1?: Key, k2?: Key): Loc {
   if (k1 === undefined) return loc;
   return k2 === undefined ? [...loc, k1] : [...loc, k1, k2];
 }
-export { isObj, type Obj } from "../../src/internal/obj.js";
-import { isObj, type Obj } from "../../src/internal/obj.js";
+export { isObj, put, putAll, type Obj } from "../../src/internal/obj.js";
+import { isObj, put, type Obj } from "../../src/internal/obj.js";
 export type { Loc } from "../../src/internal/types.js";
 import type { Loc } from "../../src/internal/types.js";
 
@@ -80,7 +80,7 @@ export function leftovers(src: Obj, known: ReadonlySet<string>): Obj | undefined
   let out: Obj | undefined;
   for (const k in src) {
     if (known.has(k) || src[k] === undefined) continue;
-    (out ??= {})[k] = src[k];
+    put((out ??= {}), k, src[k]);
   }
   return out;
 }
@@ -95,7 +95,7 @@ export function leftoversBut(src: Obj, a: string, b: string = a, c: string = a, 
   for (const k in src) {
     if (k === a || k === b || k === c || k === d || k === e) continue;
     const v = src[k];
-    if (v !== undefined) (out ??= {})[k] = v;
+    if (v !== undefined) put((out ??= {}), k, v);
   }
   return out;
 }

@@ -6,7 +6,7 @@
  */
 import type { Message } from "../../src/format/schema.js";
 import type { RequestResult } from "../types.js";
-import { listed, type Obj } from "./guards.js";
+import { listed, type Obj, put } from "./guards.js";
 
 export function requestResult(
   messages: Message[],
@@ -16,7 +16,7 @@ export function requestResult(
   model: unknown,
 ): RequestResult {
   const invocation_params: Obj = {};
-  for (const k in body) if (!listed(k, taken) && body[k] !== undefined) invocation_params[k] = body[k];
+  for (const k in body) if (!listed(k, taken) && body[k] !== undefined) put(invocation_params, k, body[k]);
   const result: RequestResult = { messages, invocation_params };
   if (provider !== undefined) result.trace_provider = provider;
   if (typeof model === "string") result.trace_model_name = model;

@@ -7,7 +7,7 @@
  */
 import type { Message, UsageMetadata } from "../../src/format/schema.js";
 import type { Adapter, ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
-import { describe, fail, type Obj } from "./guards.js";
+import { describe, fail, type Obj, put } from "./guards.js";
 
 /**
  * Where an accumulator is in its stream: the index of the chunk being pushed
@@ -66,7 +66,7 @@ export function onFirstMessage(result: ResponseResult, extras: Obj): ResponseRes
   const m = result.messages[0];
   if (!m) return result;
   let add: Obj | undefined;
-  for (const k in extras) if (extras[k] !== undefined) (add ??= {})[k] = extras[k];
+  for (const k in extras) if (extras[k] !== undefined) put((add ??= {}), k, extras[k]);
   if (add) m.extras = { ...m.extras, ...add };
   return result;
 }

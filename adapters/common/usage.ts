@@ -6,7 +6,7 @@
  * (Anthropic, Bedrock). Each vendor's usage.ts names its fields and its rule.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, listed, optCount, type Loc, type Obj } from "./guards.js";
+import { expectObj, fail, isObj, listed, optCount, type Loc, type Obj, put } from "./guards.js";
 
 /**
  * A vendor's details object (`prompt_tokens_details`, ...) at `loc` + `key`:
@@ -24,7 +24,7 @@ export function countDetails(
   let out: Record<string, number> | undefined;
   for (const k in src) {
     const n = optCount(src[k], loc, key, k);
-    if (n !== undefined) (out ??= {})[Object.hasOwn(rename, k) ? rename[k]! : k] = n;
+    if (n !== undefined) put((out ??= {}), Object.hasOwn(rename, k) ? rename[k]! : k, n);
   }
   return out;
 }
@@ -69,7 +69,7 @@ export function otherUsageFields(u: Obj, known: ReadonlySet<string> | readonly s
   for (const k in u) {
     const v = u[k];
     if ((set ? set.has(k) : listed(k, list)) || v === undefined || (v === null && nulls === "drop")) continue;
-    (extras ??= {})[k] = v;
+    put((extras ??= {}), k, v);
   }
   return extras;
 }

@@ -25,7 +25,7 @@
  */
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText, put } from "../common/guards.js";
 import { withExtras } from "../common/extras.js";
 import { sniffMime } from "../common/mime.js";
 import type { CallIds } from "./ids.js";
@@ -71,7 +71,7 @@ function strAt(v: unknown, parent: Loc, key: Key | undefined, field: string, k: 
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
   if (!b) return a;
   if (!a) return b;
-  for (const k in b) a[k] = b[k];
+  for (const k in b) put(a, k, b[k]);
   return a;
 }
 
@@ -91,7 +91,7 @@ function partExtras(p: Obj, dataKey: string): Obj | undefined {
   for (const k in p) {
     if (k === dataKey || k === "thought" || k === "thoughtSignature") continue;
     const v = p[k];
-    if (v !== undefined) (out ??= {})[k] = v;
+    if (v !== undefined) put((out ??= {}), k, v);
   }
   // `thought: true` on a non-text part has no native home of its own.
   if (p.thought !== undefined && p.thought !== null && dataKey !== "text") (out ??= {}).thought = p.thought;

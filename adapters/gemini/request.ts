@@ -12,7 +12,7 @@
  */
 import type { RequestResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { describe, expectObj, fail, isObj, leftoversBut, type Key, type Loc, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, leftoversBut, type Key, type Loc, type Obj, put } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { readEitherSpelling, REQUEST, REQUEST_SCAN } from "./spelling.js";
@@ -181,10 +181,10 @@ function readRequest(request: unknown): RequestResult {
   const invocation_params: Obj = {};
   for (const k in body)
     if (k !== "contents" && k !== "systemInstruction" && k !== "model" && k !== "config" && body[k] !== undefined)
-      invocation_params[k] = body[k];
+      put(invocation_params, k, body[k]);
   if (config)
     for (const k in config)
-      if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) invocation_params[k] = config[k];
+      if (k !== "systemInstruction" && !SDK_CLIENT_ONLY.has(k) && config[k] !== undefined) put(invocation_params, k, config[k]);
   const result: RequestResult = { messages: markOrphans(messages), invocation_params, trace_provider: "google" };
   const model = modelName(body.model);
   if (model !== undefined) result.trace_model_name = model;

@@ -9,7 +9,7 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, leftoversBut, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, isObj, leftoversBut, type Obj, put } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
@@ -20,7 +20,7 @@ import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
   if (!b) return a;
   if (!a) return b;
-  for (const k in b) a[k] = b[k];
+  for (const k in b) put(a, k, b[k]);
   return a;
 }
 

@@ -11,7 +11,7 @@
  * structure shows (see `spelledProto`).
  */
 import { NormalizeError } from "../../src/errors.js";
-import { isObj, type Loc, type Obj } from "../common/guards.js";
+import { isObj, type Loc, type Obj, put } from "../common/guards.js";
 
 /** A message's sub-messages by field (lowerCamelCase); a field not listed holds data, kept as sent. */
 interface Shape {
@@ -128,10 +128,10 @@ export function lowerCamelKeys(v: unknown, shape: Shape): unknown {
       out = {};
       for (const before in v) {
         if (before === k) break;
-        out[before] = v[before];
+        put(out, before, v[before]);
       }
     }
-    if (out) out[name] = value;
+    if (out) put(out, name, value);
   }
   return out ?? v;
 }

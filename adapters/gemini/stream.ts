@@ -11,7 +11,7 @@
  * keeps what arrived). Chunks may use either JSON spelling (spelling.ts).
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
-import { describe, expectObj, fail, isObj, type Obj } from "../common/guards.js";
+import { describe, expectObj, fail, isObj, type Obj, put } from "../common/guards.js";
 import { readResponse } from "./response.js";
 import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
 import { StreamProgress, streamReaders } from "../common/stream.js";
@@ -60,7 +60,7 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
       const v = c[k];
       if (v === undefined || v === null) continue;
       if (k === "usageMetadata") this.usage = v;
-      else if (k !== "candidates") this.top[k] = v;
+      else if (k !== "candidates") put(this.top, k, v);
     }
     if (c.candidates !== undefined && c.candidates !== null) {
       if (!Array.isArray(c.candidates)) fail([ci, "candidates"], `expected an array, got ${describe(c.candidates)}`, "list_type");
@@ -75,11 +75,11 @@ export class GeminiStreamAccumulator implements StreamAccumulator {
   private foldCandidate(cand: Obj, index: number, ci: number, pos: number): boolean {
     let acc = this.cands.get(index);
     if (!acc) this.cands.set(index, (acc = { fields: {}, content: {}, hasContent: false, parts: [] }));
-    for (const k in cand) if (k !== "content" && cand[k] !== undefined && cand[k] !== null) acc.fields[k] = cand[k];
+    for (const k in cand) if (k !== "content" && cand[k] !== undefined && cand[k] !== null) put(acc.fields, k, cand[k]);
     if (cand.content === undefined || cand.content === null) return false;
     const c = expectObj(cand.content, [ci, "candidates", pos], "content");
     acc.hasContent = true;
-    for (const k in c) if (k !== "parts" && c[k] !== undefined && c[k] !== null) acc.content[k] = c[k];
+    for (const k in c) if (k !== "parts" && c[k] !== undefined && c[k] !== null) put(acc.content, k, c[k]);
     if (c.parts === undefined || c.parts === null) return false;
     if (!Array.isArray(c.parts))
       fail([ci, "candidates", pos, "content", "parts"], `expected an array, got ${describe(c.parts)}`, "list_type");

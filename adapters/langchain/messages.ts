@@ -15,7 +15,7 @@
  */
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
-import { expectArray, expectObj, expectString, fail, isObj, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, fail, isObj, type Loc, type Obj, put } from "../common/guards.js";
 import { toolCallBlock as openaiToolCall, legacyFunctionCallBlock } from "../openai-chat/tools.js";
 import { contentToNative, toolCallBlock } from "./blocks.js";
 import { readRecord, type Kind, type LcMessage } from "./records.js";
@@ -57,10 +57,10 @@ function extrasOf(f: Obj): Obj | undefined {
     // What LangChain's own serializer leaves out as the default (`example: false`) carries nothing either.
     if (v === undefined || v === null || (k === "example" && v === false)) continue;
     if (CONSUMED.has(k)) {
-      if ((k === "additional_kwargs" || k === "response_metadata") && !isEmpty(v)) (out ??= {})[k] = v;
+      if ((k === "additional_kwargs" || k === "response_metadata") && !isEmpty(v)) put((out ??= {}), k, v);
       continue;
     }
-    (out ??= {})[k] = v;
+    put((out ??= {}), k, v);
   }
   return out;
 }

@@ -7,7 +7,7 @@
  * finished message (messages.ts).
  */
 import type { ResponseResult, StreamAccumulator } from "../types.js";
-import { expectObj, isObj, type Obj } from "../common/guards.js";
+import { expectObj, isObj, type Obj, put } from "../common/guards.js";
 import { readRecord, type LcMessage } from "./records.js";
 import { generationToNative } from "./outputs.js";
 
@@ -24,8 +24,8 @@ function mergeContent(a: unknown, b: unknown): unknown {
     if (isObj(same) && isObj(item)) {
       for (const k in item) {
         const v = item[k];
-        if (typeof v === "string" && typeof same[k] === "string" && k !== "type" && k !== "id") same[k] = (same[k] as string) + v;
-        else if (same[k] === undefined || same[k] === null) same[k] = v;
+        if (typeof v === "string" && typeof same[k] === "string" && k !== "type" && k !== "id") put(same, k, (same[k] as string) + v);
+        else if (same[k] === undefined || same[k] === null) put(same, k, v);
       }
     } else left.push(isObj(item) ? { ...item } : item);
   }
@@ -36,7 +36,7 @@ function mergeObj(a: unknown, b: unknown): unknown {
   if (!isObj(a)) return b ?? a;
   if (!isObj(b)) return a;
   const out: Obj = { ...a };
-  for (const k in b) out[k] = isObj(out[k]) && isObj(b[k]) ? mergeObj(out[k], b[k]) : (b[k] ?? out[k]);
+  for (const k in b) put(out, k, isObj(out[k]) && isObj(b[k]) ? mergeObj(out[k], b[k]) : (b[k] ?? out[k]));
   return out;
 }
 
@@ -48,7 +48,7 @@ function addUsage(a: unknown, b: unknown): unknown {
   for (const k in b) {
     const x = out[k];
     const y = b[k];
-    out[k] = typeof x === "number" && typeof y === "number" ? x + y : isObj(x) && isObj(y) ? addUsage(x, y) : (y ?? x);
+    put(out, k, typeof x === "number" && typeof y === "number" ? x + y : isObj(x) && isObj(y) ? addUsage(x, y) : (y ?? x));
   }
   return out;
 }

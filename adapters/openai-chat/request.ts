@@ -11,8 +11,7 @@ import {
   optString,
   type Key,
   type Loc,
-  type Obj,
-} from "../common/guards.js";
+  type Obj, put } from "../common/guards.js";
 import { markIfOrphan, noteToolCalls, withUnmapped, type CallIds, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";
@@ -43,7 +42,7 @@ function msgExtras(m: Obj, extra?: Obj): Obj | undefined {
   for (const k in m) {
     if (isMessageKey(k)) continue;
     const v = m[k];
-    if (v !== undefined) (ex ??= {})[k] = v;
+    if (v !== undefined) put((ex ??= {}), k, v);
   }
   if (m.name !== undefined && m.name !== null) (ex ??= {}).name = m.name;
   if (extra) ex = { ...ex, ...extra };

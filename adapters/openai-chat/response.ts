@@ -5,7 +5,7 @@
  */
 import type { ResponseContext, ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, fail, isObj, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, fail, isObj, type Loc, type Obj, put } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantBlocks } from "./request.js";
 import { requestAudioFormat } from "./audio.js";
@@ -36,7 +36,7 @@ function replyExtras(m: Obj, bare: boolean): Obj | undefined {
   for (const k in m) {
     if (isReplyKey(k, bare)) continue;
     const v = m[k];
-    if (v !== undefined) (out ??= {})[k] = v;
+    if (v !== undefined) put((out ??= {}), k, v);
   }
   return out;
 }
@@ -73,7 +73,7 @@ export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioF
   // Built in place (msg.extras is this call's own object): every reply passes here.
   let extras = msg.extras;
   for (const k in c)
-    if (k !== "message" && k !== "index" && k !== "finish_reason" && k !== "logprobs" && c[k] !== undefined) (extras ??= {})[k] = c[k];
+    if (k !== "message" && k !== "index" && k !== "finish_reason" && k !== "logprobs" && c[k] !== undefined) put((extras ??= {}), k, c[k]);
   if (c.finish_reason !== undefined && c.finish_reason !== null) (extras ??= {}).finish_reason = c.finish_reason;
   if (many && c.index !== undefined) (extras ??= {}).choice_index = c.index;
   if (c.logprobs !== undefined && c.logprobs !== null) (extras ??= {}).logprobs = c.logprobs;
@@ -93,8 +93,8 @@ function underEnvelope(r: Obj, skip: string, extras: Obj | undefined): Obj | und
     const v = r[k];
     if (v === undefined) continue;
     if (extras === undefined) extras = {};
-    else if (had && k in extras) continue;
-    extras[k] = v;
+    else if (had && Object.hasOwn(extras, k)) continue;
+    put(extras, k, v);
   }
   return extras;
 }

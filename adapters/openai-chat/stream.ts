@@ -12,7 +12,7 @@
 import type { ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { describe, fail, isObj, type Obj, put } from "../common/guards.js";
 import { normalizeUsage } from "./usage.js";
 import { audioBlocks, requestAudioFormat } from "./audio.js";
 import { attachAnnotations } from "./response.js";
@@ -96,9 +96,9 @@ const K_AUDIO: Known = (k) => k === "id" || k === "data" || k === "transcript";
 function fold(target: Obj, k: string, v: unknown): void {
   const prev = target[k];
   if (v === undefined || (v === null && prev !== undefined)) return;
-  if (typeof v === "string" && typeof prev === "string") target[k] = prev + v;
+  if (typeof v === "string" && typeof prev === "string") put(target, k, prev + v);
   else if (Array.isArray(v) && Array.isArray(prev)) for (const x of v) prev.push(x);
-  else target[k] = Array.isArray(v) ? [...v] : v;
+  else put(target, k, Array.isArray(v) ? [...v] : v);
 }
 
 /** Unknown keys of `src` folded into `target` (created on demand); returns the target. */
@@ -109,7 +109,7 @@ function foldUnknown(src: Obj, known: Known, target: Obj | undefined, increments
     if (v === undefined) continue;
     target ??= {};
     if (increments) fold(target, k, v);
-    else if (v !== null || target[k] === undefined) target[k] = v;
+    else if (v !== null || target[k] === undefined) put(target, k, v);
   }
   return target;
 }

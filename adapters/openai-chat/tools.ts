@@ -1,7 +1,7 @@
 /** OpenAI tool calls (function and custom) and the legacy function_call -> native tool_call blocks. */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { expectObj, fail, leftoversBut, optString, type Key, type Loc, type Obj } from "../common/guards.js";
+import { expectObj, fail, leftoversBut, optString, putAll, type Key, type Loc, type Obj } from "../common/guards.js";
 
 /** An optional string at `parent` + `k1` + `k2` + `k3`; the location is built only for an error. */
 function strAt(v: unknown, parent: Loc, k1: Key, k2: Key, k3: Key): string | undefined {
@@ -36,8 +36,8 @@ export function toolCallBlock(call: unknown, listLoc: Loc, j: number): ContentBl
   const parsed = parseToolArgs(fn.arguments);
   // Nearly every call has no extras at all: merge only what exists (no spread, no key count).
   const fnExtras = leftoversBut(fn, "name", "arguments");
-  if (fnExtras) extras = extras ? Object.assign(extras, fnExtras) : fnExtras;
-  if (parsed.extras) extras = extras ? Object.assign(extras, parsed.extras) : { ...parsed.extras };
+  if (fnExtras) extras = extras ? putAll(extras, fnExtras) : fnExtras;
+  if (parsed.extras) extras = extras ? putAll(extras, parsed.extras) : { ...parsed.extras };
   const block: ContentBlock = { type: "tool_call", args: parsed.args };
   if (name !== undefined) block.name = name;
   if (id !== undefined) block.id = id;

@@ -5,7 +5,7 @@
  * Other numeric details (accepted/rejected prediction tokens) keep their names.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, type Loc } from "../common/guards.js";
+import { expectObj, type Loc, put } from "../common/guards.js";
 import { includedCacheUsage, knownFields, type IncludedCacheFields } from "../common/usage.js";
 
 /** Also the Responses API's fields, under its own names (openai-responses/usage.ts). */
@@ -31,7 +31,7 @@ function promptDetail(out: Record<string, number>, k: string, n: number): void {
       out.audio = n;
       return;
     default:
-      out[k] = n;
+      put(out, k, n);
   }
 }
 
@@ -45,7 +45,7 @@ function completionDetail(out: Record<string, number>, k: string, n: number): vo
       out.audio = n;
       return;
     default:
-      out[k] = n;
+      put(out, k, n);
   }
 }
 

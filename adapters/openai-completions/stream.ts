@@ -8,7 +8,7 @@
  */
 import type { ResponseContext, ResponseResult, StreamAccumulator } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
-import { describe, fail, isObj, type Obj } from "../common/guards.js";
+import { describe, fail, isObj, type Obj, put } from "../common/guards.js";
 import { normalizeUsage } from "../openai-chat/usage.js";
 import { choiceMessage, promptInfo, type PromptInfo } from "./reply.js";
 import { choicesResult, inIndexOrder, StreamProgress, streamReaders } from "../common/stream.js";
@@ -29,7 +29,7 @@ function lastWins(src: Obj, known: ReadonlySet<string>, target: Obj | undefined)
     if (known.has(k)) continue;
     const v = src[k];
     if (v === undefined || (v === null && target?.[k] !== undefined)) continue;
-    (target ??= {})[k] = v;
+    put((target ??= {}), k, v);
   }
   return target;
 }
@@ -41,7 +41,7 @@ function foldLogprobs(acc: Obj | undefined, lp: Obj): Obj {
     const v = lp[k];
     const prev = out[k];
     if (Array.isArray(v) && Array.isArray(prev)) for (const x of v) prev.push(x);
-    else if (v !== undefined) out[k] = Array.isArray(v) ? [...v] : v;
+    else if (v !== undefined) put(out, k, Array.isArray(v) ? [...v] : v);
   }
   return out;
 }

@@ -7,7 +7,7 @@
  */
 import type { ContentBlock } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { expectArray, expectObj, expectString, optString, type Loc, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, expectString, optString, type Loc, type Obj, put } from "../common/guards.js";
 import type { Unmapped } from "../common/content.js";
 import { contentToBlocks } from "./parts.js";
 
@@ -30,7 +30,7 @@ function itemExtras(item: Obj, used: ReadonlySet<string>): Obj | undefined {
   for (const k in item) {
     const v = item[k];
     if (used.has(k) || v === undefined || v === null) continue;
-    (out ??= {})[k === "id" || k === "status" || k === "type" ? `item_${k}` : k] = v;
+    put((out ??= {}), k === "id" || k === "status" || k === "type" ? `item_${k}` : k, v);
   }
   return out;
 }
@@ -116,7 +116,7 @@ export function reasoningBlocks(item: Obj, loc: Loc): ContentBlock[] {
       const block: ContentBlock = { type: "reasoning", text };
       const ex: Obj = {};
       if (key === "summary") ex.summary = true;
-      for (const k in part) if (k !== "text" && k !== "type" && part[k] !== undefined) ex[k] = part[k];
+      for (const k in part) if (k !== "text" && k !== "type" && part[k] !== undefined) put(ex, k, part[k]);
       if (Object.keys(ex).length) block.extras = ex;
       blocks.push(block);
     }

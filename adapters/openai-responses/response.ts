@@ -6,7 +6,7 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, type Obj } from "../common/guards.js";
+import { expectArray, expectObj, isObj, type Obj, put } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
 import { assistantItemBlocks } from "./items.js";
 import { normalizeUsage } from "./usage.js";
@@ -26,7 +26,7 @@ export function normalizeResponse(response: unknown): ResponseResult {
     else unmapped.push({ index: i, part: item });
   }
   let extras: Obj | undefined;
-  for (const k in r) if (!K_RESPONSE.has(k) && r[k] !== undefined && r[k] !== null) (extras ??= {})[k] = r[k];
+  for (const k in r) if (!K_RESPONSE.has(k) && r[k] !== undefined && r[k] !== null) put((extras ??= {}), k, r[k]);
   extras = withUnmapped(extras, unmapped);
   if (extras) msg.extras = extras;
   const usage = normalizeUsage(r.usage, ["usage"]);

@@ -26,7 +26,7 @@ import type { ContentBlock, Message, UsageMetadata } from "../../src/format/sche
 import { parseToolArgs } from "../common/args.js";
 import { parseDataUrl } from "../common/dataurl.js";
 import { attrJson, jsonOrText } from "../common/attrs.js";
-import { fail, isObj, type Obj, checkedUsage } from "../common/guards.js";
+import { fail, isObj, type Obj, checkedUsage, put } from "../common/guards.js";
 import { markOrphans, withUnmapped, type Unmapped } from "../common/content.js";
 import { sniffMime } from "../common/mime.js";
 import { providerName } from "../otel-genai/index.js";
@@ -214,7 +214,7 @@ function usage(a: Attributes): UsageMetadata | undefined {
 
 function params(a: Attributes): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
-  for (const k in a) if (k.startsWith("ai.settings.") && a[k] !== undefined) out[k.slice("ai.settings.".length)] = a[k];
+  for (const k in a) if (k.startsWith("ai.settings.") && a[k] !== undefined) put(out, k.slice("ai.settings.".length), a[k]);
   const tools = a["ai.prompt.tools"];
   if (Array.isArray(tools)) out.tools = tools.map((t) => (typeof t === "string" ? jsonOrText(t) : t));
   if (typeof a["ai.prompt.toolChoice"] === "string") out.tool_choice = jsonOrText(a["ai.prompt.toolChoice"]);

@@ -14,6 +14,7 @@ import { dottedSegment, isoMicros, stableUuid } from "../run/ids.js";
 import { addCost, buildRun, llmFields } from "../run/llm.js";
 import { resolveModel } from "../tokens/index.js";
 import type { Run, RunEvent } from "../run/schema.js";
+import { put } from "../internal/obj.js";
 
 /** A finished span, SDK-neutral. Times in microseconds since the epoch. */
 export interface SpanRecord {
@@ -193,7 +194,7 @@ function unread(s: SpanRecord, issues: readonly { loc: readonly (string | number
   const raw: Record<string, unknown> = {};
   for (const i of issues) {
     const key = i.loc[0];
-    if (typeof key === "string" && s.attributes[key] !== undefined) raw[key] = s.attributes[key];
+    if (typeof key === "string" && s.attributes[key] !== undefined) put(raw, key, s.attributes[key]);
   }
   if (Object.keys(raw).length) otel.unread_attributes = raw;
 }

@@ -6,6 +6,7 @@
  */
 import { ValidationError } from "../errors.js";
 import type { SpanInput } from "../store/contract/spans.js";
+import { put } from "../internal/obj.js";
 
 /** The project of exported spans: set by createOtlpTraceExporter, read by the collector (here, so it never loads the OTel exporter). */
 export const PROJECT_HEADER = "x-tracepipe-project";
@@ -42,7 +43,7 @@ export function anyValue(v: Obj | undefined | null): unknown {
 
 export function attributes(kvs: Obj[] | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const kv of kvs ?? []) if (kv && typeof kv.key === "string") out[kv.key] = anyValue(kv.value);
+  for (const kv of kvs ?? []) if (kv && typeof kv.key === "string") put(out, kv.key, anyValue(kv.value));
   return out;
 }
 

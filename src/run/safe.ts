@@ -28,6 +28,7 @@
  * | past the `maxBytes` budget    | "[Truncated]"; arrays/objects end with a count of what was cut |
  */
 import { errorMessage } from "../internal/quietly.js";
+import { put } from "../internal/obj.js";
 
 export interface SafeLimits {
   /** Nesting kept; deeper values become "[MaxDepth]". Default 64. */
@@ -256,7 +257,7 @@ class Walker {
       }
       const s = this.value(val, depth + 1);
       if (s !== undefined) {
-        out[k] = s;
+        put(out, k, s);
         this.spend(k.length + 4);
       }
     }

@@ -31,6 +31,7 @@ import { parseJson } from "./body.js";
 import { collectGarbage, GC_PART_CHARS } from "./gc.js";
 import type { IssueList } from "./issues.js";
 import { RAW_FIELDS, type RawField, type RawText } from "../store/validate.js";
+import { put } from "../internal/obj.js";
 
 export const LARGE_FIELDS = new Set(["inputs", "outputs", "events", "extra", "error", "serialized"]);
 /** z.uuid()'s pattern, the one the run schemas hold ids to. */
@@ -241,7 +242,7 @@ class PartParser {
       const body = value as Record<string, unknown>;
       if (body.id !== undefined && body.id !== id)
         throw new HttpError(400, `part ${JSON.stringify(name)} carries id ${JSON.stringify(body.id)}, not ${JSON.stringify(id)}`);
-      for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) run[k] = body[k];
+      for (const k in body) if (run[k] === undefined || !LARGE_FIELDS.has(k)) put(run, k, body[k]);
     } else {
       run[field] = value;
       if (RAW.has(field)) {

@@ -17,7 +17,7 @@
  */
 import { canonicalTime } from "./time.js";
 import { rawTextOf } from "./validate.js";
-import type { Obj } from "../internal/obj.js";
+import { put, type Obj } from "../internal/obj.js";
 
 /** Columns holding scalars, and columns holding JSON; everything else goes to `__other`. */
 export const SCALAR = [
@@ -50,10 +50,10 @@ export function applyChange(state: Obj, change: Obj, isPost: boolean, texts: Tex
     if (v === undefined) continue;
     if (TIME.has(k) && typeof v === "string") v = canonicalTime(v) ?? v;
     const target = KNOWN.has(k) ? state : ((state.__other as Obj) ??= {});
-    const current = target[k];
+    const current = Object.hasOwn(target, k) ? target[k] : undefined;
     const set = isPost ? current === undefined || current === null : v !== null;
     if (!set) continue;
-    target[k] = v;
+    put(target, k, v);
     if (target === state && JSONCOL_SET.has(k)) texts[k] = raw?.[k];
     if (k === "inputs" || k === "outputs" || k === "run_type" || k === "extra") messages = true;
   }

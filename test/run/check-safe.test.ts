@@ -141,3 +141,13 @@ describe("checkSafe", () => {
     expect(left).toBeGreaterThan(200);
   });
 });
+
+describe("makeSafe's copy of a `__proto__` key", () => {
+  it("keeps it as a field (what JSON.parse made, and what JSON.stringify writes), not as the copy's prototype", () => {
+    const host = JSON.parse('{"a":1,"__proto__":{"x":1},"b":{"__proto__":[2]}}') as unknown;
+    const { value } = makeSafe(host);
+    expect(JSON.stringify(value)).toBe('{"a":1,"__proto__":{"x":1},"b":{"__proto__":[2]}}');
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+    expect((value as { x?: unknown }).x).toBeUndefined();
+  });
+});
