@@ -5,6 +5,7 @@
  * non-streamed call's reply is at call time), whatever the host does to its chunks afterwards.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { join } from "node:path";
 import { Client } from "../../src/ingest/index.js";
 import { LlmCall } from "../../src/tracing/llm.js";
@@ -142,5 +143,49 @@ describe("a streamed run as delivered", () => {
     expect(run.outputs.messages[0].extras.logprobs).toEqual({
       content: [{ token: "Two", logprob: -0.5, bytes: "[Thrown: hostile getter]" }],
     });
+  });
+});
+
+describe("a streamed run's outputs", () => {
+  it("are the bytes the adapter reads from the same chunks, whatever values they carry", async () => {
+    const client = await withClient("stream-run-same");
+    const json = fc.jsonValue({ maxDepth: 3 });
+    const arbChunk = fc.record({
+      content: fc.option(fc.string({ unit: "grapheme", maxLength: 6 }), { nil: undefined }),
+      chunkExtra: fc.option(json, { nil: undefined }),
+      deltaExtra: fc.option(json, { nil: undefined }),
+      logprob: fc.option(fc.dictionary(fc.string({ minLength: 1, maxLength: 4 }), json, { maxKeys: 3 }), { nil: undefined }),
+      finish: fc.option(fc.constantFrom("stop", "length"), { nil: undefined }),
+    });
+    const cases = fc.sample(fc.array(arbChunk, { maxLength: 12 }), { numRuns: 40, seed: 37 });
+    const toChunks = (spec: (typeof cases)[number]) =>
+      spec.map((c) => {
+        const delta: Record<string, unknown> = c.content === undefined ? {} : { content: c.content };
+        if (c.deltaExtra !== undefined) delta.x_delta = c.deltaExtra;
+        const out: Record<string, unknown> = {
+          id: "chatcmpl-same",
+          object: "chat.completion.chunk",
+          model: "gpt-4o-mini",
+          choices: [{ index: 0, delta, logprobs: c.logprob ? { content: [c.logprob] } : null, finish_reason: c.finish ?? null }],
+        };
+        if (c.chunkExtra !== undefined) out.x_chunk = c.chunkExtra;
+        return out;
+      });
+    for (let i = 0; i < cases.length; i++) {
+      const call = new LlmCall(openaiChat, "openai", body, client, { name: `case-${i}` }, "ChatOpenAI");
+      for await (const _ of read(call.wrapIterator(source(toChunks(cases[i]!))))) void _;
+    }
+    expect((await client.shutdown()).ok).toBe(true);
+    const { runs } = await col!.collector.store.queryRuns({ project: "stream-run-same", limit: 1000 });
+    const byName = new Map(runs.map((r) => [(r as Record<string, any>).name as string, r as Record<string, any>]));
+    expect(byName.size).toBe(cases.length);
+    for (let i = 0; i < cases.length; i++) {
+      const run = byName.get(`case-${i}`)!;
+      // The whole-stream reader over fresh chunks: what the fold held, never copied. The run adds usage to the first message.
+      const expected = openaiChat.normalizeStream(toChunks(cases[i]!)).messages;
+      const recorded = (run.outputs.messages as Record<string, unknown>[]).map(({ usage_metadata: _, ...m }) => m);
+      expect(JSON.stringify(recorded)).toBe(JSON.stringify(expected));
+      expect(run.error ?? null).toBeNull();
+    }
   });
 });
