@@ -24,7 +24,8 @@
  * CPU profiler, each variant's sampled time charged to stages by source file
  * (benchmarks/overhead-breakdown.ts), per call and per streamed chunk, split
  * into what runs while the calls run (it can delay the caller) and what the
- * drain after the block delivers.
+ * drain after the block delivers; and tracepipe's streamed blocks by phase
+ * (the chunk's step, the call's hand-over, the deferred build, delivery).
  *
  *   npx tsx benchmarks/overhead.ts            # 40 rounds
  *   npx tsx benchmarks/overhead.ts --quick    # 10 rounds
@@ -230,6 +231,12 @@ for (const peer of names.filter((n) => n !== "unwrapped")) {
   for (const l of profiler.table(`${peer}:streams`, "unwrapped:streams", chunksProfiled, "chunk")) console.log(l);
   console.log(`  ${peer}, streamed calls, the drain after the block (delivery):`);
   for (const l of profiler.table(`${peer}:streams-drain`, "unwrapped:streams-drain", chunksProfiled, "chunk")) console.log(l);
+}
+// The per-chunk latency spreads a stream's whole cost over its chunks: tracepipe's part of a streamed block by
+// phase says how much is the chunk's own step and how much per-stream work (its build, its delivery) that lands there.
+for (const peer of names.filter((n) => n !== "unwrapped" && n !== "langsmith")) {
+  console.log(`  ${peer}, streamed calls, while the streams are read, by phase (tracepipe's samples by the phase on their stack):`);
+  for (const l of profiler.phaseTable(`${peer}:streams`, "unwrapped:streams", chunksProfiled, "chunk")) console.log(l);
 }
 
 await tpClient.shutdown();

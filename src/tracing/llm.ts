@@ -348,8 +348,12 @@ export class LlmCall {
           res = { messages: [] };
           failure ??= errorText(err);
         }
-        // The accumulator's result may hold values of the chunks it read (the host's objects): copied at delivery.
-        this.complete(res, failure, endMicros, false);
+        // The accumulator's result may hold values of the chunks it read (the host's objects, which the caller
+        // may still change). A plain copy of the result, made here, is this call's own, so the run is checked
+        // rather than copied whole at delivery, as a non-streamed call's run built from its reply's copy is; a
+        // result that is not plain JSON stays as it is and is copied at delivery.
+        const own = plainCopy(res);
+        this.complete(own ?? res, failure, endMicros, own !== undefined);
       });
     };
     // The reaction is made once per stream, not per chunk, and never throws: a chunk we cannot fold (a
