@@ -24,9 +24,10 @@
  *
  * With `--dist` each tree's collector is its compiled dist/ (what `tracepipe serve`
  * runs) instead of its sources through tsx; the stage split then reads bundled
- * chunks, so pair it with --no-profile.
+ * chunks, so pair it with --no-profile. `--dist-vs-sources` measures this tree
+ * both ways in the same run (compiled against tsx), alternating like a baseline.
  *
- *   npx tsx benchmarks/collector.ts [--seconds 8] [--warmup 2] [--clients 4] [--batch 10] [--reps 3] [--ids v4|v7] [--baseline DIR] [--no-profile] [--dist]
+ *   npx tsx benchmarks/collector.ts [--seconds 8] [--warmup 2] [--clients 4] [--batch 10] [--reps 3] [--ids v4|v7] [--baseline DIR] [--no-profile] [--dist] [--dist-vs-sources]
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -52,10 +53,17 @@ const WARMUP_SECONDS = arg("warmup", 2);
 /** v4: random ids, one start time (each insert into an index keyed by id or trace id on a random page); v7: time-ordered ids and times, as live clients send. */
 const IDS = process.argv.includes("--ids") ? process.argv[process.argv.indexOf("--ids") + 1]! : "v4";
 const PROFILE = !process.argv.includes("--no-profile");
+const DIST_VS_SOURCES = process.argv.includes("--dist-vs-sources");
 const DIST = process.argv.includes("--dist");
 const baselineAt = process.argv.indexOf("--baseline");
-const VARIANTS: { name: string; root: string }[] = [{ name: "this tree", root }];
-if (baselineAt > 0) VARIANTS.push({ name: "baseline", root: resolve(process.argv[baselineAt + 1]!) });
+/** A tree's collector, run from its compiled dist/ or from its sources through tsx. */
+const VARIANTS: { name: string; root: string; dist: boolean }[] = DIST_VS_SOURCES
+  ? [
+      { name: "this tree, compiled dist/", root, dist: true },
+      { name: "this tree, sources through tsx", root, dist: false },
+    ]
+  : [{ name: "this tree", root, dist: DIST }];
+if (baselineAt > 0 && !DIST_VS_SOURCES) VARIANTS.push({ name: "baseline", root: resolve(process.argv[baselineAt + 1]!), dist: DIST });
 const SPEC_RPS = 600;
 
 interface Load {
@@ -88,7 +96,7 @@ function load(url: string, batch: number, seconds: number): Promise<Load> {
 }
 
 /** The collector of one tree in its own process, on a fresh database. */
-function startCollector(tree: string, db: string): Promise<{ proc: ChildProcess; url: string }> {
+function startCollector(tree: string, db: string, dist: boolean): Promise<{ proc: ChildProcess; url: string }> {
   const proc = spawn(
     process.execPath,
     [
@@ -98,7 +106,7 @@ function startCollector(tree: string, db: string): Promise<{ proc: ChildProcess;
       tree,
       db,
       PROFILE ? "profile" : "no-profile",
-      DIST ? "dist" : "sources",
+      dist ? "dist" : "sources",
     ],
     { cwd: tree, stdio: ["ignore", "pipe", "inherit", "ipc"] },
   );
@@ -156,14 +164,14 @@ for (const v of VARIANTS)
     });
 
 console.log(
-  `collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, ${DIST ? "compiled dist/" : "sources through tsx"}${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`,
+  `collector benchmark: load generator (own process, ${CLIENTS} connections, fresh ${IDS === "v7" ? "time-ordered (v7) ids and times" : "random (v4) ids, one start time"}) -> collector (own process, ${DIST_VS_SOURCES ? "compiled dist/ and sources through tsx" : DIST ? "compiled dist/" : "sources through tsx"}${PROFILE ? ", sampling profiler on" : ""}), file-backed SQLite (WAL), no rate limits; ${SECONDS} s per measurement after ${WARMUP_SECONDS} s of warm-up, ${REPS} repetitions, batch sizes${VARIANTS.length > 1 ? " and trees" : ""} alternating`,
 );
 for (let rep = 0; rep < REPS; rep++) {
   for (const batch of rep % 2 === 0 ? BATCHES : [...BATCHES].reverse()) {
     for (const v of rep % 2 === 0 ? VARIANTS : [...VARIANTS].reverse()) {
       const dir = mkdtempSync(join(tmpdir(), "tp-bench-collector-"));
       const db = join(dir, "traces.db");
-      const { proc, url } = await startCollector(v.root, db);
+      const { proc, url } = await startCollector(v.root, db, v.dist);
       // Warm-up outside the measured window: compiling, lazy imports, the JIT's first tiers, SQLite's first pages.
       const warm = await load(url, batch, WARMUP_SECONDS);
       await ask(proc, "start");
@@ -235,7 +243,7 @@ for (const batch of BATCHES) {
     const [a, b] = VARIANTS.map((v) => results.get(key(v.name, batch))!) as [Figures, Figures];
     const mainRatio = a.main.length && b.main.length ? `, main thread ${(median(a.main) / median(b.main)).toFixed(2)}x` : "";
     console.log(
-      `   CPU per request, this tree / baseline: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x${mainRatio}; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`,
+      `   CPU per request, ${VARIANTS[0]!.name} / ${VARIANTS[1]!.name}: ${(median(a.cpuPerReq) / median(b.cpuPerReq)).toFixed(2)}x${mainRatio}; requests/s ${(median(a.rps) / median(b.rps)).toFixed(2)}x`,
     );
   }
 }

@@ -22,13 +22,13 @@
 import busboy from "busboy";
 import { createHash } from "node:crypto";
 import { isUtf8 } from "node:buffer";
-import { StringDecoder } from "node:string_decoder";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import { regexes } from "zod";
 import { HttpError } from "./http-error.js";
 import { parseJson } from "./body.js";
 import { collectGarbage, GC_PART_CHARS } from "./gc.js";
+import { FilePart, readFilePart } from "./file-part.js";
 import type { IssueList } from "./issues.js";
 import { RAW_FIELDS, type RawField, type RawText } from "../store/validate.js";
 import { put } from "../internal/obj.js";
@@ -58,9 +58,6 @@ export interface ParsedMultipart {
   /** The JSON text of each `{kind}.{id}.{field}` part that set a large field, by `{kind}.{id}`: the store writes it as is. */
   raw: Map<string, RawText>;
 }
-
-/** A JSON part sent as a file up to this size is decoded once, whole; past it, as it is read. */
-const DECODE_AS_READ_BYTES = 1 << 20;
 
 /** A character past latin1: busboy decoded the part by a charset it declared, not as bytes. */
 const PAST_LATIN1 = /[\u0100-\uffff]/;
@@ -94,48 +91,6 @@ class FieldValue {
     if (Buffer.byteLength(v, "utf8") === v.length || PAST_LATIN1.test(v)) return v;
     const bytes = Buffer.from(v, "latin1");
     return isUtf8(bytes) ? bytes.toString("utf8") : v;
-  }
-}
-
-/**
- * A part busboy read as a file (it has a filename, as FormData Blobs do). An
- * attachment stays bytes. A JSON part becomes text: a small one is decoded
- * once when it ends; one past DECODE_AS_READ_BYTES is decoded chunk by chunk
- * from then on, so its bytes are not held beside its text.
- */
-class FilePart {
-  private chunks: Buffer[] = [];
-  private bytes = 0;
-  private decoder: StringDecoder | undefined;
-  private texts: string[] = [];
-
-  constructor(private readonly json: boolean) {}
-
-  add(c: Buffer): void {
-    if (this.decoder) {
-      this.texts.push(this.decoder.write(c));
-      return;
-    }
-    this.chunks.push(c);
-    this.bytes += c.length;
-    if (this.json && this.bytes > DECODE_AS_READ_BYTES) {
-      this.decoder = new StringDecoder("utf8");
-      for (const held of this.chunks) this.texts.push(this.decoder.write(held));
-      this.chunks = [];
-    }
-  }
-
-  /** The part's text (JSON) or bytes (an attachment). */
-  take(): Buffer | string {
-    if (this.decoder) {
-      this.texts.push(this.decoder.end());
-      const text = this.texts.length === 1 ? this.texts[0]! : this.texts.join("");
-      this.texts = [];
-      return text;
-    }
-    const bytes = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.bytes);
-    this.chunks = [];
-    return this.json ? bytes.toString("utf8") : bytes;
   }
 }
 
@@ -299,19 +254,23 @@ export function parseMultipart(
     });
     bb.on("file", (name, stream, info) => {
       const part = new FilePart(!name.startsWith("attachment."));
-      stream.on("data", (c: Buffer) => {
-        if (!failed) part.add(c);
-      });
+      readFilePart(
+        stream,
+        (c) => {
+          if (!failed) part.add(c);
+        },
+        () => {
+          if (failed) return;
+          try {
+            parser.accept(name, part.take(), info.mimeType);
+          } catch (err) {
+            fail(err);
+          }
+        },
+      );
       stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`)));
-      // 'end', not 'close': busboy finishes only after every part's 'end' handlers ran, and 'close' would cost each part one more turn.
-      stream.on("end", () => {
-        if (failed) return;
-        try {
-          parser.accept(name, part.take(), info.mimeType);
-        } catch (err) {
-          fail(err);
-        }
-      });
+      // busboy destroys the part's stream with its own error (a body that ends inside the part): without a listener that error would be thrown.
+      stream.on("error", fail);
     });
     bb.on("error", fail);
     bb.on("close", () => {

@@ -311,6 +311,24 @@ describe("bounded work and answers (items 12 and 13)", () => {
     expect(await small.collector.store.countRuns()).toBe(0);
   });
 
+  it("answers 400 to a multipart body that ends inside a part sent as a file, stores nothing and keeps serving", async () => {
+    const id = testId();
+    const boundary = `cut-${id}`;
+    const runPart = JSON.stringify(runRecord({ id, session_name: "cut-file-part" }));
+    const body =
+      `--${boundary}\r\nContent-Disposition: form-data; name="post.${id}"; filename="blob"\r\nContent-Type: application/json\r\n\r\n${runPart}\r\n` +
+      `--${boundary}\r\nContent-Disposition: form-data; name="post.${id}.inputs"; filename="blob"\r\nContent-Type: application/json\r\n\r\n{"text":"cut he`;
+    const res = await fetch(c.url + "/runs/multipart", {
+      method: "POST",
+      headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+      body,
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/Unexpected end of form/);
+    expect((await fetch(c.url + "/info")).status).toBe(200);
+    expect(await stored(c, "cut-file-part")).toBe(0);
+  });
+
   it("reads one large body at a time when so configured, while GET /info is still answered", async () => {
     const s = await collector({ limits: { largeBodyBytes: 1024, maxConcurrentLargeBodies: 1 } });
     const project = "slots";
