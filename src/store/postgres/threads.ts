@@ -2,7 +2,7 @@
  * ThreadStore over PostgreSQL, answering as the SQLite store does
  * (store/sqlite/threads.ts). A thread's id is read with
  * `tracepipe_thread_key(extra)`, the function migration 3 defines and indexes
- * on root runs (by project, and by id alone); the list is a page of the
+ * on root runs (runs_thread_turns: by thread id, the project a filter); the list is a page of the
  * threads table kept on ingest (thread-table.ts), a thread's turns are one
  * range of that index, and usage totals are summed for the page's threads only (one query for the page's
  * turns, one for their usage). Threads are per project: the same id in
@@ -15,7 +15,7 @@ import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type Th
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
 
-/** The thread id of a root run, exactly as migration 3's indexes hold it. */
+/** The thread id of a root run, exactly as migration 3's index holds it. */
 export const THREAD_KEY = "tracepipe_thread_key(extra)";
 
 /** Reads one stored run whole (as getRun does). */
