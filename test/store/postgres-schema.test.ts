@@ -27,7 +27,8 @@ function made(version: number, name: string): string {
 
 /** A database as migration 6 left it: migration 7's indexes back to what migrations 1 and 3 made. */
 const UNDO_7 = [
-  "DROP INDEX runs_children_start; DROP INDEX runs_children_project_start;",
+  "DROP INDEX runs_children_start; DROP INDEX runs_children_project_start; DROP INDEX runs_trace;",
+  made(1, "runs_trace"),
   made(1, "runs_trace_start"),
   made(1, "runs_project_start"),
   made(1, "runs_start"),

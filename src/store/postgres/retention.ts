@@ -87,7 +87,8 @@ async function pruneUnderLock(pool: PgPool, cutoff: Date, opts: PruneOptions): P
       )
     ).rows.map((r) => r.id);
     if (roots.length === 0) break;
-    await removeRuns(pool, "trace_id = ANY($1::text[]) OR id = ANY($1::text[])", roots, out);
+    // A root's own row is found by its id (runs_trace leaves out runs whose id is their trace id, trace-members.ts).
+    await removeRuns(pool, "(trace_id = ANY($1::text[]) AND trace_id <> id) OR id = ANY($1::text[])", roots, out);
     await yieldTurn();
   }
   // Then what is left of traces that started before it (their root never came), walked by id: the partitions that

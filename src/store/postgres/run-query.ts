@@ -11,6 +11,7 @@ import type { RunQuery } from "../contract/runs.js";
 import { decodeRunCursor, pageLimit } from "../paging.js";
 import { canonicalTime } from "../time.js";
 import { metadataConditions } from "./metadata.js";
+import { inTrace } from "./trace-members.js";
 
 /** True of every run: the roots' and the children's partial indexes each match one side. */
 export const EVERY_RUN = "(parent_run_id IS NULL OR parent_run_id IS NOT NULL)";
@@ -23,7 +24,7 @@ export function runPageSql(q: RunQuery, columns: string): { sql: string; args: u
     args.push(value);
     where.push(sql(args.length));
   };
-  if (q.trace_id) cond((n) => `trace_id = $${n}`, q.trace_id);
+  if (q.trace_id) cond((n) => inTrace(`$${n}`), q.trace_id);
   if (q.project) cond((n) => `session_name = $${n}`, q.project);
   if (q.run_type) cond((n) => `run_type = $${n}`, q.run_type);
   if (q.start_time_gte) cond((n) => `start_time >= $${n}`, canonicalTime(q.start_time_gte) ?? q.start_time_gte);
