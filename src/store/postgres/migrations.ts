@@ -326,8 +326,9 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
     version: 7,
     name: "fewer indexes on runs: start times split between roots and the rest, a trace index without roots, no trace-start or per-project thread index",
     // Every index on runs is written with each run, so each must serve a read the others cannot. A root's start time
-    // was in four indexes: runs_start and runs_project_start now hold the other runs only (the run API reads the two
-    // halves, store/postgres/run-query.ts), in the NULLS FIRST order that API pages by. Retention walks the leftover
+    // was in four indexes: runs_start and runs_project_start give way to runs_children_start and
+    // runs_children_project_start, which hold the other runs only (the run API reads the two halves,
+    // store/postgres/run-query.ts), in the NULLS FIRST order that API pages by. Retention walks the leftover
     // runs of old traces by id (retention.ts), not by trace start. A thread's turns are found by its id alone
     // (runs_thread_turns), with the project as a filter: a thread id is one project's, nearly always. runs_trace leaves
     // out the runs whose id is their trace id (roots as SDKs number them), which runs_id finds (trace-members.ts).
