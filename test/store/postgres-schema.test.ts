@@ -19,6 +19,23 @@ function root(id = randomUUID(), start = "2026-11-27T10:15:00.123456Z") {
   return { id, trace_id: id, dotted_order: `${dotted}${id}`, name: "root", run_type: "chain", start_time: start, session_name: "schema" };
 }
 
+/** The CREATE INDEX statement that migration `version` holds for index `name`. */
+function made(version: number, name: string): string {
+  const m = new RegExp(`CREATE INDEX ${name} ON [^;]+;`).exec(PG_MIGRATIONS.find((x) => x.version === version)!.sql);
+  return m![0];
+}
+
+/** A database as migration 6 left it: migration 7's indexes back to what migrations 1 and 3 made. */
+const UNDO_7 = [
+  "DROP INDEX runs_children_start; DROP INDEX runs_children_project_start; DROP INDEX runs_trace;",
+  made(1, "runs_trace"),
+  made(1, "runs_trace_start"),
+  made(1, "runs_project_start"),
+  made(1, "runs_start"),
+  made(3, "runs_threads"),
+  "DELETE FROM schema_migrations WHERE version >= 7",
+].join("\n");
+
 describe.skipIf(skip)("PostgreSQL store schema", () => {
   let server: PostgresDatabases;
   beforeAll(async () => {
@@ -75,6 +92,7 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
     while (!(await foldRollups(old.pool))) await new Promise((r) => setTimeout(r, 50)); // the store's own fold held the lock
     await old.close();
     expect((await sql<{ n: number }>(url, "SELECT sum(runs)::int AS n FROM monitor_rollups"))[0]!.n).toBe(2);
+    await sql(url, UNDO_7);
     await sql(url, "DROP TABLE monitor_rollup_queue");
     await sql(url, "DELETE FROM schema_migrations WHERE version >= 6");
     const upgraded = await PostgresStore.open(url);
@@ -84,6 +102,50 @@ describe.skipIf(skip)("PostgreSQL store schema", () => {
       expect((await upgraded.monitorSeries(q)).traces.runs).toEqual([3]);
       const rows = await sql<{ version: number }>(url, "SELECT version FROM schema_migrations ORDER BY version");
       expect(rows.map((r) => r.version)).toEqual(PG_MIGRATIONS.map((m) => m.version));
+    } finally {
+      await upgraded.close();
+    }
+  }, 60_000);
+
+  /** The indexes of runs (by name) and of each partition (by table, names aside: a partition's index is named by what exists when it is made). */
+  async function runIndexes(url: string): Promise<string[]> {
+    const rows = await sql<{ tab: string; name: string; def: string }>(
+      url,
+      `SELECT c.relname AS tab, x.relname AS name, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i
+       JOIN pg_class c ON c.oid = i.indrelid JOIN pg_class x ON x.oid = i.indexrelid
+       WHERE c.relname = 'runs' OR c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'runs'::regclass)`,
+    );
+    return rows.map((r) => (r.tab === "runs" ? r.def : `${r.tab}: ${r.def.replace(` ${r.name} `, " ")}`)).sort();
+  }
+
+  it("upgrades a database of schema 6 to the indexes a fresh one has, and reads its runs as before", async () => {
+    const fresh = await server.database();
+    await (await PostgresStore.open(fresh)).close();
+    const url = await server.database();
+    const old = await PostgresStore.open(url);
+    const r = root(undefined, "2026-11-27T10:15:00.000000Z");
+    const childId = randomUUID();
+    const child = {
+      id: childId,
+      trace_id: r.id,
+      parent_run_id: r.id,
+      dotted_order: `${r.dotted_order}.20261127T101501000000Z${childId}`,
+      name: "child",
+      run_type: "tool",
+      start_time: "2026-11-27T10:15:01.000000Z",
+      session_name: "schema",
+    };
+    const turn = { ...root(undefined, "2026-11-27T10:15:02.000000Z"), extra: { metadata: { thread_id: "t-1" } } };
+    await old.ingest({ post: [r, child, turn] });
+    await old.close();
+    await sql(url, UNDO_7);
+    expect(await runIndexes(url)).not.toEqual(await runIndexes(fresh));
+    const upgraded = await PostgresStore.open(url);
+    try {
+      expect(await runIndexes(url)).toEqual(await runIndexes(fresh));
+      expect((await upgraded.queryRuns({ project: "schema", limit: 2 })).runs.map((x) => x.id)).toEqual([r.id, child.id]);
+      expect(await upgraded.countRuns("schema")).toBe(3);
+      expect((await upgraded.threadTurns("t-1", "schema")).map((t) => t.trace_id)).toEqual([turn.id]);
     } finally {
       await upgraded.close();
     }

@@ -4,6 +4,7 @@ import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
 import { FEEDBACK_COLUMNS, FEEDBACK_UPSERT, feedbackColumns, feedbackView, type FeedbackRow } from "../feedback-views.js";
 import { storable } from "./columns.js";
 import type { PgPool } from "./pool.js";
+import { inTraces } from "./trace-members.js";
 
 const TYPES: Record<string, string> = { score: "float8" };
 /** Scalar text columns, as PostgreSQL text can hold them (columns.ts storable). */
@@ -43,7 +44,7 @@ export async function feedbackOfTraces(pool: PgPool, traceIds: readonly string[]
   const rows = (
     await pool.query<FeedbackSummary & { trace_id: string }>(
       `SELECT c.trace_id, f.key, count(*)::int AS count, avg(f.score) AS avg_score
-       FROM runs c JOIN feedback f ON f.run_id = c.id WHERE c.trace_id = ANY($1::text[]) GROUP BY c.trace_id, f.key ORDER BY f.key`,
+       FROM runs c JOIN feedback f ON f.run_id = c.id WHERE ${inTraces("$1::text[]", "c.")} GROUP BY c.trace_id, f.key ORDER BY f.key`,
       [[...traceIds]],
     )
   ).rows;

@@ -322,6 +322,27 @@ export const PG_MIGRATIONS: readonly { version: number; name: string; sql: strin
       CREATE INDEX monitor_rollup_queue_project ON monitor_rollup_queue (project, hour);
     `,
   },
+  {
+    version: 7,
+    name: "fewer indexes on runs: start times split between roots and the rest, a trace index without roots, no trace-start or per-project thread index",
+    // Every index on runs is written with each run, so each must serve a read the others cannot. A root's start time
+    // was in four indexes: runs_start and runs_project_start give way to runs_children_start and
+    // runs_children_project_start, which hold the other runs only (the run API reads the two halves,
+    // store/postgres/run-query.ts), in the NULLS FIRST order that API pages by. Retention walks the leftover
+    // runs of old traces by id (retention.ts), not by trace start. A thread's turns are found by its id alone
+    // (runs_thread_turns), with the project as a filter: a thread id is one project's, nearly always. runs_trace leaves
+    // out the runs whose id is their trace id (roots as SDKs number them), which runs_id finds (trace-members.ts).
+    sql: `
+      DROP INDEX runs_trace_start;
+      DROP INDEX runs_start;
+      DROP INDEX runs_project_start;
+      DROP INDEX runs_threads;
+      DROP INDEX runs_trace;
+      CREATE INDEX runs_trace ON runs (trace_id, dotted_order) WHERE trace_id <> id;
+      CREATE INDEX runs_children_start ON runs (start_time NULLS FIRST, id) WHERE parent_run_id IS NOT NULL;
+      CREATE INDEX runs_children_project_start ON runs (session_name, start_time NULLS FIRST, id) WHERE parent_run_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The database was migrated by a newer tracepipe than this one. */

@@ -9,7 +9,7 @@
  * slice at a time, each slice its own short transaction, with the event loop
  * served in between, so retention never holds up ingest: first the traces
  * whose root started before the cut-off, then runs whose own trace start says
- * so (a trace whose root never came). Dropping a partition needs a brief
+ * so (a trace whose root never came), in id order. Dropping a partition needs a brief
  * exclusive lock on `runs`: it waits at most LOCK_WAIT for it, and otherwise
  * leaves the partition to the row deletes.
  *
@@ -87,18 +87,24 @@ async function pruneUnderLock(pool: PgPool, cutoff: Date, opts: PruneOptions): P
       )
     ).rows.map((r) => r.id);
     if (roots.length === 0) break;
-    await removeRuns(pool, "trace_id = ANY($1::text[]) OR id = ANY($1::text[])", roots, out);
+    // A root's own row is found by its id (runs_trace leaves out runs whose id is their trace id, trace-members.ts).
+    await removeRuns(pool, "(trace_id = ANY($1::text[]) AND trace_id <> id) OR id = ANY($1::text[])", roots, out);
     await yieldTurn();
   }
+  // Then what is left of traces that started before it (their root never came), walked by id: the partitions that
+  // may hold such runs are the only ones read, through the id index, one pass however many slices it takes.
+  let after = "";
   for (;;) {
     if (opts.signal?.aborted) return out;
     const ids = (
-      await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz ORDER BY trace_start, id LIMIT $2", [
+      await pool.query<{ id: string }>("SELECT id FROM runs WHERE trace_start < $1::timestamptz AND id > $2 ORDER BY id LIMIT $3", [
         cutoff.toISOString(),
+        after,
         SLICE_TRACES,
       ])
     ).rows.map((r) => r.id);
     if (ids.length === 0) break;
+    after = ids[ids.length - 1]!;
     await removeRuns(pool, "id = ANY($1::text[])", ids, out);
     await yieldTurn();
   }

@@ -9,7 +9,7 @@
  */
 import type { Obj } from "../../internal/obj.js";
 import type { AttachmentInput, AttachmentInfo, StoredAttachment } from "../contract/attachments.js";
-import { decodeRunCursor, encodeRunCursor, pageLimit, splitPage } from "../paging.js";
+import { encodeRunCursor, splitPage } from "../paging.js";
 import type { DeploymentRecord, RevisionRecord } from "../contract/deployments.js";
 import type { Project } from "../contract/projects.js";
 import type { CheckedBatch, IngestBatch, IngestResult, RunPage, RunQuery, StoredRun } from "../contract/runs.js";
@@ -19,7 +19,6 @@ import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { storedRunOf } from "../run-views.js";
 import { checkFeedback, checkIngestBatch } from "../validate.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
-import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES } from "./columns.js";
 import { mergeRuns, type MergeOptions } from "./merge.js";
 import { insertNewRuns, sendNewRuns } from "./new-runs.js";
@@ -38,7 +37,7 @@ import type { LogInput, StoredLog } from "../contract/logs.js";
 import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
 import type { Issue } from "../../errors.js";
 import { feedbackOf, traceFeedback, writeFeedback } from "./feedback.js";
-import { metadataConditions } from "./metadata.js";
+import { EVERY_RUN, PROJECT_COUNT_SQL, runPageSql } from "./run-query.js";
 import { listTraces, traceRuns } from "./traces.js";
 import { listThreads, threadTurns } from "./threads.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
@@ -171,27 +170,7 @@ export class PostgresStore implements Store {
   }
 
   async queryRuns(q: RunQuery): Promise<RunPage> {
-    const where: string[] = [];
-    const args: unknown[] = [];
-    const cond = (sql: (n: number) => string, value: unknown) => {
-      args.push(value);
-      where.push(sql(args.length));
-    };
-    if (q.trace_id) cond((n) => `trace_id = $${n}`, q.trace_id);
-    if (q.project) cond((n) => `session_name = $${n}`, q.project);
-    if (q.run_type) cond((n) => `run_type = $${n}`, q.run_type);
-    if (q.start_time_gte) cond((n) => `start_time >= $${n}`, canonicalTime(q.start_time_gte) ?? q.start_time_gte);
-    if (q.start_time_lt) cond((n) => `start_time < $${n}`, canonicalTime(q.start_time_lt) ?? q.start_time_lt);
-    where.push(...metadataConditions("runs", (v) => (args.push(v), `$${args.length}::text`), q.metadata, q.tags));
-    if (q.cursor) {
-      const [t, id] = decodeRunCursor(q.cursor);
-      args.push(t, id);
-      where.push(`(start_time > $${args.length - 1} OR (start_time = $${args.length - 1} AND id > $${args.length}))`);
-    }
-    const limit = pageLimit(q.limit, 100, 1000);
-    args.push(limit + 1);
-    // NULLS FIRST: the order SQLite gives, so both stores page alike.
-    const sql = `SELECT ${READ_COLUMNS} FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time NULLS FIRST, id LIMIT $${args.length}`;
+    const { sql, args, limit } = runPageSql(q, READ_COLUMNS);
     const rows = (await this.pool.query(sql, args)).rows;
     const { page, more, last } = splitPage(rows, limit);
     return {
@@ -204,7 +183,7 @@ export class PostgresStore implements Store {
     const r =
       project === undefined
         ? await this.pool.query("SELECT count(*)::int AS n FROM runs")
-        : await this.pool.query("SELECT count(*)::int AS n FROM runs WHERE session_name = $1", [project]);
+        : await this.pool.query(PROJECT_COUNT_SQL, [project]);
     return r.rows[0]!.n as number;
   }
 
@@ -281,11 +260,11 @@ export class PostgresStore implements Store {
 
   async deleteProject(name: string): Promise<number> {
     return this.pool.transaction(async (c) => {
-      const ids = (await c.query<{ id: string }>("SELECT id FROM runs WHERE session_name = $1", [name])).rows.map((r) => r.id);
+      const ids = (await c.query<{ id: string }>(`SELECT id FROM runs WHERE session_name = $1 AND ${EVERY_RUN}`, [name])).rows.map((r) => r.id);
       await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [ids]);
-      const n = (await c.query("DELETE FROM runs WHERE session_name = $1", [name])).rowCount ?? 0;
+      const n = (await c.query(`DELETE FROM runs WHERE session_name = $1 AND ${EVERY_RUN}`, [name])).rowCount ?? 0;
       await c.query("DELETE FROM run_keys WHERE id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM projects WHERE name = $1", [name]);
       return n;

@@ -4,7 +4,7 @@
  * migration 3's thread indexes hold), and the writes that apply a
  * transaction's deltas: increments in key order (INSERT ... ON CONFLICT DO
  * UPDATE), then each touched thread's first and last turn found again by
- * runs_threads. The increment holds the thread row's lock until commit, so
+ * runs_thread_turns. The increment holds the thread row's lock until commit, so
  * a concurrent writer of the same thread finds its bounds after this one's
  * turns are committed, and the last to commit sets them from every turn.
  */

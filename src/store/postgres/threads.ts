@@ -2,7 +2,7 @@
  * ThreadStore over PostgreSQL, answering as the SQLite store does
  * (store/sqlite/threads.ts). A thread's id is read with
  * `tracepipe_thread_key(extra)`, the function migration 3 defines and indexes
- * on root runs (by project, and by id alone); the list is a page of the
+ * on root runs (runs_thread_turns: by thread id, the project a filter); the list is a page of the
  * threads table kept on ingest (thread-table.ts), a thread's turns are one
  * range of that index, and usage totals are summed for the page's threads only (one query for the page's
  * turns, one for their usage). Threads are per project: the same id in
@@ -14,8 +14,9 @@ import { pageLimit, splitPage } from "../paging.js";
 import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type ThreadUsage } from "../thread-views.js";
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
+import { inTraces } from "./trace-members.js";
 
-/** The thread id of a root run, exactly as migration 3's indexes hold it. */
+/** The thread id of a root run, exactly as migration 3's index holds it. */
 export const THREAD_KEY = "tracepipe_thread_key(extra)";
 
 /** Reads one stored run whole (as getRun does). */
@@ -83,7 +84,7 @@ async function tracesUsage(pool: PgPool, traceIds: readonly string[]): Promise<T
     await pool.query<ThreadUsage>(
       `SELECT sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
         sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
-       FROM runs WHERE trace_id = ANY($1::text[])`,
+       FROM runs WHERE ${inTraces("$1::text[]")}`,
       [traceIds],
     )
   ).rows[0]!;
@@ -119,7 +120,7 @@ async function usageByTrace(pool: PgPool, traceIds: readonly string[]): Promise<
     await pool.query<ThreadUsage & { trace_id: string }>(
       `SELECT trace_id, sum(${usageNumber("input_tokens")}) AS input_tokens, sum(${usageNumber("output_tokens")}) AS output_tokens,
         sum(${usageNumber("total_tokens")}) AS total_tokens, sum(total_cost) AS cost, count(error)::int AS errors
-       FROM runs WHERE trace_id = ANY($1::text[]) GROUP BY trace_id`,
+       FROM runs WHERE ${inTraces("$1::text[]")} GROUP BY trace_id`,
       [traceIds],
     )
   ).rows;

@@ -17,6 +17,7 @@ import { traceConditions, traceOrder } from "../trace-filter.js";
 import { traceRunView, traceSummaryView, type TraceRunRow, type TraceTotals } from "../trace-views.js";
 import { feedbackOfTraces } from "./feedback.js";
 import { metadataConditions } from "./metadata.js";
+import { inTrace, inTraces } from "./trace-members.js";
 import type { PgPool } from "./pool.js";
 
 /** A number inside the usage document, when it is one. */
@@ -40,9 +41,10 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
     provider: "provider",
     errorsOnly: "EXISTS (SELECT 1 FROM runs e WHERE e.trace_id = r.id AND e.error IS NOT NULL)",
     textSearch: (q) =>
-      `EXISTS (SELECT 1 FROM runs c WHERE c.trace_id = r.id AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}))`,
+      `EXISTS (SELECT 1 FROM runs c WHERE ${inTrace("r.id", "c.")} AND (${contains("c.inputs", q)} OR ${contains("c.outputs", q)} OR ${contains("c.error", q)}))`,
     metadata: metadataConditions,
     traceCost,
+    inRootTrace: inTrace("r.id", "c."),
   });
   const { sort, key, orderBy, after } = traceOrder(f, { bind: arg, traceCost, latency: "r.latency_ms", nullsLast: true });
   if (after) where.push(after);
@@ -104,7 +106,7 @@ async function aggregates(pool: PgPool, ids: string[]): Promise<Map<string, Trac
         sum(total_cost) AS total_cost,
         coalesce(bool_or(${ESTIMATED}), false) AS estimated,
         min(CASE WHEN run_type = 'llm' THEN first_token_time END) AS first_token_time
-      FROM runs WHERE trace_id = ANY($1::text[]) GROUP BY trace_id`,
+      FROM runs WHERE ${inTraces("$1::text[]")} GROUP BY trace_id`,
       [ids],
     )
   ).rows;
@@ -118,7 +120,7 @@ export async function traceRuns(pool: PgPool, traceId: string): Promise<TraceRun
       `SELECT id, parent_run_id, dotted_order, name, run_type, start_time, end_time, first_token_time, error, model, provider, exact,
         ${usageNumber("input_tokens")} AS input_tokens, ${usageNumber("output_tokens")} AS output_tokens,
         ${usageNumber("total_tokens")} AS total_tokens, total_cost, ${ESTIMATED} AS estimated
-      FROM runs WHERE trace_id = $1 ORDER BY dotted_order NULLS FIRST, id`,
+      FROM runs WHERE ${inTrace("$1")} ORDER BY dotted_order NULLS FIRST, id`,
       [traceId],
     )
   ).rows;

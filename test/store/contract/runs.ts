@@ -220,6 +220,38 @@ export function runsContract(open: OpenStore): void {
       await expect(store().queryRuns({ cursor: "not a cursor" })).rejects.toBeInstanceOf(CursorError);
     });
 
+    it("pages a project's roots and their child runs as one sequence by (start_time, id), and counts both", async () => {
+      const a = rootRun({ session_name: "mixed", start_time: "2026-11-22T10:00:00.000000Z" });
+      const b = rootRun({ session_name: "mixed", start_time: "2026-11-22T10:00:03.000000Z" });
+      const runs = [
+        a,
+        b,
+        childRun(a, { start_time: "2026-11-22T10:00:01.000000Z" }),
+        childRun(a, { start_time: "2026-11-22T10:00:04.000000Z" }),
+        childRun(b, { start_time: "2026-11-22T10:00:03.000000Z" }),
+        childRun(b, { start_time: "2026-11-22T10:00:02.000000Z", run_type: "llm" }),
+      ];
+      await store().ingest({ post: runs });
+      const order = [...runs]
+        .sort((x, y) => (x.start_time as string).localeCompare(y.start_time as string) || x.id.localeCompare(y.id))
+        .map((r) => r.id);
+      for (const q of [{ project: "mixed" }, {}]) {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const page = await store().queryRuns({ ...q, limit: 2, cursor });
+          seen.push(...page.runs.map((r) => r.id));
+          cursor = page.cursor;
+        } while (cursor);
+        expect(seen).toEqual(order);
+      }
+      expect((await store().queryRuns({ start_time_gte: "2026-11-22T10:00:02Z", start_time_lt: "2026-11-22T10:00:04Z" })).runs.map((r) => r.id)).toEqual(
+        order.slice(2, 5),
+      );
+      expect((await store().queryRuns({ trace_id: b.id })).runs.map((r) => r.id)).toEqual(order.filter((id) => runs.find((r) => r.id === id)!.trace_id === b.id));
+      expect([await store().countRuns("mixed"), await store().countRuns()]).toEqual([6, 6]);
+    });
+
     it("merges posts and patches of the same runs sent at once into one complete run each", async () => {
       const runs = Array.from({ length: 20 }, (_, i) => rootRun({ name: `run ${i}`, session_name: "at-once" }));
       const ops = runs.flatMap((r, i) => [
