@@ -193,7 +193,14 @@ export class StageProfiler {
     return this.lines(this.phaseTotals, [...PHASE_NAMES, ...STAGE_NAMES], name, base, units, unit);
   }
 
-  private lines(totals: Map<string, Map<string, number>>, rows: string[], name: string, base: string, units: number, unit: string): string[] {
+  private lines(
+    totals: Map<string, Map<string, number>>,
+    rows: string[],
+    name: string,
+    base: string,
+    units: number,
+    unit: string,
+  ): string[] {
     const a = totals.get(name) ?? new Map<string, number>();
     const b = totals.get(base) ?? new Map<string, number>();
     const lines: string[] = [];

@@ -25,7 +25,19 @@
  */
 import type { ContentBlock, MediaBlock, Message } from "../../src/format/schema.js";
 import { parseToolArgs } from "../common/args.js";
-import { describe, expectObj, fail, isObj, leftoversBut, optString, type Key, type Loc, type Obj, jsonText, put } from "../common/guards.js";
+import {
+  describe,
+  expectObj,
+  fail,
+  isObj,
+  leftoversBut,
+  optString,
+  type Key,
+  type Loc,
+  type Obj,
+  jsonText,
+  put,
+} from "../common/guards.js";
 import { withExtras } from "../common/extras.js";
 import { sniffMime } from "../common/mime.js";
 import type { CallIds } from "./ids.js";

@@ -11,7 +11,9 @@ import {
   optString,
   type Key,
   type Loc,
-  type Obj, put } from "../common/guards.js";
+  type Obj,
+  put,
+} from "../common/guards.js";
 import { markIfOrphan, noteToolCalls, withUnmapped, type CallIds, type Unmapped } from "../common/content.js";
 import { contentToBlocks, textBlock } from "./parts.js";
 import { legacyCallId, legacyFunctionCallBlock, toolCallBlock } from "./tools.js";

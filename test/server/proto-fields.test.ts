@@ -20,7 +20,10 @@ it("a `__proto__` member of a run part lends the run none of its fields", async 
   const run = runRecord({ session_name: "proto-fields", name: "own-name" });
   const { inputs, ...main } = run;
   // Written by hand: JSON.stringify of an object literal cannot produce an own `__proto__` member.
-  const mainText = JSON.stringify(main).replace(/^\{/, '{"__proto__":{"end_time":"2026-11-22T10:16:00Z","error":"injected","tags":["injected"]},');
+  const mainText = JSON.stringify(main).replace(
+    /^\{/,
+    '{"__proto__":{"end_time":"2026-11-22T10:16:00Z","error":"injected","tags":["injected"]},',
+  );
   const fd = new FormData();
   fd.append(`post.${run.id as string}`, new Blob([mainText], { type: "application/json" }));
   fd.append(`post.${run.id as string}.inputs`, new Blob([JSON.stringify(inputs)], { type: "application/json" }));

@@ -17,7 +17,10 @@ import { tempDir } from "../helpers/runs.js";
 const body = { model: "gpt-4o-mini", stream: true, messages: [{ role: "user", content: "Count." }] };
 const ISO_MICROS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/;
 
-type Chunk = { choices: { index: number; delta: Record<string, unknown>; logprobs: unknown; finish_reason: string | null }[] } & Record<string, unknown>;
+type Chunk = { choices: { index: number; delta: Record<string, unknown>; logprobs: unknown; finish_reason: string | null }[] } & Record<
+  string,
+  unknown
+>;
 const chunk = (content: string | undefined, finish: string | null = null, logprobs: unknown = null): Chunk => ({
   id: "chatcmpl-run",
   object: "chat.completion.chunk",
@@ -72,7 +75,9 @@ describe("a streamed run as delivered", () => {
     expect(run.outputs.messages).toHaveLength(1);
     expect(run.outputs.messages[0].content).toEqual([{ type: "text", text }]);
     // The chunks' own fields (last one wins) and the finish reason, in the order the fold met them.
-    expect(JSON.stringify(run.outputs.messages[0].extras)).toBe(JSON.stringify({ id: "chatcmpl-run", created: 1763800002, finish_reason: "stop" }));
+    expect(JSON.stringify(run.outputs.messages[0].extras)).toBe(
+      JSON.stringify({ id: "chatcmpl-run", created: 1763800002, finish_reason: "stop" }),
+    );
     expect(run.events).toHaveLength(1);
     expect(Object.keys(run.events[0]).sort()).toEqual(["name", "time"]);
     expect(run.events[0].name).toBe("new_token");
@@ -89,7 +94,11 @@ describe("a streamed run as delivered", () => {
     const client = await withClient("stream-run-owned");
     // logprobs entries are kept by reference by the fold (the host's objects) until the run is built.
     const entry = (token: string) => ({ token, logprob: -0.25, bytes: [...Buffer.from(token)], top_logprobs: [] });
-    const sent = [chunk("One", null, { content: [entry("One")] }), chunk(" two", null, { content: [entry(" two")] }), chunk(undefined, "stop")];
+    const sent = [
+      chunk("One", null, { content: [entry("One")] }),
+      chunk(" two", null, { content: [entry(" two")] }),
+      chunk(undefined, "stop"),
+    ];
     const call = new LlmCall(openaiChat, "openai", body, client, {}, "ChatOpenAI");
     for await (const _ of read(call.wrapIterator(source(sent)))) void _;
     runDeferred();

@@ -260,7 +260,9 @@ export class PostgresStore implements Store {
 
   async deleteProject(name: string): Promise<number> {
     return this.pool.transaction(async (c) => {
-      const ids = (await c.query<{ id: string }>(`SELECT id FROM runs WHERE session_name = $1 AND ${EVERY_RUN}`, [name])).rows.map((r) => r.id);
+      const ids = (await c.query<{ id: string }>(`SELECT id FROM runs WHERE session_name = $1 AND ${EVERY_RUN}`, [name])).rows.map(
+        (r) => r.id,
+      );
       await c.query("DELETE FROM attachments WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM feedback WHERE run_id = ANY($1::text[])", [ids]);
       await c.query("DELETE FROM webhook_outbox WHERE run_id = ANY($1::text[])", [ids]);

@@ -245,10 +245,12 @@ export function runsContract(open: OpenStore): void {
         } while (cursor);
         expect(seen).toEqual(order);
       }
-      expect((await store().queryRuns({ start_time_gte: "2026-11-22T10:00:02Z", start_time_lt: "2026-11-22T10:00:04Z" })).runs.map((r) => r.id)).toEqual(
-        order.slice(2, 5),
+      expect(
+        (await store().queryRuns({ start_time_gte: "2026-11-22T10:00:02Z", start_time_lt: "2026-11-22T10:00:04Z" })).runs.map((r) => r.id),
+      ).toEqual(order.slice(2, 5));
+      expect((await store().queryRuns({ trace_id: b.id })).runs.map((r) => r.id)).toEqual(
+        order.filter((id) => runs.find((r) => r.id === id)!.trace_id === b.id),
       );
-      expect((await store().queryRuns({ trace_id: b.id })).runs.map((r) => r.id)).toEqual(order.filter((id) => runs.find((r) => r.id === id)!.trace_id === b.id));
       expect([await store().countRuns("mixed"), await store().countRuns()]).toEqual([6, 6]);
     });
 
