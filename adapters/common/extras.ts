@@ -62,3 +62,15 @@ export function assignOwned(own: Obj | undefined, extra: Obj | undefined): Obj |
   for (const k in extra) if (Object.hasOwn(extra, k)) put(own, k, extra[k]);
   return own;
 }
+
+/**
+ * `b` laid over `a` in place (b's values win, a's key order first), for callers
+ * whose extras objects are all their own: `a` when there is no `b`, `b` itself
+ * when there is no `a`.
+ */
+export function layOver(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
+  if (!b) return a;
+  if (!a) return b;
+  for (const k in b) put(a, k, b[k]);
+  return a;
+}

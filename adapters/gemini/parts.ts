@@ -38,7 +38,7 @@ import {
   jsonText,
   put,
 } from "../common/guards.js";
-import { withExtras } from "../common/extras.js";
+import { hasKeys, layOver, withExtras } from "../common/extras.js";
 import { sniffMime } from "../common/mime.js";
 import type { CallIds } from "./ids.js";
 
@@ -77,19 +77,6 @@ function objAt(v: unknown, parent: Loc, key: Key | undefined, field: string): Ob
 function strAt(v: unknown, parent: Loc, key: Key | undefined, field: string, k: string): string | undefined {
   if (v === undefined || v === null) return undefined;
   return typeof v === "string" ? v : optString(v, locOf(parent, key, field), k);
-}
-
-/** `b` laid over `a` (b's values win, a's key order first), in place: both are this adapter's own fresh objects. */
-function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
-  if (!b) return a;
-  if (!a) return b;
-  for (const k in b) put(a, k, b[k]);
-  return a;
-}
-
-function hasKeys(o: Obj): boolean {
-  for (const _ in o) return true;
-  return false;
 }
 
 /**
@@ -204,7 +191,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     const parsed = toolArgs(fc.args);
     const block: ContentBlock = { type: "tool_call", id, args: parsed.args };
     if (name !== undefined) block.name = name;
-    let ex = merge(merge(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, "functionCall"));
+    let ex = layOver(layOver(leftoversBut(fc, "id", "name", "args"), parsed.extras), partExtras(p, "functionCall"));
     if (given === undefined) (ex ??= {}).id_synthesized = true;
     return withExtras(block, ex, "merge-owned");
   },
@@ -229,7 +216,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
       }
     }
     const tool: Message = { role: "tool", content, tool_call_id: linked ?? ids.synth("orphan", turn, pos) };
-    let ex = merge(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, "functionResponse"));
+    let ex = layOver(leftoversBut(fr, "id", "name", "response", "parts"), partExtras(p, "functionResponse"));
     if (name !== undefined) (ex ??= {}).name = name;
     // The API's convention: an `error` key (instead of `output`) reports a failed call.
     if (isObj(fr.response) && fr.response.error !== undefined && fr.response.output === undefined) (ex ??= {}).is_error = true;
@@ -244,7 +231,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     const args: Obj = {};
     if (c.language !== undefined) args.language = c.language;
     if (c.code !== undefined) args.code = c.code;
-    let ex = merge(leftoversBut(c, "id", "language", "code"), partExtras(p, "executableCode"));
+    let ex = layOver(leftoversBut(c, "id", "language", "code"), partExtras(p, "executableCode"));
     if (given === undefined) (ex ??= {}).id_synthesized = true;
     return withExtras({ type: "server_tool_call", id, name: "code_execution", args }, ex, "merge-owned");
   },
@@ -258,7 +245,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
       status: r.outcome === "OUTCOME_OK" ? "success" : "error",
     };
     if (r.output !== undefined) block.output = r.output;
-    let ex = merge(leftoversBut(r, "id", "outcome", "output"), partExtras(p, "codeExecutionResult"));
+    let ex = layOver(leftoversBut(r, "id", "outcome", "output"), partExtras(p, "codeExecutionResult"));
     if (r.outcome !== undefined) (ex ??= {}).outcome = r.outcome;
     return withExtras(block, ex, "merge-owned");
   },
@@ -268,7 +255,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     const id = given ?? ids.synth("server", turn, pos);
     ids.serverMade(id);
     const parsed = toolArgs(t.args);
-    let ex = merge(merge(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, "toolCall"));
+    let ex = layOver(layOver(leftoversBut(t, "id", "toolType", "args"), parsed.extras), partExtras(p, "toolCall"));
     if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
     if (given === undefined) (ex ??= {}).id_synthesized = true;
     return withExtras({ type: "server_tool_call", id, name: serverToolName(t.toolType), args: parsed.args }, ex, "merge-owned");
@@ -279,7 +266,7 @@ const PART_HANDLERS: Record<DataKey, PartHandler> = {
     const callId = ids.serverAnswered(given) ?? ids.synth("server", turn, pos);
     const block: ContentBlock = { type: "server_tool_result", tool_call_id: callId, status: "success" };
     if (t.response !== undefined) block.output = t.response;
-    let ex = merge(leftoversBut(t, "id", "toolType", "response"), partExtras(p, "toolResponse"));
+    let ex = layOver(leftoversBut(t, "id", "toolType", "response"), partExtras(p, "toolResponse"));
     if (t.toolType !== undefined) (ex ??= {}).tool_type = t.toolType;
     return withExtras(block, ex, "merge-owned");
   },

@@ -9,20 +9,13 @@
  */
 import type { ResponseResult } from "../types.js";
 import type { ContentBlock, Message } from "../../src/format/schema.js";
-import { expectArray, expectObj, isObj, leftoversBut, type Obj, put } from "../common/guards.js";
+import { expectArray, expectObj, isObj, leftoversBut } from "../common/guards.js";
 import { withUnmapped, type Unmapped } from "../common/content.js";
+import { layOver } from "../common/extras.js";
 import { CallIds, partToNative } from "./parts.js";
 import { modelName } from "./request.js";
 import { normalizeUsage } from "./usage.js";
 import { readEitherSpelling, RESPONSE, RESPONSE_SCAN } from "./spelling.js";
-
-/** `b` laid over `a` (b's values win, a's key order first), in place: `a` is this call's own object. */
-function merge(a: Obj | undefined, b: Obj | undefined): Obj | undefined {
-  if (!b) return a;
-  if (!a) return b;
-  for (const k in b) put(a, k, b[k]);
-  return a;
-}
 
 function candidateMessage(raw: unknown, i: number): Message {
   const cand = isObj(raw) ? raw : expectObj(raw, ["candidates", i]);
@@ -39,7 +32,7 @@ function candidateMessage(raw: unknown, i: number): Message {
       // A function response is the caller's, never the model's output: kept whole, not invented into a reply.
       if (partToNative(parts[pi], at, pi, -1, pi, ids, content) !== true) (unmapped ??= []).push({ index: pi, part: parts[pi] });
     }
-    extras = merge(extras, leftoversBut(c, "role", "parts"));
+    extras = layOver(extras, leftoversBut(c, "role", "parts"));
     if (c.role !== undefined && c.role !== null && c.role !== "model") extras = { ...extras, vendor_role: c.role };
   }
   const msg: Message = { role: "assistant", content };
@@ -62,7 +55,7 @@ export function readResponse(response: unknown): ResponseResult {
   const first = messages[0]!;
   // The response's fields first, the candidate's after (they win a clash): built in `top`, this call's own object.
   const top = leftoversBut(r, "candidates", "usageMetadata", "modelVersion");
-  if (top) first.extras = merge(top, first.extras);
+  if (top) first.extras = layOver(top, first.extras);
   const usage = normalizeUsage(r.usageMetadata, ["usageMetadata"]);
   if (usage) first.usage_metadata = usage;
   const result: ResponseResult = { messages, trace_provider: "google" };
