@@ -5,6 +5,7 @@
  * rebuild from the runs gives, and the queue is left empty.
  */
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import { foldRollups } from "../../src/store/postgres/rollup-queue.js";
 import { rebuildRollups } from "../../src/store/postgres/rollups.js";
@@ -12,6 +13,8 @@ import { PostgresStore } from "../../src/store/postgres/store.js";
 import { skipWithoutPostgres, sharedPostgres, type PostgresDatabases } from "../helpers/postgres.js";
 
 const skip = skipWithoutPostgres();
+/** The fold's advisory lock key (rollup-queue.ts). */
+const FOLD_LOCK = 0x726c7570;
 
 const rollupRows = async (store: PostgresStore) =>
   (
@@ -22,14 +25,19 @@ const rollupRows = async (store: PostgresStore) =>
   ).rows.map((r) => ({ ...r, cost: Math.round((r.cost as number) * 1e9) / 1e9 }));
 
 describe.skipIf(skip)("PostgreSQL store: folding the rollup queue", () => {
-  let pg: PostgresDatabases;
+  let pgs: PostgresDatabases;
   beforeAll(async () => {
-    pg = await sharedPostgres();
+    pgs = await sharedPostgres();
   }, 120_000);
 
   it("folds posts and cell-moving patches into the rollups a rebuild from the runs makes, and empties the queue", async () => {
-    const store = await PostgresStore.open(await pg.database());
+    const url = await pgs.database();
+    const store = await PostgresStore.open(url);
+    // The fold's lock held meanwhile, so the store's own folds wait and one fold meets every queued delta.
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
     try {
+      await holder.query("SELECT pg_advisory_lock($1)", [FOLD_LOCK]);
       const ids = Array.from({ length: 60 }, () => randomUUID());
       const model = (i: number) => ["gpt-4o", "claude-3", "gemini-1"][i % 3]!;
       const posts = ids.map((id, i) => ({
@@ -58,18 +66,16 @@ describe.skipIf(skip)("PostgreSQL store: folding the rollup queue", () => {
       }));
       for (const patches of [first, second])
         for (let i = 0; i < patches.length; i += 7) await store.ingest({ post: [], patch: patches.slice(i, i + 7) as never });
-      // The store's own fold may hold the lock a moment.
-      const deadline = Date.now() + 20_000;
-      while (!(await foldRollups(store.pool))) {
-        expect(Date.now()).toBeLessThan(deadline);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      expect(await foldRollups(store.pool)).toBe(false);
+      await holder.query("SELECT pg_advisory_unlock($1)", [FOLD_LOCK]);
+      expect(await foldRollups(store.pool)).toBe(true);
       expect((await store.pool.query("SELECT count(*)::int AS n FROM monitor_rollup_queue")).rows[0]!.n).toBe(0);
       const folded = await rollupRows(store);
       expect(folded.length).toBeGreaterThan(6);
       await store.pool.transaction((c) => rebuildRollups(c));
       expect(folded).toEqual(await rollupRows(store));
     } finally {
+      await holder.end();
       await store.close();
     }
   });

@@ -43,9 +43,10 @@ const histSum = (col: string) =>
  * nothing when another collector holds it; delete the committed queue rows;
  * add them up by cell (a cell queued many times is one increment, as
  * RollupDeltas sums them) and apply the cells that change something as
- * increments, in key order. Answers whether it had the lock.
+ * increments, in key order. Answers whether it had the lock. No parameters:
+ * the prepared statement is planned once per connection, not at each fold.
  */
-const FOLD_SQL = `WITH lock AS (SELECT pg_try_advisory_xact_lock($1) AS ok),
+const FOLD_SQL = `WITH lock AS (SELECT pg_try_advisory_xact_lock(${FOLD_LOCK}) AS ok),
   moved AS (DELETE FROM monitor_rollup_queue WHERE (SELECT ok FROM lock) RETURNING ${ROLLUP_COLUMNS}),
   cells AS (SELECT project, hour, scope, model, provider, name,
       sum(runs)::bigint AS runs, sum(errors)::bigint AS errors, sum(streamed)::bigint AS streamed,
@@ -67,6 +68,6 @@ SELECT ok FROM lock`;
  * fold. One round trip: every collector folds every few seconds, loaded or idle.
  */
 export async function foldRollups(pool: PgPool): Promise<boolean> {
-  const r = await pool.statement<{ ok: boolean }>(prepared(FOLD_SQL, [FOLD_LOCK]));
+  const r = await pool.statement<{ ok: boolean }>(prepared(FOLD_SQL, []));
   return r.rows[0]?.ok === true;
 }
