@@ -23,6 +23,7 @@
  *
  *   npx tsx benchmarks/collector-scale.ts [--seconds 8] [--clients 8] [--reps 1] [--collectors 1,2,3] [--batches 10,100]
  *     [--rates 3000,6000]     offered loads, runs/s (paced, all collectors together), measured after the `max` one; "" for none
+ *     [--no-max]              only the paced loads (no `max` regime)
  *     [--paced-clients 32]    connections the paced loads use (they bound only how many requests wait at once, not the rate)
  *     [--help]                this text
  *     [--warmup S]            seconds of warm-up per collector (default --seconds), not counted
@@ -80,7 +81,7 @@ const WAITS = flag("waits");
 const STATEMENTS = flag("statements");
 const BASELINE = arg("baseline", "");
 /** The load regimes of every cell: as fast as answered, then each offered runs/s. */
-const MODES: Mode[] = ["max", ...arg("rates", "3000,6000").split(",").filter(Boolean).map(Number)];
+const MODES: Mode[] = [...(flag("no-max") ? [] : ["max" as const]), ...arg("rates", "3000,6000").split(",").filter(Boolean).map(Number)];
 type Mode = "max" | number;
 
 /** The collectors measured: this tree's, and the baseline's when given. */

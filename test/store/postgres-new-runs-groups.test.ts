@@ -167,3 +167,29 @@ describe.skipIf(skip)("PostgreSQL store: batches of new runs grouped into fewer 
     });
   });
 });
+
+describe.skipIf(skip)("PostgreSQL store: close() while batches of new runs wait", () => {
+  let pg: PostgresDatabases;
+  beforeAll(async () => {
+    pg = await sharedPostgres();
+  }, 120_000);
+
+  it("sends the queued and running statements before ending the pool: every ingest resolves with its runs stored", async () => {
+    const url = await pg.database();
+    const store = await PostgresStore.open(url);
+    const batches = Array.from({ length: 20 }, (_, k) => Array.from({ length: 5 }, (_, i) => run(k * 5 + i)));
+    // One statement runs, the rest wait in the queue when close() is called.
+    const ingests = batches.map((post) => store.ingest({ post }));
+    await store.close();
+    const settled = await Promise.allSettled(ingests);
+    expect(settled.map((s) => (s.status === "rejected" ? String(s.reason) : s.value.created))).toEqual(batches.map(() => 5));
+    const reader = await PostgresStore.open(url);
+    try {
+      const ids = batches.flat().map((r) => r.id as string);
+      const stored = await reader.pool.query("SELECT count(*)::int AS n FROM runs WHERE id = ANY($1::text[])", [ids]);
+      expect(stored.rows[0]!.n).toBe(ids.length);
+    } finally {
+      await reader.close();
+    }
+  });
+});

@@ -84,6 +84,8 @@ export function combineBatches(batches: readonly NewRunsBatch[]): NewRunsBatch {
 export class NewRunsGroups {
   private inFlight = 0;
   private readonly queue: Group[] = [];
+  /** Who waits in drain() for the queue and the statements to be done. */
+  private readonly drained: (() => void)[] = [];
 
   constructor(
     private readonly pool: PgPool,
@@ -99,6 +101,19 @@ export class NewRunsGroups {
       this.enqueue({ batch, resolve, reject });
       this.pump();
     });
+  }
+
+  /**
+   * Resolves once every batch written so far is sent and its caller settled
+   * (each statement is bounded by the statement timeout); for closing the store.
+   */
+  drain(): Promise<void> {
+    if (this.idle()) return Promise.resolve();
+    return new Promise<void>((resolve) => this.drained.push(resolve));
+  }
+
+  private idle(): boolean {
+    return this.inFlight === 0 && this.queue.length === 0;
   }
 
   private enqueue(w: Waiting): void {
@@ -125,7 +140,10 @@ export class NewRunsGroups {
           this.inFlight--;
           this.pump();
           // The next statement goes out first: its callers' replies are written while the database runs it.
-          setImmediate(settle);
+          setImmediate(() => {
+            settle();
+            if (this.idle()) this.drained.splice(0).forEach((resolve) => resolve());
+          });
         });
     }
   }

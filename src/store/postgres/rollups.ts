@@ -102,6 +102,11 @@ export function cellArrays(cells: readonly Cell[]): unknown[] {
   ];
 }
 
+/** An upsert's SET list that adds the excluded row to the rollup row `r`. */
+export const ROLLUP_INCREMENTS = `${ADDITIVE.map((c) => `${c} = r.${c} + excluded.${c}`).join(", ")},
+       latency_hist = tracepipe_hist_add(r.latency_hist, excluded.latency_hist),
+       ttft_hist = tracepipe_hist_add(r.ttft_hist, excluded.ttft_hist)`;
+
 /** Apply a transaction's rollup deltas as increments, in key order (inside the transaction). */
 export async function applyRollups(client: pg.ClientBase, deltas: RollupDeltas): Promise<void> {
   const cells = deltas.changes();
@@ -111,9 +116,7 @@ export async function applyRollups(client: pg.ClientBase, deltas: RollupDeltas):
      SELECT ${ROLLUP_COLUMNS} FROM ${CELL_ROWS}
      ORDER BY ord
      ON CONFLICT (project, hour, scope, model, provider, name) DO UPDATE SET
-       ${ADDITIVE.map((c) => `${c} = r.${c} + excluded.${c}`).join(", ")},
-       latency_hist = tracepipe_hist_add(r.latency_hist, excluded.latency_hist),
-       ttft_hist = tracepipe_hist_add(r.ttft_hist, excluded.ttft_hist)`,
+       ${ROLLUP_INCREMENTS}`,
     cellArrays(cells),
   );
 }

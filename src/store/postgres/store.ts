@@ -360,6 +360,8 @@ export class PostgresStore implements Store {
     this.closed = true;
     clearInterval(this.upkeep);
     clearInterval(this.folding);
+    // Batches already queued are sent before the pool ends, so their callers get their writes, not an ended pool.
+    await this.newRuns.drain();
     await this.pool.end();
   }
 }
