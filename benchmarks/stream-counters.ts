@@ -48,7 +48,8 @@ const arg = (name: string) => {
 const abRoot = arg("--ab");
 const only = arg("--only");
 const ROUNDS = Number(arg("--rounds") ?? 30);
-const WARMUP = 5;
+/** Blocks before measuring (`--warmup`): V8 keeps compiling code that runs once per stream for many streams. */
+const WARMUP = Number(arg("--warmup") ?? 5);
 const STREAMS = 8;
 const CHUNKS = 200;
 const sse = new TextEncoder().encode(chatSse(CHUNKS));

@@ -12,7 +12,7 @@
  * The script runs bundled (esbuild) by plain node, so loading it costs little.
  * Repetitions take turns by variant, two processes at a time.
  *
- *   npx tsx benchmarks/stream-instructions.ts [--ab DIR] [--reps 3] [--short 8] [--long 32]
+ *   npx tsx benchmarks/stream-instructions.ts [--ab DIR] [--reps 3] [--short 8] [--long 32] [--warmup 25]
  */
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -31,6 +31,8 @@ const abRoot = arg("--ab");
 const REPS = Number(arg("--reps", "3"));
 const SHORT = Number(arg("--short", "8"));
 const LONG = Number(arg("--long", "32"));
+/** Warm-up blocks of 8 streams before measuring: code run once per stream is still being compiled after a few dozen streams. */
+const WARMUP = arg("--warmup", "25")!;
 const CHUNKS = 200;
 const names = ["unwrapped", "tracepipe", ...(abRoot ? ["before"] : [])];
 const out = mkdtempSync(join(tmpdir(), "tp-bench-stream-instructions-"));
@@ -60,6 +62,8 @@ function count(name: string, streams: number): Promise<number> {
     name,
     "--streams",
     String(streams),
+    "--warmup",
+    WARMUP,
     ...(abRoot ? ["--ab", abRoot] : []),
   ];
   return new Promise((resolve, reject) =>
