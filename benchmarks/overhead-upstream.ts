@@ -8,9 +8,10 @@
  */
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { chatSse, MODEL } from "./chat-sse.js";
 
 const CHUNKS = Number(process.argv[2] ?? 200);
-const model = "gpt-4o-mini-2024-07-18";
+const model = MODEL;
 const completion = JSON.stringify({
   id: "chatcmpl-bench",
   object: "chat.completion",
@@ -33,12 +34,7 @@ const completion = JSON.stringify({
     completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
   },
 });
-const chunk = (delta: object, finish: string | null) =>
-  `data: ${JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion.chunk", created: 1763800000, model, system_fingerprint: "fp_bench", choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`;
-const words = ["Par", "is", " is", " the", " capital", " of", " France", "."];
-let sse = chunk({ role: "assistant", content: "", refusal: null }, null);
-for (let i = 0; i < CHUNKS - 2; i++) sse += chunk({ content: words[i % words.length] }, null);
-sse += chunk({}, "stop") + "data: [DONE]\n\n";
+const sse = chatSse(CHUNKS);
 
 const server = createServer((req, res) => {
   const parts: Buffer[] = [];

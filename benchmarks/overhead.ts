@@ -19,7 +19,12 @@
  * per streamed chunk, added CPU per call and per chunk, each as the median over
  * rounds with the interquartile range; the ratio tracepipe/langsmith of the
  * medians; the same latencies from the pooled medians of every call (steadier
- * when the machine is busy); runs each tracer got to the server; peak RSS.
+ * when the machine is busy); the streamed blocks' added CPU split by thread
+ * (the process counter counts V8's GC helpers and compilers and libuv's pool
+ * beside the main thread: benchmarks/thread-cpu.ts) and the collections that
+ * started in each variant's streamed blocks (a mark-compact's pause lands in
+ * whichever block is running, whoever's garbage it collects); runs each tracer
+ * got to the server; peak RSS.
  * Then a breakdown of where the added time goes: a few more rounds under the
  * CPU profiler, each variant's sampled time charged to stages by source file
  * (benchmarks/overhead-breakdown.ts), per call and per streamed chunk, split
@@ -38,6 +43,8 @@ import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
 import { cpuMs, median, peakRssMiB, quantile, startChild } from "./stats.js";
 import { StageProfiler } from "./overhead-breakdown.js";
+import { threadCpu, threadSplit, type ThreadSplit } from "./thread-cpu.js";
+import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const quick = process.argv.includes("--quick");
@@ -125,14 +132,27 @@ async function oneStream(c: Chat): Promise<number> {
   return performance.now() - t;
 }
 
-/** Per round and variant, in µs: median call latency, median stream latency, CPU per call, CPU per stream. */
-type Round = { call: number; stream: number; cpuCall: number; cpuStream: number };
+/**
+ * Per round and variant, in µs: median call latency, median stream latency, CPU per call, CPU per stream,
+ * and the streamed block's CPU by thread (the process counter counts them all: V8's GC helpers, libuv's pool).
+ */
+type Round = { call: number; stream: number; cpuCall: number; cpuStream: number; threads: ThreadSplit };
 const rounds = Object.fromEntries(names.map((n) => [n, [] as Round[]])) as Record<Name, Round[]>;
 /** Every measured call and stream latency, in µs: the pooled median is steadier than per-round differences when the machine is busy. */
 const pooled = Object.fromEntries(names.map((n) => [n, { call: [] as number[], stream: [] as number[] }])) as Record<
   Name,
   { call: number[]; stream: number[] }
 >;
+
+// Garbage collections, each charged (later) to the streamed block it started in: the collector's main-thread pauses
+// land in the streams' latency, its parallel and concurrent work in the V8 helpers' CPU.
+const streamBlocks: { name: Name; from: number; to: number }[] = [];
+const gcSeen: { at: number; kind: number | undefined; ms: number }[] = [];
+const gcObserver = new PerformanceObserver((list) => {
+  for (const e of list.getEntries())
+    gcSeen.push({ at: e.startTime, kind: (e as unknown as { detail?: { kind?: number } }).detail?.kind, ms: e.duration });
+});
+gcObserver.observe({ entryTypes: ["gc"] });
 
 console.log(
   `overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`,
@@ -151,11 +171,15 @@ for (let round = 0; round <= ROUNDS; round++) {
     const cpuCall = ((cpuMs() - cpu) * 1000) / CALLS;
     const streams: number[] = [];
     cpu = cpuMs();
+    const byThread = threadCpu();
+    const from = performance.now();
     for (let i = 0; i < STREAMS; i++) streams.push(await oneStream(c));
     await drain[name]!();
     const cpuStream = ((cpuMs() - cpu) * 1000) / STREAMS;
+    const threads = threadSplit(byThread, threadCpu());
+    if (round > 0) streamBlocks.push({ name, from, to: performance.now() });
     if (round > 0) {
-      rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream });
+      rounds[name].push({ call: median(calls) * 1000, stream: median(streams) * 1000, cpuCall, cpuStream, threads });
       for (const t of calls) pooled[name].call.push(t * 1000);
       for (const t of streams) pooled[name].stream.push(t * 1000);
     }
@@ -193,6 +217,46 @@ const pooledAdded = (name: Name, k: "call" | "stream") => median(pooled[name][k]
 console.log(
   `  pooled medians (all ${ROUNDS * CALLS} calls, ${ROUNDS * STREAMS} streams per variant): added per call tracepipe ${pooledAdded("tracepipe", "call").toFixed(0)} µs, langsmith ${pooledAdded("langsmith", "call").toFixed(0)} µs -> ${(pooledAdded("tracepipe", "call") / pooledAdded("langsmith", "call")).toFixed(2)}x;` +
     ` per chunk tracepipe ${(pooledAdded("tracepipe", "stream") / CHUNKS).toFixed(2)} µs, langsmith ${(pooledAdded("langsmith", "stream") / CHUNKS).toFixed(2)} µs -> ${(pooledAdded("tracepipe", "stream") / pooledAdded("langsmith", "stream")).toFixed(2)}x`,
+);
+// The process counter split by thread (Linux schedstat): what each variant added per chunk on its main thread
+// (its JavaScript, the event loop, the collector's pauses) and on the threads beside it (V8's GC helpers and
+// compilers, libuv's pool), the streamed block with its drain, against unwrapped in the same round.
+const threadGroups: [string, (t: ThreadSplit) => number][] = [
+  ["main thread", (t) => t.main],
+  ["V8 helpers", (t) => t.v8],
+  ["libuv pool", (t) => t.pool],
+];
+console.log(`  added CPU per chunk by thread, µs (medians over rounds, IQR):`);
+for (const [label, f] of threadGroups) {
+  const per = (name: Name) => added(name, (r) => f(r.threads) / (STREAMS * CHUNKS));
+  console.log(
+    `    ${label.padEnd(12)} ${names
+      .filter((n) => n !== "unwrapped")
+      .map((n) => `${n} ${iqr(per(n), 2).trim()}`)
+      .join("   ")}   (unwrapped ${median(u.map((r) => f(r.threads) / (STREAMS * CHUNKS))).toFixed(2)})`,
+  );
+}
+await new Promise((r) => setTimeout(r, 20)); // GC entries are delivered on a later turn
+gcObserver.disconnect();
+const gcOf = Object.fromEntries(names.map((n) => [n, { minor: 0, major: 0, ms: 0 }])) as Record<
+  Name,
+  { minor: number; major: number; ms: number }
+>;
+for (const e of gcSeen) {
+  const b = streamBlocks.find((x) => e.at >= x.from && e.at < x.to);
+  if (!b) continue;
+  if (e.kind === perfConstants.NODE_PERFORMANCE_GC_MINOR) gcOf[b.name].minor++;
+  else if (e.kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR) gcOf[b.name].major++;
+  gcOf[b.name].ms += e.ms;
+}
+const streamedChunks = ROUNDS * STREAMS * CHUNKS;
+console.log(
+  `  GC in the streamed blocks, per 1,000 chunks (scavenges / mark-compacts) and main-thread pause per chunk: ${names
+    .map(
+      (n) =>
+        `${n} ${((gcOf[n].minor * 1000) / streamedChunks).toFixed(2)} / ${((gcOf[n].major * 1000) / streamedChunks).toFixed(2)}, ${((gcOf[n].ms * 1000) / streamedChunks).toFixed(2)} µs`,
+    )
+    .join("; ")}`,
 );
 const marginal = (name: Name) => median(rounds[name].map((r, i) => (r.stream - u[i]!.stream - (r.call - u[i]!.call)) / CHUNKS));
 console.log(
