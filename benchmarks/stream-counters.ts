@@ -39,7 +39,7 @@ import { threadCpu, threadSplit, type ThreadSplit } from "./thread-cpu.js";
 import { chatSse } from "./chat-sse.js";
 import { sourceOf } from "./source-of.js";
 
-/** The tree (stream-instructions.ts runs a bundle of this script from elsewhere, and says where the tree is). */
+/** The tree (TP_BENCH_ROOT when this script runs from a copy elsewhere). */
 const root = process.env.TP_BENCH_ROOT ?? fileURLToPath(new URL("../", import.meta.url));
 const arg = (name: string) => {
   const i = process.argv.indexOf(name);
