@@ -12,8 +12,10 @@
  * while the statement ran) and the caller merges the batch the usual way. A
  * key without a run reads as a run not stored yet (merge.ts inserts it).
  *
- * The rollup deltas are queued (rollup-queue.ts) by a CTE from the insert's
- * RETURNING, grouped by cell as RollupDeltas groups them (store/rollup.ts).
+ * The rollup deltas are queued (rollup-queue.ts) by a CTE, only if the runs
+ * were written: the batch's cells as the collector sums them (new-run-cells.ts,
+ * RollupDeltas), or, for a row whose part only SQL can be sure of, grouped by
+ * cell from the insert's RETURNING.
  * A thread's first and last turn are found again from the runs
  * (thread-table.ts), which a statement cannot see of its own inserts: inside
  * a transaction (`writeNewRuns`) the thread deltas follow in the next
@@ -28,7 +30,9 @@ import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
-import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
+import { RollupDeltas, type Cell } from "../rollup.js";
+import { newRunContribution } from "./new-run-cells.js";
+import { CONTRIBUTION, cellArrays, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
 
@@ -104,16 +108,43 @@ function queueCte(from: string): string {
     GROUP BY c.project, c.hour, s.scope, coalesce(c.model, ''), coalesce(c.provider, ''), coalesce(c.name, '')`;
 }
 
+/** The cells' rows (cellArrays' parameters, numbered by `param`), queued only if the runs were written. */
+function queueCellsCte(param: (type: string) => string): string {
+  const types = [
+    "text",
+    "bigint",
+    "text",
+    "text",
+    "text",
+    "text",
+    "bigint",
+    "bigint",
+    "bigint",
+    "float8",
+    "float8",
+    "float8",
+    "bigint",
+    "jsonb",
+    "jsonb",
+  ];
+  return `INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS})
+    SELECT * FROM unnest(${types.map((t) => param(`${t}[]`)).join(", ")}) WHERE EXISTS (SELECT 1 FROM written)`;
+}
+
+/** Where a statement's rollup cells come from: the collector's (parameters), the database's (from RETURNING), or none (no run counts). */
+type CellsFrom = "params" | "sql" | "none";
+
 /**
  * The statement's text for its shape. `alone`: sent as its own transaction,
  * so it also refuses a batch with a root run in a thread, writes the
  * completed roots' webhook deliveries (`webhooks`) and answers only how many
  * runs it wrote; else it answers each written run's part in its thread.
  * Parameters in newRunsQuery's order: one array per row column, the ids,
- * then the projects and their creation time (`projects`), then the webhook
+ * then the projects and their creation time (`projects`), then the rollup
+ * cells (cellArrays', when `cells` is "params"), then the webhook
  * deliveries' run ids and URLs (`webhooks`).
  */
-function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): string {
+function newRunsText(alone: boolean, projects: boolean, webhooks: boolean, cells: CellsFrom): string {
   let n = 0;
   const param = (type: string) => `$${++n}::${type}`;
   const cols = Object.fromEntries(ROW_COLUMNS.map((c) => [c, param(`${TYPES[c]}[]`)]));
@@ -131,9 +162,10 @@ function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): stri
     : "";
   ctes.push(
     `written AS (INSERT INTO runs (${ROW_COLUMNS.join(", ")}) SELECT * FROM unnest(${ROW_COLUMNS.map((c) => cols[c]).join(", ")})
-      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}${alone ? "" : `, ${THREAD_PART}`})`,
-    `queued AS (${queueCte("written")})`,
+      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${returning(alone, cells)})`,
   );
+  if (cells === "sql") ctes.push(`queued AS (${queueCte("written")})`);
+  if (cells === "params") ctes.push(`queued AS (${queueCellsCte(param)})`);
   if (webhooks)
     ctes.push(
       `outbox AS (INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at)
@@ -142,6 +174,24 @@ function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): stri
     );
   const answer = alone ? "SELECT count(*)::int AS written FROM written" : "SELECT project, thread_id, latency_ms FROM written";
   return `WITH ${ctes.join(",\n  ")}\n${answer}`;
+}
+
+/** What the insert answers: the contributions when SQL queues the cells, each run's thread part inside a transaction. */
+function returning(alone: boolean, cells: CellsFrom): string {
+  const parts = cells === "sql" ? [CONTRIBUTION] : alone ? ["1 AS one"] : ["session_name AS project"];
+  if (!alone) parts.push(THREAD_PART);
+  return parts.join(", ");
+}
+
+/** The rollup cells of new rows, summed as RollupDeltas sums them; undefined when some row's part is left to SQL (new-run-cells.ts). */
+function cellsOf(rows: readonly Obj[]): Cell[] | undefined {
+  const d = new RollupDeltas();
+  for (const row of rows) {
+    const c = newRunContribution(row);
+    if (c === undefined) return undefined;
+    d.add(c, 1);
+  }
+  return d.changes();
 }
 
 /** Each shape's text, built once (a request then only gathers its values). */
@@ -153,14 +203,17 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
   values.push(r.ids);
   const projects = [...r.outcome.projects].sort();
   if (projects.length) values.push(projects, r.rows[0]!.updated_at);
+  const cells = cellsOf(r.rows);
+  const from: CellsFrom = cells === undefined ? "sql" : cells.length ? "params" : "none";
+  if (cells?.length) values.push(...cellArrays(cells));
   if (webhooks.length)
     values.push(
       webhooks.map((w) => w[0]),
       webhooks.map((w) => w[1]),
     );
-  const shape = `${alone}|${projects.length > 0}|${webhooks.length > 0}`;
+  const shape = `${alone}|${projects.length > 0}|${webhooks.length > 0}|${from}`;
   let text = texts.get(shape);
-  if (text === undefined) texts.set(shape, (text = newRunsText(alone, projects.length > 0, webhooks.length > 0)));
+  if (text === undefined) texts.set(shape, (text = newRunsText(alone, projects.length > 0, webhooks.length > 0, from)));
   return prepared(text, values);
 }
 
