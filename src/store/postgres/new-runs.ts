@@ -32,7 +32,7 @@ import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
 import { RollupDeltas, type Cell } from "../rollup.js";
 import { newRunContribution } from "./new-run-cells.js";
-import { CONTRIBUTION, cellArrays, ROLLUP_COLUMNS } from "./rollups.js";
+import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
 
@@ -108,27 +108,40 @@ function queueCte(from: string): string {
     GROUP BY c.project, c.hour, s.scope, coalesce(c.model, ''), coalesce(c.provider, ''), coalesce(c.name, '')`;
 }
 
-/** The cells' rows (cellArrays' parameters, numbered by `param`), queued only if the runs were written. */
+/**
+ * The cells' rows (one JSON parameter, `cellsJson`), queued only if the runs were
+ * written. One parameter, not an array per column: each array a statement
+ * unnests costs the database a tuple store of its own.
+ */
 function queueCellsCte(param: (type: string) => string): string {
-  const types = [
-    "text",
-    "bigint",
-    "text",
-    "text",
-    "text",
-    "text",
-    "bigint",
-    "bigint",
-    "bigint",
-    "float8",
-    "float8",
-    "float8",
-    "bigint",
-    "jsonb",
-    "jsonb",
-  ];
   return `INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS})
-    SELECT * FROM unnest(${types.map((t) => param(`${t}[]`)).join(", ")}) WHERE EXISTS (SELECT 1 FROM written)`;
+    SELECT ${ROLLUP_COLUMNS} FROM jsonb_to_recordset(${param("jsonb")}) AS v(project text, hour bigint, scope text, model text,
+      provider text, name text, runs bigint, errors bigint, streamed bigint, input_tokens float8, output_tokens float8, cost float8,
+      cost_runs bigint, latency_hist jsonb, ttft_hist jsonb)
+    WHERE EXISTS (SELECT 1 FROM written)`;
+}
+
+/** Cells as queueCellsCte's parameter. */
+function cellsJson(cells: readonly Cell[]): string {
+  return JSON.stringify(
+    cells.map((c) => ({
+      project: c.project,
+      hour: c.time_ms,
+      scope: c.scope,
+      model: c.model,
+      provider: c.provider,
+      name: c.name,
+      runs: c.runs,
+      errors: c.errors,
+      streamed: c.streamed,
+      input_tokens: c.input_tokens,
+      output_tokens: c.output_tokens,
+      cost: c.cost,
+      cost_runs: c.cost_runs,
+      latency_hist: c.latency,
+      ttft_hist: c.ttft,
+    })),
+  );
 }
 
 /** Where a statement's rollup cells come from: the collector's (parameters), the database's (from RETURNING), or none (no run counts). */
@@ -141,7 +154,7 @@ type CellsFrom = "params" | "sql" | "none";
  * runs it wrote; else it answers each written run's part in its thread.
  * Parameters in newRunsQuery's order: one array per row column, the ids,
  * then the projects and their creation time (`projects`), then the rollup
- * cells (cellArrays', when `cells` is "params"), then the webhook
+ * cells (cellsJson, when `cells` is "params"), then the webhook
  * deliveries' run ids and URLs (`webhooks`).
  */
 function newRunsText(alone: boolean, projects: boolean, webhooks: boolean, cells: CellsFrom): string {
@@ -205,7 +218,7 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
   if (projects.length) values.push(projects, r.rows[0]!.updated_at);
   const cells = cellsOf(r.rows);
   const from: CellsFrom = cells === undefined ? "sql" : cells.length ? "params" : "none";
-  if (cells?.length) values.push(...cellArrays(cells));
+  if (cells?.length) values.push(cellsJson(cells));
   if (webhooks.length)
     values.push(
       webhooks.map((w) => w[0]),
