@@ -30,8 +30,8 @@ import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
-import { RollupDeltas, type Cell } from "../rollup.js";
-import { newRunContribution } from "./new-run-cells.js";
+import type { Cell } from "../rollup.js";
+import { newRunCells } from "./new-run-cells.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
@@ -196,17 +196,6 @@ function returning(alone: boolean, cells: CellsFrom): string {
   return parts.join(", ");
 }
 
-/** The rollup cells of new rows, summed as RollupDeltas sums them; undefined when some row's part is left to SQL (new-run-cells.ts). */
-function cellsOf(rows: readonly Obj[]): Cell[] | undefined {
-  const d = new RollupDeltas();
-  for (const row of rows) {
-    const c = newRunContribution(row);
-    if (c === undefined) return undefined;
-    d.add(c, 1);
-  }
-  return d.changes();
-}
-
 /** Each shape's text, built once (a request then only gathers its values). */
 const texts = new Map<string, string>();
 
@@ -216,7 +205,7 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
   values.push(r.ids);
   const projects = [...r.outcome.projects].sort();
   if (projects.length) values.push(projects, r.rows[0]!.updated_at);
-  const cells = cellsOf(r.rows);
+  const cells = newRunCells(r.rows);
   const from: CellsFrom = cells === undefined ? "sql" : cells.length ? "params" : "none";
   if (cells?.length) values.push(cellsJson(cells));
   if (webhooks.length)
