@@ -12,8 +12,10 @@
  * while the statement ran) and the caller merges the batch the usual way. A
  * key without a run reads as a run not stored yet (merge.ts inserts it).
  *
- * The rollup deltas are queued (rollup-queue.ts) by a CTE from the insert's
- * RETURNING, grouped by cell as RollupDeltas groups them (store/rollup.ts).
+ * The rollup deltas are queued (rollup-queue.ts) by a CTE, only if the runs
+ * were written: the batch's cells as the collector sums them (new-run-cells.ts,
+ * RollupDeltas), or, for a row whose part only SQL can be sure of, grouped by
+ * cell from the insert's RETURNING.
  * A thread's first and last turn are found again from the runs
  * (thread-table.ts), which a statement cannot see of its own inserts: inside
  * a transaction (`writeNewRuns`) the thread deltas follow in the next
@@ -28,6 +30,8 @@ import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
 import { prepared } from "./prepared.js";
+import type { Cell } from "../rollup.js";
+import { newRunCells } from "./new-run-cells.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
@@ -105,15 +109,55 @@ function queueCte(from: string): string {
 }
 
 /**
+ * The cells' rows (one JSON parameter, `cellsJson`), queued only if the runs were
+ * written. One parameter, not an array per column: each array a statement
+ * unnests costs the database a tuple store of its own.
+ */
+function queueCellsCte(param: (type: string) => string): string {
+  return `INSERT INTO monitor_rollup_queue (${ROLLUP_COLUMNS})
+    SELECT ${ROLLUP_COLUMNS} FROM jsonb_to_recordset(${param("jsonb")}) AS v(project text, hour bigint, scope text, model text,
+      provider text, name text, runs bigint, errors bigint, streamed bigint, input_tokens float8, output_tokens float8, cost float8,
+      cost_runs bigint, latency_hist jsonb, ttft_hist jsonb)
+    WHERE EXISTS (SELECT 1 FROM written)`;
+}
+
+/** Cells as queueCellsCte's parameter. */
+function cellsJson(cells: readonly Cell[]): string {
+  return JSON.stringify(
+    cells.map((c) => ({
+      project: c.project,
+      hour: c.time_ms,
+      scope: c.scope,
+      model: c.model,
+      provider: c.provider,
+      name: c.name,
+      runs: c.runs,
+      errors: c.errors,
+      streamed: c.streamed,
+      input_tokens: c.input_tokens,
+      output_tokens: c.output_tokens,
+      cost: c.cost,
+      cost_runs: c.cost_runs,
+      latency_hist: c.latency,
+      ttft_hist: c.ttft,
+    })),
+  );
+}
+
+/** Where a statement's rollup cells come from: the collector's (parameters), the database's (from RETURNING), or none (no run counts). */
+type CellsFrom = "params" | "sql" | "none";
+
+/**
  * The statement's text for its shape. `alone`: sent as its own transaction,
  * so it also refuses a batch with a root run in a thread, writes the
  * completed roots' webhook deliveries (`webhooks`) and answers only how many
  * runs it wrote; else it answers each written run's part in its thread.
  * Parameters in newRunsQuery's order: one array per row column, the ids,
- * then the projects and their creation time (`projects`), then the webhook
+ * then the projects and their creation time (`projects`), then the rollup
+ * cells (cellsJson, when `cells` is "params"), then the webhook
  * deliveries' run ids and URLs (`webhooks`).
  */
-function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): string {
+function newRunsText(alone: boolean, projects: boolean, webhooks: boolean, cells: CellsFrom): string {
   let n = 0;
   const param = (type: string) => `$${++n}::${type}`;
   const cols = Object.fromEntries(ROW_COLUMNS.map((c) => [c, param(`${TYPES[c]}[]`)]));
@@ -131,9 +175,10 @@ function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): stri
     : "";
   ctes.push(
     `written AS (INSERT INTO runs (${ROW_COLUMNS.join(", ")}) SELECT * FROM unnest(${ROW_COLUMNS.map((c) => cols[c]).join(", ")})
-      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${CONTRIBUTION}${alone ? "" : `, ${THREAD_PART}`})`,
-    `queued AS (${queueCte("written")})`,
+      WHERE NOT EXISTS (SELECT 1 FROM keys WHERE NOT fresh)${threadFree} RETURNING ${returning(alone, cells)})`,
   );
+  if (cells === "sql") ctes.push(`queued AS (${queueCte("written")})`);
+  if (cells === "params") ctes.push(`queued AS (${queueCellsCte(param)})`);
   if (webhooks)
     ctes.push(
       `outbox AS (INSERT INTO webhook_outbox (run_id, url, created_at, next_attempt_at)
@@ -142,6 +187,13 @@ function newRunsText(alone: boolean, projects: boolean, webhooks: boolean): stri
     );
   const answer = alone ? "SELECT count(*)::int AS written FROM written" : "SELECT project, thread_id, latency_ms FROM written";
   return `WITH ${ctes.join(",\n  ")}\n${answer}`;
+}
+
+/** What the insert answers: the contributions when SQL queues the cells, each run's thread part inside a transaction. */
+function returning(alone: boolean, cells: CellsFrom): string {
+  const parts = cells === "sql" ? [CONTRIBUTION] : alone ? ["1 AS one"] : ["session_name AS project"];
+  if (!alone) parts.push(THREAD_PART);
+  return parts.join(", ");
 }
 
 /** Each shape's text, built once (a request then only gathers its values). */
@@ -153,14 +205,17 @@ function newRunsQuery(r: NewRunRows, alone: boolean, webhooks: readonly [string,
   values.push(r.ids);
   const projects = [...r.outcome.projects].sort();
   if (projects.length) values.push(projects, r.rows[0]!.updated_at);
+  const cells = newRunCells(r.rows);
+  const from: CellsFrom = cells === undefined ? "sql" : cells.length ? "params" : "none";
+  if (cells?.length) values.push(cellsJson(cells));
   if (webhooks.length)
     values.push(
       webhooks.map((w) => w[0]),
       webhooks.map((w) => w[1]),
     );
-  const shape = `${alone}|${projects.length > 0}|${webhooks.length > 0}`;
+  const shape = `${alone}|${projects.length > 0}|${webhooks.length > 0}|${from}`;
   let text = texts.get(shape);
-  if (text === undefined) texts.set(shape, (text = newRunsText(alone, projects.length > 0, webhooks.length > 0)));
+  if (text === undefined) texts.set(shape, (text = newRunsText(alone, projects.length > 0, webhooks.length > 0, from)));
   return prepared(text, values);
 }
 

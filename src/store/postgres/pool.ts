@@ -16,6 +16,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
+import { HEAP_WARMUP_SQL } from "./backend-heap.js";
 import { storable } from "./columns.js";
 import { DEFAULT_STORE_CONNECTIONS, DEFAULT_STORE_MAX_WAITING, type PgPoolOptions } from "./pool-defaults.js";
 
@@ -86,6 +87,8 @@ export class PgPool {
     });
     // An idle connection the server closed (a restart) is an event, not a crash: the pool drops it.
     this.pool.on("error", (err) => this.failed(err));
+    // Queued ahead of the connection's first statement (backend-heap.ts); a failure shows in that statement.
+    this.pool.on("connect", (client) => void client.query(HEAP_WARMUP_SQL).catch(() => undefined));
   }
 
   private failed(err: unknown): void {
