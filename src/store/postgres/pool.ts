@@ -87,8 +87,13 @@ export class PgPool {
     });
     // An idle connection the server closed (a restart) is an event, not a crash: the pool drops it.
     this.pool.on("error", (err) => this.failed(err));
-    // Queued ahead of the connection's first statement (backend-heap.ts); a failure shows in that statement.
-    this.pool.on("connect", (client) => void client.query(HEAP_WARMUP_SQL).catch(() => undefined));
+    this.pool.on("connect", (client) => {
+      // pg-pool listens for a connection's errors only while it is idle; one the server ends while it is checked
+      // out (a restart between two of its queries) would otherwise throw out of the process. Its queries fail anyway.
+      client.on("error", (err) => this.failed(err));
+      // Queued ahead of the connection's first statement (backend-heap.ts); a failure shows in that statement.
+      void client.query(HEAP_WARMUP_SQL).catch(() => undefined);
+    });
   }
 
   private failed(err: unknown): void {
