@@ -224,6 +224,8 @@ export function parseMultipart(
       bb = busboy({
         headers,
         defCharset: "latin1",
+        // A part's filename is never used: busboy need not cut each one to its base name.
+        preservePath: true,
         limits: { fieldSize: limits.maxPartBytes, fileSize: limits.maxPartBytes, parts: max, fields: max, files: max },
       });
     } catch (err) {

@@ -51,6 +51,12 @@ export class GroupCommit<B, R, T = undefined> {
   private pending: Pending<B, R>[] = [];
   /** Transactions committed, and the ingests they held. */
   readonly stats = { groups: 0, ingests: 0 };
+  /**
+   * The group's transaction and one write's savepoint, made once: better-sqlite3 builds four wrapper functions and
+   * their properties each time a transaction function is made, which a group would otherwise pay every time.
+   */
+  private readonly inTransaction: (prepared: Prepared<R, T>[], savepoints: boolean, outcomes: Outcome<R>[]) => void;
+  private readonly inSavepoint: (p: { write: (tail: T) => R }, tail: T) => R;
 
   constructor(
     private readonly db: Database.Database,
@@ -66,7 +72,13 @@ export class GroupCommit<B, R, T = undefined> {
     private readonly committed: () => void,
     /** The group's tail, when its writes leave one. */
     private readonly tail?: GroupTail<T>,
-  ) {}
+  ) {
+    this.inTransaction = db.transaction((prepared: Prepared<R, T>[], savepoints: boolean, outcomes: Outcome<R>[]) =>
+      this.writeAll(prepared, savepoints, outcomes),
+    );
+    // A nested better-sqlite3 transaction is a savepoint.
+    this.inSavepoint = db.transaction((p: { write: (tail: T) => R }, tail: T) => p.write(tail));
+  }
 
   /** Written at the end of this turn of the event loop, with whatever else is handed over in it. */
   add(batch: B): Promise<R> {
@@ -115,27 +127,28 @@ export class GroupCommit<B, R, T = undefined> {
   /** The group's writes in one transaction, each in a savepoint of its own when `savepoints`; their outcomes once it has committed. */
   private commit(prepared: Prepared<R, T>[], savepoints: boolean): Outcome<R>[] {
     const outcomes: Outcome<R>[] = [];
-    this.db.transaction(() => {
-      const tail = this.tail?.open() as T;
-      const write = (p: { write: (tail: T) => R }) => () => p.write(tail);
-      for (const p of prepared) {
-        if ("err" in p) {
-          outcomes.push({ ok: false, err: p.err });
-          continue;
-        }
-        try {
-          // A nested better-sqlite3 transaction is a savepoint.
-          outcomes.push({ ok: true, value: savepoints ? this.db.transaction(write(p))() : p.write(tail) });
-        } catch (err) {
-          // SQLite rolled the whole transaction back (a full disk, an I/O error): what the group wrote is gone.
-          if (!this.db.inTransaction) throw err;
-          if (!savepoints) throw new WriteFailedInGroup();
-          outcomes.push({ ok: false, err });
-        }
-      }
-      // A failure here undoes the whole group, as a failed commit would.
-      this.tail?.write(tail);
-    })();
+    this.inTransaction(prepared, savepoints, outcomes);
     return outcomes;
+  }
+
+  /** Inside the group's transaction: each write (in a savepoint of its own when `savepoints`), then the tail. */
+  private writeAll(prepared: Prepared<R, T>[], savepoints: boolean, outcomes: Outcome<R>[]): void {
+    const tail = this.tail?.open() as T;
+    for (const p of prepared) {
+      if ("err" in p) {
+        outcomes.push({ ok: false, err: p.err });
+        continue;
+      }
+      try {
+        outcomes.push({ ok: true, value: savepoints ? this.inSavepoint(p, tail) : p.write(tail) });
+      } catch (err) {
+        // SQLite rolled the whole transaction back (a full disk, an I/O error): what the group wrote is gone.
+        if (!this.db.inTransaction) throw err;
+        if (!savepoints) throw new WriteFailedInGroup();
+        outcomes.push({ ok: false, err });
+      }
+    }
+    // A failure here undoes the whole group, as a failed commit would.
+    this.tail?.write(tail);
   }
 }

@@ -96,7 +96,8 @@ class PaddedIn<T> {
       let size = 2;
       while (size < chunk.length) size *= 2;
       while (chunk.length < size) chunk.push(null);
-      const rows = this.statement(size).all(chunk) as T[];
+      // Spread: bound as arguments, not read back out of an array element by element (run-row.ts says why).
+      const rows = this.statement(size).all(...chunk) as T[];
       if (keys.length <= LOAD_MANY) return rows;
       for (const r of rows) out.push(r);
     }

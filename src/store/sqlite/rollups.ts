@@ -116,7 +116,8 @@ export function rawContributions(db: SqliteHandle, project: string, gte: string,
     .all({ p: project, gte, lt }) as ContributionRow[];
 }
 
-const KEY = "project = @project AND hour = @time_ms AND scope = @scope AND model = @model AND provider = @provider AND name = @name";
+/** A rollup row's key, bound by position (project, hour, scope, model, provider, name): by name, better-sqlite3 looks each one up on an object. */
+const KEY = "project = ? AND hour = ? AND scope = ? AND model = ? AND provider = ? AND name = ?";
 
 /** Writes a transaction's rollup deltas (inside it). */
 export class SqliteRollupWriter {
@@ -129,7 +130,7 @@ export class SqliteRollupWriter {
     );
     this.put = db.prepare(
       `INSERT OR REPLACE INTO monitor_rollups (project, hour, scope, model, provider, name, runs, errors, streamed, input_tokens, output_tokens, cost, cost_runs, latency_hist, ttft_hist)
-       VALUES (@project, @time_ms, @scope, @model, @provider, @name, @runs, @errors, @streamed, @input_tokens, @output_tokens, @cost, @cost_runs, @latency_hist, @ttft_hist)`,
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
   }
 
@@ -138,23 +139,27 @@ export class SqliteRollupWriter {
   }
 
   private applyCell(d: Cell): void {
-    const key = { project: d.project, time_ms: d.time_ms, scope: d.scope, model: d.model, provider: d.provider, name: d.name };
-    const old = this.get.get(key) as Record<string, number | string> | undefined;
+    const old = this.get.get(d.project, d.time_ms, d.scope, d.model, d.provider, d.name) as Record<string, number | string> | undefined;
     const sum = (c: keyof Cell) => (old ? Number(old[c]) : 0) + (d[c] as number);
     const latency = histAdd(old ? JSON.parse(old.latency_hist as string) : {}, d.latency);
     const ttft = histAdd(old ? JSON.parse(old.ttft_hist as string) : {}, d.ttft);
-    this.put.run({
-      ...key,
-      runs: sum("runs"),
-      errors: sum("errors"),
-      streamed: sum("streamed"),
-      input_tokens: sum("input_tokens"),
-      output_tokens: sum("output_tokens"),
-      cost: sum("cost"),
-      cost_runs: sum("cost_runs"),
-      latency_hist: JSON.stringify(latency),
-      ttft_hist: JSON.stringify(ttft),
-    });
+    this.put.run(
+      d.project,
+      d.time_ms,
+      d.scope,
+      d.model,
+      d.provider,
+      d.name,
+      sum("runs"),
+      sum("errors"),
+      sum("streamed"),
+      sum("input_tokens"),
+      sum("output_tokens"),
+      sum("cost"),
+      sum("cost_runs"),
+      JSON.stringify(latency),
+      JSON.stringify(ttft),
+    );
   }
 }
 

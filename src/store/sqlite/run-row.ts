@@ -110,7 +110,7 @@ export class RunRowWriter {
     if (!stmt)
       this.updateStmts.set(
         key,
-        (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = @${c}`).join(", ")} WHERE id = @id ${PARTS}`)),
+        (stmt = this.db.prepare(`UPDATE runs SET ${cols.map((c) => `${c} = ?`).join(", ")} WHERE id = ? ${PARTS}`)),
       );
     return stmt;
   }
@@ -228,20 +228,24 @@ export class RunRowWriter {
     if (prev) {
       // Only the columns this change wrote: large columns left in the row are not read and rewritten here, and a
       // column set to what the row already holds is left out too, so the indexes on it are not rewritten.
-      const params: Obj = { id };
+      // Bound by position, the id last (by name, better-sqlite3 looks each name up on an object).
+      const params: unknown[] = [];
       const cols: string[] = [];
       for (let i = 0; i < COLUMNS.length; i++) {
         const c = COLUMNS[i]!;
         const v = values[i];
         if (v === UNSET || c === "id" || c === "received_at" || holds(prev, c, v)) continue;
         cols.push(c);
-        params[c] = v;
+        params.push(v);
       }
-      return this.update(cols).get(params) as Row;
+      params.push(id);
+      return this.update(cols).get(...params) as Row;
     }
     for (let i = 0; i < values.length; i++) if (values[i] === UNSET) values[i] = null;
-    if (!ifAbsent) return Number(this.insertStmt.run(values).lastInsertRowid);
-    const done = this.insertIfAbsentStmt.run(values);
+    // Spread, not the array: better-sqlite3 binds arguments as they are, but reads an array's elements one by one
+    // through V8's generic property lookup, which costs more than binding them.
+    if (!ifAbsent) return Number(this.insertStmt.run(...values).lastInsertRowid);
+    const done = this.insertIfAbsentStmt.run(...values);
     return done.changes === 1 ? Number(done.lastInsertRowid) : undefined;
   }
 }
