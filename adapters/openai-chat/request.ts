@@ -192,8 +192,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["messages", "model"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, ["messages"], requestAudioFormat(body));
-  return requestResult(messages, body, TAKEN, "openai", body.model);
+  return requestResult(messages, body, TAKEN, "openai", body.model, withParams);
 }
