@@ -6,7 +6,7 @@
  * (Anthropic, Bedrock). Each vendor's usage.ts names its fields and its rule.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, listed, optCount, type Loc, type Obj, put } from "./guards.js";
+import { expectObj, fail, isCount, isObj, listed, optCount, type Loc, type Obj, put } from "./guards.js";
 
 /**
  * A vendor's details object (`prompt_tokens_details`, ...) at `loc` + `key`:
@@ -139,7 +139,7 @@ function details(
 
 function checkedSum(a: number, b: number, loc: Loc, key: string): number {
   const t = a + b;
-  if (!Number.isSafeInteger(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+  if (!isCount(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
   return t;
 }
 
