@@ -114,7 +114,7 @@ export interface IncludedCacheFields {
 export function includedCacheUsage(u: Obj, loc: Loc, f: Known<IncludedCacheFields>): UsageMetadata {
   const input = optCount(u[f.input], loc, f.input) ?? 0;
   const output = optCount(u[f.output], loc, f.output) ?? 0;
-  const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? checkedSum(input, output, loc, f.total) : input + output);
+  const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? countSum(input, output, loc, f.total) : input + output);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
   const inD = details(u[f.inputDetails], loc, f.inputDetails, f.renameIn, f.writeIn, f.badDetails);
   const outD = details(u[f.outputDetails], loc, f.outputDetails, f.renameOut, f.writeOut, f.badDetails);
@@ -137,7 +137,8 @@ function details(
   return write ? writeDetails(v, loc, key, write) : countDetails(v, loc, key, rename);
 }
 
-function checkedSum(a: number, b: number, loc: Loc, key: string): number {
+/** `a + b`, two counts, checked to be a count (their sum can leave the safe range). */
+export function countSum(a: number, b: number, loc: Loc, key: string): number {
   const t = a + b;
   if (!isCount(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
   return t;
