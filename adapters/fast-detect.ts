@@ -18,7 +18,7 @@
 import type { PayloadKind } from "./types.js";
 import { isObj, type Obj } from "./common/guards.js";
 import { isResponseSide, type Recognisers } from "./common/detect.js";
-import { isChatWithoutAnthropicEvidence, isConverseRequest, requestEvidence } from "./common/markers.js";
+import { isChatWithoutAnthropicOrConverseEvidence, isConverseRequest, requestEvidence } from "./common/markers.js";
 import { replyMessage } from "./common/reply.js";
 import { detect as detectNative } from "./native/index.js";
 import { recognisers as openaiChat, detect as detectOpenaiChat } from "./openai-chat/detect.js";
@@ -89,8 +89,9 @@ function onlyChatVendorsReply(response: unknown): boolean {
  * those terms, which the full detection judges.
  */
 function requestSettles(vendor: Vendor, request: Obj): boolean {
-  if (!Array.isArray(request.messages) || isConverseRequest(request)) return false;
-  if (vendor === "openai-chat") return isChatWithoutAnthropicEvidence(request);
+  if (!Array.isArray(request.messages)) return false;
+  if (vendor === "openai-chat") return isChatWithoutAnthropicOrConverseEvidence(request);
+  if (isConverseRequest(request)) return false;
   const ev = requestEvidence(request);
   return ev.chat && !ev.openai;
 }

@@ -94,8 +94,8 @@ export function normalizeTurns(raw: unknown, system?: unknown): Message[] {
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["messages", "system", "model"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, body.system);
-  return requestResult(messages, body, TAKEN, "anthropic", body.model);
+  return requestResult(messages, body, TAKEN, "anthropic", body.model, withParams);
 }

@@ -110,8 +110,8 @@ export function normalizeMessages(raw: unknown, system?: unknown): Message[] {
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["messages", "system", "modelId"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, body.system);
-  return requestResult(messages, body, TAKEN, "bedrock", optString(body.modelId, [], "modelId"));
+  return requestResult(messages, body, TAKEN, "bedrock", optString(body.modelId, [], "modelId"), withParams);
 }

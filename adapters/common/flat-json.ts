@@ -20,6 +20,15 @@ const PLUS = 43;
 const DOT = 46;
 const ZERO = 48;
 
+/**
+ * The code unit at `i`, or -1 past the end. Every read goes through here: a
+ * `charCodeAt` past the end (NaN) makes the optimizing compiler give up inlining
+ * `charCodeAt` at that call site, and every character read becomes a call.
+ */
+function code(s: string, i: number): number {
+  return i < s.length ? s.charCodeAt(i) : -1;
+}
+
 function isDigit(c: number): boolean {
   return c >= ZERO && c <= 57;
 }
@@ -27,7 +36,7 @@ function isDigit(c: number): boolean {
 /** The first index at or after `i` that is not JSON whitespace (space, tab, line feed, carriage return). */
 function skipSpace(s: string, i: number): number {
   for (;;) {
-    const c = s.charCodeAt(i);
+    const c = code(s, i);
     if (c !== 32 && c !== 10 && c !== 13 && c !== 9) return i;
     i++;
   }
@@ -46,21 +55,21 @@ function plainStringEnd(s: string, i: number): number {
 
 /** The index just past a JSON number starting at `i` (RFC 8259 grammar), or -1 when none starts there. */
 function numberEnd(s: string, i: number): number {
-  if (s.charCodeAt(i) === MINUS) i++;
-  const first = s.charCodeAt(i);
+  if (code(s, i) === MINUS) i++;
+  const first = code(s, i);
   if (first === ZERO) i++;
-  else if (isDigit(first)) while (isDigit(s.charCodeAt(++i)));
+  else if (isDigit(first)) while (isDigit(code(s, ++i)));
   else return -1;
-  if (s.charCodeAt(i) === DOT) {
-    if (!isDigit(s.charCodeAt(++i))) return -1;
-    while (isDigit(s.charCodeAt(++i)));
+  if (code(s, i) === DOT) {
+    if (!isDigit(code(s, ++i))) return -1;
+    while (isDigit(code(s, ++i)));
   }
-  const e = s.charCodeAt(i);
+  const e = code(s, i);
   if (e === 101 || e === 69) {
-    let c = s.charCodeAt(++i);
-    if (c === PLUS || c === MINUS) c = s.charCodeAt(++i);
+    let c = code(s, ++i);
+    if (c === PLUS || c === MINUS) c = code(s, ++i);
     if (!isDigit(c)) return -1;
-    while (isDigit(s.charCodeAt(++i)));
+    while (isDigit(code(s, ++i)));
   }
   return i;
 }
@@ -69,21 +78,21 @@ function numberEnd(s: string, i: number): number {
 export function readFlatObject(text: string): Obj | undefined {
   const n = text.length;
   let i = skipSpace(text, 0);
-  if (text.charCodeAt(i) !== OPEN) return undefined;
+  if (code(text, i) !== OPEN) return undefined;
   const out: Obj = {};
   i = skipSpace(text, i + 1);
-  if (text.charCodeAt(i) === CLOSE) return skipSpace(text, i + 1) === n ? out : undefined;
+  if (code(text, i) === CLOSE) return skipSpace(text, i + 1) === n ? out : undefined;
   for (;;) {
-    if (text.charCodeAt(i) !== QUOTE) return undefined;
+    if (code(text, i) !== QUOTE) return undefined;
     const keyEnd = plainStringEnd(text, i + 1);
     if (keyEnd < 0) return undefined;
     const key = text.slice(i + 1, keyEnd);
     // Assignment below would set the prototype; JSON.parse makes an own member of that name.
     if (key === "__proto__") return undefined;
     i = skipSpace(text, keyEnd + 1);
-    if (text.charCodeAt(i) !== COLON) return undefined;
+    if (code(text, i) !== COLON) return undefined;
     i = skipSpace(text, i + 1);
-    const c = text.charCodeAt(i);
+    const c = code(text, i);
     let value: unknown;
     if (c === QUOTE) {
       const end = plainStringEnd(text, i + 1);
@@ -109,7 +118,7 @@ export function readFlatObject(text: string): Obj | undefined {
     // A repeated key keeps its first place and takes the last value, as in JSON.parse.
     out[key] = value;
     i = skipSpace(text, i);
-    const next = text.charCodeAt(i);
+    const next = code(text, i);
     if (next === CLOSE) return skipSpace(text, i + 1) === n ? out : undefined;
     if (next !== COMMA) return undefined;
     i = skipSpace(text, i + 1);

@@ -231,16 +231,18 @@ function scanRequest(body: Obj): RequestEvidence {
 }
 
 /**
- * `requestEvidence(body)`'s `chat && !anthropic` (a chat request beside an OpenAI
- * response is OpenAI's), with less work: of a message only its content blocks
+ * `!isConverseRequest(body)` and `requestEvidence(body)`'s `chat && !anthropic`
+ * (a chat request beside an OpenAI response is OpenAI's), with less work: one
+ * pass over the messages serves both, of a message only its content blocks
  * can be Anthropic's, so its other keys are not judged one by one, and a request
- * that is not chat-shaped is turned down at once. Every read the full scan makes
- * is made here too (each message's keys listed, its role and content read), so
- * an object that throws there throws here. OpenAI evidence matters only against
- * a Claude model name (`modelHint`): with one and no OpenAI role seen, the full
- * scan decides.
+ * that is not chat-shaped is turned down at once. Every read the two full scans
+ * make is made here too (the Converse keys asked, each message's keys listed, its
+ * role and content read), so an object that throws there throws here. OpenAI
+ * evidence matters only against a Claude model name (`modelHint`): with one and
+ * no OpenAI role seen, the full scan decides.
  */
-export function isChatWithoutAnthropicEvidence(body: Obj): boolean {
+export function isChatWithoutAnthropicOrConverseEvidence(body: Obj): boolean {
+  if (hasConverseKey(body)) return false;
   // scanRequest's shape (chat unused), so the helpers that mark it see one shape.
   const ev: RequestEvidence = { openai: false, anthropic: false, chat: false };
   bodyEvidence(body, ev);
@@ -253,6 +255,8 @@ export function isChatWithoutAnthropicEvidence(body: Obj): boolean {
       if (i < 64) return false;
       continue;
     }
+    // scanConverse's test of the first messages.
+    if (i < CONVERSE_PROBE && isConverseContent(m.content)) return false;
     if (i < 64 && typeof m.role !== "string") return false;
     for (const k in m) {
       if (k === "role") {
@@ -319,9 +323,9 @@ export function isConverseRequest(body: Obj): boolean {
   return scope.conv;
 }
 
-function scanConverse(body: Obj): boolean {
-  // Written out as named `in` tests, each with its own inline cache, not a loop of generic keyed ones.
-  if (
+/** The Converse request keys (each its own named `in` test, with its own inline cache, not a loop of generic keyed ones). */
+function hasConverseKey(body: Obj): boolean {
+  return (
     "modelId" in body ||
     "inferenceConfig" in body ||
     "toolConfig" in body ||
@@ -330,14 +334,25 @@ function scanConverse(body: Obj): boolean {
     "guardrailConfig" in body ||
     "promptVariables" in body ||
     "requestMetadata" in body
-  )
-    return true;
+  );
+}
+
+/** How many of the first messages are looked at for a Converse union block. */
+const CONVERSE_PROBE = 8;
+
+/** A message's content whose first block is a Converse union block. */
+function isConverseContent(content: unknown): boolean {
+  return Array.isArray(content) && content.length > 0 && isConverseBlock(content[0]);
+}
+
+function scanConverse(body: Obj): boolean {
+  if (hasConverseKey(body)) return true;
   const msgs = body.messages;
   if (!Array.isArray(msgs)) return false;
-  const n = Math.min(msgs.length, 8);
+  const n = Math.min(msgs.length, CONVERSE_PROBE);
   for (let i = 0; i < n; i++) {
     const m = msgs[i];
-    if (isObj(m) && Array.isArray(m.content) && m.content.length > 0 && isConverseBlock(m.content[0])) return true;
+    if (isObj(m) && isConverseContent(m.content)) return true;
   }
   return false;
 }

@@ -12,7 +12,8 @@ import { expectObj, fail, locatedUnder, type Obj } from "./guards.js";
 export interface RecordReader {
   format: string;
   provider: string;
-  normalizeRequest(request: unknown): RequestResult;
+  /** `withParams` false: the record keeps no invocation parameters, so a reader may leave them out (common/request.ts). */
+  normalizeRequest(request: unknown, withParams?: boolean): RequestResult;
   normalizeResponse(response: unknown, ctx?: ResponseContext): ResponseResult;
   normalizeStream(events: readonly unknown[], ctx?: ResponseContext): ResponseResult;
   /** An array that is a reply rather than a stream (SPEC §2.6's `[role, content]`), for the formats that accept one. */
@@ -41,7 +42,7 @@ export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRe
       const { request, response } = p;
       if (request !== undefined && request !== null) {
         try {
-          req = r.normalizeRequest(request);
+          req = r.normalizeRequest(request, false);
         } catch (err) {
           throw locatedUnder("request", err);
         }
@@ -56,7 +57,7 @@ export function normalizeRecord(r: RecordReader, payload: unknown): NormalizedRe
       if (!req && !res) fail([], "a {request, response} record needs at least one of them", "missing");
     } else {
       const kind = r.kindOf(p);
-      if (kind === "request") req = r.normalizeRequest(p);
+      if (kind === "request") req = r.normalizeRequest(p, false);
       else if (kind === "response") res = r.normalizeResponse(p);
       else fail([], r.unknown(p), "unknown_payload");
     }

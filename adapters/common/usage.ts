@@ -6,7 +6,7 @@
  * (Anthropic, Bedrock). Each vendor's usage.ts names its fields and its rule.
  */
 import type { UsageMetadata } from "../../src/format/schema.js";
-import { expectObj, fail, isObj, listed, optCount, type Loc, type Obj, put } from "./guards.js";
+import { expectObj, fail, isCount, isObj, listed, optCount, type Loc, type Obj, put } from "./guards.js";
 
 /**
  * A vendor's details object (`prompt_tokens_details`, ...) at `loc` + `key`:
@@ -114,7 +114,7 @@ export interface IncludedCacheFields {
 export function includedCacheUsage(u: Obj, loc: Loc, f: Known<IncludedCacheFields>): UsageMetadata {
   const input = optCount(u[f.input], loc, f.input) ?? 0;
   const output = optCount(u[f.output], loc, f.output) ?? 0;
-  const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? checkedSum(input, output, loc, f.total) : input + output);
+  const total = optCount(u[f.total], loc, f.total) ?? (f.checkSum ? countSum(input, output, loc, f.total) : input + output);
   const usage: UsageMetadata = { input_tokens: input, output_tokens: output, total_tokens: total };
   const inD = details(u[f.inputDetails], loc, f.inputDetails, f.renameIn, f.writeIn, f.badDetails);
   const outD = details(u[f.outputDetails], loc, f.outputDetails, f.renameOut, f.writeOut, f.badDetails);
@@ -137,9 +137,10 @@ function details(
   return write ? writeDetails(v, loc, key, write) : countDetails(v, loc, key, rename);
 }
 
-function checkedSum(a: number, b: number, loc: Loc, key: string): number {
+/** `a + b`, two counts, checked to be a count (their sum can leave the safe range). */
+export function countSum(a: number, b: number, loc: Loc, key: string): number {
   const t = a + b;
-  if (!Number.isSafeInteger(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
+  if (!isCount(t)) fail([...loc, key], `token count ${t} is not a non-negative integer of at most 2^53 - 1`, "int_type");
   return t;
 }
 

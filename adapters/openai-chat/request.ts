@@ -68,6 +68,17 @@ function locOf(parent: Loc, key: Key | undefined, last?: Key): Loc {
 }
 
 /**
+ * `list` with `b` added; the first block makes the list, as a literal of one:
+ * nearly every assistant message gives one block (its text or its one tool
+ * call), and an empty list grows its storage at its first push.
+ */
+function add(list: ContentBlock[] | undefined, b: ContentBlock): ContentBlock[] {
+  if (list === undefined) return [b];
+  list.push(b);
+  return list;
+}
+
+/**
  * Assistant message fields -> blocks, in the order a reader meets them:
  * reasoning, text (content, refusal), audio, then tool calls. The message sits
  * at `parent` + `key` (key undefined: at `parent`); its location is built only
@@ -82,16 +93,19 @@ export function assistantBlocks(
   unmapped: Unmapped[],
   audioFormat?: string,
 ): ContentBlock[] {
-  const blocks: ContentBlock[] = [];
+  let blocks: ContentBlock[] | undefined;
   if (typeof m.reasoning_content === "string" && m.reasoning_content !== "") {
-    blocks.push({ type: "reasoning", text: m.reasoning_content });
+    blocks = add(blocks, { type: "reasoning", text: m.reasoning_content });
   }
   const content = m.content;
-  if (typeof content === "string") blocks.push(textBlock(content));
-  else if (content !== undefined && content !== null)
-    for (const b of contentToBlocks(content, locOf(parent, key), "content", unmapped)) blocks.push(b);
+  if (typeof content === "string") blocks = add(blocks, textBlock(content));
+  else if (content !== undefined && content !== null) {
+    const parts = contentToBlocks(content, locOf(parent, key), "content", unmapped);
+    if (blocks === undefined) blocks = parts;
+    else for (const b of parts) blocks.push(b);
+  }
   if (m.refusal !== undefined && m.refusal !== null) {
-    blocks.push({ type: "text", text: expectString(m.refusal, locOf(parent, key), "refusal"), extras: { refusal: true } });
+    blocks = add(blocks, { type: "text", text: expectString(m.refusal, locOf(parent, key), "refusal"), extras: { refusal: true } });
   }
   if (m.audio !== undefined && m.audio !== null) {
     const loc = locOf(parent, key);
@@ -100,18 +114,18 @@ export function assistantBlocks(
     const data = optString(a.data, loc, "audio", "data");
     const transcript = optString(a.transcript, loc, "audio", "transcript");
     if (id === undefined && data === undefined) fail([...loc, "audio", "id"], `expected a string, got ${describe(a.id)}`, "string_type");
-    for (const b of audioBlocks({ id, data, transcript, rest: leftovers(a, K_AUDIO) ?? {} }, audioFormat)) blocks.push(b);
+    for (const b of audioBlocks({ id, data, transcript, rest: leftovers(a, K_AUDIO) ?? {} }, audioFormat)) blocks = add(blocks, b);
   }
   if (m.tool_calls !== undefined && m.tool_calls !== null) {
     const calls = Array.isArray(m.tool_calls) ? m.tool_calls : expectArray(m.tool_calls, locOf(parent, key), "tool_calls");
     // One location for the list, not one per call.
     const listLoc = locOf(parent, key, "tool_calls");
-    for (let j = 0; j < calls.length; j++) blocks.push(toolCallBlock(calls[j], listLoc, j));
+    for (let j = 0; j < calls.length; j++) blocks = add(blocks, toolCallBlock(calls[j], listLoc, j));
   }
   if (m.function_call !== undefined && m.function_call !== null) {
-    blocks.push(legacyFunctionCallBlock(m.function_call, locOf(parent, key, "function_call"), legacyCallId(messageIndex)));
+    blocks = add(blocks, legacyFunctionCallBlock(m.function_call, locOf(parent, key, "function_call"), legacyCallId(messageIndex)));
   }
-  return blocks;
+  return blocks ?? [];
 }
 
 /** A message's content as blocks; string content (most messages) needs no location built. */
@@ -192,8 +206,8 @@ export function normalizeMessages(raw: unknown, loc: Loc = ["messages"], audioFo
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["messages", "model"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = normalizeMessages(body.messages, ["messages"], requestAudioFormat(body));
-  return requestResult(messages, body, TAKEN, "openai", body.model);
+  return requestResult(messages, body, TAKEN, "openai", body.model, withParams);
 }

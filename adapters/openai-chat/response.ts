@@ -82,6 +82,33 @@ export function choiceToMessage(choice: unknown, loc: Loc, many: boolean, audioF
 }
 
 /**
+ * `put` for an envelope member, the members every chat.completion carries stored
+ * by name: a named store is cached per object shape, where a store under a
+ * computed key takes the engine's generic keyed path (every reply passes here).
+ */
+function putMember(o: Obj, k: string, v: unknown): void {
+  switch (k) {
+    case "id":
+      o.id = v;
+      return;
+    case "object":
+      o.object = v;
+      return;
+    case "created":
+      o.created = v;
+      return;
+    case "system_fingerprint":
+      o.system_fingerprint = v;
+      return;
+    case "service_tier":
+      o.service_tier = v;
+      return;
+    default:
+      put(o, k, v);
+  }
+}
+
+/**
  * The envelope's members (all of `r` but `skip`, `usage` and `model`) laid under
  * the first message's `extras` (extras win), in place; a fresh object when the
  * message has none. Read straight from `r`: every reply passes here.
@@ -94,7 +121,7 @@ function underEnvelope(r: Obj, skip: string, extras: Obj | undefined): Obj | und
     if (v === undefined) continue;
     if (extras === undefined) extras = {};
     else if (had && Object.hasOwn(extras, k)) continue;
-    put(extras, k, v);
+    putMember(extras, k, v);
   }
   return extras;
 }

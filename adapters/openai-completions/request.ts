@@ -80,8 +80,8 @@ export function promptCount(request: unknown): number {
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["prompt", "suffix", "model"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = promptMessages(body.prompt, optString(body.suffix, [], "suffix"));
-  return requestResult(messages, body, TAKEN, "openai", body.model);
+  return requestResult(messages, body, TAKEN, "openai", body.model, withParams);
 }

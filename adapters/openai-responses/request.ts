@@ -149,11 +149,11 @@ function instructionsMessages(raw: unknown): Message[] {
 /** The body fields the messages and the model are read from; the rest are invocation parameters. */
 const TAKEN: readonly string[] = ["input", "instructions", "model"];
 
-export function normalizeRequest(request: unknown): RequestResult {
+export function normalizeRequest(request: unknown, withParams = true): RequestResult {
   const body = expectObj(request, []);
   const messages = [...instructionsMessages(body.instructions), ...normalizeInput(body.input, ["input"])];
   // A conversation continued by id: the first message says which response it follows.
   if (typeof body.previous_response_id === "string" && messages[0])
     messages[0].extras = { ...messages[0].extras, previous_response_id: body.previous_response_id };
-  return requestResult(messages, body, TAKEN, "openai", body.model);
+  return requestResult(messages, body, TAKEN, "openai", body.model, withParams);
 }
