@@ -1,6 +1,6 @@
 /**
  * The OpenAI chat adapter's cheaper paths must give what the longer ones gave:
- * detection's Anthropic-only request scan (markers.ts isChatWithoutAnthropicEvidence)
+ * detection's request scan for Anthropic and Converse evidence (markers.ts isChatWithoutAnthropicOrConverseEvidence)
  * steps aside wherever it cannot decide alone, orphan tool messages are judged
  * while the messages are built, and the reply envelope lands in the first
  * message's extras in the same place and order.
