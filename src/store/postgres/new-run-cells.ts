@@ -15,7 +15,7 @@
  */
 import { isObj, type Obj } from "../../internal/obj.js";
 import { daysInMonth } from "../../internal/calendar.js";
-import type { Cell, ContributionRow, Scope } from "../rollup.js";
+import { RollupDeltas, type Cell, type ContributionRow } from "../rollup.js";
 
 /** The bucket of values at or below 0 (store/rollup.ts). */
 const LOW = -100_000;
@@ -131,48 +131,18 @@ export function newRunContribution(row: Obj): ContributionRow | undefined {
 }
 
 /**
- * The rollup cells of new rows, summed as RollupDeltas.add sums their
- * contributions (here with a key that costs less to build: the texts a cell
- * is keyed by are stored in text columns, which cannot hold U+0000);
- * undefined when some row's part is left to SQL.
+ * The rollup cells of new rows, summed as any transaction's deltas are
+ * (RollupDeltas); undefined when some row's part is left to SQL.
  */
 export function newRunCells(rows: readonly Obj[]): Cell[] | undefined {
-  const cells = new Map<string, Cell>();
+  const deltas = new RollupDeltas();
   for (const row of rows) {
     const r = newRunContribution(row);
     if (r === undefined) return undefined;
-    if (r.project === null || r.hour === null) continue;
-    const model = dim(r.model);
-    const provider = dim(r.provider);
-    const name = dim(r.name);
-    for (const scope of SCOPES) {
-      if (!(scope === "root" ? r.root : r.llm)) continue;
-      const key = `${r.project}\u0000${r.hour}\u0000${scope}\u0000${model}\u0000${provider}\u0000${name}`;
-      let c = cells.get(key);
-      if (!c) {
-        c = { project: r.project, time_ms: r.hour as number, scope, model, provider, name, ...ZERO, latency: {}, ttft: {} };
-        cells.set(key, c);
-      }
-      c.runs++;
-      c.errors += r.errors as number;
-      c.input_tokens += (r.input_tokens as number | null) ?? 0;
-      c.output_tokens += (r.output_tokens as number | null) ?? 0;
-      c.cost += (r.cost as number | null) ?? 0;
-      c.cost_runs += r.cost_runs as number;
-      if (r.lat_b !== null) c.latency[r.lat_b] = (c.latency[r.lat_b] ?? 0) + 1;
-      if (r.ttft_b !== null) {
-        c.streamed++;
-        c.ttft[r.ttft_b] = (c.ttft[r.ttft_b] ?? 0) + 1;
-      }
-    }
+    deltas.add(r, 1);
   }
-  return [...cells.values()];
+  return deltas.changes();
 }
-
-const SCOPES: readonly Scope[] = ["root", "llm"];
-/** A cell's dimension as RollupDeltas reads it (and as SQL's coalesce(name, '') of the text column does). */
-const dim = (v: unknown): string => (v === null || v === undefined ? "" : typeof v === "string" ? v : String(v));
-const ZERO = { runs: 0, errors: 0, streamed: 0, input_tokens: 0, output_tokens: 0, cost: 0, cost_runs: 0 };
 
 /** A row in no chart (RollupDeltas.add skips it). */
 const NONE: ContributionRow = {
