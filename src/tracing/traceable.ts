@@ -13,6 +13,7 @@ import { serialize, serializeRecord } from "../run/serialize.js";
 import { runContext, tracingEnabled, tracingOn } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { errorText } from "../internal/quietly.js";
+import { watchThenable } from "./thenable.js";
 
 export interface TraceableOptions {
   name?: string;
@@ -213,18 +214,13 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
       finish(undefined, err);
       throw err;
     }
-    if (isThenable(result)) {
-      return Promise.resolve(result).then(
-        (v) => {
-          finish(serializeRecord(v));
-          return v;
-        },
-        (err) => {
-          finish(undefined, err);
-          throw err;
-        },
-      );
-    }
+    // The caller gets the object the function returned (an APIPromise keeps withResponse(), say).
+    if (isThenable(result))
+      return watchThenable(result, {
+        value: (v) => finish(serializeRecord(v)),
+        error: (err) => finish(undefined, err),
+        raw: (note) => finish(undefined, undefined, note),
+      });
     if (isAsyncIterator(result)) return traceAsyncIterator(result, run, finish);
     if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return traceIterator(result, run, finish);
     finish(serializeRecord(result));
@@ -234,7 +230,11 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
   return wrapped as unknown as F;
 }
 
-/** Generators: each step runs inside the run's context; yielded values become the outputs. */
+/**
+ * Generators: each step runs inside the run's context; yielded values become the outputs.
+ * What the caller sends in goes to the traced generator as it would untraced: a value to
+ * next(), an error to throw() (which it may catch and go on), and return() ends it.
+ */
 function traceIterator(
   it: Iterator<unknown>,
   run: RunTree,
@@ -243,23 +243,39 @@ function traceIterator(
   const yielded: unknown[] = [];
   const gen = (function* () {
     let input: unknown;
+    let thrown = false;
     try {
       for (;;) {
-        const step = runContext.run(run, () => it.next(input));
+        const send = input;
+        const step = thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send));
         if (step.done) {
           finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
           return step.value;
         }
         yielded.push(step.value);
-        input = yield step.value;
+        try {
+          input = yield step.value;
+          thrown = false;
+        } catch (err) {
+          // An iterator without throw() cannot be told: it is closed, and the error is the caller's.
+          if (typeof it.throw !== "function") {
+            it.return?.();
+            throw err;
+          }
+          input = err;
+          thrown = true;
+        }
       }
     } catch (err) {
-      finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish({ output: serialize(yielded) }, err);
       throw err;
     } finally {
       if (!run.ended) {
-        it.return?.();
-        finish({ output: serialize(yielded) }, "cancelled");
+        try {
+          it.return?.();
+        } finally {
+          finish({ output: serialize(yielded) }, "cancelled");
+        }
       }
     }
   })();
@@ -274,23 +290,38 @@ function traceAsyncIterator(
   const yielded: unknown[] = [];
   return (async function* () {
     let input: unknown;
+    let thrown = false;
     try {
       for (;;) {
-        const step = await runContext.run(run, () => it.next(input));
+        const send = input;
+        const step = await (thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send)));
         if (step.done) {
           finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
           return step.value;
         }
         yielded.push(step.value);
-        input = yield step.value;
+        try {
+          input = yield step.value;
+          thrown = false;
+        } catch (err) {
+          if (typeof it.throw !== "function") {
+            await it.return?.();
+            throw err;
+          }
+          input = err;
+          thrown = true;
+        }
       }
     } catch (err) {
-      finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish({ output: serialize(yielded) }, err);
       throw err;
     } finally {
       if (!run.ended) {
-        await it.return?.();
-        finish({ output: serialize(yielded) }, "cancelled");
+        try {
+          await it.return?.();
+        } finally {
+          finish({ output: serialize(yielded) }, "cancelled");
+        }
       }
     }
   })();
