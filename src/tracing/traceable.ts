@@ -50,6 +50,38 @@ function inputsOf(args: unknown[]): Record<string, unknown> {
   return { input: serialize(first) };
 }
 
+/**
+ * What a run records of a value the host handed over or got back. A value that cannot be
+ * read (a revoked proxy, a proxy or getter that throws) is named in the run, never thrown:
+ * the host's call goes on as it would untraced.
+ */
+function readable(read: () => Record<string, unknown>, what: string): Record<string, unknown> {
+  try {
+    return read();
+  } catch (err) {
+    return { error: `could not read the ${what}: ${errorText(err)}` };
+  }
+}
+
+/** A generator's outputs: what it yielded, and what it returned. */
+function yieldedOutputs(yielded: unknown[], returned?: unknown): Record<string, unknown> {
+  return readable(() => ({ output: serialize(yielded), ...(returned !== undefined ? { return: serialize(returned) } : {}) }), "outputs");
+}
+
+type Shape = "thenable" | "asyncIterator" | "iterator" | "value";
+
+/** How a result is followed. One whose properties cannot be read (a proxy that throws) is a plain value. */
+function shapeOf(result: unknown): Shape {
+  try {
+    if (isThenable(result)) return "thenable";
+    if (isAsyncIterator(result)) return "asyncIterator";
+    if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return "iterator";
+  } catch {
+    // as the doc says
+  }
+  return "value";
+}
+
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 }
@@ -88,6 +120,28 @@ function guarded(write: () => void): void {
       `tracepipe: a run could not be handed to its writer (${errorText(err)}); the traced call went on untraced`,
       "TracepipeWarning",
     );
+  }
+}
+
+let clientWarned = false;
+
+/**
+ * The default client, or undefined when it cannot be made (a bad TRACEPIPE_* setting, whose
+ * ConfigError names it): the call then goes on untraced, as a wrapped SDK call does, and
+ * the error is said once per process rather than thrown into every traced call.
+ */
+function defaultWriter(): RunWriter | undefined {
+  try {
+    return getDefaultClient();
+  } catch (err) {
+    if (!clientWarned) {
+      clientWarned = true;
+      process.emitWarning(
+        `tracepipe: the default client could not be made (${errorText(err)}); traced calls go on untraced`,
+        "TracepipeWarning",
+      );
+    }
+    return undefined;
   }
 }
 
@@ -186,8 +240,9 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
   const runType = opts.run_type ?? "chain";
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     if (!tracingOn()) return fn.apply(this, args);
-    const writer = opts.client ?? getDefaultClient();
-    let inputs = inputsOf(args);
+    const writer = opts.client ?? defaultWriter();
+    if (!writer) return fn.apply(this, args);
+    let inputs = readable(() => inputsOf(args), "inputs");
     if (opts.processInputs) {
       try {
         inputs = opts.processInputs(inputs);
@@ -214,16 +269,24 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
       finish(undefined, err);
       throw err;
     }
+    const shape = shapeOf(result);
     // The caller gets the object the function returned (an APIPromise keeps withResponse(), say).
-    if (isThenable(result))
-      return watchThenable(result, {
-        value: (v) => finish(serializeRecord(v)),
-        error: (err) => finish(undefined, err),
-        raw: (note) => finish(undefined, undefined, note),
-      });
-    if (isAsyncIterator(result)) return traceAsyncIterator(result, run, finish);
-    if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return traceIterator(result, run, finish);
-    finish(serializeRecord(result));
+    if (shape === "thenable") {
+      try {
+        return watchThenable(result as PromiseLike<unknown>, {
+          value: (v) => finish(readable(() => serializeRecord(v), "outputs")),
+          error: (err) => finish(undefined, err),
+          raw: (note) => finish(undefined, undefined, note),
+        });
+      } catch (err) {
+        // A thenable whose members throw when read (a proxy): the caller gets it as it is, the run says why it ends here.
+        finish({ error: `could not follow the returned thenable: ${errorText(err)}` });
+        return result;
+      }
+    }
+    if (shape === "asyncIterator") return traceAsyncIterator(result as AsyncIterator<unknown>, run, finish);
+    if (shape === "iterator") return traceIterator(result as Iterator<unknown>, run, finish);
+    finish(readable(() => serializeRecord(result), "outputs"));
     return result;
   };
   Object.defineProperty(wrapped, "name", { value: fn.name });
@@ -249,7 +312,7 @@ function traceIterator(
         const send = input;
         const step = thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send));
         if (step.done) {
-          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
         yielded.push(step.value);
@@ -267,14 +330,14 @@ function traceIterator(
         }
       }
     } catch (err) {
-      if (!run.ended) finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish(yieldedOutputs(yielded), err);
       throw err;
     } finally {
       if (!run.ended) {
         try {
           it.return?.();
         } finally {
-          finish({ output: serialize(yielded) }, "cancelled");
+          finish(yieldedOutputs(yielded), "cancelled");
         }
       }
     }
@@ -296,7 +359,7 @@ function traceAsyncIterator(
         const send = input;
         const step = await (thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send)));
         if (step.done) {
-          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
         yielded.push(step.value);
@@ -313,14 +376,14 @@ function traceAsyncIterator(
         }
       }
     } catch (err) {
-      if (!run.ended) finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish(yieldedOutputs(yielded), err);
       throw err;
     } finally {
       if (!run.ended) {
         try {
           await it.return?.();
         } finally {
-          finish({ output: serialize(yielded) }, "cancelled");
+          finish(yieldedOutputs(yielded), "cancelled");
         }
       }
     }

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import { traceable } from "../../src/tracing/index.js";
+import { setDefaultClient } from "../../src/ingest/default.js";
 import { MemoryWriter } from "../../src/run/memory.js";
 import { fixture } from "../helpers/replay-server.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
@@ -183,5 +184,106 @@ describe("traceable() generators the caller talks back to", () => {
     await expect(traced.throw(boom)).rejects.toBe(boom);
     expect(returned).toBe(1);
     expect(onlyRun(w).error).toBe("Error: enough");
+  });
+});
+
+describe("traceable() never throws into the host", () => {
+  const revoked = () => {
+    const r = Proxy.revocable({}, {});
+    r.revoke();
+    return r.proxy;
+  };
+  /** A "strict" object: reading a member it does not have throws (as some config and ORM proxies do). */
+  const strict = () =>
+    new Proxy({ id: 7 } as Record<string | symbol, unknown>, {
+      get(t, k) {
+        if (!(k in t)) throw new TypeError(`no member ${String(k)}`);
+        return t[k];
+      },
+    });
+  const hostile: [string, () => unknown][] = [
+    ["a revoked proxy", revoked],
+    [
+      "a proxy whose getPrototypeOf throws",
+      () =>
+        new Proxy(
+          {},
+          {
+            getPrototypeOf: () => {
+              throw new Error("proto");
+            },
+          },
+        ),
+    ],
+    [
+      "a proxy whose has() throws",
+      () =>
+        new Proxy(
+          {},
+          {
+            has: () => {
+              throw new Error("has");
+            },
+          },
+        ),
+    ],
+    ["a strict proxy", strict],
+    [
+      "an object whose then getter throws",
+      () => ({
+        get then() {
+          throw new Error("then");
+        },
+      }),
+    ],
+    [
+      "an object whose next getter throws",
+      () => ({
+        get next() {
+          throw new Error("next");
+        },
+      }),
+    ],
+  ];
+
+  it.each(hostile)("calls the function with %s as its argument, and returns its result", (_name, make) => {
+    const w = new MemoryWriter();
+    const arg = make();
+    expect(traceable((x: unknown) => x === arg, { client: w })(arg)).toBe(true);
+    const run = onlyRun(w);
+    expect(run.end_time).toBeDefined();
+    expect(run.inputs.error ?? "").toMatch(/^(could not read the inputs|$)/);
+  });
+
+  it.each(hostile)("returns %s as the function returned it, and ends the run", (_name, make) => {
+    const w = new MemoryWriter();
+    const value = make();
+    expect(traceable(() => value, { client: w })()).toBe(value);
+    expect(onlyRun(w).end_time).toBeDefined();
+  });
+
+  it("goes on untraced, warning once, when the default client cannot be made from the environment", () => {
+    const saved = process.env.TRACEPIPE_SAMPLING_RATE;
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.env.TRACEPIPE_SAMPLING_RATE = "often";
+    setDefaultClient(undefined);
+    process.on("warning", onWarning);
+    try {
+      const add = traceable((a: number, b: number) => a + b);
+      expect(add(2, 3)).toBe(5);
+      expect(add(4, 5)).toBe(9);
+    } finally {
+      if (saved === undefined) delete process.env.TRACEPIPE_SAMPLING_RATE;
+      else process.env.TRACEPIPE_SAMPLING_RATE = saved;
+      setDefaultClient(undefined);
+    }
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        process.off("warning", onWarning);
+        expect(warnings.filter((m) => m.includes("TRACEPIPE_SAMPLING_RATE"))).toHaveLength(1);
+        resolve();
+      }),
+    );
   });
 });
