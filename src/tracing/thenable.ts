@@ -1,19 +1,18 @@
 /**
- * How traceable() watches a promise or other thenable its function returned,
+ * How traceable() watches a thenable other than a native promise its function returned,
  * handing the caller that very object: an OpenAI or Anthropic APIPromise keeps
  * `withResponse()` / `asResponse()`, and a lazy thenable (a query builder that
  * runs when awaited) runs when, and as often as, the caller awaits it, as it
  * would untraced.
- * - a native promise: a new promise of its outcome, as a native promise has
- *   nothing more to keep, and one the caller leaves unhandled must still be
- *   reported as an unhandled rejection (a side branch that handled it would hide it);
+ * (traceable() follows a native promise itself: nothing more to keep there.)
  * - an APIPromise: through its own parse step (api-promise.ts), so the body is
  *   parsed only if the caller parses it (a caller reading the raw Response
  *   still can);
  * - any other thenable: its `then` is replaced on the object itself, so the
  *   outcome is seen when the caller's code asks for it;
- * - a thenable that cannot be changed (frozen): a new promise of its outcome, as
- *   for a native promise.
+ * - a thenable that cannot be changed (frozen), or a native promise: a new
+ *   promise of its outcome, which rejects as it does (an ignored rejection is
+ *   still reported as unhandled).
  */
 import { isApiPromise, noteUnparsed, watchApiPromise } from "./api-promise.js";
 import { quietly } from "../internal/quietly.js";

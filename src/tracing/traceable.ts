@@ -51,21 +51,30 @@ function inputsOf(args: unknown[]): Record<string, unknown> {
 }
 
 /**
- * What a run records of a value the host handed over or got back. A value that cannot be
+ * What a run records of a value the host handed over or got back, when it cannot be read. A value that cannot be
  * read (a revoked proxy, a proxy or getter that throws) is named in the run, never thrown:
  * the host's call goes on as it would untraced.
  */
-function readable(read: () => Record<string, unknown>, what: string): Record<string, unknown> {
+function unreadable(what: string, err: unknown): Record<string, unknown> {
+  return { error: `could not read the ${what}: ${errorText(err)}` };
+}
+
+/** A result as a run's outputs (see unreadable). */
+function outputsOf(value: unknown): Record<string, unknown> {
   try {
-    return read();
+    return serializeRecord(value);
   } catch (err) {
-    return { error: `could not read the ${what}: ${errorText(err)}` };
+    return unreadable("outputs", err);
   }
 }
 
-/** A generator's outputs: what it yielded, and what it returned. */
+/** A generator's outputs: what it yielded, and what it returned (see unreadable). */
 function yieldedOutputs(yielded: unknown[], returned?: unknown): Record<string, unknown> {
-  return readable(() => ({ output: serialize(yielded), ...(returned !== undefined ? { return: serialize(returned) } : {}) }), "outputs");
+  try {
+    return { output: serialize(yielded), ...(returned !== undefined ? { return: serialize(returned) } : {}) };
+  } catch (err) {
+    return unreadable("outputs", err);
+  }
 }
 
 type Shape = "thenable" | "asyncIterator" | "iterator" | "value";
@@ -242,7 +251,12 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
     if (!tracingOn()) return fn.apply(this, args);
     const writer = opts.client ?? defaultWriter();
     if (!writer) return fn.apply(this, args);
-    let inputs = readable(() => inputsOf(args), "inputs");
+    let inputs: Record<string, unknown>;
+    try {
+      inputs = inputsOf(args);
+    } catch (err) {
+      inputs = unreadable("inputs", err);
+    }
     if (opts.processInputs) {
       try {
         inputs = opts.processInputs(inputs);
@@ -272,9 +286,22 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
     const shape = shapeOf(result);
     // The caller gets the object the function returned (an APIPromise keeps withResponse(), say).
     if (shape === "thenable") {
+      // A native promise has nothing more to keep: a new promise of its outcome, so that one the caller leaves
+      // unhandled is still reported as an unhandled rejection (a side branch that handled it would hide it).
+      if (result instanceof Promise && Object.getPrototypeOf(result) === Promise.prototype)
+        return result.then(
+          (v) => {
+            finish(outputsOf(v));
+            return v;
+          },
+          (err) => {
+            finish(undefined, err);
+            throw err;
+          },
+        );
       try {
         return watchThenable(result as PromiseLike<unknown>, {
-          value: (v) => finish(readable(() => serializeRecord(v), "outputs")),
+          value: (v) => finish(outputsOf(v)),
           error: (err) => finish(undefined, err),
           raw: (note) => finish(undefined, undefined, note),
         });
@@ -286,7 +313,7 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
     }
     if (shape === "asyncIterator") return traceAsyncIterator(result as AsyncIterator<unknown>, run, finish);
     if (shape === "iterator") return traceIterator(result as Iterator<unknown>, run, finish);
-    finish(readable(() => serializeRecord(result), "outputs"));
+    finish(outputsOf(result));
     return result;
   };
   Object.defineProperty(wrapped, "name", { value: fn.name });
