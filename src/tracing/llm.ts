@@ -91,7 +91,7 @@ export class LlmCall {
    */
   private owned = false;
   /** The signal of a streamed request: aborted when the stream ends, the run was cut short, not complete. */
-  private signal?: AbortSignal;
+  private signal?: { readonly aborted: boolean };
   /** The request was aborted when the call ended (see `signal`). */
   private aborted = false;
 
@@ -316,10 +316,17 @@ export class LlmCall {
     return { [Symbol.asyncIterator]: () => traced.call(source) } as unknown as T;
   }
 
+  /**
+   * The request's abort signal (an AbortSignal, or the AWS SDK's like of one), for an SDK whose stream
+   * ends quietly when the request is aborted: aborted when the call ends, the run is cancelled.
+   */
+  abortedBy(signal: unknown): void {
+    if (typeof (signal as { aborted?: unknown } | null | undefined)?.aborted === "boolean") this.signal = signal as { aborted: boolean };
+  }
+
   private instrument(stream: StreamLike): void {
     if (typeof stream?.iterator !== "function") return;
-    const signal = stream.controller?.signal;
-    if (signal instanceof AbortSignal) this.signal = signal;
+    this.abortedBy(stream.controller?.signal);
     const make = stream.iterator;
     const wrap = (it: AsyncIterator<unknown>) => this.wrapIterator(it);
     stream.iterator = function (this: unknown) {

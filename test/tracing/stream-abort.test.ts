@@ -1,17 +1,22 @@
 /**
- * A caller who aborts a stream (the Stream's controller, an AbortSignal, MessageStream.abort())
- * gets what the bare SDK gives: the OpenAI and Anthropic SDKs end the iteration quietly. The run
+ * A caller who aborts a stream (the Stream's controller, an AbortSignal, MessageStream.abort(),
+ * send()'s abortSignal) gets what the bare SDK gives: the OpenAI, Anthropic and AWS SDKs end the
+ * iteration quietly. The run
  * must still say the output was cut short ("cancelled", with what had arrived), not record a
  * complete answer; a stream read to its end stays a success whatever is aborted afterwards.
  */
 import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
 import Anthropic from "@anthropic-ai/sdk";
+import { BedrockRuntimeClient, ConverseStreamCommand } from "@aws-sdk/client-bedrock-runtime";
 import { wrapOpenAI, wrapAnthropic } from "../../src/tracing/index.js";
+import { wrapBedrock } from "../../src/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { useWrapperReplay } from "../helpers/wrapper-replay.js";
 
 const vendor = useWrapperReplay();
+/** Bedrock Runtime's client speaks HTTP/2 to an http:// endpoint. */
+const aws = useWrapperReplay({ http2: true });
 const openai = () => new OpenAI({ apiKey: "sk-test", baseURL: `${vendor.server.url}/v1`, maxRetries: 0 });
 const anthropic = () => new Anthropic({ apiKey: "sk-test", baseURL: vendor.server.url, maxRetries: 0 });
 const ask = { model: "gpt-4o-mini", messages: [{ role: "user" as const, content: "Hi" }], stream: true as const };
@@ -100,5 +105,39 @@ describe("an aborted stream", () => {
     const run = endedOnce();
     expect(run.error).toBeUndefined();
     expect(textOf(run)).toBe(chunks.join(""));
+  });
+
+  it("ends the run of a Bedrock ConverseStream as cancelled when the caller aborts send()'s abortSignal", async () => {
+    const read = async (client: BedrockRuntimeClient) => {
+      const ac = new AbortController();
+      const out = await client.send(
+        new ConverseStreamCommand({
+          modelId: "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+          messages: [{ role: "user", content: [{ text: "Hi" }] }],
+        }),
+        { abortSignal: ac.signal },
+      );
+      let n = 0;
+      try {
+        for await (const _ of out.stream!) if (++n === 2) ac.abort();
+      } catch (err) {
+        return (err as Error).name;
+      }
+      return n;
+    };
+    const bedrock = () =>
+      new BedrockRuntimeClient({
+        region: "us-east-1",
+        endpoint: aws.server.url,
+        credentials: { accessKeyId: "AKIAEXAMPLE", secretAccessKey: "secret" },
+        maxAttempts: 1,
+      });
+    const events = fixture("bedrock-converse-stream.json");
+    aws.server.push({ sse: events, eventstream: true, delayMs: 5 }, { sse: events, eventstream: true, delayMs: 5 });
+    const bare = await read(bedrock());
+    expect(await read(wrapBedrock(bedrock(), { client: aws.writer }))).toBe(bare);
+    const runs = aws.writer.list();
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.error).toBe("cancelled");
   });
 });
