@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import OpenAI from "openai";
-import { traceable } from "../../src/tracing/index.js";
+import { traceable, wrapOpenAI } from "../../src/tracing/index.js";
 import { setDefaultClient } from "../../src/ingest/default.js";
 import { MemoryWriter } from "../../src/run/memory.js";
 import { fixture } from "../helpers/replay-server.js";
@@ -49,6 +49,22 @@ describe("traceable() returning a promise or thenable", () => {
     expect(run.name).toBe("chat");
     expect(run.outputs.choices[0].message.content).toBe("Paris is 18°C and rainy.");
     expect(run.end_time >= run.start_time).toBe(true);
+  });
+
+  it("keeps withResponse() of a wrapped client's call, ending the chain run and the llm run under it once each", async () => {
+    vendor.server.push({ json: fixture("openai-completion.json") });
+    const client = wrapOpenAI(openai(), { client: vendor.writer });
+    const chat = traceable(() => client.chat.completions.create(ask), { name: "chat", client: vendor.writer });
+    const { data } = await chat().withResponse();
+    expect(data.choices[0]!.message.content).toBe("Paris is 18°C and rainy.");
+    const runs = vendor.writer.list() as Record<string, any>[];
+    expect(runs.map((r) => r.name).sort()).toEqual(["ChatOpenAI", "chat"]);
+    const [llm, chain] = [runs.find((r) => r.run_type === "llm")!, runs.find((r) => r.name === "chat")!];
+    expect(llm.parent_run_id).toBe(chain.id);
+    expect(llm.outputs.messages[0].content[0].text).toBe("Paris is 18°C and rainy.");
+    expect(chain.outputs.choices[0].message.content).toBe("Paris is 18°C and rainy.");
+    const ends = vendor.writer.calls.filter((c) => (c.kind === "create" ? c.run.end_time : (c.patch as { end_time?: string }).end_time));
+    expect(ends).toHaveLength(2);
   });
 
   it("leaves the raw Response of asResponse() unread and still ends the run", async () => {
