@@ -13,6 +13,12 @@ interface ApiPromiseLike {
   asResponse?: (...args: unknown[]) => unknown;
 }
 
+/** Whether `promise` is an APIPromise (the OpenAI and Anthropic SDKs'), as watchApiPromise recognises one. */
+export function isApiPromise(promise: unknown): boolean {
+  const p = promise as ApiPromiseLike | undefined;
+  return typeof p?.parseResponse === "function" && typeof p.responsePromise?.then === "function";
+}
+
 /**
  * Watch an APIPromise without changing what the caller gets: `onValue` sees the
  * parsed result when (and only when) the caller's code parses it, once;

@@ -34,7 +34,8 @@ interface HandlerOutput {
   output: unknown;
 }
 type Handler = (args: HandlerArgs) => Promise<HandlerOutput>;
-type Middleware = (next: Handler, context: { commandName?: unknown }) => Handler;
+/** smithy's per-call context: `__smithy_context.abortSignal` is the `abortSignal` the caller passed to send(). */
+type Middleware = (next: Handler, context: { commandName?: unknown; __smithy_context?: { abortSignal?: unknown } }) => Handler;
 interface MiddlewareStackLike {
   add(
     middleware: Middleware,
@@ -67,8 +68,11 @@ function tracingMiddleware(opts: WrapOptions): Middleware {
     quietly(() => {
       const output = result.output as Obj | undefined;
       if (!streaming) traced.succeed(output);
-      else if (output && typeof output.stream === "object" && output.stream !== null) output.stream = traced.observeIterable(output.stream);
-      else traced.fail("ConverseStream returned no stream");
+      else if (output && typeof output.stream === "object" && output.stream !== null) {
+        // An aborted ConverseStream ends quietly, as if complete: the signal says it was cut short.
+        traced.abortedBy(context.__smithy_context?.abortSignal);
+        output.stream = traced.observeIterable(output.stream);
+      } else traced.fail("ConverseStream returned no stream");
     });
     return result;
   };

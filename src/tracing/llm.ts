@@ -48,6 +48,8 @@ export interface WrapOptions {
 
 interface StreamLike {
   iterator: () => AsyncIterator<unknown>;
+  /** The SDK's controller of the request: aborting it ends the stream quietly, as if it were complete. */
+  controller?: { signal?: AbortSignal };
 }
 
 function isAbort(err: unknown): boolean {
@@ -88,6 +90,10 @@ export class LlmCall {
    * copied, no processInputs): the writer may check it rather than copy it (RunWriter's `owned`).
    */
   private owned = false;
+  /** The signal of a streamed request: aborted when the stream ends, the run was cut short, not complete. */
+  private signal?: { readonly aborted: boolean };
+  /** The request was aborted when the call ended (see `signal`). */
+  private aborted = false;
 
   constructor(
     private readonly adapter: Adapter,
@@ -159,6 +165,7 @@ export class LlmCall {
   private end(build: (endMicros: number) => void): boolean {
     if (this.done) return false;
     this.done = true;
+    this.aborted = this.signal?.aborted === true;
     const endMicros = nowMicros();
     later(() => {
       const run = this.run;
@@ -180,6 +187,9 @@ export class LlmCall {
    * `ownResult`: the result holds none of the host's objects (read from this call's copy of the reply).
    */
   private complete(res: ResponseResult, error: unknown, endMicros: number, ownResult: boolean): void {
+    // The OpenAI and Anthropic SDKs end an aborted stream without an error: the caller's abort (controller.abort(),
+    // an AbortSignal, MessageStream.abort()) still cut the output short, and the run says so.
+    if (error === undefined && this.aborted) error = "cancelled";
     const call = callFromResults(this.request, res);
     call.provider ??= this.provider;
     // Counting tokens is the dearest step of a traced call, growing with the text, so it
@@ -306,8 +316,17 @@ export class LlmCall {
     return { [Symbol.asyncIterator]: () => traced.call(source) } as unknown as T;
   }
 
+  /**
+   * The request's abort signal (an AbortSignal, or the AWS SDK's like of one), for an SDK whose stream
+   * ends quietly when the request is aborted: aborted when the call ends, the run is cancelled.
+   */
+  abortedBy(signal: unknown): void {
+    if (typeof (signal as { aborted?: unknown } | null | undefined)?.aborted === "boolean") this.signal = signal as { aborted: boolean };
+  }
+
   private instrument(stream: StreamLike): void {
     if (typeof stream?.iterator !== "function") return;
+    this.abortedBy(stream.controller?.signal);
     const make = stream.iterator;
     const wrap = (it: AsyncIterator<unknown>) => this.wrapIterator(it);
     stream.iterator = function (this: unknown) {

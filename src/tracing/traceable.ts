@@ -13,6 +13,7 @@ import { serialize, serializeRecord } from "../run/serialize.js";
 import { runContext, tracingEnabled, tracingOn } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { errorText } from "../internal/quietly.js";
+import { watchThenable } from "./thenable.js";
 
 export interface TraceableOptions {
   name?: string;
@@ -47,6 +48,47 @@ function inputsOf(args: unknown[]): Record<string, unknown> {
     if ((proto === Object.prototype || proto === null) && !(Symbol.toStringTag in first)) return serializeRecord(first);
   }
   return { input: serialize(first) };
+}
+
+/**
+ * What a run records of a value the host handed over or got back, when it cannot be read. A value that cannot be
+ * read (a revoked proxy, a proxy or getter that throws) is named in the run, never thrown:
+ * the host's call goes on as it would untraced.
+ */
+function unreadable(what: string, err: unknown): Record<string, unknown> {
+  return { error: `could not read the ${what}: ${errorText(err)}` };
+}
+
+/** A result as a run's outputs (see unreadable). */
+function outputsOf(value: unknown): Record<string, unknown> {
+  try {
+    return serializeRecord(value);
+  } catch (err) {
+    return unreadable("outputs", err);
+  }
+}
+
+/** A generator's outputs: what it yielded, and what it returned (see unreadable). */
+function yieldedOutputs(yielded: unknown[], returned?: unknown): Record<string, unknown> {
+  try {
+    return { output: serialize(yielded), ...(returned !== undefined ? { return: serialize(returned) } : {}) };
+  } catch (err) {
+    return unreadable("outputs", err);
+  }
+}
+
+type Shape = "thenable" | "asyncIterator" | "iterator" | "value";
+
+/** How a result is followed. One whose properties cannot be read (a proxy that throws) is a plain value. */
+function shapeOf(result: unknown): Shape {
+  try {
+    if (isThenable(result)) return "thenable";
+    if (isAsyncIterator(result)) return "asyncIterator";
+    if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return "iterator";
+  } catch {
+    // as the doc says
+  }
+  return "value";
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
@@ -87,6 +129,28 @@ function guarded(write: () => void): void {
       `tracepipe: a run could not be handed to its writer (${errorText(err)}); the traced call went on untraced`,
       "TracepipeWarning",
     );
+  }
+}
+
+let clientWarned = false;
+
+/**
+ * The default client, or undefined when it cannot be made (a bad TRACEPIPE_* setting, whose
+ * ConfigError names it): the call then goes on untraced, as a wrapped SDK call does, and
+ * the error is said once per process rather than thrown into every traced call.
+ */
+function defaultWriter(): RunWriter | undefined {
+  try {
+    return getDefaultClient();
+  } catch (err) {
+    if (!clientWarned) {
+      clientWarned = true;
+      process.emitWarning(
+        `tracepipe: the default client could not be made (${errorText(err)}); traced calls go on untraced`,
+        "TracepipeWarning",
+      );
+    }
+    return undefined;
   }
 }
 
@@ -185,8 +249,14 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
   const runType = opts.run_type ?? "chain";
   const wrapped = function (this: unknown, ...args: unknown[]): unknown {
     if (!tracingOn()) return fn.apply(this, args);
-    const writer = opts.client ?? getDefaultClient();
-    let inputs = inputsOf(args);
+    const writer = opts.client ?? defaultWriter();
+    if (!writer) return fn.apply(this, args);
+    let inputs: Record<string, unknown>;
+    try {
+      inputs = inputsOf(args);
+    } catch (err) {
+      inputs = unreadable("inputs", err);
+    }
     if (opts.processInputs) {
       try {
         inputs = opts.processInputs(inputs);
@@ -213,28 +283,48 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
       finish(undefined, err);
       throw err;
     }
-    if (isThenable(result)) {
-      return Promise.resolve(result).then(
-        (v) => {
-          finish(serializeRecord(v));
-          return v;
-        },
-        (err) => {
-          finish(undefined, err);
-          throw err;
-        },
-      );
+    const shape = shapeOf(result);
+    // The caller gets the object the function returned (an APIPromise keeps withResponse(), say).
+    if (shape === "thenable") {
+      // A native promise has nothing more to keep: a new promise of its outcome, so that one the caller leaves
+      // unhandled is still reported as an unhandled rejection (a side branch that handled it would hide it).
+      if (result instanceof Promise && Object.getPrototypeOf(result) === Promise.prototype)
+        return result.then(
+          (v) => {
+            finish(outputsOf(v));
+            return v;
+          },
+          (err) => {
+            finish(undefined, err);
+            throw err;
+          },
+        );
+      try {
+        return watchThenable(result as PromiseLike<unknown>, {
+          value: (v) => finish(outputsOf(v)),
+          error: (err) => finish(undefined, err),
+          raw: (note) => finish(undefined, undefined, note),
+        });
+      } catch (err) {
+        // A thenable whose members throw when read (a proxy): the caller gets it as it is, the run says why it ends here.
+        finish({ error: `could not follow the returned thenable: ${errorText(err)}` });
+        return result;
+      }
     }
-    if (isAsyncIterator(result)) return traceAsyncIterator(result, run, finish);
-    if (isIterator(result) && !Array.isArray(result) && typeof result !== "string") return traceIterator(result, run, finish);
-    finish(serializeRecord(result));
+    if (shape === "asyncIterator") return traceAsyncIterator(result as AsyncIterator<unknown>, run, finish);
+    if (shape === "iterator") return traceIterator(result as Iterator<unknown>, run, finish);
+    finish(outputsOf(result));
     return result;
   };
   Object.defineProperty(wrapped, "name", { value: fn.name });
   return wrapped as unknown as F;
 }
 
-/** Generators: each step runs inside the run's context; yielded values become the outputs. */
+/**
+ * Generators: each step runs inside the run's context; yielded values become the outputs.
+ * What the caller sends in goes to the traced generator as it would untraced: a value to
+ * next(), an error to throw() (which it may catch and go on), and return() ends it.
+ */
 function traceIterator(
   it: Iterator<unknown>,
   run: RunTree,
@@ -243,23 +333,39 @@ function traceIterator(
   const yielded: unknown[] = [];
   const gen = (function* () {
     let input: unknown;
+    let thrown = false;
     try {
       for (;;) {
-        const step = runContext.run(run, () => it.next(input));
+        const send = input;
+        const step = thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send));
         if (step.done) {
-          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
         yielded.push(step.value);
-        input = yield step.value;
+        try {
+          input = yield step.value;
+          thrown = false;
+        } catch (err) {
+          // An iterator without throw() cannot be told: it is closed, and the error is the caller's.
+          if (typeof it.throw !== "function") {
+            it.return?.();
+            throw err;
+          }
+          input = err;
+          thrown = true;
+        }
       }
     } catch (err) {
-      finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish(yieldedOutputs(yielded), err);
       throw err;
     } finally {
       if (!run.ended) {
-        it.return?.();
-        finish({ output: serialize(yielded) }, "cancelled");
+        try {
+          it.return?.();
+        } finally {
+          finish(yieldedOutputs(yielded), "cancelled");
+        }
       }
     }
   })();
@@ -274,23 +380,38 @@ function traceAsyncIterator(
   const yielded: unknown[] = [];
   return (async function* () {
     let input: unknown;
+    let thrown = false;
     try {
       for (;;) {
-        const step = await runContext.run(run, () => it.next(input));
+        const send = input;
+        const step = await (thrown ? runContext.run(run, () => it.throw!(send)) : runContext.run(run, () => it.next(send)));
         if (step.done) {
-          finish({ output: serialize(yielded), ...(step.value !== undefined ? { return: serialize(step.value) } : {}) });
+          finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
         yielded.push(step.value);
-        input = yield step.value;
+        try {
+          input = yield step.value;
+          thrown = false;
+        } catch (err) {
+          if (typeof it.throw !== "function") {
+            await it.return?.();
+            throw err;
+          }
+          input = err;
+          thrown = true;
+        }
       }
     } catch (err) {
-      finish({ output: serialize(yielded) }, err);
+      if (!run.ended) finish(yieldedOutputs(yielded), err);
       throw err;
     } finally {
       if (!run.ended) {
-        await it.return?.();
-        finish({ output: serialize(yielded) }, "cancelled");
+        try {
+          await it.return?.();
+        } finally {
+          finish(yieldedOutputs(yielded), "cancelled");
+        }
       }
     }
   })();

@@ -7,6 +7,7 @@
  * responses.parse and responses.stream() call it) with the openai-responses
  * adapter, `completions.create` (the legacy text completions) with the
  * openai-completions adapter, and `embeddings.create` as an `embedding` run.
+ * A clone made with `client.withOptions(...)` is wrapped the same way.
  *
  * Only the request body and the response are recorded: API keys, headers and
  * the client object never enter a run.
@@ -64,11 +65,32 @@ function patchCreate(
   Object.defineProperty(resource, WRAPPED, { value: true });
 }
 
+/**
+ * `client.withOptions({...})` returns a new client of the same class, with resources of its
+ * own that this wrapping never touched: the clone is wrapped as its parent was, so calls
+ * made through it are traced too. Left alone when the client was wrapped already.
+ */
+function wrapClones(client: object, wrap: (clone: object) => object): void {
+  const withOptions = (client as { withOptions?: unknown }).withOptions;
+  if (typeof withOptions !== "function") return;
+  const traced = function (this: unknown, ...args: unknown[]): unknown {
+    const clone: unknown = withOptions.apply(this ?? client, args);
+    if (typeof clone !== "object" || clone === null) return clone;
+    try {
+      return wrap(clone);
+    } catch {
+      return clone; // a clone that is not the shape we know goes back untraced, never failed
+    }
+  };
+  Object.defineProperty(client, "withOptions", { value: traced, writable: true, configurable: true, enumerable: false });
+}
+
 export function wrapOpenAI<T extends object>(client: T, opts: OpenAIWrapOptions = {}): T {
   if (!tracingEnabled()) return client; // TRACEPIPE_TRACING=false: the client as it is, nothing added
   const completions = (client as { chat?: { completions?: { create: CreateFn } & Record<symbol, unknown> } }).chat?.completions;
   if (!completions || typeof completions.create !== "function")
     throw new TypeError("wrapOpenAI expects an OpenAI client (client.chat.completions.create)");
+  if (!completions[WRAPPED]) wrapClones(client, (clone) => wrapOpenAI(clone, opts));
   const rewrite = opts.includeUsage
     ? (body: Record<string, unknown>) =>
         body.stream === true && !(body.stream_options as { include_usage?: boolean } | undefined)?.include_usage
@@ -103,6 +125,7 @@ export function wrapAnthropic<T extends object>(client: T, opts: WrapOptions = {
   const messages = (client as { messages?: { create: CreateFn } & Record<symbol, unknown> }).messages;
   if (!messages || typeof messages.create !== "function")
     throw new TypeError("wrapAnthropic expects an Anthropic client (client.messages.create)");
+  if (!messages[WRAPPED]) wrapClones(client, (clone) => wrapAnthropic(clone, opts));
   patchCreate(messages, anthropicMessages, "anthropic", "ChatAnthropic", opts);
   return client;
 }

@@ -180,6 +180,22 @@ describe("wrapOpenAI", () => {
     expect(parsed.extra.metadata.unparsed_response).toBeUndefined();
   });
 
+  it("traces calls made through a clone from withOptions(), once each, with the wrapper's options", async () => {
+    vendor.server.push({ json: fixture("openai-completion.json") }, { json: fixture("openai-completion.json") });
+    const client = wrapOpenAI(wrapOpenAI(openai(), { client: vendor.writer, name: "outer" }), { client: vendor.writer });
+    const clone = client.withOptions({ timeout: 5000 });
+    expect(clone).toBeInstanceOf(OpenAI);
+    expect(clone).not.toBe(client);
+    const reply = await clone.chat.completions.create(ask);
+    expect(reply.choices[0]!.message.content).toBe("Paris is 18°C and rainy.");
+    // A clone of a clone (and an unbound call) is traced the same way.
+    const { withOptions } = clone;
+    await withOptions({ maxRetries: 0 }).chat.completions.create(ask);
+    const runs = vendor.writer.list();
+    expect(runs.map((r) => r.name)).toEqual(["outer", "outer"]);
+    expect(Object.keys(client)).toEqual(Object.keys(openai()));
+  });
+
   it("records and rethrows a vendor 4xx unchanged", async () => {
     vendor.server.push({ status: 400, json: { error: { message: "bad model", type: "invalid_request_error", code: "model_not_found" } } });
     const wrapped = wrapOpenAI(openai(), { client: vendor.writer });
@@ -334,6 +350,14 @@ describe("wrapAnthropic", () => {
     const run = onlyRun();
     expect(run.end_time >= run.start_time).toBe(true);
     expect(run.extra.metadata.unparsed_response).toEqual({ status: 200, reason: "the caller read the raw response (asResponse)" });
+  });
+
+  it("traces calls made through a clone from withOptions()", async () => {
+    vendor.server.push({ json: fixture("anthropic-message.json") });
+    const clone = wrapAnthropic(anthropic(), { client: vendor.writer }).withOptions({ timeout: 5000 });
+    expect(clone).toBeInstanceOf(Anthropic);
+    await clone.messages.create(req);
+    expect(onlyRun()).toMatchObject({ run_type: "llm", name: "ChatAnthropic" });
   });
 
   it("records and rethrows a vendor error", async () => {

@@ -1,0 +1,71 @@
+/**
+ * A Retry-After longer than a Node timer can hold (about 24.8 days: a CDN or proxy in front of
+ * the endpoint may say anything) must still mean "not now": a timer given more wraps to 1 ms,
+ * which turned the server's "wait" into an immediate retry and printed Node's
+ * TimeoutOverflowWarning into the host's output.
+ */
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import { rmSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { Client } from "../../src/ingest/index.js";
+import { makeRun, tempDir } from "../helpers/runs.js";
+
+const cleanup: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const fn of cleanup.splice(0).reverse()) await fn();
+});
+
+/** An endpoint that answers its first POST 429 with `retryAfter`, and every later one 200. */
+async function throttling(retryAfter: string): Promise<{ url: string; posts: () => number }> {
+  let posts = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      if (req.method === "GET") {
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ batch_ingest_config: { size_limit: 100 } }));
+        return;
+      }
+      posts++;
+      if (posts === 1) res.writeHead(429, { "retry-after": retryAfter }).end();
+      else res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts: () => posts };
+}
+
+describe("Retry-After beyond a timer's range", () => {
+  it.each([
+    ["delta-seconds", "99999999"],
+    ["an HTTP date", new Date(Date.now() + 40 * 86_400_000).toUTCString()],
+  ])("is not retried at once, and no timer warning reaches the host (%s)", async (_kind, retryAfter) => {
+    const endpoint = await throttling(retryAfter);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on("warning", onWarning);
+    cleanup.push(() => void process.off("warning", onWarning));
+    const dir = tempDir("tp-retry-after-");
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const c = new Client({
+      endpoint: endpoint.url,
+      apiKey: "test-key",
+      spoolDir: join(dir, "spool"),
+      backoff: { baseMs: 20, maxMs: 200 },
+      maxAttempts: 5,
+      exitHooks: false,
+      warn: () => {},
+    });
+    c.createRun(makeRun("retry-after"));
+    // A flush that waits far longer than the backoff's ceiling: an attempt made in it is a retry the server forbade.
+    const flushed = await c.flush({ timeoutMs: 600 });
+    expect(endpoint.posts()).toBe(1);
+    expect(flushed).toMatchObject({ timedOut: true, pending: 1 });
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+    // Nothing is lost: shutting down keeps the run in the spool for a later client.
+    const closed = await c.shutdown({ timeoutMs: 50 });
+    expect(closed.spooled + closed.pending).toBeGreaterThanOrEqual(1);
+  });
+});
