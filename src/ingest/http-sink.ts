@@ -61,6 +61,9 @@ interface Reply {
   body: Buffer;
 }
 
+/** The most of an answer's body kept: enough for any error detail a collector sends. */
+const MAX_REPLY_BYTES = 64 * 1024;
+
 /** Redirects that keep the method and body (as fetch followed them), at most this many in a row. */
 const MAX_REDIRECTS = 5;
 
@@ -224,8 +227,8 @@ export class HttpSink implements Sink {
         { method: "POST", headers: Object.assign(headers, { "content-length": String(body.length) }), agent, signal },
         (res: IncomingMessage) => {
           const chunks: Buffer[] = [];
-          res.on("data", (c: Buffer) => chunks.push(c));
-          res.on("end", () => {
+          let kept = 0;
+          const answer = () => {
             clearTimeout(timer);
             resolve({
               status: res.statusCode ?? 0,
@@ -233,7 +236,17 @@ export class HttpSink implements Sink {
               location: firstHeader(res.headers.location),
               body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
             });
+          };
+          res.on("data", (c: Buffer) => {
+            chunks.push(kept + c.length > MAX_REPLY_BYTES ? c.subarray(0, MAX_REPLY_BYTES - kept) : c);
+            kept += c.length;
+            if (kept < MAX_REPLY_BYTES) return;
+            // The body only names an error: a longer one (a proxy's page, or one that never ends) is not
+            // held in the host's memory nor waited for; the connection is dropped instead of reused.
+            answer();
+            res.destroy();
           });
+          res.on("end", answer);
           res.on("error", (err) => {
             clearTimeout(timer);
             reject(err);

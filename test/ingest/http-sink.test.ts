@@ -112,4 +112,42 @@ describe("HttpSink over node:http", () => {
     expect(aborted).toBeInstanceOf(SinkError);
     expect((aborted as SinkError).kind).toBe("retry");
   });
+  it("keeps at most 64 KiB of an error answer's body and does not wait for the rest: an endless error page is a prompt retry, not a host filling its memory", async () => {
+    let sent = 0;
+    let closed = false;
+    const page = Buffer.alloc(64 * 1024, "x");
+    const endless = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        res.writeHead(503, { "content-type": "text/html", "retry-after": "1" });
+        res.on("close", () => (closed = true));
+        const more = () => {
+          while (!closed && sent < 2 ** 31) {
+            sent += page.length;
+            if (!res.write(page)) return void res.once("drain", more);
+          }
+        };
+        more();
+      });
+    });
+    await new Promise<void>((r) => endless.listen(0, "127.0.0.1", r));
+    cleanup.push(() => new Promise<void>((r) => (endless.closeAllConnections(), endless.close(() => r()))));
+    const sink = new HttpSink({
+      endpoint: `http://127.0.0.1:${(endless.address() as AddressInfo).port}`,
+      apiKey: "k",
+      limiter: new MemoryRateLimiter(),
+      defaults: { batchSize: 10, batchBytes: 1e6 },
+      warn: () => {},
+      timeoutMs: 600_000,
+    });
+    cleanup.push(() => sink.close());
+    const err = await sink.send([postOp(makeRun("endless", 100))]).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SinkError);
+    expect((err as SinkError).kind).toBe("retry");
+    expect((err as SinkError).status).toBe(503);
+    expect((err as SinkError).retryAfterMs).toBe(1000);
+    await expect.poll(() => closed).toBe(true);
+    // The server stops when the client drops the connection: far short of the 2 GiB it would send.
+    expect(sent).toBeLessThan(256 * 1024 * 1024);
+  });
 });
