@@ -25,7 +25,7 @@
 import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { webhookUrlOf } from "../../run/webhook.js";
-import { applyChange, endsRun } from "../merge-rules.js";
+import { applyChange, completesRoot } from "../merge-rules.js";
 import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
@@ -84,7 +84,7 @@ export function newRunRows(
     rows.push(row);
     extras?.push(extra);
     threaded ||= mayBeThreaded(row, extra);
-    if (endsRun(s.posts) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (completesRoot(state, s.posts, [], false)) outcome.completedRoots.push(id);
     if (typeof row.session_name === "string") outcome.projects.add(row.session_name);
   }
   return { ids, rows, outcome, threaded };
