@@ -189,6 +189,23 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(await attachmentRows(c)).toBe(before);
   });
 
+  it("stores a span named with U+0000 beside the others of its export", async () => {
+    // PostgreSQL text cannot hold U+0000, which a JSON string can carry: the export is stored, not refused whole.
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "7b8efff798038103d269b633813fc60c";
+    const span = (spanId: string, name: string) => ({ traceId, spanId, name, startTimeUnixNano: "1", endTimeUnixNano: "2" });
+    const otlp = {
+      resourceSpans: [{ scopeSpans: [{ spans: [span("aee19b7ec3c1b174", "a\u0000b"), span("bee19b7ec3c1b174", "plain")] }] }],
+    };
+    const res = await postJson(c.url, "/otel/v1/traces", otlp);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await spans()).toBe(before + 2);
+    // Kept exactly where the store can (SQLite); PostgreSQL keeps U+FFFD in its place, as it does for log records.
+    const names = (await c.collector.store.spansOfTrace(traceId)).map((s) => s.name.replace("\u0000", "\ufffd"));
+    expect(names.sort()).toEqual(["a\ufffdb", "plain"]);
+  });
+
   it("answers OTLP JSON of the wrong shape with 400 and stores no span", async () => {
     const spans = () => rows(c, "otel_spans");
     const before = await spans();

@@ -35,6 +35,7 @@ import { newRunCells } from "./new-run-cells.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
+import { outboxUrl } from "./outbox.js";
 
 /** A batch of posts as new runs: the rows to insert, in id order, and what the batch did if they are. */
 export interface NewRunRows {
@@ -262,7 +263,7 @@ export async function insertNewRuns(
     const completed = new Set(r.outcome.completedRoots);
     r.rows.forEach((row, i) => {
       const url = completed.has(row.id as string) ? webhookUrlOf({ extra: extras[i] }) : undefined;
-      if (url) webhooks.push([row.id as string, url]);
+      if (url) webhooks.push([row.id as string, outboxUrl(url)]);
     });
   }
   return (await write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};

@@ -71,6 +71,24 @@ export function webhookOutboxContract(open: OpenStore): void {
       expect(await store().pendingWebhooks()).toMatchObject({ count: 1 });
     });
 
+    it("stores a run whose webhook URL has U+0000 in its path, and its delivery to where URL parsing sends it", async () => {
+      const hook = "https://hooks.example.com/a\u0000b";
+      const sent = new URL(hook).href;
+      // Posted ended (one statement for new runs), and completed by a patch (the merge).
+      const [a, b] = [
+        rootRun({ extra: { metadata: { webhook: hook } }, end_time: END }),
+        rootRun({ extra: { metadata: { webhook: hook } } }),
+      ];
+      await store().ingest({ post: [a] });
+      await store().ingest({ post: [b] });
+      await store().ingest({ patch: [{ id: b.id, end_time: END }] });
+      for (const r of [a, b]) {
+        expect(await store().getRun(r.id), r.id).toMatchObject({ extra: { metadata: { webhook: hook } } });
+        const [d] = await store().webhookDeliveries(r.id);
+        expect(new URL(d!.url).href, r.id).toBe(sent);
+      }
+    });
+
     it("gives concurrent claimers disjoint deliveries, and a claimed delivery to no one else while its lease runs", async () => {
       const runs = Array.from({ length: 12 }, () => asking({ end_time: END }));
       await store().ingest({ post: runs });
