@@ -17,15 +17,16 @@ type Obj = Record<string, any>;
 export function toPlainLogs(req: Obj): PlainLog[] {
   const out: PlainLog[] = [];
   const seen = new Map<string, number>();
-  for (const rl of (req.resourceLogs ?? []) as Obj[]) {
+  for (const [ri, rl] of ((req.resourceLogs ?? []) as Obj[]).entries()) {
     const resource = JSON.stringify(attributes(rl.resource?.attributes));
-    for (const sl of (rl.scopeLogs ?? []) as Obj[]) {
+    for (const [si, sl] of ((rl.scopeLogs ?? []) as Obj[]).entries()) {
       const scopeObj = sl.scope ?? {};
       const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "" });
-      for (const r of (sl.logRecords ?? []) as Obj[]) {
+      for (const [li, r] of ((sl.logRecords ?? []) as Obj[]).entries()) {
         const attrs = attributes(r.attributes);
         const named = typeof r.eventName === "string" && r.eventName ? r.eventName : attrs["event.name"];
-        const time = nanosToIso(r.timeUnixNano && String(r.timeUnixNano) !== "0" ? r.timeUnixNano : r.observedTimeUnixNano);
+        const timeField = r.timeUnixNano && String(r.timeUnixNano) !== "0" ? "timeUnixNano" : "observedTimeUnixNano";
+        const time = nanosToIso(r[timeField], ["resourceLogs", ri, "scopeLogs", si, "logRecords", li, timeField]);
         const trace_id = hexId(r.traceId, 16);
         const span_id = hexId(r.spanId, 8);
         if (span_id && !trace_id)

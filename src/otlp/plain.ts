@@ -56,9 +56,36 @@ export function hexId(v: unknown, bytes: number): string {
   return Buffer.from(s, "base64").toString("hex");
 }
 
-export function nanosToIso(v: unknown): string {
+/** Unsigned int64 nanoseconds as OTLP JSON writes them: a decimal string, or a number. */
+const NANOS = /^\d{0,30}$/;
+
+/**
+ * OTLP nanoseconds since the epoch as a canonical ISO time ("" when absent). A value that
+ * names no time (not an unsigned integer, or past what a date can hold) is a ValidationError
+ * naming `loc`, so the request is refused as malformed rather than failing inside the collector.
+ */
+export function nanosToIso(v: unknown, loc: readonly (string | number)[] = []): string {
   if (v === undefined || v === null) return "";
-  const ns = BigInt(typeof v === "object" ? String(v) : (v as string | number));
+  // An object is a 64-bit integer type of a decoder (its text is the decimal number); anything else is as sent.
+  const text =
+    typeof v === "number" && Number.isInteger(v) && v >= 0
+      ? BigInt(v).toString()
+      : typeof v === "string"
+        ? v
+        : typeof v === "object"
+          ? String(v)
+          : undefined;
+  const ns = text !== undefined && NANOS.test(text) ? BigInt(text) : undefined;
+  if (ns === undefined || Number.isNaN(new Date(Number(ns / 1_000_000n)).getTime())) {
+    const shown = JSON.stringify(v) ?? String(v);
+    throw new ValidationError([
+      {
+        loc: [...loc],
+        msg: `${loc.join(".")}: not a time in nanoseconds since the epoch: ${shown.length > 80 ? `${shown.slice(0, 80)}...` : shown}`,
+        type: "otlp_time",
+      },
+    ]);
+  }
   const ms = ns / 1_000_000n;
   const micro = (ns / 1000n) % 1000n;
   return new Date(Number(ms)).toISOString().replace(/Z$/, `${micro.toString().padStart(3, "0")}Z`);
@@ -83,16 +110,18 @@ export function isLocalRoot(r: { parent_span_id?: unknown; parent_remote?: unkno
 
 export function toPlain(req: Obj): PlainSpan[] {
   const out: PlainSpan[] = [];
-  for (const rs of (req.resourceSpans ?? []) as Obj[]) {
+  for (const [ri, rs] of ((req.resourceSpans ?? []) as Obj[]).entries()) {
     const resource = JSON.stringify(attributes(rs.resource?.attributes));
-    for (const ss of (rs.scopeSpans ?? rs.instrumentationLibrarySpans ?? []) as Obj[]) {
+    const scopes = rs.scopeSpans ? "scopeSpans" : "instrumentationLibrarySpans";
+    for (const [si, ss] of ((rs[scopes] ?? []) as Obj[]).entries()) {
       const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
       const scope = JSON.stringify({
         name: scopeObj.name ?? "",
         version: scopeObj.version ?? "",
         attributes: attributes(scopeObj.attributes),
       });
-      for (const s of (ss.spans ?? []) as Obj[]) {
+      for (const [pi, s] of ((ss.spans ?? []) as Obj[]).entries()) {
+        const at = ["resourceSpans", ri, scopes, si, "spans", pi];
         const trace_id = hexId(s.traceId, 16);
         const span_id = hexId(s.spanId, 8);
         if (!trace_id || !span_id)
@@ -111,15 +140,15 @@ export function toPlain(req: Obj): PlainSpan[] {
           parent_remote: parentRemote(parent_span_id, s.flags),
           name: String(s.name ?? ""),
           kind: Number(s.kind ?? 0),
-          start_time: nanosToIso(s.startTimeUnixNano),
-          end_time: nanosToIso(s.endTimeUnixNano),
+          start_time: nanosToIso(s.startTimeUnixNano, [...at, "startTimeUnixNano"]),
+          end_time: nanosToIso(s.endTimeUnixNano, [...at, "endTimeUnixNano"]),
           resource,
           scope,
           attributes: JSON.stringify(attributes(s.attributes)),
           events: JSON.stringify(
-            ((s.events ?? []) as Obj[]).map((e) => ({
+            ((s.events ?? []) as Obj[]).map((e, ei) => ({
               name: e.name,
-              time: nanosToIso(e.timeUnixNano),
+              time: nanosToIso(e.timeUnixNano, [...at, "events", ei, "timeUnixNano"]),
               attributes: attributes(e.attributes),
             })),
           ),

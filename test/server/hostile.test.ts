@@ -189,6 +189,34 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(await attachmentRows(c)).toBe(before);
   });
 
+  it("answers OTLP JSON times that name no time with 400 naming the field, and stores nothing of the request", async () => {
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "8b8efff798038103d269b633813fc60c";
+    const good = { traceId, spanId: "cee19b7ec3c1b174", name: "good", startTimeUnixNano: "1700000000000000000", endTimeUnixNano: 1 };
+    const at = "resourceSpans.0.scopeSpans.0.spans.1";
+    for (const [o, field] of [
+      [{ startTimeUnixNano: "abc" }, `${at}.startTimeUnixNano`],
+      [{ endTimeUnixNano: 1.5 }, `${at}.endTimeUnixNano`],
+      [{ startTimeUnixNano: "99999999999999999999999" }, `${at}.startTimeUnixNano`],
+      [{ startTimeUnixNano: -5 }, `${at}.startTimeUnixNano`],
+      [{ events: [{ name: "e", timeUnixNano: {} }] }, `${at}.events.0.timeUnixNano`],
+    ] as const) {
+      const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
+      expect(res.status, JSON.stringify(o)).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain(`${field}: not a time in nanoseconds since the epoch`);
+    }
+    expect(await spans()).toBe(before);
+    const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1e9", body: { stringValue: "x" } };
+    const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/^resourceLogs\.0\.scopeLogs\.0\.logRecords\.0\.timeUnixNano: /);
+    // The same request with times that name a time is stored.
+    expect((await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good] }] }] })).status).toBe(200);
+    expect(await spans()).toBe(before + 1);
+  });
+
   it("stores a span named with U+0000 beside the others of its export", async () => {
     // PostgreSQL text cannot hold U+0000, which a JSON string can carry: the export is stored, not refused whole.
     const spans = () => rows(c, "otel_spans");
