@@ -217,6 +217,51 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(await spans()).toBe(before + 1);
   });
 
+  it("answers OTLP JSON attribute values of the wrong shape with 400 naming the value, and stores nothing of the request", async () => {
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "9b8efff798038103d269b633813fc60c";
+    const good = { traceId, spanId: "cee19b7ec3c1b174", name: "good", startTimeUnixNano: "1", endTimeUnixNano: "2" };
+    const at = "resourceSpans.0.scopeSpans.0.spans.1";
+    const attr = (value: unknown) => ({
+      attributes: [
+        { key: "ok", value: { stringValue: "x" } },
+        { key: "k", value },
+      ],
+    });
+    for (const [o, detail] of [
+      [attr({ bytesValue: 5 }), `${at}.attributes.1.value.bytesValue: expected base64 text`],
+      [attr({ arrayValue: { values: "x" } }), `${at}.attributes.1.value.arrayValue.values: expected a list`],
+      [attr({ arrayValue: { values: [{ stringValue: "a" }, 7] } }), `${at}.attributes.1.value.arrayValue.values.1: expected an AnyValue`],
+      [attr({ kvlistValue: { values: 5 } }), `${at}.attributes.1.value.kvlistValue.values: expected a list`],
+      [attr("x"), `${at}.attributes.1.value: expected an AnyValue`],
+      [{ events: [{ name: "e", timeUnixNano: "1", attributes: 5 }] }, `${at}.events.0.attributes: expected a list`],
+      [{ links: [{ traceId, spanId: "cee19b7ec3c1b174", attributes: 5 }] }, `${at}.links.0.attributes: expected a list`],
+    ] as const) {
+      const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
+      expect(res.status, JSON.stringify(o)).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain(detail);
+    }
+    expect(await spans()).toBe(before);
+    const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1", body: { bytesValue: 5 } };
+    const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toContain("resourceLogs.0.scopeLogs.0.logRecords.0.body.bytesValue: ");
+    // Enums a proto3 JSON writer spells by name are read by name, on either store; one no one knows is 0 (unspecified).
+    const named = [
+      { ...good, kind: "SPAN_KIND_CLIENT" },
+      { ...good, spanId: "dee19b7ec3c1b174", kind: "no such kind" },
+    ];
+    expect((await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: named }] }] })).status).toBe(200);
+    expect((await c.collector.store.spansOfTrace(traceId)).map((s) => [s.span_id, s.kind])).toEqual([
+      ["cee19b7ec3c1b174", 3],
+      ["dee19b7ec3c1b174", 0],
+    ]);
+    const warn = { ...log, body: { stringValue: "x" }, severityNumber: "SEVERITY_NUMBER_WARN2" };
+    expect((await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [warn] }] }] })).status).toBe(200);
+  });
+
   it("stores a span named with U+0000 beside the others of its export", async () => {
     // PostgreSQL text cannot hold U+0000, which a JSON string can carry: the export is stored, not refused whole.
     const spans = () => rows(c, "otel_spans");
