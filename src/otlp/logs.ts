@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import type { LogInput } from "../store/contract/logs.js";
-import { anyValue, attributes, enumValue, hexId, nanosToIso, readAt } from "./plain.js";
+import { enumValue, hexId, nanosToIso, readAt } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
 export type PlainLog = LogInput;
