@@ -419,6 +419,25 @@ describe("bounded work and answers (items 12 and 13)", () => {
     expect(await stored(c, "cut-file-part")).toBe(0);
   });
 
+  it("answers 400 to a multipart part that names no part, sent as a file or a field, stores nothing and keeps serving", async () => {
+    const id = testId();
+    const boundary = `unnamed-${id}`;
+    const runPart = JSON.stringify(runRecord({ id, session_name: "unnamed-part" }));
+    const part = (disposition: string, body: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\nContent-Type: application/json\r\n\r\n${body}\r\n`;
+    for (const disposition of ['filename="blob"', "name*=utf-8''post.x; filename=\"blob\"", "name*=utf-8''post.x"]) {
+      const res = await fetch(c.url + "/runs/multipart", {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+        body: part(`name="post.${id}"`, runPart) + part(disposition, "{}") + `--${boundary}--\r\n`,
+      });
+      expect(res.status, disposition).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/a part without a name/);
+    }
+    expect((await fetch(c.url + "/info")).status).toBe(200);
+    expect(await stored(c, "unnamed-part")).toBe(0);
+  });
+
   it("reads one large body at a time when so configured, while GET /info is still answered", async () => {
     const s = await collector({ limits: { largeBodyBytes: 1024, maxConcurrentLargeBodies: 1 } });
     const project = "slots";
