@@ -7,25 +7,41 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import type { LogInput } from "../store/contract/logs.js";
-import { anyValue, attributes, hexId, nanosToIso } from "./plain.js";
+import { enumValue, hexId, nanosToIso, readAt } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
 export type PlainLog = LogInput;
 
 type Obj = Record<string, any>;
 
+const SEVERITY = /^SEVERITY_NUMBER_(TRACE|DEBUG|INFO|WARN|ERROR|FATAL)([234])?$/;
+const SEVERITY_BASE: Record<string, number> = { TRACE: 1, DEBUG: 5, INFO: 9, WARN: 13, ERROR: 17, FATAL: 21 };
+/** A SeverityNumber's number by its name (SEVERITY_NUMBER_INFO2 is 10). */
+const severityByName = (name: string): number | undefined => {
+  const m = SEVERITY.exec(name);
+  return m ? SEVERITY_BASE[m[1]!]! + (m[2] ? Number(m[2]) - 1 : 0) : undefined;
+};
+
 export function toPlainLogs(req: Obj): PlainLog[] {
   const out: PlainLog[] = [];
   const seen = new Map<string, number>();
-  for (const rl of (req.resourceLogs ?? []) as Obj[]) {
-    const resource = JSON.stringify(attributes(rl.resource?.attributes));
-    for (const sl of (rl.scopeLogs ?? []) as Obj[]) {
+  const resources = (req.resourceLogs ?? []) as Obj[];
+  for (let ri = 0; ri < resources.length; ri++) {
+    const rl = resources[ri]!;
+    const resource = JSON.stringify(readAt(rl.resource?.attributes, true, ["resourceLogs", ri, "resource", "attributes"]));
+    const scopeList = (rl.scopeLogs ?? []) as Obj[];
+    for (let si = 0; si < scopeList.length; si++) {
+      const sl = scopeList[si]!;
       const scopeObj = sl.scope ?? {};
       const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "" });
-      for (const r of (sl.logRecords ?? []) as Obj[]) {
-        const attrs = attributes(r.attributes);
+      const records = (sl.logRecords ?? []) as Obj[];
+      for (let li = 0; li < records.length; li++) {
+        const r = records[li]!;
+        const at = ["resourceLogs", ri, "scopeLogs", si, "logRecords", li];
+        const attrs = readAt(r.attributes, true, at, "attributes") as Record<string, unknown>;
         const named = typeof r.eventName === "string" && r.eventName ? r.eventName : attrs["event.name"];
-        const time = nanosToIso(r.timeUnixNano && String(r.timeUnixNano) !== "0" ? r.timeUnixNano : r.observedTimeUnixNano);
+        const timeField = r.timeUnixNano && String(r.timeUnixNano) !== "0" ? "timeUnixNano" : "observedTimeUnixNano";
+        const time = nanosToIso(r[timeField], at, timeField);
         const trace_id = hexId(r.traceId, 16);
         const span_id = hexId(r.spanId, 8);
         if (span_id && !trace_id)
@@ -43,8 +59,8 @@ export function toPlainLogs(req: Obj): PlainLog[] {
           seq: out.length,
           time: time || new Date(0).toISOString(),
           event_name: typeof named === "string" ? named : "",
-          severity: Number(r.severityNumber ?? 0),
-          body: JSON.stringify(anyValue(r.body) ?? null),
+          severity: enumValue(r.severityNumber, severityByName),
+          body: JSON.stringify(readAt(r.body, false, at, "body") ?? null),
           attributes: JSON.stringify(attrs),
           resource,
           scope,

@@ -245,8 +245,11 @@ export function parseMultipart(
     bb.on("partsLimit", tooMany);
     bb.on("fieldsLimit", tooMany);
     bb.on("filesLimit", tooMany);
+    // busboy hands over a part whose Content-Disposition names none (or only as `name*`) with no name at all.
+    const unnamed = () => fail(new HttpError(400, 'a part without a name; each part needs Content-Disposition: form-data; name="..."'));
     bb.on("field", (name, value, info) => {
       if (failed) return;
+      if (typeof name !== "string") return unnamed();
       if (info.valueTruncated) return fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`));
       try {
         parser.accept(name, new FieldValue(value), info.mimeType);
@@ -255,6 +258,11 @@ export function parseMultipart(
       }
     });
     bb.on("file", (name, stream, info) => {
+      if (typeof name !== "string") {
+        // Thrown here, it would be thrown out of busboy's write and end the process.
+        stream.resume();
+        return unnamed();
+      }
       const part = new FilePart(!name.startsWith("attachment."));
       readFilePart(
         stream,

@@ -60,7 +60,19 @@ export function applyChange(state: Obj, change: Obj, isPost: boolean, texts: Tex
   return messages;
 }
 
-/** True when one of the changes gives the run an end time (a completed root is reported once per such change). */
+/** True when one of the changes gives the run an end time. */
 export function endsRun(changes: readonly Obj[]): boolean {
   return changes.some((c) => c.end_time !== undefined && c.end_time !== null);
+}
+
+/**
+ * True when one run's posts and patches of a batch complete it as a root (reported once per such batch; the
+ * webhook outbox keeps one delivery however often). `state` is the run after them; `hadPost`: a post of it was
+ * stored before. Only a post says a run has no parent (a patch may leave `parent_run_id` out), so a run whose
+ * patch came first completes when its post arrives, and a patch of a run not yet posted completes nothing.
+ */
+export function completesRoot(state: Obj, posts: readonly Obj[], patches: readonly Obj[], hadPost: boolean): boolean {
+  if (!state.end_time || state.parent_run_id) return false;
+  if (!hadPost && posts.length === 0) return false;
+  return endsRun(posts) || endsRun(patches) || !hadPost;
 }

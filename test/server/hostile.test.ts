@@ -189,6 +189,96 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(await attachmentRows(c)).toBe(before);
   });
 
+  it("answers OTLP JSON times that name no time with 400 naming the field, and stores nothing of the request", async () => {
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "8b8efff798038103d269b633813fc60c";
+    const good = { traceId, spanId: "cee19b7ec3c1b174", name: "good", startTimeUnixNano: "1700000000000000000", endTimeUnixNano: 1 };
+    const at = "resourceSpans.0.scopeSpans.0.spans.1";
+    for (const [o, field] of [
+      [{ startTimeUnixNano: "abc" }, `${at}.startTimeUnixNano`],
+      [{ endTimeUnixNano: 1.5 }, `${at}.endTimeUnixNano`],
+      [{ startTimeUnixNano: "99999999999999999999999" }, `${at}.startTimeUnixNano`],
+      [{ startTimeUnixNano: -5 }, `${at}.startTimeUnixNano`],
+      [{ events: [{ name: "e", timeUnixNano: {} }] }, `${at}.events.0.timeUnixNano`],
+    ] as const) {
+      const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
+      expect(res.status, JSON.stringify(o)).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain(`${field}: not a time in nanoseconds since the epoch`);
+    }
+    expect(await spans()).toBe(before);
+    const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1e9", body: { stringValue: "x" } };
+    const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toMatch(/^resourceLogs\.0\.scopeLogs\.0\.logRecords\.0\.timeUnixNano: /);
+    // The same request with times that name a time is stored.
+    expect((await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good] }] }] })).status).toBe(200);
+    expect(await spans()).toBe(before + 1);
+  });
+
+  it("answers OTLP JSON attribute values of the wrong shape with 400 naming the value, and stores nothing of the request", async () => {
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "9b8efff798038103d269b633813fc60c";
+    const good = { traceId, spanId: "cee19b7ec3c1b174", name: "good", startTimeUnixNano: "1", endTimeUnixNano: "2" };
+    const at = "resourceSpans.0.scopeSpans.0.spans.1";
+    const attr = (value: unknown) => ({
+      attributes: [
+        { key: "ok", value: { stringValue: "x" } },
+        { key: "k", value },
+      ],
+    });
+    for (const [o, detail] of [
+      [attr({ bytesValue: 5 }), `${at}.attributes.1.value.bytesValue: expected base64 text`],
+      [attr({ arrayValue: { values: "x" } }), `${at}.attributes.1.value.arrayValue.values: expected a list`],
+      [attr({ arrayValue: { values: [{ stringValue: "a" }, 7] } }), `${at}.attributes.1.value.arrayValue.values.1: expected an AnyValue`],
+      [attr({ kvlistValue: { values: 5 } }), `${at}.attributes.1.value.kvlistValue.values: expected a list`],
+      [attr("x"), `${at}.attributes.1.value: expected an AnyValue`],
+      [{ events: [{ name: "e", timeUnixNano: "1", attributes: 5 }] }, `${at}.events.0.attributes: expected a list`],
+      [{ links: [{ traceId, spanId: "cee19b7ec3c1b174", attributes: 5 }] }, `${at}.links.0.attributes: expected a list`],
+    ] as const) {
+      const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
+      expect(res.status, JSON.stringify(o)).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toContain(detail);
+    }
+    expect(await spans()).toBe(before);
+    const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1", body: { bytesValue: 5 } };
+    const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { detail: string }).detail).toContain("resourceLogs.0.scopeLogs.0.logRecords.0.body.bytesValue: ");
+    // Enums a proto3 JSON writer spells by name are read by name, on either store; one no one knows is 0 (unspecified).
+    const named = [
+      { ...good, kind: "SPAN_KIND_CLIENT" },
+      { ...good, spanId: "dee19b7ec3c1b174", kind: "no such kind" },
+    ];
+    expect((await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: named }] }] })).status).toBe(200);
+    expect((await c.collector.store.spansOfTrace(traceId)).map((s) => [s.span_id, s.kind])).toEqual([
+      ["cee19b7ec3c1b174", 3],
+      ["dee19b7ec3c1b174", 0],
+    ]);
+    const warn = { ...log, body: { stringValue: "x" }, severityNumber: "SEVERITY_NUMBER_WARN2" };
+    expect((await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [warn] }] }] })).status).toBe(200);
+  });
+
+  it("stores a span named with U+0000 beside the others of its export", async () => {
+    // PostgreSQL text cannot hold U+0000, which a JSON string can carry: the export is stored, not refused whole.
+    const spans = () => rows(c, "otel_spans");
+    const before = await spans();
+    const traceId = "7b8efff798038103d269b633813fc60c";
+    const span = (spanId: string, name: string) => ({ traceId, spanId, name, startTimeUnixNano: "1", endTimeUnixNano: "2" });
+    const otlp = {
+      resourceSpans: [{ scopeSpans: [{ spans: [span("aee19b7ec3c1b174", "a\u0000b"), span("bee19b7ec3c1b174", "plain")] }] }],
+    };
+    const res = await postJson(c.url, "/otel/v1/traces", otlp);
+    expect(res.status, await res.clone().text()).toBe(200);
+    expect(await spans()).toBe(before + 2);
+    // Kept exactly where the store can (SQLite); PostgreSQL keeps U+FFFD in its place, as it does for log records.
+    const names = (await c.collector.store.spansOfTrace(traceId)).map((s) => s.name.replace("\u0000", "\ufffd"));
+    expect(names.sort()).toEqual(["a\ufffdb", "plain"]);
+  });
+
   it("answers OTLP JSON of the wrong shape with 400 and stores no span", async () => {
     const spans = () => rows(c, "otel_spans");
     const before = await spans();
@@ -327,6 +417,25 @@ describe("bounded work and answers (items 12 and 13)", () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/Unexpected end of form/);
     expect((await fetch(c.url + "/info")).status).toBe(200);
     expect(await stored(c, "cut-file-part")).toBe(0);
+  });
+
+  it("answers 400 to a multipart part that names no part, sent as a file or a field, stores nothing and keeps serving", async () => {
+    const id = testId();
+    const boundary = `unnamed-${id}`;
+    const runPart = JSON.stringify(runRecord({ id, session_name: "unnamed-part" }));
+    const part = (disposition: string, body: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; ${disposition}\r\nContent-Type: application/json\r\n\r\n${body}\r\n`;
+    for (const disposition of ['filename="blob"', "name*=utf-8''post.x; filename=\"blob\"", "name*=utf-8''post.x"]) {
+      const res = await fetch(c.url + "/runs/multipart", {
+        method: "POST",
+        headers: { "content-type": `multipart/form-data; boundary=${boundary}` },
+        body: part(`name="post.${id}"`, runPart) + part(disposition, "{}") + `--${boundary}--\r\n`,
+      });
+      expect(res.status, disposition).toBe(400);
+      expect(((await res.json()) as { detail: string }).detail).toMatch(/a part without a name/);
+    }
+    expect((await fetch(c.url + "/info")).status).toBe(200);
+    expect(await stored(c, "unnamed-part")).toBe(0);
   });
 
   it("reads one large body at a time when so configured, while GET /info is still answered", async () => {

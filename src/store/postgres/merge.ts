@@ -25,7 +25,7 @@
  */
 import type pg from "pg";
 import type { Obj } from "../../internal/obj.js";
-import { applyChange, endsRun, JSONCOL, SCALAR } from "../merge-rules.js";
+import { applyChange, completesRoot, JSONCOL, SCALAR } from "../merge-rules.js";
 import { RollupDeltas } from "../rollup.js";
 import { CONTRIBUTION } from "./rollups.js";
 import { queueRollups } from "./rollup-queue.js";
@@ -118,7 +118,7 @@ export async function mergeRuns(
       outcome.created++;
       inserts.push(params);
     }
-    if (endsRun([...s.posts, ...s.patches]) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (completesRoot(state, s.posts, s.patches, prev?.has_post ?? false)) outcome.completedRoots.push(id);
     if (typeof params.session_name === "string") outcome.projects.add(params.session_name);
   }
   // The projects' rows go with the first write (a CTE of it), saving a round trip.

@@ -25,7 +25,7 @@
 import type pg from "pg";
 import { isObj, type Obj } from "../../internal/obj.js";
 import { webhookUrlOf } from "../../run/webhook.js";
-import { applyChange, endsRun } from "../merge-rules.js";
+import { applyChange, completesRoot } from "../merge-rules.js";
 import type { ThreadContribution } from "../thread-rollup.js";
 import { ROW_COLUMNS, TYPES } from "./columns.js";
 import type { PgPool } from "./pool.js";
@@ -35,6 +35,7 @@ import { newRunCells } from "./new-run-cells.js";
 import { CONTRIBUTION, ROLLUP_COLUMNS } from "./rollups.js";
 import { hasBigValue, load, newRunColumns, runsById, type DeriveOptions, type MergeOutcome } from "./run-state.js";
 import { THREAD_PART } from "./thread-table.js";
+import { outboxUrl } from "./outbox.js";
 
 /** A batch of posts as new runs: the rows to insert, in id order, and what the batch did if they are. */
 export interface NewRunRows {
@@ -84,7 +85,7 @@ export function newRunRows(
     rows.push(row);
     extras?.push(extra);
     threaded ||= mayBeThreaded(row, extra);
-    if (endsRun(s.posts) && state.end_time && !state.parent_run_id) outcome.completedRoots.push(id);
+    if (completesRoot(state, s.posts, [], false)) outcome.completedRoots.push(id);
     if (typeof row.session_name === "string") outcome.projects.add(row.session_name);
   }
   return { ids, rows, outcome, threaded };
@@ -262,7 +263,7 @@ export async function insertNewRuns(
     const completed = new Set(r.outcome.completedRoots);
     r.rows.forEach((row, i) => {
       const url = completed.has(row.id as string) ? webhookUrlOf({ extra: extras[i] }) : undefined;
-      if (url) webhooks.push([row.id as string, url]);
+      if (url) webhooks.push([row.id as string, outboxUrl(url)]);
     });
   }
   return (await write({ rows: r, webhooks })) ? { outcome: r.outcome } : {};

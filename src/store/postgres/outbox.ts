@@ -12,6 +12,17 @@ import type pg from "pg";
 import { webhookUrlOf } from "../../run/webhook.js";
 import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
 import type { PgPool } from "./pool.js";
+import { storable } from "./columns.js";
+
+/**
+ * A webhook URL as PostgreSQL text can hold it. U+0000 becomes `%00`, which is what
+ * URL parsing makes of it where a URL may hold it (the sender parses the URL), so the
+ * delivery goes where it would from the other stores; a lone surrogate becomes U+FFFD,
+ * as URL parsing does too.
+ */
+export function outboxUrl(url: string): string {
+  return storable(url.replaceAll("\u0000", "%00"));
+}
 
 /** A timestamptz as RFC 3339 text in UTC, as the other stores' times read. */
 const utc = (expr: string) => `to_char(${expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -27,7 +38,7 @@ export async function enqueueWebhooks(client: pg.ClientBase, runIds: readonly st
   const due: [string, string][] = [];
   for (const r of rows) {
     const url = r.extra ? webhookUrlOf({ extra: JSON.parse(r.extra) as unknown }) : undefined;
-    if (url) due.push([r.id, url]);
+    if (url) due.push([r.id, outboxUrl(url)]);
   }
   if (!due.length) return;
   await client.query(

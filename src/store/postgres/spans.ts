@@ -7,6 +7,10 @@ import type { SpanInput, StoredSpan } from "../contract/spans.js";
 import type pg from "pg";
 import { StoreUnavailableError } from "../../errors.js";
 import type { PgPool } from "./pool.js";
+import { storable } from "./columns.js";
+
+/** A span's column as PostgreSQL text can hold it (a name sent with U+0000 in it would fail the whole export). */
+const storableValue = (v: unknown): unknown => (typeof v === "string" ? storable(v) : v);
 
 const SPAN_COLUMNS = [
   "trace_id",
@@ -78,7 +82,7 @@ export class SpanStaging {
               ? now
               : col === "parent_remote"
                 ? (s.parent_remote ?? null)
-                : (s as unknown as Record<string, unknown>)[col],
+                : storableValue((s as unknown as Record<string, unknown>)[col]),
           ),
         ),
       );

@@ -19,7 +19,7 @@ import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { storedRunOf } from "../run-views.js";
 import { checkFeedback, checkIngestBatch } from "../validate.js";
 import { JSONCOL, SCALAR } from "../merge-rules.js";
-import { DERIVE_ON_READ_BYTES } from "./columns.js";
+import { DERIVE_ON_READ_BYTES, storable } from "./columns.js";
 import { mergeRuns, type MergeOptions } from "./merge.js";
 import { insertNewRuns, sendNewRuns } from "./new-runs.js";
 import { NewRunsGroups } from "./new-runs-groups.js";
@@ -369,7 +369,8 @@ export class PostgresStore implements Store {
 async function putAttachment(client: { query: PgPool["query"] }, a: AttachmentInput): Promise<void> {
   await client.query(
     "INSERT INTO attachments (run_id, name, content_type, size, sha256, data) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (run_id, name) DO UPDATE SET content_type = excluded.content_type, size = excluded.size, sha256 = excluded.sha256, data = excluded.data",
-    [a.runId, a.name, a.contentType ?? null, a.data.length, a.sha256, a.data],
+    // A part name may carry U+0000 (RFC 2231 escapes), which PostgreSQL text cannot hold; reads look names up the same way (pool.ts).
+    [a.runId, storable(a.name), a.contentType == null ? null : storable(a.contentType), a.data.length, a.sha256, a.data],
   );
 }
 

@@ -24,7 +24,7 @@ import type { Obj } from "../../internal/obj.js";
 import type { Run, RunPatch } from "../../run/schema.js";
 import type { CheckedBatch, IngestBatch, IngestResult } from "../contract/runs.js";
 import { checkIngestBatch } from "../validate.js";
-import { endsRun } from "../merge-rules.js";
+import { completesRoot } from "../merge-rules.js";
 import type { Row } from "./columns.js";
 import type { PieceStore } from "./pieces.js";
 import type { SqliteAttachments } from "./attachments.js";
@@ -147,8 +147,7 @@ export class SqliteIngest {
       writes.push({ before, threadBefore, written });
       if (row) updated++;
       else created++;
-      const ends = endsRun(s.posts) || endsRun(s.patches);
-      if (ends && state.end_time && !state.parent_run_id) {
+      if (completesRoot(state, s.posts, s.patches, (row?.has_post ?? 0) === 1)) {
         completedRoots.push(id);
         this.outbox?.enqueue(id, this.rows.value(state.extra), now);
       }

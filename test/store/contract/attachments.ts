@@ -48,5 +48,15 @@ export function attachmentsContract(open: OpenStore): void {
       expect(await store().getAttachment(run.id, "g.txt")).toBeUndefined();
       expect(await store().listAttachments("0192b3c4-d5e6-7f00-8000-ffffffffffff")).toEqual([]);
     });
+
+    it("are stored with their run when the name or content type has U+0000 in it, and found by the name sent", async () => {
+      // The embedded sink names an attachment as the host's code did; PostgreSQL text cannot hold U+0000.
+      const run = rootRun();
+      const name = "a\u0000b.txt";
+      await store().ingest({ post: [run], attachments: [attachment(run.id, name, Buffer.from("bytes"), "text/x\u0000y")] });
+      expect(await store().countRuns()).toBe(1);
+      expect((await store().getAttachment(run.id, name))?.data.toString()).toBe("bytes");
+      expect(await store().listAttachments(run.id)).toHaveLength(1);
+    });
   });
 }

@@ -52,6 +52,43 @@ export function webhookOutboxContract(open: OpenStore): void {
       expect((await claimAll(store())).map((c) => c.run_id).sort()).toEqual(runs.map((r) => r.id).sort());
     });
 
+    it("writes the delivery when the end-time patch came before the post, and none for a child whose patch came first", async () => {
+      // PATCH /runs/{id} carries only what changed: no parent, no metadata. The run is known to be a root that
+      // names a webhook only when its post arrives, and it is complete from then on.
+      const root = asking();
+      await store().ingest({ patch: [{ id: root.id, end_time: END, outputs: { a: 1 } }] });
+      expect(await store().webhookDeliveries(root.id)).toEqual([]);
+      expect((await store().ingest({ post: [root] })).completedRoots).toEqual([root.id]);
+      expect(await store().webhookDeliveries(root.id)).toMatchObject([{ run_id: root.id, url: HOOK, status: "pending" }]);
+      // A post arriving again completes nothing more.
+      expect((await store().ingest({ post: [root] })).completedRoots).toEqual([]);
+      // A child's patch that names the webhook (metadata its parent passed on) but not its parent is no root's completion.
+      const child = childRun(asking(), { extra: { metadata: { webhook: HOOK } } });
+      const childPatch = { id: child.id, end_time: END, extra: { metadata: { webhook: HOOK } } };
+      expect((await store().ingest({ patch: [childPatch] })).completedRoots).toEqual([]);
+      expect((await store().ingest({ post: [child] })).completedRoots).toEqual([]);
+      expect(await store().webhookDeliveries(child.id)).toEqual([]);
+      expect(await store().pendingWebhooks()).toMatchObject({ count: 1 });
+    });
+
+    it("stores a run whose webhook URL has U+0000 in its path, and its delivery to where URL parsing sends it", async () => {
+      const hook = "https://hooks.example.com/a\u0000b";
+      const sent = new URL(hook).href;
+      // Posted ended (one statement for new runs), and completed by a patch (the merge).
+      const [a, b] = [
+        rootRun({ extra: { metadata: { webhook: hook } }, end_time: END }),
+        rootRun({ extra: { metadata: { webhook: hook } } }),
+      ];
+      await store().ingest({ post: [a] });
+      await store().ingest({ post: [b] });
+      await store().ingest({ patch: [{ id: b.id, end_time: END }] });
+      for (const r of [a, b]) {
+        expect(await store().getRun(r.id), r.id).toMatchObject({ extra: { metadata: { webhook: hook } } });
+        const [d] = await store().webhookDeliveries(r.id);
+        expect(new URL(d!.url).href, r.id).toBe(sent);
+      }
+    });
+
     it("gives concurrent claimers disjoint deliveries, and a claimed delivery to no one else while its lease runs", async () => {
       const runs = Array.from({ length: 12 }, () => asking({ end_time: END }));
       await store().ingest({ post: runs });
