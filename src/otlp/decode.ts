@@ -77,6 +77,12 @@ function checkShape(signal: Signal, v: unknown): void {
   );
 }
 
+/** Whether a Content-Type names OTLP's protobuf encoding (its answer is then protobuf too). */
+export function isProtobuf(contentType: string): boolean {
+  const ct = contentType.split(";")[0]!.trim().toLowerCase();
+  return ct === "application/x-protobuf" || ct === "application/protobuf";
+}
+
 /** The request as OTLP JSON's object shape, from either wire form. */
 export async function decodeDocument(signal: Signal, body: Uint8Array, contentType: string, o: DecodeOptions = {}): Promise<Obj> {
   const ct = contentType.split(";")[0]!.trim().toLowerCase();
@@ -91,7 +97,7 @@ export async function decodeDocument(signal: Signal, body: Uint8Array, contentTy
     if (typeof v !== "object" || v === null || Array.isArray(v))
       throw fail(`an OTLP JSON body is an object with ${SIGNALS[signal].list}`, "object_type");
     doc = v as Obj;
-  } else if (ct === "application/x-protobuf" || ct === "application/protobuf") {
+  } else if (isProtobuf(ct)) {
     doc = decodeProtobuf(signal, body);
   } else {
     throw fail(

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import type { LogInput } from "../store/contract/logs.js";
-import { enumValue, hexId, nanosToIso, readAt } from "./plain.js";
+import { enumValue, hexId, nanosToIso, readAt, refuse, type Refusals } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
 export type PlainLog = LogInput;
@@ -22,51 +22,39 @@ const severityByName = (name: string): number | undefined => {
   return m ? SEVERITY_BASE[m[1]!]! + (m[2] ? Number(m[2]) - 1 : 0) : undefined;
 };
 
-export function toPlainLogs(req: Obj): PlainLog[] {
+export function toPlainLogs(req: Obj, refusals?: Refusals): PlainLog[] {
   const out: PlainLog[] = [];
   const seen = new Map<string, number>();
   const resources = (req.resourceLogs ?? []) as Obj[];
   for (let ri = 0; ri < resources.length; ri++) {
     const rl = resources[ri]!;
-    const resource = JSON.stringify(readAt(rl.resource?.attributes, true, ["resourceLogs", ri, "resource", "attributes"]));
     const scopeList = (rl.scopeLogs ?? []) as Obj[];
+    let resource: string;
+    try {
+      resource = JSON.stringify(readAt(rl.resource?.attributes, true, ["resourceLogs", ri, "resource", "attributes"]));
+    } catch (err) {
+      refuse(
+        refusals,
+        err,
+        scopeList.reduce((n, sl) => n + (Array.isArray(sl?.logRecords) ? (sl.logRecords as unknown[]).length : 0), 0),
+      );
+      continue;
+    }
     for (let si = 0; si < scopeList.length; si++) {
       const sl = scopeList[si]!;
       const scopeObj = sl.scope ?? {};
       const scope = JSON.stringify({ name: scopeObj.name ?? "", version: scopeObj.version ?? "" });
       const records = (sl.logRecords ?? []) as Obj[];
       for (let li = 0; li < records.length; li++) {
-        const r = records[li]!;
-        const at = ["resourceLogs", ri, "scopeLogs", si, "logRecords", li];
-        const attrs = readAt(r.attributes, true, at, "attributes") as Record<string, unknown>;
-        const named = typeof r.eventName === "string" && r.eventName ? r.eventName : attrs["event.name"];
-        const timeField = r.timeUnixNano && String(r.timeUnixNano) !== "0" ? "timeUnixNano" : "observedTimeUnixNano";
-        const time = nanosToIso(r[timeField], at, timeField);
-        const trace_id = hexId(r.traceId, 16);
-        const span_id = hexId(r.spanId, 8);
-        if (span_id && !trace_id)
-          throw new ValidationError([
-            {
-              loc: ["resourceLogs", "scopeLogs", "logRecords", "traceId"],
-              msg: "a log record with a spanId but no traceId",
-              type: "missing",
-            },
-          ]);
-        const row = {
-          trace_id,
-          span_id,
-          record_key: "",
-          seq: out.length,
-          time: time || new Date(0).toISOString(),
-          event_name: typeof named === "string" ? named : "",
-          severity: enumValue(r.severityNumber, severityByName),
-          body: JSON.stringify(readAt(r.body, false, at, "body") ?? null),
-          attributes: JSON.stringify(attrs),
-          resource,
-          scope,
-        };
+        let row: PlainLog;
+        try {
+          row = plainLog(records[li]!, ["resourceLogs", ri, "scopeLogs", si, "logRecords", li], resource, scope, out.length);
+        } catch (err) {
+          refuse(refusals, err, 1);
+          continue;
+        }
         const digest = createHash("sha256")
-          .update(JSON.stringify([trace_id, span_id, row.time, row.event_name, row.body, row.attributes]))
+          .update(JSON.stringify([row.trace_id, row.span_id, row.time, row.event_name, row.body, row.attributes]))
           .digest("hex")
           .slice(0, 32);
         const n = seen.get(digest) ?? 0;
@@ -77,4 +65,31 @@ export function toPlainLogs(req: Obj): PlainLog[] {
     }
   }
   return out;
+}
+
+/** One log record as a row (its record_key is set by the caller, which sees the request's other records). */
+function plainLog(r: Obj, at: (string | number)[], resource: string, scope: string, seq: number): PlainLog {
+  const attrs = readAt(r.attributes, true, at, "attributes") as Record<string, unknown>;
+  const named = typeof r.eventName === "string" && r.eventName ? r.eventName : attrs["event.name"];
+  const timeField = r.timeUnixNano && String(r.timeUnixNano) !== "0" ? "timeUnixNano" : "observedTimeUnixNano";
+  const time = nanosToIso(r[timeField], at, timeField);
+  const trace_id = hexId(r.traceId, 16);
+  const span_id = hexId(r.spanId, 8);
+  if (span_id && !trace_id) {
+    const loc = [...at, "traceId"];
+    throw new ValidationError([{ loc, msg: `${loc.join(".")}: a log record with a spanId but no traceId`, type: "missing" }]);
+  }
+  return {
+    trace_id,
+    span_id,
+    record_key: "",
+    seq,
+    time: time || new Date(0).toISOString(),
+    event_name: typeof named === "string" ? named : "",
+    severity: enumValue(r.severityNumber, severityByName),
+    body: JSON.stringify(readAt(r.body, false, at, "body") ?? null),
+    attributes: JSON.stringify(attrs),
+    resource,
+    scope,
+  };
 }

@@ -201,67 +201,105 @@ export function isLocalRoot(r: { parent_span_id?: unknown; parent_remote?: unkno
   return !r.parent_span_id || r.parent_remote === 1;
 }
 
-export function toPlain(req: Obj): PlainSpan[] {
+/**
+ * What a partial export refused (OTLP's partial success): how many spans or log records, and the first
+ * refusal. Given to toPlain/toPlainLogs, a malformed item is counted here and the others kept;
+ * without it, the first one throws.
+ */
+export interface Refusals {
+  count: number;
+  /** The first refusal. */
+  first?: ValidationError;
+}
+
+/** Counts `n` items refused for `err` (a ValidationError; anything else is the collector's own fault and thrown). */
+export function refuse(refusals: Refusals | undefined, err: unknown, n: number): void {
+  if (!refusals || !(err instanceof ValidationError)) throw err;
+  refusals.first ??= err;
+  refusals.count += n;
+}
+
+/** The items under each scope of a resource, all refused when the resource's own fields are malformed. */
+const countUnder = (scopes: Obj[] | undefined, items: string): number =>
+  (scopes ?? []).reduce((n, sc) => n + (Array.isArray(sc?.[items]) ? (sc[items] as unknown[]).length : 0), 0);
+
+export function toPlain(req: Obj, refusals?: Refusals): PlainSpan[] {
   const out: PlainSpan[] = [];
   const resources = (req.resourceSpans ?? []) as Obj[];
   for (let ri = 0; ri < resources.length; ri++) {
     const rs = resources[ri]!;
-    const resource = JSON.stringify(readAt(rs.resource?.attributes, true, ["resourceSpans", ri, "resource", "attributes"]));
     const scopes = rs.scopeSpans ? "scopeSpans" : "instrumentationLibrarySpans";
     const scopeList = (rs[scopes] ?? []) as Obj[];
+    let resource: string;
+    try {
+      resource = JSON.stringify(readAt(rs.resource?.attributes, true, ["resourceSpans", ri, "resource", "attributes"]));
+    } catch (err) {
+      refuse(refusals, err, countUnder(scopeList, "spans"));
+      continue;
+    }
     for (let si = 0; si < scopeList.length; si++) {
       const ss = scopeList[si]!;
-      const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
-      const scope = JSON.stringify({
-        name: scopeObj.name ?? "",
-        version: scopeObj.version ?? "",
-        attributes: readAt(scopeObj.attributes, true, ["resourceSpans", ri, scopes, si, "scope", "attributes"]),
-      });
       const spanList = (ss.spans ?? []) as Obj[];
-      for (let pi = 0; pi < spanList.length; pi++) {
-        const s = spanList[pi]!;
-        const at = ["resourceSpans", ri, scopes, si, "spans", pi];
-        const trace_id = hexId(s.traceId, 16);
-        const span_id = hexId(s.spanId, 8);
-        if (!trace_id || !span_id)
-          throw new ValidationError([
-            {
-              loc: ["resourceSpans", "scopeSpans", "spans"],
-              msg: `a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`,
-              type: "missing",
-            },
-          ]);
-        const parent_span_id = hexId(s.parentSpanId, 8) || null;
-        out.push({
-          trace_id,
-          span_id,
-          parent_span_id,
-          parent_remote: parentRemote(parent_span_id, s.flags),
-          name: String(s.name ?? ""),
-          kind: enumValue(s.kind, spanKindByName),
-          start_time: nanosToIso(s.startTimeUnixNano, at, "startTimeUnixNano"),
-          end_time: nanosToIso(s.endTimeUnixNano, at, "endTimeUnixNano"),
-          resource,
-          scope,
-          attributes: JSON.stringify(readAt(s.attributes, true, at, "attributes")),
-          events: JSON.stringify(
-            ((s.events ?? []) as Obj[]).map((e, ei) => ({
-              name: e.name,
-              time: nanosToIso(e.timeUnixNano, at, "events", ei, "timeUnixNano"),
-              attributes: readAt(e.attributes, true, at, "events", ei, "attributes"),
-            })),
-          ),
-          links: JSON.stringify(
-            ((s.links ?? []) as Obj[]).map((l, li) => ({
-              trace_id: hexId(l.traceId, 16),
-              span_id: hexId(l.spanId, 8),
-              attributes: readAt(l.attributes, true, at, "links", li, "attributes"),
-            })),
-          ),
-          status: JSON.stringify({ code: Number(s.status?.code ?? 0), message: s.status?.message ?? "" }),
+      const scopeObj = ss.scope ?? ss.instrumentationLibrary ?? {};
+      let scope: string;
+      try {
+        scope = JSON.stringify({
+          name: scopeObj.name ?? "",
+          version: scopeObj.version ?? "",
+          attributes: readAt(scopeObj.attributes, true, ["resourceSpans", ri, scopes, si, "scope", "attributes"]),
         });
+      } catch (err) {
+        refuse(refusals, err, spanList.length);
+        continue;
+      }
+      for (let pi = 0; pi < spanList.length; pi++) {
+        try {
+          out.push(plainSpan(spanList[pi]!, ["resourceSpans", ri, scopes, si, "spans", pi], resource, scope));
+        } catch (err) {
+          refuse(refusals, err, 1);
+        }
       }
     }
   }
   return out;
+}
+
+function plainSpan(s: Obj, at: (string | number)[], resource: string, scope: string): PlainSpan {
+  const trace_id = hexId(s.traceId, 16);
+  const span_id = hexId(s.spanId, 8);
+  if (!trace_id || !span_id) {
+    const loc = [...at, trace_id ? "spanId" : "traceId"];
+    throw new ValidationError([
+      { loc, msg: `${loc.join(".")}: a span without traceId or spanId (name ${JSON.stringify(s.name ?? "")})`, type: "missing" },
+    ]);
+  }
+  const parent_span_id = hexId(s.parentSpanId, 8) || null;
+  return {
+    trace_id,
+    span_id,
+    parent_span_id,
+    parent_remote: parentRemote(parent_span_id, s.flags),
+    name: String(s.name ?? ""),
+    kind: enumValue(s.kind, spanKindByName),
+    start_time: nanosToIso(s.startTimeUnixNano, at, "startTimeUnixNano"),
+    end_time: nanosToIso(s.endTimeUnixNano, at, "endTimeUnixNano"),
+    resource,
+    scope,
+    attributes: JSON.stringify(readAt(s.attributes, true, at, "attributes")),
+    events: JSON.stringify(
+      ((s.events ?? []) as Obj[]).map((e, ei) => ({
+        name: e.name,
+        time: nanosToIso(e.timeUnixNano, at, "events", ei, "timeUnixNano"),
+        attributes: readAt(e.attributes, true, at, "events", ei, "attributes"),
+      })),
+    ),
+    links: JSON.stringify(
+      ((s.links ?? []) as Obj[]).map((l, li) => ({
+        trace_id: hexId(l.traceId, 16),
+        span_id: hexId(l.spanId, 8),
+        attributes: readAt(l.attributes, true, at, "links", li, "attributes"),
+      })),
+    ),
+    status: JSON.stringify({ code: Number(s.status?.code ?? 0), message: s.status?.message ?? "" }),
+  };
 }

@@ -84,6 +84,15 @@ export function decodeMessage(t: protobuf.Type, bytes: Uint8Array): Obj {
   return t.toObject(t.decode(bytes), { longs: String, bytes: Buffer, defaults: false }) as Obj;
 }
 
+/**
+ * An Export*ServiceResponse in protobuf, for a request sent in protobuf (OTLP answers in the request's
+ * encoding); `partialSuccess` empty when nothing was refused.
+ */
+export function exportResponse(signal: "traces" | "logs", partialSuccess: Obj): Uint8Array {
+  const t = signal === "traces" ? TraceResponse : LogsResponse;
+  return t.encode(t.create(Object.keys(partialSuccess).length ? { partialSuccess } : {})).finish();
+}
+
 /** google.rpc.Status with a RetryInfo detail: what an OTLP/gRPC client reads to know when to retry. */
 export function retryStatus(code: number, message: string, retryAfterMs: number): Buffer {
   const retry = RetryInfo.encode(

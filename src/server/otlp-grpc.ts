@@ -28,7 +28,7 @@ import { ValidationError } from "../errors.js";
 import type { Signal } from "../otlp/decode.js";
 import { decodeProtobuf } from "../otlp/decode.js";
 import { PROJECT_HEADER } from "../otlp/plain.js";
-import { LogsResponse, retryStatus, TraceResponse } from "../otlp/protobuf.js";
+import { exportResponse, retryStatus } from "../otlp/protobuf.js";
 import { storeDocument, type OtlpReceiveStore } from "../otlp/receive.js";
 import type { RateLimiter } from "../ratelimit/limiter.js";
 import { matchLimit, type Region } from "../ratelimit/match.js";
@@ -58,12 +58,12 @@ const SERVICES: Record<Signal, { path: string; httpPath: string; response: Uint8
   traces: {
     path: "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
     httpPath: "/otel/v1/traces",
-    response: TraceResponse.encode(TraceResponse.create({})).finish(),
+    response: exportResponse("traces", {}),
   },
   logs: {
     path: "/opentelemetry.proto.collector.logs.v1.LogsService/Export",
     httpPath: "/otel/v1/logs",
-    response: LogsResponse.encode(LogsResponse.create({})).finish(),
+    response: exportResponse("logs", {}),
   },
 };
 
@@ -149,8 +149,8 @@ export async function startOtlpGrpc(port: number, host: string, o: OtlpGrpcOptio
     const max = o.maxJsonDepth ?? Infinity;
     if (await tooDeep(doc, max)) throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
     const project = call.metadata.get(PROJECT_HEADER)[0];
-    await storeDocument(o.store, signal, doc, typeof project === "string" && project ? project : undefined);
-    return SERVICES[signal].response;
+    const partial = await storeDocument(o.store, signal, doc, typeof project === "string" && project ? project : undefined);
+    return Object.keys(partial).length ? exportResponse(signal, partial as Record<string, unknown>) : SERVICES[signal].response;
   }
 
   const handler =

@@ -11,6 +11,7 @@ import { gzipSync } from "node:zlib";
 import { multipart, runRecord, startCollector, testId, type Running } from "../helpers/collector.js";
 import { batchCheck } from "../../src/server/validation.js";
 import { Slicer } from "../../src/internal/slicer.js";
+import { TraceRequest, TraceResponse } from "../../src/otlp/protobuf.js";
 import { IssueList } from "../../src/server/issues.js";
 import { DEFAULT_LIMITS, DEFAULT_TIMEOUTS } from "../../src/server/limits.js";
 
@@ -189,7 +190,7 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     expect(await attachmentRows(c)).toBe(before);
   });
 
-  it("answers OTLP JSON times that name no time with 400 naming the field, and stores nothing of the request", async () => {
+  it("refuses OTLP JSON spans whose times name no time, naming the field: alone a 400, beside good spans a partial success that stores the good ones", async () => {
     const spans = () => rows(c, "otel_spans");
     const before = await spans();
     const traceId = "8b8efff798038103d269b633813fc60c";
@@ -203,21 +204,31 @@ describe("attachments and OTLP envelopes (item 11)", () => {
       [{ events: [{ name: "e", timeUnixNano: {} }] }, `${at}.events.0.timeUnixNano`],
     ] as const) {
       const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const had = await spans();
+      const alone = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [bad] }] }] });
+      expect(alone.status, JSON.stringify(o)).toBe(400);
+      expect(((await alone.json()) as { detail: string }).detail).toContain(`${field.replace(".spans.1.", ".spans.0.")}: not a time`);
+      expect(await spans()).toBe(had);
       const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
-      expect(res.status, JSON.stringify(o)).toBe(400);
-      expect(((await res.json()) as { detail: string }).detail).toContain(`${field}: not a time in nanoseconds since the epoch`);
+      expect(res.status, JSON.stringify(o)).toBe(200);
+      const { partialSuccess } = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
+      expect(partialSuccess.rejectedSpans).toBe(1);
+      expect(partialSuccess.errorMessage).toContain(`${field}: not a time in nanoseconds since the epoch`);
     }
-    expect(await spans()).toBe(before);
+    // The good span is stored (once: every request above sent it with the same id), the bad one never.
+    expect(await spans()).toBe(before + 1);
     const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1e9", body: { stringValue: "x" } };
     const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { detail: string }).detail).toMatch(/^resourceLogs\.0\.scopeLogs\.0\.logRecords\.0\.timeUnixNano: /);
-    // The same request with times that name a time is stored.
-    expect((await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good] }] }] })).status).toBe(200);
+    // The same request with times that name a time is stored, with nothing refused.
+    const fine = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good] }] }] });
+    expect(fine.status).toBe(200);
+    expect(await fine.json()).toEqual({ partialSuccess: {} });
     expect(await spans()).toBe(before + 1);
   });
 
-  it("answers OTLP JSON attribute values of the wrong shape with 400 naming the value, and stores nothing of the request", async () => {
+  it("refuses OTLP JSON spans with attribute values of the wrong shape, naming the value: alone a 400, beside good spans a partial success", async () => {
     const spans = () => rows(c, "otel_spans");
     const before = await spans();
     const traceId = "9b8efff798038103d269b633813fc60c";
@@ -239,11 +250,17 @@ describe("attachments and OTLP envelopes (item 11)", () => {
       [{ links: [{ traceId, spanId: "cee19b7ec3c1b174", attributes: 5 }] }, `${at}.links.0.attributes: expected a list`],
     ] as const) {
       const bad = { traceId, spanId: "dee19b7ec3c1b174", name: "bad", ...o };
+      const had = await spans();
+      const alone = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [bad] }] }] });
+      expect(alone.status, JSON.stringify(o)).toBe(400);
+      expect(((await alone.json()) as { detail: string }).detail).toContain(detail.replace(".spans.1.", ".spans.0."));
+      expect(await spans()).toBe(had);
       const res = await postJson(c.url, "/v1/traces", { resourceSpans: [{ scopeSpans: [{ spans: [good, bad] }] }] });
-      expect(res.status, JSON.stringify(o)).toBe(400);
-      expect(((await res.json()) as { detail: string }).detail).toContain(detail);
+      expect(res.status, JSON.stringify(o)).toBe(200);
+      const { partialSuccess } = (await res.json()) as { partialSuccess: { rejectedSpans: number; errorMessage: string } };
+      expect(partialSuccess).toEqual({ rejectedSpans: 1, errorMessage: expect.stringContaining(detail) as string });
     }
-    expect(await spans()).toBe(before);
+    expect(await spans()).toBe(before + 1);
     const log = { traceId, spanId: "cee19b7ec3c1b174", timeUnixNano: "1", body: { bytesValue: 5 } };
     const res = await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [log] }] }] });
     expect(res.status).toBe(400);
@@ -260,6 +277,75 @@ describe("attachments and OTLP envelopes (item 11)", () => {
     ]);
     const warn = { ...log, body: { stringValue: "x" }, severityNumber: "SEVERITY_NUMBER_WARN2" };
     expect((await postJson(c.url, "/v1/logs", { resourceLogs: [{ scopeLogs: [{ logRecords: [warn] }] }] })).status).toBe(200);
+  });
+
+  it("answers a protobuf export in protobuf, and refuses the malformed spans and log records of an export alone (OTLP partial success)", async () => {
+    const traceId = "6b8efff798038103d269b633813fc60c";
+    const span = (spanId: string, name: string) => ({ traceId, spanId, name, startTimeUnixNano: "1", endTimeUnixNano: "2" });
+    // Protobuf: a span without a spanId beside a good one.
+    const proto = TraceRequest.encode(
+      TraceRequest.fromObject({
+        resourceSpans: [
+          {
+            scopeSpans: [
+              {
+                spans: [
+                  { ...span("", "good"), traceId: Buffer.from(traceId, "hex"), spanId: Buffer.from("a1e19b7ec3c1b174", "hex") },
+                  { ...span("", "no span id"), traceId: Buffer.from(traceId, "hex"), spanId: Buffer.alloc(0) },
+                ],
+              },
+            ],
+          },
+        ],
+      }),
+    ).finish();
+    const res = await fetch(`${c.url}/v1/traces`, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: proto });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/x-protobuf");
+    expect(TraceResponse.toObject(TraceResponse.decode(new Uint8Array(await res.arrayBuffer())), { longs: Number })).toEqual({
+      partialSuccess: {
+        rejectedSpans: 1,
+        errorMessage: expect.stringContaining("resourceSpans.0.scopeSpans.0.spans.1.spanId: ") as string,
+      },
+    });
+    // A resource whose own attributes are malformed refuses its spans; another resource's spans are stored.
+    const json = await postJson(c.url, "/v1/traces", {
+      resourceSpans: [
+        {
+          resource: { attributes: [{ key: "k", value: { bytesValue: 5 } }] },
+          scopeSpans: [{ spans: [span("b1e19b7ec3c1b174", "x"), span("b2e19b7ec3c1b174", "y")] }],
+        },
+        { scopeSpans: [{ spans: [span("b3e19b7ec3c1b174", "kept")] }] },
+      ],
+    });
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual({
+      partialSuccess: {
+        rejectedSpans: 2,
+        errorMessage: expect.stringContaining("resourceSpans.0.resource.attributes.0.value.bytesValue: expected base64 text") as string,
+      },
+    });
+    expect((await c.collector.store.spansOfTrace(traceId)).map((x) => x.name).sort()).toEqual(["good", "kept"]);
+    // Log records: the one with a body of the wrong shape is refused, the other stored.
+    const logs = await postJson(c.url, "/v1/logs", {
+      resourceLogs: [
+        {
+          scopeLogs: [
+            {
+              logRecords: [
+                { traceId, spanId: "b3e19b7ec3c1b174", timeUnixNano: "5", body: { bytesValue: 5 } },
+                { traceId, spanId: "b3e19b7ec3c1b174", timeUnixNano: "6", body: { stringValue: "kept" } },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    expect(logs.status).toBe(200);
+    expect(await logs.json()).toEqual({
+      partialSuccess: { rejectedLogRecords: 1, errorMessage: expect.stringContaining("logRecords.0.body.bytesValue: ") as string },
+    });
+    expect((await c.collector.store.logsOfTrace(traceId)).map((l) => l.body)).toEqual([JSON.stringify("kept")]);
   });
 
   it("stores a span named with U+0000 beside the others of its export", async () => {

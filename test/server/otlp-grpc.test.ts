@@ -10,7 +10,7 @@ import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { startCollector, type Running } from "../helpers/collector.js";
 import { startOtlpGrpc, type OtlpGrpcServer } from "../../src/server/otlp-grpc.js";
 import { MemoryRateLimiter } from "../../src/ratelimit/limiter.js";
-import { RetryInfo, RpcStatus } from "../../src/otlp/protobuf.js";
+import { RetryInfo, RpcStatus, TraceRequest, TraceResponse } from "../../src/otlp/protobuf.js";
 import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -117,6 +117,38 @@ describe("OTLP/gRPC receiver: bad requests", () => {
     expect(bad?.details).toMatch(/malformed OTLP protobuf body/);
     expect((await call(Buffer.alloc(8192, 0x00)))?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(await call(new Uint8Array())).toBeNull();
+  });
+
+  it("stores the good spans of an export and answers the malformed ones in its partial success", async () => {
+    const traceId = Buffer.from("5c8efff798038103d269b633813fc60c", "hex");
+    const span = (spanId: string, name: string) => ({
+      traceId,
+      spanId: Buffer.from(spanId, "hex"),
+      name,
+      startTimeUnixNano: 1_700_000_000_000_000_000n.toString(),
+      endTimeUnixNano: 1_700_000_001_000_000_000n.toString(),
+    });
+    const body = TraceRequest.encode(
+      TraceRequest.fromObject({ resourceSpans: [{ scopeSpans: [{ spans: [span("aee19b7ec3c1b174", "good"), span("", "no span id")] }] }] }),
+    ).finish();
+    const answer = await new Promise<{ err: grpc.ServiceError | null; bytes?: Buffer }>((resolve) =>
+      cl.makeUnaryRequest(
+        "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
+        (b: Uint8Array) => Buffer.from(b),
+        (b: Buffer) => b,
+        body,
+        new grpc.Metadata(),
+        (err, bytes) => resolve({ err, bytes }),
+      ),
+    );
+    expect(answer.err).toBeNull();
+    expect(TraceResponse.toObject(TraceResponse.decode(answer.bytes!), { longs: Number })).toEqual({
+      partialSuccess: {
+        rejectedSpans: 1,
+        errorMessage: expect.stringMatching(/^resourceSpans\.0\.scopeSpans\.0\.spans\.1\.spanId: /) as string,
+      },
+    });
+    expect((await c.collector.store.spansOfTrace(traceId.toString("hex"))).map((x) => x.name)).toEqual(["good"]);
   });
 });
 

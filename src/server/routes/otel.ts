@@ -2,7 +2,9 @@
  * OTLP/HTTP: POST /otel/v1/traces and /otel/v1/logs, and the standard base
  * paths /v1/traces and /v1/logs (so OTEL_EXPORTER_OTLP_ENDPOINT pointing at
  * the collector works unchanged). JSON or protobuf; src/otlp/ decodes,
- * stores and converts (receive.ts), the gRPC receiver calls the same.
+ * stores and converts (receive.ts), the gRPC receiver calls the same. The answer
+ * is in the request's encoding, with OTLP's partial success naming the spans or
+ * log records refused as malformed (the others are stored).
  */
 import type { Route } from "../http.js";
 import { HttpError } from "../http-error.js";
@@ -10,7 +12,8 @@ import type { OtlpReceiveStore } from "../../otlp/receive.js";
 import { ValidationError } from "../../errors.js";
 import { PROJECT_HEADER } from "../../otlp/plain.js";
 import { receiveOtlp } from "../../otlp/receive.js";
-import type { Signal } from "../../otlp/decode.js";
+import { isProtobuf, type Signal } from "../../otlp/decode.js";
+import { exportResponse } from "../../otlp/protobuf.js";
 import { tooDeep } from "../depth.js";
 
 export function otelRoutes(store: OtlpReceiveStore, maxJsonDepth = Infinity): Route[] {
@@ -23,11 +26,17 @@ export function otelRoutes(store: OtlpReceiveStore, maxJsonDepth = Infinity): Ro
     handler: async (ctx) => {
       const header = ctx.headers[PROJECT_HEADER];
       try {
-        const body = await receiveOtlp(store, signal, await ctx.body(), String(ctx.headers["content-type"] ?? ""), {
+        const contentType = String(ctx.headers["content-type"] ?? "");
+        const body = await receiveOtlp(store, signal, await ctx.body(), contentType, {
           project: typeof header === "string" && header ? header : undefined,
           guard,
         });
-        return { status: 200, body };
+        if (!isProtobuf(contentType)) return { status: 200, body };
+        return {
+          status: 200,
+          body: exportResponse(signal, body.partialSuccess as Record<string, unknown>),
+          headers: { "content-type": "application/x-protobuf" },
+        };
       } catch (err) {
         if (err instanceof ValidationError)
           throw new HttpError(err.issues[0]?.type === "unsupported_media_type" ? 415 : 400, err.issues[0]?.msg ?? err.message);
