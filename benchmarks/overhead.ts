@@ -14,14 +14,7 @@
  * - short blocks (CALLS calls + STREAMS streams per variant) interleaved in a
  *   rotating order over many rounds, so drift and noise fall on all variants
  *   alike; each block ends by draining its tracer, so delivery CPU is charged
- *   to the tracer that caused it;
- * - with `--gc-between`, a young-generation collection before each block
- *   (outside its timing): one heap holds every variant's garbage, and the
- *   scavenges inside a block otherwise depend on what the block before it
- *   (another variant's) left in the young generation; with it each block
- *   starts from an empty one. Not a full collection: right after one V8 sets
- *   the old generation's limit from the live size, and mark-compacts inside
- *   the blocks came several times as often.
+ *   to the tracer that caused it.
  * Reported: added latency (variant minus unwrapped, same round) per call and
  * per streamed chunk, added CPU per call and per chunk, each as the median over
  * rounds with the interquartile range; the ratio tracepipe/langsmith of the
@@ -42,7 +35,6 @@
  *   npx tsx benchmarks/overhead.ts            # 40 rounds
  *   npx tsx benchmarks/overhead.ts --quick    # 10 rounds
  *   npx tsx benchmarks/overhead.ts --ab DIR   # also DIR's build (its dist/), as "before"
- *   npx tsx benchmarks/overhead.ts --gc-between   # the young generation collected before each block
  */
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -53,8 +45,6 @@ import { cpuMs, median, peakRssMiB, quantile, startChild } from "./stats.js";
 import { StageProfiler } from "./overhead-breakdown.js";
 import { threadCpu, threadSplit, type ThreadSplit } from "./thread-cpu.js";
 import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
-import { setFlagsFromString } from "node:v8";
-import { runInNewContext } from "node:vm";
 
 const root = fileURLToPath(new URL("../", import.meta.url));
 const quick = process.argv.includes("--quick");
@@ -67,18 +57,6 @@ const PROFILED_ROUNDS = quick ? 2 : 6;
 const CALLS = 20; // non-streamed calls per variant per block
 const STREAMS = 8; // streamed calls per variant per block
 const CHUNKS = 200; // chunks per stream
-const gcBetween = process.argv.includes("--gc-between");
-let youngGc: ((opts: { type: "minor" }) => void) | undefined;
-if (gcBetween) {
-  setFlagsFromString("--expose-gc");
-  youngGc = runInNewContext("gc") as typeof youngGc;
-}
-/** With --gc-between, before a block (never inside one): the young generation collected, then a turn for what that left to the helper threads. */
-async function emptyYoungGeneration(): Promise<void> {
-  if (!youngGc) return;
-  youngGc({ type: "minor" });
-  await new Promise((r) => setTimeout(r, 2));
-}
 
 const dist = join(root, "dist/src/index.js");
 if (!existsSync(dist)) {
@@ -180,20 +158,18 @@ console.log(
   `overhead benchmark (compiled code): openai client -> fake vendor ${upstream.url}; tracers -> capture server ${capture.url} (own processes)`,
 );
 console.log(
-  `  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up; ${gcBetween ? "the young generation collected before each block" : "no collection forced between blocks"}`,
+  `  ${ROUNDS} rounds x (${CALLS} calls + ${STREAMS} streams of ${CHUNKS} chunks) per variant, rotating order; round 0 is warm-up`,
 );
 for (let round = 0; round <= ROUNDS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(k + round) % names.length]!;
     const c = variants[name]!;
     const calls: number[] = [];
-    await emptyYoungGeneration();
     let cpu = cpuMs();
     for (let i = 0; i < CALLS; i++) calls.push(await oneCall(c));
     await drain[name]!();
     const cpuCall = ((cpuMs() - cpu) * 1000) / CALLS;
     const streams: number[] = [];
-    await emptyYoungGeneration();
     cpu = cpuMs();
     const byThread = threadCpu();
     const from = performance.now();
@@ -294,12 +270,10 @@ for (let round = 0; round < PROFILED_ROUNDS; round++) {
   for (let k = 0; k < names.length; k++) {
     const name = names[(k + round) % names.length]!;
     const c = variants[name]!;
-    await emptyYoungGeneration();
     await profiler.profile(`${name}:calls`, async () => {
       for (let i = 0; i < CALLS; i++) await oneCall(c);
     });
     await profiler.profile(`${name}:calls-drain`, () => drain[name]!());
-    await emptyYoungGeneration();
     await profiler.profile(`${name}:streams`, async () => {
       for (let i = 0; i < STREAMS; i++) await oneStream(c);
     });
