@@ -51,7 +51,8 @@ const ROUNDS = Number(arg("--rounds") ?? 30);
 /** Blocks before measuring (`--warmup`): V8 keeps compiling code that runs once per stream for many streams. */
 const WARMUP = Number(arg("--warmup") ?? 5);
 const STREAMS = 8;
-const CHUNKS = 200;
+/** Chunks per stream (`--chunks`): two counts apart tell a chunk's own cost from the stream's, spread over its chunks. */
+const CHUNKS = Number(arg("--chunks") ?? 200);
 const sse = new TextEncoder().encode(chatSse(CHUNKS));
 
 const capture = await startChild([join(root, "benchmarks/capture-server.ts")], { cwd: root });
@@ -112,10 +113,19 @@ if (only !== undefined) {
   if (!v) throw new Error(`--only ${only}: no such variant`);
   const streams = Number(arg("--streams") ?? 40);
   for (let i = 0; i < WARMUP; i++) await block(v, STREAMS);
-  const cpu = threadCpu();
+  // `--pause MS`: idle before and after the measured block, so a callgrind_control sent on the lines printed
+  // here (zero the counters, dump them) lands while nothing runs.
+  const pause = Number(arg("--pause") ?? 0);
+  const idle = () => new Promise((r) => setTimeout(r, pause));
+  // Under --expose-gc the block starts from a collected heap, so the collections inside it are its own.
+  (globalThis as { gc?: () => void }).gc?.();
   console.log(`measuring ${streams} streams of ${CHUNKS} chunks (${only})`);
+  if (pause) await idle();
+  const cpu = threadCpu();
   await block(v, streams);
   const t = threadSplit(cpu, threadCpu());
+  console.log("measured");
+  if (pause) await idle();
   const per = streams * CHUNKS;
   console.log(
     `  CPU per chunk: main ${(t.main / per).toFixed(3)} µs, V8 helpers ${(t.v8 / per).toFixed(3)}, libuv pool ${(t.pool / per).toFixed(3)}`,

@@ -89,6 +89,28 @@ const K_FN: Known = (k) => k === "name" || k === "arguments";
 const K_AUDIO: Known = (k) => k === "id" || k === "data" || k === "transcript";
 
 /**
+ * Whether a choice, a delta, a tool-call fragment or its function has a key this adapter does not
+ * read (most have none, and foldUnknown is then skipped). One loop per level: each calls its own
+ * `Known` directly, which the compiler inlines; a `Known` passed in is a call it cannot.
+ */
+function choiceHasUnknown(o: Obj): boolean {
+  for (const k in o) if (!K_CHOICE(k)) return true;
+  return false;
+}
+function deltaHasUnknown(o: Obj): boolean {
+  for (const k in o) if (!K_DELTA(k)) return true;
+  return false;
+}
+function toolHasUnknown(o: Obj): boolean {
+  for (const k in o) if (!K_TOOL(k)) return true;
+  return false;
+}
+function fnHasUnknown(o: Obj): boolean {
+  for (const k in o) if (!K_FN(k)) return true;
+  return false;
+}
+
+/**
  * An increment: strings and arrays append, a null never erases, anything else
  * replaces. An array is copied when first seen, so later pieces are pushed onto
  * this accumulator's own copy (linear over a long stream, the chunk untouched).
@@ -99,6 +121,72 @@ function fold(target: Obj, k: string, v: unknown): void {
   if (typeof v === "string" && typeof prev === "string") put(target, k, prev + v);
   else if (Array.isArray(v) && Array.isArray(prev)) for (const x of v) prev.push(x);
   else put(target, k, Array.isArray(v) ? [...v] : v);
+}
+
+/**
+ * A chunk's unknown top-level keys (`id`, `created`, `system_fingerprint`, ...) on `target` by
+ * foldUnknown's rule for fields whose last value wins (a null only where nothing was), for a
+ * fraction of its cost: a stream's chunks share one key order, so each key is kept by its position
+ * in it. A key's first value goes on the target as it comes (which fixes the key's place there),
+ * later ones are kept in an array by position and put when the target is read or the key order
+ * changes: per chunk an array store per key rather than a keyed store on an object.
+ */
+class ChunkFields {
+  private readonly keys: string[] = [];
+  /** Per position: the key is one this adapter does not read. */
+  private readonly unknown: boolean[] = [];
+  /** Per position: the value the target is to hold (undefined: nothing put yet in this key order). */
+  private readonly vals: unknown[] = [];
+
+  constructor(private readonly target: Obj) {}
+
+  push(src: Obj): void {
+    const { keys, unknown, vals } = this;
+    let i = 0;
+    for (const k in src) {
+      if (keys[i] !== k) this.rekey(i, k);
+      if (unknown[i]) {
+        const v = src[k];
+        if (v !== undefined) {
+          if (vals[i] === undefined) this.first(i, k, v);
+          else if (v !== null) vals[i] = v;
+        }
+      }
+      i++;
+    }
+    if (i !== keys.length) this.rekey(i);
+  }
+
+  /** The target as foldUnknown would have left it after the chunks pushed so far. */
+  read(): Obj {
+    const { keys, vals, target } = this;
+    for (let i = 0; i < keys.length; i++) {
+      const v = vals[i];
+      if (v !== undefined && v !== null) put(target, keys[i]!, v);
+    }
+    return target;
+  }
+
+  private first(i: number, k: string, v: unknown): void {
+    const { target } = this;
+    if (v !== null || target[k] === undefined) {
+      put(target, k, v);
+      this.vals[i] = v;
+    }
+  }
+
+  /** Another key order from position `at`: what was kept goes on the target, and `k` (when given) is kept at `at`. */
+  private rekey(at: number, k?: string): void {
+    const { keys, unknown, vals } = this;
+    if (at < keys.length) {
+      this.read();
+      keys.length = unknown.length = vals.length = at;
+    }
+    if (k === undefined) return;
+    keys.push(k);
+    unknown.push(!K_CHUNK(k));
+    vals.push(undefined);
+  }
 }
 
 /** Unknown keys of `src` folded into `target` (created on demand); returns the target. */
@@ -118,7 +206,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   private readonly choices = new Map<number, ChoiceAcc>();
   private model?: string;
   private usage?: unknown;
-  private meta: Obj = {};
+  private readonly meta = new ChunkFields({});
   private readonly progress = new StreamProgress();
   private readonly audioFormat?: string;
 
@@ -131,7 +219,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     if (!isObj(chunk)) fail([ci], `expected a chat.completion.chunk object, got ${describe(chunk)}`, "object_type");
     if (typeof chunk.model === "string") this.model = chunk.model;
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
-    foldUnknown(chunk, K_CHUNK, this.meta, false);
+    this.meta.push(chunk);
     const choices = chunk.choices;
     if (choices === undefined || choices === null) return false; // e.g. a usage-only or keep-alive chunk
     if (!Array.isArray(choices)) fail([ci, "choices"], `expected an array, got ${describe(choices)}`, "list_type");
@@ -153,10 +241,10 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     }
     if (typeof choice.finish_reason === "string") acc.finish_reason = choice.finish_reason;
     if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) (acc.logprobs ??= []).push(...choice.logprobs.content);
-    acc.extras = foldUnknown(choice, K_CHOICE, acc.extras, false);
+    if (choiceHasUnknown(choice)) acc.extras = foldUnknown(choice, K_CHOICE, acc.extras, false);
     const d = choice.delta;
     if (!isObj(d)) return false;
-    acc.extras = foldUnknown(d, K_DELTA, acc.extras, true);
+    if (deltaHasUnknown(d)) acc.extras = foldUnknown(d, K_DELTA, acc.extras, true);
     if (Array.isArray(d.annotations)) (acc.annotations ??= []).push(...d.annotations);
     let content = false;
     if (typeof d.content === "string" && d.content !== "") {
@@ -183,12 +271,12 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
         }
         if (typeof tc.id === "string") t.id = tc.id;
         if (typeof tc.type === "string") t.type = tc.type;
-        t.extras = foldUnknown(tc, K_TOOL, t.extras, true);
+        if (toolHasUnknown(tc)) t.extras = foldUnknown(tc, K_TOOL, t.extras, true);
         const fn = tc.function;
         if (isObj(fn)) {
           if (typeof fn.name === "string" && fn.name) t.name = fn.name;
           if (typeof fn.arguments === "string") t.args.push(fn.arguments);
-          t.extras = foldUnknown(fn, K_FN, t.extras, true);
+          if (fnHasUnknown(fn)) t.extras = foldUnknown(fn, K_FN, t.extras, true);
         }
         const cu = tc.custom;
         if (isObj(cu)) {
@@ -273,7 +361,7 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
     const accs = inIndexOrder(this.choices);
     const messages = accs.map((a) => this.message(a, accs.length > 1));
     const usage = normalizeUsage(this.usage, ["usage"]);
-    return choicesResult(messages, { usage, meta: this.meta, model: this.model, stop: accs[0]?.finish_reason });
+    return choicesResult(messages, { usage, meta: this.meta.read(), model: this.model, stop: accs[0]?.finish_reason });
   }
 }
 

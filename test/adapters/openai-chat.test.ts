@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import {
   openaiChat,
   normalizeRequest,
@@ -365,6 +366,51 @@ describe("openai-chat stream -> native", () => {
     expect(acc.push(chunk([{ index: 0, delta: { content: "H" } }]))).toBe(true);
     expect(acc.push(chunk([{ index: 0, delta: { content: "i" } }]))).toBe(false);
     expect(acc.result().messages[0]!.content).toEqual([{ type: "text", text: "Hi" }]);
+  });
+
+  it("keeps each unknown chunk field's last non-null value, in first-seen key order, whatever the chunks' key orders", () => {
+    // The rule as it reads chunk by chunk: a value replaces, a null only where nothing was yet.
+    const byRule = (chunks: Record<string, unknown>[]) => {
+      const meta: Record<string, unknown> = {};
+      for (const c of chunks)
+        for (const k in c) {
+          if (k === "choices" || k === "model" || k === "object" || k === "usage") continue;
+          if (c[k] !== null || meta[k] === undefined) Object.defineProperty(meta, k, { value: c[k], enumerable: true, writable: true });
+        }
+      return meta;
+    };
+    const keys = ["id", "created", "system_fingerprint", "service_tier", "obfuscation", "object", "model", "__proto__"];
+    const chunkArb = fc
+      .tuple(
+        fc.uniqueArray(fc.constantFrom(...keys), { maxLength: keys.length }),
+        fc.array(fc.oneof(fc.constant(null), fc.string({ maxLength: 3 }), fc.integer()), {
+          minLength: keys.length,
+          maxLength: keys.length,
+        }),
+        fc.nat(8),
+      )
+      .map(([ks, vs, at]) => {
+        const c: Record<string, unknown> = {};
+        // choices anywhere in the key order, or missing
+        const order = [...ks];
+        if (at % 3 !== 0) order.splice(at % (order.length + 1), 0, "choices");
+        order.forEach((k, i) => {
+          const v = k === "choices" ? [{ index: 0, delta: { content: "x" } }] : k === "object" || k === "model" ? "m" : vs[i % vs.length];
+          Object.defineProperty(c, k, { value: v, enumerable: true, writable: true, configurable: true });
+        });
+        return c;
+      });
+    fc.assert(
+      fc.property(fc.array(chunkArb, { minLength: 1, maxLength: 12 }), (chunks) => {
+        const acc = createStreamAccumulator();
+        for (const c of chunks) acc.push(c);
+        const extras: Record<string, unknown> = { ...acc.result().messages[0]?.extras };
+        delete extras.finish_reason;
+        const want = byRule(chunks);
+        expect(JSON.stringify(Object.entries(extras))).toBe(JSON.stringify(Object.entries(want)));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it("collects refusal and reasoning deltas", () => {
