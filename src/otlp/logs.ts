@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import type { LogInput } from "../store/contract/logs.js";
-import { enumValue, hexId, nanosToIso, readAt, refuse, type Refusals } from "./plain.js";
+import { countUnder, enumValue, hexId, nanosToIso, readAt, refuse, type Refusals } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
 export type PlainLog = LogInput;
@@ -33,11 +33,7 @@ export function toPlainLogs(req: Obj, refusals?: Refusals): PlainLog[] {
     try {
       resource = JSON.stringify(readAt(rl.resource?.attributes, true, ["resourceLogs", ri, "resource", "attributes"]));
     } catch (err) {
-      refuse(
-        refusals,
-        err,
-        scopeList.reduce((n, sl) => n + (Array.isArray(sl?.logRecords) ? (sl.logRecords as unknown[]).length : 0), 0),
-      );
+      refuse(refusals, err, countUnder(scopeList, "logRecords"));
       continue;
     }
     for (let si = 0; si < scopeList.length; si++) {

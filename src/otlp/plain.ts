@@ -220,7 +220,7 @@ export function refuse(refusals: Refusals | undefined, err: unknown, n: number):
 }
 
 /** The items under each scope of a resource, all refused when the resource's own fields are malformed. */
-const countUnder = (scopes: Obj[] | undefined, items: string): number =>
+export const countUnder = (scopes: Obj[] | undefined, items: string): number =>
   (scopes ?? []).reduce((n, sc) => n + (Array.isArray(sc?.[items]) ? (sc[items] as unknown[]).length : 0), 0);
 
 export function toPlain(req: Obj, refusals?: Refusals): PlainSpan[] {
