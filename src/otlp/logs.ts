@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { ValidationError } from "../errors.js";
 import type { LogInput } from "../store/contract/logs.js";
-import { countUnder, enumValue, hexId, nanosToIso, readAt, refuse, type Refusals } from "./plain.js";
+import { enumValue, hexId, nanosToIso, readAt, refuse, resourceJson, type Refusals } from "./plain.js";
 
 /** A log record as the store keeps it: ids in hex (empty when the record belongs to no span), JSON columns as text. */
 export type PlainLog = LogInput;
@@ -29,13 +29,8 @@ export function toPlainLogs(req: Obj, refusals?: Refusals): PlainLog[] {
   for (let ri = 0; ri < resources.length; ri++) {
     const rl = resources[ri]!;
     const scopeList = (rl.scopeLogs ?? []) as Obj[];
-    let resource: string;
-    try {
-      resource = JSON.stringify(readAt(rl.resource?.attributes, true, ["resourceLogs", ri, "resource", "attributes"]));
-    } catch (err) {
-      refuse(refusals, err, countUnder(scopeList, "logRecords"));
-      continue;
-    }
+    const resource = resourceJson(rl, "resourceLogs", ri, scopeList, "logRecords", refusals);
+    if (resource === undefined) continue;
     for (let si = 0; si < scopeList.length; si++) {
       const sl = scopeList[si]!;
       const scopeObj = sl.scope ?? {};

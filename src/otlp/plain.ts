@@ -219,9 +219,22 @@ export function refuse(refusals: Refusals | undefined, err: unknown, n: number):
   refusals.count += n;
 }
 
-/** The items under each scope of a resource, all refused when the resource's own fields are malformed. */
-export const countUnder = (scopes: Obj[] | undefined, items: string): number =>
-  (scopes ?? []).reduce((n, sc) => n + (Array.isArray(sc?.[items]) ? (sc[items] as unknown[]).length : 0), 0);
+/**
+ * A resource's attributes as the JSON its rows keep (`list`: resourceSpans or resourceLogs, at index `ri`),
+ * or undefined when they are malformed: then every item (`items`: spans or logRecords) under its scopes is refused.
+ */
+export function resourceJson(r: Obj, list: string, ri: number, scopes: Obj[], items: string, refusals?: Refusals): string | undefined {
+  try {
+    return JSON.stringify(readAt(r.resource?.attributes, true, [list, ri, "resource", "attributes"]));
+  } catch (err) {
+    refuse(
+      refusals,
+      err,
+      scopes.reduce((n, sc) => n + (Array.isArray(sc?.[items]) ? (sc[items] as unknown[]).length : 0), 0),
+    );
+    return undefined;
+  }
+}
 
 export function toPlain(req: Obj, refusals?: Refusals): PlainSpan[] {
   const out: PlainSpan[] = [];
@@ -230,13 +243,8 @@ export function toPlain(req: Obj, refusals?: Refusals): PlainSpan[] {
     const rs = resources[ri]!;
     const scopes = rs.scopeSpans ? "scopeSpans" : "instrumentationLibrarySpans";
     const scopeList = (rs[scopes] ?? []) as Obj[];
-    let resource: string;
-    try {
-      resource = JSON.stringify(readAt(rs.resource?.attributes, true, ["resourceSpans", ri, "resource", "attributes"]));
-    } catch (err) {
-      refuse(refusals, err, countUnder(scopeList, "spans"));
-      continue;
-    }
+    const resource = resourceJson(rs, "resourceSpans", ri, scopeList, "spans", refusals);
+    if (resource === undefined) continue;
     for (let si = 0; si < scopeList.length; si++) {
       const ss = scopeList[si]!;
       const spanList = (ss.spans ?? []) as Obj[];

@@ -88,7 +88,7 @@ export function decodeMessage(t: protobuf.Type, bytes: Uint8Array): Obj {
  * An Export*ServiceResponse in protobuf, for a request sent in protobuf (OTLP answers in the request's
  * encoding); `partialSuccess` empty when nothing was refused.
  */
-export function exportResponse(signal: "traces" | "logs", partialSuccess: Obj): Uint8Array {
+export function exportResponse(signal: "traces" | "logs", partialSuccess: object): Uint8Array {
   const t = signal === "traces" ? TraceResponse : LogsResponse;
   return t.encode(t.create(Object.keys(partialSuccess).length ? { partialSuccess } : {})).finish();
 }

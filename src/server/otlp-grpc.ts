@@ -150,7 +150,7 @@ export async function startOtlpGrpc(port: number, host: string, o: OtlpGrpcOptio
     if (await tooDeep(doc, max)) throw new CallError(grpc.status.INVALID_ARGUMENT, `OTLP request nested more than ${max} levels deep`);
     const project = call.metadata.get(PROJECT_HEADER)[0];
     const partial = await storeDocument(o.store, signal, doc, typeof project === "string" && project ? project : undefined);
-    return Object.keys(partial).length ? exportResponse(signal, partial as Record<string, unknown>) : SERVICES[signal].response;
+    return Object.keys(partial).length ? exportResponse(signal, partial) : SERVICES[signal].response;
   }
 
   const handler =

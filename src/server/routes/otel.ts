@@ -34,7 +34,7 @@ export function otelRoutes(store: OtlpReceiveStore, maxJsonDepth = Infinity): Ro
         if (!isProtobuf(contentType)) return { status: 200, body };
         return {
           status: 200,
-          body: exportResponse(signal, body.partialSuccess as Record<string, unknown>),
+          body: exportResponse(signal, body.partialSuccess),
           headers: { "content-type": "application/x-protobuf" },
         };
       } catch (err) {
