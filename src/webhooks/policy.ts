@@ -52,6 +52,10 @@ export interface PolicyOptions {
   lookup?: (host: string) => Promise<{ address: string; family: number }[]>;
 }
 
+/** Every address the system resolver gives for `host`, in its order. */
+export const systemLookup = (host: string): Promise<{ address: string; family: number }[]> =>
+  dnsLookup(host, { all: true, verbatim: true });
+
 function domainAllowed(host: string, allowed: readonly string[]): boolean {
   const h = host.toLowerCase().replace(/\.$/, "");
   return allowed.some((d) => {
@@ -118,7 +122,7 @@ export async function vetWebhookUrl(raw: string, policy: UrlPolicy, o: PolicyOpt
   if (isIP(host)) candidates = [{ address: host, family: isIP(host) }];
   else {
     try {
-      candidates = await (o.lookup ?? ((h: string) => dnsLookup(h, { all: true, verbatim: true })))(host);
+      candidates = await (o.lookup ?? systemLookup)(host);
     } catch (err) {
       throw new WebhookUrlError(`cannot resolve ${host}: ${(err as Error).message}`, "dns_failed");
     }

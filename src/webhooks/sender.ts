@@ -3,7 +3,10 @@
  * (policy.ts) before any connection, connect to the vetted address (no DNS
  * rebinding), POST the run record with the run id in a header, follow no
  * redirect, and say what the answer means: delivered (2xx), worth another
- * attempt later (network error, timeout, 408, 425, 429, 5xx), or final.
+ * attempt later (network error, a name that does not resolve now, timeout,
+ * 408, 425, 429, 5xx), or final. The timeout covers the whole attempt, the
+ * name's resolution included: a resolver that never answers ends the attempt
+ * like a receiver that never answers.
  * Retrying, and remembering what was delivered, is the outbox's job
  * (server/webhook-delivery.ts over the store's outbox): a sender keeps no state.
  */
@@ -12,7 +15,7 @@ import { request as httpsRequest } from "node:https";
 import type { LookupFunction } from "node:net";
 import { isRetryableStatus, retryAfterMs } from "../internal/retry.js";
 import type { WebhookConfig } from "./config.js";
-import { vetWebhookUrl, WebhookUrlError, type PolicyOptions, type VettedUrl } from "./policy.js";
+import { systemLookup, vetWebhookUrl, WebhookUrlError, type PolicyOptions, type VettedUrl } from "./policy.js";
 
 /** The header that carries the run id: receivers dedupe by it (a retry after a timeout may repeat a delivery). */
 export const RUN_ID_HEADER = "x-tracepipe-run-id";
@@ -22,7 +25,7 @@ export const ATTEMPT_HEADER = "x-tracepipe-attempt";
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 
 export interface WebhookSenderOptions extends PolicyOptions {
-  /** The whole request (connect, send, answer) must finish within this, ms (default 10 s); past it the attempt failed and is retried. */
+  /** The whole attempt (resolve, connect, send, answer) must finish within this, ms (default 10 s); past it the attempt failed and is retried. */
   timeoutMs?: number;
 }
 
@@ -81,6 +84,25 @@ function post(
   });
 }
 
+/** `lookup` (the system resolver by default) that gives up after `ms`: getaddrinfo has no deadline of its own. */
+function boundedLookup(lookup: PolicyOptions["lookup"], ms: number): NonNullable<PolicyOptions["lookup"]> {
+  const resolve = lookup ?? systemLookup;
+  return (host) =>
+    new Promise((ok, fail) => {
+      const timer = setTimeout(() => fail(new Error(`no address within ${ms} ms`)), ms);
+      resolve(host).then(
+        (a) => {
+          clearTimeout(timer);
+          ok(a);
+        },
+        (e: unknown) => {
+          clearTimeout(timer);
+          fail(e);
+        },
+      );
+    });
+}
+
 export class WebhookSender {
   constructor(
     private readonly config: WebhookConfig,
@@ -93,10 +115,14 @@ export class WebhookSender {
     const at = new Date();
     const started = performance.now();
     const took = () => Math.round(performance.now() - started);
+    const timeoutMs = this.opts.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS;
     let target: VettedUrl;
     try {
-      target = await vetWebhookUrl(url, this.config.policy, this.opts);
+      target = await vetWebhookUrl(url, this.config.policy, { ...this.opts, lookup: boundedLookup(this.opts.lookup, timeoutMs) });
     } catch (err) {
+      // A name that does not resolve now may resolve later (a resolver outage, a record not yet published): worth another attempt.
+      if (err instanceof WebhookUrlError && err.type === "dns_failed")
+        return { at: at.toISOString(), duration_ms: took(), error: err.message, verdict: "retry" };
       // Refused by the policy: the same URL would be refused again.
       return {
         at: at.toISOString(),
@@ -107,12 +133,7 @@ export class WebhookSender {
     }
     const headers = { ...this.config.headers, [RUN_ID_HEADER]: runId, [ATTEMPT_HEADER]: String(attempt) };
     try {
-      const { status, retryAfter } = await post(
-        target,
-        headers,
-        JSON.stringify(payload),
-        this.opts.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS,
-      );
+      const { status, retryAfter } = await post(target, headers, JSON.stringify(payload), Math.max(1, timeoutMs - took()));
       const base = { at: at.toISOString(), duration_ms: took(), status_code: status };
       if (status >= 200 && status < 300) return { ...base, verdict: "delivered" };
       if (status >= 300 && status < 400) return { ...base, error: "redirects are not followed", verdict: "final" };

@@ -326,6 +326,68 @@ describe("the collector sends run-completion webhooks", () => {
     );
   });
 
+  it("retries a webhook whose host name does not resolve yet (a resolver outage), and delivers it once it does", async () => {
+    const r = await receiver();
+    const port = Number(new URL(r.url).port);
+    let lookups = 0;
+    // The resolver fails twice (as getaddrinfo does during an outage), then answers.
+    const lookup = async (host: string) => {
+      lookups++;
+      if (host !== "hooks.team.example") throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: "ENOTFOUND" });
+      if (lookups <= 2) throw Object.assign(new Error(`getaddrinfo EAI_AGAIN ${host}`), { code: "EAI_AGAIN" });
+      return [{ address: "127.0.0.1", family: 4 }];
+    };
+    const col = await startCollector({
+      apiKey: "k",
+      webhooks: loadWebhookConfig({ webhooks: { url: { allowed_ports: [port], allowed_networks: ["127.0.0.0/8"] } } }, {}),
+      webhookDelivery: { lookup, backoff: { baseMs: 20, maxMs: 50 } },
+    });
+    cleanup.push(() => col.close());
+    const client = new Client({
+      endpoint: col.url,
+      apiKey: "k",
+      project: "hooks",
+      spoolDir: join(tempDir("tp-hook-"), "spool"),
+      warn: () => {},
+    });
+    const root = runRecord({
+      session_name: "hooks",
+      end_time: "2026-11-22T10:16:00Z",
+      extra: { metadata: { webhook: `http://hooks.team.example:${port}/done` } },
+    });
+    client.createRun(root as never);
+    await client.shutdown();
+    await col.collector.webhooks!.idle();
+    expect(r.hits.map((h) => h.headers["x-tracepipe-attempt"])).toEqual(["3"]);
+    const body = (await (
+      await fetch(`${col.url}/runs/${root.id as string}/webhooks`, { headers: { "x-api-key": "k" } })
+    ).json()) as DeliveryBody;
+    expect(body.deliveries[0]).toMatchObject({ status: "delivered" });
+    expect(body.deliveries[0]!.attempts.map((a) => a.status_code ?? a.error)).toEqual([
+      "cannot resolve hooks.team.example: getaddrinfo EAI_AGAIN hooks.team.example",
+      "cannot resolve hooks.team.example: getaddrinfo EAI_AGAIN hooks.team.example",
+      200,
+    ]);
+    expect(col.collector.webhooks!.stats).toMatchObject({ delivered: 1, refused: 0 });
+  });
+
+  it("ends an attempt whose name resolution never answers within the timeout, and retries it", async () => {
+    const sender = new WebhookSender(
+      { enabled: true, headers: {}, policy: {} },
+      { timeoutMs: 150, lookup: () => new Promise<never>(() => {}) },
+    );
+    const started = performance.now();
+    const result = await sender.attempt("https://hooks.team.example/done", "run-1", { run_id: "run-1" });
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(result).toMatchObject({ verdict: "retry", error: "cannot resolve hooks.team.example: no address within 150 ms" });
+    // A name that resolves to a refused address is still final: the same answer would come again.
+    const refused = await new WebhookSender(
+      { enabled: true, headers: {}, policy: {} },
+      { lookup: async () => [{ address: "10.0.0.5", family: 4 }] },
+    ).attempt("https://hooks.team.example/done", "run-1", {});
+    expect(refused.verdict).toBe("refused");
+  });
+
   it("refuses a webhook URL the policy forbids before connecting to it, and records why", async () => {
     const r = await receiver();
     const col = await startCollector({
