@@ -14,6 +14,7 @@ import { runContext, tracingEnabled, tracingOn } from "./context.js";
 import { getDefaultClient } from "../ingest/default.js";
 import { errorText } from "../internal/quietly.js";
 import { watchThenable } from "./thenable.js";
+import { YieldedValues } from "./yielded.js";
 
 export interface TraceableOptions {
   name?: string;
@@ -69,9 +70,9 @@ function outputsOf(value: unknown): Record<string, unknown> {
 }
 
 /** A generator's outputs: what it yielded, and what it returned (see unreadable). */
-function yieldedOutputs(yielded: unknown[], returned?: unknown): Record<string, unknown> {
+function yieldedOutputs(yielded: YieldedValues, returned?: unknown): Record<string, unknown> {
   try {
-    return { output: serialize(yielded), ...(returned !== undefined ? { return: serialize(returned) } : {}) };
+    return yielded.outputs(returned);
   } catch (err) {
     return unreadable("outputs", err);
   }
@@ -321,7 +322,7 @@ export function traceable<F extends (...args: any[]) => any>(fn: F, opts: Tracea
 }
 
 /**
- * Generators: each step runs inside the run's context; yielded values become the outputs.
+ * Generators: each step runs inside the run's context; yielded values become the outputs (within the run's size budget: yielded.ts).
  * What the caller sends in goes to the traced generator as it would untraced: a value to
  * next(), an error to throw() (which it may catch and go on), and return() ends it.
  */
@@ -330,7 +331,7 @@ function traceIterator(
   run: RunTree,
   finish: (o?: Record<string, unknown>, e?: unknown) => void,
 ): Generator<unknown> {
-  const yielded: unknown[] = [];
+  const yielded = new YieldedValues();
   const gen = (function* () {
     let input: unknown;
     let thrown = false;
@@ -342,7 +343,7 @@ function traceIterator(
           finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
-        yielded.push(step.value);
+        yielded.add(step.value);
         try {
           input = yield step.value;
           thrown = false;
@@ -377,7 +378,7 @@ function traceAsyncIterator(
   run: RunTree,
   finish: (o?: Record<string, unknown>, e?: unknown) => void,
 ): AsyncGenerator<unknown> {
-  const yielded: unknown[] = [];
+  const yielded = new YieldedValues();
   return (async function* () {
     let input: unknown;
     let thrown = false;
@@ -389,7 +390,7 @@ function traceAsyncIterator(
           finish(yieldedOutputs(yielded, step.value));
           return step.value;
         }
-        yielded.push(step.value);
+        yielded.add(step.value);
         try {
           input = yield step.value;
           thrown = false;

@@ -4,6 +4,8 @@
  * talks back to (throw) behave as they do untraced, and the run still ends once.
  */
 import { describe, expect, it } from "vitest";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import OpenAI from "openai";
 import { traceable, wrapOpenAI } from "../../src/tracing/index.js";
 import { setDefaultClient } from "../../src/ingest/default.js";
@@ -301,5 +303,62 @@ describe("traceable() never throws into the host", () => {
         resolve();
       }),
     );
+  });
+});
+
+describe("traceable() generators that yield without end", () => {
+  it("do not keep what they yielded past the run's size budget: later values are counted and let go", async () => {
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    const w = new MemoryWriter();
+    const watched: WeakRef<object>[] = [];
+    // 200 pieces of 256 KiB: 50 MiB in all, past the 16 MiB a run keeps.
+    const feed = traceable(
+      async function* () {
+        for (let i = 0; i < 200; i++) {
+          const piece = { i, data: String.fromCharCode(97 + (i % 26)).repeat(256 * 1024) };
+          if (i >= 100 && i % 20 === 0) watched.push(new WeakRef(piece));
+          yield piece;
+        }
+      },
+      { client: w },
+    );
+    let n = 0;
+    let heldWhileRunning = -1;
+    for await (const piece of feed()) {
+      n++;
+      // The host changes what it was handed: the run keeps what was yielded.
+      if (piece.i === 0) piece.data = "changed";
+      if (piece.i === 199) {
+        // The generator has not finished: what it yielded before and the host let go of must be collectable now.
+        await new Promise((r) => setImmediate(r));
+        gc();
+        heldWhileRunning = watched.filter((r) => r.deref() !== undefined).length;
+      }
+    }
+    expect(n).toBe(200);
+    expect(watched).toHaveLength(5);
+    expect(heldWhileRunning).toBe(0);
+    const output = onlyRun(w).outputs.output as unknown[];
+    const kept = output.filter((x) => typeof x === "object");
+    expect(kept.length).toBeGreaterThan(50);
+    expect(kept.length).toBeLessThan(70);
+    expect((kept[0] as { data: string }).data).toBe("a".repeat(256 * 1024));
+    expect(output.at(-1)).toBe(`[Truncated ${200 - output.length + 1} more items]`);
+    expect(JSON.stringify(output).length).toBeLessThan(17 * 1024 * 1024);
+  });
+
+  it("keep a synchronous generator's values and what it returned, as before, when they fit", () => {
+    const w = new MemoryWriter();
+    const gen = traceable(
+      function* () {
+        yield { a: 1 };
+        yield [2, 3];
+        return "done";
+      },
+      { client: w },
+    )();
+    expect([...gen]).toEqual([{ a: 1 }, [2, 3]]);
+    expect(onlyRun(w).outputs).toEqual({ output: [{ a: 1 }, [2, 3]], return: "done" });
   });
 });
