@@ -2,7 +2,8 @@
  * One batch, from the moment it leaves the queue to its end: delivered,
  * bisected, dead-lettered, or spooled for a later retry. Retryable failures
  * wait with backoff (full jitter, Retry-After honoured: retry.ts) up to
- * `maxAttempts`; a refused batch is bisected so one bad run ends up alone in
+ * `maxAttempts` (a Retry-After past the backoff's ceiling is waited out in
+ * the spool, not in memory); a refused batch is bisected so one bad run ends up alone in
  * the dead-letter file while the others arrive. Whatever happens, the batch's
  * spool segments are accounted for and nothing rejects into the host: the
  * pump (pump.ts) only learns that the batch is done with.
@@ -68,9 +69,19 @@ export class BatchDelivery {
           return;
         }
         if (e.kind === "fatal") return this.deadLetter(batch, e);
+        const ceiling = this.backoff?.maxMs ?? 30_000;
+        if (e.retryAfterMs !== undefined && e.retryAfterMs > ceiling) {
+          // The server asks for a longer pause than this client ever waits in memory: the batch waits in
+          // the spool instead, due when the server said, so neither the host's memory nor a flush() is held.
+          this.spoolForRetry(batch, e.retryAfterMs);
+          this.state.warnOnce(
+            `tracepipe: ${this.sink.target} asked to wait ${Math.round(e.retryAfterMs / 1000)} s (Retry-After); runs were spooled to ${this.spoolReplay.writeDir} and will be sent then`,
+          );
+          return;
+        }
         if (attempt + 1 >= this.state.options.maxAttempts || this.state.closed) {
           // Out of patience (or shutting down): keep the batch on disk and try again later.
-          this.spoolForRetry(batch, this.backoff?.maxMs ?? 30_000);
+          this.spoolForRetry(batch, ceiling);
           this.state.warnOnce(
             `tracepipe: ${this.sink.target} kept failing (${e.message}); runs were spooled to ${this.spoolReplay.writeDir} and will be retried`,
           );

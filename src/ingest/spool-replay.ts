@@ -11,6 +11,7 @@
  * written ahead of them); disk trouble never throws, and every op the spool
  * cannot take is counted in stats.dropped with a warning.
  */
+import { MAX_TIMER_MS } from "../internal/sleep.js";
 import type { ClientOptions } from "./config.js";
 import type { ClientState } from "./client-state.js";
 import { finalize, type Op } from "./ops.js";
@@ -188,7 +189,8 @@ export class SpoolReplay {
         this.mayHaveWork = true;
         this.onDue();
       },
-      Math.max(10, at - Date.now() + 10),
+      // A due time past a timer's range wakes early and arms again (see sleep.ts).
+      Math.min(MAX_TIMER_MS, Math.max(10, at - Date.now() + 10)),
     );
     // The spool outlives the process; waiting for a retry time must not keep it alive.
     t.unref();

@@ -2,7 +2,7 @@
  * The longest delay a Node timer holds: a longer one (a server's Retry-After may say anything)
  * fires after 1 ms instead, with a TimeoutOverflowWarning printed in the host's output.
  */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Wait `ms` (at most MAX_TIMER_MS), or until `signal` aborts (rejecting). `unref`: the wait alone does not keep the process alive. */
 export function sleep(ms: number, signal?: AbortSignal, unref = false): Promise<void> {

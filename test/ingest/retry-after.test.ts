@@ -61,11 +61,64 @@ describe("Retry-After beyond a timer's range", () => {
     c.createRun(makeRun("retry-after"));
     // A flush that waits far longer than the backoff's ceiling: an attempt made in it is a retry the server forbade.
     const flushed = await c.flush({ timeoutMs: 600 });
+    await new Promise((r) => setTimeout(r, 300));
     expect(endpoint.posts()).toBe(1);
-    expect(flushed).toMatchObject({ timedOut: true, pending: 1 });
+    // The run waits in the spool, not in memory, and the flush says so at once.
+    expect(flushed).toMatchObject({ timedOut: false, pending: 0, spooled: 1, ok: false });
     expect(warnings).not.toContain("TimeoutOverflowWarning");
     // Nothing is lost: shutting down keeps the run in the spool for a later client.
     const closed = await c.shutdown({ timeoutMs: 50 });
-    expect(closed.spooled + closed.pending).toBeGreaterThanOrEqual(1);
+    expect(closed.spooled).toBe(1);
+  });
+});
+
+describe("Retry-After past the backoff's ceiling", () => {
+  it("is waited out in the spool: flush() returns at once counting the run spooled, and the run is sent when the server said", async () => {
+    const endpoint = await throttling("2");
+    const dir = tempDir("tp-retry-after-");
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const c = new Client({
+      endpoint: endpoint.url,
+      apiKey: "test-key",
+      spoolDir: join(dir, "spool"),
+      backoff: { baseMs: 20, maxMs: 200 },
+      exitHooks: false,
+      warn: () => {},
+    });
+    cleanup.push(async () => void (await c.shutdown({ timeoutMs: 100 })));
+    c.createRun(makeRun("retry-after"));
+    const started = Date.now();
+    // No timeout: this flush used to wait the server's two seconds, and would have waited an hour for an hour.
+    const flushed = await c.flush();
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(flushed).toMatchObject({ timedOut: false, spooled: 1, ok: false });
+    expect(endpoint.posts()).toBe(1);
+    // Not before the time the server gave...
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(endpoint.posts()).toBe(1);
+    // ...and then, from the spool, once.
+    for (let i = 0; i < 100 && c.stats.delivered < 1; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(endpoint.posts()).toBe(2);
+    expect(c.stats.delivered).toBe(1);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2000);
+    expect(await c.flush()).toMatchObject({ ok: true, spooled: 0 });
+  });
+
+  it("a shorter Retry-After is still waited out in memory, within the flush", async () => {
+    const endpoint = await throttling("0.1");
+    const dir = tempDir("tp-retry-after-");
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const c = new Client({
+      endpoint: endpoint.url,
+      apiKey: "test-key",
+      spoolDir: join(dir, "spool"),
+      backoff: { baseMs: 20, maxMs: 200 },
+      exitHooks: false,
+      warn: () => {},
+    });
+    cleanup.push(async () => void (await c.shutdown({ timeoutMs: 100 })));
+    c.createRun(makeRun("retry-after"));
+    expect(await c.flush()).toMatchObject({ ok: true, spooled: 0, timedOut: false });
+    expect(endpoint.posts()).toBe(2);
   });
 });
