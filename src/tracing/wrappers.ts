@@ -1,6 +1,6 @@
 /**
  * wrapOpenAI(client) and wrapAnthropic(client): the same client object, with
- * its chat-completions / messages `create` traced. The SDKs' helpers
+ * its chat-completions / messages (and beta messages) `create` traced. The SDKs' helpers
  * (chat.completions.parse, chat.completions.stream(), messages.stream() with
  * finalMessage()) call `create` on the same resource, so they are traced too,
  * once each. wrapOpenAI also traces `responses.create` (its helpers
@@ -127,5 +127,10 @@ export function wrapAnthropic<T extends object>(client: T, opts: WrapOptions = {
     throw new TypeError("wrapAnthropic expects an Anthropic client (client.messages.create)");
   if (!messages[WRAPPED]) wrapClones(client, (clone) => wrapAnthropic(clone, opts));
   patchCreate(messages, anthropicMessages, "anthropic", "ChatAnthropic", opts);
+  // The beta resource (extended features: thinking variants, server tools, files) has a `create` of its
+  // own, which its stream() and parse() call; its messages are the same format.
+  const beta = (client as { beta?: { messages?: { create?: CreateFn } & Record<symbol, unknown> } }).beta?.messages;
+  if (beta && typeof beta.create === "function")
+    patchCreate(beta as { create: CreateFn } & Record<symbol, unknown>, anthropicMessages, "anthropic", "ChatAnthropic", opts);
   return client;
 }

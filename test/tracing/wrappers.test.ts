@@ -360,6 +360,27 @@ describe("wrapAnthropic", () => {
     expect(onlyRun()).toMatchObject({ run_type: "llm", name: "ChatAnthropic" });
   });
 
+  it("traces beta.messages: create, and stream() once with finalMessage() intact", async () => {
+    vendor.server.push({ json: fixture("anthropic-message.json") }, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    const wrapped = wrapAnthropic(anthropic(), { client: vendor.writer });
+    const msg = await wrapped.beta.messages.create({ ...req, betas: ["token-efficient-tools-2025-02-19"] });
+    expect(msg.content[0]).toMatchObject({ type: "text" });
+    const final = await wrapped.beta.messages.stream(req).finalMessage();
+    expect(final.content[0]).toMatchObject({ type: "text", text: "Hi there" });
+    // Both went out as the beta resource sends them unwrapped.
+    const sent = vendor.server.requests.slice(-2);
+    expect(sent.map((r) => r.path)).toEqual(["/v1/messages", "/v1/messages"]);
+    expect(sent[0]!.headers["anthropic-beta"]).toBe("token-efficient-tools-2025-02-19");
+    const runs = vendor.writer.list() as Record<string, any>[];
+    expect(runs).toHaveLength(2);
+    for (const run of runs) {
+      expect(run).toMatchObject({ run_type: "llm", name: "ChatAnthropic", extra: { metadata: { trace_provider: "anthropic" } } });
+      expect(run.inputs.messages.at(-1)).toEqual({ role: "user", content: [{ type: "text", text: "Say hi in French" }] });
+    }
+    expect(runs[1]!.outputs.messages[0].content[0].text).toBe("Hi there");
+    expect(runs[1]!.events.map((e: { name: string }) => e.name)).toContain("new_token");
+  });
+
   it("records and rethrows a vendor error", async () => {
     vendor.server.push({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } });
     const wrapped = wrapAnthropic(anthropic(), { client: vendor.writer });
