@@ -47,6 +47,7 @@ export interface ServeOptions {
   largeBodyBudgetBytes?: number;
   headersTimeout: number;
   requestTimeout: number;
+  drainTimeout: number;
   keepAliveTimeout: number;
   idleTimeout: number;
   graphConfig?: string;
@@ -158,6 +159,12 @@ export function register(program: Command): void {
     )
     .option("--headers-timeout <ms>", "time to receive a request's headers (408)", int("--headers-timeout"), DEFAULT_TIMEOUTS.headersMs)
     .option("--request-timeout <ms>", "time to receive a whole request (408)", int("--request-timeout"), DEFAULT_TIMEOUTS.requestMs)
+    .option(
+      "--drain-timeout <ms>",
+      "on SIGTERM/SIGINT, how long requests under way are given to be answered before their connections are cut",
+      int("--drain-timeout"),
+      DEFAULT_TIMEOUTS.drainMs,
+    )
     .option(
       "--keep-alive-timeout <ms>",
       "idle keep-alive connections close after this",
@@ -316,6 +323,7 @@ export function register(program: Command): void {
         timeouts: {
           headersMs: opts.headersTimeout,
           requestMs: opts.requestTimeout,
+          drainMs: opts.drainTimeout,
           keepAliveMs: opts.keepAliveTimeout,
           idleSocketMs: opts.idleTimeout,
         },

@@ -64,7 +64,7 @@ export interface CollectorOptions {
   batchSizeBytesLimit?: number;
   /** Request bounds; see CollectorLimits for each one and DEFAULT_LIMITS for the defaults. */
   limits?: Partial<CollectorLimits>;
-  /** Connection timeouts; see CollectorTimeouts and DEFAULT_TIMEOUTS (headers 20 s, request 120 s, keep-alive 5 s, idle socket 30 s). */
+  /** Connection timeouts; see CollectorTimeouts and DEFAULT_TIMEOUTS (headers 20 s, request 120 s, keep-alive 5 s, idle socket 30 s, drain on close 10 s). */
   timeouts?: Partial<CollectorTimeouts>;
   /** Extra endpoint groups (deployments, webhooks). */
   routes?: Route[];
@@ -241,13 +241,21 @@ export async function createCollector(opts: CollectorOptions = {}): Promise<Coll
     close() {
       closing = true;
       return new Promise((resolve, reject) => {
+        // Requests under way are answered, not reset (a rolling restart behind a load balancer would
+        // otherwise fail every upload it caught); new ones get the 503 above. A connection is closed
+        // once it is idle, which for a keep-alive one is after its answer: Node leaves those open, so
+        // idle ones are looked for until the last is gone or the drain's time is up.
+        const drain = setInterval(() => server.closeIdleConnections(), 25);
+        const cut = setTimeout(() => server.closeAllConnections(), timeouts.drainMs);
         server.close(() => {
+          clearInterval(drain);
+          clearTimeout(cut);
           // A sweep under way finishes its trace (a prune its slice) before the store closes under it.
           void Promise.all([sweep?.stop(), retention?.stop(), webhooks?.stop()])
             .then(() => (ownStore ? store.close() : undefined))
             .then(() => resolve(), reject);
         });
-        server.closeAllConnections();
+        server.closeIdleConnections();
       });
     },
   };

@@ -46,6 +46,8 @@ export interface CollectorTimeouts {
   keepAliveMs: number;
   /** A connection with no traffic at all (e.g. opened and never used, or a stalled body) is closed after this long. */
   idleSocketMs: number;
+  /** On close, requests under way are answered for up to this long; then their connections are cut. */
+  drainMs: number;
 }
 
 export const DEFAULT_LIMITS: CollectorLimits = {
@@ -67,6 +69,7 @@ export const DEFAULT_TIMEOUTS: CollectorTimeouts = {
   requestMs: 120_000,
   keepAliveMs: 5_000,
   idleSocketMs: 30_000,
+  drainMs: 10_000,
 };
 
 /** The options that bound requests, as createCollector takes them (the three top-level ones predate `limits`). */
