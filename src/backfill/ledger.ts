@@ -65,6 +65,8 @@ export class Ledger {
   private readonly fd: number;
   private readonly acks?: Acks;
   private deadLetterBytes: number;
+  /** The dead-letter file's length when the current position was reached: what a checkpoint may count. */
+  private deadLetterBytesAtPosition: number;
   private current?: { pos: FilePosition; hash: Hash; synced: boolean };
 
   constructor(private readonly o: LedgerOptions) {
@@ -78,6 +80,7 @@ export class Ledger {
       bytes = previous.deadLetterBytes;
     }
     this.deadLetterBytes = bytes;
+    this.deadLetterBytesAtPosition = bytes;
     this.resumed = previous !== undefined;
     this.checkpoint = previous ?? emptyCheckpoint(bytes);
     this.fd = openSync(o.deadLetterPath, "a");
@@ -124,6 +127,7 @@ export class Ledger {
     if (done) {
       cur.pos.offset = done.offset;
       cur.pos.line = done.line;
+      this.deadLetterBytesAtPosition = this.deadLetterBytes;
     }
     cur.synced = done !== undefined;
   }
@@ -137,7 +141,8 @@ export class Ledger {
     if (!this.o.checkpointPath || this.o.dryRun) return true;
     this.seal();
     fsyncSync(this.fd);
-    saveCheckpoint(this.o.checkpointPath, { ...this.checkpoint, deadLetterBytes: this.deadLetterBytes });
+    // Lines dead-lettered past the saved position will be read, and dead-lettered, again on resume.
+    saveCheckpoint(this.o.checkpointPath, { ...this.checkpoint, deadLetterBytes: this.deadLetterBytesAtPosition });
     return true;
   }
 
