@@ -23,6 +23,7 @@ import type { Hash } from "node:crypto";
 import { ValidationError, type Issue } from "../errors.js";
 import type { Client } from "../ingest/client.js";
 import { emptyCheckpoint, loadCheckpoint, saveCheckpoint, type Checkpoint, type FilePosition } from "./checkpoint.js";
+import { lockPath } from "./lock.js";
 import type { BadLine } from "./reader.js";
 
 function reasonOf(err: unknown): { reason: string; errors?: Issue[] } {
@@ -65,24 +66,43 @@ export class Ledger {
   private readonly fd: number;
   private readonly acks?: Acks;
   private deadLetterBytes: number;
+  /** The dead-letter file's length when the current position was reached: what a checkpoint may count. */
+  private deadLetterBytesAtPosition: number;
   private current?: { pos: FilePosition; hash: Hash; synced: boolean };
+
+  private readonly unlock: (() => void)[] = [];
 
   constructor(private readonly o: LedgerOptions) {
     const path = o.checkpointPath && !o.dryRun ? o.checkpointPath : undefined;
-    const previous = path ? loadCheckpoint(path) : undefined;
-    mkdirSync(dirname(resolve(o.deadLetterPath)), { recursive: true });
-    let bytes = existsSync(o.deadLetterPath) ? statSync(o.deadLetterPath).size : 0;
-    if (previous && bytes > previous.deadLetterBytes) {
-      // Lines dead-lettered after the last checkpoint will be read, and dead-lettered, again.
-      truncateSync(o.deadLetterPath, previous.deadLetterBytes);
-      bytes = previous.deadLetterBytes;
+    let previous: Checkpoint | undefined;
+    let bytes: number;
+    try {
+      // Before anything is read or cut back: another process may be using these files.
+      if (path) this.unlock.push(lockPath(path, "checkpoint"));
+      this.unlock.push(lockPath(o.deadLetterPath, "dead-letter"));
+      previous = path ? loadCheckpoint(path) : undefined;
+      mkdirSync(dirname(resolve(o.deadLetterPath)), { recursive: true });
+      bytes = existsSync(o.deadLetterPath) ? statSync(o.deadLetterPath).size : 0;
+      if (previous && bytes > previous.deadLetterBytes) {
+        // Lines dead-lettered after the last checkpoint will be read, and dead-lettered, again.
+        truncateSync(o.deadLetterPath, previous.deadLetterBytes);
+        bytes = previous.deadLetterBytes;
+      }
+      this.fd = openSync(o.deadLetterPath, "a");
+    } catch (err) {
+      this.releaseLocks();
+      throw err;
     }
     this.deadLetterBytes = bytes;
+    this.deadLetterBytesAtPosition = bytes;
     this.resumed = previous !== undefined;
     this.checkpoint = previous ?? emptyCheckpoint(bytes);
-    this.fd = openSync(o.deadLetterPath, "a");
     this.acks = o.client && !o.dryRun ? new Acks(o.client) : undefined;
     if (path && !previous) saveCheckpoint(path, this.checkpoint);
+  }
+
+  private releaseLocks(): void {
+    for (const release of this.unlock.splice(0)) release();
   }
 
   get counts() {
@@ -124,6 +144,7 @@ export class Ledger {
     if (done) {
       cur.pos.offset = done.offset;
       cur.pos.line = done.line;
+      this.deadLetterBytesAtPosition = this.deadLetterBytes;
     }
     cur.synced = done !== undefined;
   }
@@ -137,7 +158,8 @@ export class Ledger {
     if (!this.o.checkpointPath || this.o.dryRun) return true;
     this.seal();
     fsyncSync(this.fd);
-    saveCheckpoint(this.o.checkpointPath, { ...this.checkpoint, deadLetterBytes: this.deadLetterBytes });
+    // Lines dead-lettered past the saved position will be read, and dead-lettered, again on resume.
+    saveCheckpoint(this.o.checkpointPath, { ...this.checkpoint, deadLetterBytes: this.deadLetterBytesAtPosition });
     return true;
   }
 
@@ -149,5 +171,6 @@ export class Ledger {
 
   close(): void {
     closeSync(this.fd);
+    this.releaseLocks();
   }
 }

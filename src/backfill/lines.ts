@@ -31,6 +31,11 @@ export interface Line {
   text: string;
   /** The line was longer than `maxLineBytes`; `text` is empty and `end - offset` is its length. */
   tooLong?: true;
+  /**
+   * The file's last line, with no newline and not JSON: most likely one a writer is still
+   * appending. The hash does not cover it, so a checkpoint can stand just before it.
+   */
+  unfinished?: true;
 }
 
 export interface ReadOptions {
@@ -83,6 +88,18 @@ export async function* readLines(path: string, opts: ReadOptions = {}): AsyncGen
   }
 }
 
+/** Whether bytes are one JSON value (blank is not a record, so counts as whole). */
+function isJson(parts: Buffer[], tail: Buffer): boolean {
+  const text = (parts.length ? Buffer.concat([...parts, tail]) : tail).toString("utf8");
+  if (!text.trim()) return true;
+  try {
+    JSON.parse(text.charCodeAt(0) === 0xfeff ? text.slice(1) : text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 interface SplitOptions extends ReadOptions {
   /** Offset of the stream's first byte. */
   offset?: number;
@@ -108,7 +125,8 @@ export async function* splitLines(source: AsyncIterable<Buffer | string>, opts: 
     let line: Line | undefined;
     if (lineStart >= skipBefore) {
       lineNo++;
-      if (hash && lineStart >= hashFrom) {
+      const unfinished = !withNewline && !tooLong && size + tail.length <= max && !isJson(parts, tail);
+      if (hash && lineStart >= hashFrom && !unfinished) {
         for (const p of parts) hash.update(p);
         hash.update(tail);
       }
@@ -117,8 +135,11 @@ export async function* splitLines(source: AsyncIterable<Buffer | string>, opts: 
         const buf = parts.length ? Buffer.concat([...parts, tail]) : tail;
         let stop = buf.length - (withNewline ? 1 : 0);
         if (stop > 0 && buf[stop - 1] === 13) stop--; // CRLF
-        line = { line: lineNo, offset: lineStart, end, text: buf.toString("utf8", 0, stop) };
+        // A UTF-8 byte-order mark (Windows editors, PowerShell) is no part of the first record.
+        const from = lineStart === 0 && stop >= 3 && buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf ? 3 : 0;
+        line = { line: lineNo, offset: lineStart, end, text: buf.toString("utf8", from, stop) };
       }
+      if (unfinished) line.unfinished = true;
     }
     lineStart = end;
     parts = [];

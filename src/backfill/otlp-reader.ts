@@ -12,7 +12,8 @@ import { traceToRuns } from "../otlp/convert.js";
 import { plainSpans } from "../otlp/decode.js";
 import { plainToSpanRecord } from "../otlp/records.js";
 import type { Item, LogReader, ReadContext } from "./reader.js";
-import { lineRecord } from "./record.js";
+import type { Line } from "./lines.js";
+import { lineRecord, unfinishedLine } from "./record.js";
 import { linesFromStart } from "./reread.js";
 import { traceNumber } from "./shard.js";
 import { TraceIndex } from "./traces.js";
@@ -22,7 +23,12 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
   try {
     let last = { offset: ctx.from.offset, line: ctx.from.line };
     let anythingNew = false;
+    let unfinished: Line | undefined;
     for await (const l of linesFromStart(ctx)) {
+      if (l.unfinished) {
+        unfinished = l;
+        break;
+      }
       const fresh = l.end > ctx.from.offset;
       const record = l.tooLong || l.text.trim() !== "";
       const own = ctx.owns(l.line - 1);
@@ -47,6 +53,7 @@ async function* readOtlp(ctx: ReadContext): AsyncGenerator<Item> {
       }
     }
     yield { done: last };
+    if (unfinished) throw unfinishedLine(ctx.path, unfinished);
   } finally {
     traces.close();
   }

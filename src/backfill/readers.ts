@@ -9,7 +9,7 @@ import { callToRun, type CallRecord } from "./convert.js";
 import { batchResultCall, customId, genericCall, lonelyRequestCall, requestBody, type FileKind, type FormatName } from "./formats.js";
 import { recordIdentity } from "./identity.js";
 import { readLines, type Line } from "./lines.js";
-import { checkedRun, lineRecord } from "./record.js";
+import { checkedRun, lineRecord, unfinishedLine } from "./record.js";
 import { linesFromStart } from "./reread.js";
 import { otlpReader } from "./otlp-reader.js";
 import type { BadLine, Item, LogReader, ReadContext } from "./reader.js";
@@ -40,6 +40,7 @@ function lineReader(
       })) {
         const item: Item = { line: l, done: { offset: l.end, line: l.line } };
         if (l.tooLong || l.text.trim()) {
+          if (l.unfinished) throw unfinishedLine(ctx.path, l);
           item.own = ctx.owns(l.line - 1);
           if (item.own) {
             try {
@@ -67,7 +68,12 @@ async function* indexRequests(
   index: (v: Obj) => { customId: string; body: unknown },
   ctx: ReadContext,
 ): AsyncGenerator<Item> {
+  let unfinished: Line | undefined;
   for await (const l of linesFromStart(ctx)) {
+    if (l.unfinished) {
+      unfinished = l;
+      break;
+    }
     const fresh = l.end > ctx.from.offset;
     let bad: BadLine | undefined;
     if (l.tooLong || l.text.trim()) {
@@ -81,6 +87,7 @@ async function* indexRequests(
     if (fresh) yield { bad, done: { offset: l.end, line: l.line } };
   }
   ctx.requests.commit();
+  if (unfinished) throw unfinishedLine(ctx.path, unfinished);
 }
 
 /** A call record from a line, converted with the record's own identity (identity.ts). */

@@ -2,7 +2,7 @@
  * One log line to a value the readers can use, or a ValidationError naming
  * what is wrong, so the line is dead-lettered like any other bad record.
  */
-import { ValidationError, zodIssues } from "../errors.js";
+import { ConfigError, ValidationError, zodIssues } from "../errors.js";
 import type { Line } from "./lines.js";
 import { Run } from "../run/schema.js";
 import type { Run as RunT } from "../run/schema.js";
@@ -54,6 +54,22 @@ export function lineTooLong(l: Line, max: number | undefined): ValidationError {
       loc: [],
       msg: `line is ${l.end - l.offset} bytes, over the maximum line size of ${max} bytes (--max-line-bytes)`,
       type: "line_too_long",
+    },
+  ]);
+}
+
+/**
+ * A last line with no newline that is not a whole record is most likely one a
+ * writer is still appending: it is neither dead-lettered nor passed by the
+ * checkpoint, but reported like a file unreadable from that line on, so a
+ * rerun once the line is finished reads it (and only it) again.
+ */
+export function unfinishedLine(path: string, l: Line): ConfigError {
+  return new ConfigError([
+    {
+      loc: ["files"],
+      msg: `${path}: line ${l.line} has no newline and is not a whole record (a writer still appending to the file?); it was not read, rerun to read it once it is finished`,
+      type: "file_unreadable",
     },
   ]);
 }

@@ -67,6 +67,15 @@ export interface TraceSpanProcessorOptions {
   /** Ended spans waiting for conversion, at most (default 4096); past it they are dropped and counted. */
   maxQueueSize?: number;
   /**
+   * Spans started and not yet ended that are remembered for the parentage of
+   * their descendants, at most (default 10000). Past it the oldest open span is
+   * forgotten (counted in `stats.evicted`): a span that never ends (a stream the
+   * program stopped reading, which some instrumentations never end) would
+   * otherwise be held, with its attributes, for the life of the process. A
+   * forgotten span that ends after all still becomes a run, as a root.
+   */
+  maxOpenSpans?: number;
+  /**
    * The log-record processor registered on the LoggerProvider: a span's GenAI
    * log records (the official instrumentations' message content) are read
    * with it when it is converted (logs.ts).
@@ -81,6 +90,8 @@ export interface TraceSpanProcessorStats {
   recorded: number;
   /** Spans dropped because the queue was full. */
   dropped: number;
+  /** Open spans forgotten because more than maxOpenSpans were open. */
+  evicted: number;
 }
 
 /** Conversion yields to the event loop after this long, so a burst of spans never stalls the program for long. */
@@ -134,12 +145,13 @@ export class TraceSpanProcessor implements SpanProcessorShape {
   private readonly filter: SpanFilter;
   private readonly opts: TraceSpanProcessorOptions;
   private readonly maxQueueSize: number;
+  private readonly maxOpenSpans: number;
   /** Ended spans not yet converted; `head` is the next one (a moving index, so taking one is O(1)). */
   private queue: Node[] = [];
   private head = 0;
   private scheduled?: NodeJS.Immediate;
   private closed = false;
-  readonly stats: TraceSpanProcessorStats = { queued: 0, recorded: 0, dropped: 0 };
+  readonly stats: TraceSpanProcessorStats = { queued: 0, recorded: 0, dropped: 0, evicted: 0 };
 
   constructor(opts: TraceSpanProcessorOptions = {}) {
     this.opts = opts;
@@ -150,13 +162,8 @@ export class TraceSpanProcessor implements SpanProcessorShape {
         { loc: ["filter"], msg: `expected genai, llm, all or a function, got ${JSON.stringify(this.filter)}`, type: "enum" },
       ]);
     }
-    const max = opts.maxQueueSize ?? 4096;
-    if (!Number.isInteger(max) || max < 1) {
-      throw new ValidationError([
-        { loc: ["maxQueueSize"], msg: `expected a positive integer, got ${JSON.stringify(opts.maxQueueSize)}`, type: "int_range" },
-      ]);
-    }
-    this.maxQueueSize = max;
+    this.maxQueueSize = positiveInt(opts.maxQueueSize, 4096, "maxQueueSize");
+    this.maxOpenSpans = positiveInt(opts.maxOpenSpans, 10_000, "maxOpenSpans");
   }
 
   private get client(): Pick<Client, "createRun" | "flush"> {
@@ -181,6 +188,24 @@ export class TraceSpanProcessor implements SpanProcessorShape {
       children: 0,
       ended: false,
     });
+    if (this.nodes.size > this.maxOpenSpans) this.evict();
+  }
+
+  /** Forget the oldest open spans (the map keeps start order) until no more than maxOpenSpans are held. */
+  private evict(): void {
+    for (const node of this.nodes.values()) {
+      if (this.nodes.size <= this.maxOpenSpans) break;
+      if (node.ended) continue; // waiting for conversion or for its descendants: it will be released
+      this.nodes.delete(node.key);
+      this.stats.evicted++;
+      this.opts.logs?.take(node.traceId, node.spanId);
+      const parent = node.parent ? this.nodes.get(node.parent) : undefined;
+      if (parent && parent.children > 0) {
+        parent.children--;
+        this.release(parent);
+      }
+      warnEvicted(this.maxOpenSpans);
+    }
   }
 
   /** On the program's path: note the end and queue the span; nothing is read or converted here. */
@@ -318,7 +343,8 @@ export class TraceSpanProcessor implements SpanProcessorShape {
     while (n && n.ended && !n.queued && n.children === 0) {
       this.nodes.delete(n.key);
       const p: Node | undefined = n.parent ? this.nodes.get(n.parent) : undefined;
-      if (p) p.children--;
+      // A parent forgotten (evicted) and seen again at its end counted none of its children.
+      if (p && p.children > 0) p.children--;
       n = p;
     }
     if (this.nodes.size === 0) this.nodes = new Map();
@@ -369,6 +395,24 @@ export class TraceSpanProcessor implements SpanProcessorShape {
     await this.client.flush();
     this.nodes.clear();
   }
+}
+
+function positiveInt(v: number | undefined, fallback: number, loc: string): number {
+  const n = v ?? fallback;
+  if (!Number.isInteger(n) || n < 1) {
+    throw new ValidationError([{ loc: [loc], msg: `expected a positive integer, got ${JSON.stringify(v)}`, type: "int_range" }]);
+  }
+  return n;
+}
+
+let warnedEvicted = false;
+function warnEvicted(max: number): void {
+  if (warnedEvicted) return;
+  warnedEvicted = true;
+  process.emitWarning(
+    `tracepipe: more than ${max} spans were open at once, so the oldest open ones are forgotten (counted in processor.stats.evicted; they still become runs, as roots, if they end); spans an instrumentation never ends are the usual cause, or raise maxOpenSpans`,
+    "TracepipeWarning",
+  );
 }
 
 let warnedDropped = false;

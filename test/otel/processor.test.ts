@@ -269,10 +269,10 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     };
     for (let i = 0; i < 20; i++) tracer.startSpan(`chat ${i}`, { attributes: attrs }).end();
     // Nothing read yet: the program's turn is not over.
-    expect(processor.stats).toEqual({ queued: 20, recorded: 0, dropped: 0 });
+    expect(processor.stats).toEqual({ queued: 20, recorded: 0, dropped: 0, evicted: 0 });
     // Converted in later turns with no flush asked for (a few per turn when a turn's time slice runs out).
     while (processor.stats.queued > 0) await new Promise((r) => setImmediate(r));
-    expect(processor.stats).toEqual({ queued: 0, recorded: 20, dropped: 0 });
+    expect(processor.stats).toEqual({ queued: 0, recorded: 20, dropped: 0, evicted: 0 });
     await client.flush();
     const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(runs.map((r) => r.name).sort()).toEqual(Array.from({ length: 20 }, (_, i) => `chat ${i}`).sort());
@@ -361,13 +361,13 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     tracer.startSpan("a", {}, underRoot).end();
     tracer.startSpan("b", {}, underRoot).end();
     middle.end(); // the queue holds a and b: dropped
-    expect(processor.stats).toEqual({ queued: 2, recorded: 0, dropped: 1 });
+    expect(processor.stats).toEqual({ queued: 2, recorded: 0, dropped: 1, evicted: 0 });
     await processor.forceFlush();
     late.end(); // outlived its dropped parent: room again, so it is queued
     root.end();
     await processor.forceFlush();
     process.off("warning", onWarning);
-    expect(processor.stats).toEqual({ queued: 0, recorded: 4, dropped: 1 });
+    expect(processor.stats).toEqual({ queued: 0, recorded: 4, dropped: 1, evicted: 0 });
     await client.shutdown();
     const { runs } = await env.col.collector.store.queryRuns({ project });
     expect(runs.map((r) => r.name).sort()).toEqual(["a", "b", "late", "root"]);
@@ -378,6 +378,7 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
 
   it("rejects a maxQueueSize that is not a positive integer, naming the field", () => {
     expect(() => new TraceSpanProcessor({ maxQueueSize: 0 })).toThrow(/maxQueueSize/);
+    expect(() => new TraceSpanProcessor({ maxOpenSpans: 1.5 })).toThrow(/maxOpenSpans/);
   });
 
   it("rejects an unknown filter with the field named", () => {
