@@ -189,12 +189,23 @@ export function spanToRun(s: SpanRecord, reading: Reading, at: Placement, o: Con
   return run(result.run_type, result.inputs ?? {}, metadata, result.outputs, events);
 }
 
-/** The raw values of the attributes that failed to read, beside the issues: nothing the span said is lost. */
+/** An indexed legacy key (`gen_ai.prompt.3.role`) and the family it belongs to (`gen_ai.prompt.`). */
+const LEGACY_INDEXED = /^(gen_ai\.(?:prompt|completion)\.)\d+\./;
+
+/**
+ * The raw values of the attributes that failed to read, beside the issues: nothing the span
+ * said is lost. An issue on an indexed legacy key (a role missing from `gen_ai.prompt.1.*`)
+ * fails its whole family, whose messages are read together, and may name a key the span does
+ * not have: every attribute of that family is kept.
+ */
 function unread(s: SpanRecord, issues: readonly { loc: readonly (string | number)[] }[], otel: Record<string, unknown>): void {
   const raw: Record<string, unknown> = {};
   for (const i of issues) {
     const key = i.loc[0];
-    if (typeof key === "string" && s.attributes[key] !== undefined) put(raw, key, s.attributes[key]);
+    if (typeof key !== "string") continue;
+    if (s.attributes[key] !== undefined) put(raw, key, s.attributes[key]);
+    const family = LEGACY_INDEXED.exec(key)?.[1];
+    if (family) for (const k of Object.keys(s.attributes)) if (k.startsWith(family)) put(raw, k, s.attributes[k]);
   }
   if (Object.keys(raw).length) otel.unread_attributes = raw;
 }

@@ -217,6 +217,34 @@ describe("TraceSpanProcessor with @traceloop/instrumentation-openai", () => {
     expect(meta(runs[0]!).normalize_error).toEqual([expect.objectContaining({ loc: ["gen_ai.input.messages"], type: "json_invalid" })]);
   });
 
+  it("keeps every legacy indexed prompt and completion attribute when one of them is malformed (a role missing)", async () => {
+    const { client, provider, tracer } = setup("otel-legacy-bad");
+    const s = tracer.startSpan("openai.chat", {
+      attributes: {
+        "gen_ai.system": "openai",
+        "gen_ai.request.model": "gpt-4o",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": "hi",
+        "gen_ai.prompt.1.content": "and this, with no role",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "hello",
+      },
+    });
+    s.end();
+    await provider.forceFlush();
+    await client.shutdown();
+    const { runs } = await env.col.collector.store.queryRuns({ project: "otel-legacy-bad" });
+    expect(runs).toHaveLength(1);
+    const m = meta(runs[0]!);
+    expect(m.normalize_error).toEqual([expect.objectContaining({ loc: [expect.stringMatching(/^gen_ai\.prompt\.1/)] })]);
+    // Nothing the span said is lost: the whole family the bad key belongs to is kept raw.
+    expect((m.otel as Record<string, unknown>).unread_attributes).toEqual({
+      "gen_ai.prompt.0.role": "user",
+      "gen_ai.prompt.0.content": "hi",
+      "gen_ai.prompt.1.content": "and this, with no role",
+    });
+  });
+
   it("marks a run whose span lost attributes to the SDK's attribute limit, and the limit can be raised", async () => {
     const project = "otel-limit";
     const client = new Client({
