@@ -63,7 +63,9 @@ export function lockPath(path: string, what: string): () => void {
         if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
       }
       const pid = ownerOf(lock);
-      if (pid !== undefined && alive(pid)) throw inUse(path, what, pid);
+      // Our own pid in a lock we do not hold is a previous life's (a container restarted after a kill
+      // runs its backfill under the same pid again): as stale as a dead one.
+      if (pid !== undefined && pid !== process.pid && alive(pid)) throw inUse(path, what, pid);
       if (attempt >= 2)
         throw new ConfigError([{ loc: [what], msg: `cannot take ${lock}; remove it if no backfill is running`, type: "in_use" }]);
       try {

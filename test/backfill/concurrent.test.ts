@@ -1,11 +1,12 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startServeProcess, type ServeProcess } from "../helpers/collector.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { deadLetterLines, storedLines, writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
+import { lockPath } from "../../src/backfill/lock.js";
 
 let col: ServeProcess | undefined;
 afterEach(async () => {
@@ -79,4 +80,17 @@ describe("two backfills on one checkpoint", () => {
     expect(runs).toMatchObject({ n: good, d: good });
     expect(deadLetterLines(dead)).toEqual(bad); // each bad line once, in order
   }, 240_000);
+});
+
+describe("a backfill's lock", () => {
+  it("takes over a lock holding its own pid that it does not hold (a restarted container runs under the same pid)", () => {
+    const path = join(tempDir("tp-bf-lock-"), "cp.json");
+    writeFileSync(`${path}.lock`, String(process.pid));
+    const release = lockPath(path, "checkpoint");
+    expect(readFileSync(`${path}.lock`, "utf8")).toBe(String(process.pid));
+    // Held now: a second take in this process is refused, naming the option.
+    expect(() => lockPath(path, "checkpoint")).toThrow(/in use by another backfill/);
+    release();
+    expect(existsSync(`${path}.lock`)).toBe(false);
+  });
 });
