@@ -17,6 +17,6 @@ export async function checkedBatch(bodies: RunBodies): Promise<CheckedBatch> {
   const issues = new IssueList(100, 10_000);
   const parsed = await parseMultipart(Readable.from([bodies.fresh()]), { "content-type": bodies.contentType }, LIMITS, issues);
   const check = batchCheck(issues, new Slicer());
-  for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
+  for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(r));
   return check.batch(parsed.attachments);
 }

@@ -21,6 +21,7 @@ import { join, resolve } from "node:path";
 import { Readable } from "node:stream";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { runBodies } from "./run-bodies.js";
+import type { RawText } from "../src/store/validate.js";
 import { spread, median } from "./stats.js";
 
 const STAGES = ["multipart parsing", "depth bound", "checks", "store write"] as const;
@@ -69,7 +70,10 @@ async function measure(root: string, requests: number, batch: number, ids: strin
     for (const d of parsed.documents) await tooDeep(d.value, 64, slicer);
     lap("depth bound");
     const check = batchCheck(issues, slicer);
-    for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], parsed.raw.get(`post.${id}`));
+    // The raw texts by part name (trees before they were kept by record) or by the record.
+    const rawOf = (id: string, r: Record<string, unknown>) =>
+      (parsed.raw as Map<unknown, RawText>).get(`post.${id}`) ?? (parsed.raw as Map<unknown, RawText>).get(r);
+    for (const [id, r] of parsed.post) await check.post(r, [`post.${id}`], rawOf(id, r));
     lap("checks");
     await store.ingest(check.batch(parsed.attachments));
     lap("store write");

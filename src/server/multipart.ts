@@ -55,8 +55,8 @@ export interface ParsedMultipart {
   parts: number;
   /** Every JSON document read, by part name: their depth is checked (sliced) before anything recursive sees them. */
   documents: { part: string; value: unknown }[];
-  /** The JSON text of each `{kind}.{id}.{field}` part that set a large field, by `{kind}.{id}`: the store writes it as is. */
-  raw: Map<string, RawText>;
+  /** The JSON text of each `{kind}.{id}.{field}` part that set a large field, by the record of `post` or `patch` it went into: the store writes it as is. */
+  raw: Map<Record<string, unknown>, RawText>;
 }
 
 /** A character past latin1: busboy decoded the part by a charset it declared, not as bytes. */
@@ -201,10 +201,10 @@ class PartParser {
     } else {
       run[field] = value;
       if (RAW.has(field)) {
-        const key = `${kind}.${id}`;
-        const raw = out.raw.get(key) ?? {};
+        // Keyed by the record, not its part's name: no name is built and hashed per part.
+        let raw = out.raw.get(run);
+        if (!raw) out.raw.set(run, (raw = {}));
         raw[field as RawField] = text;
-        out.raw.set(key, raw);
       }
     }
   }
@@ -264,6 +264,9 @@ export function parseMultipart(
         return unnamed();
       }
       const part = new FilePart(!name.startsWith("attachment."));
+      // A part past the limit: busboy marks its stream truncated (and hands over nothing more of it) before it
+      // ends or fails. Read there rather than from a 'limit' listener, one listener fewer per part.
+      const tooLarge = () => new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`);
       readFilePart(
         stream,
         (c) => {
@@ -271,6 +274,7 @@ export function parseMultipart(
         },
         () => {
           if (failed) return;
+          if (stream.truncated) return fail(tooLarge());
           try {
             parser.accept(name, part.take(), info.mimeType);
           } catch (err) {
@@ -278,9 +282,8 @@ export function parseMultipart(
           }
         },
       );
-      stream.on("limit", () => fail(new HttpError(413, `part ${JSON.stringify(name)} exceeds ${limits.maxPartBytes} bytes`)));
       // busboy destroys the part's stream with its own error (a body that ends inside the part): without a listener that error would be thrown.
-      stream.on("error", fail);
+      stream.on("error", (err) => fail(stream.truncated ? tooLarge() : err));
     });
     bb.on("error", fail);
     bb.on("close", () => {

@@ -153,8 +153,22 @@ export class RollupDeltas {
     if (llm) this.addTo(this.cell(r.project, time_ms, "llm", model, provider, name), r, sign, n);
   }
 
+  /** The cell found last: a batch's runs mostly fall in one cell, whose key then need not be built again for each. */
+  private last: Cell | undefined;
+
   /** The cell of this row key, made empty if it is not there yet. */
   private cell(project: string, time_ms: number, scope: Scope, model: string, provider: string, name: string): Cell {
+    const l = this.last;
+    if (
+      l !== undefined &&
+      l.project === project &&
+      l.time_ms === time_ms &&
+      l.scope === scope &&
+      l.model === model &&
+      l.provider === provider &&
+      l.name === name
+    )
+      return l;
     const k = cellKey({ project, time_ms, scope, model, provider, name });
     let c = this.cells.get(k);
     if (!c) {
@@ -162,6 +176,7 @@ export class RollupDeltas {
       c = { project, time_ms, scope, model, provider, name, ...empty, latency: {}, ttft: {} };
       this.cells.set(k, c);
     }
+    this.last = c;
     return c;
   }
 

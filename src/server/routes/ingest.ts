@@ -75,11 +75,12 @@ function checkBatch(limits: CollectorLimits, runs: number, bytes: number): void 
 }
 
 /** A multipart request's posts or patches as BatchCheck.each takes them, each located by its part's name. */
-function* toCheck(kind: "post" | "patch", runs: Map<string, Record<string, unknown>>, raw: Map<string, RawText>): Iterable<RecordToCheck> {
-  for (const [id, value] of runs) {
-    const part = `${kind}.${id}`;
-    yield { value, prefix: [part], raw: raw.get(part) };
-  }
+function* toCheck(
+  kind: "post" | "patch",
+  runs: Map<string, Record<string, unknown>>,
+  raw: Map<Record<string, unknown>, RawText>,
+): Iterable<RecordToCheck> {
+  for (const [id, value] of runs) yield { value, prefix: [`${kind}.${id}`], raw: raw.get(value) };
 }
 
 const newIssues = (limits: CollectorLimits) => new IssueList(limits.maxListedIssues, limits.maxCountedIssues);

@@ -50,15 +50,40 @@ export interface RunParts {
 
 /**
  * The parts of rows by rowid, each row's latency computed once: the parts' expressions use it several times
- * (its histogram bucket alone five), and each use would parse both times again. Read as arrays (raw): a row
- * object built column by column costs more than the expressions.
+ * (its histogram bucket alone five), and each use would parse both times again. Each row's values reach this
+ * process as the arguments of one call of PARTS_FUNCTION, not as a result row: better-sqlite3 (under Node 20)
+ * builds a result row through one V8 API call per column, which costs more than the expressions themselves,
+ * where a function's arguments are converted the same way and passed in one call.
  */
 const PARTS_COLUMNS = ["rowid", ...CONTRIBUTION_IN_ROW_NAMES, ...THREAD_PART_IN_ROW_NAMES];
+/** The SQL function that hands a row's parts over (registered on the connection, usable only in statements, not in the schema). */
+const PARTS_FUNCTION = "tracepipe_ingest_parts";
 const PARTS_OF_ROWIDS = [
   `WITH r AS MATERIALIZED (SELECT rowid AS rowid, session_name, start_time, end_time, first_token_time, parent_run_id, run_type, name,
     extra, error, v_usage, ${RUN_LATENCY_MS} AS latency_ms FROM runs WHERE rowid`,
-  `) SELECT rowid, ${`${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`.split(RUN_LATENCY_MS).join("latency_ms")} FROM r`,
+  `), p AS (SELECT rowid, ${`${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW}`.split(RUN_LATENCY_MS).join("latency_ms")} FROM r)
+    SELECT count(${PARTS_FUNCTION}(${PARTS_COLUMNS.join(", ")})) FROM p`,
 ] as const;
+
+/** Where the parts function of each connection puts the rows it is handed: the array of the read in progress. */
+const partsSinks = new WeakMap<Database.Database, { rows: unknown[][] | undefined }>();
+
+/** The connection's parts function (registered once per connection: every loader on it shares it). */
+function partsSink(db: Database.Database): { rows: unknown[][] | undefined } {
+  let sink = partsSinks.get(db);
+  if (!sink) {
+    const s: { rows: unknown[][] | undefined } = { rows: undefined };
+    // Not deterministic: each call hands over its row, so none may be left out or reused.
+    db.function(PARTS_FUNCTION, { varargs: true, deterministic: false, directOnly: true }, (...row: unknown[]) => {
+      if (!s.rows) throw new Error(`${PARTS_FUNCTION} called outside the ingest's read of stored parts`);
+      s.rows.push(row);
+      // Counted by the statement (count() leaves out NULL): each row it read was handed over.
+      return 1;
+    });
+    partsSinks.set(db, (sink = s));
+  }
+  return sink;
+}
 
 /** Statements kept for 2, 4, 8, ... keys, up to LOAD_MANY: the keys of one read, with the places left over NULL (which matches nothing). */
 class PaddedIn<T> {
@@ -70,20 +95,15 @@ class PaddedIn<T> {
     private readonly sql: string,
     /** The statement after the `IN (...)` list. */
     private readonly after = "",
-    /** Rows as arrays, in these columns (checked when prepared), not objects. */
-    private readonly rawColumns?: readonly string[],
+    /** One value per row (the first column's), not objects. */
+    private readonly pluck = false,
   ) {}
 
   private statement(size: number): Database.Statement {
     let stmt = this.bySize.get(size);
     if (stmt) return stmt;
     stmt = this.db.prepare(`${this.sql} IN (${new Array(size).fill("?").join(", ")})${this.after}`);
-    if (this.rawColumns) {
-      const names = stmt.columns().map((c) => c.name);
-      if (names.join(",") !== this.rawColumns.join(","))
-        throw new Error(`ingest's read of stored parts has columns ${names.join(", ")}, not ${this.rawColumns.join(", ")}`);
-      stmt.raw(true);
-    }
+    if (this.pluck) stmt.pluck(true);
     this.bySize.set(size, stmt);
     return stmt;
   }
@@ -109,8 +129,9 @@ export class SqliteRunLoader {
   private readonly one: Database.Statement;
   /** The rows of several ids (rows()). */
   private readonly many: PaddedIn<Row>;
-  /** The parts in the rollups and threads of rows just written, by rowid (partsOf()). */
-  private readonly parts: PaddedIn<unknown[]>;
+  /** The parts in the rollups and threads of rows just written, by rowid (partsOf()): each statement's count of rows handed over. */
+  private readonly parts: PaddedIn<number>;
+  private readonly partsSink: { rows: unknown[][] | undefined };
 
   constructor(db: Database.Database) {
     // octet_length and typeof read a value's header only: a large column's bytes stay in the file.
@@ -118,7 +139,8 @@ export class SqliteRunLoader {
         ${CONTRIBUTION_IN_ROW}, ${THREAD_PART_IN_ROW} FROM runs WHERE id`;
     this.one = db.prepare(`${sql} = ?`);
     this.many = new PaddedIn(db, sql);
-    this.parts = new PaddedIn(db, PARTS_OF_ROWIDS[0], PARTS_OF_ROWIDS[1], PARTS_COLUMNS);
+    this.partsSink = partsSink(db);
+    this.parts = new PaddedIn(db, PARTS_OF_ROWIDS[0], PARTS_OF_ROWIDS[1], true);
   }
 
   /**
@@ -128,11 +150,23 @@ export class SqliteRunLoader {
   partsOf(rowids: readonly number[]): Map<number, RunParts> {
     const out = new Map<number, RunParts>();
     if (!rowids.length) return out;
-    for (const row of this.parts.rows(rowids))
+    const rows: unknown[][] = [];
+    this.partsSink.rows = rows;
+    let counted = 0;
+    try {
+      for (const n of this.parts.rows(rowids)) counted += n;
+    } finally {
+      this.partsSink.rows = undefined;
+    }
+    if (counted !== rows.length) throw new Error(`the read of stored parts counted ${counted} rows and was handed ${rows.length}`);
+    for (const row of rows) {
+      if (row.length !== PARTS_COLUMNS.length)
+        throw new Error(`the read of stored parts handed ${row.length} values a row, not ${PARTS_COLUMNS.length}`);
       out.set(row[0] as number, {
         contribution: contributionInRawRow(row, 1),
         thread: threadPartInRawRow(row, 1 + CONTRIBUTION_IN_ROW_NAMES.length),
       });
+    }
     return out;
   }
 
@@ -156,7 +190,8 @@ export class SqliteRunLoader {
     let changed = false;
     for (const p of changes.posts) changed = applyChange(loaded.state, p, true, loaded.texts) || changed;
     for (const p of changes.patches) changed = applyChange(loaded.state, p, false, loaded.texts) || changed;
-    return { ...loaded, changed };
+    // Each field named: a spread copy that then adds one takes V8's slow path for the added property.
+    return { state: loaded.state, row: loaded.row, texts: loaded.texts, pieces: loaded.pieces, changed };
   }
 
   /** The run's state as stored (`row`, read by rows()), for the merge. */
