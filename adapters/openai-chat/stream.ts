@@ -204,6 +204,7 @@ function foldUnknown(src: Obj, known: Known, target: Obj | undefined, increments
 
 export class OpenAIStreamAccumulator implements StreamAccumulator {
   private readonly choices = new Map<number, ChoiceAcc>();
+  private last?: ChoiceAcc;
   private model?: string;
   private usage?: unknown;
   private readonly meta = new ChunkFields({});
@@ -234,11 +235,13 @@ export class OpenAIStreamAccumulator implements StreamAccumulator {
   private fold(choice: unknown, ci: number, i: number): boolean {
     if (!isObj(choice)) fail([ci, "choices", i], `expected an object, got ${describe(choice)}`, "object_type");
     const index = typeof choice.index === "number" ? choice.index : 0;
-    let acc = this.choices.get(index);
+    // Most streams have one choice: the last one folded is tried before the map.
+    let acc = this.last?.index === index ? this.last : this.choices.get(index);
     if (!acc) {
       acc = { index, text: [], refusal: [], reasoning: [], tools: new Map() };
       this.choices.set(index, acc);
     }
+    this.last = acc;
     if (typeof choice.finish_reason === "string") acc.finish_reason = choice.finish_reason;
     if (isObj(choice.logprobs) && Array.isArray(choice.logprobs.content)) (acc.logprobs ??= []).push(...choice.logprobs.content);
     if (choiceHasUnknown(choice)) acc.extras = foldUnknown(choice, K_CHOICE, acc.extras, false);

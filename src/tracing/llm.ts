@@ -416,6 +416,29 @@ export class LlmCall {
         // recording a failure never fails the host's read
       }
     };
+    const stop = {
+      return: (value?: unknown) => {
+        // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
+        settle("cancelled");
+        return it.return ? it.return(value) : Promise.resolve({ done: true as const, value });
+      },
+      throw: (err?: unknown) => {
+        settle(err);
+        return it.throw ? it.throw(err) : Promise.reject(err);
+      },
+    };
+    // The SDKs' streams are async generators: checked once here rather than on every chunk. Their own `next`
+    // is called (not a later replacement of it.next): a native promise every step, never thrown, and a
+    // generator receives undefined whether or not a value was passed.
+    if (isAsyncGenerator(it))
+      return {
+        next: (value?: unknown) => {
+          const step = asyncGeneratorNext.call(it, value);
+          void step.then(fold, onSideError);
+          return step;
+        },
+        ...stop,
+      };
     return {
       // A value passed to next() reaches the SDK's iterator only when one was passed (`arguments`, not a
       // rest parameter: no array made per chunk).
@@ -430,15 +453,19 @@ export class LlmCall {
         }
         return Promise.resolve(step).then(onStep, onError);
       },
-      return: (value?: unknown) => {
-        // The caller stopped early (break, or an abort surfaced as return): keep the partial output.
-        settle("cancelled");
-        return it.return ? it.return(value) : Promise.resolve({ done: true as const, value });
-      },
-      throw: (err?: unknown) => {
-        settle(err);
-        return it.throw ? it.throw(err) : Promise.reject(err);
-      },
+      ...stop,
     };
+  }
+}
+
+/** The `next` every async generator object inherits: it returns a native promise each call and never throws. */
+const asyncGeneratorNext = (Object.getPrototypeOf(async function* () {}.prototype) as AsyncGenerator<unknown>).next;
+
+/** `it` steps by the async generators' own `next` (an own or inherited replacement is another iterator). */
+function isAsyncGenerator(it: AsyncIterator<unknown>): it is AsyncGenerator<unknown> {
+  try {
+    return it.next === asyncGeneratorNext;
+  } catch {
+    return false;
   }
 }

@@ -198,3 +198,92 @@ describe("a streamed run's outputs", () => {
     }
   });
 });
+
+describe("a streamed run through either kind of iterator", () => {
+  /** The same steps as `source`, from an iterator that is not an async generator (the wrapper's general path). */
+  const handWritten = (chunks: unknown[], failAt = -1): AsyncIterator<unknown> => {
+    let i = 0;
+    return {
+      next: async () => {
+        if (i === failAt) throw new Error("vendor broke");
+        return i < chunks.length ? { done: false, value: chunks[i++] } : { done: true, value: undefined };
+      },
+    };
+  };
+  async function* failing(chunks: unknown[], failAt: number): AsyncGenerator<unknown> {
+    for (let i = 0; i < chunks.length; i++) {
+      if (i === failAt) throw new Error("vendor broke");
+      yield chunks[i];
+    }
+  }
+  const sent = ["One", " two", " three", " four"].map((w) => chunk(w));
+
+  it("records the same run from an async generator and from a hand-written iterator, and hands over every chunk as it came", async () => {
+    const client = await withClient("stream-run-kinds");
+    const got: Record<string, unknown[]> = { generator: [], iterator: [] };
+    for (const [name, it] of [
+      ["generator", source(sent)],
+      ["iterator", handWritten(sent)],
+    ] as const) {
+      const call = new LlmCall(openaiChat, "openai", body, client, { name }, "ChatOpenAI");
+      for await (const c of read(call.wrapIterator(it))) got[name]!.push(c);
+    }
+    expect(got.generator!.every((c, i) => c === sent[i]) && got.generator!.length === sent.length).toBe(true);
+    expect(got.iterator!.every((c, i) => c === sent[i]) && got.iterator!.length === sent.length).toBe(true);
+    expect((await client.shutdown()).ok).toBe(true);
+    const { runs } = await col!.collector.store.queryRuns({ project: "stream-run-kinds", limit: 10 });
+    const byName = new Map(runs.map((r) => [(r as Record<string, any>).name as string, r as Record<string, any>]));
+    for (const name of ["generator", "iterator"]) {
+      const run = byName.get(name)!;
+      expect(run.error ?? undefined).toBeUndefined();
+      expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "One two three four" }]);
+      expect(run.events.map((e: { name: string }) => e.name)).toEqual(["new_token"]);
+    }
+  });
+
+  it("ends the run with the vendor's error and the text so far when the stream fails midway, the caller getting the same error", async () => {
+    const client = await withClient("stream-run-failed");
+    const seen: Record<string, unknown> = {};
+    for (const [name, it] of [
+      ["generator", failing(sent, 2)],
+      ["iterator", handWritten(sent, 2)],
+    ] as const) {
+      const call = new LlmCall(openaiChat, "openai", body, client, { name }, "ChatOpenAI");
+      try {
+        for await (const _ of read(call.wrapIterator(it))) void _;
+      } catch (err) {
+        seen[name] = (err as Error).message;
+      }
+    }
+    expect(seen).toEqual({ generator: "vendor broke", iterator: "vendor broke" });
+    expect((await client.shutdown()).ok).toBe(true);
+    const { runs } = await col!.collector.store.queryRuns({ project: "stream-run-failed", limit: 10 });
+    expect(runs).toHaveLength(2);
+    for (const r of runs as Record<string, any>[]) {
+      expect(r.error).toContain("vendor broke");
+      expect(r.outputs.messages[0].content).toEqual([{ type: "text", text: "One two" }]);
+    }
+  });
+
+  it("passes a value given to next() on to a hand-written iterator, and a return() ends the run as cancelled", async () => {
+    const client = await withClient("stream-run-next-value");
+    const received: unknown[][] = [];
+    let i = 0;
+    const inner: AsyncIterator<unknown> = {
+      next: async (...args: unknown[]) => {
+        received.push(args);
+        return { done: false, value: sent[i++ % sent.length] };
+      },
+      return: async () => ({ done: true, value: undefined }),
+    };
+    const call = new LlmCall(openaiChat, "openai", body, client, {}, "ChatOpenAI");
+    const it = call.wrapIterator(inner);
+    await it.next();
+    await it.next("sent in");
+    await it.return!();
+    expect(received).toEqual([[], ["sent in"]]);
+    const run = await delivered(client, "stream-run-next-value");
+    expect(run.error).toBe("cancelled");
+    expect(run.outputs.messages[0].content).toEqual([{ type: "text", text: "One two" }]);
+  });
+});
