@@ -2,8 +2,8 @@
  * One batch, from the moment it leaves the queue to its end: delivered,
  * bisected, dead-lettered, or spooled for a later retry. Retryable failures
  * wait with backoff (full jitter, Retry-After honoured: retry.ts) up to
- * `maxAttempts` (a Retry-After past the backoff's ceiling is waited out in
- * the spool, not in memory); a refused batch is bisected so one bad run ends up alone in
+ * `maxAttempts` (a Retry-After past LONGEST_WAIT_IN_MEMORY_MS, or the
+ * backoff's ceiling when higher, is waited out in the spool, not in memory); a refused batch is bisected so one bad run ends up alone in
  * the dead-letter file while the others arrive. Whatever happens, the batch's
  * spool segments are accounted for and nothing rejects into the host: the
  * pump (pump.ts) only learns that the batch is done with.
@@ -17,6 +17,9 @@ import type { RunQueue } from "./queue.js";
 import { backoffMs } from "../internal/retry.js";
 import { SinkError, type Sink } from "./sink.js";
 import type { SpoolReplay } from "./spool-replay.js";
+
+/** A server's Retry-After up to this (or up to the backoff's ceiling, when higher) is waited out in memory. */
+export const LONGEST_WAIT_IN_MEMORY_MS = 30_000;
 
 export class BatchDelivery {
   constructor(
@@ -70,9 +73,9 @@ export class BatchDelivery {
         }
         if (e.kind === "fatal") return this.deadLetter(batch, e);
         const ceiling = this.backoff?.maxMs ?? 30_000;
-        if (e.retryAfterMs !== undefined && e.retryAfterMs > ceiling) {
-          // The server asks for a longer pause than this client ever waits in memory: the batch waits in
-          // the spool instead, due when the server said, so neither the host's memory nor a flush() is held.
+        if (e.retryAfterMs !== undefined && e.retryAfterMs > Math.max(ceiling, LONGEST_WAIT_IN_MEMORY_MS)) {
+          // The server asks for a longer pause than this client waits in memory: the batch waits in the
+          // spool instead, due when the server said, so neither the host's memory nor a flush() is held.
           this.spoolForRetry(batch, e.retryAfterMs);
           this.state.warnOnce(
             `tracepipe: ${this.sink.target} asked to wait ${Math.round(e.retryAfterMs / 1000)} s (Retry-After); runs were spooled to ${this.spoolReplay.writeDir} and will be sent then`,
