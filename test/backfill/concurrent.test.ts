@@ -6,6 +6,7 @@ import { startServeProcess, type ServeProcess } from "../helpers/collector.js";
 import { CLI, runCli } from "../helpers/cli.js";
 import { deadLetterLines, storedLines, writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
+import { waitFor } from "../helpers/wait.js";
 import { lockPath } from "../../src/backfill/lock.js";
 
 let col: ServeProcess | undefined;
@@ -13,14 +14,6 @@ afterEach(async () => {
   await col?.close();
   col = undefined;
 });
-
-async function waitFor(cond: () => boolean | Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("two backfills on one checkpoint", () => {
   it("refuses the second while the first runs (exit 2, naming the other process), takes over the lock of a killed one, and stores every record once", async () => {

@@ -5,20 +5,13 @@ import { startServeProcess, type ServeProcess } from "../helpers/collector.js";
 import { CLI, jsonLines, runCli } from "../helpers/cli.js";
 import { deadLetterLines, storedLines, writeGenericLog } from "../helpers/logs.js";
 import { tempDir } from "../helpers/runs.js";
+import { waitFor } from "../helpers/wait.js";
 
 let col: ServeProcess | undefined;
 afterEach(async () => {
   await col?.close();
   col = undefined;
 });
-
-async function waitFor(cond: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
-  const t0 = Date.now();
-  while (!(await cond())) {
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe("backfill under SIGKILL", () => {
   it("is killed five times (the first before any periodic checkpoint) and still stores every good record exactly once and dead-letters every bad line once", async () => {

@@ -37,6 +37,22 @@ async function throttling(retryAfter: string): Promise<{ url: string; posts: () 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, posts: () => posts };
 }
 
+/** A Client of `url` with a spool of its own (removed after the test) and a 200 ms backoff ceiling. */
+function throttledClient(url: string): { c: Client; dir: string } {
+  const dir = tempDir("tp-retry-after-");
+  cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+  const c = new Client({
+    endpoint: url,
+    apiKey: "test-key",
+    spoolDir: join(dir, "spool"),
+    backoff: { baseMs: 20, maxMs: 200 },
+    maxAttempts: 5,
+    exitHooks: false,
+    warn: () => {},
+  });
+  return { c, dir };
+}
+
 describe("Retry-After beyond a timer's range", () => {
   it.each([
     ["delta-seconds", "99999999"],
@@ -47,17 +63,7 @@ describe("Retry-After beyond a timer's range", () => {
     const onWarning = (w: Error) => warnings.push(w.name);
     process.on("warning", onWarning);
     cleanup.push(() => void process.off("warning", onWarning));
-    const dir = tempDir("tp-retry-after-");
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const c = new Client({
-      endpoint: endpoint.url,
-      apiKey: "test-key",
-      spoolDir: join(dir, "spool"),
-      backoff: { baseMs: 20, maxMs: 200 },
-      maxAttempts: 5,
-      exitHooks: false,
-      warn: () => {},
-    });
+    const { c } = throttledClient(endpoint.url);
     c.createRun(makeRun("retry-after"));
     // A flush that waits far longer than the backoff's ceiling: an attempt made in it is a retry the server forbade.
     const flushed = await c.flush({ timeoutMs: 600 });
@@ -75,16 +81,7 @@ describe("Retry-After beyond a timer's range", () => {
 describe("Retry-After past what is waited in memory", () => {
   it("is waited out in the spool: flush() returns at once counting the run spooled, due when the server said", async () => {
     const endpoint = await throttling("45");
-    const dir = tempDir("tp-retry-after-");
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const c = new Client({
-      endpoint: endpoint.url,
-      apiKey: "test-key",
-      spoolDir: join(dir, "spool"),
-      backoff: { baseMs: 20, maxMs: 200 },
-      exitHooks: false,
-      warn: () => {},
-    });
+    const { c, dir } = throttledClient(endpoint.url);
     c.createRun(makeRun("retry-after"));
     const started = Date.now();
     // No timeout: this flush used to wait the server's 45 seconds, and would have waited an hour for an hour.
@@ -104,16 +101,7 @@ describe("Retry-After past what is waited in memory", () => {
 
   it("a shorter Retry-After is waited out in memory within the flush, even past a small backoff ceiling", async () => {
     const endpoint = await throttling("1");
-    const dir = tempDir("tp-retry-after-");
-    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
-    const c = new Client({
-      endpoint: endpoint.url,
-      apiKey: "test-key",
-      spoolDir: join(dir, "spool"),
-      backoff: { baseMs: 20, maxMs: 200 },
-      exitHooks: false,
-      warn: () => {},
-    });
+    const { c } = throttledClient(endpoint.url);
     cleanup.push(async () => void (await c.shutdown({ timeoutMs: 100 })));
     c.createRun(makeRun("retry-after"));
     const started = Date.now();
