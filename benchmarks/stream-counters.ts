@@ -53,17 +53,33 @@ const WARMUP = Number(arg("--warmup") ?? 5);
 const STREAMS = 8;
 /** Chunks per stream (`--chunks`): two counts apart tell a chunk's own cost from the stream's, spread over its chunks. */
 const CHUNKS = Number(arg("--chunks") ?? 200);
-const sse = new TextEncoder().encode(chatSse(CHUNKS));
+/**
+ * The stream's SSE events, each as its own piece of body, as a network delivers a stream read
+ * while it is written. One piece holding the whole body would have the SDK's line splitter slice
+ * that buffer again for every event, a cost that grows with the stream's length and is no one's.
+ */
+const events = chatSse(CHUNKS)
+  .split(/(?<=\n\n)/)
+  .map((e) => new TextEncoder().encode(e));
+const body = () => {
+  let i = 0;
+  return new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (i < events.length) controller.enqueue(events[i++]!);
+      else controller.close();
+    },
+  });
+};
 
 const capture = await startChild([join(root, "benchmarks/capture-server.ts")], { cwd: root });
 const spool = mkdtempSync(join(tmpdir(), "tp-bench-stream-counters-"));
-/** The `openai` client over a fetch that answers every request with the stream's bytes. */
+/** The `openai` client over a fetch that answers every request with the stream's events. */
 const openai = () =>
   new OpenAI({
     apiKey: "sk-bench",
     baseURL: "http://127.0.0.1:9/v1",
     maxRetries: 0,
-    fetch: (async () => new Response(sse, { status: 200, headers: { "content-type": "text/event-stream" } })) as typeof fetch,
+    fetch: (async () => new Response(body(), { status: 200, headers: { "content-type": "text/event-stream" } })) as typeof fetch,
   });
 type Chat = Pick<OpenAI, "chat">;
 interface Variant {
