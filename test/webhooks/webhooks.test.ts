@@ -252,6 +252,11 @@ interface DeliveryBody {
   deliveries: { status: string; url: string; attempts: { at: string; duration_ms: number; status_code?: number; error?: string }[] }[];
 }
 
+/** A Client of the collector at `url` (API key "k", project "hooks") with a spool of its own. */
+function hookClient(url: string): Client {
+  return new Client({ endpoint: url, apiKey: "k", project: "hooks", spoolDir: join(tempDir("tp-hook-"), "spool"), warn: () => {} });
+}
+
 describe("the collector sends run-completion webhooks", () => {
   it("POSTs the completed root run with kwargs, the configured headers and its run id once, retrying a failed delivery, without blocking ingest; GET /runs/:id/webhooks shows each attempt", async () => {
     const r = await receiver((n) => (n === 1 ? { status: 503, delayMs: 800 } : 200)); // a slow, failing receiver first
@@ -266,13 +271,7 @@ describe("the collector sends run-completion webhooks", () => {
     );
     const col = await startCollector({ apiKey: "k", webhooks: config, webhookDelivery: { backoff: { baseMs: 20, maxMs: 50 } } });
     cleanup.push(() => col.close());
-    const client = new Client({
-      endpoint: col.url,
-      apiKey: "k",
-      project: "hooks",
-      spoolDir: join(tempDir("tp-hook-"), "spool"),
-      warn: () => {},
-    });
+    const client = hookClient(col.url);
     const root = runRecord({
       session_name: "hooks",
       inputs: { question: "why?" },
@@ -343,13 +342,7 @@ describe("the collector sends run-completion webhooks", () => {
       webhookDelivery: { lookup, backoff: { baseMs: 20, maxMs: 50 } },
     });
     cleanup.push(() => col.close());
-    const client = new Client({
-      endpoint: col.url,
-      apiKey: "k",
-      project: "hooks",
-      spoolDir: join(tempDir("tp-hook-"), "spool"),
-      warn: () => {},
-    });
+    const client = hookClient(col.url);
     const root = runRecord({
       session_name: "hooks",
       end_time: "2026-11-22T10:16:00Z",
