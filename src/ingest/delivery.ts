@@ -73,9 +73,10 @@ export class BatchDelivery {
         }
         if (e.kind === "fatal") return this.deadLetter(batch, e);
         const ceiling = this.backoff?.maxMs ?? 30_000;
-        if (e.retryAfterMs !== undefined && e.retryAfterMs > Math.max(ceiling, LONGEST_WAIT_IN_MEMORY_MS)) {
+        if (e.retryAfterMs !== undefined && e.retryAfterMs > Math.max(ceiling, LONGEST_WAIT_IN_MEMORY_MS) && this.spoolReplay.writable) {
           // The server asks for a longer pause than this client waits in memory: the batch waits in the
           // spool instead, due when the server said, so neither the host's memory nor a flush() is held.
+          // With no writable spool it waits in memory as before: spooling would drop it.
           this.spoolForRetry(batch, e.retryAfterMs);
           this.state.warnOnce(
             `tracepipe: ${this.sink.target} asked to wait ${Math.round(e.retryAfterMs / 1000)} s (Retry-After); runs were spooled to ${this.spoolReplay.writeDir} and will be sent then`,

@@ -62,6 +62,11 @@ export class SpoolReplay {
   }
 
   /** The directory written to now (the configured one, or its tmpdir fallback), for warnings. */
+  /** Whether a spool directory can be made: without one, what would be spooled is dropped. */
+  get writable(): boolean {
+    return this.spool.usable();
+  }
+
   get writeDir(): string {
     return this.spool.writeDir ?? this.state.options.spoolDir;
   }

@@ -160,6 +160,11 @@ export class Spool {
     return this.dirs[this.active];
   }
 
+  /** Whether a spool directory can be made now (giving up those that cannot, as a write would). */
+  usable(): boolean {
+    return this.withDir(() => true) === true;
+  }
+
   /** Run `fn` against the active directory; on an I/O error give that directory up and try the next. */
   private withDir<T>(fn: (dir: string) => T): T | undefined {
     while (this.active < this.dirs.length) {

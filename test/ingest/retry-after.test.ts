@@ -109,4 +109,31 @@ describe("Retry-After past what is waited in memory", () => {
     expect(endpoint.posts()).toBe(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
   });
+
+  it("is waited out in memory when no spool directory can be written, rather than dropped", async () => {
+    const endpoint = await throttling("45");
+    // Neither the spool nor its fallback under the temporary directory can be made (a path under a file).
+    const tmp = process.env.TMPDIR;
+    process.env.TMPDIR = "/dev/null/tmp";
+    let c: Client;
+    try {
+      c = new Client({
+        endpoint: endpoint.url,
+        apiKey: "test-key",
+        spoolDir: "/dev/null/spool",
+        backoff: { baseMs: 20, maxMs: 200 },
+        exitHooks: false,
+        warn: () => {},
+      });
+    } finally {
+      if (tmp === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = tmp;
+    }
+    cleanup.push(async () => void (await c.shutdown({ timeoutMs: 50 })));
+    // Find out the spool is unusable first, as a client does when it first needs it.
+    c.createRun(makeRun("retry-after"));
+    const flushed = await c.flush({ timeoutMs: 500 });
+    expect(endpoint.posts()).toBe(1);
+    expect(flushed).toMatchObject({ timedOut: true, pending: 1, dropped: 0, spooled: 0 });
+  });
 });
