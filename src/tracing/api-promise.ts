@@ -63,21 +63,32 @@ export function watchApiPromise<T>(
       },
     );
   };
-  // HTTP errors (4xx/5xx, network) reject the response before any parsing.
-  p.responsePromise.then(undefined, (err) => quietly(() => onError(err)));
+  // HTTP errors (4xx/5xx, network) reject the response before any parsing. A promise that follows it takes its
+  // place rather than a reaction on it alone: a reaction counts as handling it, and a failed call the app never
+  // awaits would no longer be reported as an unhandled rejection (by default, ending the process) as it is
+  // untraced. Every way the SDK reads the call (then, withResponse, asResponse) starts from this property.
+  const response = p.responsePromise;
+  const followed = response.then(undefined, (err: unknown) => {
+    quietly(() => onError(err));
+    throw err;
+  });
+  try {
+    p.responsePromise = followed;
+  } catch {
+    followed.catch(() => undefined); // a promise that cannot be changed: watched from the side, as before
+  }
   const asResponse = p.asResponse;
   if (typeof asResponse === "function") {
     p.asResponse = (...args: unknown[]) => {
-      const response = asResponse.apply(p, args);
+      const raw = asResponse.apply(p, args);
       // withResponse() parses as well, and its parse is chained first, so it has been seen by the time
-      // this runs: only a response nobody parses is recorded as raw.
-      Promise.resolve(response).then(
-        (r) => {
-          if (!seen) quietly(() => onRaw(r));
-        },
-        () => undefined, // the failure reaches onError through responsePromise
-      );
-      return response;
+      // this runs: only a response nobody parses is recorded as raw. Followed, not reacted to, for the same
+      // reason as above; its failure reaches onError through responsePromise.
+      if (!(raw instanceof Promise)) return raw;
+      return raw.then((r: unknown) => {
+        if (!seen) quietly(() => onRaw(r));
+        return r;
+      });
     };
   }
   return promise;

@@ -3,15 +3,17 @@
  * `@google/genai` client), where llm.ts's hooks for OpenAI's and Anthropic's
  * APIPromise / Stream do not apply. The caller still gets exactly what the
  * SDK returned:
- * - a whole reply: the same promise object; the run watches it from a side
- *   branch that handles its own rejection, so the caller's handling (or lack of
- *   it) is unchanged;
- * - a stream (a promise of an async iterator): the same promise, resolving to
- *   the same iterator object, whose `next` / `return` / `throw` are replaced on
- *   that object before the caller can reach it (our reaction is registered
- *   first, so it runs first). Every way of reading it (`for await`, manual
- *   `next()`, `break`) goes through one accumulator; each chunk reaches the
- *   caller as the SDK yielded it.
+ * - a whole reply: a native promise is followed by a new one that settles as
+ *   it does, after the run has seen the outcome. A reaction on the SDK's own
+ *   promise would count as handling it: a failure the app never awaits would no
+ *   longer be reported as an unhandled rejection (by default, ending the
+ *   process) as it is untraced. Another thenable is watched from a side branch
+ *   and returned itself;
+ * - a stream (a promise of an async iterator): the same way, resolving to the
+ *   same iterator object, whose `next` / `return` / `throw` are replaced on
+ *   that object before the caller can reach it. Every way of reading it
+ *   (`for await`, manual `next()`, `break`) goes through one accumulator; each
+ *   chunk reaches the caller as the SDK yielded it.
  */
 import type { LlmCall } from "./llm.js";
 import { quietly } from "../internal/quietly.js";
@@ -35,14 +37,29 @@ function complete(call: LlmCall, value: unknown, view?: View): void {
   }
 }
 
-/** Hands what `promise` settles to (or `promise` itself, when it is no promise) to `settle`; a rejection fails the call. Returns `promise` itself. */
+/**
+ * Hands what `promise` settles to (or `promise` itself, when it is no promise) to `settle`; a rejection fails the call.
+ * Returns, for a native promise, a new one that settles as it does once `settle` has run; else `promise` itself.
+ */
 function watch<T>(call: LlmCall, promise: T, settle: (value: unknown) => void): T {
+  const fail = (err: unknown) => quietly(() => call.fail(err));
   if (!isThenable(promise)) settle(promise);
-  else promise.then(settle, (err) => quietly(() => call.fail(err)));
+  else if (promise instanceof Promise && Object.getPrototypeOf(promise) === Promise.prototype) {
+    return promise.then(
+      (value: unknown) => {
+        settle(value);
+        return value;
+      },
+      (err: unknown) => {
+        fail(err);
+        throw err;
+      },
+    ) as T;
+  } else promise.then(settle, fail);
   return promise;
 }
 
-/** Watch a promise of a whole reply. Returns `promise` itself. */
+/** Watch a promise of a whole reply. Returns what watch() does. */
 export function observeReply<T>(call: LlmCall, promise: T, view?: View): T {
   return watch(call, promise, (value) => complete(call, value, view));
 }
@@ -79,7 +96,7 @@ function instrument(call: LlmCall, it: unknown, view?: View): void {
   }
 }
 
-/** Watch a promise of an async iterator (a stream). Returns `promise` itself. */
+/** Watch a promise of an async iterator (a stream). Returns what watch() does. */
 export function observeStream<T>(call: LlmCall, promise: T, view?: View): T {
   return watch(call, promise, (it) => instrument(call, it, view));
 }

@@ -184,6 +184,35 @@ describe("wrapGemini: models.generateContent", () => {
     expect(run.end_time).toBeTruthy();
   });
 
+  it("leaves a failed call the app never awaits reported as an unhandled rejection, as the bare SDK does", async () => {
+    const p = project();
+    const reported = async (call: () => Promise<unknown>): Promise<unknown[]> => {
+      const seen: unknown[] = [];
+      const onUnhandled = (reason: unknown) => seen.push(reason);
+      process.prependListener("unhandledRejection", onUnhandled);
+      try {
+        void call();
+        for (let i = 0; i < 100 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      } finally {
+        process.off("unhandledRejection", onUnhandled);
+      }
+      return seen;
+    };
+    vendor.server.push({ status: 400, json: fixture("gemini-error.json") }, { status: 400, json: fixture("gemini-error.json") });
+    const bare = await reported(() => genai().models.generateContent(ask));
+    expect(bare).toHaveLength(1);
+    const wrapped = await reported(() => wrapGemini(genai(), { client, project: p }).models.generateContent(ask));
+    expect(wrapped).toHaveLength(1);
+    expect(wrapped[0]).toBeInstanceOf(ApiError);
+    expect((wrapped[0] as Error).message).toBe((bare[0] as Error).message);
+    expect((await onlyRun(p)).error).toMatch(/unexpected model name format/);
+
+    vendor.server.push({ status: 400, json: fixture("gemini-error.json") });
+    const stream = await reported(() => wrapGemini(genai(), { client, project: project() }).models.generateContentStream(ask));
+    expect(stream).toHaveLength(1);
+    expect(stream[0]).toBeInstanceOf(ApiError);
+  });
+
   it("traces chat sessions (chats.create().sendMessage) once per message", async () => {
     const p = project();
     vendor.server.push({ json: fixture("gemini-response.json") });

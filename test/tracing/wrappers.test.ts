@@ -432,3 +432,66 @@ describe("TRACEPIPE_TRACING=false", () => {
     }
   });
 });
+
+describe("a failed call the app never awaits", () => {
+  const bad = { status: 400, json: { error: { message: "bad model", type: "invalid_request_error" } } };
+  /** The unhandled rejections Node reports while `call` runs and fails, unawaited. */
+  async function reported(call: () => unknown, waitMs = 1000): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const onUnhandled = (reason: unknown) => seen.push(reason);
+    process.prependListener("unhandledRejection", onUnhandled);
+    try {
+      vendor.server.push(bad);
+      void call();
+      for (let i = 0; i < waitMs / 10 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+    return seen;
+  }
+  const aReq = { model: "claude-sonnet-4-5", max_tokens: 16, messages: [{ role: "user" as const, content: "hi" }] };
+
+  it("is still reported as an unhandled rejection, as with the bare SDK, and recorded", async () => {
+    const calls: Record<string, [() => unknown, () => unknown]> = {
+      "openai chat": [
+        () => openai().chat.completions.create(ask),
+        () => wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create(ask),
+      ],
+      "openai stream": [
+        () => openai().chat.completions.create({ ...ask, stream: true }),
+        () => wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create({ ...ask, stream: true }),
+      ],
+      "openai asResponse": [
+        () => openai().chat.completions.create(ask).asResponse(),
+        () => wrapOpenAI(openai(), { client: vendor.writer }).chat.completions.create(ask).asResponse(),
+      ],
+      anthropic: [
+        () => anthropic().messages.create(aReq),
+        () => wrapAnthropic(anthropic(), { client: vendor.writer }).messages.create(aReq),
+      ],
+    };
+    for (const [name, [bare, wrapped]] of Object.entries(calls)) {
+      const expected = await reported(bare);
+      expect(expected, name).toHaveLength(1);
+      const got = await reported(wrapped);
+      expect(got, name).toHaveLength(1);
+      expect((got[0] as Error).constructor, name).toBe((expected[0] as Error).constructor);
+      expect((got[0] as Error).message, name).toBe((expected[0] as Error).message);
+    }
+    const runs = vendor.writer.list() as Record<string, any>[];
+    expect(runs).toHaveLength(4);
+    for (const run of runs) expect(run.error).toMatch(/400/);
+  });
+
+  it("awaited, rejects once and leaves nothing unhandled", async () => {
+    const seen = await reported(
+      () =>
+        wrapOpenAI(openai(), { client: vendor.writer })
+          .chat.completions.create(ask)
+          .catch(() => undefined),
+      200,
+    );
+    expect(seen).toEqual([]);
+    expect((onlyRun() as Record<string, any>).error).toMatch(/400/);
+  });
+});
