@@ -248,6 +248,22 @@ describe("LangChain's tracer into tracepipe serve", () => {
     expect(lc.outputs[0]!.extras?.unmapped_content).toBeUndefined();
   });
 
+  it("names the model that answered a streamed ChatAnthropic call, as wrapAnthropic does, and prices it", async () => {
+    process.env.LANGSMITH_PROJECT = "lc-anthropic-stream";
+    vendor.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
+    const before = vendor.requests.length;
+    for await (const _ of await anthropicModel().stream([new SystemMessage("Be brief."), new HumanMessage("Hi")])) void _;
+    const body = vendor.requests[before]!.body;
+    const [run] = llmRuns(await stored("lc-anthropic-stream"));
+    const lc = nativeOf(run!);
+    const ref = await wrapped("anthropic", body, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    expect(shape(lc.inputs)).toEqual(shape(ref.inputs.messages));
+    expect(shape(lc.outputs)).toEqual(shape(ref.outputs.messages));
+    expect(ref.extra.metadata.trace_model_name).toBe("claude-haiku-4-5-20251001");
+    expect(run!.extra!.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-haiku-4-5-20251001" });
+    expect(lc.outputs[0]!.usage_metadata!.total_cost).toBeGreaterThan(0);
+  });
+
   it("stores a chain with its model inside, and the trace list and `runs list` show the model's tokens and cost", async () => {
     process.env.LANGSMITH_PROJECT = "lc-chain";
     vendor.push({ json: fixture("openai-completion.json") });
