@@ -65,13 +65,17 @@ function toolCall(call: Obj): ContentBlock {
   return block;
 }
 
+/** Text parts: chat's `text`, and the Responses API's `input_text` / `output_text` as the instrumentation names them. */
+const TEXT_TYPES = new Set(["text", "input_text", "output_text"]);
+
 interface Read {
   blocks: ContentBlock[];
   unmapped: Unmapped[];
 }
 
 /**
- * `message.contents`: text, image, reasoning and (OpenInference's Anthropic
+ * `message.contents`: text, image, reasoning, a refusal (a text block marked
+ * `extras.refusal`, as OpenAI's own refusal part maps) and (OpenInference's Anthropic
  * instrumentation) `tool_use` parts, whose call is recorded beside the type in
  * the same slot and again in `message.tool_calls`. Anything else is kept whole
  * in `extras.unmapped_content` (DESIGN), as is an image whose data the
@@ -86,9 +90,17 @@ function contents(msg: Obj): Read {
     if (c === undefined || c === null) return;
     const mc = isObj(c) && isObj(c.message_content) ? c.message_content : undefined;
     const type = mc?.type;
-    if (mc && (type === "text" || (type === undefined && typeof mc.text === "string")))
+    if (mc && (TEXT_TYPES.has(type as string) || (type === undefined && typeof mc.text === "string")))
       out.blocks.push({ type: "text", text: String(mc.text ?? "") });
-    else if (mc && type === "image" && isObj(mc.image) && isObj(mc.image.image) && typeof mc.image.image.url === "string")
+    else if (mc && type === "refusal" && typeof mc.text === "string")
+      out.blocks.push({ type: "text", text: mc.text, extras: { refusal: true } });
+    else if (
+      mc &&
+      (type === "image" || type === "input_image") &&
+      isObj(mc.image) &&
+      isObj(mc.image.image) &&
+      typeof mc.image.image.url === "string"
+    )
       out.blocks.push(imageBlock(mc.image.image.url));
     else if (mc && type === "reasoning") {
       const extras: Obj = {};

@@ -17,6 +17,9 @@ import { Client } from "../../src/ingest/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
+import { comparable } from "../helpers/genai-calls.js";
+import { wrapOpenAI } from "../../src/tracing/index.js";
+import { MemoryWriter } from "../../src/run/memory.js";
 
 const env = otelEnvironment("k");
 
@@ -106,6 +109,60 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
         },
       },
     ]);
+  });
+});
+
+describe("@arizeai/openinference-instrumentation-openai: the Responses API", () => {
+  it("reads input_text, input_image, output_text and refusal parts as wrapOpenAI does: text, image, text, a refusal", async () => {
+    const { client, provider } = pipeline("oi-responses");
+    const inst = new OpenAIInstrumentation();
+    inst.setTracerProvider(provider);
+    inst.manuallyInstrument(OpenAI);
+    const reply = fixture("openai-response.json");
+    const message = reply.output.find((o: { type: string }) => o.type === "message");
+    message.content.push({ type: "refusal", refusal: "I can't share that." });
+    const request = {
+      model: "gpt-4.1",
+      input: [
+        {
+          role: "user" as const,
+          content: [
+            { type: "input_text" as const, text: "Weather here?" },
+            { type: "input_image" as const, image_url: "https://img.test/sky.png", detail: "auto" as const },
+          ],
+        },
+      ],
+    };
+    env.vendor.push({ json: reply }, { json: reply });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
+    await openai.responses.create(request);
+    await provider.forceFlush();
+    inst.disable();
+    await client.shutdown();
+    const writer = new MemoryWriter();
+    await wrapOpenAI(openai, { client: writer }).responses.create(request);
+    const ref = [...writer.runs.values()][0] as unknown as { inputs: unknown; outputs: unknown };
+    // The words and media of the reply: OpenInference keeps no item ids, citations or response fields.
+    const parts = (ms: Record<string, unknown>[]) =>
+      ms.flatMap((m) =>
+        (m.content as Record<string, unknown>[])
+          .filter((b) => b.type === "text" || b.type === "image")
+          .map(({ type, text, url, extras }) => ({ type, text, url, refusal: (extras as { refusal?: true } | undefined)?.refusal })),
+      );
+
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi-responses" });
+    const llm = runs.find((r) => r.run_type === "llm")!;
+    expect(comparable(messages(llm.inputs))).toEqual(comparable(messages(ref.inputs)));
+    expect(messages(llm.inputs)[0]!.content).toEqual([
+      { type: "text", text: "Weather here?" },
+      { type: "image", url: "https://img.test/sky.png" },
+    ]);
+    expect(parts(messages(llm.outputs))).toEqual(parts(messages(ref.outputs)));
+    expect(parts(messages(llm.outputs))).toEqual([
+      { type: "text", text: "Checking the weather in Paris.", url: undefined, refusal: undefined },
+      { type: "text", text: "I can't share that.", url: undefined, refusal: true },
+    ]);
+    for (const m of messages(llm.outputs)) expect(m.extras?.unmapped_content).toBeUndefined();
   });
 });
 
