@@ -11,7 +11,8 @@
  * completion / total with prompt_details.cache_read / cache_write / audio and
  * completion_details.reasoning / audio, the model as llm.model_name, the
  * provider as llm.provider or llm.system, and parameters as the JSON text
- * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema. Other kinds
+ * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema, and the
+ * reply's llm.finish_reason as the reply's `extras.finish_reason`. Other kinds
  * keep input.value / output.value (parsed when their mime type is JSON);
  * retrievers also list retrieval.documents.
  *
@@ -83,7 +84,9 @@ interface Read {
  */
 function contents(msg: Obj): Read {
   const out: Read = { blocks: [], unmapped: [] };
-  if (typeof msg.content === "string") out.blocks.push({ type: "text", text: msg.content });
+  // A streamed reply that only called tools is recorded with content "": no words, as when it is not streamed.
+  const callsOnly = msg.content === "" && compact(msg.tool_calls).length > 0;
+  if (typeof msg.content === "string" && !callsOnly) out.blocks.push({ type: "text", text: msg.content });
   const list = Array.isArray(msg.contents) ? msg.contents : [];
   const seen = new Set<string>();
   list.forEach((c, j) => {
@@ -276,6 +279,11 @@ export const openInference: SpanAdapter = {
         const system = anthropicSystem(a);
         if (system && !result.input_messages.some((m) => m.role === "system")) result.input_messages.unshift(...system);
       }
+      // The reply's finish reason, where the other conventions keep it: on the (first) reply message.
+      const finish = str(a["llm.finish_reason"]);
+      const reply = result.output_messages?.[0];
+      if (finish !== undefined && reply && reply.extras?.finish_reason === undefined)
+        reply.extras = { ...reply.extras, finish_reason: finish };
       result.usage_metadata = usage(a);
       const first = span.events.find((e) => e.name === "First Token Stream Event" || e.name === "first_token");
       if (first) result.time_to_first_token_ms = first.offsetMs;

@@ -99,6 +99,7 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
       {
         role: "assistant",
         content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+        extras: { finish_reason: "stop" },
         usage_metadata: {
           input_tokens: 25,
           output_tokens: 9,
@@ -162,7 +163,46 @@ describe("@arizeai/openinference-instrumentation-openai: the Responses API", () 
       { type: "text", text: "Checking the weather in Paris.", url: undefined, refusal: undefined },
       { type: "text", text: "I can't share that.", url: undefined, refusal: true },
     ]);
-    for (const m of messages(llm.outputs)) expect(m.extras?.unmapped_content).toBeUndefined();
+    for (const m of messages(llm.outputs))
+      expect((m.extras as { unmapped_content?: unknown } | undefined)?.unmapped_content).toBeUndefined();
+  });
+});
+
+describe("@arizeai/openinference-instrumentation-openai: a streamed tool call", () => {
+  it("reads as wrapOpenAI records it: the tool call alone (no empty text), and the finish reason", async () => {
+    const { client, provider } = pipeline("oi-stream-tool");
+    const inst = new OpenAIInstrumentation();
+    inst.setTracerProvider(provider);
+    inst.manuallyInstrument(OpenAI);
+    const base = { id: "chatcmpl-ts", object: "chat.completion.chunk", created: 1, model: "gpt-4o-2024-08-06", system_fingerprint: "fp" };
+    const call = { index: 0, id: "call_s1", type: "function", function: { name: "get_weather", arguments: "" } };
+    const chunks = [
+      { ...base, choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [call] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+    ];
+    const request = {
+      model: "gpt-4o",
+      stream: true as const,
+      tools: [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: {} } } }],
+      messages: [{ role: "user" as const, content: "Weather in Paris?" }],
+    };
+    env.vendor.push({ sse: chunks }, { sse: chunks });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
+    for await (const _ of await openai.chat.completions.create(request)) void _;
+    await provider.forceFlush();
+    inst.disable();
+    await client.shutdown();
+    const writer = new MemoryWriter();
+    for await (const _ of await wrapOpenAI(openai, { client: writer }).chat.completions.create(request)) void _;
+    const ref = messages(([...writer.runs.values()][0] as unknown as { outputs: unknown }).outputs)[0]!;
+
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi-stream-tool" });
+    const out = messages(runs.find((r) => r.run_type === "llm")!.outputs)[0]!;
+    expect(out.content).toEqual(ref.content);
+    expect(out.content).toEqual([{ type: "tool_call", id: "call_s1", name: "get_weather", args: { city: "Paris" } }]);
+    expect((out.extras as Record<string, unknown>).finish_reason).toBe((ref.extras as Record<string, unknown>).finish_reason);
   });
 });
 
