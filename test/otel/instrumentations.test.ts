@@ -263,6 +263,7 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
     ]);
     expect(messages(gen.outputs)[0]).toMatchObject({
       content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+      extras: { id: "chatcmpl-r1" },
       usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 },
     });
     expect(messages(stream.outputs)[0]).toMatchObject({
