@@ -130,4 +130,28 @@ describe("langsmith/wrappers into tracepipe serve", () => {
     expect(shape(run.normalized_outputs?.messages as Message[])).toEqual(shape(ref.outputs.messages));
     expect((run.normalized_outputs?.messages as Message[])[0]!.usage_metadata?.input_tokens).toBeGreaterThan(0);
   });
+
+  it("reads the wrapper's ls_invocation_params as the call's settings, not as one setting of that name", async () => {
+    const { run, ref } = await bothWays(
+      "ls-wrap-settings",
+      "openai",
+      { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] },
+      async (c) =>
+        drain(
+          await c.chat.completions.create({
+            model: "gpt-4o-mini",
+            stream: true,
+            stream_options: { include_usage: true },
+            temperature: 0.3,
+            messages: [{ role: "user", content: "Say hello" }],
+          }),
+        ),
+    );
+    const params = (run.extra!.metadata as { invocation_params: Record<string, unknown> }).invocation_params;
+    expect(params).not.toHaveProperty("invocation_params");
+    expect(params).toMatchObject({ temperature: 0.3, stream_options: { include_usage: true } });
+    const own = (ref as unknown as { extra: { metadata: { invocation_params: Record<string, unknown> } } }).extra.metadata
+      .invocation_params;
+    expect(params).toMatchObject({ temperature: own.temperature, stream_options: own.stream_options });
+  });
 });
