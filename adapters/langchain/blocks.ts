@@ -200,12 +200,52 @@ export function blockToNative(b: Obj, loc: Loc): ContentBlock[] | undefined {
   if (type === "server_tool_call") return one(serverCall(b));
   if (type === "server_tool_result" || type === "server_tool_call_result") return one(serverResult(b));
   if (OPENAI_TYPES.has(type)) return one(openaiPart(b, loc));
-  if (ANTHROPIC_TYPES.has(type) || type.endsWith("_tool_result")) return anthropicBlock(b, loc);
+  if (ANTHROPIC_TYPES.has(type) || type.endsWith("_tool_result")) return anthropicBlock(withoutIndex(b), loc);
   return undefined;
+}
+
+/** A streamed block's `index` only says where it merged: the Anthropic reader would keep it as an extra. */
+function withoutIndex(b: Obj): Obj {
+  if (!("index" in b)) return b;
+  const { index: _index, ...out } = b;
+  return out;
 }
 
 function one(b: ContentBlock | undefined): ContentBlock[] | undefined {
   return b ? [b] : undefined;
+}
+
+const TOOL_USE_TYPES = new Set(["tool_use", "server_tool_use", "mcp_tool_use"]);
+
+/**
+ * A streamed ChatAnthropic message keeps each `input_json_delta` piece beside
+ * the `tool_use` block it belongs to (same `index`, the block's `input` left
+ * `""`): the pieces are joined onto that block's input, as the finished
+ * message holds it. Returns the joined blocks by position and the positions
+ * of the pieces taken; undefined when there is nothing to join.
+ */
+function joinInputDeltas(content: readonly unknown[]): { owners: Map<number, Obj>; taken: Set<number> } | undefined {
+  if (!content.some((c) => isObj(c) && c.type === "input_json_delta")) return undefined;
+  const byIndex = new Map<unknown, number>();
+  const owners = new Map<number, Obj>();
+  const taken = new Set<number>();
+  for (let i = 0; i < content.length; i++) {
+    const item = content[i];
+    if (!isObj(item)) continue;
+    if (TOOL_USE_TYPES.has(item.type as string) && item.index !== undefined) {
+      byIndex.set(item.index, i);
+      continue;
+    }
+    if (item.type !== "input_json_delta" || typeof item.input !== "string") continue;
+    const at = byIndex.get(item.index);
+    if (at === undefined) continue;
+    const owner = owners.get(at) ?? (content[at] as Obj);
+    const input = owner.input;
+    if (typeof input !== "string" && !(isObj(input) && Object.keys(input).length === 0)) continue;
+    owners.set(at, { ...owner, input: (typeof input === "string" ? input : "") + item.input });
+    taken.add(i);
+  }
+  return taken.size ? { owners, taken } : undefined;
 }
 
 /** A message's `content`: a string (one text block; empty is none) or a list of blocks and strings. */
@@ -214,9 +254,11 @@ export function contentToNative(content: unknown, loc: Loc, unmapped: Unmapped[]
   if (content === undefined || content === null) return [];
   if (!Array.isArray(content))
     return fail(loc, `expected a string or an array of content blocks, got ${describe(content)}`, "content_type");
+  const joined = joinInputDeltas(content);
   const out: ContentBlock[] = [];
   for (let i = 0; i < content.length; i++) {
-    const item = content[i];
+    if (joined?.taken.has(i)) continue;
+    const item = joined?.owners.get(i) ?? content[i];
     if (typeof item === "string") {
       out.push({ type: "text", text: item });
       continue;

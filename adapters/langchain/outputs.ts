@@ -5,7 +5,8 @@
  * `Generation` holding only `text`. `llm_output` (JS: `llmOutput`) beside it
  * may name the model and report usage. The model and provider come from the
  * message's `response_metadata` (`model_name` or `model`, `model_provider`),
- * else the generation's info, else `llm_output`.
+ * else the generation's info, else the message's `additional_kwargs.model`,
+ * else `llm_output`.
  */
 import type { Message } from "../../src/format/schema.js";
 import type { ResponseResult } from "../types.js";
@@ -34,11 +35,15 @@ function isGenerationLike(r: Obj): boolean {
   return ("text" in r || "message" in r) && !("lc" in r) && !("data" in r) && !("content" in r);
 }
 
-/** What a message's `response_metadata` says of the model, provider and stop. */
-function fromMetadata(message: Message, meta: Obj | undefined, info: Obj | undefined): Read {
+/**
+ * What a message's `response_metadata` says of the model, provider and stop.
+ * A streamed ChatAnthropic message names the model that answered only in
+ * `additional_kwargs` (its message_start fields), so that is the last place read.
+ */
+function fromMetadata(message: Message, meta: Obj | undefined, info: Obj | undefined, kwargs?: Obj): Read {
   return {
     message,
-    model: str(meta?.model_name, meta?.model, info?.model_name, info?.model),
+    model: str(meta?.model_name, meta?.model, info?.model_name, info?.model, kwargs?.model),
     provider: str(meta?.model_provider),
     stop: str(info?.finish_reason, meta?.finish_reason, meta?.stop_reason),
   };
@@ -51,6 +56,7 @@ function messageRead(r: Obj): Read {
     toNative(rec, [], newConversation()),
     isObj(rec.fields.response_metadata) ? rec.fields.response_metadata : undefined,
     undefined,
+    isObj(rec.fields.additional_kwargs) ? rec.fields.additional_kwargs : undefined,
   );
 }
 
@@ -60,10 +66,12 @@ export function generationToNative(g: unknown, loc: Loc): Read {
   const info = isObj(gen.generation_info) ? gen.generation_info : isObj(gen.generationInfo) ? gen.generationInfo : undefined;
   let message: Message;
   let meta: Obj | undefined;
+  let kwargs: Obj | undefined;
   if (gen.message !== undefined && gen.message !== null) {
     const rec = readRecord(gen.message, [...loc, "message"]);
     message = toNative(rec, [...loc, "message"], newConversation());
     meta = isObj(rec.fields.response_metadata) ? rec.fields.response_metadata : undefined;
+    kwargs = isObj(rec.fields.additional_kwargs) ? rec.fields.additional_kwargs : undefined;
   } else {
     const text = typeof gen.text === "string" ? gen.text : undefined;
     message = { role: "assistant", content: text ? [{ type: "text", text }] : [] };
@@ -71,7 +79,7 @@ export function generationToNative(g: unknown, loc: Loc): Read {
   const extras: Obj = { ...leftovers(gen, K_GENERATION) };
   if (info && Object.keys(info).length) extras.generation_info = info;
   if (Object.keys(extras).length) message.extras = { ...message.extras, ...extras };
-  return fromMetadata(message, meta, info);
+  return fromMetadata(message, meta, info, kwargs);
 }
 
 export function normalizeResponse(response: unknown): ResponseResult {

@@ -11,7 +11,8 @@
  * completion / total with prompt_details.cache_read / cache_write / audio and
  * completion_details.reasoning / audio, the model as llm.model_name, the
  * provider as llm.provider or llm.system, and parameters as the JSON text
- * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema. Other kinds
+ * llm.invocation_parameters plus llm.tools.{i}.tool.json_schema, and the
+ * reply's llm.finish_reason as the reply's `extras.finish_reason`. Other kinds
  * keep input.value / output.value (parsed when their mime type is JSON);
  * retrievers also list retrieval.documents.
  *
@@ -65,13 +66,17 @@ function toolCall(call: Obj): ContentBlock {
   return block;
 }
 
+/** Text parts: chat's `text`, and the Responses API's `input_text` / `output_text` as the instrumentation names them. */
+const TEXT_TYPES = new Set(["text", "input_text", "output_text"]);
+
 interface Read {
   blocks: ContentBlock[];
   unmapped: Unmapped[];
 }
 
 /**
- * `message.contents`: text, image, reasoning and (OpenInference's Anthropic
+ * `message.contents`: text, image, reasoning, a refusal (a text block marked
+ * `extras.refusal`, as OpenAI's own refusal part maps) and (OpenInference's Anthropic
  * instrumentation) `tool_use` parts, whose call is recorded beside the type in
  * the same slot and again in `message.tool_calls`. Anything else is kept whole
  * in `extras.unmapped_content` (DESIGN), as is an image whose data the
@@ -79,16 +84,26 @@ interface Read {
  */
 function contents(msg: Obj): Read {
   const out: Read = { blocks: [], unmapped: [] };
-  if (typeof msg.content === "string") out.blocks.push({ type: "text", text: msg.content });
+  // A streamed reply that only called tools is recorded with content "": no words, as when it is not streamed.
+  const callsOnly = msg.content === "" && compact(msg.tool_calls).length > 0;
+  if (typeof msg.content === "string" && !callsOnly) out.blocks.push({ type: "text", text: msg.content });
   const list = Array.isArray(msg.contents) ? msg.contents : [];
   const seen = new Set<string>();
   list.forEach((c, j) => {
     if (c === undefined || c === null) return;
     const mc = isObj(c) && isObj(c.message_content) ? c.message_content : undefined;
     const type = mc?.type;
-    if (mc && (type === "text" || (type === undefined && typeof mc.text === "string")))
+    if (mc && (TEXT_TYPES.has(type as string) || (type === undefined && typeof mc.text === "string")))
       out.blocks.push({ type: "text", text: String(mc.text ?? "") });
-    else if (mc && type === "image" && isObj(mc.image) && isObj(mc.image.image) && typeof mc.image.image.url === "string")
+    else if (mc && type === "refusal" && typeof mc.text === "string")
+      out.blocks.push({ type: "text", text: mc.text, extras: { refusal: true } });
+    else if (
+      mc &&
+      (type === "image" || type === "input_image") &&
+      isObj(mc.image) &&
+      isObj(mc.image.image) &&
+      typeof mc.image.image.url === "string"
+    )
       out.blocks.push(imageBlock(mc.image.image.url));
     else if (mc && type === "reasoning") {
       const extras: Obj = {};
@@ -264,6 +279,11 @@ export const openInference: SpanAdapter = {
         const system = anthropicSystem(a);
         if (system && !result.input_messages.some((m) => m.role === "system")) result.input_messages.unshift(...system);
       }
+      // The reply's finish reason, where the other conventions keep it: on the (first) reply message.
+      const finish = str(a["llm.finish_reason"]);
+      const reply = result.output_messages?.[0];
+      if (finish !== undefined && reply && reply.extras?.finish_reason === undefined)
+        reply.extras = { ...reply.extras, finish_reason: finish };
       result.usage_metadata = usage(a);
       const first = span.events.find((e) => e.name === "First Token Stream Event" || e.name === "first_token");
       if (first) result.time_to_first_token_ms = first.offsetMs;

@@ -6,7 +6,8 @@
  * Current (semconv 1.37+): `gen_ai.operation.name`, `gen_ai.provider.name`,
  * `gen_ai.input.messages` / `gen_ai.output.messages` / `gen_ai.system_instructions`,
  * `gen_ai.usage.input_tokens` / `output_tokens` with the cache and reasoning
- * counts, and `gen_ai.response.time_to_first_chunk` (seconds).
+ * counts, `gen_ai.response.time_to_first_chunk` (seconds), and
+ * `gen_ai.response.id` as the reply's `extras.id`.
  *
  * Legacy: `gen_ai.system`, `gen_ai.usage.prompt_tokens` / `completion_tokens`,
  * the indexed prompt and completion attributes, the content events.
@@ -111,6 +112,10 @@ export const otelGenAi: SpanAdapter = {
     const { input, output } = joined(onSpan, span.logs, issues);
     result.input_messages = input;
     result.output_messages = output;
+    // The response's id, where a vendor adapter keeps it: on the reply (the wrappers' `extras.id`).
+    const responseId = text(a, "gen_ai.response.id");
+    const reply = output?.[0];
+    if (responseId !== undefined && reply && reply.extras?.id === undefined) reply.extras = { ...reply.extras, id: responseId };
     result.usage_metadata = attempt(issues, () => usage(a, span.scope));
     const params = attempt(issues, () => invocationParams(a));
     if (params && Object.keys(params).length) result.invocation_params = params;

@@ -13,8 +13,9 @@
  *   v5+: tool-call `{input}`, tool-result `{output: {type: text|json|error-text|error-json|content, value}}`,
  *       file `{data, mediaType}` (images are files with an image media type).
  * The response: `ai.response.text`, `ai.response.reasoning(Text)`, `ai.response.toolCalls`
- * (JSON), `ai.response.object`; usage as `ai.usage.promptTokens` / `completionTokens` (v4)
- * or `inputTokens` / `outputTokens` (v5+) with cached-input and reasoning counts; time to
+ * (JSON), `ai.response.object`, `ai.response.id` (the reply's `extras.id`); usage as
+ * `ai.usage.promptTokens` / `completionTokens` (v4) or `inputTokens` / `outputTokens`
+ * (v5+) with cached-input and reasoning counts; time to
  * first token from `ai.response.msToFirstChunk` or the `ai.stream.firstChunk` event.
  *
  * The SDK also writes a few `gen_ai.*` attributes on the same spans; this adapter is
@@ -191,7 +192,12 @@ function responseMessage(a: Attributes): Message[] | undefined {
   }
   const finish = str(a["ai.response.finishReason"]);
   if (content.length === 0 && !finish) return undefined;
-  return [{ role: "assistant", content, ...(finish ? { extras: { finish_reason: finish } } : {}) }];
+  const extras: Record<string, unknown> = {};
+  if (finish) extras.finish_reason = finish;
+  // The response's id, where a vendor adapter keeps it (the wrappers' `extras.id`).
+  const id = str(a["ai.response.id"]);
+  if (id) extras.id = id;
+  return [{ role: "assistant", content, ...(Object.keys(extras).length ? { extras } : {}) }];
 }
 
 function usage(a: Attributes): UsageMetadata | undefined {

@@ -6,7 +6,8 @@
  * messages name (the reply's, else the request's), so the model that answered
  * wins over the one configured. The `ls_*` invocation settings (`ls_temperature`,
  * `ls_max_tokens`, `ls_stop`, ...) are copied into `invocation_params` under
- * their plain names, beside whatever the run already had there.
+ * their plain names, beside whatever the run already had there; so are the
+ * entries of `ls_invocation_params` (the langsmith SDK's client wrappers).
  */
 import type { ModelInfo } from "../../adapters/types.js";
 import { isObj, type Obj } from "../internal/obj.js";
@@ -45,11 +46,15 @@ export function withModelIdentity(metadata: Obj | undefined, named: ModelInfo = 
   if (model !== undefined && m.trace_model_name !== model) add.trace_model_name = model;
   const current = isObj(m.invocation_params) ? m.invocation_params : undefined;
   let params: Obj | undefined;
+  const copy = (plain: string, v: unknown) => {
+    if (current && Object.hasOwn(current, plain)) return;
+    (params ??= { ...current })[plain] = v;
+  };
   for (const k in m) {
     if (!k.startsWith("ls_") || NOT_SETTINGS.has(k) || m[k] === undefined || m[k] === null) continue;
-    const plain = k.slice(3);
-    if (current && Object.hasOwn(current, plain)) continue;
-    (params ??= { ...current })[plain] = m[k];
+    // The langsmith SDK's client wrappers send the call's settings as one object: they are the settings, not one named so.
+    if (k === "ls_invocation_params" && isObj(m[k])) for (const [plain, v] of Object.entries(m[k])) copy(plain, v);
+    else copy(k.slice(3), m[k]);
   }
   if (params) add.invocation_params = params;
   return Object.keys(add).length ? { ...m, ...add } : undefined;

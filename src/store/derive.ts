@@ -3,6 +3,8 @@
  * - for `llm` runs, native messages beside the raw payload and the detected
  *   format; a run that cannot be normalized is still stored, with the reason;
  * - `first_token_time` from the first `new_token` event;
+ * - the vendor payloads the `langsmith` SDK's client wrappers log read as the
+ *   vendor's (langsmith-wrappers.ts);
  * - the cost of a converted reply (a vendor payload, as the `langsmith` SDK
  *   sends) when its usage has none and its model has a price, as the run
  *   builder adds it to tracepipe's own runs. A run sent in native form is
@@ -17,6 +19,7 @@ import { validate } from "../format/validate.js";
 import { ValidationError } from "../errors.js";
 import { addCost } from "../run/llm.js";
 import { withModelIdentity } from "../run/langsmith.js";
+import { unwrapLangSmith } from "./langsmith-wrappers.js";
 
 import { isObj, type Obj } from "../internal/obj.js";
 
@@ -61,7 +64,13 @@ export function deriveLlm(inputs: unknown, outputs: unknown, metadata?: Obj): De
     return identified({ detected_format: "native", normalized_inputs: null, normalized_outputs: null, normalize_error: null });
   }
   try {
-    const rec = normalize({ request: hasIn ? inputs : undefined, response: hasOut ? responsePayload(outputs as Obj) : undefined });
+    const sent = unwrapLangSmith(hasIn ? inputs : undefined, hasOut && !nOut ? responsePayload(outputs as Obj) : undefined, metadata);
+    const rec = normalize({
+      request: sent.request,
+      response: hasOut ? (nOut ? responsePayload(outputs as Obj) : sent.response) : undefined,
+    });
+    const reply = rec.outputs?.messages[0];
+    if (reply && !reply.usage_metadata && sent.usage) reply.usage_metadata = sent.usage;
     const d = identified(
       {
         detected_format: rec.format,

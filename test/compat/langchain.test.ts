@@ -84,7 +84,8 @@ async function wrapped(kind: "openai" | "anthropic", body: Record<string, unknow
     if (body.stream) for await (const _ of res as unknown as AsyncIterable<unknown>) void _;
   } else {
     const client = wrapAnthropic(new Anthropic({ apiKey: "sk-test", baseURL: vendor.url, maxRetries: 0 }), { client: writer });
-    await client.messages.create(body as never);
+    const res = await client.messages.create(body as never);
+    if (body.stream) for await (const _ of res as unknown as AsyncIterable<unknown>) void _;
   }
   const runs = writer.list();
   expect(runs).toHaveLength(1);
@@ -222,6 +223,45 @@ describe("LangChain's tracer into tracepipe serve", () => {
     expect(newTokens.length).toBeGreaterThan(1);
     expect(run!.first_token_time).toBe(newTokens[0]!.time);
     expect(run!.extra!.metadata).toMatchObject({ trace_model_name: "gpt-4o-mini-2024-07-18", trace_provider: "openai" });
+  });
+
+  it("reads a streamed ChatAnthropic tool call as wrapAnthropic does: its arguments joined from the input_json_delta pieces", async () => {
+    process.env.LANGSMITH_PROJECT = "lc-anthropic-tool-stream";
+    const model = anthropicModel().bindTools([
+      {
+        name: "get_weather",
+        description: "Weather for a city",
+        input_schema: { type: "object", properties: { city: { type: "string" } } },
+      },
+    ]);
+    vendor.push({ sse: fixture("anthropic-tool-use-stream.json"), anthropic: true });
+    const before = vendor.requests.length;
+    let last: Awaited<ReturnType<typeof model.invoke>> | undefined;
+    for await (const c of await model.stream("Weather in Paris?")) last = last ? last.concat(c) : c;
+    expect(last?.tool_calls?.[0]?.args).toEqual({ city: "Paris", unit: "celsius" });
+    const body = vendor.requests[before]!.body;
+    const [run] = llmRuns(await stored("lc-anthropic-tool-stream"));
+    const lc = nativeOf(run!);
+    const ref = await wrapped("anthropic", body, { sse: fixture("anthropic-tool-use-stream.json"), anthropic: true });
+    expect(lc.outputs[0]!.content).toEqual(ref.outputs.messages[0]!.content);
+    expect(lc.outputs[0]!.content[1]).toMatchObject({ type: "tool_call", id: "toolu_01A", args: { city: "Paris", unit: "celsius" } });
+    expect(lc.outputs[0]!.extras?.unmapped_content).toBeUndefined();
+  });
+
+  it("names the model that answered a streamed ChatAnthropic call, as wrapAnthropic does, and prices it", async () => {
+    process.env.LANGSMITH_PROJECT = "lc-anthropic-stream";
+    vendor.push({ sse: fixture("anthropic-stream.json"), anthropic: true });
+    const before = vendor.requests.length;
+    for await (const _ of await anthropicModel().stream([new SystemMessage("Be brief."), new HumanMessage("Hi")])) void _;
+    const body = vendor.requests[before]!.body;
+    const [run] = llmRuns(await stored("lc-anthropic-stream"));
+    const lc = nativeOf(run!);
+    const ref = await wrapped("anthropic", body, { sse: fixture("anthropic-stream.json"), anthropic: true });
+    expect(shape(lc.inputs)).toEqual(shape(ref.inputs.messages));
+    expect(shape(lc.outputs)).toEqual(shape(ref.outputs.messages));
+    expect(ref.extra.metadata.trace_model_name).toBe("claude-haiku-4-5-20251001");
+    expect(run!.extra!.metadata).toMatchObject({ trace_provider: "anthropic", trace_model_name: "claude-haiku-4-5-20251001" });
+    expect(lc.outputs[0]!.usage_metadata!.total_cost).toBeGreaterThan(0);
   });
 
   it("stores a chain with its model inside, and the trace list and `runs list` show the model's tokens and cost", async () => {

@@ -217,6 +217,7 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
     expect(messages(first.outputs)).toEqual([
       {
         ...TOOL_USE_TURN,
+        extras: { finish_reason: "tool_use" },
         usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } },
       },
     ]);
@@ -231,6 +232,7 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
       {
         role: "assistant",
         content: [{ type: "text", text: "Il fait 18°C et il pleut à Paris." }],
+        extras: { finish_reason: "end_turn" },
         usage_metadata: { input_tokens: 877, output_tokens: 17, total_tokens: 894, input_token_details: { cache_read: 380 } },
       },
     ]);
@@ -253,6 +255,7 @@ describe("@arizeai/openinference-instrumentation-anthropic on @anthropic-ai/sdk"
     expect(messages(runs[0]!.outputs)).toEqual([
       {
         ...TOOL_USE_TURN,
+        extras: { finish_reason: "tool_use" },
         usage_metadata: { input_tokens: 792, output_tokens: 58, total_tokens: 850, input_token_details: { cache_creation: 380 } },
       },
     ]);

@@ -343,7 +343,7 @@ describe("issue 14 item 10: tool results recorded as lists of text parts", () =>
       },
       { role: "user", content: [{ type: "text", text: "Summarize." }] },
     ]);
-    expect(r.output_messages).toEqual([{ role: "assistant", content: [{ type: "text", text: "Bonjour!" }] }]);
+    expect(r.output_messages).toEqual([{ role: "assistant", content: [{ type: "text", text: "Bonjour!" }], extras: { id: "msg_r1" } }]);
     expect(validate(r.input_messages!)).toEqual([]);
   });
 

@@ -17,6 +17,9 @@ import { Client } from "../../src/ingest/index.js";
 import { fixture } from "../helpers/replay-server.js";
 import { messages, meta, otelEnvironment } from "../helpers/otel.js";
 import { tempDir } from "../helpers/runs.js";
+import { comparable } from "../helpers/genai-calls.js";
+import { wrapOpenAI } from "../../src/tracing/index.js";
+import { MemoryWriter } from "../../src/run/memory.js";
 
 const env = otelEnvironment("k");
 
@@ -96,6 +99,7 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
       {
         role: "assistant",
         content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+        extras: { finish_reason: "stop" },
         usage_metadata: {
           input_tokens: 25,
           output_tokens: 9,
@@ -106,6 +110,99 @@ describe("@arizeai/openinference-instrumentation-openai", () => {
         },
       },
     ]);
+  });
+});
+
+describe("@arizeai/openinference-instrumentation-openai: the Responses API", () => {
+  it("reads input_text, input_image, output_text and refusal parts as wrapOpenAI does: text, image, text, a refusal", async () => {
+    const { client, provider } = pipeline("oi-responses");
+    const inst = new OpenAIInstrumentation();
+    inst.setTracerProvider(provider);
+    inst.manuallyInstrument(OpenAI);
+    const reply = fixture("openai-response.json");
+    const message = reply.output.find((o: { type: string }) => o.type === "message");
+    message.content.push({ type: "refusal", refusal: "I can't share that." });
+    const request = {
+      model: "gpt-4.1",
+      input: [
+        {
+          role: "user" as const,
+          content: [
+            { type: "input_text" as const, text: "Weather here?" },
+            { type: "input_image" as const, image_url: "https://img.test/sky.png", detail: "auto" as const },
+          ],
+        },
+      ],
+    };
+    env.vendor.push({ json: reply }, { json: reply });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
+    await openai.responses.create(request);
+    await provider.forceFlush();
+    inst.disable();
+    await client.shutdown();
+    const writer = new MemoryWriter();
+    await wrapOpenAI(openai, { client: writer }).responses.create(request);
+    const ref = [...writer.runs.values()][0] as unknown as { inputs: unknown; outputs: unknown };
+    // The words and media of the reply: OpenInference keeps no item ids, citations or response fields.
+    const parts = (ms: Record<string, unknown>[]) =>
+      ms.flatMap((m) =>
+        (m.content as Record<string, unknown>[])
+          .filter((b) => b.type === "text" || b.type === "image")
+          .map(({ type, text, url, extras }) => ({ type, text, url, refusal: (extras as { refusal?: true } | undefined)?.refusal })),
+      );
+
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi-responses" });
+    const llm = runs.find((r) => r.run_type === "llm")!;
+    expect(comparable(messages(llm.inputs))).toEqual(comparable(messages(ref.inputs)));
+    expect(messages(llm.inputs)[0]!.content).toEqual([
+      { type: "text", text: "Weather here?" },
+      { type: "image", url: "https://img.test/sky.png" },
+    ]);
+    expect(parts(messages(llm.outputs))).toEqual(parts(messages(ref.outputs)));
+    expect(parts(messages(llm.outputs))).toEqual([
+      { type: "text", text: "Checking the weather in Paris.", url: undefined, refusal: undefined },
+      { type: "text", text: "I can't share that.", url: undefined, refusal: true },
+    ]);
+    for (const m of messages(llm.outputs))
+      expect((m.extras as { unmapped_content?: unknown } | undefined)?.unmapped_content).toBeUndefined();
+  });
+});
+
+describe("@arizeai/openinference-instrumentation-openai: a streamed tool call", () => {
+  it("reads as wrapOpenAI records it: the tool call alone (no empty text), and the finish reason", async () => {
+    const { client, provider } = pipeline("oi-stream-tool");
+    const inst = new OpenAIInstrumentation();
+    inst.setTracerProvider(provider);
+    inst.manuallyInstrument(OpenAI);
+    const base = { id: "chatcmpl-ts", object: "chat.completion.chunk", created: 1, model: "gpt-4o-2024-08-06", system_fingerprint: "fp" };
+    const call = { index: 0, id: "call_s1", type: "function", function: { name: "get_weather", arguments: "" } };
+    const chunks = [
+      { ...base, choices: [{ index: 0, delta: { role: "assistant", content: null, tool_calls: [call] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: null }] },
+      { ...base, choices: [{ index: 0, delta: {}, finish_reason: "tool_calls" }] },
+    ];
+    const request = {
+      model: "gpt-4o",
+      stream: true as const,
+      tools: [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: {} } } }],
+      messages: [{ role: "user" as const, content: "Weather in Paris?" }],
+    };
+    env.vendor.push({ sse: chunks }, { sse: chunks });
+    const openai = new OpenAI({ apiKey: "sk-x", baseURL: `${env.vendor.url}/v1`, maxRetries: 0 });
+    for await (const _ of await openai.chat.completions.create(request)) void _;
+    await provider.forceFlush();
+    inst.disable();
+    await client.shutdown();
+    const writer = new MemoryWriter();
+    for await (const _ of await wrapOpenAI(openai, { client: writer }).chat.completions.create(request)) void _;
+    const ref = messages(([...writer.runs.values()][0] as unknown as { outputs: unknown }).outputs)[0]!;
+
+    const { runs } = await env.col.collector.store.queryRuns({ project: "oi-stream-tool" });
+    const out = messages(runs.find((r) => r.run_type === "llm")!.outputs)[0]!;
+    expect(out.content).toEqual(ref.content);
+    expect(out.content).toEqual([{ type: "tool_call", id: "call_s1", name: "get_weather", args: { city: "Paris" } }]);
+    expect((out.extras as Record<string, unknown>).finish_reason).toBe((ref.extras as Record<string, unknown>).finish_reason);
   });
 });
 
@@ -166,6 +263,7 @@ describe("the Vercel AI SDK's telemetry (ai + @ai-sdk/openai)", () => {
     ]);
     expect(messages(gen.outputs)[0]).toMatchObject({
       content: [{ type: "text", text: "Paris is 18°C and rainy." }],
+      extras: { id: "chatcmpl-r1" },
       usage_metadata: { input_tokens: 25, output_tokens: 9, total_tokens: 34 },
     });
     expect(messages(stream.outputs)[0]).toMatchObject({

@@ -132,6 +132,23 @@ async function viaOtlp(call: Call, transport: "http" | "grpc", project: string, 
   return (await env.col.collector.store.queryRuns({ project })).runs;
 }
 
+describe("@opentelemetry/instrumentation-openai: the reply's id", () => {
+  it("keeps gen_ai.response.id as the reply's extras.id, where wrapOpenAI keeps the response's id", async () => {
+    const chat = CALLS.find((c) => c.name === "chat")!;
+    inst.disable();
+    const writer = new MemoryWriter();
+    chat.script(env.vendor);
+    await chat.run(wrapOpenAI(openai(), { client: writer }));
+    inst.enable();
+    const ref = ([...writer.runs.values()][0]!.outputs as { messages: { extras: { id: string } }[] }).messages[0]!;
+    expect(ref.extras.id).toBe("chatcmpl-r1");
+    const processed = (await viaProcessors(chat, "official-reply-id")).find((r) => r.run_type === "llm")!;
+    const exported = (await viaOtlp(chat, "http", "official-reply-id-otlp", false)).find((r) => r.run_type === "llm")!;
+    for (const run of [processed, exported])
+      expect((run.outputs as { messages: { extras?: Record<string, unknown> }[] }).messages[0]!.extras?.id).toBe(ref.extras.id);
+  });
+});
+
 describe("@opentelemetry/instrumentation-openai (content in log records)", () => {
   CALLS.forEach((call, i) => {
     it(`${call.name}: the same native messages as wrapOpenAI, through the span and log-record processors`, async () => {
