@@ -41,6 +41,26 @@ export function decodeTraceCursor(cursor: string, sort: string): [number | strin
   throw new CursorError("invalid cursor");
 }
 
+/** A threads page's cursor: the last thread's (last_time, project, thread_id), the list's order. */
+export function encodeThreadCursor(lastTime: string, project: string, threadId: string): string {
+  return encode([lastTime, project, threadId]);
+}
+
+export function decodeThreadCursor(cursor: string): [string, string, string] {
+  const v = decode(cursor);
+  if (Array.isArray(v) && v.length === 3 && typeof v[0] === "string" && typeof v[1] === "string" && typeof v[2] === "string")
+    return [v[0], v[1], v[2]];
+  throw new CursorError("invalid cursor");
+}
+
+/**
+ * The threads after a cursor's, in the list's order (last_time descending,
+ * then project and thread id ascending), over the bound values of its parts.
+ */
+export function afterThreadCursor(t: string, p: string, id: string): string {
+  return `(last_time < ${t} OR (last_time = ${t} AND (project > ${p} OR (project = ${p} AND thread_id > ${id}))))`;
+}
+
 /** A page size asked for, within 1 to `max`; `fallback` when none was asked. */
 export const pageLimit = (limit: number | undefined, fallback: number, max: number) => Math.min(Math.max(limit ?? fallback, 1), max);
 

@@ -41,7 +41,7 @@ import { EVERY_RUN, PROJECT_COUNT_SQL, runPageSql } from "./run-query.js";
 import { listTraces, traceRuns } from "./traces.js";
 import { listThreads, threadTurns } from "./threads.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
-import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { ThreadPage, ThreadQuery, ThreadTurn } from "../contract/threads.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
 import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
 import { claimWebhooks, enqueueWebhooks, pendingWebhooks, recordWebhookAttempt, webhookDeliveries } from "./outbox.js";
@@ -330,7 +330,7 @@ export class PostgresStore implements Store {
     return rows.map((r) => ({ ...r, body: JSON.parse(r.body) }) as RevisionRecord);
   }
 
-  listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+  listThreads(q: ThreadQuery): Promise<ThreadPage> {
     return listThreads(this.pool, q, (id) => this.getRun(id));
   }
 
