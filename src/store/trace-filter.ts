@@ -91,8 +91,14 @@ export function traceOrder(
   if (f.cursor) {
     const [v, id] = decodeTraceCursor(f.cursor, sort);
     const cmp = desc ? "<" : ">";
-    const cv = sql.bind(v, sort === "start_time" ? undefined : "float8");
-    after = `(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${sql.bind(id)}))`;
+    if (v === null) {
+      // A root without a start time (a patch came before its post): those sort last going down, first going up.
+      after = `((${key} IS NULL AND r.id ${cmp} ${sql.bind(id)})${desc ? "" : ` OR ${key} IS NOT NULL`})`;
+    } else {
+      const cv = sql.bind(v, sort === "start_time" ? undefined : "float8");
+      const nullsAfter = desc && sort === "start_time" ? ` OR ${key} IS NULL` : "";
+      after = `(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${sql.bind(id)})${nullsAfter})`;
+    }
   }
   return { sort, key, orderBy: `${key} ${dir}${nulls}, r.id ${dir}`, after };
 }

@@ -175,7 +175,7 @@ export class PostgresStore implements Store {
     const { page, more, last } = splitPage(rows, limit);
     return {
       runs: page.map((r) => this.toStored(r)),
-      cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null,
+      cursor: more && last ? encodeRunCursor((last.start_time as string | null) ?? null, last.id as string) : null,
     };
   }
 

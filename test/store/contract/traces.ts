@@ -150,6 +150,31 @@ export function tracesContract(open: OpenStore): void {
       await expect(store().listTraces({ project: "paged", sort: "latency", cursor: first.cursor })).rejects.toBeInstanceOf(CursorError);
     });
 
+    it("pages traces whose root has no start time yet (its patch came before its post) too, in either order", async () => {
+      const posted = [1, 2].map((k) => rootRun({ session_name: "unstarted", start_time: T(`09:00:0${k}.000000`) }));
+      const patched = [0, 1, 2].map(() => {
+        const id = rootRun().id;
+        return { id, trace_id: id, session_name: "unstarted", end_time: T("09:00:05.000000"), outputs: { done: true } };
+      });
+      await store().ingest({ post: posted, patch: patched });
+      const walk = async (order: "asc" | "desc") => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await store().listTraces({ project: "unstarted", order, limit: 1, cursor });
+          seen.push(...ids(page));
+          cursor = page.cursor;
+          if (!cursor) break;
+        }
+        return seen;
+      };
+      const unstarted = patched.map((r) => r.id).sort();
+      const desc = [posted[1]!.id, posted[0]!.id, ...[...unstarted].reverse()];
+      expect(ids(await store().listTraces({ project: "unstarted" }))).toEqual(desc);
+      expect(await walk("desc")).toEqual(desc);
+      expect(await walk("asc")).toEqual([...desc].reverse());
+    });
+
     it("returns a trace's runs in tree order without payloads, and nothing for an unknown trace", async () => {
       const { alpha, llm } = await threeTraces(store());
       const grandchild = childRun(llm, { name: "inner", start_time: T("10:00:00.300000") });
