@@ -312,9 +312,12 @@ export class PostgresStore implements Store {
     return row ? { ...row, body: JSON.parse(row.body) as Obj } : undefined;
   }
 
-  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): Promise<boolean> {
     return this.pool.transaction(async (c) => {
-      const r = await c.query("UPDATE deployments SET body = $1, updated_at = $2 WHERE id = $3", [JSON.stringify(body), updatedAt, id]);
+      const r = await c.query(
+        "UPDATE deployments SET body = $1, updated_at = $2 WHERE id = $3 AND ($4::text IS NULL OR updated_at = $4::text)",
+        [JSON.stringify(body), updatedAt, id, ifUpdatedAt ?? null],
+      );
       if (r.rowCount === 0) return false;
       if (revision) await insertRevision(c, revision);
       return true;

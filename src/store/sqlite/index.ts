@@ -234,8 +234,8 @@ export class SqliteStore implements Store {
     return this.deployments.get(id);
   }
 
-  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
-    return this.write(() => this.deployments.update(id, body, updatedAt, revision));
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): Promise<boolean> {
+    return this.write(() => this.deployments.update(id, body, updatedAt, revision, ifUpdatedAt));
   }
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
