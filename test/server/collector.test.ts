@@ -447,6 +447,11 @@ describe("query and projects", () => {
       await post("/runs/query", { project, start_time_gte: "2026-11-22T11:00:10Z", start_time_lt: "2026-11-22T11:00:12Z" })
     ).json()) as { runs: unknown[] };
     expect(ranged.runs).toHaveLength(2);
+    const unreadable = await post("/runs/query", { project, start_time_gte: "yesterday" });
+    expect(unreadable.status).toBe(422);
+    expect(((await unreadable.json()) as { detail: { loc: unknown[] }[] }).detail).toEqual([
+      expect.objectContaining({ loc: ["start_time_gte"], type: "custom" }),
+    ]);
   });
 
   it("filters by trace id and run type", async () => {
