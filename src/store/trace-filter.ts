@@ -47,7 +47,10 @@ export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
     where.push(`(r.${column} = ${v} OR EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND c.${column} = ${v}))`);
   }
   if (f.errors_only) where.push(sql.errorsOnly);
-  if (f.q) where.push(sql.textSearch(bind(f.q)));
+  if (f.q) {
+    const forms = searchForms(f.q);
+    where.push(forms.length === 1 ? sql.textSearch(bind(forms[0]!)) : `(${forms.map((n) => sql.textSearch(bind(n))).join(" OR ")})`);
+  }
   for (const cond of sql.metadata("c", (v) => bind(v), f.metadata, f.tags))
     where.push(`EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND ${cond})`);
   if (f.feedback_key)
@@ -55,6 +58,18 @@ export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
   if (f.min_cost !== undefined) where.push(`${sql.traceCost} >= ${bind(f.min_cost, "float8")}`);
   if (f.max_cost !== undefined) where.push(`${sql.traceCost} <= ${bind(f.max_cost, "float8")}`);
   return where;
+}
+
+/**
+ * The texts `q` may stand as in stored JSON: itself, as JSON writes it inside
+ * a string (quotes, backslashes and control characters escaped), and with
+ * every non-ASCII character as a \uXXXX escape, as clients that write ASCII
+ * JSON send it (a multipart part's text is kept as the client wrote it).
+ */
+export function searchForms(q: string): string[] {
+  const escaped = JSON.stringify(q).slice(1, -1);
+  const ascii = escaped.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return [...new Set([q, escaped, ascii])];
 }
 
 export interface TraceOrder {

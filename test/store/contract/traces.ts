@@ -109,6 +109,13 @@ export function tracesContract(open: OpenStore): void {
       expect(ids(await store().listTraces({ q: "hidden marker" }))).toEqual([root.id]);
     });
 
+    it("finds text holding quotes, backslashes and line breaks, which the stored JSON escapes", async () => {
+      const root = rootRun({ session_name: "escaped", inputs: { code: 'print("hi")\nC:\\Users' }, outputs: { said: "une école" } });
+      await store().ingest({ post: [root, rootRun({ session_name: "escaped" })] });
+      for (const q of ['print("hi")', "C:\\Users", ")\nC:", "école"])
+        expect(ids(await store().listTraces({ project: "escaped", q })), q).toEqual([root.id]);
+    });
+
     it("sorts by latency or cost either way, traces without one last, ties by trace id", async () => {
       const { alpha, beta, gamma } = await threeTraces(store());
       const list = async (f: Parameters<Store["listTraces"]>[0]) => ids(await store().listTraces(f));
