@@ -4,8 +4,9 @@
  * pieces (docs/deploy.md "Retention"), once, then exit. `serve --retention`
  * does the same every hour.
  */
+import { existsSync } from "node:fs";
 import type { Command } from "commander";
-import { storeTargetFrom } from "../env.js";
+import { isStoreUrl, storeTargetFrom } from "../env.js";
 import { parseDuration } from "./duration.js";
 import { EXIT_USAGE } from "./exit.js";
 
@@ -37,6 +38,12 @@ export function register(program: Command): void {
         return;
       }
       const target = storeTargetFrom(opts);
+      // Opening a SQLite path makes a store there: a mistyped path would be "pruned" of nothing, and left behind.
+      if (!isStoreUrl(target) && target !== ":memory:" && !existsSync(target)) {
+        process.stderr.write(`tracepipe prune: no trace store at ${target} (set --db, --store, TRACEPIPE_DB or TRACEPIPE_STORE_URL)\n`);
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
       const { openStore } = await import("../store/open.js");
       const store = await openStore(target);
       try {

@@ -13,7 +13,7 @@ import { envValue, isStoreUrl, storeTargetFrom } from "../env.js";
 import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../store/contract/traces.js";
 import { EXIT_USAGE } from "./exit.js";
 import { writeLine } from "./io.js";
-import { positiveInt } from "./options.js";
+import { positiveInt, timeArg } from "./options.js";
 
 interface SourceOptions {
   db?: string;
@@ -211,7 +211,7 @@ function filterOptions(cmd: Command): Command {
     .option("--model <model>", "a run of the trace used this model")
     .option("--errors", "only traces with an error")
     .option("--search <text>", "text in any run's inputs or outputs")
-    .option("--since <time>", "traces started at or after this ISO time")
+    .option("--since <time>", "traces started at or after this ISO time", timeArg("--since"))
     .option("--metadata <key=value>", "a run of the trace has this metadata (repeat for more)", keyValue, [])
     .option("--tag <tag>", "a run of the trace has this tag (repeat for more)", (v: string, all: string[]) => [...all, v], [])
     .option("--limit <n>", "how many traces", positiveInt("--limit"), 20)

@@ -159,12 +159,26 @@ export class ControlPlane {
     return { ...rev, status: this.status(rev) };
   }
 
-  /** SPEC §4.1: every member optional and nullable; null leaves a field as it is. */
+  /**
+   * SPEC §4.1: every member optional and nullable; null leaves a field as it
+   * is. The change is applied to the deployment as stored when it is written:
+   * when another PATCH (here or in a collector sharing the store) wrote in
+   * between, it is applied again over that one's result, so neither is lost.
+   */
   async patch(id: string, body: unknown): Promise<Outcome<Deployment>> {
-    const current = await this.load(id);
+    let current = await this.load(id);
     // name and source first: they are not PATCH members at all, and saying why beats "unrecognized key".
     checkCreationOnly(body);
     const req = parseBody(DeploymentPatchRequest, body);
+    for (;;) {
+      const done = await this.patchOnce(id, req, current);
+      if (done) return done;
+      current = await this.load(id);
+    }
+  }
+
+  /** One attempt: undefined when the stored deployment is no longer `current`. */
+  private async patchOnce(id: string, req: DeploymentPatchRequest, current: StoredDeployment): Promise<Outcome<Deployment> | undefined> {
     checkImmutable(req, current);
     checkSourceFields(current.source, req.source_config, req.source_revision_config);
     const sc = { ...current.source_config, ...nonNull(req.source_config as Record<string, unknown>) };
@@ -177,15 +191,17 @@ export class ControlPlane {
       checkResourceSpec(spec);
       sc.resource_spec = withDefaults(spec as ResourceSpec); // a new resource_spec replaces the old one whole
     }
-    const at = new Date(this.now()).toISOString();
+    // Later than the update it follows, so each update's updated_at is its own (the store compares them).
+    const at = new Date(Math.max(this.now(), Date.parse(current.updated_at) + 1)).toISOString();
     const next = { ...current, source_config: sc, source_revision_config: src, secrets: req.secrets ?? current.secrets, updated_at: at };
     const updated = await this.store.updateDeployment(
       id,
       next as unknown as Obj,
       at,
       triggersRevision(req) ? this.revisionOf(next, at) : undefined,
+      current.updated_at,
     );
-    if (!updated) throw new NotFoundError(`deployment ${id} not found`);
+    if (!updated) return undefined;
     return { value: await this.view(next), warnings: doNotUseWarnings(spec) };
   }
 }

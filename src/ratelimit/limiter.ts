@@ -27,31 +27,47 @@ export interface RateLimiter {
   tryAcquire(key: string, cost: number, limit: number, windowMs: number): TryResult | Promise<TryResult>;
 }
 
+/** Grants a window holds before its buffer first grows: most keys of a busy table are seen a few times. */
+const FIRST_CAPACITY = 8;
+
 class Window {
-  readonly times: Float64Array;
+  /** Ring buffer of grant times; grows by doubling up to `limit`, so a key seen once holds a few bytes, not `limit` slots. */
+  times: Float64Array;
   /** Index of the oldest grant. */
   head = 0;
   count = 0;
+  /** The window it was last counted in, ms, and the time of its newest grant: when that has left, the key holds nothing. */
+  windowMs = 0;
+  newest = -Infinity;
   constructor(readonly limit: number) {
-    this.times = new Float64Array(limit);
+    this.times = new Float64Array(Math.min(limit, FIRST_CAPACITY));
   }
 
   /** Drop grants older than the window. */
   expire(now: number, windowMs: number): void {
     while (this.count > 0 && now - this.times[this.head]! >= windowMs) {
-      this.head = (this.head + 1) % this.limit;
+      this.head = (this.head + 1) % this.times.length;
       this.count--;
     }
   }
 
   /** When the unit `k` places from the oldest leaves the window. */
   freeAt(k: number, windowMs: number): number {
-    return this.times[(this.head + k) % this.limit]! + windowMs;
+    return this.times[(this.head + k) % this.times.length]! + windowMs;
   }
 
   push(now: number): void {
-    this.times[(this.head + this.count) % this.limit] = now;
+    if (this.count === this.times.length) this.grow();
+    this.times[(this.head + this.count) % this.times.length] = now;
     this.count++;
+    this.newest = now;
+  }
+
+  private grow(): void {
+    const next = new Float64Array(Math.min(this.limit, this.times.length * 2));
+    for (let i = 0; i < this.count; i++) next[i] = this.times[(this.head + i) % this.times.length]!;
+    this.times = next;
+    this.head = 0;
   }
 }
 
@@ -60,10 +76,14 @@ export interface MemoryRateLimiterOptions {
   now?: () => number;
 }
 
+/** Keys held before the first sweep for idle ones; each sweep sets the next at twice the keys it kept. */
+const FIRST_SWEEP_AT = 1024;
+
 export class MemoryRateLimiter implements RateLimiter {
   readonly scope = "process";
   private readonly windows = new Map<string, Window>();
   private readonly now: () => number;
+  private sweepAt = FIRST_SWEEP_AT;
 
   constructor(opts: MemoryRateLimiterOptions = {}) {
     this.now = opts.now ?? (() => performance.now());
@@ -74,17 +94,36 @@ export class MemoryRateLimiter implements RateLimiter {
     if (!w || w.limit !== limit) {
       const next = new Window(limit);
       // A changed limit keeps the grants that still fit, so the rule is not broken by reconfiguration.
-      if (w) for (let i = Math.max(0, w.count - limit); i < w.count; i++) next.push(w.times[(w.head + i) % w.limit]!);
+      if (w) for (let i = Math.max(0, w.count - limit); i < w.count; i++) next.push(w.times[(w.head + i) % w.times.length]!);
+      if (!w && this.windows.size >= this.sweepAt) this.sweep();
       w = next;
       this.windows.set(key, w);
     }
     return w;
   }
 
+  /**
+   * Forget keys whose every grant has left their window: they would be
+   * granted exactly as a new key is. Without it every API key, user and IP
+   * ever seen is held for the collector's life, and callers that send a new
+   * key each time grow it without bound.
+   */
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, w] of this.windows) if (now - w.newest >= w.windowMs) this.windows.delete(key);
+    this.sweepAt = Math.max(FIRST_SWEEP_AT, this.windows.size * 2);
+  }
+
+  /** Keys it holds grants for (idle ones are forgotten as new keys come). */
+  get size(): number {
+    return this.windows.size;
+  }
+
   tryAcquire(key: string, cost: number, limit: number, windowMs: number): TryResult {
     if (cost > limit) throw new RangeError(`cost ${cost} exceeds the limit ${limit}; it could never be granted`);
     const now = this.now();
     const w = this.window(key, limit);
+    w.windowMs = windowMs;
     w.expire(now, windowMs);
     const resetMs = w.count > 0 ? Math.max(0, w.freeAt(0, windowMs) - now) : 0;
     if (w.count + cost <= limit) {

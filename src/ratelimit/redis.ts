@@ -41,7 +41,20 @@ type Limited = Redis & {
 export interface RedisRateLimiterOptions {
   /** Prefix of the keys it writes. Default `tracepipe:ratelimit:`. */
   prefix?: string;
+  /**
+   * How long one decision may take before it fails, ms (only with a URL; a
+   * client passed in keeps its own settings). Default 2000.
+   */
+  commandTimeoutMs?: number;
 }
+
+/**
+ * A Redis that is connected but does not answer (stopped, swapping, a network
+ * that drops packets without a reset) would otherwise hold every caller
+ * forever: the collector's requests, GET /info included, would hang instead
+ * of being answered 503 as while Redis is away.
+ */
+const COMMAND_TIMEOUT_MS = 2000;
 
 export class RedisRateLimiter implements RateLimiter {
   readonly scope = "shared";
@@ -52,7 +65,15 @@ export class RedisRateLimiter implements RateLimiter {
   /** `url` such as `redis://127.0.0.1:6379/0`, or an ioredis client the caller keeps owning. */
   constructor(url: string | Redis, opts: RedisRateLimiterOptions = {}) {
     this.owned = typeof url === "string";
-    const redis = typeof url === "string" ? new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 3, enableOfflineQueue: true }) : url;
+    const redis =
+      typeof url === "string"
+        ? new Redis(url, {
+            lazyConnect: false,
+            maxRetriesPerRequest: 3,
+            enableOfflineQueue: true,
+            commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
+          })
+        : url;
     redis.defineCommand("tracepipeAcquire", { numberOfKeys: 1, lua: SCRIPT });
     this.redis = redis as Limited;
     this.prefix = opts.prefix ?? "tracepipe:ratelimit:";

@@ -18,7 +18,7 @@ export type { ProjectStore, Project } from "./contract/projects.js";
 export type { AttachmentStore, AttachmentInput, AttachmentInfo, StoredAttachment } from "./contract/attachments.js";
 export type { DeploymentStore, DeploymentRecord, RevisionRecord } from "./contract/deployments.js";
 export type { FeedbackStore, StoredFeedback, FeedbackSummary } from "./contract/feedback.js";
-export type { ThreadStore, ThreadSummary, ThreadTurn, ThreadQuery } from "./contract/threads.js";
+export type { ThreadStore, ThreadSummary, ThreadTurn, ThreadQuery, ThreadPage } from "./contract/threads.js";
 export type { MonitorStore, MonitorQuery, MonitorSeries, Breakdown, BreakdownRow } from "./contract/monitor.js";
 export type {
   WebhookOutboxStore,

@@ -47,7 +47,10 @@ export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
     where.push(`(r.${column} = ${v} OR EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND c.${column} = ${v}))`);
   }
   if (f.errors_only) where.push(sql.errorsOnly);
-  if (f.q) where.push(sql.textSearch(bind(f.q)));
+  if (f.q) {
+    const forms = searchForms(f.q);
+    where.push(forms.length === 1 ? sql.textSearch(bind(forms[0]!)) : `(${forms.map((n) => sql.textSearch(bind(n))).join(" OR ")})`);
+  }
   for (const cond of sql.metadata("c", (v) => bind(v), f.metadata, f.tags))
     where.push(`EXISTS (SELECT 1 FROM runs c WHERE ${inTrace} AND ${cond})`);
   if (f.feedback_key)
@@ -55,6 +58,18 @@ export function traceConditions(f: TraceFilter, sql: TraceFilterSql): string[] {
   if (f.min_cost !== undefined) where.push(`${sql.traceCost} >= ${bind(f.min_cost, "float8")}`);
   if (f.max_cost !== undefined) where.push(`${sql.traceCost} <= ${bind(f.max_cost, "float8")}`);
   return where;
+}
+
+/**
+ * The texts `q` may stand as in stored JSON: itself, as JSON writes it inside
+ * a string (quotes, backslashes and control characters escaped), and with
+ * every non-ASCII character as a \uXXXX escape, as clients that write ASCII
+ * JSON send it (a multipart part's text is kept as the client wrote it).
+ */
+export function searchForms(q: string): string[] {
+  const escaped = JSON.stringify(q).slice(1, -1);
+  const ascii = escaped.replace(/[\u0080-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return [...new Set([q, escaped, ascii])];
 }
 
 export interface TraceOrder {
@@ -91,8 +106,14 @@ export function traceOrder(
   if (f.cursor) {
     const [v, id] = decodeTraceCursor(f.cursor, sort);
     const cmp = desc ? "<" : ">";
-    const cv = sql.bind(v, sort === "start_time" ? undefined : "float8");
-    after = `(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${sql.bind(id)}))`;
+    if (v === null) {
+      // A root without a start time (a patch came before its post): those sort last going down, first going up.
+      after = `((${key} IS NULL AND r.id ${cmp} ${sql.bind(id)})${desc ? "" : ` OR ${key} IS NOT NULL`})`;
+    } else {
+      const cv = sql.bind(v, sort === "start_time" ? undefined : "float8");
+      const nullsAfter = desc && sort === "start_time" ? ` OR ${key} IS NULL` : "";
+      after = `(${key} ${cmp} ${cv} OR (${key} = ${cv} AND r.id ${cmp} ${sql.bind(id)})${nullsAfter})`;
+    }
   }
   return { sort, key, orderBy: `${key} ${dir}${nulls}, r.id ${dir}`, after };
 }

@@ -158,6 +158,18 @@ describe("PATCH: which members create a revision (SPEC §3)", () => {
   });
 });
 
+describe("ids in the path", () => {
+  it("finds a deployment and its revision by an upper-case UUID, as any UUID reader does", async () => {
+    const d = await api.create(docker());
+    const upper = d.id.toUpperCase();
+    expect((await api.get(upper)).id).toBe(d.id);
+    expect((await api.patch(upper, { source_config: { custom_url: "https://agent.example.com" } })).source_config.custom_url).toBe(
+      "https://agent.example.com",
+    );
+    expect((await api.getRevision(upper, d.latest_revision_id!.toUpperCase())).id).toBe(d.latest_revision_id);
+  });
+});
+
 describe("PATCH rules (400 with a detail string)", () => {
   it("holds fields to their source", async () => {
     const d = await api.create(docker());

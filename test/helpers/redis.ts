@@ -16,6 +16,10 @@ export function skipWithoutRedis(): boolean {
 
 export interface RunningRedis {
   url: string;
+  /** Stop the server without closing its connections (SIGSTOP): it holds every command unanswered. */
+  pause(): void;
+  /** Let a paused server answer again (SIGCONT). */
+  resume(): void;
   close(): Promise<void>;
 }
 
@@ -56,9 +60,12 @@ export async function startRedis(): Promise<RunningRedis> {
     if (ready) {
       return {
         url: `redis://127.0.0.1:${port}`,
+        pause: () => child.kill("SIGSTOP"),
+        resume: () => child.kill("SIGCONT"),
         close: () =>
           new Promise((r) => {
             if (child.exitCode !== null) return r();
+            child.kill("SIGCONT");
             child.once("exit", () => r());
             child.kill("SIGTERM");
           }),

@@ -43,6 +43,26 @@ describe("MemoryRateLimiter", () => {
     expect(lim.tryAcquire("k", 1, 3, 100).ok).toBe(true);
   });
 
+  it("holds a few bytes for a key seen once, and forgets keys whose grants have all left the window", () => {
+    let now = 0;
+    const lim = new MemoryRateLimiter({ now: () => now });
+    const before = process.memoryUsage().arrayBuffers;
+    // Callers each sending a new API key to the multipart row (6000 / 10 s): each was given 6000 slots, held forever.
+    for (let i = 0; i < 20_000; i++) expect(lim.tryAcquire(`multipart|key:${i}`, 1, 6000, 10_000).ok).toBe(true);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(50 * 1024 * 1024);
+    expect(lim.size).toBe(20_000); // all still inside their window
+    now += 10_000;
+    // Sweeps come as the keys held double, so the idle ones are gone by the time as many new ones came.
+    for (let i = 0; i < 20_000; i++) lim.tryAcquire(`multipart|key:new-${i}`, 1, 6000, 10_000);
+    expect(lim.size).toBeLessThanOrEqual(20_000);
+    // A key that keeps its grants is kept, and its window still holds the limit exactly.
+    for (let i = 0; i < 100; i++) expect(lim.tryAcquire("busy", 1, 100, 60_000).ok).toBe(true);
+    for (let i = 0; i < 5000; i++) lim.tryAcquire(`other-${i}`, 1, 10, 1);
+    now += 1;
+    for (let i = 0; i < 5000; i++) lim.tryAcquire(`late-${i}`, 1, 10, 1);
+    expect(lim.tryAcquire("busy", 1, 100, 60_000)).toMatchObject({ ok: false, retryAfterMs: 59_999 });
+  });
+
   it("counts keys separately and rejects a cost above the limit", () => {
     const lim = new MemoryRateLimiter({ now: () => 0 });
     expect(lim.tryAcquire("a", 2, 2, 100).ok).toBe(true);

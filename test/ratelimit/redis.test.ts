@@ -57,6 +57,34 @@ describe.skipIf(skipWithoutRedis())("with a real redis-server", () => {
     });
   });
 
+  describe("a collector whose Redis stops answering", () => {
+    let col: ServeProcess;
+    beforeAll(async () => {
+      col = await startServeProcess(["--rate-limiter", redis.url]);
+    }, 30_000);
+    afterAll(async () => {
+      redis.resume();
+      await col?.close();
+    });
+
+    it("answers 503 with Retry-After instead of holding the request, and counts again once Redis is back", async () => {
+      expect((await fetch(`${col.url}/info`)).status).toBe(200);
+      redis.pause();
+      try {
+        // The request's own deadline is far beyond the limiter's, so a hang shows as this fetch failing.
+        const res = await fetch(`${col.url}/info`, { signal: AbortSignal.timeout(20_000) });
+        expect(res.status).toBe(503);
+        expect(res.headers.get("retry-after")).toBe("1");
+        expect(((await res.json()) as { detail: string }).detail).toMatch(/rate limiter is unavailable/);
+      } finally {
+        redis.resume();
+      }
+      const back = await fetch(`${col.url}/info`, { signal: AbortSignal.timeout(20_000) });
+      expect(back.status).toBe(200);
+      expect(back.headers.get("x-ratelimit-limit")).toBe("2000");
+    }, 60_000);
+  });
+
   describe("two sharded backfill processes sharing one Redis limiter", () => {
     let col: ServeProcess;
     beforeAll(async () => {

@@ -447,6 +447,32 @@ describe("query and projects", () => {
       await post("/runs/query", { project, start_time_gte: "2026-11-22T11:00:10Z", start_time_lt: "2026-11-22T11:00:12Z" })
     ).json()) as { runs: unknown[] };
     expect(ranged.runs).toHaveLength(2);
+    const unreadable = await post("/runs/query", { project, start_time_gte: "yesterday" });
+    expect(unreadable.status).toBe(422);
+    expect(((await unreadable.json()) as { detail: { loc: unknown[] }[] }).detail).toEqual([
+      expect.objectContaining({ loc: ["start_time_gte"], type: "custom" }),
+    ]);
+  });
+
+  it("finds a multipart run's non-ASCII text that its client wrote as \\u escapes, as it finds a batch run's", async () => {
+    const project = `ascii-${testId()}`;
+    const run = runRecord({ session_name: project });
+    const { id } = run;
+    const fd = new FormData();
+    fd.append(`post.${id}`, new Blob([JSON.stringify(run)], { type: "application/json" }));
+    // As Python's json.dumps writes it by default (ensure_ascii).
+    fd.append(`post.${id}.inputs`, new Blob(['{"q": "une \\u00e9cole \\ud83d\\ude00"}'], { type: "application/json" }));
+    expect((await fetch(c.url + "/runs/multipart", { method: "POST", body: fd })).status).toBe(202);
+    expect(((await j(await fetch(c.url + `/runs/${id}`))) as { inputs: unknown }).inputs).toEqual({ q: "une école 😀" });
+    for (const q of ["école", "😀"]) {
+      const page = (await j(await fetch(`${c.url}/api/viewer/traces?project=${project}&q=${encodeURIComponent(q)}`))) as {
+        traces: { trace_id: string }[];
+      };
+      expect(
+        page.traces.map((t) => t.trace_id),
+        q,
+      ).toEqual([id]);
+    }
   });
 
   it("filters by trace id and run type", async () => {

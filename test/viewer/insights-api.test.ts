@@ -115,6 +115,21 @@ describe("threads", () => {
     }
   });
 
+  it("pages threads one at a time by next_cursor, each once, and names a bad cursor", async () => {
+    const seen: string[] = [];
+    let cursor = "";
+    for (let i = 0; i < THREADS.length + 1; i++) {
+      const { body } = await get(`/api/viewer/threads?project=${PROJECT}&limit=1${cursor ? `&cursor=${cursor}` : ""}`);
+      seen.push(...(body.threads as { thread_id: string }[]).map((t) => t.thread_id));
+      if (!body.next_cursor) break;
+      cursor = body.next_cursor as string;
+    }
+    expect(seen).toEqual([...THREADS].reverse().map((t) => t.id));
+    const bad = await get(`/api/viewer/threads?cursor=nope`);
+    expect(bad.status).toBe(422);
+    expect(bad.body.detail).toEqual([{ loc: ["query", "cursor"], msg: "invalid cursor", type: "value_error" }]);
+  });
+
   it("shows one thread's turns in order, each with its trace", async () => {
     const id = THREADS[1].id;
     const { status, body } = await get(`/api/viewer/threads/${encodeURIComponent(id)}`);

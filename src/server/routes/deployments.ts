@@ -16,7 +16,8 @@ const Uuid = z.uuid();
 
 function uuidParam(value: string | undefined, name: string): string {
   if (!Uuid.safeParse(value).success) throw new HttpError(422, [{ loc: ["path", name], msg: "must be a UUID", type: "uuid_parsing" }]);
-  return value!;
+  // A UUID's hex digits are case-insensitive; ids are minted and stored in lower case.
+  return value!.toLowerCase();
 }
 
 async function answer(fn: () => Promise<unknown>, wrapped = false): Promise<Reply> {

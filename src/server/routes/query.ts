@@ -6,13 +6,17 @@ import { HttpError } from "../http-error.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";
+import { canonicalTime } from "../../store/time.js";
+
+/** A time the store can compare: it compares times as text, so one it cannot read would match nothing (or everything) silently. */
+const Time = z.string().refine((s) => canonicalTime(s) !== undefined, "must be a time such as 2026-11-20T10:00:00Z");
 
 const Query = z.strictObject({
   trace_id: z.string().optional(),
   project: z.string().optional(),
   run_type: z.string().optional(),
-  start_time_gte: z.string().optional(),
-  start_time_lt: z.string().optional(),
+  start_time_gte: Time.optional(),
+  start_time_lt: Time.optional(),
   /** Runs whose metadata has each key with this value; values compare as text (3 matches "3"). */
   metadata: z.record(z.string().min(1), z.union([z.string(), z.number(), z.boolean()]).transform(String)).optional(),
   /** Runs carrying every one of these tags. */

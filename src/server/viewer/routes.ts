@@ -169,6 +169,7 @@ const ThreadsQuery = z.strictObject({
   project: z.string().min(1).optional(),
   before: optionalTime,
   limit: z.coerce.number().int().min(1).max(500).optional(),
+  cursor: z.string().min(1).optional(),
 });
 
 function page(body: Buffer, contentType: string): Reply {
@@ -283,7 +284,12 @@ export function viewerRoutes(
       handler: async (ctx) => {
         const parsed = ThreadsQuery.safeParse(queryObject(ctx.query));
         if (!parsed.success) throw new HttpError(422, zodIssues(parsed.error.issues, ["query"]));
-        return json(await store.listThreads(parsed.data));
+        try {
+          return json(await store.listThreads(parsed.data));
+        } catch (err) {
+          if (err instanceof CursorError) throw new HttpError(422, [{ loc: ["query", "cursor"], msg: err.message, type: "value_error" }]);
+          throw err;
+        }
       },
     },
     {

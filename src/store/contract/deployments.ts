@@ -32,9 +32,11 @@ export interface DeploymentStore {
   getDeployment(id: string): Promise<DeploymentRecord | undefined>;
   /**
    * Replace a deployment's body and updated_at, and add `revision` when given,
-   * both or neither. Resolves to false when there is no such deployment.
+   * both or neither. Resolves to false when there is no such deployment, or
+   * when `ifUpdatedAt` is given and the stored updated_at is no longer it
+   * (another update came first: nothing is stored).
    */
-  updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean>;
+  updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): Promise<boolean>;
   /** A deployment's revisions, oldest first (created_at, then id). */
   listRevisions(deploymentId: string): Promise<RevisionRecord[]>;
 }

@@ -39,13 +39,23 @@ export interface ThreadTurn {
 export interface ThreadQuery {
   project?: string;
   limit?: number;
-  /** Threads whose last turn started before this (ISO time): the next page. */
+  /** Threads whose last turn started before this (ISO time). */
   before?: string;
+  /** The next page: `next_cursor` of the page before (threads whose last turns started at the same time are neither skipped nor repeated). */
+  cursor?: string;
+}
+
+export interface ThreadPage {
+  threads: ThreadSummary[];
+  /** The page's last thread's last_time when more follow (a time, for `before`; threads sharing it may be skipped). */
+  next_before: string | null;
+  /** When more follow, the cursor that reads the next page. */
+  next_cursor: string | null;
 }
 
 export interface ThreadStore {
   /** Threads, most recently active first. */
-  listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }>;
+  listThreads(q: ThreadQuery): Promise<ThreadPage>;
   /** One thread's turns in order (oldest first); empty when no run carries the id. */
   threadTurns(threadId: string, project?: string): Promise<ThreadTurn[]>;
 }

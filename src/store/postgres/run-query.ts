@@ -8,7 +8,7 @@
  * condition alone would match neither index's predicate.
  */
 import type { RunQuery } from "../contract/runs.js";
-import { decodeRunCursor, pageLimit } from "../paging.js";
+import { afterRunCursor, decodeRunCursor, pageLimit } from "../paging.js";
 import { canonicalTime } from "../time.js";
 import { metadataConditions } from "./metadata.js";
 import { inTrace } from "./trace-members.js";
@@ -32,8 +32,7 @@ export function runPageSql(q: RunQuery, columns: string): { sql: string; args: u
   where.push(...metadataConditions("runs", (v) => (args.push(v), `$${args.length}::text`), q.metadata, q.tags));
   if (q.cursor) {
     const [t, id] = decodeRunCursor(q.cursor);
-    args.push(t, id);
-    where.push(`(start_time > $${args.length - 1} OR (start_time = $${args.length - 1} AND id > $${args.length}))`);
+    where.push(afterRunCursor(t, id, (v) => (args.push(v), `$${args.length}`)));
   }
   const limit = pageLimit(q.limit, 100, 1000);
   args.push(limit + 1);

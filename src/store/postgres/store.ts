@@ -41,7 +41,7 @@ import { EVERY_RUN, PROJECT_COUNT_SQL, runPageSql } from "./run-query.js";
 import { listTraces, traceRuns } from "./traces.js";
 import { listThreads, threadTurns } from "./threads.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
-import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { ThreadPage, ThreadQuery, ThreadTurn } from "../contract/threads.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
 import type { ClaimedWebhook, WebhookAttempt, WebhookDelivery, WebhookOutcome } from "../contract/webhooks.js";
 import { claimWebhooks, enqueueWebhooks, pendingWebhooks, recordWebhookAttempt, webhookDeliveries } from "./outbox.js";
@@ -175,7 +175,7 @@ export class PostgresStore implements Store {
     const { page, more, last } = splitPage(rows, limit);
     return {
       runs: page.map((r) => this.toStored(r)),
-      cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id as string) : null,
+      cursor: more && last ? encodeRunCursor((last.start_time as string | null) ?? null, last.id as string) : null,
     };
   }
 
@@ -312,9 +312,12 @@ export class PostgresStore implements Store {
     return row ? { ...row, body: JSON.parse(row.body) as Obj } : undefined;
   }
 
-  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): Promise<boolean> {
     return this.pool.transaction(async (c) => {
-      const r = await c.query("UPDATE deployments SET body = $1, updated_at = $2 WHERE id = $3", [JSON.stringify(body), updatedAt, id]);
+      const r = await c.query(
+        "UPDATE deployments SET body = $1, updated_at = $2 WHERE id = $3 AND ($4::text IS NULL OR updated_at = $4::text)",
+        [JSON.stringify(body), updatedAt, id, ifUpdatedAt ?? null],
+      );
       if (r.rowCount === 0) return false;
       if (revision) await insertRevision(c, revision);
       return true;
@@ -330,7 +333,7 @@ export class PostgresStore implements Store {
     return rows.map((r) => ({ ...r, body: JSON.parse(r.body) }) as RevisionRecord);
   }
 
-  listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+  listThreads(q: ThreadQuery): Promise<ThreadPage> {
     return listThreads(this.pool, q, (id) => this.getRun(id));
   }
 

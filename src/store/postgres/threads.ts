@@ -8,9 +8,9 @@
  * turns, one for their usage). Threads are per project: the same id in
  * two projects is two threads.
  */
-import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { ThreadPage, ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { pageLimit, splitPage } from "../paging.js";
+import { afterThreadCursor, decodeThreadCursor, encodeThreadCursor, pageLimit, splitPage } from "../paging.js";
 import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type ThreadUsage } from "../thread-views.js";
 import { canonicalTime } from "../time.js";
 import type { PgPool } from "./pool.js";
@@ -34,12 +34,18 @@ async function threadGroups(pool: PgPool, q: ThreadQuery): Promise<{ rows: Threa
     args.push(canonicalTime(q.before) ?? q.before);
     where.push(`last_time < $${args.length}::text`);
   }
+  if (q.cursor) {
+    const [t, project, id] = decodeThreadCursor(q.cursor);
+    args.push(t, project, id);
+    const n = args.length;
+    where.push(afterThreadCursor(`$${n - 2}::text`, `$${n - 1}::text`, `$${n}::text`));
+  }
   const limit = pageLimit(q.limit, 50, 500);
   args.push(limit + 1);
   const rows = (
     await pool.query<ThreadGroupRow>(
       `SELECT nullif(project, '') AS project, thread_id, turns::int AS turns, first_time, last_time, latency_ms, latency_turns::int AS latency_turns FROM threads
-       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT $${args.length}::int`,
+       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, ${q.project ? "" : "project, "}thread_id LIMIT $${args.length}::int`,
       args,
     )
   ).rows;
@@ -152,11 +158,7 @@ async function mapBounded<T, R>(items: readonly T[], width: number, fn: (item: T
   return out;
 }
 
-export async function listThreads(
-  pool: PgPool,
-  q: ThreadQuery,
-  read: RunReader,
-): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+export async function listThreads(pool: PgPool, q: ThreadQuery, read: RunReader): Promise<ThreadPage> {
   const { rows, more } = await threadGroups(pool, q);
   const roots = await pageRoots(pool, rows);
   const usage = await usageByTrace(
@@ -180,7 +182,11 @@ export async function listThreads(
     });
   });
   const last = rows[rows.length - 1];
-  return { threads, next_before: more && last ? last.last_time : null };
+  return {
+    threads,
+    next_before: more && last ? last.last_time : null,
+    next_cursor: more && last ? encodeThreadCursor(last.last_time, last.project ?? "", last.thread_id) : null,
+  };
 }
 
 export async function threadTurns(pool: PgPool, threadId: string, project: string | undefined, read: RunReader): Promise<ThreadTurn[]> {

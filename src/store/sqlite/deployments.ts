@@ -45,11 +45,11 @@ export class SqliteDeployments {
     return row && { ...row, body: JSON.parse(row.body) as Obj };
   }
 
-  update(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): boolean {
+  update(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): boolean {
     return this.db.transaction(() => {
       const changed = this.db
-        .prepare("UPDATE deployments SET body = ?, updated_at = ? WHERE id = ?")
-        .run(JSON.stringify(body), updatedAt, id).changes;
+        .prepare("UPDATE deployments SET body = ?, updated_at = ? WHERE id = ? AND (? IS NULL OR updated_at = ?)")
+        .run(JSON.stringify(body), updatedAt, id, ifUpdatedAt ?? null, ifUpdatedAt ?? null).changes;
       if (changed === 0) return false;
       if (revision) this.addRevision(revision);
       return true;

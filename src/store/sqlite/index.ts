@@ -33,7 +33,7 @@ import { listTraces, traceRuns } from "./traces.js";
 import type { Issue } from "../../errors.js";
 import type { FeedbackSummary, StoredFeedback } from "../contract/feedback.js";
 import type { Breakdown, BreakdownRow, MonitorQuery, MonitorSeries } from "../contract/monitor.js";
-import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { ThreadPage, ThreadQuery, ThreadTurn } from "../contract/threads.js";
 import { checkFeedback } from "../validate.js";
 import { feedbackOf, traceFeedback, writeFeedback } from "./feedback.js";
 import { monitorBreakdown, monitorSeries } from "./monitor.js";
@@ -234,8 +234,8 @@ export class SqliteStore implements Store {
     return this.deployments.get(id);
   }
 
-  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord): Promise<boolean> {
-    return this.write(() => this.deployments.update(id, body, updatedAt, revision));
+  async updateDeployment(id: string, body: Obj, updatedAt: string, revision?: RevisionRecord, ifUpdatedAt?: string): Promise<boolean> {
+    return this.write(() => this.deployments.update(id, body, updatedAt, revision, ifUpdatedAt));
   }
 
   async listRevisions(deploymentId: string): Promise<RevisionRecord[]> {
@@ -255,7 +255,7 @@ export class SqliteStore implements Store {
     return traceFeedback(this.db, traceId);
   }
 
-  async listThreads(q: ThreadQuery): Promise<{ threads: ThreadSummary[]; next_before: string | null }> {
+  async listThreads(q: ThreadQuery): Promise<ThreadPage> {
     return listThreads(this.db, q, (id) => this.runs.get(id));
   }
 

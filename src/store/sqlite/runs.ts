@@ -6,7 +6,7 @@
  */
 import type Database from "better-sqlite3";
 import type { RunPage, RunQuery, StoredRun } from "../contract/runs.js";
-import { decodeRunCursor, encodeRunCursor, pageLimit, splitPage } from "../paging.js";
+import { afterRunCursor, decodeRunCursor, encodeRunCursor, pageLimit, splitPage } from "../paging.js";
 import { storedRunOf } from "../run-views.js";
 import { canonicalTime } from "../time.js";
 import { DERIVE_ON_READ_BYTES, textBytes, type Row } from "./columns.js";
@@ -57,8 +57,7 @@ export class SqliteRuns {
     where.push(...metadataConditions("runs", (v) => (args.push(v), "?"), q.metadata, q.tags));
     if (q.cursor) {
       const [t, id] = decodeRunCursor(q.cursor);
-      where.push("(start_time > ? OR (start_time = ? AND id > ?))");
-      args.push(t, t, id);
+      where.push(afterRunCursor(t, id, (v) => (args.push(v), "?")));
     }
     const limit = pageLimit(q.limit, 100, 1000);
     const sql = `SELECT * FROM runs ${where.length ? "WHERE " + where.join(" AND ") : ""} ORDER BY start_time, id LIMIT ?`;
@@ -66,7 +65,7 @@ export class SqliteRuns {
     const { page, more, last } = splitPage(rows, limit);
     return {
       runs: page.map((r) => this.toStored(r)),
-      cursor: more && last ? encodeRunCursor(String(last.start_time ?? ""), last.id) : null,
+      cursor: more && last ? encodeRunCursor((last.start_time as string | null) ?? null, last.id) : null,
     };
   }
 

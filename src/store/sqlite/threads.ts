@@ -11,9 +11,9 @@
 import type { SqliteHandle } from "./handle.js";
 import { inTraces } from "./trace-members.js";
 import { canonicalTime } from "../time.js";
-import type { ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
+import type { ThreadPage, ThreadQuery, ThreadSummary, ThreadTurn } from "../contract/threads.js";
 import type { StoredRun } from "../contract/runs.js";
-import { pageLimit, splitPage } from "../paging.js";
+import { afterThreadCursor, decodeThreadCursor, encodeThreadCursor, pageLimit, splitPage } from "../paging.js";
 import { summaryView, turnView, type ThreadGroupRow, type ThreadTurnRow, type ThreadUsage } from "../thread-views.js";
 
 export const THREAD_ID =
@@ -31,11 +31,15 @@ export function threadGroups(db: SqliteHandle, q: ThreadQuery): { rows: ThreadGr
     where.push("last_time < @before");
     a.before = canonicalTime(q.before) ?? q.before;
   }
+  if (q.cursor) {
+    [a.ct, a.cp, a.cid] = decodeThreadCursor(q.cursor);
+    where.push(afterThreadCursor("@ct", "@cp", "@cid"));
+  }
   const limit = pageLimit(q.limit, 50, 500);
   const rows = db
     .prepare(
       `SELECT nullif(project, '') AS project, thread_id, turns, first_time, last_time, latency_ms, latency_turns FROM threads
-       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, thread_id LIMIT ${limit + 1}`,
+       WHERE ${where.join(" AND ")} ORDER BY last_time DESC NULLS LAST, ${q.project ? "" : "project, "}thread_id LIMIT ${limit + 1}`,
     )
     .all(a) as ThreadGroupRow[];
   const { page, more } = splitPage(rows, limit);
@@ -91,7 +95,7 @@ function turnOf(db: SqliteHandle, r: TurnRow, read: RunReader): ThreadTurn {
   return turnView(r, read(r.id), tracesUsage(db, [r.id]));
 }
 
-export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): { threads: ThreadSummary[]; next_before: string | null } {
+export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): ThreadPage {
   const { rows, more } = threadGroups(db, q);
   const threads = rows.map((g): ThreadSummary => {
     const roots = threadRoots(db, g.thread_id, g.project ?? undefined);
@@ -104,7 +108,11 @@ export function listThreads(db: SqliteHandle, q: ThreadQuery, read: RunReader): 
     return summaryView(g, first, last, u);
   });
   const last = rows[rows.length - 1];
-  return { threads, next_before: more && last ? last.last_time : null };
+  return {
+    threads,
+    next_before: more && last ? last.last_time : null,
+    next_cursor: more && last ? encodeThreadCursor(last.last_time, last.project ?? "", last.thread_id) : null,
+  };
 }
 
 export function threadTurns(db: SqliteHandle, threadId: string, project: string | undefined, read: RunReader): ThreadTurn[] {

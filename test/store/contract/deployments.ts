@@ -55,6 +55,22 @@ export function deploymentsContract(open: OpenStore): void {
       expect((await store().listRevisions(d.id)).map((r) => r.id)).toEqual([r1.id, r2.id, r3.id]);
     });
 
+    it("updates only while updated_at is still the one given, when one is given", async () => {
+      const d = deployment("guarded");
+      const r1 = revision(d, d.created_at);
+      await store().createDeployment(d, r1);
+      const mine = { ...d.body, secrets: [{ name: "MINE" }] };
+      const theirs = { ...d.body, secrets: [{ name: "THEIRS" }] };
+      expect(await store().updateDeployment(d.id, theirs, "2026-11-22T10:05:00.000Z", undefined, d.updated_at)).toBe(true);
+      // Read before theirs was written: refused, nothing stored, no revision added.
+      const late = revision(d, "2026-11-22T10:05:00.001Z");
+      expect(await store().updateDeployment(d.id, mine, "2026-11-22T10:05:00.001Z", late, d.updated_at)).toBe(false);
+      expect(await store().getDeployment(d.id)).toEqual({ ...d, body: theirs, updated_at: "2026-11-22T10:05:00.000Z" });
+      expect(await store().listRevisions(d.id)).toEqual([r1]);
+      expect(await store().updateDeployment(d.id, mine, "2026-11-22T10:05:00.001Z", late, "2026-11-22T10:05:00.000Z")).toBe(true);
+      expect((await store().getDeployment(d.id))?.body).toEqual(mine);
+    });
+
     it("updates nothing for an unknown deployment", async () => {
       const ghost = deployment("ghost");
       expect(await store().updateDeployment(ghost.id, ghost.body, ghost.updated_at, revision(ghost, ghost.created_at))).toBe(false);

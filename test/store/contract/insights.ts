@@ -184,6 +184,33 @@ export function insightsContract(open: OpenStore): void {
       expect(await store().threadTurns("s1", "other")).toEqual([]);
     });
 
+    it("page through threads whose last turns started at the same time, each once, in one project and across projects", async () => {
+      // Logs with whole-second times (many are) give threads equal last_time: a page must not end among them and lose the rest.
+      const same = at(DAY_START + 5 * HOUR);
+      const runs = [];
+      for (const project of ["pages-a", "pages-b"])
+        for (let i = 0; i < 5; i++)
+          runs.push(rootRun({ start_time: same, end_time: same, session_name: project, extra: { metadata: { session_id: `t${i}` } } }));
+      runs.push(rootRun({ start_time: at(DAY_START + 6 * HOUR), session_name: "pages-a", extra: { metadata: { session_id: "newest" } } }));
+      await store().ingest({ post: runs });
+      const all = async (project?: string) => {
+        const seen: string[] = [];
+        let cursor: string | undefined;
+        for (let pages = 0; pages < 20; pages++) {
+          const page = await store().listThreads({ project, limit: 2, cursor });
+          seen.push(...page.threads.filter((t) => t.project?.startsWith("pages-")).map((t) => `${t.project}/${t.thread_id}`));
+          if (!page.next_cursor) return seen;
+          cursor = page.next_cursor;
+        }
+        throw new Error("no last page");
+      };
+      const inA = ["newest", "t0", "t1", "t2", "t3", "t4"].map((t) => `pages-a/${t}`);
+      expect(await all("pages-a")).toEqual(inA);
+      // Across projects, threads at the same time come by project, then id.
+      expect(await all()).toEqual([...inA, ...["t0", "t1", "t2", "t3", "t4"].map((t) => `pages-b/${t}`)]);
+      await expect(store().listThreads({ cursor: "bm90IGEgY3Vyc29y" })).rejects.toThrow(/invalid cursor/);
+    });
+
     it("keep each thread's first and last turn as turns are added before and after it, move in time and move to another thread", async () => {
       const root = (hours: number, session: string) =>
         rootRun({ start_time: at(DAY_START + hours * HOUR), session_name: "bounds", extra: { metadata: { session_id: session } } });

@@ -221,6 +221,24 @@ export function runsContract(open: OpenStore): void {
       await expect(store().queryRuns({ cursor: "not a cursor" })).rejects.toBeInstanceOf(CursorError);
     });
 
+    it("pages runs without a start time (a patch before its post) first, each once", async () => {
+      const posted = [1, 2].map((k) => rootRun({ session_name: "unstarted", start_time: `2026-11-22T10:00:0${k}.000000Z` }));
+      const patched = [0, 1, 2].map(() => {
+        const id = rootRun().id;
+        return { id, trace_id: id, session_name: "unstarted", end_time: "2026-11-22T10:00:05.000000Z", outputs: { done: true } };
+      });
+      await store().ingest({ post: posted, patch: patched });
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      for (let pages = 0; pages < 10; pages++) {
+        const page = await store().queryRuns({ project: "unstarted", limit: 1, cursor });
+        seen.push(...page.runs.map((r) => r.id));
+        cursor = page.cursor;
+        if (!cursor) break;
+      }
+      expect(seen).toEqual([...patched.map((r) => r.id).sort(), posted[0]!.id, posted[1]!.id]);
+    });
+
     it("pages a project's roots and their child runs as one sequence by (start_time, id), and counts both", async () => {
       const a = rootRun({ session_name: "mixed", start_time: "2026-11-22T10:00:00.000000Z" });
       const b = rootRun({ session_name: "mixed", start_time: "2026-11-22T10:00:03.000000Z" });

@@ -109,6 +109,13 @@ export function tracesContract(open: OpenStore): void {
       expect(ids(await store().listTraces({ q: "hidden marker" }))).toEqual([root.id]);
     });
 
+    it("finds text holding quotes, backslashes and line breaks, which the stored JSON escapes", async () => {
+      const root = rootRun({ session_name: "escaped", inputs: { code: 'print("hi")\nC:\\Users' }, outputs: { said: "une école" } });
+      await store().ingest({ post: [root, rootRun({ session_name: "escaped" })] });
+      for (const q of ['print("hi")', "C:\\Users", ")\nC:", "école"])
+        expect(ids(await store().listTraces({ project: "escaped", q })), q).toEqual([root.id]);
+    });
+
     it("sorts by latency or cost either way, traces without one last, ties by trace id", async () => {
       const { alpha, beta, gamma } = await threeTraces(store());
       const list = async (f: Parameters<Store["listTraces"]>[0]) => ids(await store().listTraces(f));
@@ -148,6 +155,31 @@ export function tracesContract(open: OpenStore): void {
       const first = await store().listTraces({ project: "paged", limit: 2 });
       await expect(store().listTraces({ project: "paged", cursor: "garbage" })).rejects.toBeInstanceOf(CursorError);
       await expect(store().listTraces({ project: "paged", sort: "latency", cursor: first.cursor })).rejects.toBeInstanceOf(CursorError);
+    });
+
+    it("pages traces whose root has no start time yet (its patch came before its post) too, in either order", async () => {
+      const posted = [1, 2].map((k) => rootRun({ session_name: "unstarted", start_time: T(`09:00:0${k}.000000`) }));
+      const patched = [0, 1, 2].map(() => {
+        const id = rootRun().id;
+        return { id, trace_id: id, session_name: "unstarted", end_time: T("09:00:05.000000"), outputs: { done: true } };
+      });
+      await store().ingest({ post: posted, patch: patched });
+      const walk = async (order: "asc" | "desc") => {
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        for (let pages = 0; pages < 10; pages++) {
+          const page = await store().listTraces({ project: "unstarted", order, limit: 1, cursor });
+          seen.push(...ids(page));
+          cursor = page.cursor;
+          if (!cursor) break;
+        }
+        return seen;
+      };
+      const unstarted = patched.map((r) => r.id).sort();
+      const desc = [posted[1]!.id, posted[0]!.id, ...[...unstarted].reverse()];
+      expect(ids(await store().listTraces({ project: "unstarted" }))).toEqual(desc);
+      expect(await walk("desc")).toEqual(desc);
+      expect(await walk("asc")).toEqual([...desc].reverse());
     });
 
     it("returns a trace's runs in tree order without payloads, and nothing for an unknown trace", async () => {

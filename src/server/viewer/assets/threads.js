@@ -27,7 +27,7 @@ export async function renderThreads(main) {
     () => (location.hash = select.value ? `#/threads?${new URLSearchParams({ project: select.value })}` : "#/threads"),
   );
   const tbody = h("tbody");
-  const more = h("button", { type: "button", hidden: !page.next_before }, "Load more");
+  const more = h("button", { type: "button", hidden: !page.next_cursor }, "Load more");
   const put = (threads) => {
     for (const t of threads) {
       tbody.append(
@@ -47,12 +47,12 @@ export async function renderThreads(main) {
     }
   };
   put(page.threads);
-  let before = page.next_before;
+  let cursor = page.next_cursor;
   more.addEventListener("click", async () => {
-    const next = await api("/api/viewer/threads", { project, before });
+    const next = await api("/api/viewer/threads", { project, cursor });
     put(next.threads);
-    before = next.next_before;
-    more.hidden = !before;
+    cursor = next.next_cursor;
+    more.hidden = !cursor;
   });
   delete main.dataset.traceId;
   clear(main).append(
