@@ -47,6 +47,8 @@ function post(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  /** The attempt's whole timeout, which the error names (`timeoutMs` is what name resolution left of it). */
+  attemptTimeoutMs: number,
 ): Promise<{ status: number; retryAfter?: string }> {
   const { url, address, family } = target;
   // Connect to the address the policy checked, whatever DNS says now.
@@ -75,7 +77,7 @@ function post(
       },
     );
     // A deadline on the whole exchange, not on socket idleness: a receiver that trickles its answer still ends the attempt.
-    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const deadline = setTimeout(() => req.destroy(new Error(`no answer within ${attemptTimeoutMs} ms`)), timeoutMs);
     req.on("error", (err) => {
       clearTimeout(deadline);
       reject(err);
@@ -133,7 +135,7 @@ export class WebhookSender {
     }
     const headers = { ...this.config.headers, [RUN_ID_HEADER]: runId, [ATTEMPT_HEADER]: String(attempt) };
     try {
-      const { status, retryAfter } = await post(target, headers, JSON.stringify(payload), Math.max(1, timeoutMs - took()));
+      const { status, retryAfter } = await post(target, headers, JSON.stringify(payload), Math.max(1, timeoutMs - took()), timeoutMs);
       const base = { at: at.toISOString(), duration_ms: took(), status_code: status };
       if (status >= 200 && status < 300) return { ...base, verdict: "delivered" };
       if (status >= 300 && status < 400) return { ...base, error: "redirects are not followed", verdict: "final" };
