@@ -82,21 +82,26 @@ async function bothWays(project: string, kind: Vendor, reply: Scripted, call: Ca
   return { run: run!, ref: ref! };
 }
 
+/** A streamed chat with usage, read to its end. */
+async function streamedChat(c: any, settings: Record<string, unknown> = {}): Promise<unknown> {
+  return drain(
+    await c.chat.completions.create({
+      model: "gpt-4o-mini",
+      stream: true,
+      stream_options: { include_usage: true },
+      ...settings,
+      messages: [{ role: "user", content: "Say hello" }],
+    }),
+  );
+}
+
 describe("langsmith/wrappers into tracepipe serve", () => {
   it.each<[string, Vendor, Scripted, Call]>([
     [
       "wrapOpenAI, a streamed chat with usage",
       "openai",
       { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] },
-      async (c) =>
-        drain(
-          await c.chat.completions.create({
-            model: "gpt-4o-mini",
-            stream: true,
-            stream_options: { include_usage: true },
-            messages: [{ role: "user", content: "Say hello" }],
-          }),
-        ),
+      (c) => streamedChat(c),
     ],
     [
       "wrapOpenAI, a chat",
@@ -136,16 +141,7 @@ describe("langsmith/wrappers into tracepipe serve", () => {
       "ls-wrap-settings",
       "openai",
       { sse: [...fixture("openai-stream.json"), fixture("openai-stream-usage-chunk.json")] },
-      async (c) =>
-        drain(
-          await c.chat.completions.create({
-            model: "gpt-4o-mini",
-            stream: true,
-            stream_options: { include_usage: true },
-            temperature: 0.3,
-            messages: [{ role: "user", content: "Say hello" }],
-          }),
-        ),
+      (c) => streamedChat(c, { temperature: 0.3 }),
     );
     const params = (run.extra!.metadata as { invocation_params: Record<string, unknown> }).invocation_params;
     expect(params).not.toHaveProperty("invocation_params");
