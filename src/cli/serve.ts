@@ -299,7 +299,7 @@ export function register(program: Command): void {
         }
         // Loaded only now: ioredis is for deployments that share limits.
         const { RedisRateLimiter } = await import("../ratelimit/redis.js");
-        const shared = new RedisRateLimiter(opts.rateLimiter);
+        const shared = new RedisRateLimiter(opts.rateLimiter, { log: (line) => console.error(`tracepipe serve: ${line}`) });
         limiter = shared;
         closeLimiter = () => shared.close();
       }

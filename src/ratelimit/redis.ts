@@ -46,6 +46,12 @@ export interface RedisRateLimiterOptions {
    * client passed in keeps its own settings). Default 2000.
    */
   commandTimeoutMs?: number;
+  /**
+   * Told once when Redis becomes unreachable and once when it is back (only
+   * with a URL). Without a listener of its own, ioredis prints every failed
+   * reconnect, with a stack, to stderr, many times a second while Redis is away.
+   */
+  log?: (line: string) => void;
 }
 
 /**
@@ -55,6 +61,21 @@ export interface RedisRateLimiterOptions {
  * of being answered 503 as while Redis is away.
  */
 const COMMAND_TIMEOUT_MS = 2000;
+
+/** One line when Redis goes away (with the first error's reason), one when it answers again. */
+function watchReachability(redis: Redis, log: (line: string) => void): void {
+  let away = false;
+  redis.on("error", (err: Error) => {
+    if (away) return;
+    away = true;
+    log(`rate limiter: Redis is unreachable (${err.message}); its decisions fail until it answers again`);
+  });
+  redis.on("ready", () => {
+    if (!away) return;
+    away = false;
+    log("rate limiter: Redis is reachable again");
+  });
+}
 
 export class RedisRateLimiter implements RateLimiter {
   readonly scope = "shared";
@@ -74,6 +95,7 @@ export class RedisRateLimiter implements RateLimiter {
             commandTimeout: opts.commandTimeoutMs ?? COMMAND_TIMEOUT_MS,
           })
         : url;
+    if (typeof url === "string") watchReachability(redis, opts.log ?? (() => undefined));
     redis.defineCommand("tracepipeAcquire", { numberOfKeys: 1, lua: SCRIPT });
     this.redis = redis as Limited;
     this.prefix = opts.prefix ?? "tracepipe:ratelimit:";

@@ -55,6 +55,8 @@ export interface ServeProcess {
   dbPath: string;
   /** Runs in a project, and distinct ids among them, read from the SQLite file. */
   count(project: string): { n: number; d: number };
+  /** All the process has printed so far, stdout and stderr. */
+  output(): string;
   close(): Promise<void>;
 }
 
@@ -89,6 +91,7 @@ export async function startServeProcess(extraArgs: string[] = ["--no-rate-limit"
   return {
     url,
     dbPath,
+    output: () => out,
     count(project) {
       db ??= new Database(dbPath, { readonly: true });
       return db.prepare("SELECT COUNT(*) AS n, COUNT(DISTINCT id) AS d FROM runs WHERE session_name = ?").get(project) as {

@@ -85,6 +85,33 @@ describe.skipIf(skipWithoutRedis())("with a real redis-server", () => {
     }, 60_000);
   });
 
+  describe("a collector whose Redis goes away", () => {
+    let gone: RunningRedis;
+    let col: ServeProcess;
+    beforeAll(async () => {
+      gone = await startRedis();
+      col = await startServeProcess(["--rate-limiter", gone.url]);
+    }, 30_000);
+    afterAll(async () => {
+      await col?.close();
+      await gone?.close();
+    });
+
+    it("says so once, naming the reason, instead of a stack per reconnect attempt", async () => {
+      expect((await fetch(`${col.url}/info`)).status).toBe(200);
+      await gone.close();
+      const res = await fetch(`${col.url}/info`, { signal: AbortSignal.timeout(20_000) });
+      expect(res.status).toBe(503);
+      // Reconnect attempts go on meanwhile (ioredis retries at growing intervals, the first within a second).
+      await new Promise((r) => setTimeout(r, 1500));
+      const lines = col.output().split("\n");
+      expect(lines.filter((l) => l.includes("Redis is unreachable"))).toEqual([
+        expect.stringMatching(/^tracepipe serve: rate limiter: Redis is unreachable \(.+\); its decisions fail/),
+      ]);
+      expect(col.output()).not.toMatch(/Unhandled error event/);
+    }, 60_000);
+  });
+
   describe("two sharded backfill processes sharing one Redis limiter", () => {
     let col: ServeProcess;
     beforeAll(async () => {
