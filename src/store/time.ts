@@ -3,21 +3,37 @@
  * so string order is time order (indexes, cursors) and microseconds survive
  * (Date would cut them to milliseconds).
  */
-const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/i;
+const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/** Whether `YYYY-MM-DDTHH:MM:SS` names a real time (Date.parse rolls 30 February over into March). */
+function inRange(t: string): boolean {
+  const ms = Date.parse(`${t}Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === t;
+}
 
 /** The stored form itself, which canonicalTime gives back unchanged (most clients send it). */
 const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
+/**
+ * A time without an offset is UTC, with or without its seconds: Date alone
+ * would read `2026-11-20T10:00` in the process's time zone and
+ * `2026-11-20T10:00:00` in UTC, so one query or run could mean two instants.
+ */
 export function canonicalTime(value: string): string | undefined {
   if (CANONICAL.test(value)) return value;
   const m = ISO.exec(value);
-  if (m && (m[4] === undefined || m[4].toUpperCase() === "Z")) {
-    return `${m[1]}T${m[2]}.${(m[3] ?? "").padEnd(6, "0").slice(0, 6)}Z`;
+  if (DATE.test(value)) return canonicalTime(`${value}T00:00:00`);
+  // Each field in its range (no 25:99, no 30 February): Date would roll such a text over into another day.
+  if (m && !inRange(`${m[1]}T${m[2]}${m[3] ?? ":00"}`)) return undefined;
+  if (m && (m[5] === undefined || m[5].toUpperCase() === "Z")) {
+    return `${m[1]}T${m[2]}${m[3] ?? ":00"}.${(m[4] ?? "").padEnd(6, "0").slice(0, 6)}Z`;
   }
   const ms = Date.parse(value);
   if (Number.isNaN(ms)) return undefined;
   // An offset: convert through Date, then put back the sub-millisecond digits it dropped.
-  const micro = m?.[3] ? m[3].padEnd(6, "0").slice(3, 6) : "000";
+  const micro = m?.[4] ? m[4].padEnd(6, "0").slice(3, 6) : "000";
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, `.$1${micro}Z`);
 }
 
