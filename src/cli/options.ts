@@ -3,11 +3,12 @@ import { InvalidArgumentError, type Command } from "commander";
 import { DEFAULT_MAX_LINE_BYTES } from "../backfill/lines.js";
 import { canonicalTime } from "../store/time.js";
 
-/** A commander parser for an integer of at least 1; anything else is a usage error naming the option. */
-export function positiveInt(name: string): (v: string) => number {
+/** A commander parser for an integer of at least 1 (and at most `max`); anything else is a usage error naming the option. */
+export function positiveInt(name: string, max = Infinity): (v: string) => number {
   return (v: string) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError(`${name} must be a positive integer`);
+    if (n > max) throw new InvalidArgumentError(`${name} must be at most ${max}`);
     return n;
   };
 }

@@ -14,6 +14,7 @@ import type { TraceFilter, TracePage, TraceRun, TraceSummary } from "../store/co
 import { EXIT_USAGE } from "./exit.js";
 import { writeLine } from "./io.js";
 import { positiveInt, timeArg } from "./options.js";
+import { MAX_TRACE_PAGE } from "../store/paging.js";
 
 interface SourceOptions {
   db?: string;
@@ -214,7 +215,7 @@ function filterOptions(cmd: Command): Command {
     .option("--since <time>", "traces started at or after this ISO time", timeArg("--since"))
     .option("--metadata <key=value>", "a run of the trace has this metadata (repeat for more)", keyValue, [])
     .option("--tag <tag>", "a run of the trace has this tag (repeat for more)", (v: string, all: string[]) => [...all, v], [])
-    .option("--limit <n>", "how many traces", positiveInt("--limit"), 20)
+    .option("--limit <n>", `how many traces, at most ${MAX_TRACE_PAGE}`, positiveInt("--limit", MAX_TRACE_PAGE), 20)
     .option("--json", "one JSON object per line instead of a table");
 }
 

@@ -6,6 +6,9 @@
  */
 import { CursorError } from "./contract/cursor.js";
 
+/** The most traces one page holds (the viewer's list, `runs list`), on both stores. */
+export const MAX_TRACE_PAGE = 500;
+
 function encode(parts: readonly unknown[]): string {
   return Buffer.from(JSON.stringify(parts)).toString("base64url");
 }

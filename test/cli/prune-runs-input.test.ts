@@ -38,3 +38,14 @@ describe("runs list --since", () => {
     expect(good.stdout).toContain(run.id);
   });
 });
+
+describe("runs list --limit", () => {
+  it("refuses more than a page holds, as the collector's API does, instead of quietly returning fewer", async () => {
+    const db = join(tempDir("tp-limit-"), "traces.db");
+    await (await openStore(db)).close();
+    const over = await runCli(["runs", "--db", db, "list", "--limit", "600", "--json"]);
+    expect(over.code).toBe(2);
+    expect(over.stderr).toContain("--limit must be at most 500");
+    expect((await runCli(["runs", "--db", db, "list", "--limit", "500", "--json"])).code).toBe(0);
+  });
+});

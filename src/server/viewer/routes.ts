@@ -15,6 +15,7 @@ import { zodIssues } from "../../errors.js";
 import type { Reply, Route } from "../http.js";
 import { HttpError } from "../http-error.js";
 import { CursorError } from "../../store/contract/cursor.js";
+import { MAX_TRACE_PAGE } from "../../store/paging.js";
 import type { AttachmentStore } from "../../store/contract/attachments.js";
 import type { ProjectStore } from "../../store/contract/projects.js";
 import type { RunStore } from "../../store/contract/runs.js";
@@ -87,7 +88,7 @@ const TracesQuery = z.strictObject({
   feedback_key: z.string().min(1).optional(),
   sort: z.enum(["start_time", "latency", "cost"]).optional(),
   order: z.enum(["asc", "desc"]).optional(),
-  limit: z.coerce.number().int().min(1).max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(MAX_TRACE_PAGE).optional(),
   cursor: z.string().min(1).optional(),
 });
 

@@ -12,7 +12,7 @@
  * and last descending, as in SQLite.
  */
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
-import { encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
+import { MAX_TRACE_PAGE, encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
 import { traceConditions, traceOrder } from "../trace-filter.js";
 import { traceRunView, traceSummaryView, type TraceRunRow, type TraceTotals } from "../trace-views.js";
 import { feedbackOfTraces } from "./feedback.js";
@@ -48,7 +48,7 @@ export async function listTraces(pool: PgPool, f: TraceFilter): Promise<TracePag
   });
   const { sort, key, orderBy, after } = traceOrder(f, { bind: arg, traceCost, latency: "r.latency_ms", nullsLast: true });
   if (after) where.push(after);
-  const limit = pageLimit(f.limit, 50, 500);
+  const limit = pageLimit(f.limit, 50, MAX_TRACE_PAGE);
   const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, r.exact, ${key} AS k
     FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${orderBy} LIMIT ${arg(limit + 1, "int")}`;
   const rows = (await pool.query(sql, args)).rows;

@@ -11,7 +11,7 @@
  */
 import type { SqliteHandle } from "./handle.js";
 import { traceConditions, traceOrder } from "../trace-filter.js";
-import { encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
+import { MAX_TRACE_PAGE, encodeTraceCursor, pageLimit, splitPage } from "../paging.js";
 import type { TraceFilter, TracePage, TraceRun } from "../contract/traces.js";
 import { traceRunView, traceSummaryView, type TraceRootRow, type TraceRunRow } from "../trace-views.js";
 import { metadataConditions } from "./metadata.js";
@@ -79,7 +79,7 @@ export function listTraces(db: SqliteHandle, f: TraceFilter): TracePage {
   });
   const { sort, key, orderBy, after } = traceOrder(f, { bind, traceCost, latency: "r.v_latency_ms", nullsLast: false });
   if (after) where.push(after);
-  const limit = pageLimit(f.limit, 50, 500);
+  const limit = pageLimit(f.limit, 50, MAX_TRACE_PAGE);
   const sql = `SELECT r.id, r.name, r.run_type, r.session_name, r.start_time, r.end_time, r.error, ${key} AS k
     FROM runs r WHERE ${where.join(" AND ")} ORDER BY ${orderBy} LIMIT @limit`;
   const rows = db.prepare(sql).all({ ...args, limit: limit + 1 }) as (TraceRootRow & { k: number | string })[];
