@@ -7,10 +7,19 @@ const ISO = /^(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2})(:\d{2})?(?:\.(\d{1,9}))?(Z|[+
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
-/** Whether `YYYY-MM-DDTHH:MM:SS` names a real time (Date.parse rolls 30 February over into March). */
-function inRange(t: string): boolean {
-  const ms = Date.parse(`${t}Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 19) === t;
+const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/** Two digits of `s` at `i` as a number (the regex has checked they are digits). */
+const two = (s: string, i: number) => (s.charCodeAt(i) - 48) * 10 + s.charCodeAt(i + 1) - 48;
+
+/** Whether `YYYY-MM-DD` and `HH:MM` (and `:SS`) name a real time: Date.parse rolls 30 February over into March. */
+function inRange(date: string, hm: string, sec: string | undefined): boolean {
+  const y = two(date, 0) * 100 + two(date, 2);
+  const month = two(date, 5);
+  const day = two(date, 8);
+  const leap = y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
+  const days = month === 2 && leap ? 29 : DAYS[month - 1];
+  return days !== undefined && day >= 1 && day <= days && two(hm, 0) <= 23 && two(hm, 3) <= 59 && (sec === undefined || two(sec, 1) <= 59);
 }
 
 /** The stored form itself, which canonicalTime gives back unchanged (most clients send it). */
@@ -24,9 +33,9 @@ const CANONICAL = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 export function canonicalTime(value: string): string | undefined {
   if (CANONICAL.test(value)) return value;
   const m = ISO.exec(value);
-  if (DATE.test(value)) return canonicalTime(`${value}T00:00:00`);
+  if (!m && DATE.test(value)) return canonicalTime(`${value}T00:00:00`);
   // Each field in its range (no 25:99, no 30 February): Date would roll such a text over into another day.
-  if (m && !inRange(`${m[1]}T${m[2]}${m[3] ?? ":00"}`)) return undefined;
+  if (m && !inRange(m[1]!, m[2]!, m[3])) return undefined;
   if (m && (m[5] === undefined || m[5].toUpperCase() === "Z")) {
     return `${m[1]}T${m[2]}${m[3] ?? ":00"}.${(m[4] ?? "").padEnd(6, "0").slice(0, 6)}Z`;
   }
