@@ -1,14 +1,14 @@
 /**
  * Observation for SDKs that return plain Promises and async generators (the
  * `@google/genai` client), where llm.ts's hooks for OpenAI's and Anthropic's
- * APIPromise / Stream do not apply. The caller still gets exactly what the
- * SDK returned:
+ * APIPromise / Stream do not apply. Promises are followed as traceable()
+ * follows what a function returns (thenable.ts):
  * - a whole reply: a native promise is followed by a new one that settles as
  *   it does, after the run has seen the outcome. A reaction on the SDK's own
  *   promise would count as handling it: a failure the app never awaits would no
  *   longer be reported as an unhandled rejection (by default, ending the
- *   process) as it is untraced. Another thenable is watched from a side branch
- *   and returned itself;
+ *   process) as it is untraced. Another thenable is returned itself, its
+ *   `then` watched;
  * - a stream (a promise of an async iterator): the same way, resolving to the
  *   same iterator object, whose `next` / `return` / `throw` are replaced on
  *   that object before the caller can reach it. Every way of reading it
@@ -17,15 +17,12 @@
  */
 import type { LlmCall } from "./llm.js";
 import { quietly } from "../internal/quietly.js";
+import { watchThenable } from "./thenable.js";
 
 /** What the run sees of a reply or chunk (transport details removed); the caller's value is never touched. */
 export type View = (value: unknown) => unknown;
 
-interface Thenable {
-  then(onValue: (v: unknown) => void, onError: (e: unknown) => void): unknown;
-}
-
-function isThenable(v: unknown): v is Thenable {
+function isThenable(v: unknown): v is PromiseLike<unknown> {
   return typeof (v as { then?: unknown } | null | undefined)?.then === "function";
 }
 
@@ -39,24 +36,15 @@ function complete(call: LlmCall, value: unknown, view?: View): void {
 
 /**
  * Hands what `promise` settles to (or `promise` itself, when it is no promise) to `settle`; a rejection fails the call.
- * Returns, for a native promise, a new one that settles as it does once `settle` has run; else `promise` itself.
+ * A promise is followed as traceable() follows what a function returns (thenable.ts): for a native one, a new promise
+ * that settles as it does once `settle` has run.
  */
 function watch<T>(call: LlmCall, promise: T, settle: (value: unknown) => void): T {
-  const fail = (err: unknown) => quietly(() => call.fail(err));
-  if (!isThenable(promise)) settle(promise);
-  else if (promise instanceof Promise && Object.getPrototypeOf(promise) === Promise.prototype) {
-    return promise.then(
-      (value: unknown) => {
-        settle(value);
-        return value;
-      },
-      (err: unknown) => {
-        fail(err);
-        throw err;
-      },
-    ) as T;
-  } else promise.then(settle, fail);
-  return promise;
+  if (!isThenable(promise)) {
+    settle(promise);
+    return promise;
+  }
+  return watchThenable(promise, { value: settle, error: (err) => call.fail(err), raw: () => undefined }) as T;
 }
 
 /** Watch a promise of a whole reply. Returns what watch() does. */
