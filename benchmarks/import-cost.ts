@@ -30,16 +30,30 @@
  * temporary folder, port 0), for this checkout and for --baseline's.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, mkdtempSync, readdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
 const args = process.argv.slice(2);
+if (args.includes("--help")) {
+  const doc = readFileSync(fileURLToPath(import.meta.url), "utf8");
+  console.log(
+    doc
+      .slice(doc.indexOf("/**") + 3, doc.indexOf("*/"))
+      .replace(/^ \* ?/gm, "")
+      .trim(),
+  );
+  process.exit(0);
+}
 const flag = args.indexOf("--baseline");
 const BASELINE = flag >= 0 ? args.splice(flag, 2)[1] : undefined;
 const ROUNDS = Number(args[0] ?? 30);
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) {
+  console.error(`rounds must be a positive integer, not ${JSON.stringify(args[0])} (--help says how to run it)`);
+  process.exit(2);
+}
 if (BASELINE !== undefined && !existsSync(join(BASELINE, "dist/src/index.js"))) {
   console.error(`--baseline ${BASELINE}: no dist/src/index.js there (build it first)`);
   process.exit(2);
